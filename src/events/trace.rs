@@ -1,0 +1,173 @@
+//! A loaded capture: canonical events in time order plus what the source knew about tasks.
+
+use super::{Event, EventKind, StrId, Strings, Tid};
+use rustc_hash::FxHashMap;
+use std::fmt;
+
+/// Capture formats cidscope reads. The `id` strings are the `format` values of `stats --json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Text of tracefs `trace` (with its `#` header).
+    Ftrace,
+    /// ftrace text without a header: tracefs `trace_pipe`, or `trace` with the header removed.
+    TracePipe,
+    /// `trace-cmd report` text.
+    TraceCmdReport,
+    /// `perf script` text.
+    PerfScript,
+    /// perf.data, file or pipe mode.
+    PerfData,
+    /// trace-cmd trace.dat.
+    TraceDat,
+    /// Recorded by cidscope itself (live session or simulator).
+    Live,
+    Sim,
+}
+
+impl Format {
+    pub const ALL: [Format; 6] = [
+        Format::Ftrace,
+        Format::TracePipe,
+        Format::TraceCmdReport,
+        Format::PerfScript,
+        Format::PerfData,
+        Format::TraceDat,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Format::Ftrace => "ftrace",
+            Format::TracePipe => "trace_pipe",
+            Format::TraceCmdReport => "trace-cmd-report",
+            Format::PerfScript => "perf-script",
+            Format::PerfData => "perf.data",
+            Format::TraceDat => "trace.dat",
+            Format::Live => "live",
+            Format::Sim => "sim",
+        }
+    }
+
+    pub fn from_id(s: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.id() == s)
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::Ftrace => "ftrace text (tracefs trace)",
+            Format::TracePipe => "ftrace text (trace_pipe / no header)",
+            Format::TraceCmdReport => "trace-cmd report text",
+            Format::PerfScript => "perf script text",
+            Format::PerfData => "perf.data",
+            Format::TraceDat => "trace-cmd trace.dat",
+            Format::Live => "live session",
+            Format::Sim => "simulated schedule",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// A problem that did not stop the load. `code` is a stable name scripts can match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+/// What the capture itself says about a task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaskMeta {
+    /// Thread-group id when the format carries it (ftrace TGID column, perf pid/tid, saved tgids).
+    pub tgid: Option<Tid>,
+    /// First comm the capture shows for the task.
+    pub comm: StrId,
+}
+
+/// A capture in canonical form.
+#[derive(Clone, Debug)]
+pub struct Trace {
+    /// The file name as the user gave it.
+    pub path: String,
+    pub format: Format,
+    /// Sorted by timestamp; `Lost` markers sit where the loss was noticed.
+    pub events: Vec<Event>,
+    pub strings: Strings,
+    pub tasks: FxHashMap<Tid, TaskMeta>,
+    /// CPU count stated by the capture's header (`#P:2`, `cpus=2`), if any.
+    pub ncpus_hint: Option<u32>,
+    pub warnings: Vec<Warning>,
+}
+
+impl Trace {
+    pub fn new(path: impl Into<String>, format: Format) -> Trace {
+        Trace {
+            path: path.into(),
+            format,
+            events: Vec::new(),
+            strings: Strings::new(),
+            tasks: FxHashMap::default(),
+            ncpus_hint: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Number of CPUs: the header's count or one past the highest CPU seen, whichever is larger.
+    pub fn cpu_count(&self) -> u32 {
+        let seen = self
+            .events
+            .iter()
+            .map(|e| e.cpu as u32 + 1)
+            .max()
+            .unwrap_or(0);
+        seen.max(self.ncpus_hint.unwrap_or(0)).max(1)
+    }
+
+    /// Sum of the counts of lost-event markers.
+    pub fn lost_events(&self) -> u64 {
+        self.events
+            .iter()
+            .map(|e| match e.kind {
+                EventKind::Lost { count } => count.unwrap_or(0) as u64,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    pub fn comm_of(&self, tid: Tid) -> String {
+        match self.tasks.get(&tid) {
+            Some(m) => self.strings.get_lossy(m.comm).trim_start().to_string(),
+            None if tid == 0 => "<idle>".into(),
+            None => "?".into(),
+        }
+    }
+
+    pub fn warn(&mut self, code: &'static str, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            code,
+            message: message.into(),
+        });
+    }
+
+    /// Stable-sorts the events by timestamp if needed and says so in a warning.
+    pub fn ensure_sorted(&mut self) {
+        let backwards = self.events.windows(2).filter(|w| w[1].ts < w[0].ts).count();
+        if backwards > 0 {
+            self.events.sort_by_key(|e| e.ts);
+            let msg = format!(
+                "{}: {backwards} records have a timestamp below the one before them; events were sorted by time",
+                self.path
+            );
+            self.warn("timestamps-backwards", msg);
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! cidscope: makes the Linux kernel's rseq concurrency IDs (`mm_cid`) visible.
+//!
+//! Data flows one way: [`sources`] (capture files, live) → [`events`] (the canonical event) →
+//! [`model`] (observed state, CID policies) → [`timeline`] (index, checkpoints, summaries) →
+//! [`ui`] (terminal views). [`stats`] is the headless end of the same flow.
+
+pub mod cli;
+pub mod events;
+pub mod model;
+pub mod sources;
+pub mod stats;
+pub mod timeline;
+pub mod ui;
+
+/// The demo capture bundled into the binary: opened when `cidscope` runs without a file.
+pub const DEMO_NAME: &str = "demo: hackbench-pipe.ftrace.txt (bundled)";
+pub const DEMO_TRACE: &[u8] = include_bytes!("../traces/hackbench-pipe.ftrace.txt");

@@ -1,0 +1,10 @@
+//! Models of CID state: what was observed in a capture, and (policies) what the kernel's CID
+//! policies would do. Models read canonical events only; they know no file format and no UI.
+
+pub mod alarm;
+pub mod observed;
+pub mod tasks;
+
+pub use alarm::{Alarm, AlarmKind};
+pub use observed::{Context, CpuSlot, ObservedState};
+pub use tasks::{MmId, MmInfo, MmOrigin};

@@ -1,0 +1,676 @@
+//! What the kernel really did, as far as a trace shows it: the task current on each CPU, the CID
+//! each task last reported through `rseq_update`, and which mm each task belongs to.
+//!
+//! A task's CID is *confirmed* once it has reported since its last switch-in; before that the
+//! value shown is the one from its previous run, which the kernel may already have changed.
+//! Only confirmed CIDs count toward the observed cidmask and the duplicate check.
+
+use super::alarm::{Alarm, AlarmKind};
+use super::tasks::{MmId, MmInfo, MmOrigin};
+use crate::events::{CLONE_VM, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid};
+use rustc_hash::FxHashMap;
+
+/// The state of one CPU: who runs there and the CID it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuSlot {
+    pub tid: Tid,
+    pub mm: MmId,
+    /// The CID the task last reported, if it ever did.
+    pub cid: Option<i32>,
+    /// The task reported `cid` since it was switched in here.
+    pub confirmed: bool,
+}
+
+impl CpuSlot {
+    pub const IDLE: CpuSlot = CpuSlot {
+        tid: 0,
+        mm: MmId::NONE,
+        cid: None,
+        confirmed: false,
+    };
+
+    /// The CID this CPU holds for `mm`, if confirmed.
+    pub fn confirmed_cid(&self, mm: MmId) -> Option<i32> {
+        if self.mm == mm && self.confirmed {
+            self.cid
+        } else {
+            None
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskState {
+    pub mm: MmId,
+    pub cid: Option<i32>,
+    /// CPU the task runs on, if running.
+    pub on_cpu: Option<u16>,
+    pub confirmed: bool,
+    pub exited: bool,
+}
+
+/// Read-only facts the capture gives about tasks.
+pub struct Context<'a> {
+    pub tasks: &'a FxHashMap<Tid, TaskMeta>,
+    /// Possible CPUs: the bound every CID must stay below.
+    pub ncpus: u32,
+}
+
+/// Receives what changed while events are applied (the index builder listens; a replay from a
+/// checkpoint does not).
+pub trait Sink {
+    fn new_mm(&mut self, _id: MmId, _info: MmInfo) {}
+    fn cpu_changed(&mut self, _ts: u64, _cpu: u16, _slot: &CpuSlot) {}
+    fn alarm(&mut self, _alarm: Alarm) {}
+}
+
+/// A sink that ignores everything.
+pub struct NoSink;
+impl Sink for NoSink {}
+
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ObservedState {
+    pub cpus: Vec<CpuSlot>,
+    pub tasks: FxHashMap<Tid, TaskState>,
+    /// Thread-group id → its current mm.
+    tgid_mm: FxHashMap<Tid, MmId>,
+    /// clone_flags from task_newtask, waiting for the matching sched_process_fork.
+    pending_clone: FxHashMap<Tid, u64>,
+    /// Number of mms allocated so far (ids are handed out in event order, so a replay from a
+    /// checkpoint allocates the same ids).
+    next_mm: u32,
+}
+
+impl ObservedState {
+    pub fn new(ncpus: usize) -> ObservedState {
+        ObservedState {
+            cpus: vec![CpuSlot::IDLE; ncpus],
+            ..Default::default()
+        }
+    }
+
+    pub fn mm_count(&self) -> u32 {
+        self.next_mm
+    }
+
+    /// Applies one event.
+    pub fn apply(&mut self, ev: &Event, ctx: &Context, sink: &mut impl Sink) {
+        let c = ev.cpu as usize;
+        if c >= self.cpus.len() {
+            self.cpus.resize(c + 1, CpuSlot::IDLE);
+        }
+        if matches!(ev.kind, EventKind::Lost { .. }) {
+            return;
+        }
+        // Every record names the task current on its CPU: this also catches switches the
+        // capture missed (on some VMs the switch away from idle is never recorded).
+        if self.cpus[c].tid != ev.tid && ev.tid != TID_UNKNOWN {
+            self.switch_in(ev.ts, ev.cpu, ev.tid, ctx, sink);
+        }
+        match ev.kind {
+            EventKind::SchedSwitch { next_tid, .. } => {
+                self.switch_in(ev.ts, ev.cpu, next_tid, ctx, sink);
+            }
+            EventKind::RseqUpdate { mm_cid, .. } => self.report(ev, mm_cid, ctx, sink),
+            EventKind::TaskNewtask { tid, clone_flags } => {
+                self.pending_clone.insert(tid, clone_flags);
+            }
+            EventKind::SchedProcessFork { parent, child } => {
+                self.fork(ev.ts, parent, child, ctx, sink)
+            }
+            EventKind::SchedProcessExec { tid, old_tid } => {
+                self.exec(ev.ts, tid, old_tid, ctx, sink)
+            }
+            EventKind::SchedProcessExit { tid } => {
+                let t = self.task(tid, ctx, sink);
+                t.exited = true;
+                t.cid = None;
+                t.confirmed = false;
+                self.refresh_task_slot(ev.ts, tid, sink);
+            }
+            _ => {}
+        }
+    }
+
+    fn switch_in(&mut self, ts: u64, cpu: u16, tid: Tid, ctx: &Context, sink: &mut impl Sink) {
+        let c = cpu as usize;
+        let prev = self.cpus[c].tid;
+        if prev == tid {
+            return;
+        }
+        if let Some(p) = self.tasks.get_mut(&prev) {
+            if p.on_cpu == Some(cpu) {
+                p.on_cpu = None;
+            }
+            p.confirmed = false;
+        }
+        if tid == 0 {
+            self.cpus[c] = CpuSlot::IDLE;
+            sink.cpu_changed(ts, cpu, &self.cpus[c]);
+            return;
+        }
+        let t = self.task(tid, ctx, sink);
+        let was_on = t.on_cpu.replace(cpu);
+        t.confirmed = false;
+        // A task runs on one CPU: if the capture still shows it elsewhere, an event was lost
+        // there; stop trusting that CPU's CID.
+        if let Some(d) = was_on.filter(|&d| d != cpu) {
+            if let Some(s) = self.cpus.get_mut(d as usize).filter(|s| s.tid == tid) {
+                s.confirmed = false;
+                sink.cpu_changed(ts, d, &self.cpus[d as usize]);
+            }
+        }
+        self.set_slot(ts, cpu, tid, sink);
+    }
+
+    /// Shows `tid` and its current state in `cpu`'s slot.
+    fn set_slot(&mut self, ts: u64, cpu: u16, tid: Tid, sink: &mut impl Sink) {
+        let slot = match self.tasks.get(&tid) {
+            Some(t) => CpuSlot {
+                tid,
+                mm: t.mm,
+                cid: t.cid,
+                confirmed: t.confirmed,
+            },
+            None => CpuSlot { tid, ..CpuSlot::IDLE },
+        };
+        let c = cpu as usize;
+        if self.cpus[c] != slot {
+            self.cpus[c] = slot;
+            sink.cpu_changed(ts, cpu, &slot);
+        }
+    }
+
+    /// Refreshes the slot of the CPU `tid` runs on, if the capture shows it there.
+    fn refresh_task_slot(&mut self, ts: u64, tid: Tid, sink: &mut impl Sink) {
+        let on = self.tasks.get(&tid).and_then(|t| t.on_cpu);
+        if let Some(cpu) = on {
+            if self.cpus.get(cpu as usize).is_some_and(|s| s.tid == tid) {
+                self.set_slot(ts, cpu, tid, sink);
+            }
+        }
+    }
+
+    fn report(&mut self, ev: &Event, cid: i32, ctx: &Context, sink: &mut impl Sink) {
+        let tid = ev.tid;
+        if tid == TID_UNKNOWN {
+            return;
+        }
+        let t = self.task(tid, ctx, sink);
+        t.cid = Some(cid);
+        t.confirmed = true;
+        t.on_cpu = Some(ev.cpu);
+        let mm = t.mm;
+        let c = ev.cpu as usize;
+        let slot = CpuSlot {
+            tid,
+            mm,
+            cid: Some(cid),
+            confirmed: true,
+        };
+        if self.cpus[c] != slot {
+            self.cpus[c] = slot;
+            sink.cpu_changed(ev.ts, ev.cpu, &slot);
+        }
+        if cid < 0 || cid as u32 >= ctx.ncpus {
+            sink.alarm(Alarm {
+                ts: ev.ts,
+                cpu: ev.cpu,
+                kind: AlarmKind::CidOutOfRange {
+                    mm,
+                    tid,
+                    cid,
+                    bound: ctx.ncpus,
+                },
+            });
+        }
+        if mm.is_real() {
+            for (d, s) in self.cpus.iter().enumerate() {
+                if d != c && s.tid != tid && s.confirmed_cid(mm) == Some(cid) {
+                    sink.alarm(Alarm {
+                        ts: ev.ts,
+                        cpu: ev.cpu,
+                        kind: AlarmKind::DuplicateCid {
+                            mm,
+                            cid,
+                            tids: [s.tid, tid],
+                        },
+                    });
+                }
+            }
+        }
+    }
+
+    /// The state of `tid`, created on first sight with the mm its TGID names (or unknown).
+    fn task(&mut self, tid: Tid, ctx: &Context, sink: &mut impl Sink) -> &mut TaskState {
+        if !self.tasks.contains_key(&tid) {
+            let mm = match ctx.tasks.get(&tid).and_then(|m| m.tgid) {
+                _ if tid == 0 => MmId::NONE,
+                Some(g) => self.mm_of_tgid(g, tid, 0, sink),
+                None => MmId::UNKNOWN,
+            };
+            self.tasks.insert(
+                tid,
+                TaskState {
+                    mm,
+                    cid: None,
+                    on_cpu: None,
+                    confirmed: false,
+                    exited: false,
+                },
+            );
+        }
+        self.tasks.get_mut(&tid).expect("inserted above")
+    }
+
+    fn new_mm(&mut self, info: MmInfo, sink: &mut impl Sink) -> MmId {
+        let id = MmId(self.next_mm);
+        self.next_mm += 1;
+        if let Some(g) = info.tgid {
+            self.tgid_mm.insert(g, id);
+        }
+        sink.new_mm(id, info);
+        id
+    }
+
+    fn mm_of_tgid(&mut self, tgid: Tid, _tid: Tid, ts: u64, sink: &mut impl Sink) -> MmId {
+        if let Some(&m) = self.tgid_mm.get(&tgid) {
+            return m;
+        }
+        self.new_mm(
+            MmInfo {
+                tgid: Some(tgid),
+                leader: tgid,
+                origin: MmOrigin::Tgid,
+                first_ts: ts,
+            },
+            sink,
+        )
+    }
+
+    fn fork(&mut self, ts: u64, parent: Tid, child: Tid, ctx: &Context, sink: &mut impl Sink) {
+        let flags = self.pending_clone.remove(&child);
+        let parent_mm = self.task(parent, ctx, sink).mm;
+        let child_tgid = ctx.tasks.get(&child).and_then(|m| m.tgid);
+        let parent_tgid = ctx
+            .tasks
+            .get(&parent)
+            .and_then(|m| m.tgid)
+            .or_else(|| self.tgid_of(parent_mm));
+        let shares = match (flags, child_tgid) {
+            (Some(f), _) => Some(f & CLONE_VM != 0),
+            (None, Some(ct)) if Some(ct) == parent_tgid => Some(true),
+            (None, Some(ct)) if ct == child => Some(false),
+            _ => None,
+        };
+        let mm = match shares {
+            Some(true) => {
+                if parent_mm.is_real() {
+                    parent_mm
+                } else {
+                    // The parent's mm was unknown; the clone proves it exists and is shared.
+                    let id = self.new_mm(
+                        MmInfo {
+                            tgid: parent_tgid,
+                            leader: parent,
+                            origin: MmOrigin::Anonymous,
+                            first_ts: ts,
+                        },
+                        sink,
+                    );
+                    self.set_mm(ts, parent, id, sink);
+                    id
+                }
+            }
+            Some(false) => self.new_mm(
+                MmInfo {
+                    tgid: Some(child),
+                    leader: child,
+                    origin: MmOrigin::Fork,
+                    first_ts: ts,
+                },
+                sink,
+            ),
+            None => MmId::UNKNOWN,
+        };
+        // A reused pid starts over.
+        self.tasks.insert(
+            child,
+            TaskState {
+                mm,
+                cid: None,
+                on_cpu: None,
+                confirmed: false,
+                exited: false,
+            },
+        );
+    }
+
+    fn exec(&mut self, ts: u64, tid: Tid, old_tid: Tid, ctx: &Context, sink: &mut impl Sink) {
+        // A non-leader thread that execs takes over the leader's pid.
+        if old_tid != tid {
+            if let Some(mut t) = self.tasks.remove(&old_tid) {
+                if let Some(leader) = self.tasks.remove(&tid) {
+                    t.on_cpu = t.on_cpu.or(leader.on_cpu);
+                }
+                self.tasks.insert(tid, t);
+            }
+        }
+        self.task(tid, ctx, sink);
+        let id = self.new_mm(
+            MmInfo {
+                tgid: Some(tid),
+                leader: tid,
+                origin: MmOrigin::Exec,
+                first_ts: ts,
+            },
+            sink,
+        );
+        self.set_mm(ts, tid, id, sink);
+    }
+
+    fn set_mm(&mut self, ts: u64, tid: Tid, mm: MmId, sink: &mut impl Sink) {
+        let Some(t) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        t.mm = mm;
+        // The CID reported for the old mm means nothing in the new one.
+        t.cid = None;
+        t.confirmed = false;
+        self.refresh_task_slot(ts, tid, sink);
+    }
+
+    fn tgid_of(&self, mm: MmId) -> Option<Tid> {
+        self.tgid_mm
+            .iter()
+            .find(|&(_, &m)| m == mm)
+            .map(|(&g, _)| g)
+    }
+
+    /// The mm of a task now, as far as known.
+    pub fn mm_of(&self, tid: Tid) -> MmId {
+        if tid == 0 {
+            return MmId::NONE;
+        }
+        self.tasks.get(&tid).map_or(MmId::UNKNOWN, |t| t.mm)
+    }
+
+    /// The observed cidmask of `mm`: confirmed CIDs of its running tasks, sorted.
+    pub fn cidmask(&self, mm: MmId) -> Vec<i32> {
+        let mut v: Vec<i32> = self
+            .cpus
+            .iter()
+            .filter_map(|s| s.confirmed_cid(mm))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{PrevState, StrId};
+
+    #[derive(Default)]
+    struct Rec {
+        mms: Vec<(MmId, MmInfo)>,
+        changes: Vec<(u64, u16, CpuSlot)>,
+        alarms: Vec<Alarm>,
+    }
+    impl Sink for Rec {
+        fn new_mm(&mut self, id: MmId, info: MmInfo) {
+            self.mms.push((id, info));
+        }
+        fn cpu_changed(&mut self, ts: u64, cpu: u16, slot: &CpuSlot) {
+            self.changes.push((ts, cpu, *slot));
+        }
+        fn alarm(&mut self, a: Alarm) {
+            self.alarms.push(a);
+        }
+    }
+
+    fn ev(ts: u64, cpu: u16, tid: Tid, kind: EventKind) -> Event {
+        Event { ts, tid, cpu, kind }
+    }
+    fn sw(ts: u64, cpu: u16, prev: Tid, next: Tid) -> Event {
+        ev(
+            ts,
+            cpu,
+            prev,
+            EventKind::SchedSwitch {
+                prev_tid: prev,
+                next_tid: next,
+                next_comm: StrId(0),
+                next_prio: 120,
+                prev_state: PrevState::from_text(b"S"),
+            },
+        )
+    }
+    fn up(ts: u64, cpu: u16, tid: Tid, cid: i32) -> Event {
+        ev(
+            ts,
+            cpu,
+            tid,
+            EventKind::RseqUpdate {
+                cpu_id: cpu as i32,
+                node_id: 0,
+                mm_cid: cid,
+            },
+        )
+    }
+    fn tgids(pairs: &[(Tid, Tid)]) -> FxHashMap<Tid, TaskMeta> {
+        pairs
+            .iter()
+            .map(|&(t, g)| {
+                (
+                    t,
+                    TaskMeta {
+                        tgid: Some(g),
+                        comm: StrId(0),
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn run(events: &[Event], meta: &FxHashMap<Tid, TaskMeta>) -> (ObservedState, Rec) {
+        let ctx = Context {
+            tasks: meta,
+            ncpus: 2,
+        };
+        let mut st = ObservedState::new(2);
+        let mut rec = Rec::default();
+        for e in events {
+            st.apply(e, &ctx, &mut rec);
+        }
+        (st, rec)
+    }
+
+    #[test]
+    fn switch_then_report_confirms_cid() {
+        let meta = tgids(&[(10, 10), (11, 10)]);
+        let (st, _) = run(&[sw(1, 0, 0, 10), up(2, 0, 10, 0)], &meta);
+        assert_eq!(st.cpus[0].tid, 10);
+        assert_eq!(st.cpus[0].cid, Some(0));
+        assert!(st.cpus[0].confirmed);
+        assert_eq!(st.cidmask(st.mm_of(10)), vec![0]);
+        // switched out and in again: the old CID is shown, unconfirmed, until the next report
+        let (st, _) = run(
+            &[
+                sw(1, 0, 0, 10),
+                up(2, 0, 10, 1),
+                sw(3, 0, 10, 11),
+                sw(4, 0, 11, 10),
+            ],
+            &meta,
+        );
+        assert_eq!((st.cpus[0].cid, st.cpus[0].confirmed), (Some(1), false));
+        assert!(st.cidmask(st.mm_of(10)).is_empty());
+    }
+
+    #[test]
+    fn migration_moves_the_task_and_its_cid() {
+        let meta = tgids(&[(10, 10), (11, 10)]);
+        let evs = [
+            sw(1, 0, 0, 10),
+            up(2, 0, 10, 0),
+            sw(3, 0, 10, 0),
+            ev(
+                4,
+                1,
+                0,
+                EventKind::SchedMigrateTask {
+                    tid: 10,
+                    orig_cpu: 0,
+                    dest_cpu: 1,
+                },
+            ),
+            sw(5, 1, 0, 10),
+            up(6, 1, 10, 0),
+            sw(7, 0, 0, 11),
+            up(8, 0, 11, 1),
+        ];
+        let (st, rec) = run(&evs, &meta);
+        assert_eq!(st.cpus[0].tid, 11);
+        assert_eq!(st.cpus[1].tid, 10);
+        assert_eq!(st.cidmask(st.mm_of(10)), vec![0, 1]);
+        assert!(rec.alarms.is_empty());
+        assert_eq!(rec.mms.len(), 1);
+    }
+
+    #[test]
+    fn duplicate_and_out_of_range_raise_alarms() {
+        let meta = tgids(&[(10, 10), (11, 10)]);
+        let (_, rec) = run(
+            &[
+                sw(1, 0, 0, 10),
+                up(2, 0, 10, 0),
+                sw(3, 1, 0, 11),
+                up(4, 1, 11, 0),
+                up(5, 1, 11, 2),
+            ],
+            &meta,
+        );
+        assert_eq!(rec.alarms.len(), 2);
+        assert!(matches!(
+            rec.alarms[0].kind,
+            AlarmKind::DuplicateCid {
+                cid: 0,
+                tids: [10, 11],
+                ..
+            }
+        ));
+        assert!(matches!(
+            rec.alarms[1].kind,
+            AlarmKind::CidOutOfRange { cid: 2, bound: 2, .. }
+        ));
+    }
+
+    #[test]
+    fn exit_clears_the_cid() {
+        let meta = tgids(&[(10, 10)]);
+        let (st, _) = run(
+            &[
+                sw(1, 0, 0, 10),
+                up(2, 0, 10, 0),
+                ev(3, 0, 10, EventKind::SchedProcessExit { tid: 10 }),
+            ],
+            &meta,
+        );
+        assert_eq!(st.cpus[0].cid, None);
+        assert!(st.tasks[&10].exited);
+    }
+
+    #[test]
+    fn lost_events_do_not_change_state_and_next_record_resyncs() {
+        let meta = tgids(&[(10, 10), (12, 12)]);
+        let (st, _) = run(
+            &[
+                sw(1, 0, 0, 10),
+                up(2, 0, 10, 0),
+                ev(3, 0, 0, EventKind::Lost { count: Some(5) }),
+                up(4, 0, 12, 0),
+            ],
+            &meta,
+        );
+        // the switch 10 -> 12 was lost; the record of 12 on CPU 0 shows it runs there now
+        assert_eq!(st.cpus[0].tid, 12);
+        assert_eq!(st.tasks[&10].on_cpu, None);
+    }
+
+    #[test]
+    fn mm_from_clone_flags_fork_and_exec() {
+        let none = FxHashMap::default();
+        let evs = [
+            // 20 clones thread 21 (CLONE_VM) and process 22 (no CLONE_VM); 22 execs
+            ev(
+                1,
+                0,
+                20,
+                EventKind::TaskNewtask {
+                    tid: 21,
+                    clone_flags: 0x3d0f00,
+                },
+            ),
+            ev(
+                2,
+                0,
+                20,
+                EventKind::SchedProcessFork {
+                    parent: 20,
+                    child: 21,
+                },
+            ),
+            ev(
+                3,
+                0,
+                20,
+                EventKind::TaskNewtask {
+                    tid: 22,
+                    clone_flags: 0x1200000,
+                },
+            ),
+            ev(
+                4,
+                0,
+                20,
+                EventKind::SchedProcessFork {
+                    parent: 20,
+                    child: 22,
+                },
+            ),
+            ev(
+                5,
+                1,
+                22,
+                EventKind::SchedProcessExec {
+                    tid: 22,
+                    old_tid: 22,
+                },
+            ),
+            // fork without task_newtask and without TGIDs: unknown
+            ev(
+                6,
+                0,
+                20,
+                EventKind::SchedProcessFork {
+                    parent: 20,
+                    child: 23,
+                },
+            ),
+        ];
+        let (st, rec) = run(&evs, &none);
+        assert_eq!(st.mm_of(20), st.mm_of(21));
+        assert!(st.mm_of(20).is_real());
+        assert_ne!(st.mm_of(22), st.mm_of(20));
+        assert_eq!(st.mm_of(23), MmId::UNKNOWN);
+        let origins: Vec<_> = rec.mms.iter().map(|(_, i)| i.origin).collect();
+        assert_eq!(
+            origins,
+            vec![MmOrigin::Anonymous, MmOrigin::Fork, MmOrigin::Exec]
+        );
+        assert_eq!(rec.mms[2].1.tgid, Some(22));
+    }
+}

@@ -1,0 +1,223 @@
+//! Sources: everything that turns a capture into canonical events. Nothing here knows the UI.
+//!
+//! Formats are detected from content (magic numbers, headers, the shape of the first lines),
+//! never from the file name; `--format` overrides detection.
+
+pub mod error;
+pub mod ftrace_text;
+pub mod payload;
+pub mod perf_script;
+pub mod text;
+
+pub use error::{Location, SourceError};
+
+use crate::events::{Format, Trace};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Progress of a load, shared with whoever shows it; `cancel` stops the load early.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub done: AtomicU64,
+    pub total: AtomicU64,
+    pub cancel: AtomicBool,
+}
+
+impl Progress {
+    pub fn fraction(&self) -> f64 {
+        let t = self.total.load(Ordering::Relaxed);
+        if t == 0 {
+            return 0.0;
+        }
+        (self.done.load(Ordering::Relaxed) as f64 / t as f64).min(1.0)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Skip detection and read the input as this format.
+    pub format: Option<Format>,
+    /// Skip malformed lines (counted in a warning) instead of stopping at the first one.
+    pub skip_bad_lines: bool,
+    /// Parse on one thread (tests compare this with the parallel parse).
+    pub serial: bool,
+    pub progress: Option<Arc<Progress>>,
+}
+
+impl LoadOptions {
+    pub fn cancelled(&self) -> bool {
+        self.progress
+            .as_ref()
+            .is_some_and(|p| p.cancel.load(Ordering::Relaxed))
+    }
+}
+
+const TRACE_DAT_MAGIC: &[u8] = b"\x17\x08\x44tracing";
+const PERF_MAGIC: &[u8] = b"PERFILE2";
+
+/// Guesses the format from the first bytes of the input.
+pub fn detect(data: &[u8]) -> Option<Format> {
+    if data.starts_with(TRACE_DAT_MAGIC) {
+        return Some(Format::TraceDat);
+    }
+    if data.starts_with(PERF_MAGIC) {
+        return Some(Format::PerfData);
+    }
+    let head = &data[..data.len().min(256 << 10)];
+    let mut saw_hash_header = false;
+    let mut ftrace_lines = 0;
+    let mut plugin_form = false;
+    for line in head.split(|&b| b == b'\n').take(400) {
+        if line.starts_with(b"# tracer:") || line.starts_with(b"# entries-in-buffer") {
+            return Some(Format::Ftrace);
+        }
+        if line.starts_with(b"#") {
+            saw_hash_header = true;
+            continue;
+        }
+        if line.starts_with(b"cpus=") || line.starts_with(b"version = ") {
+            return Some(Format::TraceCmdReport);
+        }
+        if let Some(h) = ftrace_text::split_head(line) {
+            ftrace_lines += 1;
+            // trace-cmd prints sched_switch and hrtimer through plugins.
+            if (h.name == b"sched_switch" && !h.rest.starts_with(b"prev_comm="))
+                || (h.name == b"hrtimer_expire_entry" && memchr::memmem::find(h.rest, b"/0x").is_some())
+            {
+                plugin_form = true;
+            }
+            if ftrace_lines >= 20 {
+                break;
+            }
+            continue;
+        }
+        if ftrace_lines == 0 && perf_script::split_head(line).is_some() {
+            return Some(Format::PerfScript);
+        }
+    }
+    if ftrace_lines > 0 {
+        return Some(if plugin_form {
+            Format::TraceCmdReport
+        } else if saw_hash_header {
+            Format::Ftrace
+        } else {
+            Format::TracePipe
+        });
+    }
+    None
+}
+
+/// Loads a capture file.
+pub fn load(path: &Path, opts: &LoadOptions) -> Result<Trace, SourceError> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path)
+        .map_err(|e| SourceError::file(&name, format!("cannot open: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| SourceError::file(&name, format!("cannot stat: {e}")))?;
+    if meta.is_dir() {
+        return Err(SourceError::file(
+            &name,
+            "is a directory; expected a capture file (ftrace text, trace-cmd report, perf script, perf.data or trace.dat)",
+        ));
+    }
+    if meta.len() == 0 {
+        return Err(SourceError::file(
+            &name,
+            "empty file (0 bytes): expected a capture (ftrace text, trace-cmd report, perf script, perf.data or trace.dat)",
+        ));
+    }
+    // SAFETY: the map is read-only and private; a file truncated underneath us while we read is
+    // the one case mmap cannot guard against, as with every mmap-based reader.
+    let map = unsafe { memmap2::Mmap::map(&file) }
+        .map_err(|e| SourceError::file(&name, format!("cannot map: {e}")))?;
+    load_bytes(&name, &map, opts)
+}
+
+/// Loads a capture held in memory (`name` is used in messages).
+pub fn load_bytes(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
+    if let Some(p) = &opts.progress {
+        p.total.store(data.len() as u64, Ordering::Relaxed);
+    }
+    if data.is_empty() {
+        return Err(SourceError::file(name, "empty input: expected a capture"));
+    }
+    let format = match opts.format.or_else(|| detect(data)) {
+        Some(f) => f,
+        None => {
+            let first = data
+                .split(|&b| b == b'\n')
+                .find(|l| !l.iter().all(|b| b.is_ascii_whitespace()))
+                .unwrap_or(b"");
+            let line = 1 + data[..data.len().min(first.as_ptr() as usize - data.as_ptr() as usize)]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64;
+            return Err(SourceError::at_line(
+                name,
+                line,
+                format!(
+                    "not a capture cidscope reads: expected ftrace text, trace-cmd report, perf script text, perf.data or trace.dat; found \"{}\"",
+                    error::excerpt(first, 60)
+                ),
+            ));
+        }
+    };
+    let trace = match format {
+        Format::Ftrace | Format::TracePipe | Format::TraceCmdReport => {
+            text::parse_text(name, data, format, &ftrace_text::FtraceText, opts)?
+        }
+        Format::PerfScript => text::parse_text(name, data, format, &perf_script::PerfScript, opts)?,
+        Format::PerfData | Format::TraceDat | Format::Live | Format::Sim => {
+            return Err(SourceError::file(
+                name,
+                format!(
+                    "{} files are not supported by this build yet; convert with `{}` and open the text",
+                    format.describe(),
+                    if format == Format::PerfData {
+                        "perf script -i FILE > out.txt"
+                    } else {
+                        "trace-cmd report -i FILE > out.txt"
+                    }
+                ),
+            ));
+        }
+    };
+    if let Some(p) = &opts.progress {
+        p.done.store(data.len() as u64, Ordering::Relaxed);
+    }
+    Ok(trace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_by_content() {
+        assert_eq!(detect(b"\x17\x08\x44tracing6\0"), Some(Format::TraceDat));
+        assert_eq!(detect(b"PERFILE2xxxxxxxx"), Some(Format::PerfData));
+        assert_eq!(detect(b"# tracer: nop\n#\n"), Some(Format::Ftrace));
+        assert_eq!(detect(b"cpus=2\n"), Some(Format::TraceCmdReport));
+        assert_eq!(
+            detect(b"  bash-1 [000] .....  1.000001: rseq_update: cpu_id=0\n"),
+            Some(Format::TracePipe)
+        );
+        assert_eq!(
+            detect(b"  perf  1484 [000]  1.1:  sched:sched_switch: prev_comm=x\n"),
+            Some(Format::PerfScript)
+        );
+        assert_eq!(detect(b"hello\nworld\n"), None);
+    }
+
+    #[test]
+    fn empty_and_garbage_are_errors_with_location() {
+        let o = LoadOptions::default();
+        let e = load_bytes("x.txt", b"", &o).unwrap_err();
+        assert_eq!(e.location, Location::File);
+        let e = load_bytes("x.txt", b"\n\nhello world\n", &o).unwrap_err();
+        assert_eq!(e.location, Location::Line(3));
+        assert!(e.to_string().starts_with("x.txt:3: not a capture"), "{e}");
+    }
+}

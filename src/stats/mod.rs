@@ -1,0 +1,266 @@
+//! `cidscope stats`: the headless summary of a capture. Its JSON keys are a contract that tests
+//! and scripts rely on: add keys freely, never rename or remove one.
+
+use crate::events::{EventKind, Tid, Trace};
+use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
+use crate::model::{Alarm, MmId, MmInfo, MmOrigin};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Serialize, Debug)]
+pub struct TaskSummary {
+    pub tgid: Option<Tid>,
+    pub comm: String,
+    pub rseq_updates: u64,
+    pub cids: Vec<i32>,
+    /// Index into `processes`, or null when the task's mm is unknown.
+    pub mm: Option<u32>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct ProcessSummary {
+    pub mm: u32,
+    pub label: String,
+    pub tgid: Option<Tid>,
+    /// `tgid` (named by the capture), `fork`/`exec` (began inside the capture), `anonymous`.
+    pub origin: &'static str,
+    pub first_ts_ns: u64,
+    pub tasks: Vec<Tid>,
+    pub rseq_updates: u64,
+    pub cids: Vec<i32>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct Stats {
+    pub file: String,
+    pub format: &'static str,
+    pub events: u64,
+    pub event_counts: BTreeMap<String, u64>,
+    pub cpus: Vec<u32>,
+    /// Possible CPUs: the bound of every CID (header count or highest CPU seen + 1).
+    pub ncpus: u32,
+    pub first_ts_ns: Option<u64>,
+    pub last_ts_ns: Option<u64>,
+    pub duration_ns: u64,
+    /// Sum of the counts of lost-event markers.
+    pub lost_events: u64,
+    /// Lost-event markers, including those without a count.
+    pub lost_markers: u64,
+    pub tasks: BTreeMap<String, TaskSummary>,
+    pub processes: Vec<ProcessSummary>,
+    /// Tasks with rseq_update events whose mm is unknown (no TGID, clone flags or exec seen).
+    pub tasks_mm_unknown: u64,
+    pub alarms: u64,
+    pub alarm_samples: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Default)]
+struct Collect {
+    mms: Vec<MmInfo>,
+    alarms: Vec<Alarm>,
+}
+
+impl Sink for Collect {
+    fn new_mm(&mut self, _id: MmId, info: MmInfo) {
+        self.mms.push(info);
+    }
+    fn cpu_changed(&mut self, _ts: u64, _cpu: u16, _slot: &CpuSlot) {}
+    fn alarm(&mut self, a: Alarm) {
+        self.alarms.push(a);
+    }
+}
+
+fn origin_name(o: MmOrigin) -> &'static str {
+    match o {
+        MmOrigin::Tgid => "tgid",
+        MmOrigin::Fork => "fork",
+        MmOrigin::Exec => "exec",
+        MmOrigin::Anonymous => "anonymous",
+    }
+}
+
+pub fn compute(trace: &Trace) -> Stats {
+    let mut event_counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut kind_counts: rustc_hash::FxHashMap<&'static str, u64> = Default::default();
+    let mut other_counts: rustc_hash::FxHashMap<u32, u64> = Default::default();
+    let mut cpus = BTreeSet::new();
+    let (mut first, mut last) = (None::<u64>, None::<u64>);
+    let mut events = 0u64;
+    let mut lost_events = 0u64;
+    let mut lost_markers = 0u64;
+    let mut per_tid: BTreeMap<Tid, (u64, BTreeSet<i32>)> = BTreeMap::new();
+    let ncpus = trace.cpu_count();
+    let ctx = Context {
+        tasks: &trace.tasks,
+        ncpus,
+    };
+    let mut state = ObservedState::new(ncpus as usize);
+    let mut sink = Collect::default();
+    let mut task_mm: BTreeMap<Tid, MmId> = BTreeMap::new();
+    for ev in &trace.events {
+        state.apply(ev, &ctx, &mut sink);
+        match ev.kind {
+            EventKind::Lost { count } => {
+                lost_markers += 1;
+                lost_events += count.unwrap_or(0) as u64;
+                continue;
+            }
+            EventKind::Other { name } => *other_counts.entry(name.0).or_default() += 1,
+            k => *kind_counts.entry(k.static_name()).or_default() += 1,
+        }
+        events += 1;
+        cpus.insert(ev.cpu as u32);
+        first = Some(first.map_or(ev.ts, |f| f.min(ev.ts)));
+        last = Some(last.map_or(ev.ts, |l| l.max(ev.ts)));
+        if let (EventKind::RseqUpdate { mm_cid, .. }, false) =
+            (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
+        {
+            let e = per_tid.entry(ev.tid).or_default();
+            e.0 += 1;
+            e.1.insert(mm_cid);
+            task_mm.insert(ev.tid, state.mm_of(ev.tid));
+        }
+    }
+    for (k, n) in kind_counts {
+        *event_counts.entry(k.to_string()).or_default() += n;
+    }
+    for (id, n) in other_counts {
+        *event_counts
+            .entry(trace.strings.get_str(crate::events::StrId(id)).to_string())
+            .or_default() += n;
+    }
+    for (&tid, t) in &state.tasks {
+        task_mm.entry(tid).or_insert(t.mm);
+    }
+    let mut processes: Vec<ProcessSummary> = sink
+        .mms
+        .iter()
+        .enumerate()
+        .map(|(i, m)| ProcessSummary {
+            mm: i as u32,
+            label: m.label(),
+            tgid: m.tgid,
+            origin: origin_name(m.origin),
+            first_ts_ns: m.first_ts,
+            tasks: Vec::new(),
+            rseq_updates: 0,
+            cids: Vec::new(),
+        })
+        .collect();
+    let mut tasks = BTreeMap::new();
+    let mut all_tids: BTreeSet<Tid> = trace.tasks.keys().copied().collect();
+    all_tids.extend(per_tid.keys());
+    let mut unknown = 0;
+    for tid in all_tids {
+        let (n, cids) = per_tid.get(&tid).cloned().unwrap_or_default();
+        let mm = task_mm.get(&tid).copied().unwrap_or(MmId::UNKNOWN);
+        let mm_idx = mm.is_real().then_some(mm.0);
+        if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
+            p.tasks.push(tid);
+            p.rseq_updates += n;
+            p.cids.extend(cids.iter());
+        }
+        if n > 0 && mm == MmId::UNKNOWN {
+            unknown += 1;
+        }
+        let tgid = trace
+            .tasks
+            .get(&tid)
+            .and_then(|m| m.tgid)
+            .or_else(|| mm_idx.and_then(|i| sink.mms.get(i as usize)).and_then(|m| m.tgid));
+        tasks.insert(
+            tid.to_string(),
+            TaskSummary {
+                tgid,
+                comm: trace.comm_of(tid),
+                rseq_updates: n,
+                cids: cids.into_iter().collect(),
+                mm: mm_idx,
+            },
+        );
+    }
+    for p in &mut processes {
+        p.cids.sort_unstable();
+        p.cids.dedup();
+    }
+    Stats {
+        file: trace.path.clone(),
+        format: trace.format.id(),
+        events,
+        event_counts,
+        cpus: cpus.into_iter().collect(),
+        ncpus,
+        first_ts_ns: first,
+        last_ts_ns: last,
+        duration_ns: last.unwrap_or(0) - first.unwrap_or(0),
+        lost_events,
+        lost_markers,
+        tasks,
+        processes,
+        tasks_mm_unknown: unknown,
+        alarms: sink.alarms.len() as u64,
+        alarm_samples: sink.alarms.iter().take(10).map(|a| {
+            format!("{} cpu {}: {}", crate::events::fmt_ts(a.ts), a.cpu, a.describe())
+        }).collect(),
+        warnings: trace.warnings.iter().map(|w| w.to_string()).collect(),
+    }
+}
+
+/// The human-readable form of `stats` (without `--json`).
+pub fn render_text(s: &Stats) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(o, "file        {}", s.file);
+    let _ = writeln!(o, "format      {}", s.format);
+    let _ = writeln!(o, "events      {}", s.events);
+    let _ = writeln!(
+        o,
+        "cpus        {:?} (CID bound {})",
+        s.cpus, s.ncpus
+    );
+    if let (Some(a), Some(b)) = (s.first_ts_ns, s.last_ts_ns) {
+        let _ = writeln!(
+            o,
+            "time        {} .. {} ({})",
+            crate::events::fmt_ts(a),
+            crate::events::fmt_ts(b),
+            crate::events::fmt_dur(b - a)
+        );
+    }
+    let _ = writeln!(o, "lost        {} events in {} markers", s.lost_events, s.lost_markers);
+    let _ = writeln!(o, "\nevent counts");
+    for (k, v) in &s.event_counts {
+        let _ = writeln!(o, "  {k:<24} {v:>10}");
+    }
+    let _ = writeln!(o, "\nprocesses (mm) with rseq_update");
+    for p in s.processes.iter().filter(|p| p.rseq_updates > 0) {
+        let _ = writeln!(
+            o,
+            "  mm {:<4} {:<28} {:>3} tasks {:>8} updates  CIDs {:?}",
+            p.mm,
+            p.label,
+            p.tasks.len(),
+            p.rseq_updates,
+            p.cids
+        );
+    }
+    if s.tasks_mm_unknown > 0 {
+        let _ = writeln!(
+            o,
+            "  ({} tasks with rseq_update have an unknown mm: capture with options/record-tgid or task:task_newtask)",
+            s.tasks_mm_unknown
+        );
+    }
+    let _ = writeln!(o, "\nalarms      {}", s.alarms);
+    for a in &s.alarm_samples {
+        let _ = writeln!(o, "  {a}");
+    }
+    if !s.warnings.is_empty() {
+        let _ = writeln!(o, "\nwarnings");
+        for w in &s.warnings {
+            let _ = writeln!(o, "  {w}");
+        }
+    }
+    o
+}
