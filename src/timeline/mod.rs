@@ -73,6 +73,8 @@ pub struct Timeline {
     pub task_mm: FxHashMap<Tid, MmId>,
     /// Indices of lost-event markers.
     pub lost_at: Vec<usize>,
+    /// Per task, the indices of its rseq_update events: its CID history.
+    pub task_updates: FxHashMap<Tid, Vec<u32>>,
 }
 
 struct Builder {
@@ -189,6 +191,7 @@ impl Timeline {
         let mut mm_cids: Vec<u128> = Vec::new();
         let mut mm_big_cids: Vec<Vec<i32>> = Vec::new();
         let mut lost_at = Vec::new();
+        let mut task_updates: FxHashMap<Tid, Vec<u32>> = FxHashMap::default();
         let first_ts = trace.events.first().map_or(0, |e| e.ts);
         for c in 0..ncpus as usize {
             b.lanes[c].push(Segment {
@@ -209,6 +212,7 @@ impl Timeline {
             state.apply(ev, &ctx, &mut b);
             match ev.kind {
                 EventKind::RseqUpdate { mm_cid, .. } => {
+                    task_updates.entry(ev.tid).or_default().push(i as u32);
                     let mm = state.mm_of(ev.tid);
                     if mm.is_real() {
                         let k = mm.0 as usize;
@@ -241,7 +245,9 @@ impl Timeline {
         }
         for (k, s) in mm_stats.iter_mut().enumerate() {
             s.tasks.sort_unstable();
-            let mut cids: Vec<i32> = (0..128).filter(|&c| mm_cids[k] & (1u128 << c) != 0).collect();
+            let mut cids: Vec<i32> = (0..128)
+                .filter(|&c| mm_cids[k] & (1u128 << c) != 0)
+                .collect();
             cids.extend(&mm_big_cids[k]);
             cids.sort_unstable();
             s.cids = cids;
@@ -260,6 +266,7 @@ impl Timeline {
             interval,
             task_mm,
             lost_at,
+            task_updates,
         }
     }
 
@@ -307,6 +314,35 @@ impl Timeline {
 
     pub fn mm_info(&self, mm: MmId) -> Option<&MmInfo> {
         self.mms.get(mm.0 as usize)
+    }
+
+    /// The CID changes of `tid` up to event `upto` (inclusive): (event index, CID), newest last.
+    pub fn cid_history(
+        &self,
+        trace: &Trace,
+        tid: Tid,
+        upto: usize,
+        max: usize,
+    ) -> Vec<(usize, i32)> {
+        let Some(list) = self.task_updates.get(&tid) else {
+            return Vec::new();
+        };
+        let end = list.partition_point(|&i| i as usize <= upto);
+        let mut out: Vec<(usize, i32)> = Vec::new();
+        for &i in list[..end].iter().rev() {
+            let EventKind::RseqUpdate { mm_cid, .. } = trace.events[i as usize].kind else {
+                continue;
+            };
+            let full = out.len() == max;
+            match out.last_mut() {
+                // walking backwards: an equal older value moves the change earlier
+                Some(last) if last.1 == mm_cid => last.0 = i as usize,
+                _ if full => break,
+                _ => out.push((i as usize, mm_cid)),
+            }
+        }
+        out.reverse();
+        out
     }
 
     /// mms ordered for cycling in the UI: most rseq_updates first.

@@ -1,0 +1,128 @@
+//! End to end: the real binary in a real terminal (tmux), driven by keys, read from the screen.
+
+use std::process::Command;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(cmd: &str) -> Tmux {
+        assert!(
+            Command::new("tmux").arg("-V").output().is_ok(),
+            "tmux is needed for this test (.ci/run installs it)"
+        );
+        let socket = format!("cidscope-e2e-{}-{}", std::process::id(), rand_suffix());
+        let ok = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+            ])
+            .args(["-x", "120", "-y", "40"])
+            .arg(cmd)
+            .env("TERM", "xterm-256color")
+            .status()
+            .expect("tmux new-session")
+            .success();
+        assert!(ok, "tmux new-session failed");
+        Tmux { socket }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let ok = Command::new("tmux")
+                .args(["-L", &self.socket, "send-keys", "-t", "t", k])
+                .status()
+                .expect("send-keys")
+                .success();
+            assert!(ok);
+            sleep(Duration::from_millis(60));
+        }
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"])
+            .output()
+            .expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the screen contains `needle`, returning the screen.
+    fn wait_for(&self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(needle) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "timed out waiting for {needle:?}; screen:\n{s}"
+            );
+            sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() % 1_000_000)
+}
+
+#[test]
+fn scrub_help_and_quit_in_a_real_terminal() {
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let t = Tmux::start(&format!(
+        "{bin} traces/hackbench-pipe.ftrace.txt; echo EXITED=$?; sleep 60"
+    ));
+    let s = t.wait_for("per-CPU CID slots");
+    assert!(s.contains("event 1 of 15176"), "{s}");
+    assert!(s.contains("tgid 3082 hackbench"), "{s}");
+    t.keys(&["Right", "Right", "l"]);
+    t.wait_for("event 4 of 15176");
+    t.keys(&["h"]);
+    t.wait_for("event 3 of 15176");
+    t.keys(&["End"]);
+    t.wait_for("event 15176 of 15176");
+    t.keys(&["g"]);
+    t.wait_for("event 1 of 15176");
+    t.keys(&["+", "+"]);
+    let s = t.wait_for("event 1 of 15176");
+    assert!(s.contains("window"), "{s}");
+    t.keys(&["Tab"]);
+    t.wait_for("[2/4]");
+    t.keys(&["?"]);
+    t.wait_for("keys — press any key to close");
+    t.keys(&["Escape"]);
+    let s = t.wait_for("per-CPU CID slots");
+    assert!(
+        !s.contains("press any key to close"),
+        "Esc closes the help:\n{s}"
+    );
+    t.keys(&["q"]);
+    // The TUI ends and the shell line shows its exit status.
+    let s = t.wait_for("EXITED=");
+    assert!(s.contains("EXITED=0"), "{s}");
+    assert!(
+        !s.contains("per-CPU CID slots"),
+        "alternate screen not left:\n{s}"
+    );
+}
