@@ -147,6 +147,16 @@ pub fn help_rows(bindings: &[Binding]) -> Vec<(String, &'static str)> {
         .collect()
 }
 
+/// The README's key table, generated from the bindings (a test keeps the README in step).
+pub fn markdown_table(bindings: &[Binding]) -> String {
+    let mut s = String::from("| keys | action |\n| --- | --- |\n");
+    for (k, d) in help_rows(bindings) {
+        let keys: Vec<String> = k.split(' ').map(|k| format!("`{k}`")).collect();
+        s.push_str(&format!("| {} | {d} |\n", keys.join(" ")));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,14 +194,4 @@ mod tests {
         assert!(rows.iter().any(|(k, _)| k == "q Esc"));
         assert!(rows.iter().any(|(k, _)| k == "Ctrl-c"));
     }
-}
-
-/// The README's key table, generated from the bindings (a test keeps the README in step).
-pub fn markdown_table(bindings: &[Binding]) -> String {
-    let mut s = String::from("| keys | action |\n| --- | --- |\n");
-    for (k, d) in help_rows(bindings) {
-        let keys: Vec<String> = k.split(' ').map(|k| format!("`{k}`")).collect();
-        s.push_str(&format!("| {} | {d} |\n", keys.join(" ")));
-    }
-    s
 }
