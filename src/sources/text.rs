@@ -10,7 +10,6 @@ use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering;
 
 /// What one chunk of lines produced.
-#[derive(Default)]
 pub struct Chunk {
     pub events: Vec<Event>,
     pub strings: Strings,
@@ -26,18 +25,38 @@ pub struct Chunk {
     pub error: Option<(u64, String)>,
     /// Lines in this chunk.
     pub lines: u64,
+    /// Last task noted per CPU (mod 64): most lines repeat their CPU's previous task, so the
+    /// task map is consulted only when the task changes.
+    recent: [Tid; 64],
+    /// Byte position of the `[CPU]` column in the previous line (a parser's hint).
+    pub cpu_hint: usize,
 }
 
 impl Chunk {
     fn new() -> Chunk {
         Chunk {
+            events: Vec::new(),
             strings: Strings::new(),
-            ..Default::default()
+            tasks: FxHashMap::default(),
+            warnings: Vec::new(),
+            ncpus_hint: None,
+            saw_header: false,
+            bad_lines: 0,
+            first_bad: None,
+            error: None,
+            lines: 0,
+            recent: [Tid::MAX; 64],
+            cpu_hint: 0,
         }
     }
 
     /// Records the task's comm and tgid the first time a line shows them.
-    pub fn note_task(&mut self, tid: Tid, comm: &[u8], tgid: Option<Tid>) {
+    pub fn note_task(&mut self, cpu: u16, tid: Tid, comm: &[u8], tgid: Option<Tid>) {
+        let slot = &mut self.recent[cpu as usize & 63];
+        if *slot == tid && tgid.is_none() {
+            return;
+        }
+        *slot = tid;
         if let Some(m) = self.tasks.get_mut(&tid) {
             if m.tgid.is_none() {
                 m.tgid = tgid;

@@ -31,18 +31,31 @@ pub struct TerminalGuard {
     pub terminal: Term,
     /// Set by SIGTERM, SIGINT or SIGHUP: the event loop ends when it sees it.
     pub stop: Arc<AtomicBool>,
+    signals: signal_hook::iterator::Handle,
 }
+
+/// How long the UI loop gets to leave on its own after a signal before the watchdog restores
+/// the terminal and exits: crossterm can spin inside `poll` once the terminal is gone (stdin at
+/// EOF after a hangup), never returning to the loop that checks `stop`.
+const SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_millis(400);
 
 impl TerminalGuard {
     pub fn enter() -> io::Result<TerminalGuard> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         let stop = Arc::new(AtomicBool::new(false));
-        for sig in [
-            signal_hook::consts::SIGTERM,
-            signal_hook::consts::SIGINT,
-            signal_hook::consts::SIGHUP,
-        ] {
-            signal_hook::flag::register(sig, Arc::clone(&stop))?;
-        }
+        let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])?;
+        let handle = signals.handle();
+        let flag = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("signal-watchdog".into())
+            .spawn(move || {
+                if let Some(sig) = signals.forever().next() {
+                    flag.store(true, Ordering::Relaxed);
+                    std::thread::sleep(SIGNAL_GRACE);
+                    restore();
+                    std::process::exit(128 + sig);
+                }
+            })?;
         install_panic_hook();
         enable_raw_mode()?;
         let mut out = io::stdout();
@@ -57,7 +70,11 @@ impl TerminalGuard {
                 return Err(e);
             }
         };
-        Ok(TerminalGuard { terminal, stop })
+        Ok(TerminalGuard {
+            terminal,
+            stop,
+            signals: handle,
+        })
     }
 
     pub fn stopped(&self) -> bool {
@@ -67,6 +84,7 @@ impl TerminalGuard {
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
+        self.signals.close();
         restore();
     }
 }
