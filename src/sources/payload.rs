@@ -187,7 +187,6 @@ fn is_tick_function(rest: &[u8]) -> bool {
 /// tracefs: `prev_comm=A prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=B next_pid=2 next_prio=120`
 /// trace-cmd: `A:1 [120] S ==> B:2 [120]`
 fn parse_switch(rest: &[u8], strings: &mut Strings) -> Result<EventKind, PayloadError> {
-    const E: PayloadError = "sched_switch prev_comm=.. prev_pid=N prev_prio=N prev_state=S ==> next_comm=.. next_pid=N next_prio=N";
     let rest = trim_end(rest);
     if let Some(k) = fast_switch(rest, strings) {
         return Ok(k);
