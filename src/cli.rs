@@ -50,6 +50,12 @@ pub struct Cli {
     #[command(flatten)]
     pub load: LoadArgs,
 
+    /// Colour theme: a built-in name (default, dark, light, high-contrast, colorblind) or the
+    /// path of a JSON theme file (slots it leaves out come from default). NO_COLOR turns colour
+    /// off unless a theme is named.
+    #[arg(long, global = true, value_name = "NAME|PATH")]
+    pub theme: Option<String>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -14,8 +14,9 @@ use crossterm::event::{self, Event as TermEvent, KeyEventKind};
 use std::time::Duration;
 
 /// Runs the TUI on a loaded capture until the user quits.
-pub fn run(trace: Trace) -> std::io::Result<()> {
-    let app = App::new(trace);
+pub fn run(trace: Trace, theme: theme::Theme) -> std::io::Result<()> {
+    let mut app = App::new(trace);
+    app.theme = theme;
     run_app(app)
 }
 

@@ -55,6 +55,7 @@ pub fn layout(area: Rect, ncpus: u32) -> Areas {
 pub fn draw(f: &mut Frame, app: &App) {
     let a = layout(f.area(), app.timeline.ncpus);
     let theme = &app.theme;
+    f.render_widget(Block::default().style(theme.text()), f.area());
     let sel = match app.selected() {
         MmSel::All => "all tasks".to_string(),
         MmSel::Mm(m) => mm_label(app, m),

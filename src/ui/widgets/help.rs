@@ -56,7 +56,7 @@ impl Widget for Help<'_> {
                 Block::default()
                     .borders(Borders::ALL)
                     .title(" keys — press any key to close ")
-                    .border_style(Style::default().fg(theme.title)),
+                    .border_style(theme.mark(theme.title)),
             )
             .render(r, buf);
     }

@@ -7,7 +7,7 @@ use crate::timeline::{Segment, lanes::summarize};
 use crate::ui::app::App;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::widgets::Widget;
 
 pub struct Lanes<'a> {
@@ -176,30 +176,15 @@ fn draw_ruler(app: &App, axis: TimeAxis, area: Rect, lw: u16, buf: &mut Buffer) 
     }
     for &i in &tl.lost_at {
         if let Some(cx) = app.trace.events.get(i).and_then(|e| axis.col_of(e.ts)) {
-            buf.set_string(
-                area.x + lw + cx,
-                area.y,
-                "!",
-                Style::default().fg(theme.lost),
-            );
+            buf.set_string(area.x + lw + cx, area.y, "!", theme.mark(theme.lost));
         }
     }
     for a in &tl.alarms {
         if let Some(cx) = axis.col_of(a.ts) {
-            buf.set_string(
-                area.x + lw + cx,
-                area.y,
-                "X",
-                Style::default().fg(theme.alarm),
-            );
+            buf.set_string(area.x + lw + cx, area.y, "X", theme.mark(theme.alarm));
         }
     }
     if let Some(cx) = axis.col_of(app.cursor_ts()) {
-        buf.set_string(
-            area.x + lw + cx,
-            area.y,
-            "▼",
-            Style::default().fg(theme.cursor),
-        );
+        buf.set_string(area.x + lw + cx, area.y, "▼", theme.mark(theme.cursor));
     }
 }
