@@ -56,6 +56,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "NAME|PATH")]
     pub theme: Option<String>,
 
+    /// Key bindings file: {"action-name": ["key", ...]} (see the README's key table).
+    /// Default: ~/.config/cidscope/keys.json when it exists.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub keys: Option<String>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -40,13 +40,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
             let theme = cidscope::ui::theme::Theme::resolve(cli.theme.as_deref(), no_color)
                 .map_err(|e| e.to_string())?;
+            let bindings = cidscope::ui::keys::load_bindings(cli.keys.as_deref())
+                .map_err(|e| e.to_string())?;
             let opts = load_options(&cli.load);
             let trace = match &cli.file {
                 Some(f) => sources::load(f, &opts),
                 None => sources::load_bytes(cidscope::DEMO_NAME, cidscope::DEMO_TRACE, &opts),
             }
             .map_err(|e| e.to_string())?;
-            cidscope::ui::run(trace, theme).map_err(|e| format!("terminal: {e}"))?;
+            cidscope::ui::run(trace, cidscope::ui::UiOptions { theme, bindings })
+                .map_err(|e| format!("terminal: {e}"))?;
             Ok(ExitCode::SUCCESS)
         }
     }
