@@ -110,6 +110,13 @@ impl FormatArg {
 pub enum Command {
     /// Summarize a capture without the TUI: events, CPUs, tasks and their CIDs.
     Stats(StatsArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout: `cidscope man > cidscope.1`.
+    Man,
 }
 
 #[derive(Args, Debug)]

@@ -11,6 +11,16 @@ fn load_options(a: &LoadArgs) -> LoadOptions {
     }
 }
 
+/// Writes to stdout; a closed pipe (`cidscope stats ... | head`) is not an error.
+fn emit(bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing output: {e}")),
+        _ => Ok(()),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -24,15 +34,32 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
+        Some(Command::Completions { shell }) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "cidscope", &mut buf);
+            emit(&buf)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Man) => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut buf)
+                .map_err(|e| format!("writing the man page: {e}"))?;
+            emit(&buf)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Stats(a)) => {
             let trace =
                 sources::load(&a.file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
             let s = cidscope::stats::compute(&trace);
             if a.json {
-                let out = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
-                println!("{out}");
+                let mut out = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+                out.push('\n');
+                emit(out.as_bytes())?;
             } else {
-                print!("{}", cidscope::stats::render_text(&s));
+                emit(cidscope::stats::render_text(&s).as_bytes())?;
             }
             Ok(ExitCode::SUCCESS)
         }
