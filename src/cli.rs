@@ -110,6 +110,10 @@ impl FormatArg {
 pub enum Command {
     /// Summarize a capture without the TUI: events, CPUs, tasks and their CIDs.
     Stats(StatsArgs),
+    /// Export a capture's observed timeline: Chrome JSON trace events for ui.perfetto.dev
+    /// (a track per CPU with CID slices, a weight counter per process, instants for lost
+    /// events and alarms) and/or CSV with one row per event.
+    Export(ExportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions {
         #[arg(value_enum)]
@@ -127,4 +131,16 @@ pub struct StatsArgs {
     /// lost_events, tasks, warnings, ...).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Capture to export.
+    pub file: PathBuf,
+    /// Write Chrome JSON trace events (open with ui.perfetto.dev) to this file.
+    #[arg(long, value_name = "OUT.json")]
+    pub perfetto: Option<PathBuf>,
+    /// Write one CSV row per event to this file.
+    #[arg(long, value_name = "OUT.csv")]
+    pub csv: Option<PathBuf>,
 }

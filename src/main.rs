@@ -41,6 +41,30 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             emit(&buf)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Export(a)) => {
+            if a.perfetto.is_none() && a.csv.is_none() {
+                return Err(
+                    "export: name an output with --perfetto OUT.json and/or --csv OUT.csv".into(),
+                );
+            }
+            let trace =
+                sources::load(&a.file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
+            let tl = cidscope::timeline::Timeline::build(&trace);
+            if let Some(p) = &a.perfetto {
+                let v = cidscope::export::perfetto::export(&trace, &tl, &[]);
+                let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                serde_json::to_writer(std::io::BufWriter::new(f), &v)
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+            if let Some(p) = &a.csv {
+                let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                let mut w = std::io::BufWriter::new(f);
+                cidscope::export::csv::write(&trace, &tl, &mut w)
+                    .and_then(|_| std::io::Write::flush(&mut w))
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Man) => {
             let cmd = <Cli as clap::CommandFactory>::command();
             let mut buf = Vec::new();
