@@ -104,12 +104,12 @@ fn perfetto_tracks_counters_and_names_match_the_capture() {
         let list = &slices[&cpu];
         let i = list.partition_point(|s| s.0 <= t);
         // the slice starting at or before the update (updates at the very end have no extent)
-        if let Some(s) = i.checked_sub(1).map(|k| &list[k]) {
-            if t < s.0 + s.1 {
-                assert_eq!(s.2, format!("CID {cid}"), "update at {t} on CPU {cpu}");
-                assert_eq!(s.3, tid);
-                checked += 1;
-            }
+        if let Some(s) = i.checked_sub(1).map(|k| &list[k])
+            && t < s.0 + s.1
+        {
+            assert_eq!(s.2, format!("CID {cid}"), "update at {t} on CPU {cpu}");
+            assert_eq!(s.3, tid);
+            checked += 1;
         }
     }
     assert!(checked >= 7380, "checked {checked}");
