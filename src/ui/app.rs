@@ -84,6 +84,8 @@ pub struct App {
     /// A one-line message for the user (result of the last action).
     pub message: Option<String>,
     pub model_marks: ModelMarks,
+    /// The rseq accounting pane, when shown: over the A–B range if set, else the whole capture.
+    pub accounting: Option<crate::stats::accounting::Accounting>,
 }
 
 /// Narrowest window: 1 µs per column at 200 columns.
@@ -119,6 +121,7 @@ impl App {
             hover: None,
             message: None,
             model_marks: ModelMarks::default(),
+            accounting: None,
         }
     }
 
@@ -297,7 +300,26 @@ impl App {
                 self.sel_a = None;
                 self.sel_b = None;
             }
+            Action::ToggleAccounting => {
+                self.accounting = match self.accounting {
+                    Some(_) => None,
+                    None => Some(self.compute_accounting()),
+                };
+            }
         }
+        if self.accounting.is_some()
+            && matches!(action, Action::SetA | Action::SetB | Action::ClearSelection)
+        {
+            self.accounting = Some(self.compute_accounting());
+        }
+    }
+
+    fn compute_accounting(&self) -> crate::stats::accounting::Accounting {
+        let (i, j) = match self.selection() {
+            Some((a, b)) => self.event_range(a, b),
+            None => (0, self.trace.events.len()),
+        };
+        crate::stats::accounting::compute(&self.trace, i, j)
     }
 
     /// A character typed while a prompt or a marker key is pending. Returns true if consumed.

@@ -3,6 +3,7 @@
 use super::app::{App, MmSel, Mode};
 use super::widgets::{
     TimeAxis,
+    accounting::AccountingPane,
     detail::{Detail, mm_label},
     help::Help,
     label_width,
@@ -137,7 +138,11 @@ pub fn draw(f: &mut Frame, app: &App) {
         .border_style(theme.dim());
     f.render_widget(wblock, a.weight);
     f.render_widget(WeightGraph { app }, inner(a.weight));
-    f.render_widget(Detail { app }, a.detail);
+    if app.accounting.is_some() {
+        f.render_widget(AccountingPane { app }, a.detail);
+    } else {
+        f.render_widget(Detail { app }, a.detail);
+    }
     let prompt = match &app.mode {
         Mode::Prompt { kind, text } => Some(format!("{}{text}▏", kind.label())),
         Mode::SetMark => Some("set marker: press a letter or digit (Esc cancels)".into()),
