@@ -56,6 +56,12 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "NAME|PATH")]
     pub theme: Option<String>,
 
+    /// Check the capture instead of opening the TUI: report every observed duplicate CID among
+    /// concurrently running threads of one process and every CID at or above its bound.
+    /// Exit status 1 when there is a finding, 0 when there is none.
+    #[arg(long, requires = "file")]
+    pub check: bool,
+
     /// Key bindings file: {"action-name": ["key", ...]} (see the README's key table).
     /// Default: ~/.config/cidscope/keys.json when it exists.
     #[arg(long, global = true, value_name = "PATH")]

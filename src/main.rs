@@ -87,6 +87,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        None if cli.check => {
+            let Some(file) = &cli.file else {
+                return Err("--check needs a capture file".into());
+            };
+            let trace = sources::load(file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
+            let report = cidscope::stats::check::run(&trace);
+            emit(report.text.as_bytes())?;
+            Ok(if report.findings > 0 {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
         None => {
             let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
             let theme = cidscope::ui::theme::Theme::resolve(cli.theme.as_deref(), no_color)

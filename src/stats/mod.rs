@@ -2,6 +2,7 @@
 //! and scripts rely on: add keys freely, never rename or remove one.
 
 pub mod accounting;
+pub mod check;
 
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};

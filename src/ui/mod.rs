@@ -32,8 +32,13 @@ pub fn run(trace: Trace, opts: UiOptions) -> std::io::Result<()> {
 pub fn run_app(mut app: App) -> std::io::Result<()> {
     let mut guard = terminal::TerminalGuard::enter()?;
     let mut drag = input::Drag::default();
+    // Test hook: the terminal-restore tests need a real panic inside the running TUI.
+    let panic_for_test = std::env::var_os("CIDSCOPE_TEST_PANIC").is_some();
     while !app.quit && !guard.stopped() {
         guard.terminal.draw(|f| view::draw(f, &app))?;
+        if panic_for_test {
+            panic!("CIDSCOPE_TEST_PANIC is set: panicking inside the TUI on purpose");
+        }
         // Poll with a timeout so a SIGTERM is noticed even without input.
         if !event::poll(Duration::from_millis(100))? {
             continue;
