@@ -30,6 +30,7 @@ pub struct Chunk {
     recent: [Tid; 64],
     /// Byte position of the `[CPU]` column in the previous line (a parser's hint).
     pub cpu_hint: usize,
+    pub warned_late_header: bool,
 }
 
 impl Chunk {
@@ -47,6 +48,7 @@ impl Chunk {
             lines: 0,
             recent: [Tid::MAX; 64],
             cpu_hint: 0,
+            warned_late_header: false,
         }
     }
 
