@@ -10,6 +10,8 @@ pub mod export;
 pub mod model;
 pub mod sources;
 pub mod stats;
+#[doc(hidden)]
+pub mod testing;
 pub mod timeline;
 pub mod ui;
 
