@@ -80,6 +80,10 @@ pub struct LoadArgs {
     /// Skip lines that do not parse (counted in a warning) instead of stopping at the first.
     #[arg(long, global = true)]
     pub skip_bad_lines: bool,
+
+    /// Open a capture even when it looks too large for the available memory.
+    #[arg(long, global = true)]
+    pub no_memory_check: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

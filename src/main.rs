@@ -7,6 +7,7 @@ fn load_options(a: &LoadArgs) -> LoadOptions {
     LoadOptions {
         format: a.format.map(|f| f.format()),
         skip_bad_lines: a.skip_bad_lines,
+        no_memory_check: a.no_memory_check,
         ..Default::default()
     }
 }

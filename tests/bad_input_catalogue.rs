@@ -189,3 +189,26 @@ fn events_before_a_header_load_with_a_warning() {
             .any(|w| w.starts_with("header-after-events: "))
     );
 }
+
+#[test]
+fn a_capture_larger_than_memory_allows_is_refused_before_loading() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cidscope"))
+        .args(["stats", "traces/hackbench-pipe.ftrace.txt"])
+        .env("CIDSCOPE_MEMORY_LIMIT", "100000")
+        .output()
+        .expect("run");
+    rejected(
+        &out,
+        "capture needs about 1.3 MB of memory to open, but only 100.0 KB is available",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_cidscope"))
+        .args([
+            "stats",
+            "--no-memory-check",
+            "traces/hackbench-pipe.ftrace.txt",
+        ])
+        .env("CIDSCOPE_MEMORY_LIMIT", "100000")
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+}
