@@ -108,13 +108,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let bindings = cidscope::ui::keys::load_bindings(cli.keys.as_deref())
                 .map_err(|e| e.to_string())?;
             let opts = load_options(&cli.load);
-            let trace = match &cli.file {
-                Some(f) => sources::load(f, &opts),
-                None => sources::load_bytes(cidscope::DEMO_NAME, cidscope::DEMO_TRACE, &opts),
+            let opened = match &cli.file {
+                Some(f) => sources::open(f, &opts),
+                None => sources::open_static(cidscope::DEMO_NAME, cidscope::DEMO_TRACE, &opts),
             }
             .map_err(|e| e.to_string())?;
-            cidscope::ui::run(trace, cidscope::ui::UiOptions { theme, bindings })
-                .map_err(|e| format!("terminal: {e}"))?;
+            cidscope::ui::run_opened(opened, opts, cidscope::ui::UiOptions { theme, bindings })?;
             Ok(ExitCode::SUCCESS)
         }
     }

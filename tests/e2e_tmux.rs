@@ -93,8 +93,7 @@ fn scrub_help_and_quit_in_a_real_terminal() {
     let t = Tmux::start(&format!(
         "{bin} traces/hackbench-pipe.ftrace.txt; echo EXITED=$?; sleep 60"
     ));
-    let s = t.wait_for("per-CPU CID slots");
-    assert!(s.contains("event 1 of 15176"), "{s}");
+    let s = t.wait_for("event 1 of 15176");
     assert!(s.contains("tgid 3082 hackbench"), "{s}");
     t.keys(&["Right", "Right", "l"]);
     t.wait_for("event 4 of 15176");
@@ -133,7 +132,7 @@ fn search_markers_and_jumps_without_a_mouse() {
     let t = Tmux::start(&format!(
         "{bin} traces/hackbench-pipe.ftrace.txt; echo EXITED=$?; sleep 60"
     ));
-    t.wait_for("per-CPU CID slots");
+    t.wait_for("event 1 of 15176");
     // search a task by tid; n walks the matches
     t.keys(&["/"]);
     t.wait_for("/▏");
@@ -179,4 +178,40 @@ fn event_number(screen: &str) -> u64 {
         .next()
         .and_then(|n| n.parse().ok())
         .expect("event number")
+}
+
+#[test]
+fn a_large_capture_shows_progress_and_quits_during_the_load() {
+    // ~70 MB of ftrace text: the debug build needs seconds to read it.
+    let dir = std::env::temp_dir().join(format!("cidscope-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("big.ftrace.txt");
+    {
+        use std::io::Write;
+        let f = std::fs::File::create(&path).expect("create");
+        let mut w = std::io::BufWriter::new(f);
+        writeln!(w, "# tracer: nop").expect("write");
+        for i in 0..800_000u64 {
+            let cpu = i % 2;
+            writeln!(
+                w,
+                "          worker-{}    [{cpu:03}] .....  {}.{:06}: rseq_update: cpu_id={cpu} node_id=0 mm_cid={cpu}",
+                100 + cpu,
+                10 + i / 1_000_000,
+                i % 1_000_000
+            )
+            .expect("write");
+        }
+    }
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let t = Tmux::start(&format!(
+        "{bin} {}; echo EXITED=$?; sleep 60",
+        path.display()
+    ));
+    let s = t.wait_for("loading ");
+    assert!(s.contains("% "), "a progress figure: {s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("EXITED=");
+    assert!(s.contains("EXITED=0"), "{s}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -123,6 +123,22 @@ pub struct TraceDelta {
     pub format: Option<Format>,
 }
 
+impl TraceDelta {
+    /// A whole trace as one delta (for readers that do not stream).
+    pub fn whole(t: Trace) -> TraceDelta {
+        TraceDelta {
+            events: t.events,
+            new_strings: (1..t.strings.len() as u32)
+                .map(|i| t.strings.get(super::StrId(i)).into())
+                .collect(),
+            tasks: t.tasks.into_iter().collect(),
+            ncpus_hint: t.ncpus_hint,
+            warnings: t.warnings,
+            format: Some(t.format),
+        }
+    }
+}
+
 impl Trace {
     /// Appends a delta of a streaming load.
     pub fn apply(&mut self, d: TraceDelta) {

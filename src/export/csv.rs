@@ -2,7 +2,6 @@
 //! description. Fields are quoted when they hold a comma, quote or newline.
 
 use crate::events::{EventKind, Trace};
-use crate::model::MmId;
 use crate::timeline::Timeline;
 use std::io::{self, Write};
 
@@ -19,7 +18,7 @@ fn quote(s: &str) -> String {
 pub fn write(trace: &Trace, tl: &Timeline, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "{HEADER}")?;
     for (i, e) in trace.events.iter().enumerate() {
-        let mm = tl.task_mm.get(&e.tid).copied().unwrap_or(MmId::UNKNOWN);
+        let mm = tl.task_mm(e.tid);
         let tgid = trace
             .tasks
             .get(&e.tid)

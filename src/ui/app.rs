@@ -86,6 +86,27 @@ pub struct App {
     pub model_marks: ModelMarks,
     /// The rseq accounting pane, when shown: over the A–B range if set, else the whole capture.
     pub accounting: Option<crate::stats::accounting::Accounting>,
+    /// While the capture is still being read.
+    pub loading: Option<Loading>,
+    /// The window follows the data as it loads until the user moves it.
+    pub follow_load: bool,
+    /// The process was chosen by cidscope (most active), not by the user.
+    pub mm_auto: bool,
+    /// A load error after some events arrived: shown, with the events before it kept.
+    pub load_error: Option<String>,
+    /// A load error before any event arrived: the run ends with it.
+    pub fatal: Option<String>,
+}
+
+/// A load in progress.
+pub struct Loading {
+    pub progress: std::sync::Arc<crate::sources::Progress>,
+}
+
+/// What the loader thread sends.
+pub enum LoadMsg {
+    Delta(crate::events::TraceDelta),
+    Done(Result<(), String>),
 }
 
 /// Narrowest window: 1 µs per column at 200 columns.
@@ -122,7 +143,79 @@ impl App {
             message: None,
             model_marks: ModelMarks::default(),
             accounting: None,
+            loading: None,
+            follow_load: false,
+            mm_auto: true,
+            load_error: None,
+            fatal: None,
         }
+    }
+
+    /// An app for a capture that is still to be read: deltas arrive through [`App::on_load`].
+    pub fn loading(
+        name: &str,
+        format: crate::events::Format,
+        progress: std::sync::Arc<crate::sources::Progress>,
+    ) -> App {
+        let mut app = App::with_timeline(
+            Trace::new(name, format),
+            Timeline::empty(Timeline::DEFAULT_INTERVAL),
+        );
+        app.loading = Some(Loading { progress });
+        app.follow_load = true;
+        app
+    }
+
+    /// Takes in what the loader read.
+    pub fn on_load(&mut self, msg: LoadMsg) {
+        match msg {
+            LoadMsg::Delta(d) => {
+                self.trace.apply(d);
+                self.timeline.extend(&self.trace);
+            }
+            LoadMsg::Done(Ok(())) => {
+                self.loading = None;
+                let n = self.trace.warnings.len();
+                self.trace.ensure_sorted();
+                if self.trace.warnings.len() > n {
+                    // events were reordered: index them again
+                    self.timeline = Timeline::build(&self.trace);
+                }
+                if self.trace.events.is_empty() {
+                    self.message = Some("the capture holds no events".into());
+                }
+            }
+            LoadMsg::Done(Err(e)) => {
+                self.loading = None;
+                if self.trace.events.is_empty() {
+                    self.fatal = Some(e);
+                    self.quit = true;
+                } else {
+                    self.load_error = Some(format!("{e} (events before it are shown)"));
+                }
+            }
+        }
+        self.refresh_mm_list();
+        if self.follow_load {
+            let (t0, span) = full_window(&self.timeline);
+            self.t0 = t0;
+            self.span = span;
+        }
+    }
+
+    /// Recomputes the process list as data grows, keeping the user's choice.
+    fn refresh_mm_list(&mut self) {
+        let keep = self.selected();
+        self.mm_list = self.timeline.mms_by_activity();
+        self.mm_pos = match keep {
+            _ if self.mm_auto => usize::from(!self.mm_list.is_empty()),
+            MmSel::All => 0,
+            MmSel::Mm(m) => self
+                .mm_list
+                .iter()
+                .position(|&x| x == m)
+                .map_or(0, |p| p + 1),
+        };
     }
 
     pub fn selected(&self) -> MmSel {
@@ -182,6 +275,15 @@ impl App {
     pub fn apply(&mut self, action: Action) {
         let n = self.trace.events.len();
         self.message = None;
+        if !matches!(
+            action,
+            Action::ToggleHelp | Action::Quit | Action::ForceQuit
+        ) {
+            self.follow_load = false;
+        }
+        if matches!(action, Action::NextMm | Action::PrevMm) {
+            self.mm_auto = false;
+        }
         match action {
             Action::ForceQuit => self.quit = true,
             Action::Quit if self.show_help => self.show_help = false,
@@ -692,6 +794,47 @@ mod tests {
         a.type_char('1');
         a.submit();
         assert_eq!(a.visible_cpus(), vec![1]);
+    }
+
+    #[test]
+    fn streaming_deltas_build_the_same_view_as_a_whole_load() {
+        use crate::sources::{Progress, open};
+        let path = std::path::Path::new("traces/hackbench-pipe.ftrace.txt");
+        let whole = App::new(crate::sources::load(path, &LoadOptions::default()).unwrap());
+        let opened = open(path, &LoadOptions::default()).unwrap();
+        let mut app = App::loading(&opened.name, opened.format, Default::default());
+        let opts = LoadOptions {
+            segment_bytes: Some(100_000),
+            ..Default::default()
+        };
+        let mut deltas = Vec::new();
+        opened
+            .stream(&opts, &mut |d| {
+                deltas.push(d);
+                true
+            })
+            .unwrap();
+        assert!(deltas.len() > 10);
+        for d in deltas {
+            app.on_load(LoadMsg::Delta(d));
+        }
+        app.on_load(LoadMsg::Done(Ok(())));
+        assert!(app.loading.is_none());
+        assert_eq!(app.trace.events, whole.trace.events);
+        assert_eq!(app.timeline.lanes, whole.timeline.lanes);
+        assert_eq!(app.timeline.weights, whole.timeline.weights);
+        assert_eq!(app.mm_list, whole.mm_list);
+        assert_eq!(app.selected(), whole.selected());
+        assert_eq!((app.t0, app.span), (whole.t0, whole.span));
+        let _ = Progress::default();
+    }
+
+    #[test]
+    fn a_load_error_before_any_event_ends_the_run() {
+        let mut app = App::loading("x", crate::events::Format::Ftrace, Default::default());
+        app.on_load(LoadMsg::Done(Err("x:3: expected ...".into())));
+        assert!(app.quit);
+        assert_eq!(app.fatal.as_deref(), Some("x:3: expected ..."));
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub fn find(trace: &Trace, timeline: &Timeline, q: &Query, mm: Option<MmId>) -> 
     };
     let in_mm = |tid: Tid| match mm {
         None => true,
-        Some(m) => timeline.task_mm.get(&tid) == Some(&m),
+        Some(m) => timeline.task_mm(tid) == m,
     };
     trace
         .events

@@ -41,7 +41,12 @@ impl Widget for Detail<'_> {
         let inner = block.inner(area);
         block.render(area, buf);
         let Some(ev) = app.cursor_event() else {
-            Paragraph::new("no events in this capture").render(inner, buf);
+            let msg = if app.loading.is_some() {
+                "reading the capture…"
+            } else {
+                "no events in this capture"
+            };
+            Paragraph::new(msg).render(inner, buf);
             return;
         };
         let tl = &app.timeline;
@@ -151,7 +156,7 @@ impl Widget for Detail<'_> {
                     mask,
                     mask.len(),
                     tl.ncpus,
-                    st.tasks.len(),
+                    tl.mm_tasks(mm).len(),
                     st.rseq_updates,
                     st.cids
                 )),
