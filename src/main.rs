@@ -36,6 +36,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Live(a)) => cidscope::live_cli::run_live(&a),
+        Some(Command::Attach(a)) => cidscope::live_cli::run_attach(&a),
         None => {
             let opts = load_options(&cli.load);
             let trace = match &cli.file {

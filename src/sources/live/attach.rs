@@ -1,0 +1,409 @@
+//! `perf_event_open` on the tracepoints cidscope models: one ring buffer per CPU (every other
+//! event of that CPU is redirected into it with PERF_EVENT_IOC_SET_OUTPUT), records sampled with
+//! RAW|TID|TIME|CPU|IDENTIFIER on CLOCK_MONOTONIC, decoded through the tracefs formats.
+//!
+//! Events are opened system-wide (pid -1, one per CPU) in both scopes. For a process scope the
+//! filtering happens in user space ([`super::filter`]): a per-task event would miss the
+//! switch *into* the process's threads and migrations done by other tasks, since a tracepoint is
+//! counted in the context of the task that hits it. Raw tracepoint data needs the same privilege
+//! either way (root or CAP_PERFMON), so the system-wide open costs no extra rights.
+
+use super::decode::{Decoded, EVENTS, EventDecoder};
+use super::format::Tracefs;
+use super::kallsyms::Kallsyms;
+use super::sys::{self, PerfAttr, PerfRing};
+use super::{EventAux, LiveError};
+use crate::events::{Event, EventKind, Strings, TID_UNKNOWN, Tid};
+use perf_event_open_sys::bindings as pb;
+use rustc_hash::FxHashMap;
+use std::os::fd::OwnedFd;
+
+/// Which tasks a capture keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything on every CPU.
+    All,
+    /// One process: all its threads (those alive at start and those it creates).
+    Process(u32),
+}
+
+impl Scope {
+    pub fn describe(&self) -> String {
+        match self {
+            Scope::All => "system-wide".into(),
+            Scope::Process(p) => format!("process {p}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct AttachOptions {
+    /// Data pages per CPU ring buffer (a power of two).
+    pub buffer_pages: usize,
+    /// Mount tracefs at /sys/kernel/tracing if it is missing (root only).
+    pub mount_tracefs: bool,
+}
+
+impl Default for AttachOptions {
+    fn default() -> Self {
+        AttachOptions {
+            buffer_pages: 256,
+            mount_tracefs: true,
+        }
+    }
+}
+
+/// A decoded record waiting to be merged in time order.
+#[derive(Clone, Copy, Debug)]
+pub struct Staged {
+    pub decoded: Decoded,
+    /// Process (tgid) of the current task from PERF_SAMPLE_TID; `TID_UNKNOWN` when perf no
+    /// longer tracks it (an exiting thread) or for lost-event markers.
+    pub pid: Tid,
+    /// Thread of the current task from PERF_SAMPLE_TID.
+    pub sample_tid: Tid,
+}
+
+/// Counters of the record stream.
+#[derive(Clone, Debug, Default)]
+pub struct AttachStats {
+    pub records: u64,
+    /// Sum of PERF_RECORD_LOST counts.
+    pub lost: u64,
+    pub lost_records: u64,
+    pub throttled: u64,
+    pub decode_errors: u64,
+    pub first_decode_error: Option<String>,
+    pub bytes: u64,
+}
+
+struct CpuRing {
+    cpu: u16,
+    ring: PerfRing,
+}
+
+/// The attached tracepoints.
+pub struct Attach {
+    rings: Vec<CpuRing>,
+    /// Ring owners (one per CPU), polled for wake-ups.
+    leaders: Vec<OwnedFd>,
+    /// Every event descriptor, for enable/disable.
+    fds: Vec<OwnedFd>,
+    decoders: Vec<EventDecoder>,
+    by_id: FxHashMap<u64, usize>,
+    syms: Kallsyms,
+    buf: Vec<u8>,
+    pub stats: AttachStats,
+    /// Names of the events attached (`system:name`).
+    pub events: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+const PERF_RECORD_SAMPLE: u32 = pb::PERF_RECORD_SAMPLE;
+const PERF_RECORD_LOST: u32 = pb::PERF_RECORD_LOST;
+const PERF_RECORD_THROTTLE: u32 = pb::PERF_RECORD_THROTTLE;
+
+fn attr_for(id: u64, wakeup_bytes: u32) -> PerfAttr {
+    let mut a = PerfAttr {
+        type_: pb::PERF_TYPE_TRACEPOINT,
+        size: std::mem::size_of::<PerfAttr>() as u32,
+        config: id,
+        sample_type: (pb::PERF_SAMPLE_IDENTIFIER
+            | pb::PERF_SAMPLE_TID
+            | pb::PERF_SAMPLE_TIME
+            | pb::PERF_SAMPLE_CPU
+            | pb::PERF_SAMPLE_RAW) as u64,
+        clockid: libc::CLOCK_MONOTONIC,
+        ..Default::default()
+    };
+    a.__bindgen_anon_1.sample_period = 1;
+    a.__bindgen_anon_2.wakeup_watermark = wakeup_bytes;
+    a.set_disabled(1);
+    a.set_sample_id_all(1);
+    a.set_use_clockid(1);
+    a.set_watermark(1);
+    a
+}
+
+fn open_error(what: &str, e: std::io::Error) -> LiveError {
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => LiveError::NoPermission {
+            detail: format!("{what}: {e}"),
+        },
+        Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) => LiveError::Unsupported(
+            format!("{what}: {e} (this kernel lacks the tracepoint or perf support)"),
+        ),
+        _ => LiveError::io(what, e),
+    }
+}
+
+impl Attach {
+    /// Finds tracefs, reads the formats, opens and maps every event on every online CPU. Nothing
+    /// is recorded until [`Attach::enable`].
+    pub fn open(opts: &AttachOptions) -> Result<Attach, LiveError> {
+        let root = sys::geteuid() == 0;
+        let tracefs = Tracefs::locate(opts.mount_tracefs && root)?;
+        let mut decoders = Vec::new();
+        let mut names = Vec::new();
+        let mut warnings = Vec::new();
+        for (system, name, required) in EVENTS {
+            match tracefs.event_format(system, name)? {
+                Some(f) => {
+                    let d = EventDecoder::new(&f).map_err(|detail| LiveError::Format {
+                        path: tracefs
+                            .root
+                            .join("events")
+                            .join(system)
+                            .join(name)
+                            .join("format")
+                            .display()
+                            .to_string(),
+                        detail,
+                    })?;
+                    names.push(format!("{system}:{name}"));
+                    decoders.push(d);
+                }
+                None if required => {
+                    return Err(LiveError::Unsupported(format!(
+                        "tracepoint {system}:{name} does not exist in {} (cidscope needs it; \
+                         rseq:rseq_update with mm_cid needs Linux >= 6.3 with CONFIG_RSEQ)",
+                        tracefs.root.join("events").display()
+                    )));
+                }
+                None => warnings.push(format!("{system}:{name} not available; not attached")),
+            }
+        }
+        let syms = Kallsyms::load();
+        if !syms.has_tick() {
+            warnings.push(
+                "no tick handler address in /proc/kallsyms (needs root): hrtimer_expire_entry \
+                 records are kept as `other`, not as ticks"
+                    .into(),
+            );
+        }
+        let cpus = super::online_cpus();
+        let pages = opts.buffer_pages.max(1).next_power_of_two();
+        let page = 4096usize;
+        let wakeup = ((pages * page) / 4).min(u32::MAX as usize) as u32;
+        let mut rings = Vec::new();
+        let mut leaders = Vec::new();
+        let mut fds = Vec::new();
+        let mut by_id = FxHashMap::default();
+        for &cpu in &cpus {
+            let mut leader: Option<OwnedFd> = None;
+            for (k, d) in decoders.iter().enumerate() {
+                let mut attr = attr_for(d.id, wakeup);
+                let what = format!("perf_event_open({}:{} on CPU {cpu})", d.system, d.name);
+                let fd = sys::perf_event_open(&mut attr, -1, cpu as i32)
+                    .map_err(|e| open_error(&what, e))?;
+                let id = sys::perf_id(&fd).map_err(|e| LiveError::io("PERF_EVENT_IOC_ID", e))?;
+                by_id.insert(id, k);
+                match &leader {
+                    None => {
+                        let ring = PerfRing::map(&fd, pages).map_err(|e| {
+                            LiveError::io(
+                                format!(
+                                    "mapping a {} KiB perf ring buffer for CPU {cpu} (lower --buffer-pages, or raise kernel.perf_event_mlock_kb)",
+                                    pages * page / 1024
+                                ),
+                                e,
+                            )
+                        })?;
+                        rings.push(CpuRing {
+                            cpu: cpu as u16,
+                            ring,
+                        });
+                        leader = Some(fd);
+                    }
+                    Some(l) => {
+                        sys::perf_set_output(&fd, l)
+                            .map_err(|e| LiveError::io("PERF_EVENT_IOC_SET_OUTPUT", e))?;
+                        fds.push(fd);
+                    }
+                }
+            }
+            if let Some(l) = leader {
+                leaders.push(l);
+            }
+        }
+        Ok(Attach {
+            rings,
+            leaders,
+            fds,
+            decoders,
+            by_id,
+            syms,
+            buf: Vec::with_capacity(1 << 20),
+            stats: AttachStats::default(),
+            events: names,
+            warnings,
+        })
+    }
+
+    pub fn enable(&self) -> Result<(), LiveError> {
+        for fd in self.leaders.iter().chain(&self.fds) {
+            sys::perf_enable(fd).map_err(|e| LiveError::io("PERF_EVENT_IOC_ENABLE", e))?;
+        }
+        Ok(())
+    }
+
+    pub fn disable(&self) {
+        for fd in self.leaders.iter().chain(&self.fds) {
+            let _ = sys::perf_disable(fd);
+        }
+    }
+
+    /// Waits up to `timeout_ms` for a ring to pass its wake-up watermark.
+    pub fn wait(&self, timeout_ms: i32) {
+        if sys::poll_readable(&self.leaders, timeout_ms).is_err() {
+            std::thread::sleep(std::time::Duration::from_millis(timeout_ms.max(0) as u64));
+        }
+    }
+
+    pub fn cpus(&self) -> Vec<u16> {
+        self.rings.iter().map(|r| r.cpu).collect()
+    }
+
+    /// Moves every record now in the rings into `out` (per CPU in ring order; the caller merges).
+    pub fn drain(&mut self, strings: &mut Strings, out: &mut Vec<Staged>) {
+        for r in 0..self.rings.len() {
+            self.buf.clear();
+            let cpu = self.rings[r].cpu;
+            let n = self.rings[r].ring.drain(&mut self.buf);
+            self.stats.bytes += n as u64;
+            let buf = std::mem::take(&mut self.buf);
+            self.parse(&buf, cpu, strings, out);
+            self.buf = buf;
+        }
+    }
+
+    fn note_error(&mut self, msg: String) {
+        self.stats.decode_errors += 1;
+        if self.stats.first_decode_error.is_none() {
+            self.stats.first_decode_error = Some(msg);
+        }
+    }
+
+    fn parse(&mut self, buf: &[u8], ring_cpu: u16, strings: &mut Strings, out: &mut Vec<Staged>) {
+        let mut pos = 0usize;
+        while pos + 8 <= buf.len() {
+            let ty = u32_at(buf, pos).unwrap_or(0);
+            let size = u16_at(buf, pos + 6).unwrap_or(0) as usize;
+            if size < 8 || pos + size > buf.len() {
+                self.note_error(format!(
+                    "perf ring of CPU {ring_cpu}: record header at byte {pos} claims {size} bytes, {} left; rest of this read skipped",
+                    buf.len() - pos
+                ));
+                return;
+            }
+            let body = &buf[pos + 8..pos + size];
+            pos += size;
+            match ty {
+                PERF_RECORD_SAMPLE => {
+                    self.stats.records += 1;
+                    match self.sample(body, strings) {
+                        Ok(s) => out.push(s),
+                        Err(e) => self.note_error(format!("CPU {ring_cpu}: {e}")),
+                    }
+                }
+                PERF_RECORD_LOST => {
+                    // u64 id, u64 lost, then sample_id: pid,tid, time, cpu,res, identifier
+                    let lost = u64_at(body, 8).unwrap_or(0);
+                    let ts = u64_at(body, 24).unwrap_or(0);
+                    let cpu = u32_at(body, 32).map_or(ring_cpu, |c| c as u16);
+                    self.stats.lost += lost;
+                    self.stats.lost_records += 1;
+                    out.push(Staged {
+                        decoded: Decoded {
+                            event: Event {
+                                ts,
+                                tid: 0,
+                                cpu,
+                                kind: EventKind::Lost {
+                                    count: Some(lost.min(u32::MAX as u64) as u32),
+                                },
+                            },
+                            aux: EventAux::default(),
+                            comms: [None, None],
+                        },
+                        pid: TID_UNKNOWN,
+                        sample_tid: TID_UNKNOWN,
+                    });
+                }
+                PERF_RECORD_THROTTLE => self.stats.throttled += 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// identifier u64, pid u32, tid u32, time u64, cpu u32, res u32, raw size u32, raw bytes.
+    fn sample(&self, b: &[u8], strings: &mut Strings) -> Result<Staged, String> {
+        let short = || {
+            format!(
+                "perf sample of {} bytes is shorter than its header",
+                b.len()
+            )
+        };
+        let id = u64_at(b, 0).ok_or_else(short)?;
+        let pid = u32_at(b, 8).ok_or_else(short)?;
+        let tid = u32_at(b, 12).ok_or_else(short)?;
+        let ts = u64_at(b, 16).ok_or_else(short)?;
+        let cpu = u32_at(b, 24).ok_or_else(short)?;
+        let raw_size = u32_at(b, 32).ok_or_else(short)? as usize;
+        let raw = b.get(36..36 + raw_size).ok_or_else(|| {
+            format!(
+                "perf sample says {raw_size} raw bytes, has {}",
+                b.len().saturating_sub(36)
+            )
+        })?;
+        let k = *self
+            .by_id
+            .get(&id)
+            .ok_or_else(|| format!("perf sample with unknown event id {id}"))?;
+        let d = &self.decoders[k];
+        let decoded = d.decode(
+            raw,
+            ts,
+            cpu.min(u16::MAX as u32) as u16,
+            strings,
+            &self.syms,
+        )?;
+        Ok(Staged {
+            decoded,
+            pid,
+            sample_tid: tid,
+        })
+    }
+}
+
+impl Drop for Attach {
+    fn drop(&mut self) {
+        self.disable();
+    }
+}
+
+fn u16_at(b: &[u8], i: usize) -> Option<u16> {
+    Some(u16::from_ne_bytes(b.get(i..i + 2)?.try_into().ok()?))
+}
+fn u32_at(b: &[u8], i: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(i..i + 4)?.try_into().ok()?))
+}
+fn u64_at(b: &[u8], i: usize) -> Option<u64> {
+    Some(u64::from_ne_bytes(b.get(i..i + 8)?.try_into().ok()?))
+}
+
+/// Checks, without recording anything, whether this process may attach (tracefs readable and
+/// `perf_event_open` on rseq:rseq_update allowed). The TUI can use it to offer the workload-only
+/// mode up front.
+pub fn check_privileges() -> Result<(), LiveError> {
+    let tracefs = Tracefs::locate(sys::geteuid() == 0)?;
+    let f = tracefs
+        .event_format("rseq", "rseq_update")?
+        .ok_or_else(|| {
+            LiveError::Unsupported("tracepoint rseq:rseq_update does not exist".into())
+        })?;
+    let mut attr = attr_for(f.id, 4096);
+    sys::perf_event_open(&mut attr, -1, 0)
+        .map(drop)
+        .map_err(|e| open_error("perf_event_open(rseq:rseq_update)", e))
+}

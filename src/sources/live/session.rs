@@ -1,0 +1,693 @@
+//! A live session: the workload and/or the attached tracepoints, run by one capture thread that
+//! merges records from all CPUs in time order into a growing [`Trace`] (format `live`).
+//!
+//! The capture never waits for its consumer: the consumer's [`LiveSession::poll`] copies what
+//! arrived since its last call under a short lock. Bounded buffers drop and count: the kernel
+//! rings (`lost_events`, as [`EventKind::Lost`] markers), the sample queue of the workload
+//! (`samples_dropped`) and the session's event cap (`events_dropped`).
+//!
+//! ```no_run
+//! use cidscope::sources::live::{LiveOptions, LiveSession, Scope, WorkloadSpec};
+//! let opts = LiveOptions {
+//!     workload: Some(WorkloadSpec::default_for(2)),
+//!     attach: Some(Scope::Process(std::process::id())),
+//!     ..LiveOptions::default()
+//! };
+//! let mut s = LiveSession::start(opts)?;
+//! let mut trace = s.empty_trace();
+//! loop {
+//!     let batch = s.poll(); // never blocks
+//!     batch.apply_to(&mut trace); // events in time order, strings and tasks kept in sync
+//!     // ... draw `trace` and batch.samples; show s.counters() in a status line ...
+//!     if s.is_finished() { break; }
+//!     std::thread::sleep(std::time::Duration::from_millis(50));
+//! }
+//! let capture = s.stop()?; // the whole session: capture.trace, capture.samples
+//! # Ok::<(), cidscope::sources::live::LiveError>(())
+//! ```
+
+use super::attach::{Attach, AttachOptions, Scope, Staged};
+use super::filter::Filter;
+use super::rseq_area::Registration;
+use super::spec::WorkloadSpec;
+use super::sys;
+use super::workload::Workload;
+use super::{EventAux, LiveError, RseqSample};
+use crate::events::{Event, EventKind, Format, StrId, Strings, TID_UNKNOWN, TaskMeta, Tid, Trace};
+use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct LiveOptions {
+    /// Threads of cidscope's own that report CIDs from their rseq areas.
+    pub workload: Option<WorkloadSpec>,
+    /// Tracepoints to attach, and whose events to keep.
+    pub attach: Option<Scope>,
+    /// Stop capturing by itself after this long ([`LiveSession::is_finished`] turns true).
+    pub duration: Option<Duration>,
+    /// How often the capture thread wakes up when the rings stay below their watermark.
+    pub poll_interval: Duration,
+    /// Ring buffer pages per CPU (power of two; 256 = 1 MiB).
+    pub buffer_pages: usize,
+    /// The session keeps at most this many events; later ones are counted in `events_dropped`.
+    pub max_events: usize,
+    /// Bound of the workload's sample queue.
+    pub sample_queue: usize,
+    /// Mount tracefs when missing (only done as root).
+    pub mount_tracefs: bool,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            workload: None,
+            attach: None,
+            duration: None,
+            poll_interval: Duration::from_millis(20),
+            buffer_pages: 256,
+            max_events: 20_000_000,
+            sample_queue: 1 << 16,
+            mount_tracefs: true,
+        }
+    }
+}
+
+/// Counters for a status line; cheap to read at any time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct LiveCounters {
+    /// Since the session started (until it finished).
+    pub duration_ns: u64,
+    /// Events kept in the session.
+    pub events: u64,
+    /// Events decoded before the process filter.
+    pub events_seen: u64,
+    /// Events per second over the last second (of `events_seen`).
+    pub event_rate: f64,
+    /// Events the kernel dropped (PERF_RECORD_LOST).
+    pub lost_events: u64,
+    pub rseq_samples: u64,
+    /// Samples dropped because the workload's queue was full.
+    pub samples_dropped: u64,
+    /// Events dropped because the session reached `max_events`.
+    pub events_dropped: u64,
+    /// Records that did not decode.
+    pub decode_errors: u64,
+    /// CPU time of the whole process so far (capture, workload, consumer).
+    pub cpu_user_ns: u64,
+    pub cpu_sys_ns: u64,
+    pub finished: bool,
+}
+
+/// What arrived since the previous [`LiveSession::poll`].
+#[derive(Clone, Debug, Default)]
+pub struct LiveBatch {
+    /// Canonical events, time-ordered and after every event of earlier batches.
+    pub events: Vec<Event>,
+    /// rseq-area samples in arrival order (roughly time-ordered).
+    pub samples: Vec<RseqSample>,
+    /// Strings interned since the last batch, in id order (ids continue the previous batch's).
+    pub new_strings: Vec<Vec<u8>>,
+    /// Tasks first seen or updated.
+    pub tasks: Vec<(Tid, TaskMeta)>,
+    pub counters: LiveCounters,
+}
+
+impl LiveBatch {
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty() && self.samples.is_empty() && self.tasks.is_empty()
+    }
+
+    /// Appends the batch to `trace`, a trace made by [`LiveSession::empty_trace`] and fed only by
+    /// this session's batches (so string ids line up).
+    pub fn apply_to(&self, trace: &mut Trace) {
+        for s in &self.new_strings {
+            trace.strings.intern(s);
+        }
+        for &(tid, meta) in &self.tasks {
+            trace.tasks.insert(tid, meta);
+        }
+        trace.events.extend_from_slice(&self.events);
+    }
+}
+
+/// The whole session (from [`LiveSession::stop`] or a [`LiveSession::snapshot`]).
+#[derive(Clone, Debug)]
+pub struct LiveCapture {
+    /// Canonical events, format `live`. Empty when nothing was attached.
+    pub trace: Trace,
+    /// One per event of `trace`: what its ftrace line prints beyond the event.
+    pub aux: Vec<EventAux>,
+    /// rseq-area samples sorted by time.
+    pub samples: Vec<RseqSample>,
+    pub counters: LiveCounters,
+    /// This process (the workload's threads belong to it).
+    pub pid: u32,
+    pub scope: Option<Scope>,
+    pub workload: Option<WorkloadSpec>,
+    pub registration: Option<Registration>,
+    /// CLOCK_MONOTONIC at start.
+    pub started_ns: u64,
+    /// Tracepoints attached.
+    pub attached_events: Vec<String>,
+    /// CPUs with a ring buffer.
+    pub cpus: Vec<u16>,
+    /// Possible CPUs: the bound of every CID.
+    pub ncpus: u32,
+}
+
+struct Store {
+    trace: Trace,
+    aux: Vec<EventAux>,
+    samples: Vec<RseqSample>,
+    /// Tids whose TaskMeta was inserted or changed, in order (for batches).
+    task_log: Vec<Tid>,
+}
+
+struct Shared {
+    store: Mutex<Store>,
+    stop: AtomicBool,
+    finished: AtomicBool,
+    started_ns: u64,
+    ended_ns: AtomicU64,
+    events: AtomicU64,
+    events_seen: AtomicU64,
+    rate_bits: AtomicU64,
+    lost: AtomicU64,
+    samples: AtomicU64,
+    samples_dropped: AtomicU64,
+    events_dropped: AtomicU64,
+    decode_errors: AtomicU64,
+    error: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Store> {
+        // A panic while holding the lock leaves consistent data (appends only): keep going.
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A running live session.
+pub struct LiveSession {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    pid: u32,
+    scope: Option<Scope>,
+    workload: Option<WorkloadSpec>,
+    registration: Option<Registration>,
+    attached_events: Vec<String>,
+    cpus: Vec<u16>,
+    ncpus: u32,
+    // poll cursors
+    ev_cur: usize,
+    sample_cur: usize,
+    str_cur: usize,
+    task_cur: usize,
+}
+
+impl LiveSession {
+    /// Attaches (if asked), then starts the workload (if asked), then the capture thread.
+    /// Errors (privileges, tracefs, a bad kernel) come back here, before anything runs.
+    pub fn start(opts: LiveOptions) -> Result<LiveSession, LiveError> {
+        let pid = std::process::id();
+        let ncpus = super::possible_cpus();
+        let (attach, mut filter) = match opts.attach {
+            Some(scope) => {
+                let a = Attach::open(&AttachOptions {
+                    buffer_pages: opts.buffer_pages,
+                    mount_tracefs: opts.mount_tracefs,
+                })?;
+                a.enable()?;
+                let mut f = Filter::new(scope);
+                f.refresh();
+                (Some(a), Some(f))
+            }
+            None => (None, None),
+        };
+        // The session starts when recording does (setup can take a few hundred ms).
+        let started_ns = sys::monotonic_ns();
+        let workload = match &opts.workload {
+            Some(spec) => Some(Workload::start(spec, opts.sample_queue)?),
+            None => None,
+        };
+        if let Some(f) = &mut filter {
+            // Threads the workload just created are ours (their creation is in the trace too).
+            f.refresh();
+        }
+        let mut trace = Trace::new(
+            match opts.attach {
+                Some(s) => format!("live: {}", s.describe()),
+                None => format!("live: workload of process {pid}"),
+            },
+            Format::Live,
+        );
+        trace.ncpus_hint = Some(ncpus);
+        if let Some(a) = &attach {
+            for w in &a.warnings {
+                trace.warn("attach", w.clone());
+            }
+        }
+        if opts.attach.is_none() {
+            trace.warn(
+                "workload-only",
+                "no tracepoints attached: only the CIDs read from rseq areas are known; \
+                 trace-based lanes need attach privileges (root, or CAP_PERFMON with tracefs access)",
+            );
+        }
+        let attached_events = attach
+            .as_ref()
+            .map(|a| a.events.clone())
+            .unwrap_or_default();
+        let cpus = attach.as_ref().map(|a| a.cpus()).unwrap_or_default();
+        let registration = workload.as_ref().map(|w| w.registration);
+        let shared = Arc::new(Shared {
+            store: Mutex::new(Store {
+                trace,
+                aux: Vec::new(),
+                samples: Vec::new(),
+                task_log: Vec::new(),
+            }),
+            stop: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+            started_ns,
+            ended_ns: AtomicU64::new(0),
+            events: AtomicU64::new(0),
+            events_seen: AtomicU64::new(0),
+            rate_bits: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
+            samples: AtomicU64::new(0),
+            samples_dropped: AtomicU64::new(0),
+            events_dropped: AtomicU64::new(0),
+            decode_errors: AtomicU64::new(0),
+            error: Mutex::new(None),
+        });
+        let mut cap = Capture {
+            shared: shared.clone(),
+            attach,
+            filter,
+            workload,
+            strings: Strings::new(),
+            synced_strings: 1,
+            known: FxHashMap::default(),
+            comms: FxHashMap::default(),
+            pending: Vec::new(),
+            fresh: Vec::new(),
+            new_samples: Vec::new(),
+            rate_window: std::collections::VecDeque::new(),
+            seen: 0,
+            poll_ms: opts.poll_interval.as_millis().clamp(1, 1000) as i32,
+            deadline: opts.duration.map(|d| started_ns + d.as_nanos() as u64),
+            max_events: opts.max_events,
+            idle_tid_comm: StrId(0),
+        };
+        let thread = std::thread::Builder::new()
+            .name("cidscope-capture".into())
+            .spawn(move || cap.run())
+            .map_err(|e| LiveError::io("spawning the capture thread", e))?;
+        Ok(LiveSession {
+            shared,
+            thread: Some(thread),
+            pid,
+            scope: opts.attach,
+            workload: opts.workload,
+            registration,
+            attached_events,
+            cpus,
+            ncpus,
+            ev_cur: 0,
+            sample_cur: 0,
+            str_cur: 0,
+            task_cur: 0,
+        })
+    }
+
+    /// An empty trace for [`LiveBatch::apply_to`].
+    pub fn empty_trace(&self) -> Trace {
+        let s = self.shared.lock();
+        let mut t = Trace::new(s.trace.path.clone(), Format::Live);
+        t.ncpus_hint = s.trace.ncpus_hint;
+        t.warnings = s.trace.warnings.clone();
+        t
+    }
+
+    /// What arrived since the previous call. Never blocks on the capture (it only takes the
+    /// session lock long enough to copy).
+    pub fn poll(&mut self) -> LiveBatch {
+        let counters = self.counters();
+        let s = self.shared.lock();
+        let events = s.trace.events.get(self.ev_cur..).unwrap_or(&[]).to_vec();
+        let samples = s.samples.get(self.sample_cur..).unwrap_or(&[]).to_vec();
+        let nstr = s.trace.strings.len();
+        let new_strings = (self.str_cur.max(1)..nstr)
+            .map(|i| s.trace.strings.get(StrId(i as u32)).to_vec())
+            .collect();
+        let mut seen = rustc_hash::FxHashSet::default();
+        let tasks = s
+            .task_log
+            .get(self.task_cur..)
+            .unwrap_or(&[])
+            .iter()
+            .filter(|t| seen.insert(**t))
+            .filter_map(|t| s.trace.tasks.get(t).map(|m| (*t, *m)))
+            .collect();
+        self.ev_cur = s.trace.events.len();
+        self.sample_cur = s.samples.len();
+        self.str_cur = nstr;
+        self.task_cur = s.task_log.len();
+        LiveBatch {
+            events,
+            samples,
+            new_strings,
+            tasks,
+            counters,
+        }
+    }
+
+    pub fn counters(&self) -> LiveCounters {
+        let sh = &self.shared;
+        let finished = sh.finished.load(Ordering::Acquire);
+        let end = if finished {
+            sh.ended_ns.load(Ordering::Relaxed)
+        } else {
+            sys::monotonic_ns()
+        };
+        let (u, s) = sys::rusage_self();
+        LiveCounters {
+            duration_ns: end.saturating_sub(sh.started_ns),
+            events: sh.events.load(Ordering::Relaxed),
+            events_seen: sh.events_seen.load(Ordering::Relaxed),
+            event_rate: f64::from_bits(sh.rate_bits.load(Ordering::Relaxed)),
+            lost_events: sh.lost.load(Ordering::Relaxed),
+            rseq_samples: sh.samples.load(Ordering::Relaxed),
+            samples_dropped: sh.samples_dropped.load(Ordering::Relaxed),
+            events_dropped: sh.events_dropped.load(Ordering::Relaxed),
+            decode_errors: sh.decode_errors.load(Ordering::Relaxed),
+            cpu_user_ns: u,
+            cpu_sys_ns: s,
+            finished,
+        }
+    }
+
+    /// True once the capture stopped by itself (duration reached or an error).
+    pub fn is_finished(&self) -> bool {
+        self.shared.finished.load(Ordering::Acquire)
+    }
+
+    /// Copy of the whole session so far (capture continues).
+    pub fn snapshot(&self) -> LiveCapture {
+        let counters = self.counters();
+        let s = self.shared.lock();
+        self.capture_from(s.trace.clone(), s.aux.clone(), s.samples.clone(), counters)
+    }
+
+    fn capture_from(
+        &self,
+        trace: Trace,
+        aux: Vec<EventAux>,
+        mut samples: Vec<RseqSample>,
+        counters: LiveCounters,
+    ) -> LiveCapture {
+        samples.sort_by_key(|s| s.ts);
+        LiveCapture {
+            trace,
+            aux,
+            samples,
+            counters,
+            pid: self.pid,
+            scope: self.scope,
+            workload: self.workload.clone(),
+            registration: self.registration,
+            started_ns: self.shared.started_ns,
+            attached_events: self.attached_events.clone(),
+            cpus: self.cpus.clone(),
+            ncpus: self.ncpus,
+        }
+    }
+
+    /// Stops the workload and the capture, drains what is left and returns the whole session.
+    pub fn stop(mut self) -> Result<LiveCapture, LiveError> {
+        self.shared.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            if t.join().is_err() {
+                return Err(LiveError::Unsupported(
+                    "the capture thread panicked; the session is incomplete".into(),
+                ));
+            }
+        }
+        if let Some(e) = self.shared.error.lock().ok().and_then(|mut e| e.take()) {
+            let mut s = self.shared.lock();
+            s.trace.warn("capture-error", e);
+        }
+        let counters = self.counters();
+        let mut s = self.shared.lock();
+        let trace = std::mem::replace(&mut s.trace, Trace::new("", Format::Live));
+        let aux = std::mem::take(&mut s.aux);
+        let samples = std::mem::take(&mut s.samples);
+        drop(s);
+        Ok(self.capture_from(trace, aux, samples, counters))
+    }
+}
+
+impl Drop for LiveSession {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Records may reach a ring up to this long after their timestamp was taken (an event in flight
+/// on another CPU while the rings are read): only older records are merged.
+const MERGE_SLACK_NS: u64 = 5_000_000;
+
+/// The capture thread's state.
+struct Capture {
+    shared: Arc<Shared>,
+    attach: Option<Attach>,
+    filter: Option<Filter>,
+    workload: Option<Workload>,
+    /// Master string table (the store's copy is synced after each round).
+    strings: Strings,
+    synced_strings: usize,
+    known: FxHashMap<Tid, TaskMeta>,
+    /// Latest comm a record named for a task.
+    comms: FxHashMap<Tid, StrId>,
+    pending: Vec<Staged>,
+    fresh: Vec<Staged>,
+    new_samples: Vec<RseqSample>,
+    rate_window: std::collections::VecDeque<(u64, u64)>,
+    seen: u64,
+    poll_ms: i32,
+    deadline: Option<u64>,
+    max_events: usize,
+    idle_tid_comm: StrId,
+}
+
+impl Capture {
+    fn run(&mut self) {
+        self.idle_tid_comm = self.strings.intern(b"<idle>");
+        loop {
+            let now = sys::monotonic_ns();
+            let due = self.deadline.is_some_and(|d| now >= d);
+            if due || self.shared.stop.load(Ordering::Acquire) {
+                break;
+            }
+            let mut wait = self.poll_ms;
+            if let Some(d) = self.deadline {
+                wait = wait.min(((d - now) / 1_000_000).max(1) as i32);
+            }
+            match &self.attach {
+                Some(a) => a.wait(wait),
+                None => std::thread::sleep(Duration::from_millis(wait as u64)),
+            }
+            self.round(false);
+        }
+        // Stop the workload first so its exits are recorded, then let the last records land.
+        if let Some(w) = self.workload.take() {
+            let (dropped, errors) = w.stop(&mut self.new_samples);
+            self.shared
+                .samples_dropped
+                .store(dropped, Ordering::Relaxed);
+            if !errors.is_empty() {
+                let mut s = self.shared.lock();
+                for e in errors {
+                    s.trace.warn("workload", e);
+                }
+            }
+        }
+        if let Some(a) = &self.attach {
+            std::thread::sleep(Duration::from_millis(10));
+            a.disable();
+        }
+        self.round(true);
+        self.shared
+            .ended_ns
+            .store(sys::monotonic_ns(), Ordering::Relaxed);
+        self.attach = None;
+        self.shared.finished.store(true, Ordering::Release);
+    }
+
+    /// Reads the rings and the sample queue and appends what is old enough (everything when
+    /// `flush`) to the store.
+    fn round(&mut self, flush: bool) {
+        let boundary = if flush {
+            u64::MAX
+        } else {
+            sys::monotonic_ns().saturating_sub(MERGE_SLACK_NS)
+        };
+        if let Some(a) = &mut self.attach {
+            self.fresh.clear();
+            a.drain(&mut self.strings, &mut self.fresh);
+            self.seen += self
+                .fresh
+                .iter()
+                .filter(|s| !s.decoded.event.kind.is_lost())
+                .count() as u64;
+            self.pending.append(&mut self.fresh);
+            self.shared.lost.store(a.stats.lost, Ordering::Relaxed);
+            self.shared
+                .decode_errors
+                .store(a.stats.decode_errors, Ordering::Relaxed);
+            if let (Some(e), true) = (&a.stats.first_decode_error, a.stats.decode_errors == 1) {
+                if let Ok(mut slot) = self.shared.error.lock() {
+                    slot.get_or_insert_with(|| format!("record did not decode: {e}"));
+                }
+            }
+        }
+        if let Some(w) = &self.workload {
+            w.drain(&mut self.new_samples);
+            self.shared
+                .samples_dropped
+                .store(w.dropped(), Ordering::Relaxed);
+        }
+        // Merge: stable sort keeps each CPU's order among equal timestamps.
+        self.pending.sort_by_key(|s| s.decoded.event.ts);
+        let n_ready = self
+            .pending
+            .partition_point(|s| s.decoded.event.ts <= boundary);
+        let ready: Vec<Staged> = self.pending.drain(..n_ready).collect();
+        let mut events = Vec::with_capacity(ready.len());
+        let mut aux = Vec::with_capacity(ready.len());
+        let mut task_updates: Vec<(Tid, TaskMeta)> = Vec::new();
+        for st in &ready {
+            let ev = st.decoded.event;
+            for (t, c) in st.decoded.comms.iter().flatten() {
+                self.comms.insert(*t, *c);
+            }
+            if let Some(f) = &mut self.filter {
+                if !f.keep(&ev, st.pid) {
+                    continue;
+                }
+            }
+            if let Some(m) = self.note_task(st) {
+                task_updates.push(m);
+            }
+            events.push(ev);
+            aux.push(st.decoded.aux);
+        }
+        self.update_rate();
+        // Publish.
+        let mut s = self.shared.lock();
+        for i in self.synced_strings..self.strings.len() {
+            s.trace.strings.intern(self.strings.get(StrId(i as u32)));
+        }
+        self.synced_strings = self.strings.len();
+        for (tid, m) in task_updates {
+            s.trace.tasks.insert(tid, m);
+            s.task_log.push(tid);
+        }
+        let room = self.max_events.saturating_sub(s.trace.events.len());
+        if events.len() > room {
+            let over = (events.len() - room) as u64;
+            events.truncate(room);
+            aux.truncate(room);
+            self.shared
+                .events_dropped
+                .fetch_add(over, Ordering::Relaxed);
+        }
+        s.trace.events.extend_from_slice(&events);
+        s.aux.extend_from_slice(&aux);
+        s.samples.append(&mut self.new_samples);
+        self.shared
+            .events
+            .store(s.trace.events.len() as u64, Ordering::Relaxed);
+        self.shared
+            .samples
+            .store(s.samples.len() as u64, Ordering::Relaxed);
+        self.shared.events_seen.store(self.seen, Ordering::Relaxed);
+    }
+
+    /// The task table entry of the record's current task: created on first sight (comm from
+    /// /proc, else from the record, else `<...>`), tgid from perf's PERF_SAMPLE_TID.
+    fn note_task(&mut self, st: &Staged) -> Option<(Tid, TaskMeta)> {
+        let ev = &st.decoded.event;
+        let tid = ev.tid;
+        if tid == TID_UNKNOWN || ev.kind.is_lost() {
+            return None;
+        }
+        let tgid = (tid != 0 && st.sample_tid == tid && st.pid != TID_UNKNOWN && st.pid != 0)
+            .then_some(st.pid);
+        if let Some(m) = self.known.get_mut(&tid) {
+            if m.tgid.is_none() && tgid.is_some() {
+                m.tgid = tgid;
+                return Some((tid, *m));
+            }
+            return None;
+        }
+        let comm = if tid == 0 {
+            self.idle_tid_comm
+        } else {
+            let own = match ev.kind {
+                EventKind::SchedSwitch { prev_tid, .. } if prev_tid == tid => {
+                    Some(st.decoded.aux.text)
+                }
+                _ => None,
+            };
+            let proc_comm = proc_comm(tgid.unwrap_or(tid), tid);
+            match (proc_comm, own, self.comms.get(&tid)) {
+                (Some(c), _, _) => self.strings.intern(&c),
+                (None, Some(c), _) => c,
+                (None, None, Some(&c)) => c,
+                _ => self.strings.intern(b"<...>"),
+            }
+        };
+        let m = TaskMeta { tgid, comm };
+        self.known.insert(tid, m);
+        Some((tid, m))
+    }
+
+    fn update_rate(&mut self) {
+        let now = sys::monotonic_ns();
+        self.rate_window.push_back((now, self.seen));
+        while self
+            .rate_window
+            .front()
+            .is_some_and(|&(t, _)| now - t > 1_000_000_000)
+            && self.rate_window.len() > 2
+        {
+            self.rate_window.pop_front();
+        }
+        let rate = match (self.rate_window.front(), self.rate_window.back()) {
+            (Some(&(t0, n0)), Some(&(t1, n1))) if t1 > t0 => {
+                (n1 - n0) as f64 * 1e9 / (t1 - t0) as f64
+            }
+            _ => 0.0,
+        };
+        self.shared
+            .rate_bits
+            .store(rate.to_bits(), Ordering::Relaxed);
+    }
+}
+
+fn proc_comm(tgid: Tid, tid: Tid) -> Option<Vec<u8>> {
+    let mut c = std::fs::read(format!("/proc/{tgid}/task/{tid}/comm")).ok()?;
+    while c.last() == Some(&b'\n') {
+        c.pop();
+    }
+    (!c.is_empty()).then_some(c)
+}
