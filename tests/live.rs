@@ -127,13 +127,13 @@ fn check_capture(c: &LiveCapture) {
         );
     }
     for e in &c.trace.events {
-        if let EventKind::RseqUpdate { mm_cid, .. } = e.kind {
-            if mine.contains(&e.tid) {
-                assert!(
-                    (0..ncpus).contains(&mm_cid),
-                    "rseq_update out of range: {e:?}"
-                );
-            }
+        if let EventKind::RseqUpdate { mm_cid, .. } = e.kind
+            && mine.contains(&e.tid)
+        {
+            assert!(
+                (0..ncpus).contains(&mm_cid),
+                "rseq_update out of range: {e:?}"
+            );
         }
     }
     // 3. no two threads of the process running at one instant hold one CID. A thread's CID counts
@@ -237,7 +237,10 @@ impl Sink for History {
     }
 }
 
-fn observed_history(t: &Trace) -> (Vec<(u64, u16, CpuSlot)>, FxHashMap<Tid, Vec<(u64, i32)>>) {
+type SlotChanges = Vec<(u64, u16, CpuSlot)>;
+type TaskCids = FxHashMap<Tid, Vec<(u64, i32)>>;
+
+fn observed_history(t: &Trace) -> (SlotChanges, TaskCids) {
     let ctx = Context {
         tasks: &t.tasks,
         ncpus: t.cpu_count(),

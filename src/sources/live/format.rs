@@ -80,7 +80,7 @@ pub fn parse_format(system: &str, text: &str) -> Result<EventFormat, String> {
     })
 }
 
-/// `field:pid_t prev_pid;	offset:24;	size:4;	signed:1;`
+/// `field:pid_t prev_pid; offset:24; size:4; signed:1;` (tab-separated)
 fn parse_field(t: &str) -> Result<Field, String> {
     let mut decl = None;
     let (mut offset, mut size, mut signed) = (None, None, false);

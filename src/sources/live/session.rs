@@ -431,12 +431,12 @@ impl LiveSession {
     /// Stops the workload and the capture, drains what is left and returns the whole session.
     pub fn stop(mut self) -> Result<LiveCapture, LiveError> {
         self.shared.stop.store(true, Ordering::Release);
-        if let Some(t) = self.thread.take() {
-            if t.join().is_err() {
-                return Err(LiveError::Unsupported(
-                    "the capture thread panicked; the session is incomplete".into(),
-                ));
-            }
+        if let Some(t) = self.thread.take()
+            && t.join().is_err()
+        {
+            return Err(LiveError::Unsupported(
+                "the capture thread panicked; the session is incomplete".into(),
+            ));
         }
         if let Some(e) = self.shared.error.lock().ok().and_then(|mut e| e.take()) {
             let mut s = self.shared.lock();
@@ -553,10 +553,10 @@ impl Capture {
             self.shared
                 .decode_errors
                 .store(a.stats.decode_errors, Ordering::Relaxed);
-            if let (Some(e), true) = (&a.stats.first_decode_error, a.stats.decode_errors == 1) {
-                if let Ok(mut slot) = self.shared.error.lock() {
-                    slot.get_or_insert_with(|| format!("record did not decode: {e}"));
-                }
+            if let (Some(e), true) = (&a.stats.first_decode_error, a.stats.decode_errors == 1)
+                && let Ok(mut slot) = self.shared.error.lock()
+            {
+                slot.get_or_insert_with(|| format!("record did not decode: {e}"));
             }
         }
         if let Some(w) = &self.workload {
@@ -579,10 +579,10 @@ impl Capture {
             for (t, c) in st.decoded.comms.iter().flatten() {
                 self.comms.insert(*t, *c);
             }
-            if let Some(f) = &mut self.filter {
-                if !f.keep(&ev, st.pid) {
-                    continue;
-                }
+            if let Some(f) = &mut self.filter
+                && !f.keep(&ev, st.pid)
+            {
+                continue;
             }
             if let Some(m) = self.note_task(st) {
                 task_updates.push(m);

@@ -26,10 +26,10 @@ struct Shared {
 
 impl Shared {
     fn error(&self, msg: String) {
-        if let Ok(mut e) = self.errors.lock() {
-            if e.len() < 16 {
-                e.push(msg);
-            }
+        if let Ok(mut e) = self.errors.lock()
+            && e.len() < 16
+        {
+            e.push(msg);
         }
     }
 }
