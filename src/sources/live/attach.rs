@@ -89,11 +89,8 @@ pub struct Attach {
     leaders: Vec<OwnedFd>,
     /// Every event descriptor, for enable/disable.
     fds: Vec<OwnedFd>,
-    decoders: Vec<EventDecoder>,
-    by_id: FxHashMap<u64, usize>,
-    syms: Kallsyms,
+    parser: RecordParser,
     buf: Vec<u8>,
-    pub stats: AttachStats,
     /// Names of the events attached (`system:name`).
     pub events: Vec<String>,
     pub warnings: Vec<String>,
@@ -102,6 +99,26 @@ pub struct Attach {
 const PERF_RECORD_SAMPLE: u32 = pb::PERF_RECORD_SAMPLE;
 const PERF_RECORD_LOST: u32 = pb::PERF_RECORD_LOST;
 const PERF_RECORD_THROTTLE: u32 = pb::PERF_RECORD_THROTTLE;
+const PERF_RECORD_LOST_SAMPLES: u32 = pb::PERF_RECORD_LOST_SAMPLES;
+
+fn lost_marker(lost: u64, ts: u64, cpu: u16) -> Staged {
+    Staged {
+        decoded: Decoded {
+            event: Event {
+                ts,
+                tid: 0,
+                cpu,
+                kind: EventKind::Lost {
+                    count: Some(lost.min(u32::MAX as u64) as u32),
+                },
+            },
+            aux: EventAux::default(),
+            comms: [None, None],
+        },
+        pid: TID_UNKNOWN,
+        sample_tid: TID_UNKNOWN,
+    }
+}
 
 fn attr_for(id: u64, wakeup_bytes: u32) -> PerfAttr {
     let mut a = PerfAttr {
@@ -230,11 +247,8 @@ impl Attach {
             rings,
             leaders,
             fds,
-            decoders,
-            by_id,
-            syms,
+            parser: RecordParser::new(decoders, by_id, syms),
             buf: Vec::with_capacity(1 << 20),
-            stats: AttachStats::default(),
             events: names,
             warnings,
         })
@@ -264,16 +278,48 @@ impl Attach {
         self.rings.iter().map(|r| r.cpu).collect()
     }
 
+    pub fn stats(&self) -> &AttachStats {
+        &self.parser.stats
+    }
+
     /// Moves every record now in the rings into `out` (per CPU in ring order; the caller merges).
     pub fn drain(&mut self, strings: &mut Strings, out: &mut Vec<Staged>) {
         for r in 0..self.rings.len() {
             self.buf.clear();
             let cpu = self.rings[r].cpu;
             let n = self.rings[r].ring.drain(&mut self.buf);
-            self.stats.bytes += n as u64;
-            let buf = std::mem::take(&mut self.buf);
-            self.parse(&buf, cpu, strings, out);
-            self.buf = buf;
+            self.parser.stats.bytes += n as u64;
+            self.parser.parse(&self.buf, cpu, strings, out);
+        }
+    }
+}
+
+impl Drop for Attach {
+    fn drop(&mut self) {
+        self.disable();
+    }
+}
+
+/// Splits drained ring bytes into perf records and decodes them.
+pub struct RecordParser {
+    decoders: Vec<EventDecoder>,
+    by_id: FxHashMap<u64, usize>,
+    syms: Kallsyms,
+    pub stats: AttachStats,
+}
+
+impl RecordParser {
+    /// `by_id` maps PERF_SAMPLE_IDENTIFIER values to indices into `decoders`.
+    pub fn new(
+        decoders: Vec<EventDecoder>,
+        by_id: FxHashMap<u64, usize>,
+        syms: Kallsyms,
+    ) -> RecordParser {
+        RecordParser {
+            decoders,
+            by_id,
+            syms,
+            stats: AttachStats::default(),
         }
     }
 
@@ -284,7 +330,14 @@ impl Attach {
         }
     }
 
-    fn parse(&mut self, buf: &[u8], ring_cpu: u16, strings: &mut Strings, out: &mut Vec<Staged>) {
+    /// Parses whole records from `buf` (bytes drained from the ring of `ring_cpu`).
+    pub fn parse(
+        &mut self,
+        buf: &[u8],
+        ring_cpu: u16,
+        strings: &mut Strings,
+        out: &mut Vec<Staged>,
+    ) {
         let mut pos = 0usize;
         while pos + 8 <= buf.len() {
             let ty = u32_at(buf, pos).unwrap_or(0);
@@ -306,29 +359,16 @@ impl Attach {
                         Err(e) => self.note_error(format!("CPU {ring_cpu}: {e}")),
                     }
                 }
-                PERF_RECORD_LOST => {
-                    // u64 id, u64 lost, then sample_id: pid,tid, time, cpu,res, identifier
-                    let lost = u64_at(body, 8).unwrap_or(0);
-                    let ts = u64_at(body, 24).unwrap_or(0);
-                    let cpu = u32_at(body, 32).map_or(ring_cpu, |c| c as u16);
+                PERF_RECORD_LOST | PERF_RECORD_LOST_SAMPLES => {
+                    // LOST: u64 id, u64 lost; LOST_SAMPLES: u64 lost; then sample_id:
+                    // pid,tid, time, cpu,res, identifier
+                    let at = if ty == PERF_RECORD_LOST { 8 } else { 0 };
+                    let lost = u64_at(body, at).unwrap_or(0);
+                    let ts = u64_at(body, at + 16).unwrap_or(0);
+                    let cpu = u32_at(body, at + 24).map_or(ring_cpu, |c| c as u16);
                     self.stats.lost += lost;
                     self.stats.lost_records += 1;
-                    out.push(Staged {
-                        decoded: Decoded {
-                            event: Event {
-                                ts,
-                                tid: 0,
-                                cpu,
-                                kind: EventKind::Lost {
-                                    count: Some(lost.min(u32::MAX as u64) as u32),
-                                },
-                            },
-                            aux: EventAux::default(),
-                            comms: [None, None],
-                        },
-                        pid: TID_UNKNOWN,
-                        sample_tid: TID_UNKNOWN,
-                    });
+                    out.push(lost_marker(lost, ts, cpu));
                 }
                 PERF_RECORD_THROTTLE => self.stats.throttled += 1,
                 _ => {}
@@ -376,12 +416,6 @@ impl Attach {
     }
 }
 
-impl Drop for Attach {
-    fn drop(&mut self) {
-        self.disable();
-    }
-}
-
 fn u16_at(b: &[u8], i: usize) -> Option<u16> {
     Some(u16::from_ne_bytes(b.get(i..i + 2)?.try_into().ok()?))
 }
@@ -406,4 +440,95 @@ pub fn check_privileges() -> Result<(), LiveError> {
     sys::perf_event_open(&mut attr, -1, 0)
         .map(drop)
         .map_err(|e| open_error("perf_event_open(rseq:rseq_update)", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::live::format::parse_format;
+
+    const RSEQ: &str = "name: rseq_update\nID: 592\nformat:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+\tfield:s32 cpu_id;\toffset:8;\tsize:4;\tsigned:1;
+\tfield:s32 node_id;\toffset:12;\tsize:4;\tsigned:1;
+\tfield:s32 mm_cid;\toffset:16;\tsize:4;\tsigned:1;
+";
+
+    fn header(out: &mut Vec<u8>, ty: u32, size: usize) {
+        out.extend_from_slice(&ty.to_ne_bytes());
+        out.extend_from_slice(&0u16.to_ne_bytes());
+        out.extend_from_slice(&(size as u16).to_ne_bytes());
+    }
+
+    fn sample(out: &mut Vec<u8>, id: u64, tid: u32, ts: u64, cpu: u32, cid: i32) {
+        let mut raw = vec![0u8; 20];
+        raw[0..2].copy_from_slice(&592u16.to_ne_bytes());
+        raw[4..8].copy_from_slice(&(tid as i32).to_ne_bytes());
+        raw[8..12].copy_from_slice(&(cpu as i32).to_ne_bytes());
+        raw[16..20].copy_from_slice(&cid.to_ne_bytes());
+        // raw size field + raw data are padded to 8 bytes
+        let raw_total = (4 + raw.len()).next_multiple_of(8);
+        let size = 8 + 8 + 8 + 8 + 8 + raw_total;
+        header(out, PERF_RECORD_SAMPLE, size);
+        out.extend_from_slice(&id.to_ne_bytes());
+        out.extend_from_slice(&tid.to_ne_bytes()); // pid
+        out.extend_from_slice(&tid.to_ne_bytes());
+        out.extend_from_slice(&ts.to_ne_bytes());
+        out.extend_from_slice(&cpu.to_ne_bytes());
+        out.extend_from_slice(&0u32.to_ne_bytes());
+        out.extend_from_slice(&((raw_total - 4) as u32).to_ne_bytes());
+        out.extend_from_slice(&raw);
+        out.resize(out.len() + raw_total - 4 - raw.len(), 0);
+    }
+
+    #[test]
+    fn parses_samples_and_lost_records_and_survives_garbage() {
+        let d = EventDecoder::new(&parse_format("rseq", RSEQ).unwrap()).unwrap();
+        let mut by_id = FxHashMap::default();
+        by_id.insert(42u64, 0usize);
+        let mut p = RecordParser::new(vec![d], by_id, Kallsyms::default());
+        let mut buf = Vec::new();
+        sample(&mut buf, 42, 100, 1_000, 1, 1);
+        // PERF_RECORD_LOST: id, lost, then sample_id (pid,tid, time, cpu,res, identifier)
+        header(&mut buf, PERF_RECORD_LOST, 8 + 16 + 32);
+        for v in [42u64, 7, 0, 2_000, 1, 42] {
+            buf.extend_from_slice(&v.to_ne_bytes());
+        }
+        sample(&mut buf, 99, 100, 3_000, 1, 0); // unknown id: counted, skipped
+        sample(&mut buf, 42, 101, 4_000, 1, 0);
+        buf.extend_from_slice(&[9, 0, 0, 0, 0, 0, 200, 0]); // header claiming 200 bytes
+        let mut strings = Strings::new();
+        let mut out = Vec::new();
+        p.parse(&buf, 1, &mut strings, &mut out);
+        assert_eq!(out.len(), 3);
+        let e = out[0].decoded.event;
+        assert_eq!((e.ts, e.tid, e.cpu), (1_000, 100, 1));
+        assert_eq!(
+            e.kind,
+            EventKind::RseqUpdate {
+                cpu_id: 1,
+                node_id: 0,
+                mm_cid: 1
+            }
+        );
+        assert_eq!(out[0].pid, 100);
+        assert_eq!(
+            out[1].decoded.event.kind,
+            EventKind::Lost { count: Some(7) }
+        );
+        assert_eq!(out[1].decoded.event.ts, 2_000);
+        assert_eq!(out[2].decoded.event.tid, 101);
+        assert_eq!(p.stats.lost, 7);
+        assert_eq!(p.stats.decode_errors, 2);
+        assert!(
+            p.stats
+                .first_decode_error
+                .as_deref()
+                .unwrap_or("")
+                .contains("unknown event id 99")
+        );
+    }
 }

@@ -59,6 +59,10 @@ pub struct LiveOptions {
     pub sample_queue: usize,
     /// Mount tracefs when missing (only done as root).
     pub mount_tracefs: bool,
+    /// Nice value for the capture thread when attached (applied when permitted: root or
+    /// CAP_SYS_NICE). A reader that falls behind a saturated machine loses events; `None`
+    /// leaves the default.
+    pub capture_nice: Option<i32>,
 }
 
 impl Default for LiveOptions {
@@ -72,6 +76,7 @@ impl Default for LiveOptions {
             max_events: 20_000_000,
             sample_queue: 1 << 16,
             mount_tracefs: true,
+            capture_nice: Some(-10),
         }
     }
 }
@@ -301,6 +306,9 @@ impl LiveSession {
             seen: 0,
             poll_ms: opts.poll_interval.as_millis().clamp(1, 1000) as i32,
             deadline: opts.duration.map(|d| started_ns + d.as_nanos() as u64),
+            nice: opts.attach.and(opts.capture_nice),
+            last_ts: 0,
+            late: 0,
             max_events: opts.max_events,
             idle_tid_comm: StrId(0),
         };
@@ -486,11 +494,19 @@ struct Capture {
     deadline: Option<u64>,
     max_events: usize,
     idle_tid_comm: StrId,
+    nice: Option<i32>,
+    /// Timestamp of the last merged record, and records that arrived after it was passed.
+    last_ts: u64,
+    late: u64,
 }
 
 impl Capture {
     fn run(&mut self) {
         self.idle_tid_comm = self.strings.intern(b"<idle>");
+        if let Some(n) = self.nice {
+            // Best effort: without the right to raise priority the capture runs at the default.
+            let _ = sys::set_thread_nice(n);
+        }
         loop {
             let now = sys::monotonic_ns();
             let due = self.deadline.is_some_and(|d| now >= d);
@@ -507,6 +523,10 @@ impl Capture {
             }
             self.round(false);
         }
+        // The capture window ends here; what follows collects what it recorded.
+        self.shared
+            .ended_ns
+            .store(sys::monotonic_ns(), Ordering::Relaxed);
         // Stop the workload first so its exits are recorded, then let the last records land.
         if let Some(w) = self.workload.take() {
             let (dropped, errors) = w.stop(&mut self.new_samples);
@@ -525,9 +545,17 @@ impl Capture {
             a.disable();
         }
         self.round(true);
-        self.shared
-            .ended_ns
-            .store(sys::monotonic_ns(), Ordering::Relaxed);
+        if self.late > 0 {
+            let mut s = self.shared.lock();
+            s.trace.warn(
+                "late-records",
+                format!(
+                    "{} records reached their ring more than {} ms after their timestamp; they were placed at the merge point to keep time order",
+                    self.late,
+                    MERGE_SLACK_NS / 1_000_000
+                ),
+            );
+        }
         self.attach = None;
         self.shared.finished.store(true, Ordering::Release);
     }
@@ -549,11 +577,11 @@ impl Capture {
                 .filter(|s| !s.decoded.event.kind.is_lost())
                 .count() as u64;
             self.pending.append(&mut self.fresh);
-            self.shared.lost.store(a.stats.lost, Ordering::Relaxed);
+            self.shared.lost.store(a.stats().lost, Ordering::Relaxed);
             self.shared
                 .decode_errors
-                .store(a.stats.decode_errors, Ordering::Relaxed);
-            if let (Some(e), true) = (&a.stats.first_decode_error, a.stats.decode_errors == 1)
+                .store(a.stats().decode_errors, Ordering::Relaxed);
+            if let (Some(e), true) = (&a.stats().first_decode_error, a.stats().decode_errors == 1)
                 && let Ok(mut slot) = self.shared.error.lock()
             {
                 slot.get_or_insert_with(|| format!("record did not decode: {e}"));
@@ -570,7 +598,18 @@ impl Capture {
         let n_ready = self
             .pending
             .partition_point(|s| s.decoded.event.ts <= boundary);
-        let ready: Vec<Staged> = self.pending.drain(..n_ready).collect();
+        let mut ready: Vec<Staged> = self.pending.drain(..n_ready).collect();
+        // A record that reached its ring later than the merge slack would land before events
+        // already published: keep the trace sorted by placing it at the merge point.
+        for st in &mut ready {
+            let ts = &mut st.decoded.event.ts;
+            if *ts < self.last_ts {
+                *ts = self.last_ts;
+                self.late += 1;
+            } else {
+                self.last_ts = *ts;
+            }
+        }
         let mut events = Vec::with_capacity(ready.len());
         let mut aux = Vec::with_capacity(ready.len());
         let mut task_updates: Vec<(Tid, TaskMeta)> = Vec::new();

@@ -52,6 +52,18 @@ pub fn rusage_self() -> (u64, u64) {
     (ns(ru.ru_utime), ns(ru.ru_stime))
 }
 
+/// Sets the nice value of the calling thread (Linux applies PRIO_PROCESS with a thread id to
+/// that thread only). Lowering it needs root or CAP_SYS_NICE.
+pub fn set_thread_nice(nice: i32) -> io::Result<()> {
+    let tid = gettid();
+    // SAFETY: setpriority takes plain integers; `tid` is this thread's id.
+    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Pins the calling thread to `cpus`.
 pub fn set_affinity_self(cpus: &[usize]) -> io::Result<()> {
     // SAFETY: cpu_set_t is a plain bit array; all-zero is the empty set.
