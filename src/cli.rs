@@ -139,7 +139,7 @@ pub struct LiveArgs {
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Ring buffer per CPU, in 4 KiB pages (a power of two).
-    #[arg(long, default_value_t = 256, value_name = "PAGES")]
+    #[arg(long, default_value_t = 1024, value_name = "PAGES")]
     pub buffer_pages: usize,
 }
 
@@ -175,6 +175,6 @@ pub struct AttachArgs {
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Ring buffer per CPU, in 4 KiB pages (a power of two).
-    #[arg(long, default_value_t = 256, value_name = "PAGES")]
+    #[arg(long, default_value_t = 1024, value_name = "PAGES")]
     pub buffer_pages: usize,
 }

@@ -447,3 +447,50 @@ fn glibc_rseq_disabled_uses_own_registration() {
         "{v}"
     );
 }
+
+#[test]
+fn streamed_batches_add_up_to_the_final_capture() {
+    if skip_unless_root("streamed_batches_add_up_to_the_final_capture") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let opts = LiveOptions {
+        workload: Some(busy_spec()),
+        attach: Some(Scope::Process(std::process::id())),
+        duration: Some(Duration::from_millis(500)),
+        ..LiveOptions::default()
+    };
+    let mut s = LiveSession::start(opts).expect("live session starts (as root)");
+    let mut trace = s.empty_trace();
+    let mut samples = Vec::new();
+    let mut batches = 0;
+    loop {
+        let finished = s.is_finished();
+        let b = s.poll();
+        if !b.is_empty() {
+            batches += 1;
+        }
+        assert!(b.counters.duration_ns > 0);
+        b.apply_to(&mut trace);
+        samples.extend(b.samples);
+        if finished {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(40));
+    }
+    let c = s.stop().expect("stops");
+    assert!(batches >= 3, "only {batches} non-empty batches");
+    assert!(
+        trace.events.windows(2).all(|w| w[0].ts <= w[1].ts),
+        "batches out of time order"
+    );
+    assert_eq!(trace.events, c.trace.events);
+    assert_eq!(trace.tasks, c.trace.tasks);
+    for e in &trace.events {
+        if let EventKind::SchedSwitch { next_comm, .. } = e.kind {
+            assert_eq!(trace.strings.get(next_comm), c.trace.strings.get(next_comm));
+        }
+    }
+    samples.sort_by_key(|s| s.ts);
+    assert_eq!(samples, c.samples);
+}

@@ -51,7 +51,7 @@ pub struct LiveOptions {
     pub duration: Option<Duration>,
     /// How often the capture thread wakes up when the rings stay below their watermark.
     pub poll_interval: Duration,
-    /// Ring buffer pages per CPU (power of two; 256 = 1 MiB).
+    /// Ring buffer pages per CPU (power of two; 1024 = 4 MiB).
     pub buffer_pages: usize,
     /// The session keeps at most this many events; later ones are counted in `events_dropped`.
     pub max_events: usize,
@@ -72,7 +72,7 @@ impl Default for LiveOptions {
             attach: None,
             duration: None,
             poll_interval: Duration::from_millis(20),
-            buffer_pages: 256,
+            buffer_pages: 1024,
             max_events: 20_000_000,
             sample_queue: 1 << 16,
             mount_tracefs: true,
@@ -164,9 +164,60 @@ pub struct LiveCapture {
     pub ncpus: u32,
 }
 
+/// An append-only sequence in fixed-size chunks: appending never moves what is stored, so the
+/// capture never stalls on a reallocation (copying a large Vec and faulting in its new pages
+/// takes tens of ms, long enough for a busy ring buffer to overflow).
+struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T: Copy> Chunked<T> {
+    const CHUNK: usize = 1 << 18;
+
+    fn new() -> Self {
+        Chunked {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+
+    fn extend(&mut self, mut items: &[T]) {
+        while !items.is_empty() {
+            if self.chunks.last().is_none_or(|c| c.len() == Self::CHUNK) {
+                self.chunks.push(Vec::with_capacity(Self::CHUNK));
+            }
+            let Some(last) = self.chunks.last_mut() else {
+                return;
+            };
+            let n = (Self::CHUNK - last.len()).min(items.len());
+            last.extend_from_slice(&items[..n]);
+            items = &items[n..];
+            self.len += n;
+        }
+    }
+
+    /// Copies items `start..` into one Vec.
+    fn copy_from(&self, start: usize) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.len.saturating_sub(start));
+        let mut skip = start;
+        for c in &self.chunks {
+            if skip >= c.len() {
+                skip -= c.len();
+                continue;
+            }
+            out.extend_from_slice(&c[skip..]);
+            skip = 0;
+        }
+        out
+    }
+}
+
 struct Store {
+    /// Strings, tasks and warnings; its events live in `events` until the trace is assembled.
     trace: Trace,
-    aux: Vec<EventAux>,
+    events: Chunked<Event>,
+    aux: Chunked<EventAux>,
     samples: Vec<RseqSample>,
     /// Tids whose TaskMeta was inserted or changed, in order (for batches).
     task_log: Vec<Tid>,
@@ -272,7 +323,8 @@ impl LiveSession {
         let shared = Arc::new(Shared {
             store: Mutex::new(Store {
                 trace,
-                aux: Vec::new(),
+                events: Chunked::new(),
+                aux: Chunked::new(),
                 samples: Vec::new(),
                 task_log: Vec::new(),
             }),
@@ -347,7 +399,7 @@ impl LiveSession {
     pub fn poll(&mut self) -> LiveBatch {
         let counters = self.counters();
         let s = self.shared.lock();
-        let events = s.trace.events.get(self.ev_cur..).unwrap_or(&[]).to_vec();
+        let events = s.events.copy_from(self.ev_cur);
         let samples = s.samples.get(self.sample_cur..).unwrap_or(&[]).to_vec();
         let nstr = s.trace.strings.len();
         let new_strings = (self.str_cur.max(1)..nstr)
@@ -362,7 +414,7 @@ impl LiveSession {
             .filter(|t| seen.insert(**t))
             .filter_map(|t| s.trace.tasks.get(t).map(|m| (*t, *m)))
             .collect();
-        self.ev_cur = s.trace.events.len();
+        self.ev_cur = s.events.len;
         self.sample_cur = s.samples.len();
         self.str_cur = nstr;
         self.task_cur = s.task_log.len();
@@ -409,7 +461,9 @@ impl LiveSession {
     pub fn snapshot(&self) -> LiveCapture {
         let counters = self.counters();
         let s = self.shared.lock();
-        self.capture_from(s.trace.clone(), s.aux.clone(), s.samples.clone(), counters)
+        let mut trace = s.trace.clone();
+        trace.events = s.events.copy_from(0);
+        self.capture_from(trace, s.aux.copy_from(0), s.samples.clone(), counters)
     }
 
     fn capture_from(
@@ -452,8 +506,11 @@ impl LiveSession {
         }
         let counters = self.counters();
         let mut s = self.shared.lock();
-        let trace = std::mem::replace(&mut s.trace, Trace::new("", Format::Live));
-        let aux = std::mem::take(&mut s.aux);
+        let mut trace = std::mem::replace(&mut s.trace, Trace::new("", Format::Live));
+        trace.events = s.events.copy_from(0);
+        let aux = s.aux.copy_from(0);
+        s.events = Chunked::new();
+        s.aux = Chunked::new();
         let samples = std::mem::take(&mut s.samples);
         drop(s);
         Ok(self.capture_from(trace, aux, samples, counters))
@@ -640,7 +697,7 @@ impl Capture {
             s.trace.tasks.insert(tid, m);
             s.task_log.push(tid);
         }
-        let room = self.max_events.saturating_sub(s.trace.events.len());
+        let room = self.max_events.saturating_sub(s.events.len);
         if events.len() > room {
             let over = (events.len() - room) as u64;
             events.truncate(room);
@@ -649,12 +706,12 @@ impl Capture {
                 .events_dropped
                 .fetch_add(over, Ordering::Relaxed);
         }
-        s.trace.events.extend_from_slice(&events);
-        s.aux.extend_from_slice(&aux);
+        s.events.extend(&events);
+        s.aux.extend(&aux);
         s.samples.append(&mut self.new_samples);
         self.shared
             .events
-            .store(s.trace.events.len() as u64, Ordering::Relaxed);
+            .store(s.events.len as u64, Ordering::Relaxed);
         self.shared
             .samples
             .store(s.samples.len() as u64, Ordering::Relaxed);
@@ -729,4 +786,57 @@ fn proc_comm(tgid: Tid, tid: Tid) -> Option<Vec<u8>> {
         c.pop();
     }
     (!c.is_empty()).then_some(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunked_appends_across_chunks_and_copies_any_suffix() {
+        let mut c: Chunked<u32> = Chunked::new();
+        let n = Chunked::<u32>::CHUNK;
+        let a: Vec<u32> = (0..(n + 10) as u32).collect();
+        c.extend(&a[..5]);
+        c.extend(&a[5..]);
+        c.extend(&[]);
+        assert_eq!(c.len, n + 10);
+        assert_eq!(c.chunks.len(), 2);
+        assert_eq!(c.copy_from(0), a);
+        assert_eq!(c.copy_from(n - 1), a[n - 1..].to_vec());
+        assert_eq!(c.copy_from(n + 3), a[n + 3..].to_vec());
+        assert!(c.copy_from(n + 10).is_empty());
+        assert!(c.copy_from(n + 99).is_empty());
+    }
+
+    #[test]
+    fn workload_only_session_streams_samples_in_batches() {
+        let opts = LiveOptions {
+            workload: Some(WorkloadSpec::parse("hog:2,churn:200/s", 2).expect("spec")),
+            duration: Some(Duration::from_millis(300)),
+            ..LiveOptions::default()
+        };
+        let mut s = match LiveSession::start(opts) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("skip: {e}");
+                return;
+            }
+        };
+        let mut trace = s.empty_trace();
+        let mut samples = 0;
+        while !s.is_finished() {
+            let b = s.poll();
+            b.apply_to(&mut trace);
+            samples += b.samples.len();
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        let cap = s.stop().expect("stops");
+        assert!(cap.samples.len() >= samples);
+        assert!(cap.samples.len() >= 3, "{}", cap.samples.len());
+        assert!(cap.samples.windows(2).all(|w| w[0].ts <= w[1].ts));
+        assert!(cap.trace.events.is_empty());
+        assert!(cap.counters.finished);
+        assert!(trace.warnings.iter().any(|w| w.code == "workload-only"));
+    }
 }
