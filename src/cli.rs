@@ -152,17 +152,13 @@ sched:sched_process_exec sched:sched_process_exit task:task_newtask timer:hrtime
 events are still opened per CPU, since a per-task tracepoint misses those switches.
 Needs root, or CAP_PERFMON (or kernel.perf_event_paranoid=-1) and read access to tracefs;
 exits 2 with the fix otherwise. Ctrl-C stops early.")]
+#[command(group(clap::ArgGroup::new("target").required(true).multiple(false)))]
 pub struct AttachArgs {
     /// Keep the events of this process (all its threads).
-    #[arg(
-        long,
-        value_name = "P",
-        conflicts_with = "all",
-        required_unless_present = "all"
-    )]
+    #[arg(long, value_name = "P", group = "target")]
     pub pid: Option<u32>,
     /// Keep every event on every CPU.
-    #[arg(long)]
+    #[arg(long, group = "target")]
     pub all: bool,
     /// Stop after this long: seconds (`1`, `0.5`) or with a unit (`500ms`). Default: until Ctrl-C.
     #[arg(long, value_name = "D")]

@@ -17,14 +17,16 @@ use std::time::Duration;
 
 pub const SYNTAX_HELP: &str = "\
 SPEC: comma-separated items KIND[:ARG]..., arguments optional (defaults in brackets):
-  periodic[:THREADS[:PERIOD[:BUSY]]]  wake every PERIOD, spin BUSY      [4:1ms:200us]
-  hog[:THREADS]                       busy loop, never sleeps           [CPUs+1]
-  churn[:RATE[:LIFETIME]]             RATE threads/s (50 or 50/s), each
-                                      spins LIFETIME then exits          [50/s:2ms]
-  migrate[:THREADS[:EVERY]]           busy, affinity flipped every EVERY [1:100ms]
-  sleeper[:THREADS[:PERIOD]]          sleeps PERIOD between touches      [2:50ms]
-Durations need a unit: ns, us, ms, s. Example: periodic:4:1ms:300us,hog:3,churn:50/s,migrate:1:100ms,sleeper:2
-Default (no --workload): periodic:4:1ms:200us,hog:CPUs+1 (more threads than CPUs).";
+  periodic[:THREADS[:PERIOD[:BUSY]]]  wake every PERIOD, spin BUSY          [4:1ms:200us]
+  hog[:THREADS]                       busy loop, never sleeps               [CPUs+1]
+  churn[:RATE[:LIFETIME]]             RATE new threads/s (50 or 50/s),
+                                      each spins LIFETIME, then exits       [50/s:2ms]
+  migrate[:THREADS[:EVERY]]           busy, CPU affinity flipped each EVERY [1:100ms]
+  sleeper[:THREADS[:PERIOD]]          sleeps PERIOD between touches         [2:50ms]
+Durations need a unit: ns, us, ms, s.
+Example: periodic:4:1ms:300us,hog:3,churn:50/s,migrate:1:100ms,sleeper:2
+Default (no --workload): periodic:4:1ms:200us,hog:CPUs+1 (more threads than CPUs).
+Each thread reads (cpu_id, mm_cid) from its own rseq area and reports them when they change.";
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum WorkItem {
