@@ -152,10 +152,10 @@ pub fn render_live(s: &LiveSummary, record: Option<&Path>) -> String {
     if s.scope.is_some() {
         let _ = writeln!(
             o,
-            "matched     {} of {} samples equal their thread's last rseq_update ({} match some earlier one)",
+            "matched     {} of {} samples found in an rseq_update of their thread at or before them ({} in the last one)",
             opt(s.matched),
             s.rseq_samples,
-            opt(s.matched_any)
+            opt(s.matched_last)
         );
         for u in &s.unmatched_samples {
             let _ = writeln!(o, "  unmatched: {u}");

@@ -8,7 +8,7 @@
 //! counted in the context of the task that hits it. Raw tracepoint data needs the same privilege
 //! either way (root or CAP_PERFMON), so the system-wide open costs no extra rights.
 
-use super::decode::{Decoded, EVENTS, EventDecoder};
+use super::decode::{Decoded, EVENTS, EventDecoder, Peek};
 use super::format::Tracefs;
 use super::kallsyms::Kallsyms;
 use super::sys::{self, PerfAttr, PerfRing};
@@ -64,10 +64,33 @@ pub struct Staged {
     pub sample_tid: Tid,
 }
 
+/// A cheap first cut applied before records are decoded (a process scope skips the other
+/// processes' records without interning their strings). It may keep too much, never too
+/// little: the exact filter runs after the merge.
+pub trait Prefilter {
+    /// A task_newtask record seen before the records of this drain are decoded.
+    fn note_new_task(&mut self, sample_pid: Tid, parent: Tid, child: Tid, clone_flags: u64);
+    /// Whether a record whose current task perf placed in `sample_pid` may be kept.
+    fn may_keep(&self, sample_pid: Tid, peek: &Peek) -> bool;
+}
+
+/// Keeps everything.
+pub struct KeepAll;
+
+impl Prefilter for KeepAll {
+    fn note_new_task(&mut self, _: Tid, _: Tid, _: Tid, _: u64) {}
+    fn may_keep(&self, _: Tid, _: &Peek) -> bool {
+        true
+    }
+}
+
 /// Counters of the record stream.
 #[derive(Clone, Debug, Default)]
 pub struct AttachStats {
+    /// Samples read (before any filter).
     pub records: u64,
+    /// Samples the prefilter skipped without decoding.
+    pub prefiltered: u64,
     /// Sum of PERF_RECORD_LOST counts.
     pub lost: u64,
     pub lost_records: u64,
@@ -90,7 +113,8 @@ pub struct Attach {
     /// Every event descriptor, for enable/disable.
     fds: Vec<OwnedFd>,
     parser: RecordParser,
-    buf: Vec<u8>,
+    /// Bytes drained from each ring in the current round.
+    bufs: Vec<Vec<u8>>,
     /// Names of the events attached (`system:name`).
     pub events: Vec<String>,
     pub warnings: Vec<String>,
@@ -248,7 +272,7 @@ impl Attach {
             leaders,
             fds,
             parser: RecordParser::new(decoders, by_id, syms),
-            buf: Vec::with_capacity(1 << 20),
+            bufs: Vec::new(),
             events: names,
             warnings,
         })
@@ -283,13 +307,20 @@ impl Attach {
     }
 
     /// Moves every record now in the rings into `out` (per CPU in ring order; the caller merges).
-    pub fn drain(&mut self, strings: &mut Strings, out: &mut Vec<Staged>) {
-        for r in 0..self.rings.len() {
-            self.buf.clear();
-            let cpu = self.rings[r].cpu;
-            let n = self.rings[r].ring.drain(&mut self.buf);
+    /// All rings are drained first and scanned for thread creations, so `pre` knows a thread
+    /// created on one CPU before it judges the records of another.
+    pub fn drain(&mut self, strings: &mut Strings, out: &mut Vec<Staged>, pre: &mut dyn Prefilter) {
+        self.bufs.resize_with(self.rings.len(), Vec::new);
+        for (ring, buf) in self.rings.iter_mut().zip(&mut self.bufs) {
+            buf.clear();
+            let n = ring.ring.drain(buf);
             self.parser.stats.bytes += n as u64;
-            self.parser.parse(&self.buf, cpu, strings, out);
+        }
+        for buf in &self.bufs {
+            self.parser.scan_new_tasks(buf, pre);
+        }
+        for (ring, buf) in self.rings.iter().zip(&self.bufs) {
+            self.parser.parse(buf, ring.cpu, strings, out, pre);
         }
     }
 }
@@ -330,14 +361,9 @@ impl RecordParser {
         }
     }
 
-    /// Parses whole records from `buf` (bytes drained from the ring of `ring_cpu`).
-    pub fn parse(
-        &mut self,
-        buf: &[u8],
-        ring_cpu: u16,
-        strings: &mut Strings,
-        out: &mut Vec<Staged>,
-    ) {
+    /// Walks the records of `buf`: (type, body). A header that overruns the buffer stops the walk
+    /// (counted as an error).
+    fn walk(&mut self, buf: &[u8], ring_cpu: u16, mut f: impl FnMut(&mut Self, u32, &[u8])) {
         let mut pos = 0usize;
         while pos + 8 <= buf.len() {
             let ty = u32_at(buf, pos).unwrap_or(0);
@@ -349,31 +375,84 @@ impl RecordParser {
                 ));
                 return;
             }
-            let body = &buf[pos + 8..pos + size];
+            f(self, ty, &buf[pos + 8..pos + size]);
             pos += size;
-            match ty {
-                PERF_RECORD_SAMPLE => {
-                    self.stats.records += 1;
-                    match self.sample(body, strings) {
-                        Ok(s) => out.push(s),
-                        Err(e) => self.note_error(format!("CPU {ring_cpu}: {e}")),
+        }
+    }
+
+    /// The raw tracepoint data of a sample: (decoder index, sample pid, raw).
+    fn raw_of<'a>(&self, b: &'a [u8]) -> Option<(usize, u32, &'a [u8])> {
+        let id = u64_at(b, 0)?;
+        let pid = u32_at(b, 8)?;
+        let raw_size = u32_at(b, 32)? as usize;
+        let raw = b.get(36..36 + raw_size)?;
+        Some((*self.by_id.get(&id)?, pid, raw))
+    }
+
+    /// First pass: tells `pre` about every thread creation in `buf`.
+    pub fn scan_new_tasks(&mut self, buf: &[u8], pre: &mut dyn Prefilter) {
+        let mut pos = 0usize;
+        while pos + 8 <= buf.len() {
+            let ty = u32_at(buf, pos).unwrap_or(0);
+            let size = u16_at(buf, pos + 6).unwrap_or(0) as usize;
+            if size < 8 || pos + size > buf.len() {
+                return;
+            }
+            if ty == PERF_RECORD_SAMPLE
+                && let Some((k, pid, raw)) = self.raw_of(&buf[pos + 8..pos + size])
+                && let Some(Peek {
+                    common_pid,
+                    new_task: Some((child, flags)),
+                    ..
+                }) = self.decoders[k].peek(raw)
+            {
+                pre.note_new_task(pid, common_pid, child, flags);
+            }
+            pos += size;
+        }
+    }
+
+    /// Parses whole records from `buf` (bytes drained from the ring of `ring_cpu`), decoding the
+    /// samples `pre` may keep.
+    pub fn parse(
+        &mut self,
+        buf: &[u8],
+        ring_cpu: u16,
+        strings: &mut Strings,
+        out: &mut Vec<Staged>,
+        pre: &dyn Prefilter,
+    ) {
+        self.walk(buf, ring_cpu, |p, ty, body| match ty {
+            PERF_RECORD_SAMPLE => {
+                p.stats.records += 1;
+                if let Some((k, pid, raw)) = p.raw_of(body) {
+                    match p.decoders[k].peek(raw) {
+                        Some(peek) if !pre.may_keep(pid, &peek) => {
+                            p.stats.prefiltered += 1;
+                            return;
+                        }
+                        _ => {}
                     }
                 }
-                PERF_RECORD_LOST | PERF_RECORD_LOST_SAMPLES => {
-                    // LOST: u64 id, u64 lost; LOST_SAMPLES: u64 lost; then sample_id:
-                    // pid,tid, time, cpu,res, identifier
-                    let at = if ty == PERF_RECORD_LOST { 8 } else { 0 };
-                    let lost = u64_at(body, at).unwrap_or(0);
-                    let ts = u64_at(body, at + 16).unwrap_or(0);
-                    let cpu = u32_at(body, at + 24).map_or(ring_cpu, |c| c as u16);
-                    self.stats.lost += lost;
-                    self.stats.lost_records += 1;
-                    out.push(lost_marker(lost, ts, cpu));
+                match p.sample(body, strings) {
+                    Ok(s) => out.push(s),
+                    Err(e) => p.note_error(format!("CPU {ring_cpu}: {e}")),
                 }
-                PERF_RECORD_THROTTLE => self.stats.throttled += 1,
-                _ => {}
             }
-        }
+            PERF_RECORD_LOST | PERF_RECORD_LOST_SAMPLES => {
+                // LOST: u64 id, u64 lost; LOST_SAMPLES: u64 lost; then sample_id:
+                // pid,tid, time, cpu,res, identifier
+                let at = if ty == PERF_RECORD_LOST { 8 } else { 0 };
+                let lost = u64_at(body, at).unwrap_or(0);
+                let ts = u64_at(body, at + 16).unwrap_or(0);
+                let cpu = u32_at(body, at + 24).map_or(ring_cpu, |c| c as u16);
+                p.stats.lost += lost;
+                p.stats.lost_records += 1;
+                out.push(lost_marker(lost, ts, cpu));
+            }
+            PERF_RECORD_THROTTLE => p.stats.throttled += 1,
+            _ => {}
+        });
     }
 
     /// identifier u64, pid u32, tid u32, time u64, cpu u32, res u32, raw size u32, raw bytes.
@@ -502,7 +581,8 @@ mod tests {
         buf.extend_from_slice(&[9, 0, 0, 0, 0, 0, 200, 0]); // header claiming 200 bytes
         let mut strings = Strings::new();
         let mut out = Vec::new();
-        p.parse(&buf, 1, &mut strings, &mut out);
+        p.scan_new_tasks(&buf, &mut KeepAll);
+        p.parse(&buf, 1, &mut strings, &mut out, &KeepAll);
         assert_eq!(out.len(), 3);
         let e = out[0].decoded.event;
         assert_eq!((e.ts, e.tid, e.cpu), (1_000, 100, 1));

@@ -159,6 +159,18 @@ pub struct Decoded {
     pub comms: [Option<(Tid, StrId)>; 2],
 }
 
+/// The tasks a record concerns, read without decoding its strings: enough to decide whether a
+/// process filter could keep it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peek {
+    pub common_pid: Tid,
+    /// Tasks named in the fields (prev/next of a switch, the migrated, forked, exiting task...);
+    /// `TID_UNKNOWN` when unused.
+    pub related: [Tid; 2],
+    /// task_newtask: (child, clone_flags).
+    pub new_task: Option<(Tid, u64)>,
+}
+
 fn tid_of(v: i64) -> Tid {
     Tid::try_from(v).unwrap_or(crate::events::TID_UNKNOWN)
 }
@@ -267,6 +279,40 @@ impl EventDecoder {
             common_preempt: r("common_preempt_count")?,
             common_pid: r("common_pid")?,
             layout,
+        })
+    }
+
+    /// Reads the task ids of a record; `None` if it is too short.
+    pub fn peek(&self, raw: &[u8]) -> Option<Peek> {
+        const NONE: Tid = crate::events::TID_UNKNOWN;
+        let t = |f: &FieldRef| f.int(raw).map(tid_of);
+        let mut new_task = None;
+        let related = match &self.layout {
+            Layout::Switch {
+                prev_pid, next_pid, ..
+            } => [t(prev_pid)?, t(next_pid)?],
+            Layout::Migrate { pid, .. } | Layout::Exit { pid, .. } => [t(pid)?, NONE],
+            Layout::Fork {
+                parent_pid,
+                child_pid,
+                ..
+            } => [t(parent_pid)?, t(child_pid)?],
+            Layout::Exec { pid, old_pid, .. } => [t(pid)?, t(old_pid)?],
+            Layout::NewTask {
+                pid, clone_flags, ..
+            } => {
+                let child = t(pid)?;
+                new_task = Some((child, clone_flags.int(raw)? as u64));
+                [child, NONE]
+            }
+            Layout::RseqUpdate { .. } | Layout::Hrtimer { .. } | Layout::TickStop { .. } => {
+                [NONE, NONE]
+            }
+        };
+        Some(Peek {
+            common_pid: t(&self.common_pid)?,
+            related,
+            new_task,
         })
     }
 

@@ -6,13 +6,16 @@
 //! ticks, its forks and exit, its switch away), switches *into* its threads (recorded in the
 //! context of the task they replace), migrations of its threads, and lost-event markers.
 
-use super::attach::Scope;
+use super::attach::{Prefilter, Scope};
+use super::decode::Peek;
 use crate::events::{CLONE_THREAD, Event, EventKind, TID_UNKNOWN, Tid};
 use rustc_hash::FxHashSet;
 
 pub struct Filter {
     scope: Scope,
     threads: FxHashSet<Tid>,
+    /// Threads the process created, seen before their records were merged (prefilter only).
+    candidates: FxHashSet<Tid>,
 }
 
 impl Filter {
@@ -22,7 +25,11 @@ impl Filter {
             threads.insert(pid);
             threads.extend(list_threads(pid));
         }
-        Filter { scope, threads }
+        Filter {
+            scope,
+            threads,
+            candidates: FxHashSet::default(),
+        }
     }
 
     /// Re-reads /proc/PID/task (call after the events are enabled, so no thread slips through
@@ -78,6 +85,25 @@ impl Filter {
     /// Threads known to belong to the process.
     pub fn threads(&self) -> usize {
         self.threads.len()
+    }
+}
+
+impl Prefilter for Filter {
+    fn note_new_task(&mut self, sample_pid: Tid, parent: Tid, child: Tid, clone_flags: u64) {
+        if let Scope::Process(me) = self.scope
+            && (sample_pid == me || self.threads.contains(&parent))
+            && clone_flags & CLONE_THREAD != 0
+        {
+            self.candidates.insert(child);
+        }
+    }
+
+    fn may_keep(&self, sample_pid: Tid, peek: &Peek) -> bool {
+        let Scope::Process(me) = self.scope else {
+            return true;
+        };
+        let known = |t: &Tid| self.threads.contains(t) || self.candidates.contains(t);
+        sample_pid == me || known(&peek.common_pid) || peek.related.iter().any(known)
     }
 }
 
@@ -172,5 +198,27 @@ mod tests {
         // system-wide keeps everything
         let mut all = Filter::new(Scope::All);
         assert!(all.keep(&ev(77, UPD), 77));
+    }
+
+    #[test]
+    fn prefilter_knows_threads_created_in_the_same_drain() {
+        let me = 4_000_000;
+        let mut f = Filter::new(Scope::Process(me));
+        let peek = |common: Tid, a: Tid, b: Tid| Peek {
+            common_pid: common,
+            related: [a, b],
+            new_task: None,
+        };
+        let child = me + 5;
+        // a switch into the child, recorded on another CPU in a foreign context
+        assert!(!f.may_keep(77, &peek(77, 77, child)));
+        f.note_new_task(me, me, child, 0x3d0f00);
+        assert!(f.may_keep(77, &peek(77, 77, child)));
+        // a process forked by us is not a thread of ours
+        f.note_new_task(me, me, me + 6, 0x1200000);
+        assert!(!f.may_keep(77, &peek(77, me + 6, 0)));
+        // perf's pid alone is enough
+        assert!(f.may_keep(me, &peek(me + 9, TID_UNKNOWN, TID_UNKNOWN)));
+        assert!(Filter::new(Scope::All).may_keep(1, &peek(1, 2, 3)));
     }
 }

@@ -26,7 +26,7 @@
 //! # Ok::<(), cidscope::sources::live::LiveError>(())
 //! ```
 
-use super::attach::{Attach, AttachOptions, Scope, Staged};
+use super::attach::{Attach, AttachOptions, KeepAll, Scope, Staged};
 use super::filter::Filter;
 use super::rseq_area::Registration;
 use super::spec::WorkloadSpec;
@@ -59,9 +59,12 @@ pub struct LiveOptions {
     pub sample_queue: usize,
     /// Mount tracefs when missing (only done as root).
     pub mount_tracefs: bool,
-    /// Nice value for the capture thread when attached (applied when permitted: root or
-    /// CAP_SYS_NICE). A reader that falls behind a saturated machine loses events; `None`
-    /// leaves the default.
+    /// Run the capture thread as SCHED_FIFO priority 1 when attached (like `perf record -r 1`;
+    /// needs root or CAP_SYS_NICE): on a saturated machine a reader at normal priority can wait
+    /// hundreds of ms for a CPU while the rings overflow. It sleeps in poll(2) between reads.
+    pub capture_realtime: bool,
+    /// Nice value for the capture thread when it is not realtime (applied when permitted).
+    /// `None` leaves the default.
     pub capture_nice: Option<i32>,
 }
 
@@ -76,6 +79,7 @@ impl Default for LiveOptions {
             max_events: 20_000_000,
             sample_queue: 1 << 16,
             mount_tracefs: true,
+            capture_realtime: true,
             capture_nice: Some(-10),
         }
     }
@@ -227,7 +231,7 @@ struct Shared {
     store: Mutex<Store>,
     stop: AtomicBool,
     finished: AtomicBool,
-    started_ns: u64,
+    started_ns: AtomicU64,
     ended_ns: AtomicU64,
     events: AtomicU64,
     events_seen: AtomicU64,
@@ -238,6 +242,8 @@ struct Shared {
     events_dropped: AtomicU64,
     decode_errors: AtomicU64,
     error: Mutex<Option<String>>,
+    /// The workload, started after recording began, waiting for the capture thread to take it.
+    handoff: Mutex<Option<Workload>>,
 }
 
 impl Shared {
@@ -271,29 +277,18 @@ impl LiveSession {
     pub fn start(opts: LiveOptions) -> Result<LiveSession, LiveError> {
         let pid = std::process::id();
         let ncpus = super::possible_cpus();
-        let (attach, mut filter) = match opts.attach {
+        // Opened here (so errors come back to the caller) but enabled by the capture thread, so
+        // nothing is recorded before a reader runs.
+        let (attach, filter) = match opts.attach {
             Some(scope) => {
                 let a = Attach::open(&AttachOptions {
                     buffer_pages: opts.buffer_pages,
                     mount_tracefs: opts.mount_tracefs,
                 })?;
-                a.enable()?;
-                let mut f = Filter::new(scope);
-                f.refresh();
-                (Some(a), Some(f))
+                (Some(a), Some(Filter::new(scope)))
             }
             None => (None, None),
         };
-        // The session starts when recording does (setup can take a few hundred ms).
-        let started_ns = sys::monotonic_ns();
-        let workload = match &opts.workload {
-            Some(spec) => Some(Workload::start(spec, opts.sample_queue)?),
-            None => None,
-        };
-        if let Some(f) = &mut filter {
-            // Threads the workload just created are ours (their creation is in the trace too).
-            f.refresh();
-        }
         let mut trace = Trace::new(
             match opts.attach {
                 Some(s) => format!("live: {}", s.describe()),
@@ -319,7 +314,6 @@ impl LiveSession {
             .map(|a| a.events.clone())
             .unwrap_or_default();
         let cpus = attach.as_ref().map(|a| a.cpus()).unwrap_or_default();
-        let registration = workload.as_ref().map(|w| w.registration);
         let shared = Arc::new(Shared {
             store: Mutex::new(Store {
                 trace,
@@ -330,7 +324,7 @@ impl LiveSession {
             }),
             stop: AtomicBool::new(false),
             finished: AtomicBool::new(false),
-            started_ns,
+            started_ns: AtomicU64::new(sys::monotonic_ns()),
             ended_ns: AtomicU64::new(0),
             events: AtomicU64::new(0),
             events_seen: AtomicU64::new(0),
@@ -341,12 +335,14 @@ impl LiveSession {
             events_dropped: AtomicU64::new(0),
             decode_errors: AtomicU64::new(0),
             error: Mutex::new(None),
+            handoff: Mutex::new(None),
         });
+        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let mut cap = Capture {
             shared: shared.clone(),
             attach,
             filter,
-            workload,
+            workload: None,
             strings: Strings::new(),
             synced_strings: 1,
             known: FxHashMap::default(),
@@ -357,8 +353,10 @@ impl LiveSession {
             rate_window: std::collections::VecDeque::new(),
             seen: 0,
             poll_ms: opts.poll_interval.as_millis().clamp(1, 1000) as i32,
-            deadline: opts.duration.map(|d| started_ns + d.as_nanos() as u64),
+            duration_ns: opts.duration.map(|d| d.as_nanos() as u64),
+            deadline: None,
             nice: opts.attach.and(opts.capture_nice),
+            realtime: opts.attach.is_some() && opts.capture_realtime,
             last_ts: 0,
             late: 0,
             max_events: opts.max_events,
@@ -366,15 +364,15 @@ impl LiveSession {
         };
         let thread = std::thread::Builder::new()
             .name("cidscope-capture".into())
-            .spawn(move || cap.run())
+            .spawn(move || cap.run(ready_tx))
             .map_err(|e| LiveError::io("spawning the capture thread", e))?;
-        Ok(LiveSession {
+        let mut session = LiveSession {
             shared,
             thread: Some(thread),
             pid,
             scope: opts.attach,
-            workload: opts.workload,
-            registration,
+            workload: opts.workload.clone(),
+            registration: None,
             attached_events,
             cpus,
             ncpus,
@@ -382,7 +380,29 @@ impl LiveSession {
             sample_cur: 0,
             str_cur: 0,
             task_cur: 0,
-        })
+        };
+        // Wait until the capture thread recorded (or failed to); dropping `session` on an error
+        // stops and joins it.
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                return Err(LiveError::Unsupported(
+                    "the capture thread ended before it started recording".into(),
+                ));
+            }
+        }
+        if let Some(spec) = &opts.workload {
+            let w = Workload::start(spec, opts.sample_queue)?;
+            session.registration = Some(w.registration);
+            let mut slot = session
+                .shared
+                .handoff
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            *slot = Some(w);
+        }
+        Ok(session)
     }
 
     /// An empty trace for [`LiveBatch::apply_to`].
@@ -437,7 +457,7 @@ impl LiveSession {
         };
         let (u, s) = sys::rusage_self();
         LiveCounters {
-            duration_ns: end.saturating_sub(sh.started_ns),
+            duration_ns: end.saturating_sub(sh.started_ns.load(Ordering::Relaxed)),
             events: sh.events.load(Ordering::Relaxed),
             events_seen: sh.events_seen.load(Ordering::Relaxed),
             event_rate: f64::from_bits(sh.rate_bits.load(Ordering::Relaxed)),
@@ -483,7 +503,7 @@ impl LiveSession {
             scope: self.scope,
             workload: self.workload.clone(),
             registration: self.registration,
-            started_ns: self.shared.started_ns,
+            started_ns: self.shared.started_ns.load(Ordering::Relaxed),
             attached_events: self.attached_events.clone(),
             cpus: self.cpus.clone(),
             ncpus: self.ncpus,
@@ -499,6 +519,19 @@ impl LiveSession {
             return Err(LiveError::Unsupported(
                 "the capture thread panicked; the session is incomplete".into(),
             ));
+        }
+        // A workload handed over after the capture already ended (a very short duration).
+        let late = self.shared.handoff.lock().ok().and_then(|mut w| w.take());
+        if let Some(w) = late {
+            let mut samples = Vec::new();
+            let (dropped, _) = w.stop(&mut samples);
+            self.shared
+                .samples_dropped
+                .fetch_add(dropped, Ordering::Relaxed);
+            let mut s = self.shared.lock();
+            s.samples.extend(samples);
+            let n = s.samples.len() as u64;
+            self.shared.samples.store(n, Ordering::Relaxed);
         }
         if let Some(e) = self.shared.error.lock().ok().and_then(|mut e| e.take()) {
             let mut s = self.shared.lock();
@@ -548,22 +581,42 @@ struct Capture {
     rate_window: std::collections::VecDeque<(u64, u64)>,
     seen: u64,
     poll_ms: i32,
+    duration_ns: Option<u64>,
     deadline: Option<u64>,
     max_events: usize,
     idle_tid_comm: StrId,
     nice: Option<i32>,
+    realtime: bool,
     /// Timestamp of the last merged record, and records that arrived after it was passed.
     last_ts: u64,
     late: u64,
 }
 
 impl Capture {
-    fn run(&mut self) {
+    fn run(&mut self, ready: std::sync::mpsc::SyncSender<Result<(), LiveError>>) {
         self.idle_tid_comm = self.strings.intern(b"<idle>");
-        if let Some(n) = self.nice {
-            // Best effort: without the right to raise priority the capture runs at the default.
+        // Best effort: without the right to raise priority the capture runs at the default.
+        let rt = self.realtime && sys::set_thread_fifo(1).is_ok();
+        if !rt && let Some(n) = self.nice {
             let _ = sys::set_thread_nice(n);
         }
+        if let Some(a) = &self.attach
+            && let Err(e) = a.enable()
+        {
+            self.attach = None;
+            self.shared.finished.store(true, Ordering::Release);
+            let _ = ready.send(Err(e));
+            return;
+        }
+        if let Some(f) = &mut self.filter {
+            // Threads created between the first listing and the enable.
+            f.refresh();
+        }
+        // The session starts when recording does (opening the events takes a while).
+        let started = sys::monotonic_ns();
+        self.shared.started_ns.store(started, Ordering::Relaxed);
+        self.deadline = self.duration_ns.map(|d| started + d);
+        let _ = ready.send(Ok(()));
         loop {
             let now = sys::monotonic_ns();
             let due = self.deadline.is_some_and(|d| now >= d);
@@ -580,6 +633,7 @@ impl Capture {
             }
             self.round(false);
         }
+        self.take_handoff();
         // The capture window ends here; what follows collects what it recorded.
         self.shared
             .ended_ns
@@ -617,9 +671,19 @@ impl Capture {
         self.shared.finished.store(true, Ordering::Release);
     }
 
+    /// Takes the workload the session started, once it is there.
+    fn take_handoff(&mut self) {
+        if self.workload.is_none()
+            && let Ok(mut slot) = self.shared.handoff.lock()
+        {
+            self.workload = slot.take();
+        }
+    }
+
     /// Reads the rings and the sample queue and appends what is old enough (everything when
     /// `flush`) to the store.
     fn round(&mut self, flush: bool) {
+        self.take_handoff();
         let boundary = if flush {
             u64::MAX
         } else {
@@ -627,12 +691,11 @@ impl Capture {
         };
         if let Some(a) = &mut self.attach {
             self.fresh.clear();
-            a.drain(&mut self.strings, &mut self.fresh);
-            self.seen += self
-                .fresh
-                .iter()
-                .filter(|s| !s.decoded.event.kind.is_lost())
-                .count() as u64;
+            match &mut self.filter {
+                Some(f) => a.drain(&mut self.strings, &mut self.fresh, f),
+                None => a.drain(&mut self.strings, &mut self.fresh, &mut KeepAll),
+            }
+            self.seen = a.stats().records;
             self.pending.append(&mut self.fresh);
             self.shared.lost.store(a.stats().lost, Ordering::Relaxed);
             self.shared

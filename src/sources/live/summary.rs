@@ -1,9 +1,9 @@
 //! Headless summaries of a live capture (`live --json`, `attach --json`). JSON keys are
 //! contracts: add freely, never rename or remove.
 //!
-//! `matched`: a sample (tid, ts, cpu, cid) is matched when the last `rseq_update` of that thread
-//! at or before `ts` carries the same cpu_id and mm_cid — the update that wrote what the thread
-//! read. `matched_any` relaxes this to any earlier update of the thread with those values.
+//! `matched`: a sample (tid, ts, cpu, cid) is matched when an `rseq_update` of that thread at or
+//! before `ts` carries the same cpu_id and mm_cid. `matched_last` is stricter: the thread's *last*
+//! update at or before `ts` carries them (the update that wrote what the thread read).
 //! `duplicates`: instants where two threads of the process ran with one confirmed CID, from the
 //! observed model ([`crate::model::ObservedState`]) over the trace.
 
@@ -28,10 +28,11 @@ pub struct LiveSummary {
     pub samples_dropped: u64,
     /// Threads that reported samples.
     pub sample_threads: u64,
-    /// Samples whose values the thread's last rseq_update at or before the sample carries (null
-    /// without a trace).
+    /// Samples whose cpu and cid an rseq_update of the thread at or before the sample carries
+    /// (null without a trace).
     pub matched: Option<u64>,
-    pub matched_any: Option<u64>,
+    /// Samples whose values the thread's last rseq_update at or before the sample carries.
+    pub matched_last: Option<u64>,
     pub unmatched_samples: Vec<String>,
     /// Highest CID seen (samples and the process's rseq_update events).
     pub max_cid: Option<i32>,
@@ -106,7 +107,7 @@ pub fn summarize(c: &LiveCapture) -> LiveSummary {
         .iter()
         .filter(|s| s.cid < 0 || s.cid as u32 >= cpus)
         .count() as u64;
-    let (mut matched, mut matched_any, mut duplicates, mut oor, mut rseq_updates) =
+    let (mut matched, mut matched_last, mut duplicates, mut oor, mut rseq_updates) =
         (None, None, None, None, None);
     let mut unmatched_samples = Vec::new();
     let mut duplicate_examples = Vec::new();
@@ -119,7 +120,7 @@ pub fn summarize(c: &LiveCapture) -> LiveSummary {
                 .map_or((false, false), |u| match_sample(u, s));
             m += last as u64;
             ma += any as u64;
-            if !last && unmatched_samples.len() < 8 {
+            if !any && unmatched_samples.len() < 8 {
                 let prev = ups
                     .get(&s.tid)
                     .and_then(|u| u[..u.partition_point(|x| x.0 <= s.ts)].last().copied());
@@ -136,8 +137,8 @@ pub fn summarize(c: &LiveCapture) -> LiveSummary {
                 ));
             }
         }
-        matched = Some(m);
-        matched_any = Some(ma);
+        matched = Some(ma);
+        matched_last = Some(m);
         // The process's updates: those of tasks the capture places in the process.
         let mine = |t: &Tid| c.trace.tasks.get(t).and_then(|m| m.tgid) == Some(c.pid);
         let mut n = 0u64;
@@ -203,7 +204,7 @@ pub fn summarize(c: &LiveCapture) -> LiveSummary {
         samples_dropped: k.samples_dropped,
         sample_threads: tids.len() as u64,
         matched,
-        matched_any,
+        matched_last,
         unmatched_samples,
         max_cid,
         cpus,
