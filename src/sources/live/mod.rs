@@ -28,7 +28,7 @@ pub mod summary;
 pub mod sys;
 pub mod workload;
 
-pub use attach::Scope;
+pub use attach::{Scope, check_privileges};
 pub use session::{LiveBatch, LiveCapture, LiveCounters, LiveOptions, LiveSession};
 pub use spec::WorkloadSpec;
 pub use summary::LiveSummary;
