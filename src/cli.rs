@@ -50,6 +50,23 @@ pub struct Cli {
     #[command(flatten)]
     pub load: LoadArgs,
 
+    /// Colour theme: a built-in name (default, dark, light, high-contrast, colorblind) or the
+    /// path of a JSON theme file (slots it leaves out come from default). NO_COLOR turns colour
+    /// off unless a theme is named.
+    #[arg(long, global = true, value_name = "NAME|PATH")]
+    pub theme: Option<String>,
+
+    /// Check the capture instead of opening the TUI: report every observed duplicate CID among
+    /// concurrently running threads of one process and every CID at or above its bound.
+    /// Exit status 1 when there is a finding, 0 when there is none.
+    #[arg(long, requires = "file")]
+    pub check: bool,
+
+    /// Key bindings file: {"action-name": ["key", ...]} (see the README's key table).
+    /// Default: ~/.config/cidscope/keys.json when it exists.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub keys: Option<String>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -63,6 +80,10 @@ pub struct LoadArgs {
     /// Skip lines that do not parse (counted in a warning) instead of stopping at the first.
     #[arg(long, global = true)]
     pub skip_bad_lines: bool,
+
+    /// Open a capture even when it looks too large for the available memory.
+    #[arg(long, global = true)]
+    pub no_memory_check: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +126,17 @@ pub enum Command {
     /// Attach to the rseq/sched/task/timer tracepoints with perf_event_open and summarize (or
     /// record) what happens now (root, or CAP_PERFMON with tracefs access).
     Attach(AttachArgs),
+    /// Export a capture's observed timeline: Chrome JSON trace events for ui.perfetto.dev
+    /// (a track per CPU with CID slices, a weight counter per process, instants for lost
+    /// events and alarms) and/or CSV with one row per event.
+    Export(ExportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout: `cidscope man > cidscope.1`.
+    Man,
 }
 
 #[derive(Args, Debug)]
@@ -115,6 +147,18 @@ pub struct StatsArgs {
     /// lost_events, tasks, warnings, ...).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Capture to export.
+    pub file: PathBuf,
+    /// Write Chrome JSON trace events (open with ui.perfetto.dev) to this file.
+    #[arg(long, value_name = "OUT.json")]
+    pub perfetto: Option<PathBuf>,
+    /// Write one CSV row per event to this file.
+    #[arg(long, value_name = "OUT.csv")]
+    pub csv: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -47,10 +47,19 @@ fn write_record(path: &Path, cap: &LiveCapture) -> Result<(), String> {
         .map_err(|e| format!("--record {}: write failed: {e}", path.display()))
 }
 
+/// Writes to stdout; a closed pipe (`cidscope live ... | head`) is not an error.
+fn emit(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing output: {e}")),
+        _ => Ok(()),
+    }
+}
+
 fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
-    let out = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
-    println!("{out}");
-    Ok(())
+    let mut out = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    out.push('\n');
+    emit(&out)
 }
 
 pub fn run_live(a: &LiveArgs) -> Result<ExitCode, String> {
@@ -82,7 +91,7 @@ pub fn run_live(a: &LiveArgs) -> Result<ExitCode, String> {
     if a.json {
         print_json(&s)?;
     } else {
-        print!("{}", render_live(&s, a.record.as_deref()));
+        emit(&render_live(&s, a.record.as_deref()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -115,7 +124,7 @@ pub fn run_attach(a: &AttachArgs) -> Result<ExitCode, String> {
     if a.json {
         print_json(&s)?;
     } else {
-        print!("{}", render_attach(&s));
+        emit(&render_attach(&s))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -126,3 +126,57 @@ fn scrub_help_and_quit_in_a_real_terminal() {
         "alternate screen not left:\n{s}"
     );
 }
+
+#[test]
+fn search_markers_and_jumps_without_a_mouse() {
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let t = Tmux::start(&format!(
+        "{bin} traces/hackbench-pipe.ftrace.txt; echo EXITED=$?; sleep 60"
+    ));
+    t.wait_for("per-CPU CID slots");
+    // search a task by tid; n walks the matches
+    t.keys(&["/"]);
+    t.wait_for("/▏");
+    t.keys(&["t", "i", "d", ":", "3", "0", "9", "0", "Enter"]);
+    let s = t.wait_for("match 1 of ");
+    assert!(s.contains("hackbench-3090") || s.contains("-3090"), "{s}");
+    t.keys(&["n"]);
+    t.wait_for("match 2 of ");
+    t.keys(&["N"]);
+    t.wait_for("match 1 of ");
+    // a named marker, then away and back
+    t.keys(&["m", "k"]);
+    t.wait_for("marker k set");
+    let at_k = event_number(&t.screen());
+    t.keys(&["End"]);
+    t.wait_for("event 15176 of 15176");
+    t.keys(&["'", "k"]);
+    t.wait_for("at marker k");
+    assert_eq!(event_number(&t.screen()), at_k);
+    // CID changes of the selected process
+    t.keys(&["g", "c"]);
+    t.wait_for("CID change 1 of ");
+    t.keys(&["c"]);
+    t.wait_for("CID change 2 of ");
+    // model-only jumps say where they come from
+    t.keys(&["t"]);
+    t.wait_for("they come from a CID model");
+    // a range with a and b
+    t.keys(&["g", "a", "l", "l", "l", "b"]);
+    t.wait_for("range A–B");
+    // show only CPU 1
+    t.keys(&["f", "1", "Enter"]);
+    t.wait_for("CPUs [1]");
+    t.keys(&["q"]);
+    t.wait_for("EXITED=0");
+}
+
+/// The cursor's event number from the detail pane ("event N of M").
+fn event_number(screen: &str) -> u64 {
+    let at = screen.find("  event ").expect("event line");
+    screen[at + 8..]
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("event number")
+}

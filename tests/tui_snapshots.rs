@@ -42,3 +42,10 @@ fn all_tasks_view_without_tgids() {
     let a = app("traces/cyclictest.ftrace.txt");
     insta::assert_snapshot!(render(&a));
 }
+
+#[test]
+fn rseq_accounting_pane() {
+    let mut a = app("traces/hackbench-pipe.ftrace.txt");
+    a.apply(Action::ToggleAccounting);
+    insta::assert_snapshot!(render(&a));
+}

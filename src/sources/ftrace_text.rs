@@ -195,6 +195,16 @@ impl LineParser for FtraceText {
 
 fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), String> {
     out.saw_header = true;
+    if !out.events.is_empty() && !out.warned_late_header && line.starts_with(b"# tracer:") {
+        out.warned_late_header = true;
+        out.warnings.push(crate::events::Warning {
+            code: "header-after-events",
+            message: format!(
+                "a \"# tracer:\" header follows {} events: several captures concatenated? They are read as one stream",
+                out.events.len()
+            ),
+        });
+    }
     // "##### CPU 1 buffer started ####": the ring buffer of that CPU was overwritten before
     // this point (overwrite mode), so older events of that CPU are missing.
     if let Some(r) = line.strip_prefix(b"##### CPU ") {

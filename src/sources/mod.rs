@@ -6,6 +6,7 @@
 pub mod error;
 pub mod ftrace_text;
 pub mod live;
+pub mod memory;
 pub mod payload;
 pub mod perf_script;
 pub mod text;
@@ -43,6 +44,12 @@ pub struct LoadOptions {
     pub skip_bad_lines: bool,
     /// Parse on one thread (tests compare this with the parallel parse).
     pub serial: bool,
+    /// Load even when the estimate says the capture will not fit in memory.
+    pub no_memory_check: bool,
+    /// Threads for the parse (default: one per core for inputs of 8 MB and more).
+    pub threads: Option<usize>,
+    /// Bytes per delta of a streaming load (default `text::SEGMENT_BYTES`; tests use small ones).
+    pub segment_bytes: Option<usize>,
     pub progress: Option<Arc<Progress>>,
 }
 
@@ -129,6 +136,13 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Trace, SourceError> {
             &name,
             "empty file (0 bytes): expected a capture (ftrace text, trace-cmd report, perf script, perf.data or trace.dat)",
         ));
+    }
+    if !opts.no_memory_check {
+        let mut head = [0u8; 4096];
+        let n = std::io::Read::read(&mut &file, &mut head).unwrap_or(0);
+        if let Some(f) = opts.format.or_else(|| detect(&head[..n])) {
+            memory::check(meta.len(), f).map_err(|m| SourceError::file(&name, m))?;
+        }
     }
     // SAFETY: the map is read-only and private; a file truncated underneath us while we read is
     // the one case mmap cannot guard against, as with every mmap-based reader.

@@ -1,6 +1,9 @@
 //! `cidscope stats`: the headless summary of a capture. Its JSON keys are a contract that tests
 //! and scripts rely on: add keys freely, never rename or remove one.
 
+pub mod accounting;
+pub mod check;
+
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::{Alarm, MmId, MmInfo, MmOrigin};
@@ -52,6 +55,9 @@ pub struct Stats {
     pub tasks_mm_unknown: u64,
     pub alarms: u64,
     pub alarm_samples: Vec<String>,
+    /// Per task and overall: rseq_update count and rate, rseq_ip_fixup count, updates per
+    /// switch-in and (where the capture has sys_exit / irq exits) per exit to user.
+    pub rseq_accounting: accounting::Accounting,
     pub warnings: Vec<String>,
 }
 
@@ -213,6 +219,7 @@ pub fn compute(trace: &Trace) -> Stats {
                 )
             })
             .collect(),
+        rseq_accounting: accounting::compute(trace, 0, trace.events.len()),
         warnings: trace.warnings.iter().map(|w| w.to_string()).collect(),
     }
 }

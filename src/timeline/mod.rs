@@ -75,6 +75,8 @@ pub struct Timeline {
     pub lost_at: Vec<usize>,
     /// Per task, the indices of its rseq_update events: its CID history.
     pub task_updates: FxHashMap<Tid, Vec<u32>>,
+    /// rseq_updates whose CID differs from the task's previous report: (event index, mm).
+    pub cid_changes: Vec<(u32, MmId)>,
 }
 
 struct Builder {
@@ -192,6 +194,8 @@ impl Timeline {
         let mut mm_big_cids: Vec<Vec<i32>> = Vec::new();
         let mut lost_at = Vec::new();
         let mut task_updates: FxHashMap<Tid, Vec<u32>> = FxHashMap::default();
+        let mut cid_changes = Vec::new();
+        let mut last_cid: FxHashMap<Tid, i32> = FxHashMap::default();
         let first_ts = trace.events.first().map_or(0, |e| e.ts);
         for c in 0..ncpus as usize {
             b.lanes[c].push(Segment {
@@ -214,6 +218,9 @@ impl Timeline {
                 EventKind::RseqUpdate { mm_cid, .. } => {
                     task_updates.entry(ev.tid).or_default().push(i as u32);
                     let mm = state.mm_of(ev.tid);
+                    if last_cid.insert(ev.tid, mm_cid) != Some(mm_cid) {
+                        cid_changes.push((i as u32, mm));
+                    }
                     if mm.is_real() {
                         let k = mm.0 as usize;
                         if mm_stats.len() <= k {
@@ -267,6 +274,7 @@ impl Timeline {
             task_mm,
             lost_at,
             task_updates,
+            cid_changes,
         }
     }
 

@@ -67,6 +67,31 @@ impl Widget for Detail<'_> {
                 ev.describe(&app.trace.strings)
             )),
         ];
+        if let Some(h) = app.describe_hover() {
+            lines.push(Line::styled(format!("  {h}"), theme.dim()));
+        }
+        if let Some((a, b)) = app.selection() {
+            let (i, j) = app.event_range(a, b);
+            lines.push(Line::from(vec![
+                Span::styled("  range A–B ", bold),
+                Span::raw(format!(
+                    "Δt {}   {} events   {} CID changes{}",
+                    fmt_dur(b - a),
+                    j - i,
+                    app.cid_changes_in(a, b),
+                    match app.selected() {
+                        MmSel::Mm(_) => " (this process)",
+                        MmSel::All => "",
+                    }
+                )),
+            ]));
+        }
+        if let Some((q, hits)) = &app.search {
+            lines.push(Line::styled(
+                format!("  search \"{q}\": {} matches (n / N)", hits.len()),
+                theme.dim(),
+            ));
+        }
         let state = tl.state_after(&app.trace, app.cursor);
         for (cpu, slot) in state.cpus.iter().enumerate() {
             let who = if slot.tid == 0 {

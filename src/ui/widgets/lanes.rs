@@ -7,13 +7,13 @@ use crate::timeline::{Segment, lanes::summarize};
 use crate::ui::app::App;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::widgets::Widget;
 
 pub struct Lanes<'a> {
     pub app: &'a App,
-    /// First CPU shown (the lanes scroll when there are more CPUs than rows).
-    pub first_cpu: usize,
+    /// CPUs shown, top to bottom (a filter may hide some; rows run out on huge machines).
+    pub cpus: &'a [usize],
     /// Rows per CPU: 1 = CID cells only; 2 = CID cells and, under them, the task of each run.
     pub rows_per_cpu: u16,
 }
@@ -51,7 +51,16 @@ impl Widget for Lanes<'_> {
         let rpc = self.rows_per_cpu.max(1);
         let rows = (area.height.saturating_sub(1) / rpc) as usize;
         let end = tl.last_ts;
-        for (r, cpu) in (self.first_cpu..tl.lanes.len()).take(rows).enumerate() {
+        let sel_cols = app.selection().map(|(a, b)| {
+            let first = if a < axis.t0 { Some(0) } else { axis.col_of(a) };
+            let last = if b >= axis.t0 + axis.span {
+                Some(cols.saturating_sub(1))
+            } else {
+                axis.col_of(b)
+            };
+            (first, last)
+        });
+        for (r, &cpu) in self.cpus.iter().take(rows).enumerate() {
             let y = area.y + 1 + r as u16 * rpc;
             buf.set_string(
                 area.x,
@@ -110,19 +119,25 @@ impl Widget for Lanes<'_> {
                 buf.set_string(area.x + lw + x as u16, y, text, style);
                 x += run;
             }
+            if let Some((Some(c0), Some(c1))) = sel_cols {
+                for cx in c0..=c1.min(cols.saturating_sub(1)) {
+                    let cell = &mut buf[(area.x + lw + cx, y)];
+                    let st = if cell.symbol() == "·" || cell.symbol() == "-" {
+                        cell.style().bg(theme.selection)
+                    } else {
+                        cell.style().add_modifier(Modifier::UNDERLINED)
+                    };
+                    cell.set_style(st);
+                }
+            }
             if let Some(cx) = cursor_col {
                 let cell = &mut buf[(area.x + lw + cx, y)];
                 let st = cell.style().add_modifier(Modifier::REVERSED);
                 cell.set_style(st);
             }
         }
-        if tl.lanes.len() > rows && rows > 0 {
-            let note = format!(
-                " CPUs {}-{} of {} ",
-                self.first_cpu,
-                (self.first_cpu + rows).min(tl.lanes.len()) - 1,
-                tl.lanes.len()
-            );
+        if self.cpus.len() > rows && rows > 0 {
+            let note = format!(" {} of {} CPUs shown: f filters ", rows, self.cpus.len());
             let x = area.x + area.width.saturating_sub(note.len() as u16);
             buf.set_string(x, area.y + area.height - 1, note, theme.dim());
         }
@@ -176,30 +191,35 @@ fn draw_ruler(app: &App, axis: TimeAxis, area: Rect, lw: u16, buf: &mut Buffer) 
     }
     for &i in &tl.lost_at {
         if let Some(cx) = app.trace.events.get(i).and_then(|e| axis.col_of(e.ts)) {
-            buf.set_string(
-                area.x + lw + cx,
-                area.y,
-                "!",
-                Style::default().fg(theme.lost),
-            );
+            buf.set_string(area.x + lw + cx, area.y, "!", theme.mark(theme.lost));
         }
     }
     for a in &tl.alarms {
         if let Some(cx) = axis.col_of(a.ts) {
+            buf.set_string(area.x + lw + cx, area.y, "X", theme.mark(theme.alarm));
+        }
+    }
+    for (name, &ts) in &app.marks {
+        if let Some(cx) = axis.col_of(ts) {
             buf.set_string(
                 area.x + lw + cx,
                 area.y,
-                "X",
-                Style::default().fg(theme.alarm),
+                name.to_string(),
+                theme.mark(theme.title).add_modifier(Modifier::BOLD),
+            );
+        }
+    }
+    for (name, ts) in [("A", app.sel_a), ("B", app.sel_b)] {
+        if let Some(cx) = ts.and_then(|t| axis.col_of(t)) {
+            buf.set_string(
+                area.x + lw + cx,
+                area.y,
+                name,
+                theme.mark(theme.cursor).add_modifier(Modifier::BOLD),
             );
         }
     }
     if let Some(cx) = axis.col_of(app.cursor_ts()) {
-        buf.set_string(
-            area.x + lw + cx,
-            area.y,
-            "▼",
-            Style::default().fg(theme.cursor),
-        );
+        buf.set_string(area.x + lw + cx, area.y, "▼", theme.mark(theme.cursor));
     }
 }

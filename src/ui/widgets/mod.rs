@@ -1,5 +1,6 @@
 //! One file per pane. Widgets only draw state; they change nothing.
 
+pub mod accounting;
 pub mod detail;
 pub mod help;
 pub mod lanes;

@@ -42,7 +42,7 @@ impl Widget for StatusBar<'_> {
         if markers > 0 {
             spans.push(Span::styled(
                 format!("lost {lost} events ({markers} gaps)"),
-                Style::default().fg(theme.lost),
+                theme.mark(theme.lost),
             ));
         } else {
             spans.push(Span::styled("no lost events", theme.dim()));
@@ -54,7 +54,7 @@ impl Widget for StatusBar<'_> {
                     "{} warnings (see `cidscope stats`)",
                     app.trace.warnings.len()
                 ),
-                Style::default().fg(theme.alarm),
+                theme.mark(theme.alarm),
             ));
         }
         Line::from(spans).render(area, buf);

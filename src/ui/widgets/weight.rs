@@ -4,7 +4,7 @@ use super::{TimeAxis, label_width};
 use crate::ui::app::{App, MmSel};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::widgets::Widget;
 
 pub struct WeightGraph<'a> {
@@ -52,7 +52,7 @@ impl Widget for WeightGraph<'_> {
         };
         // Top row: the bound (no CID may reach it); the rows below hold the bars.
         let bars = area.height - 1;
-        let bound_style = Style::default().fg(theme.bound);
+        let bound_style = theme.mark(theme.bound);
         buf.set_string(
             area.x,
             area.y,
@@ -76,17 +76,12 @@ impl Widget for WeightGraph<'_> {
             theme.dim(),
         );
         let cursor_col = axis.col_of(app.cursor_ts());
-        let weight_style = Style::default().fg(theme.weight);
+        let weight_style = theme.mark(theme.weight);
         for x in 0..cols {
             let (a, b) = axis.range(x);
             let w = max_in(series, a, b) as u64;
             if w > bound as u64 {
-                buf.set_string(
-                    area.x + lw + x,
-                    area.y,
-                    "▲",
-                    Style::default().fg(theme.alarm),
-                );
+                buf.set_string(area.x + lw + x, area.y, "▲", theme.mark(theme.alarm));
             }
             // height in eighths of a row
             let h = (w.min(bound as u64) * bars as u64 * 8).div_ceil(bound as u64);
@@ -103,7 +98,7 @@ impl Widget for WeightGraph<'_> {
                     let cell = &mut buf[(area.x + lw + x, area.y + r)];
                     if cell.symbol() == " " {
                         cell.set_symbol("│");
-                        cell.set_style(Style::default().fg(theme.cursor));
+                        cell.set_style(theme.mark(theme.cursor));
                     } else {
                         let st = cell.style().add_modifier(Modifier::REVERSED);
                         cell.set_style(st);
