@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod events;
 pub mod export;
+pub mod live_cli;
 pub mod model;
 pub mod sources;
 pub mod stats;

@@ -88,6 +88,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Live(a)) => cidscope::live_cli::run_live(&a),
+        Some(Command::Attach(a)) => cidscope::live_cli::run_attach(&a),
         None if cli.check => {
             let Some(file) = &cli.file else {
                 return Err("--check needs a capture file".into());

@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod ftrace_text;
+pub mod live;
 pub mod memory;
 pub mod payload;
 pub mod perf_script;
