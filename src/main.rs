@@ -1,6 +1,6 @@
-use clap::Parser;
 use cidscope::cli::{Cli, Command, LoadArgs};
 use cidscope::sources::{self, LoadOptions};
+use clap::Parser;
 use std::process::ExitCode;
 
 fn load_options(a: &LoadArgs) -> LoadOptions {
@@ -25,7 +25,8 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Some(Command::Stats(a)) => {
-            let trace = sources::load(&a.file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
+            let trace =
+                sources::load(&a.file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
             let s = cidscope::stats::compute(&trace);
             if a.json {
                 let out = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;

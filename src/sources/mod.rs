@@ -6,8 +6,10 @@
 pub mod error;
 pub mod ftrace_text;
 pub mod payload;
+pub mod perf_data;
 pub mod perf_script;
 pub mod text;
+pub mod trace_dat;
 
 pub use error::{Location, SourceError};
 
@@ -83,7 +85,8 @@ pub fn detect(data: &[u8]) -> Option<Format> {
             ftrace_lines += 1;
             // trace-cmd prints sched_switch and hrtimer through plugins.
             if (h.name == b"sched_switch" && !h.rest.starts_with(b"prev_comm="))
-                || (h.name == b"hrtimer_expire_entry" && memchr::memmem::find(h.rest, b"/0x").is_some())
+                || (h.name == b"hrtimer_expire_entry"
+                    && memchr::memmem::find(h.rest, b"/0x").is_some())
             {
                 plugin_form = true;
             }
@@ -150,7 +153,9 @@ pub fn load_bytes(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, 
                 .split(|&b| b == b'\n')
                 .find(|l| !l.iter().all(|b| b.is_ascii_whitespace()))
                 .unwrap_or(b"");
-            let line = 1 + data[..data.len().min(first.as_ptr() as usize - data.as_ptr() as usize)]
+            let line = 1 + data[..data
+                .len()
+                .min(first.as_ptr() as usize - data.as_ptr() as usize)]
                 .iter()
                 .filter(|&&b| b == b'\n')
                 .count() as u64;
@@ -169,18 +174,12 @@ pub fn load_bytes(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, 
             text::parse_text(name, data, format, &ftrace_text::FtraceText, opts)?
         }
         Format::PerfScript => text::parse_text(name, data, format, &perf_script::PerfScript, opts)?,
-        Format::PerfData | Format::TraceDat | Format::Live | Format::Sim => {
+        Format::PerfData => perf_data::load(name, data, opts)?,
+        Format::TraceDat => trace_dat::load(name, data, opts)?,
+        Format::Live | Format::Sim => {
             return Err(SourceError::file(
                 name,
-                format!(
-                    "{} files are not supported by this build yet; convert with `{}` and open the text",
-                    format.describe(),
-                    if format == Format::PerfData {
-                        "perf script -i FILE > out.txt"
-                    } else {
-                        "trace-cmd report -i FILE > out.txt"
-                    }
-                ),
+                format!("{} is not a file format", format.describe()),
             ));
         }
     };

@@ -1,0 +1,283 @@
+//! The per-CPU ring-buffer pages of a trace.dat (the kernel's format, as libtraceevent's kbuffer
+//! reads it):
+//!
+//! * page header: `u64` timestamp, `long` commit (bytes of data; bit 31: events were missed
+//!   before this page, bit 30: their count is stored after the data), then the data;
+//! * each entry: a `u32` of `type_len:5, time_delta:27`; `type_len` 29 = padding (`array[0]`
+//!   bytes follow), 30 = time extend (`array[0] << 27` added), 31 = absolute timestamp, 0 = data
+//!   whose length is in `array[0]`, 1..=28 = data of `type_len * 4` bytes.
+//!
+//! Missed events become `Lost` markers; a page cut by the end of the file keeps the entries that
+//! are whole and becomes a `Lost` marker plus a warning naming its offset, and so do pages that
+//! are missing altogether.
+
+use super::bytes::{read_u32, uint_at};
+use super::decode::Decoder;
+use super::meta::PageHeader;
+use super::tick::TickInfer;
+use crate::events::{Event, EventKind, Strings};
+
+const MISSING_EVENTS: u64 = 1 << 31;
+const MISSING_STORED: u64 = 1 << 30;
+const COMMIT_MASK: u64 = (1 << 27) - 1;
+const TS_MSB: u64 = 0xf8 << 56;
+
+/// Where the bytes of one CPU come from, to turn positions into file offsets for messages.
+pub enum Locate<'a> {
+    /// Uncompressed: position p is at file offset `base + p`.
+    File { base: u64 },
+    /// Compressed chunks: (first logical byte, file offset of the chunk), ascending.
+    Chunks(&'a [(usize, u64)]),
+}
+
+impl Locate<'_> {
+    pub fn describe(&self, pos: usize) -> String {
+        match self {
+            Locate::File { base } => format!("byte offset {}", base + pos as u64),
+            Locate::Chunks(ch) => {
+                let i = ch.partition_point(|c| c.0 <= pos).saturating_sub(1);
+                match ch.get(i) {
+                    Some(&(start, off)) => format!(
+                        "byte offset {off} (compressed chunk; byte {} of its data)",
+                        pos - start
+                    ),
+                    None => format!("decompressed byte {pos}"),
+                }
+            }
+        }
+    }
+}
+
+/// Everything a CPU's pages produced.
+#[derive(Default)]
+pub struct CpuOut {
+    pub events: Vec<Event>,
+    pub ticks: TickInfer,
+    /// Problems found (already phrased with offsets).
+    pub warnings: Vec<(&'static str, String)>,
+    pub bad_records: u64,
+    pub first_bad: Option<String>,
+}
+
+pub struct Walk<'d> {
+    pub decoder: &'d Decoder,
+    pub page_size: usize,
+    pub header: PageHeader,
+    pub big_endian: bool,
+    /// Added to every timestamp (trace.dat OFFSET / DATE options).
+    pub ts_offset: i64,
+}
+
+impl Walk<'_> {
+    /// Walks the pages of one CPU. `data` holds the bytes present; `expected` is how many the
+    /// file says there are (more when the file was cut).
+    pub fn cpu(
+        &self,
+        cpu: u16,
+        data: &[u8],
+        expected: usize,
+        locate: &Locate,
+        strings: &mut Strings,
+        out: &mut CpuOut,
+    ) {
+        let ps = self.page_size;
+        let hdr = self.header.data_offset;
+        let mut pos = 0usize;
+        while pos < expected {
+            if pos + hdr > data.len() {
+                let missing = (expected - pos).div_ceil(ps);
+                self.lost(out, cpu, None);
+                out.warnings.push((
+                    "missing-pages",
+                    format!(
+                        "CPU {cpu}: {missing} ring-buffer page(s) from {} are missing ({} bytes expected, {} present): the file is truncated; their events are lost",
+                        locate.describe(pos),
+                        expected,
+                        data.len()
+                    ),
+                ));
+                return;
+            }
+            let page = &data[pos..data.len().min(pos + ps)];
+            self.page(cpu, page, pos, locate, strings, out);
+            pos += ps;
+        }
+    }
+
+    fn page(
+        &self,
+        cpu: u16,
+        page: &[u8],
+        page_pos: usize,
+        locate: &Locate,
+        strings: &mut Strings,
+        out: &mut CpuOut,
+    ) {
+        let big = self.big_endian;
+        let hdr = self.header.data_offset;
+        let (Some(mut ts), Some(commit)) = (
+            uint_at(page, 0, 8, big),
+            uint_at(page, 8, self.header.commit_size, big),
+        ) else {
+            return;
+        };
+        let size = (commit & COMMIT_MASK) as usize;
+        if size > self.page_size - hdr {
+            self.lost(out, cpu, None);
+            out.warnings.push((
+                "corrupt-page",
+                format!(
+                    "CPU {cpu}: the page at {} says it holds {size} bytes, more than a {}-byte page can: page skipped, its events are lost",
+                    locate.describe(page_pos),
+                    self.page_size
+                ),
+            ));
+            return;
+        }
+        // Events missed before this page: the marker takes the time of the page's first event.
+        let mut pending_lost = None;
+        if commit & MISSING_EVENTS != 0 {
+            let count = if commit & MISSING_STORED != 0 {
+                uint_at(page, hdr + size, self.header.commit_size, big)
+                    .map(|n| n.min(u32::MAX as u64) as u32)
+            } else {
+                None
+            };
+            pending_lost = Some(out.events.len());
+            out.events.push(Event {
+                ts: self.stamp(ts),
+                tid: 0,
+                cpu,
+                kind: EventKind::Lost { count },
+            });
+        }
+        let end = hdr + size;
+        let avail = end.min(page.len());
+        let mut p = hdr;
+        while p + 4 <= avail {
+            let word = read_u32(&page[p..p + 4], big);
+            let type_len = word & 31;
+            let delta = (word >> 5) as u64;
+            let (data_at, len) = match type_len {
+                29 => {
+                    // padding: array[0] bytes follow; the rest of the page when delta is 0
+                    ts = ts.wrapping_add(delta);
+                    let Some(n) = uint_at(page, p + 4, 4, big) else {
+                        break;
+                    };
+                    if delta == 0 && n == 0 {
+                        break;
+                    }
+                    p = p + 4 + n as usize;
+                    continue;
+                }
+                30 | 31 => {
+                    let Some(ext) = uint_at(page, p + 4, 4, big) else {
+                        break;
+                    };
+                    let v = (ext << 27).wrapping_add(delta);
+                    ts = if type_len == 31 {
+                        v | (ts & TS_MSB)
+                    } else {
+                        ts.wrapping_add(v)
+                    };
+                    p += 8;
+                    continue;
+                }
+                0 => {
+                    let Some(n) = uint_at(page, p + 4, 4, big) else {
+                        break;
+                    };
+                    let n = (n as usize).saturating_sub(4);
+                    (p + 8, (n + 3) & !3)
+                }
+                t => (p + 4, t as usize * 4),
+            };
+            ts = ts.wrapping_add(delta);
+            let Some(raw) = page
+                .get(data_at..data_at + len)
+                .filter(|_| data_at + len <= avail)
+            else {
+                break;
+            };
+            p = data_at + len;
+            let ets = self.stamp(ts);
+            if let Some(i) = pending_lost.take() {
+                out.events[i].ts = ets;
+            }
+            self.record(cpu, ets, raw, page_pos + data_at, locate, strings, out);
+        }
+        if end > page.len() {
+            self.lost(out, cpu, None);
+            out.warnings.push((
+                "truncated-page",
+                format!(
+                    "CPU {cpu}: the page at {} is cut by the end of the file after {} of its {} data bytes: the whole entries before the cut were kept, the rest are lost",
+                    locate.describe(page_pos),
+                    page.len().saturating_sub(hdr),
+                    size
+                ),
+            ));
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        cpu: u16,
+        ts: u64,
+        raw: &[u8],
+        pos: usize,
+        locate: &Locate,
+        strings: &mut Strings,
+        out: &mut CpuOut,
+    ) {
+        let d = self.decoder;
+        let (Some(id), Some(pid)) = (d.event_id(raw), d.common_pid(raw)) else {
+            self.bad(
+                out,
+                cpu,
+                pos,
+                locate,
+                "record shorter than its common fields".into(),
+            );
+            return;
+        };
+        match d.decode(id, raw, strings) {
+            Ok((kind, hr)) => {
+                if let Some(s) = hr {
+                    out.ticks.push(out.events.len(), cpu, s);
+                }
+                out.events.push(Event {
+                    ts,
+                    tid: pid as u32,
+                    cpu,
+                    kind,
+                });
+            }
+            Err(e) => self.bad(out, cpu, pos, locate, e),
+        }
+    }
+
+    fn bad(&self, out: &mut CpuOut, cpu: u16, pos: usize, locate: &Locate, e: String) {
+        out.bad_records += 1;
+        if out.first_bad.is_none() {
+            out.first_bad = Some(format!("CPU {cpu}, {}: {e}", locate.describe(pos)));
+        }
+    }
+
+    fn stamp(&self, ts: u64) -> u64 {
+        ts.saturating_add_signed(self.ts_offset)
+    }
+
+    /// A marker for data lost at the current end of this CPU's events.
+    fn lost(&self, out: &mut CpuOut, cpu: u16, count: Option<u32>) {
+        let ts = out.events.last().map_or(u64::MAX, |e| e.ts);
+        out.events.push(Event {
+            ts,
+            tid: 0,
+            cpu,
+            kind: EventKind::Lost { count },
+        });
+    }
+}
