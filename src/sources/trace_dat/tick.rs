@@ -94,10 +94,17 @@ impl TickInfer {
                 continue;
             }
             let cpus: FxHashSet<u16> = v.iter().map(|x| x.0).collect();
-            let (period_ns, aligned) = PERIODS
+            // A 4 ms tick is also on the 1 ms grid: take the longest period that aligns about
+            // as well as the best one.
+            let scores: Vec<(u64, f64)> = PERIODS
                 .iter()
                 .map(|&p| (p, alignment(v.iter().map(|x| x.1.now), p, v.len())))
-                .fold((0, 0.0), |a, b| if b.1 > a.1 + 1e-9 { b } else { a });
+                .collect();
+            let top = scores.iter().map(|s| s.1).fold(0.0, f64::max);
+            let (period_ns, aligned) = scores
+                .into_iter()
+                .find(|s| s.1 >= top - 0.03)
+                .unwrap_or((0, 0.0));
             if aligned < 0.8 {
                 continue;
             }
