@@ -6,8 +6,8 @@ use super::header::{FileHeader, section_bytes};
 use crate::sources::trace_dat::bytes::{BinError, BinResult, Cursor};
 use byteorder::{BigEndian, LittleEndian};
 use linux_perf_event_reader::{
-    AttrFlags, Endianness, PerfEventAttr, PerfEventType, RawData, RecordIdParseInfo, RecordParseInfo, RecordType,
-    SampleFormat, get_record_id, get_record_identifier,
+    AttrFlags, Endianness, PerfEventAttr, PerfEventType, RawData, RecordIdParseInfo,
+    RecordParseInfo, RecordType, SampleFormat, get_record_id, get_record_identifier,
 };
 use rustc_hash::FxHashMap;
 
@@ -65,9 +65,8 @@ pub fn read_file_attrs(data: &[u8], h: &FileHeader, big: bool) -> BinResult<Vec<
     let mut out = Vec::new();
     for (k, entry) in bytes.chunks_exact(n).enumerate() {
         let at = h.attrs.offset + (k * n) as u64;
-        let (attr, _) = parse_attr(&entry[..n - 16], big).map_err(|e| {
-            BinError::new(at, format!("expected a perf_event_attr here: {e}"))
-        })?;
+        let (attr, _) = parse_attr(&entry[..n - 16], big)
+            .map_err(|e| BinError::new(at, format!("expected a perf_event_attr here: {e}")))?;
         let mut c = Cursor::new(entry, big).at(n - 16);
         let ids_off = c.u64("the ids offset")?;
         let ids_size = c.u64("the ids size")?;
@@ -90,7 +89,8 @@ pub fn read_file_attrs(data: &[u8], h: &FileHeader, big: bool) -> BinResult<Vec<
 
 /// A pipe-mode `PERF_RECORD_HEADER_ATTR` body: the attr, then its ids.
 pub fn parse_header_attr(body: &[u8], big: bool) -> Result<Attr, String> {
-    let (attr, size) = parse_attr(body, big).map_err(|e| format!("expected a perf_event_attr: {e}"))?;
+    let (attr, size) =
+        parse_attr(body, big).map_err(|e| format!("expected a perf_event_attr: {e}"))?;
     let ids = body
         .get(size as usize..)
         .unwrap_or(&[])

@@ -39,7 +39,8 @@ use rustc_hash::FxHashMap;
 
 /// Loads a perf.data held in memory.
 pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
-    let err = |e: BinError| SourceError::at_offset(name, e.offset, format!("perf.data: {}", e.message));
+    let err =
+        |e: BinError| SourceError::at_offset(name, e.offset, format!("perf.data: {}", e.message));
     let (mode, big) = header::read(data).map_err(err)?;
     let mut r = Reader {
         name,
@@ -117,7 +118,8 @@ impl<'a> Reader<'a> {
         let end = h.data.offset.saturating_add(h.data.size) as usize;
         let mut recs = Records::new(self.data, start, end, self.big);
         if let Some(p) = &opts.progress {
-            p.total.store(h.data.size, std::sync::atomic::Ordering::Relaxed);
+            p.total
+                .store(h.data.size, std::sync::atomic::Ordering::Relaxed);
         }
         let mut n = 0u32;
         while let Some(rec) = recs.next() {
@@ -125,7 +127,10 @@ impl<'a> Reader<'a> {
             n = n.wrapping_add(1);
             if n % 65536 == 0 {
                 if let Some(p) = &opts.progress {
-                    p.done.store((recs.pos() - start) as u64, std::sync::atomic::Ordering::Relaxed);
+                    p.done.store(
+                        (recs.pos() - start) as u64,
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
                 }
                 if opts.cancelled() {
                     return Ok(None);
@@ -163,7 +168,8 @@ impl<'a> Reader<'a> {
                 }
                 RECORD_HEADER_TRACING_DATA => {
                     let start = rec.offset + 8 + rec.body.len();
-                    let c = Cursor::new(&self.data[..start + rec.trailing.len()], self.big).at(start);
+                    let c =
+                        Cursor::new(&self.data[..start + rec.trailing.len()], self.big).at(start);
                     self.tracing_data(c)?;
                 }
                 _ => {
@@ -275,12 +281,21 @@ impl<'a> Reader<'a> {
             return;
         };
         let attr = &a.list[idx];
-        let raw = RawEventRecord::new(RecordType(rec.rtype), rec.misc, RawData::Single(rec.body), attr.parse);
+        let raw = RawEventRecord::new(
+            RecordType(rec.rtype),
+            rec.misc,
+            RawData::Single(rec.body),
+            attr.parse,
+        );
         let where_ = || format!("byte offset {}", rec.offset);
         let parsed = match raw.parse() {
             Ok(p) => p,
             Err(e) => {
-                let msg = format!("{}: record type {} does not parse: {e}", where_(), rec.rtype);
+                let msg = format!(
+                    "{}: record type {} does not parse: {e}",
+                    where_(),
+                    rec.rtype
+                );
                 self.bad(msg);
                 return;
             }
@@ -288,7 +303,8 @@ impl<'a> Reader<'a> {
         let common = || raw.common_data().unwrap_or_default();
         match parsed {
             EventRecord::Comm(c) => {
-                self.threads.comm(c.pid, c.tid, &c.name.as_slice(), &mut self.trace.strings);
+                self.threads
+                    .comm(c.pid, c.tid, &c.name.as_slice(), &mut self.trace.strings);
             }
             EventRecord::Fork(f) => self.threads.fork(f.pid, f.tid, f.ptid),
             EventRecord::Lost(l) => {
@@ -337,10 +353,13 @@ impl<'a> Reader<'a> {
             }
             _ => {
                 let name = *self.other_names.entry(idx).or_insert_with(|| {
-                    let n = attr.name.clone().unwrap_or_else(|| match attr.tracepoint_id() {
-                        Some(id) => format!("tracepoint-{id}"),
-                        None => "sample".into(),
-                    });
+                    let n = attr
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| match attr.tracepoint_id() {
+                            Some(id) => format!("tracepoint-{id}"),
+                            None => "sample".into(),
+                        });
                     let n = n.split(':').nth(1).map(str::to_string).unwrap_or(n);
                     strings.intern(n.as_bytes())
                 });
@@ -476,11 +495,14 @@ impl<'a> Reader<'a> {
             .filter_map(|e| match e.kind {
                 EventKind::SchedSwitch { next_tid, .. } => Some(next_tid),
                 EventKind::SchedProcessFork { child, .. } => Some(child),
-                EventKind::SchedWakeupNew { tid, .. } | EventKind::TaskNewtask { tid, .. } => Some(tid),
+                EventKind::SchedWakeupNew { tid, .. } | EventKind::TaskNewtask { tid, .. } => {
+                    Some(tid)
+                }
                 _ => None,
             })
             .collect();
-        self.threads.complete(&mut self.trace.tasks, mentioned.into_iter());
+        self.threads
+            .complete(&mut self.trace.tasks, mentioned.into_iter());
         self.trace.ensure_sorted();
         self.trace
     }

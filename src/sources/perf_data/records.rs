@@ -36,7 +36,11 @@ pub struct Rec<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stop {
     /// The data ends inside the record at `offset`, which needs `need` bytes.
-    Truncated { offset: usize, need: usize, have: usize },
+    Truncated {
+        offset: usize,
+        need: usize,
+        have: usize,
+    },
     /// The record at `offset` declares a size below its own header.
     Corrupt { offset: usize, size: usize },
 }
@@ -98,7 +102,9 @@ impl<'a> Iterator for Records<'a> {
         }
         let body = &self.data[at + 8..at + size];
         let extra = match rtype {
-            RECORD_HEADER_TRACING_DATA if body.len() >= 4 => read_u32(&body[0..4], self.big) as usize,
+            RECORD_HEADER_TRACING_DATA if body.len() >= 4 => {
+                read_u32(&body[0..4], self.big) as usize
+            }
             RECORD_AUXTRACE if body.len() >= 8 => {
                 usize::try_from(read_u64(&body[0..8], self.big)).unwrap_or(usize::MAX)
             }

@@ -44,7 +44,11 @@ impl Threads {
     }
 
     /// Fills in tasks the events mention (switch targets, children) but that never sampled.
-    pub fn complete(&self, tasks: &mut FxHashMap<Tid, TaskMeta>, mentioned: impl Iterator<Item = Tid>) {
+    pub fn complete(
+        &self,
+        tasks: &mut FxHashMap<Tid, TaskMeta>,
+        mentioned: impl Iterator<Item = Tid>,
+    ) {
         for tid in mentioned {
             if tasks.contains_key(&tid) {
                 continue;

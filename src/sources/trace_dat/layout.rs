@@ -388,6 +388,15 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
                 "the options sections point back at each other",
             ));
         }
+        if next.saturating_add(16) > data.len() as u64 {
+            return Err(BinError::new(
+                next,
+                format!(
+                    "expected an options section here, but the file ends at byte {}: the file is truncated (trace-cmd writes the options that locate the ring-buffer data after the data, so a cut version-7 file cannot be read)",
+                    data.len()
+                ),
+            ));
+        }
         let sec = section(data, next, OPT_DONE, codec, big, "options")?;
         let mut oc = sec.cursor(big);
         opts.next = 0;
