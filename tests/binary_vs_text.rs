@@ -25,8 +25,7 @@ enum Text {
 }
 
 fn load(name: &str) -> Trace {
-    sources::load(&capture(name), &LoadOptions::default())
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    sources::load(&capture(name), &LoadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// Kernel prev_state letter → the letter of trace-cmd's sched_switch plugin.
@@ -80,7 +79,14 @@ fn compare(bin: &str, txt: &str, text: Text) -> usize {
 fn compare_with(bin: &str, txt: &str, text: Text, text_names_ticks: bool) -> usize {
     let b = load(bin);
     let t = load(txt);
-    assert_eq!(b.format.id(), if bin.ends_with(".perf.data") { "perf.data" } else { "trace.dat" });
+    assert_eq!(
+        b.format.id(),
+        if bin.ends_with(".perf.data") {
+            "perf.data"
+        } else {
+            "trace.dat"
+        }
+    );
     let mut diffs = Vec::new();
     for (i, (x, y)) in b.events.iter().zip(&t.events).enumerate() {
         let (mut nx, ny) = (norm(&b, x, text, true), norm(&t, y, text, false));
@@ -106,16 +112,38 @@ fn compare_with(bin: &str, txt: &str, text: Text, text_names_ticks: bool) -> usi
         b.events.len(),
         diffs[..diffs.len().min(10)].join("\n")
     );
-    assert_eq!(b.events.len(), t.events.len(), "{bin} vs {txt}: event counts");
-    let ticks = b.events.iter().filter(|e| e.kind == EventKind::Tick).count();
+    assert_eq!(
+        b.events.len(),
+        t.events.len(),
+        "{bin} vs {txt}: event counts"
+    );
+    let ticks = b
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::Tick)
+        .count();
     assert!(ticks > 0, "{bin}: ticks recognised");
     b.events.len()
 }
 
 #[test]
 fn perf_data_matches_perf_script() {
-    assert_eq!(compare("cyclictest.perf.data", "cyclictest.perf-script.txt", Text::PerfScript), 12494);
-    assert_eq!(compare("stress-ng.perf.data", "stress-ng.perf-script.txt", Text::PerfScript), 3511);
+    assert_eq!(
+        compare(
+            "cyclictest.perf.data",
+            "cyclictest.perf-script.txt",
+            Text::PerfScript
+        ),
+        12494
+    );
+    assert_eq!(
+        compare(
+            "stress-ng.perf.data",
+            "stress-ng.perf-script.txt",
+            Text::PerfScript
+        ),
+        3511
+    );
 }
 
 #[test]
@@ -145,12 +173,23 @@ fn inferred_tick_is_tick_nohz_handler_of_the_same_boot() {
         .find(|w| w.code == "tick-inferred")
         .expect("tick inferred");
     assert!(
-        w.message.contains(&format!("callback {:#x} taken as the scheduler tick", ticks[0])),
+        w.message.contains(&format!(
+            "callback {:#x} taken as the scheduler tick",
+            ticks[0]
+        )),
         "{}",
         w.message
     );
-    let n = b.events.iter().filter(|e| e.kind == EventKind::Tick).count();
-    assert_eq!(n, 1015, "the expiries of 0x{:x} in the perf script text", ticks[0]);
+    let n = b
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::Tick)
+        .count();
+    assert_eq!(
+        n, 1015,
+        "the expiries of 0x{:x} in the perf script text",
+        ticks[0]
+    );
 }
 
 #[test]
@@ -163,7 +202,11 @@ fn perf_data_with_lost_records_matches_perf_script() {
 #[test]
 fn trace_dat_v6_matches_trace_cmd_report() {
     assert_eq!(
-        compare("cyclictest.trace.dat", "cyclictest.trace-cmd-report.txt", Text::TraceCmdReport),
+        compare(
+            "cyclictest.trace.dat",
+            "cyclictest.trace-cmd-report.txt",
+            Text::TraceCmdReport
+        ),
         14821
     );
 }
@@ -171,15 +214,27 @@ fn trace_dat_v6_matches_trace_cmd_report() {
 #[test]
 fn trace_dat_v7_matches_trace_cmd_report() {
     assert_eq!(
-        compare("cyclictest-v7.trace.dat", "cyclictest-v7.trace-cmd-report.txt", Text::TraceCmdReport),
+        compare(
+            "cyclictest-v7.trace.dat",
+            "cyclictest-v7.trace-cmd-report.txt",
+            Text::TraceCmdReport
+        ),
         20251
     );
     assert_eq!(
-        compare("hackbench-v7none.trace.dat", "hackbench-v7none.trace-cmd-report.txt", Text::TraceCmdReport),
+        compare(
+            "hackbench-v7none.trace.dat",
+            "hackbench-v7none.trace-cmd-report.txt",
+            Text::TraceCmdReport
+        ),
         5122
     );
     assert_eq!(
-        compare("lost.trace.dat", "lost.trace-cmd-report.txt", Text::TraceCmdReport),
+        compare(
+            "lost.trace.dat",
+            "lost.trace-cmd-report.txt",
+            Text::TraceCmdReport
+        ),
         12502 + 1
     );
 }
