@@ -117,6 +117,10 @@ impl<'a> Reader<'a> {
         let start = h.data.offset as usize;
         let end = h.data.offset.saturating_add(h.data.size) as usize;
         let mut recs = Records::new(self.data, start, end, self.big);
+        // Tracepoint samples are ~100 bytes: reserve instead of growing (and copying) the list.
+        self.trace
+            .events
+            .reserve((h.data.size as usize).min(self.data.len()) / 112);
         if let Some(p) = &opts.progress {
             p.total
                 .store(h.data.size, std::sync::atomic::Ordering::Relaxed);
@@ -142,6 +146,7 @@ impl<'a> Reader<'a> {
 
     fn pipe(&mut self, opts: &LoadOptions) -> BinResult<Option<Stop>> {
         let mut recs = Records::new(self.data, 16, self.data.len(), self.big);
+        self.trace.events.reserve(self.data.len() / 112);
         let mut n = 0u32;
         while let Some(rec) = recs.next() {
             match rec.rtype {
@@ -205,8 +210,7 @@ impl<'a> Reader<'a> {
     /// The tracing data: the tracepoint formats (and, from old perf versions, kallsyms).
     fn tracing_data(&mut self, mut c: Cursor) -> BinResult<()> {
         let init = meta::read_initial(&mut c)?;
-        let ph = meta::read_header_info(&mut c, init.long_size)?;
-        let _ = ph;
+        meta::read_header_info(&mut c, init.long_size)?;
         let mut formats = meta::read_ftrace_formats(&mut c)?;
         formats.extend(meta::read_event_formats(&mut c)?);
         let ticks = meta::tick_functions(meta::read_kallsyms(&mut c)?);

@@ -76,12 +76,15 @@ mod tests {
         let mut t = Threads::default();
         t.comm(10, 10, b"bash", &mut s);
         t.fork(20, 20, 10);
-        assert_eq!(s.get(t.comm_of(20, &mut s)), b"bash");
+        let c = t.comm_of(20, &mut s);
+        assert_eq!(s.get(c), b"bash");
         t.comm(20, 20, b"sleep", &mut s);
-        assert_eq!(s.get(t.comm_of(20, &mut s)), b"sleep");
+        let c = t.comm_of(20, &mut s);
+        assert_eq!(s.get(c), b"sleep");
         t.fork(20, 21, 20);
         assert_eq!(t.tgid_of(21), Some(20));
-        assert_eq!(s.get(t.comm_of(99, &mut s)), b":99");
+        let c = t.comm_of(99, &mut s);
+        assert_eq!(s.get(c), b":99");
         let mut tasks = FxHashMap::default();
         t.complete(&mut tasks, [21, 99].into_iter());
         assert_eq!(tasks.len(), 1);

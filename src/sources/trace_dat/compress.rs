@@ -2,7 +2,13 @@
 //! or zlib streams (`compress2`), named in the file header. Pure Rust (ruzstd, flate2 with
 //! miniz_oxide).
 
+use std::cell::RefCell;
 use std::io::Read;
+
+thread_local! {
+    /// One zstd decoder per thread, reused across chunks (it keeps its window buffers).
+    static ZSTD: RefCell<ruzstd::decoding::FrameDecoder> = RefCell::new(ruzstd::decoding::FrameDecoder::new());
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Codec {
@@ -27,16 +33,30 @@ impl Codec {
 
 /// Decompresses `input` into exactly `size` bytes.
 pub fn decompress(codec: Codec, input: &[u8], size: usize) -> Result<Vec<u8>, String> {
-    let mut out = vec![0u8; size];
+    let mut out = Vec::new();
+    decompress_into(codec, input, size, &mut out)?;
+    Ok(out)
+}
+
+/// Decompresses `input` into `out` (resized to exactly `size` bytes, its buffer reused).
+pub fn decompress_into(
+    codec: Codec,
+    input: &[u8],
+    size: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    out.resize(size, 0);
     let n = match codec {
         Codec::None => {
             let n = input.len().min(size);
             out[..n].copy_from_slice(&input[..n]);
             n
         }
-        Codec::Zstd => ruzstd::decoding::FrameDecoder::new()
-            .decode_all(input, &mut out)
-            .map_err(|e| format!("zstd data does not decompress: {e}"))?,
+        Codec::Zstd => ZSTD.with(|d| {
+            d.borrow_mut()
+                .decode_all(input, &mut out[..])
+                .map_err(|e| format!("zstd data does not decompress: {e}"))
+        })?,
         Codec::Zlib => {
             let mut d = flate2::read::ZlibDecoder::new(input);
             let mut n = 0;
@@ -58,7 +78,7 @@ pub fn decompress(codec: Codec, input: &[u8], size: usize) -> Result<Vec<u8>, St
             "expected {size} bytes after decompression, found {n}"
         ));
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

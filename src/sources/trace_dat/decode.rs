@@ -5,7 +5,6 @@
 use super::bytes::int_at;
 use super::format::{EventFormat, Field, StateLetters};
 use crate::events::{EventKind, PrevState, StrId, Strings, Tid};
-use rustc_hash::FxHashMap;
 
 /// Where a field is in a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -368,14 +367,6 @@ impl Decoder {
             _ => None,
         }
     }
-}
-
-/// Maps event ids to names for every format (for messages).
-pub fn names(formats: &[EventFormat]) -> FxHashMap<u32, String> {
-    formats
-        .iter()
-        .map(|f| (f.id, format!("{}:{}", f.system, f.name)))
-        .collect()
 }
 
 #[cfg(test)]

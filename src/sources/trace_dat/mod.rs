@@ -25,13 +25,11 @@ pub mod ring;
 pub mod tick;
 
 use super::{LoadOptions, SourceError};
-use crate::events::{Format, TaskMeta, Trace};
+use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Trace};
 use bytes::{BinError, Cursor};
-use compress::Codec;
 use decode::Decoder;
 use layout::{CpuRef, Layout};
 use ring::{CpuOut, Locate, Walk};
-use std::borrow::Cow;
 
 /// Loads a trace.dat held in memory.
 pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
@@ -53,18 +51,9 @@ pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, Source
         big_endian: layout.initial.big_endian,
         ts_offset: layout.ts_offset,
     };
-    let mut outs = Vec::with_capacity(layout.buffer.cpus.len());
-    for cref in &layout.buffer.cpus {
-        if opts.cancelled() {
-            return Err(SourceError::file(name, "load cancelled"));
-        }
-        let mut out = CpuOut::default();
-        read_cpu(data, &layout, cref, &walk, &mut trace.strings, &mut out);
-        if let Some(p) = &opts.progress {
-            p.done
-                .fetch_add(cref.size, std::sync::atomic::Ordering::Relaxed);
-        }
-        outs.push((cref.cpu, out));
+    let mut outs = read_cpus(data, &layout, &walk, &mut trace.strings, opts);
+    if opts.cancelled() {
+        return Err(SourceError::file(name, "load cancelled"));
     }
     for (code, msg) in &layout.notes {
         trace.warn(code, format!("{name}: {msg}"));
@@ -129,26 +118,113 @@ pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, Source
     Ok(trace)
 }
 
-/// Reads one CPU's pages (decompressing when needed) into `out`.
+/// Reads every CPU, on up to as many threads as there are cores (each with its own copy of the
+/// string table, merged back in CPU order, so the result does not depend on the threads).
+fn read_cpus(
+    data: &[u8],
+    layout: &Layout,
+    walk: &Walk,
+    strings: &mut Strings,
+    opts: &LoadOptions,
+) -> Vec<(u16, CpuOut)> {
+    let cpus = &layout.buffer.cpus;
+    let threads = if opts.serial {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(cpus.len())
+            .max(1)
+    };
+    let base = strings.clone();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut local = base.clone();
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(cref) = cpus.get(i) else { break };
+            if opts.cancelled() {
+                break;
+            }
+            let mut out = CpuOut::default();
+            read_cpu(data, layout, cref, walk, &mut local, &mut out);
+            if let Some(p) = &opts.progress {
+                p.done
+                    .fetch_add(cref.size, std::sync::atomic::Ordering::Relaxed);
+            }
+            done.push((i, out));
+        }
+        (done, local)
+    };
+    let results: Vec<(Vec<(usize, CpuOut)>, Strings)> = if threads == 1 {
+        vec![work()]
+    } else {
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..threads).map(|_| s.spawn(&work)).collect();
+            hs.into_iter().filter_map(|h| h.join().ok()).collect()
+        })
+    };
+    let mut slots: Vec<Option<CpuOut>> = (0..cpus.len()).map(|_| None).collect();
+    let known = base.len() as u32;
+    for (done, local) in results {
+        // Strings a thread added after the shared ones get ids in the trace's table.
+        let remap: Vec<StrId> = (known..local.len() as u32)
+            .map(|i| strings.intern(local.get(StrId(i))))
+            .collect();
+        let re = |id: StrId| {
+            if id.0 < known {
+                id
+            } else {
+                remap
+                    .get((id.0 - known) as usize)
+                    .copied()
+                    .unwrap_or_default()
+            }
+        };
+        for (i, mut out) in done {
+            if !remap.is_empty() {
+                for e in out.events.iter_mut() {
+                    match &mut e.kind {
+                        EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
+                        EventKind::Other { name } => *name = re(*name),
+                        _ => {}
+                    }
+                }
+            }
+            slots[i] = Some(out);
+        }
+    }
+    cpus.iter()
+        .zip(slots)
+        .map(|(c, o)| (c.cpu, o.unwrap_or_default()))
+        .collect()
+}
+
+/// Reads one CPU's pages into `out`; compressed data is decompressed chunk by chunk (chunks
+/// hold whole pages) into one reused buffer.
 fn read_cpu(
     data: &[u8],
     layout: &Layout,
     cref: &CpuRef,
     walk: &Walk,
-    strings: &mut crate::events::Strings,
+    strings: &mut Strings,
     out: &mut CpuOut,
 ) {
     let cpu = cref.cpu;
-    let start = usize::try_from(cref.offset).unwrap_or(usize::MAX);
-    let size = usize::try_from(cref.size).unwrap_or(usize::MAX);
     if cref.size == 0 {
         return;
     }
+    let start = usize::try_from(cref.offset).unwrap_or(usize::MAX);
+    let size = usize::try_from(cref.size).unwrap_or(usize::MAX);
+    out.events.reserve(
+        (size.min(data.len()) / if layout.buffer.compressed { 4 } else { 40 }).min(1 << 26),
+    );
     if !layout.buffer.compressed {
         let avail = data
             .get(start..)
             .map_or(&[][..], |d| &d[..d.len().min(size)]);
-        walk.cpu(
+        walk.pages(
             cpu,
             avail,
             size,
@@ -158,88 +234,61 @@ fn read_cpu(
         );
         return;
     }
-    let (bytes, chunks, problem) =
-        decompress_cpu(data, layout.codec, layout.initial.big_endian, start);
-    let expected = if problem.is_some() {
-        // Pages past the cut cannot be counted; mark the loss at the end.
-        bytes.len()
-    } else {
-        bytes.len()
-    };
-    walk.cpu(
-        cpu,
-        &bytes,
-        expected,
-        &Locate::Chunks(&chunks),
-        strings,
-        out,
-    );
-    if let Some(p) = problem {
+    let lost = |out: &mut CpuOut, why: String| {
         let ts = out.events.last().map_or(u64::MAX, |e| e.ts);
-        out.events.push(crate::events::Event {
+        out.events.push(Event {
             ts,
             tid: 0,
             cpu,
-            kind: crate::events::EventKind::Lost { count: None },
+            kind: EventKind::Lost { count: None },
         });
         out.warnings
-            .push(("missing-pages", format!("CPU {cpu}: {p}")));
-    }
-}
-
-/// Decompresses the chunks of one CPU. Returns the bytes, (logical start, file offset) of each
-/// chunk, and what stopped the decompression early (with its offset).
-fn decompress_cpu(
-    data: &[u8],
-    codec: Codec,
-    big: bool,
-    start: usize,
-) -> (Cow<'static, [u8]>, Vec<(usize, u64)>, Option<String>) {
-    let mut out = Vec::new();
-    let mut chunks = Vec::new();
-    let mut c = Cursor::new(data, big);
-    if start > data.len() {
-        return (
-            Cow::Owned(out),
-            chunks,
-            Some(format!(
+            .push(("missing-pages", format!("CPU {cpu}: {why}")));
+    };
+    if start >= data.len() {
+        lost(
+            out,
+            format!(
                 "the compressed data at byte offset {start} lies beyond the end of the file ({} bytes); its events are lost",
                 data.len()
-            )),
+            ),
         );
+        return;
     }
-    c.set_pos(start);
+    let mut c = Cursor::new(data, layout.initial.big_endian).at(start);
     let count = match c.u32("the compressed chunk count") {
         Ok(n) => n,
-        Err(e) => return (Cow::Owned(out), chunks, Some(e.to_string())),
+        Err(e) => return lost(out, format!("{e}; its events are lost")),
     };
+    let mut buf = Vec::new();
     for k in 0..count {
         let at = c.pos();
-        let r = (|| -> Result<Vec<u8>, BinError> {
+        let r = (|| -> Result<(), BinError> {
             let z = c.u32("a compressed chunk size")? as usize;
             let n = c.u32("a chunk's decompressed size")? as usize;
             let body = c.bytes(z, "a compressed chunk")?;
-            compress::decompress(codec, body, n).map_err(|e| BinError::new(at as u64, e))
+            compress::decompress_into(layout.codec, body, n, &mut buf)
+                .map_err(|e| BinError::new(at as u64, e))
         })();
-        match r {
-            Ok(b) => {
-                chunks.push((out.len(), at as u64));
-                out.extend_from_slice(&b);
-            }
-            Err(e) => {
-                return (
-                    Cow::Owned(out),
-                    chunks,
-                    Some(format!(
-                        "compressed chunk {} of {count} at byte offset {at} cannot be read ({}): its pages and those after it are lost",
-                        k + 1,
-                        e.message
-                    )),
-                );
-            }
+        if let Err(e) = r {
+            return lost(
+                out,
+                format!(
+                    "compressed chunk {} of {count} at byte offset {at} cannot be read ({}): its pages and those after it are lost",
+                    k + 1,
+                    e.message
+                ),
+            );
         }
+        walk.pages(
+            cpu,
+            &buf,
+            buf.len(),
+            &Locate::Chunk { offset: at as u64 },
+            strings,
+            out,
+        );
     }
-    (Cow::Owned(out), chunks, None)
 }
 
 /// One `TaskMeta` per task that recorded an event: comm from the saved cmdlines, as

@@ -22,28 +22,22 @@ const MISSING_STORED: u64 = 1 << 30;
 const COMMIT_MASK: u64 = (1 << 27) - 1;
 const TS_MSB: u64 = 0xf8 << 56;
 
-/// Where the bytes of one CPU come from, to turn positions into file offsets for messages.
-pub enum Locate<'a> {
+/// Where the bytes being walked come from, to turn positions into file offsets for messages.
+#[derive(Clone, Copy, Debug)]
+pub enum Locate {
     /// Uncompressed: position p is at file offset `base + p`.
     File { base: u64 },
-    /// Compressed chunks: (first logical byte, file offset of the chunk), ascending.
-    Chunks(&'a [(usize, u64)]),
+    /// A decompressed chunk whose compressed bytes start at this file offset.
+    Chunk { offset: u64 },
 }
 
-impl Locate<'_> {
+impl Locate {
     pub fn describe(&self, pos: usize) -> String {
         match self {
             Locate::File { base } => format!("byte offset {}", base + pos as u64),
-            Locate::Chunks(ch) => {
-                let i = ch.partition_point(|c| c.0 <= pos).saturating_sub(1);
-                match ch.get(i) {
-                    Some(&(start, off)) => format!(
-                        "byte offset {off} (compressed chunk; byte {} of its data)",
-                        pos - start
-                    ),
-                    None => format!("decompressed byte {pos}"),
-                }
-            }
+            Locate::Chunk { offset } => format!(
+                "byte offset {offset} (a compressed chunk; byte {pos} of its decompressed pages)"
+            ),
         }
     }
 }
@@ -69,9 +63,9 @@ pub struct Walk<'d> {
 }
 
 impl Walk<'_> {
-    /// Walks the pages of one CPU. `data` holds the bytes present; `expected` is how many the
-    /// file says there are (more when the file was cut).
-    pub fn cpu(
+    /// Walks the pages of one CPU (or of one decompressed chunk of it). `data` holds the bytes
+    /// present; `expected` is how many the file says there are (more when the file was cut).
+    pub fn pages(
         &self,
         cpu: u16,
         data: &[u8],
