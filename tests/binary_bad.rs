@@ -345,7 +345,6 @@ fn zlib_copy(data: &[u8]) -> Vec<u8> {
             data[o + 16..].to_vec()
         };
         let mut q = 0;
-        next = 0;
         loop {
             let id = u16::from_le_bytes([body[q], body[q + 1]]);
             let n = rd32(&body, q + 2) as usize;

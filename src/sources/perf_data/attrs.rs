@@ -56,7 +56,7 @@ fn parse_attr(bytes: &[u8], big: bool) -> std::io::Result<(PerfEventAttr, u64)> 
 pub fn read_file_attrs(data: &[u8], h: &FileHeader, big: bool) -> BinResult<Vec<Attr>> {
     let bytes = section_bytes(data, h.attrs, "attrs section")?;
     let n = h.attr_size as usize;
-    if n < 16 + 64 || n > 4096 {
+    if !(16 + 64..=4096).contains(&n) {
         return Err(BinError::new(
             16,
             format!("expected an attr entry size between 80 and 4096 bytes, found {n}"),

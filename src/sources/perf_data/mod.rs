@@ -129,7 +129,7 @@ impl<'a> Reader<'a> {
         while let Some(rec) = recs.next() {
             self.record(rec)?;
             n = n.wrapping_add(1);
-            if n % 65536 == 0 {
+            if n.is_multiple_of(65536) {
                 if let Some(p) = &opts.progress {
                     p.done.store(
                         (recs.pos() - start) as u64,
@@ -148,7 +148,7 @@ impl<'a> Reader<'a> {
         let mut recs = Records::new(self.data, 16, self.data.len(), self.big);
         self.trace.events.reserve(self.data.len() / 112);
         let mut n = 0u32;
-        while let Some(rec) = recs.next() {
+        for rec in recs.by_ref() {
             match rec.rtype {
                 RECORD_HEADER_ATTR => match attrs::parse_header_attr(rec.body, self.big) {
                     Ok(a) => {
@@ -188,7 +188,7 @@ impl<'a> Reader<'a> {
                 }
             }
             n = n.wrapping_add(1);
-            if n % 65536 == 0 && opts.cancelled() {
+            if n.is_multiple_of(65536) && opts.cancelled() {
                 return Ok(None);
             }
         }

@@ -5,8 +5,8 @@
 //! name: sched_switch
 //! ID: 372
 //! format:
-//! 	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-//! 	field:char prev_comm[16];	offset:8;	size:16;	signed:0;
+//!     field:unsigned short common_type;    offset:0;    size:2;    signed:0;
+//!     field:char prev_comm[16];    offset:8;    size:16;    signed:0;
 //! print fmt: "prev_comm=%s ...", REC->prev_comm, ...
 //! ```
 //!
@@ -75,7 +75,7 @@ pub fn parse(text: &[u8], system: &str) -> Result<EventFormat, String> {
     })
 }
 
-/// `field:char prev_comm[16];	offset:8;	size:16;	signed:0;`
+/// `field:char prev_comm[16];    offset:8;    size:16;    signed:0;`
 pub fn parse_field_line(line: &str) -> Result<Field, String> {
     let bad =
         || format!("expected \"field:TYPE NAME; offset:N; size:N; signed:N;\", found {line:?}");

@@ -223,10 +223,10 @@ impl Options {
             }
             OPT_TRACECLOCK => {
                 let s = String::from_utf8_lossy(body);
-                if let (Some(a), Some(b)) = (s.find('['), s.find(']')) {
-                    if a < b {
-                        self.clock = Some(s[a + 1..b].to_string());
-                    }
+                if let (Some(a), Some(b)) = (s.find('['), s.find(']'))
+                    && a < b
+                {
+                    self.clock = Some(s[a + 1..b].to_string());
                 }
             }
             OPT_CPUCOUNT => self.cpucount = c.u32("the CPU count").ok(),
@@ -300,6 +300,9 @@ impl Options {
         }
     }
 }
+
+/// Reads one metadata section into `Meta`.
+type ReadSection = fn(&mut Cursor, &Initial, &mut Meta) -> BinResult<()>;
 
 /// A v7 section: its data (decompressed if needed) as a cursor source.
 struct Section<'a> {
@@ -414,7 +417,7 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
     }
     let mut m = Meta::default();
     for &(id, off) in &opts.sections {
-        let (what, read): (&str, fn(&mut Cursor, &Initial, &mut Meta) -> BinResult<()>) = match id {
+        let (what, read): (&str, ReadSection) = match id {
             OPT_HEADER_INFO => ("header info", |c, i, m| {
                 m.page = Some(meta::read_header_info(c, i.long_size)?);
                 Ok(())

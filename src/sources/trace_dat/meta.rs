@@ -215,10 +215,9 @@ pub fn tick_functions(kallsyms: &[u8]) -> Vec<u64> {
             if let Some(a) = std::str::from_utf8(addr)
                 .ok()
                 .and_then(|a| u64::from_str_radix(a, 16).ok())
+                && a != 0
             {
-                if a != 0 {
-                    out.push(a);
-                }
+                out.push(a);
             }
         }
     }

@@ -161,7 +161,7 @@ fn read_cpus(
         vec![work()]
     } else {
         std::thread::scope(|s| {
-            let hs: Vec<_> = (0..threads).map(|_| s.spawn(&work)).collect();
+            let hs: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
             hs.into_iter().filter_map(|h| h.join().ok()).collect()
         })
     };
