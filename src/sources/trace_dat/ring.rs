@@ -275,3 +275,142 @@ impl Walk<'_> {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::trace_dat::format::parse;
+
+    const FMT: &str = "name: rseq_update\nID: 5\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\tfield:int cpu_id;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:int node_id;\toffset:12;\tsize:4;\tsigned:1;\n\tfield:int mm_cid;\toffset:16;\tsize:4;\tsigned:1;\n";
+
+    fn word(type_len: u32, delta: u32) -> [u8; 4] {
+        (type_len | (delta << 5)).to_le_bytes()
+    }
+
+    fn record(pid: i32, cid: i32) -> Vec<u8> {
+        let mut r = vec![5u8, 0, 0, 0];
+        r.extend_from_slice(&pid.to_le_bytes());
+        r.extend_from_slice(&1i32.to_le_bytes());
+        r.extend_from_slice(&0i32.to_le_bytes());
+        r.extend_from_slice(&cid.to_le_bytes());
+        r
+    }
+
+    /// One 4 KiB page: header (timestamp, commit with flags), then `body`, then `tail` (stored
+    /// missed count) after the committed bytes.
+    fn page(ts: u64, flags: u64, body: &[u8], tail: Option<u64>) -> Vec<u8> {
+        let mut p = ts.to_le_bytes().to_vec();
+        p.extend_from_slice(&(body.len() as u64 | flags).to_le_bytes());
+        p.extend_from_slice(body);
+        if let Some(n) = tail {
+            p.extend_from_slice(&n.to_le_bytes());
+        }
+        p.resize(4096, 0);
+        p
+    }
+
+    fn walk(data: &[u8], expected: usize) -> CpuOut {
+        let mut strings = Strings::new();
+        let f = parse(FMT.as_bytes(), "rseq").unwrap();
+        let d = Decoder::new(&[f], false, Some(vec![]), &mut strings);
+        let w = Walk {
+            decoder: &d,
+            page_size: 4096,
+            header: PageHeader::for_long(8),
+            big_endian: false,
+            ts_offset: 0,
+        };
+        let mut out = CpuOut::default();
+        w.pages(
+            3,
+            data,
+            expected,
+            &Locate::File { base: 1 << 20 },
+            &mut strings,
+            &mut out,
+        );
+        out
+    }
+
+    #[test]
+    fn every_entry_type() {
+        let mut b = Vec::new();
+        // data, 5 words (20 bytes), delta 10
+        b.extend_from_slice(&word(5, 10));
+        b.extend(record(100, 0));
+        // time extend: +(2 << 27) + 3
+        b.extend_from_slice(&word(30, 3));
+        b.extend_from_slice(&2u32.to_le_bytes());
+        // large data (type_len 0): array[0] = length + 4
+        b.extend_from_slice(&word(0, 1));
+        b.extend_from_slice(&24u32.to_le_bytes());
+        b.extend(record(101, 1));
+        // a discarded event (padding with delta): array[0] = its length after the header word
+        // (itself included); skipped, its delta counts
+        b.extend_from_slice(&word(29, 7));
+        b.extend_from_slice(&12u32.to_le_bytes());
+        b.extend_from_slice(&[0xee; 8]);
+        // absolute timestamp
+        b.extend_from_slice(&word(31, 5));
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&word(5, 0));
+        b.extend(record(102, 0));
+        let data = page(1000, 0, &b, None);
+        let out = walk(&data, data.len());
+        let got: Vec<(u64, u32)> = out.events.iter().map(|e| (e.ts, e.tid)).collect();
+        let ext = (2u64 << 27) + 3;
+        assert_eq!(
+            got,
+            vec![(1010, 100), (1010 + ext + 1, 101), ((1 << 27) + 5, 102)],
+            "the absolute stamp replaces the time, the padding's delta is overridden by it"
+        );
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        assert_eq!(out.events[0].cpu, 3);
+        assert_eq!(
+            out.events[1].kind,
+            EventKind::RseqUpdate {
+                cpu_id: 1,
+                node_id: 0,
+                mm_cid: 1
+            }
+        );
+    }
+
+    #[test]
+    fn missed_events_become_lost_markers() {
+        let mut b = word(5, 4).to_vec();
+        b.extend(record(7, 0));
+        let mut data = page(50, MISSING_EVENTS | MISSING_STORED, &b, Some(321));
+        data.extend(page(90, MISSING_EVENTS, &b, None));
+        let out = walk(&data, data.len());
+        let kinds: Vec<_> = out.events.iter().map(|e| (e.ts, e.kind)).collect();
+        assert_eq!(kinds[0], (54, EventKind::Lost { count: Some(321) }));
+        assert_eq!(kinds[2], (94, EventKind::Lost { count: None }));
+        assert_eq!(out.events.len(), 4);
+    }
+
+    #[test]
+    fn cut_and_missing_pages_are_lost_with_their_offset() {
+        let mut b = Vec::new();
+        for k in 0..10 {
+            b.extend_from_slice(&word(5, 1));
+            b.extend(record(k, 0));
+        }
+        let data = page(0, 0, &b, None);
+        // cut after 3 whole entries and a half, and say 2 more pages existed
+        let cut = 16 + 3 * 24 + 10;
+        let out = walk(&data[..cut], 3 * 4096);
+        assert_eq!(out.events.iter().filter(|e| !e.kind.is_lost()).count(), 3);
+        assert_eq!(out.events.iter().filter(|e| e.kind.is_lost()).count(), 2);
+        let w: Vec<_> = out.warnings.iter().map(|w| w.1.as_str()).collect();
+        assert!(w[0].contains("page at byte offset 1048576 is cut"), "{w:?}");
+        assert!(
+            w[1].contains("2 ring-buffer page(s) from byte offset 1052672 are missing"),
+            "{w:?}"
+        );
+        // a page claiming more data than a page holds
+        let bad = page(0, 5000, &[], None);
+        let out = walk(&bad, bad.len());
+        assert_eq!(out.warnings[0].0, "corrupt-page");
+    }
+}
