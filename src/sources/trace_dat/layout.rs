@@ -159,7 +159,7 @@ fn read_v6(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         });
     }
     let mut notes = opts.notes;
-    for b in &opts.buffers {
+    for b in opts.buffers.iter().filter(|b| has_data(b)) {
         notes.push((
             "instance-buffer-skipped",
             format!(
@@ -457,20 +457,27 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
             format!("the latency text buffer {n:?} is not read"),
         ));
     }
-    let top = opts.buffers.iter().position(|b| b.name.is_empty());
+    // The top-level buffer, unless it holds no data and an instance does (`record -B NAME`).
+    let has_data = |b: &Buffer| b.cpus.iter().skip(1).any(|c| c.size > 0);
+    let top = opts
+        .buffers
+        .iter()
+        .position(|b| b.name.is_empty() && has_data(b))
+        .or_else(|| opts.buffers.iter().position(|b| b.name.is_empty()));
     let idx = match top {
-        Some(i) => i,
-        None if !opts.buffers.is_empty() => {
+        Some(i) if has_data(&opts.buffers[i]) || !opts.buffers.iter().any(has_data) => i,
+        _ if !opts.buffers.is_empty() => {
+            let i = opts.buffers.iter().position(has_data).unwrap_or(0);
             notes.push((
                 "instance-buffer",
                 format!(
-                    "the file has no top-level buffer; reading the instance buffer {:?}",
-                    opts.buffers[0].name
+                    "the top-level buffer holds no events; reading the instance buffer {:?}",
+                    opts.buffers[i].name
                 ),
             ));
-            0
+            i
         }
-        None => {
+        _ => {
             return Err(BinError::new(
                 0,
                 "expected a BUFFER option describing the ring-buffer data, found none (the file may be cut before its last options section)",
@@ -478,7 +485,7 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         }
     };
     let mut buffer = opts.buffers.swap_remove(idx);
-    for b in &opts.buffers {
+    for b in opts.buffers.iter().filter(|b| has_data(b)) {
         notes.push((
             "instance-buffer-skipped",
             format!(
