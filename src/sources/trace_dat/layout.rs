@@ -159,7 +159,7 @@ fn read_v6(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         });
     }
     let mut notes = opts.notes;
-    for b in opts.buffers.iter().filter(|b| has_data(b)) {
+    for b in &opts.buffers {
         notes.push((
             "instance-buffer-skipped",
             format!(
