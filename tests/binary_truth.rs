@@ -189,6 +189,13 @@ fn text_renderings_of_the_new_captures_agree_with_truth() {
         ("cyclictest-v7.trace-cmd-report.txt", "trace-cmd-report"),
         ("hackbench-v7none.trace-cmd-report.txt", "trace-cmd-report"),
         ("lost.trace-cmd-report.txt", "trace-cmd-report"),
+        // the shared corpus' renderings of the perf and trace-cmd captures
+        ("cyclictest.perf-script.txt", "perf-script"),
+        ("cyclictest.perf-script-F.txt", "perf-script"),
+        ("stress-ng.perf-script.txt", "perf-script"),
+        ("churn.perf-script-F.txt", "perf-script"),
+        ("cyclictest.trace-cmd-report.txt", "trace-cmd-report"),
+        ("migrate.trace-cmd-report.txt", "trace-cmd-report"),
     ]);
 }
 
