@@ -71,7 +71,9 @@ fn seek_10m(b: Bencher) {
     let tl = timeline_10m();
     let mut x: u64 = 12345;
     b.bench_local(|| {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let i = (x >> 11) as usize % t.events.len();
         black_box(tl.state_after(t, i))
     });

@@ -13,6 +13,8 @@ It reads captures you already have, detecting the format from the content:
   * ftrace text: /sys/kernel/tracing/trace (with or without header, irq flags, TGID column),
     trace_pipe output, and `trace-cmd report` text
   * `perf script` text
+  * perf.data (`perf record`, file or pipe mode) and trace-cmd trace.dat (versions 6 and 7,
+    compressed or not), read natively: no perf or trace-cmd needed
 
 A capture needs the rseq:rseq_update event (Linux >= 6.3 prints mm_cid) and sched:sched_switch.
 To know which process (mm) each thread belongs to, also record the TGID column

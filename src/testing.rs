@@ -51,7 +51,10 @@ pub fn synth_ftrace(n_events: usize, ncpus: u16, nprocs: u32, threads: u32, seed
     let mut on_cpu: Vec<bool> = vec![false; ntasks];
     let mut cid_of: Vec<Option<u16>> = vec![None; ntasks];
     let mut out = Vec::with_capacity(n_events * 120);
-    let _ = writeln!(out, "# tracer: nop\n#\n# entries-in-buffer/entries-written: {n_events}/{n_events}   #P:{ncpus}\n#");
+    let _ = writeln!(
+        out,
+        "# tracer: nop\n#\n# entries-in-buffer/entries-written: {n_events}/{n_events}   #P:{ncpus}\n#"
+    );
     let mut ts: u64 = 1_000_000_000_000;
     let mut next_tick = vec![ts; ncpus as usize];
     let mut written = 0usize;
@@ -141,6 +144,9 @@ mod tests {
         assert_eq!(t.cpu_count(), 4);
         let r = crate::stats::check::run(&t);
         assert_eq!(r.findings, 0, "{}", r.text);
-        assert_eq!(synth_ftrace(1000, 4, 3, 6, 7), synth_ftrace(1000, 4, 3, 6, 7));
+        assert_eq!(
+            synth_ftrace(1000, 4, 3, 6, 7),
+            synth_ftrace(1000, 4, 3, 6, 7)
+        );
     }
 }

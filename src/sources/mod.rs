@@ -8,8 +8,10 @@ pub mod ftrace_text;
 pub mod live;
 pub mod memory;
 pub mod payload;
+pub mod perf_data;
 pub mod perf_script;
 pub mod text;
+pub mod trace_dat;
 
 pub use error::{Location, SourceError};
 
@@ -297,18 +299,12 @@ pub fn load_bytes(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, 
             text::parse_text(name, data, format, &ftrace_text::FtraceText, opts)?
         }
         Format::PerfScript => text::parse_text(name, data, format, &perf_script::PerfScript, opts)?,
-        Format::PerfData | Format::TraceDat | Format::Live | Format::Sim => {
+        Format::PerfData => perf_data::load(name, data, opts)?,
+        Format::TraceDat => trace_dat::load(name, data, opts)?,
+        Format::Live | Format::Sim => {
             return Err(SourceError::file(
                 name,
-                format!(
-                    "{} files are not supported by this build yet; convert with `{}` and open the text",
-                    format.describe(),
-                    if format == Format::PerfData {
-                        "perf script -i FILE > out.txt"
-                    } else {
-                        "trace-cmd report -i FILE > out.txt"
-                    }
-                ),
+                format!("{} is not a file format", format.describe()),
             ));
         }
     };

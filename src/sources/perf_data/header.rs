@@ -1,0 +1,154 @@
+//! The perf.data file header (file mode) and pipe header, and the feature-section table.
+//!
+//! File mode: `PERFILE2` (`2ELIFREP` when big-endian), `u64 size` (104), `u64 attr_size`,
+//! sections `attrs`, `data`, `event_types` (`u64 offset, u64 size` each), and a 256-bit feature
+//! bitmap; the table of feature sections (`offset, size` per set bit, in bit order) follows the
+//! data section. Pipe mode (`perf record -o -`): magic and `u64 size` = 16, then records only.
+
+use crate::sources::trace_dat::bytes::{BinError, BinResult, Cursor};
+
+pub const HEADER_TRACING_DATA: u32 = 1;
+pub const HEADER_NRCPUS: u32 = 7;
+pub const HEADER_EVENT_DESC: u32 = 12;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Section {
+    pub offset: u64,
+    pub size: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileHeader {
+    pub attr_size: u64,
+    pub attrs: Section,
+    pub data: Section,
+    pub features: [u64; 4],
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    File(FileHeader),
+    Pipe,
+}
+
+/// Reads the header; returns the mode and whether the file is big-endian.
+pub fn read(data: &[u8]) -> BinResult<(Mode, bool)> {
+    let mut c = Cursor::new(data, false);
+    let magic = c.bytes(8, "the perf.data magic \"PERFILE2\"")?;
+    let big = match magic {
+        b"PERFILE2" => false,
+        b"2ELIFREP" => true,
+        _ => {
+            return Err(BinError::new(
+                0,
+                format!(
+                    "expected the perf.data magic \"PERFILE2\", found {:?}",
+                    String::from_utf8_lossy(magic)
+                ),
+            ));
+        }
+    };
+    c.big_endian = big;
+    let size = c.u64("the header size")?;
+    if size == 16 {
+        return Ok((Mode::Pipe, big));
+    }
+    if size < 104 {
+        return Err(BinError::new(
+            8,
+            format!("expected a header size of 104 (file mode) or 16 (pipe mode), found {size}"),
+        ));
+    }
+    let attr_size = c.u64("the attr entry size")?;
+    let mut sec = |what: &str| -> BinResult<Section> {
+        Ok(Section {
+            offset: c.u64(what)?,
+            size: c.u64(what)?,
+        })
+    };
+    let attrs = sec("the attrs section")?;
+    let data_sec = sec("the data section")?;
+    let _event_types = sec("the event-types section")?;
+    let mut features = [0u64; 4];
+    for f in &mut features {
+        *f = c.u64("the feature bitmap")?;
+    }
+    Ok((
+        Mode::File(FileHeader {
+            attr_size,
+            attrs,
+            data: data_sec,
+            features,
+        }),
+        big,
+    ))
+}
+
+impl FileHeader {
+    pub fn has_feature(&self, bit: u32) -> bool {
+        bit < 256 && self.features[(bit / 64) as usize] & (1 << (bit % 64)) != 0
+    }
+
+    /// The feature sections: (feature bit, section). The table sits right after the data.
+    pub fn feature_sections(&self, data: &[u8], big: bool) -> BinResult<Vec<(u32, Section)>> {
+        let table = self.data.offset.saturating_add(self.data.size);
+        let bits: Vec<u32> = (0..256).filter(|&b| self.has_feature(b)).collect();
+        let start = usize::try_from(table).unwrap_or(usize::MAX);
+        if start > data.len() || (start + 16 * bits.len()) > data.len() {
+            return Err(BinError::new(
+                table.min(data.len() as u64),
+                format!(
+                    "expected the table of {} feature sections at byte offset {table}, right after the data section, but the file ends at byte {}: the file is truncated (perf keeps the tracepoint formats in the feature sections, so its samples cannot be decoded)",
+                    bits.len(),
+                    data.len()
+                ),
+            ));
+        }
+        let mut c = Cursor::new(data, big).at(start);
+        let mut out = Vec::with_capacity(bits.len());
+        for b in bits {
+            let offset = c.u64("a feature section offset")?;
+            let size = c.u64("a feature section size")?;
+            out.push((b, Section { offset, size }));
+        }
+        Ok(out)
+    }
+}
+
+/// The bytes of a section, or an error naming where it was expected.
+pub fn section_bytes<'a>(data: &'a [u8], s: Section, what: &str) -> BinResult<&'a [u8]> {
+    let start = usize::try_from(s.offset).ok();
+    let end = start.and_then(|a| a.checked_add(usize::try_from(s.size).ok()?));
+    match (start, end) {
+        (Some(a), Some(e)) if e <= data.len() => Ok(&data[a..e]),
+        _ => Err(BinError::new(
+            s.offset,
+            format!(
+                "expected the {what} ({} bytes) here, but the file ends at byte {}: truncated?",
+                s.size,
+                data.len()
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_and_truncated_headers() {
+        let mut pipe = b"PERFILE2".to_vec();
+        pipe.extend_from_slice(&16u64.to_le_bytes());
+        assert_eq!(read(&pipe).unwrap(), (Mode::Pipe, false));
+        let e = read(&pipe[..12]).unwrap_err();
+        assert_eq!(e.offset, 8);
+        let e = read(b"PERFILE3xxxxxxxxxx").unwrap_err();
+        assert!(e.message.contains("PERFILE2"));
+        let mut file = b"PERFILE2".to_vec();
+        file.extend_from_slice(&104u64.to_le_bytes());
+        file.extend_from_slice(&[0u8; 40]);
+        let e = read(&file).unwrap_err();
+        assert_eq!(e.offset, 56);
+    }
+}

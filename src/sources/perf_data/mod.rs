@@ -1,0 +1,523 @@
+//! perf.data, file mode and pipe mode (`perf record -o -`), read natively from the mapped bytes.
+//!
+//! * [`header`]: file/pipe header, feature-section table;
+//! * [`attrs`]: event attributes and sample ids (parsed with linux-perf-event-reader, which also
+//!   decodes each record's body: sample layout from `sample_type`, `sample_id_all` trailers);
+//! * [`records`]: the record stream, with the user records that carry trailing data;
+//! * [`order`]: perf's finished-round ordering; [`tasks`]: COMM/FORK thread names and processes.
+//!
+//! Not read: `perf record -z` files (zstd-compressed records) are refused with the offset of
+//! the first compressed record.
+//!
+//! Tracepoint samples (`PERF_SAMPLE_RAW`) are decoded through the format files of the file's
+//! tracing data (`HEADER_TRACING_DATA` feature section, or the `HEADER_TRACING_DATA` record in
+//! pipe mode), which has the trace.dat v6 layout: `trace_dat::meta`, `trace_dat::decode`.
+//!
+//! Why not the linux-perf-data container crate (0.13): its pipe-mode reader does not skip the
+//! tracing data that follows a `HEADER_TRACING_DATA` record, so a tracepoint recording in pipe
+//! mode yields nothing (0 of the 18806 samples of `traces/cyclictest-pipe.perf.data`); it copies
+//! each record through `Read`; and a cut file fails as a whole (`UnexpectedEof`, no offset).
+//! The container is small; the record bodies are where a maintained crate pays off.
+
+pub mod attrs;
+pub mod header;
+pub mod order;
+pub mod records;
+pub mod tasks;
+
+use super::trace_dat::bytes::{BinError, BinResult, Cursor, read_u32, read_u64};
+use super::trace_dat::decode::Decoder;
+use super::trace_dat::meta;
+use super::trace_dat::tick::TickInfer;
+use super::{LoadOptions, SourceError};
+use crate::events::{Event, EventKind, Format, StrId, TID_UNKNOWN, TaskMeta, Tid, Trace};
+use attrs::{Attr, Attrs};
+use header::{HEADER_EVENT_DESC, HEADER_NRCPUS, HEADER_TRACING_DATA, Mode};
+use linux_perf_event_reader::{EventRecord, RawData, RawEventRecord, RecordType};
+use order::{Item, Queue};
+use records::*;
+use rustc_hash::FxHashMap;
+
+/// Loads a perf.data held in memory.
+pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
+    let err =
+        |e: BinError| SourceError::at_offset(name, e.offset, format!("perf.data: {}", e.message));
+    let (mode, big) = header::read(data).map_err(err)?;
+    let mut r = Reader {
+        name,
+        data,
+        big,
+        attrs: None,
+        pending_attrs: Vec::new(),
+        desc: Vec::new(),
+        decoder: None,
+        trace: Trace::new(name, Format::PerfData),
+        threads: tasks::Threads::default(),
+        queue: Queue::default(),
+        ready: Vec::new(),
+        ticks: TickInfer::default(),
+        bad: 0,
+        first_bad: None,
+        unknown: 0,
+        other_names: FxHashMap::default(),
+        lost_records: 0,
+        lost_samples: Vec::new(),
+    };
+    let stop = match mode {
+        Mode::File(h) => r.file(&h, opts).map_err(err)?,
+        Mode::Pipe => r.pipe(opts).map_err(err)?,
+    };
+    if opts.cancelled() {
+        return Err(SourceError::file(name, "load cancelled"));
+    }
+    Ok(r.finish(stop))
+}
+
+struct Reader<'a> {
+    name: &'a str,
+    data: &'a [u8],
+    big: bool,
+    attrs: Option<Attrs>,
+    /// Pipe mode: attrs seen so far (the `Attrs` index is rebuilt when one arrives).
+    pending_attrs: Vec<Attr>,
+    desc: Vec<(String, Vec<u64>)>,
+    decoder: Option<Decoder>,
+    trace: Trace,
+    threads: tasks::Threads,
+    queue: Queue,
+    ready: Vec<Item>,
+    ticks: TickInfer,
+    bad: u64,
+    first_bad: Option<String>,
+    unknown: u64,
+    other_names: FxHashMap<usize, StrId>,
+    lost_records: u64,
+    /// LOST_SAMPLES records: (time, cpu, count).
+    lost_samples: Vec<(Option<u64>, Option<u32>, u64)>,
+}
+
+impl<'a> Reader<'a> {
+    fn file(&mut self, h: &header::FileHeader, opts: &LoadOptions) -> BinResult<Option<Stop>> {
+        let list = attrs::read_file_attrs(self.data, h, self.big)?;
+        for (feat, sec) in h.feature_sections(self.data, self.big)? {
+            let bytes = header::section_bytes(self.data, sec, &feature_name(feat))?;
+            let start = sec.offset as usize;
+            match feat {
+                HEADER_TRACING_DATA => {
+                    let c = Cursor::new(&self.data[..start + bytes.len()], self.big).at(start);
+                    self.tracing_data(c)?;
+                }
+                HEADER_EVENT_DESC => self.desc = attrs::event_desc(bytes, self.big),
+                HEADER_NRCPUS => self.nrcpus(bytes),
+                _ => {}
+            }
+        }
+        let mut a = Attrs::new(list, self.big).map_err(|e| BinError::new(h.attrs.offset, e))?;
+        a.name_events(&self.desc);
+        self.attrs = Some(a);
+        let start = h.data.offset as usize;
+        let end = h.data.offset.saturating_add(h.data.size) as usize;
+        let mut recs = Records::new(self.data, start, end, self.big);
+        // Tracepoint samples are ~100 bytes: reserve instead of growing (and copying) the list.
+        self.trace
+            .events
+            .reserve((h.data.size as usize).min(self.data.len()) / 112);
+        if let Some(p) = &opts.progress {
+            p.total
+                .store(h.data.size, std::sync::atomic::Ordering::Relaxed);
+        }
+        let mut n = 0u32;
+        while let Some(rec) = recs.next() {
+            self.record(rec)?;
+            n = n.wrapping_add(1);
+            if n.is_multiple_of(65536) {
+                if let Some(p) = &opts.progress {
+                    p.done.store(
+                        (recs.pos() - start) as u64,
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
+                }
+                if opts.cancelled() {
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(recs.stop)
+    }
+
+    fn pipe(&mut self, opts: &LoadOptions) -> BinResult<Option<Stop>> {
+        let mut recs = Records::new(self.data, 16, self.data.len(), self.big);
+        self.trace.events.reserve(self.data.len() / 112);
+        let mut n = 0u32;
+        for rec in recs.by_ref() {
+            match rec.rtype {
+                RECORD_HEADER_ATTR => match attrs::parse_header_attr(rec.body, self.big) {
+                    Ok(a) => {
+                        self.pending_attrs.push(a);
+                        self.attrs = None;
+                    }
+                    Err(e) => return Err(BinError::new(rec.offset as u64, e)),
+                },
+                RECORD_HEADER_FEATURE if rec.body.len() >= 8 => {
+                    let feat = read_u64(&rec.body[..8], self.big);
+                    let body = &rec.body[8..];
+                    match feat {
+                        f if f == HEADER_EVENT_DESC as u64 => {
+                            self.desc = attrs::event_desc(body, self.big);
+                            if let Some(a) = &mut self.attrs {
+                                a.name_events(&self.desc);
+                            }
+                        }
+                        f if f == HEADER_NRCPUS as u64 => self.nrcpus(body),
+                        _ => {}
+                    }
+                }
+                RECORD_HEADER_TRACING_DATA => {
+                    let start = rec.offset + 8 + rec.body.len();
+                    let c =
+                        Cursor::new(&self.data[..start + rec.trailing.len()], self.big).at(start);
+                    self.tracing_data(c)?;
+                }
+                _ => {
+                    if self.attrs.is_none() && !self.pending_attrs.is_empty() {
+                        let mut a = Attrs::new(self.pending_attrs.clone(), self.big)
+                            .map_err(|e| BinError::new(rec.offset as u64, e))?;
+                        a.name_events(&self.desc);
+                        self.attrs = Some(a);
+                    }
+                    self.record(rec)?;
+                }
+            }
+            n = n.wrapping_add(1);
+            if n.is_multiple_of(65536) && opts.cancelled() {
+                return Ok(None);
+            }
+        }
+        if self.pending_attrs.is_empty() {
+            return Err(BinError::new(
+                16,
+                "expected PERF_RECORD_HEADER_ATTR records describing the events, found none",
+            ));
+        }
+        Ok(recs.stop)
+    }
+
+    fn nrcpus(&mut self, body: &[u8]) {
+        if body.len() >= 4 {
+            self.trace.ncpus_hint = Some(read_u32(&body[..4], self.big));
+        }
+    }
+
+    /// The tracing data: the tracepoint formats (and, from old perf versions, kallsyms).
+    fn tracing_data(&mut self, mut c: Cursor) -> BinResult<()> {
+        let init = meta::read_initial(&mut c)?;
+        meta::read_header_info(&mut c, init.long_size)?;
+        let mut formats = meta::read_ftrace_formats(&mut c)?;
+        formats.extend(meta::read_event_formats(&mut c)?);
+        let ticks = meta::tick_functions(meta::read_kallsyms(&mut c)?);
+        let ticks = (!ticks.is_empty()).then_some(ticks);
+        let d = Decoder::new(&formats, init.big_endian, ticks, &mut self.trace.strings);
+        for x in &d.degraded {
+            self.trace.warn(
+                "format-lacks-fields",
+                format!("{}: the format of {x} lacks a field cidscope decodes; its events are counted as other events", self.name),
+            );
+        }
+        self.decoder = Some(d);
+        Ok(())
+    }
+
+    /// A record from the stream.
+    fn record(&mut self, rec: Rec) -> BinResult<()> {
+        match rec.rtype {
+            RECORD_SAMPLE | RECORD_COMM | RECORD_FORK | RECORD_EXIT | RECORD_LOST
+            | RECORD_LOST_SAMPLES => {
+                let Some(a) = &self.attrs else {
+                    self.unknown += 1;
+                    return Ok(());
+                };
+                let Some(idx) = a.of_record(rec.rtype, rec.body) else {
+                    self.unknown += 1;
+                    return Ok(());
+                };
+                let raw = RawEventRecord::new(
+                    RecordType(rec.rtype),
+                    rec.misc,
+                    RawData::Single(rec.body),
+                    a.list[idx].parse,
+                );
+                let src = rec.offset as u64;
+                match raw.timestamp() {
+                    Some(ts) if ts != 0 => self.queue.push(ts, src),
+                    // Untimed records (synthesized at the start) are delivered at once.
+                    _ => self.process(src),
+                }
+            }
+            RECORD_FINISHED_ROUND => {
+                let mut ready = std::mem::take(&mut self.ready);
+                self.queue.round(&mut ready);
+                for it in ready.drain(..) {
+                    self.process(it.src);
+                }
+                self.ready = ready;
+            }
+            RECORD_COMPRESSED | RECORD_COMPRESSED2 => {
+                return Err(BinError::new(
+                    rec.offset as u64,
+                    "found a PERF_RECORD_COMPRESSED record (perf record -z): compressed perf.data is not supported; record without -z",
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Applies the record at byte offset `src`, in time order.
+    fn process(&mut self, src: u64) {
+        let data = self.data;
+        if let Some(rec) = Records::new(data, src as usize, data.len(), self.big).next() {
+            self.apply(rec);
+        }
+    }
+
+    fn apply(&mut self, rec: Rec) {
+        let Some(a) = &self.attrs else { return };
+        let Some(idx) = a.of_record(rec.rtype, rec.body) else {
+            return;
+        };
+        let attr = &a.list[idx];
+        let raw = RawEventRecord::new(
+            RecordType(rec.rtype),
+            rec.misc,
+            RawData::Single(rec.body),
+            attr.parse,
+        );
+        let where_ = || format!("byte offset {}", rec.offset);
+        let parsed = match raw.parse() {
+            Ok(p) => p,
+            Err(e) => {
+                let msg = format!(
+                    "{}: record type {} does not parse: {e}",
+                    where_(),
+                    rec.rtype
+                );
+                self.bad(msg);
+                return;
+            }
+        };
+        let common = || raw.common_data().unwrap_or_default();
+        match parsed {
+            EventRecord::Comm(c) => {
+                self.threads
+                    .comm(c.pid, c.tid, &c.name.as_slice(), &mut self.trace.strings);
+            }
+            EventRecord::Fork(f) => self.threads.fork(f.pid, f.tid, f.ptid),
+            EventRecord::Lost(l) => {
+                let cd = common();
+                self.lost_records += 1;
+                self.lost(cd.timestamp, cd.cpu, l.count);
+            }
+            EventRecord::Sample(s) => self.sample(idx, s, where_()),
+            EventRecord::Raw(_) if rec.rtype == RECORD_LOST_SAMPLES => {
+                let count = rec.body.get(..8).map_or(0, |b| read_u64(b, self.big));
+                let cd = common();
+                self.lost_samples.push((cd.timestamp, cd.cpu, count));
+            }
+            _ => {}
+        }
+    }
+
+    fn lost(&mut self, ts: Option<u64>, cpu: Option<u32>, count: u64) {
+        let ts = ts.unwrap_or_else(|| self.trace.events.last().map_or(0, |e| e.ts));
+        self.trace.events.push(Event {
+            ts,
+            tid: 0,
+            cpu: cpu.unwrap_or(0) as u16,
+            kind: EventKind::Lost {
+                count: Some(count.min(u32::MAX as u64) as u32),
+            },
+        });
+    }
+
+    fn sample(&mut self, idx: usize, s: linux_perf_event_reader::SampleRecord, where_: String) {
+        let Some(a) = &self.attrs else { return };
+        let attr = &a.list[idx];
+        let ts = s.timestamp.unwrap_or(0);
+        let cpu = s.cpu.unwrap_or(0).min(u16::MAX as u32) as u16;
+        let strings = &mut self.trace.strings;
+        let (kind, hr) = match (attr.tracepoint_id(), &self.decoder, &s.raw) {
+            (Some(id), Some(d), Some(raw)) => {
+                let raw = raw.as_slice();
+                match d.decode(id, &raw, strings) {
+                    Ok(k) => k,
+                    Err(e) => {
+                        self.bad(format!("{where_}: sample of tracepoint {id}: {e}"));
+                        return;
+                    }
+                }
+            }
+            _ => {
+                let name = *self.other_names.entry(idx).or_insert_with(|| {
+                    let n = attr
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| match attr.tracepoint_id() {
+                            Some(id) => format!("tracepoint-{id}"),
+                            None => "sample".into(),
+                        });
+                    let n = n.split(':').nth(1).map(str::to_string).unwrap_or(n);
+                    strings.intern(n.as_bytes())
+                });
+                (EventKind::Other { name }, None)
+            }
+        };
+        let known = s.tid.filter(|&t| t >= 0).map(|t| t as Tid);
+        let tid = match (known, kind) {
+            (Some(t), _) => t,
+            // The kernel reports -1 for a task already unhashed (its last switch): the switch
+            // still names it, as `perf script`'s text does.
+            (None, EventKind::SchedSwitch { prev_tid, .. }) => prev_tid,
+            (None, _) => TID_UNKNOWN,
+        };
+        if let Some(t) = known {
+            let tgid = s.pid.filter(|&p| p >= 0).map(|p| p as Tid);
+            match self.trace.tasks.get_mut(&t) {
+                Some(m) => {
+                    if m.tgid.is_none() {
+                        m.tgid = tgid;
+                    }
+                }
+                None => {
+                    let comm = self.threads.comm_of(t, &mut self.trace.strings);
+                    self.trace.tasks.insert(t, TaskMeta { tgid, comm });
+                }
+            }
+        }
+        if let Some(h) = hr {
+            self.ticks.push(self.trace.events.len(), cpu, h);
+        }
+        self.trace.events.push(Event { ts, tid, cpu, kind });
+    }
+
+    fn bad(&mut self, msg: String) {
+        self.bad += 1;
+        if self.first_bad.is_none() {
+            self.first_bad = Some(msg);
+        }
+    }
+
+    fn finish(mut self, stop: Option<Stop>) -> Trace {
+        let mut ready = std::mem::take(&mut self.ready);
+        self.queue.finish(&mut ready);
+        for it in ready.drain(..) {
+            self.process(it.src);
+        }
+        let name = self.name;
+        // perf record ≥ 6.x ends the file with one LOST_SAMPLES per event, repeating as counts
+        // per event what the LOST records already reported for the ring buffer: counted only
+        // when there are no LOST records (and then they are the kernel's own, e.g. AUX drops).
+        let ls = std::mem::take(&mut self.lost_samples);
+        if self.lost_records == 0 {
+            for (ts, cpu, n) in ls {
+                self.lost(ts, cpu, n);
+            }
+        } else if !ls.is_empty() {
+            let n: u64 = ls.iter().map(|x| x.2).sum();
+            self.trace.warn(
+                "lost-samples-repeated",
+                format!("{name}: {} LOST_SAMPLES records ({n} samples) repeat per event the loss the {} LOST records report; counted once", ls.len(), self.lost_records),
+            );
+        }
+        match stop {
+            Some(Stop::Truncated { offset, need, have }) => self.trace.warn(
+                "truncated-record",
+                format!(
+                    "{name}: the file ends at byte offset {} inside the record at byte offset {offset} ({need} bytes expected, {have} present): the file is truncated; the records before it were loaded, the rest is lost",
+                    offset + have
+                ),
+            ),
+            Some(Stop::Corrupt { offset, size }) => self.trace.warn(
+                "corrupt-record",
+                format!(
+                    "{name}: the record at byte offset {offset} declares a size of {size} bytes (below its 8-byte header): the records before it were loaded, the rest of the data was not read"
+                ),
+            ),
+            None => {}
+        }
+        if self.decoder.is_none() {
+            self.trace.warn(
+                "no-tracing-data",
+                format!("{name}: the file has no tracing data (tracepoint formats); samples are counted by event name only"),
+            );
+        }
+        if self.unknown > 0 {
+            self.trace.warn(
+                "unknown-event-id",
+                format!("{name}: {} records name an event id that no attribute lists; they were skipped", self.unknown),
+            );
+        }
+        if self.bad > 0 {
+            self.trace.warn(
+                "bad-records-skipped",
+                format!(
+                    "{name}: {} records could not be decoded and were skipped (first: {})",
+                    self.bad,
+                    self.first_bad.take().unwrap_or_default()
+                ),
+            );
+        }
+        if self.queue.late > 0 {
+            self.trace.warn(
+                "records-out-of-round",
+                format!(
+                    "{name}: {} records are older than records of an earlier finished round (perf reports them as out of order)",
+                    self.queue.late
+                ),
+            );
+        }
+        if self.decoder.as_ref().is_some_and(|d| !d.tick_known()) && !self.ticks.is_empty() {
+            match self.ticks.infer() {
+                Some(inf) => {
+                    self.ticks.apply(&mut self.trace.events, inf.function);
+                    self.trace.warn(
+                        "tick-inferred",
+                        format!(
+                            "{name}: perf.data carries no kallsyms to name hrtimer callbacks; {}",
+                            inf.describe()
+                        ),
+                    );
+                }
+                None => self.trace.warn(
+                    "tick-unknown",
+                    format!("{name}: perf.data carries no kallsyms to name hrtimer callbacks, and no callback looks like the scheduler tick; hrtimer_expire_entry events are counted as other events"),
+                ),
+            }
+        }
+        let mentioned: Vec<Tid> = self
+            .trace
+            .events
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::SchedSwitch { next_tid, .. } => Some(next_tid),
+                EventKind::SchedProcessFork { child, .. } => Some(child),
+                EventKind::SchedWakeupNew { tid, .. } | EventKind::TaskNewtask { tid, .. } => {
+                    Some(tid)
+                }
+                _ => None,
+            })
+            .collect();
+        self.threads
+            .complete(&mut self.trace.tasks, mentioned.into_iter());
+        self.trace.ensure_sorted();
+        self.trace
+    }
+}
+
+fn feature_name(bit: u32) -> String {
+    match bit {
+        HEADER_TRACING_DATA => "HEADER_TRACING_DATA feature section".into(),
+        HEADER_EVENT_DESC => "HEADER_EVENT_DESC feature section".into(),
+        HEADER_NRCPUS => "HEADER_NRCPUS feature section".into(),
+        b => format!("feature section {b}"),
+    }
+}

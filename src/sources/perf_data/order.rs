@@ -1,0 +1,97 @@
+//! Time order across CPUs with perf's finished-round semantics (`util/ordered-events.c`):
+//! perf writes each CPU's buffer in order but interleaves CPUs in chunks, and a
+//! `PERF_RECORD_FINISHED_ROUND` promises that nothing written later is older than the newest
+//! record of the round *before*. So at each round end the records up to the previous round's
+//! newest timestamp are released, sorted by time (ties keep file order); the rest wait. At the
+//! end everything is released. A record older than what was already released is passed on late
+//! (perf does the same and counts it), and the reader sorts and warns.
+
+/// Where a queued record is: an offset in the file (or in decompressed records).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Item {
+    pub ts: u64,
+    pub seq: u64,
+    pub src: u64,
+}
+
+#[derive(Default, Debug)]
+pub struct Queue {
+    pending: Vec<Item>,
+    seq: u64,
+    next_flush: u64,
+    max_ts: u64,
+    last_released: u64,
+    /// Records queued with a time below one already released.
+    pub late: u64,
+}
+
+impl Queue {
+    pub fn push(&mut self, ts: u64, src: u64) {
+        if ts < self.last_released {
+            self.late += 1;
+        }
+        self.pending.push(Item {
+            ts,
+            seq: self.seq,
+            src,
+        });
+        self.seq += 1;
+        self.max_ts = self.max_ts.max(ts);
+    }
+
+    /// A FINISHED_ROUND: releases the records up to the previous round's newest time.
+    pub fn round(&mut self, out: &mut Vec<Item>) {
+        let limit = self.next_flush;
+        self.release(limit, out);
+        self.next_flush = self.max_ts;
+    }
+
+    /// End of data: releases everything.
+    pub fn finish(&mut self, out: &mut Vec<Item>) {
+        self.release(u64::MAX, out);
+    }
+
+    fn release(&mut self, limit: u64, out: &mut Vec<Item>) {
+        if self.pending.is_empty() {
+            return;
+        }
+        self.pending.sort_unstable_by_key(|i| (i.ts, i.seq));
+        let n = self.pending.partition_point(|i| i.ts <= limit);
+        if n == 0 {
+            return;
+        }
+        self.last_released = self.last_released.max(self.pending[n - 1].ts);
+        out.extend(self.pending.drain(..n));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_release_up_to_the_previous_rounds_newest() {
+        let mut q = Queue::default();
+        let mut out = Vec::new();
+        // round 1: cpu0 1,3  cpu1 2,6
+        for (ts, src) in [(1, 10), (3, 11), (2, 20), (6, 21)] {
+            q.push(ts, src);
+        }
+        q.round(&mut out);
+        assert!(out.is_empty(), "nothing is released after the first round");
+        // round 2: cpu0 4,5 cpu1 7
+        for (ts, src) in [(4, 12), (5, 13), (7, 22)] {
+            q.push(ts, src);
+        }
+        q.round(&mut out);
+        let got: Vec<_> = out.iter().map(|i| i.ts).collect();
+        assert_eq!(got, vec![1, 2, 3, 4, 5, 6]);
+        q.push(6, 30); // equal to a released time: not late, after the earlier 6
+        q.finish(&mut out);
+        let got: Vec<_> = out.iter().map(|i| (i.ts, i.src)).collect();
+        assert_eq!(got[5..], [(6, 21), (6, 30), (7, 22)]);
+        assert_eq!(q.late, 0);
+        q.push(1, 40);
+        assert_eq!(q.late, 1);
+    }
+}

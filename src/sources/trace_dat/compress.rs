@@ -1,0 +1,102 @@
+//! Decompression of trace.dat version-7 sections: trace-cmd writes zstd frames (`ZSTD_compress`)
+//! or zlib streams (`compress2`), named in the file header. Pure Rust (ruzstd, flate2 with
+//! miniz_oxide).
+
+use std::cell::RefCell;
+use std::io::Read;
+
+thread_local! {
+    /// One zstd decoder per thread, reused across chunks (it keeps its window buffers).
+    static ZSTD: RefCell<ruzstd::decoding::FrameDecoder> = RefCell::new(ruzstd::decoding::FrameDecoder::new());
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    None,
+    Zstd,
+    Zlib,
+}
+
+impl Codec {
+    pub fn from_name(name: &[u8]) -> Result<Codec, String> {
+        match name {
+            b"none" | b"" => Ok(Codec::None),
+            b"zstd" => Ok(Codec::Zstd),
+            b"zlib" => Ok(Codec::Zlib),
+            other => Err(format!(
+                "expected the compression \"none\", \"zstd\" or \"zlib\", found {:?}",
+                String::from_utf8_lossy(other)
+            )),
+        }
+    }
+}
+
+/// Decompresses `input` into exactly `size` bytes.
+pub fn decompress(codec: Codec, input: &[u8], size: usize) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    decompress_into(codec, input, size, &mut out)?;
+    Ok(out)
+}
+
+/// Decompresses `input` into `out` (resized to exactly `size` bytes, its buffer reused).
+pub fn decompress_into(
+    codec: Codec,
+    input: &[u8],
+    size: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    out.resize(size, 0);
+    let n = match codec {
+        Codec::None => {
+            let n = input.len().min(size);
+            out[..n].copy_from_slice(&input[..n]);
+            n
+        }
+        Codec::Zstd => ZSTD.with(|d| {
+            d.borrow_mut()
+                .decode_all(input, &mut out[..])
+                .map_err(|e| format!("zstd data does not decompress: {e}"))
+        })?,
+        Codec::Zlib => {
+            let mut d = flate2::read::ZlibDecoder::new(input);
+            let mut n = 0;
+            loop {
+                match d.read(&mut out[n..]) {
+                    Ok(0) => break,
+                    Ok(k) => n += k,
+                    Err(e) => return Err(format!("zlib data does not decompress: {e}")),
+                }
+                if n == size {
+                    break;
+                }
+            }
+            n
+        }
+    };
+    if n != size {
+        return Err(format!(
+            "expected {size} bytes after decompression, found {n}"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn zlib_round_trip_and_errors() {
+        let data = b"hello hello hello hello".repeat(10);
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(&data).unwrap();
+        let z = e.finish().unwrap();
+        assert_eq!(decompress(Codec::Zlib, &z, data.len()).unwrap(), data);
+        assert!(decompress(Codec::Zlib, &z, data.len() + 1).is_err());
+        assert!(decompress(Codec::Zlib, &z[..z.len() / 2], data.len()).is_err());
+        assert!(decompress(Codec::Zstd, &z, data.len()).is_err());
+        assert_eq!(Codec::from_name(b"zstd"), Ok(Codec::Zstd));
+        assert!(Codec::from_name(b"lz4").is_err());
+    }
+}

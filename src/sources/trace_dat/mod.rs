@@ -1,0 +1,312 @@
+//! trace-cmd `trace.dat`, file versions 6 and 7, read natively from the mapped bytes.
+//!
+//! * [`layout`]: the file structure (v6 header, v7 option sections, compressed sections);
+//! * [`meta`]: the metadata blocks (header page, event formats, kallsyms, cmdlines), shared with
+//!   perf.data's tracing-data section, which has the same layout;
+//! * [`format`]: tracepoint format files; [`decode`]: raw records → canonical events through
+//!   the field offsets in those files;
+//! * [`ring`]: the per-CPU ring-buffer pages (time extends, absolute stamps, padding, missed
+//!   events, truncated pages); [`merge`]: CPUs merged in time order as `trace-cmd report` does;
+//! * [`tick`]: telling the tick's hrtimer apart when no kallsyms names it;
+//! * [`bytes`], [`compress`]: bounds-checked reads, zstd/zlib.
+//!
+//! Tasks: comms come from the saved cmdlines (what `trace-cmd report` prints). trace-cmd 3.x
+//! stores no tgids (no saved_tgids section exists in the format), so `TaskMeta::tgid` stays
+//! unknown for trace.dat.
+
+pub mod bytes;
+pub mod compress;
+pub mod decode;
+pub mod format;
+pub mod layout;
+pub mod merge;
+pub mod meta;
+pub mod ring;
+pub mod tick;
+
+use super::{LoadOptions, SourceError};
+use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Trace};
+use bytes::{BinError, Cursor};
+use decode::Decoder;
+use layout::{CpuRef, Layout};
+use ring::{CpuOut, Locate, Walk};
+
+/// Loads a trace.dat held in memory.
+pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
+    let err =
+        |e: BinError| SourceError::at_offset(name, e.offset, format!("trace.dat: {}", e.message));
+    let layout = layout::read(data).map_err(err)?;
+    let mut trace = Trace::new(name, Format::TraceDat);
+    trace.ncpus_hint = layout.ncpus;
+    let decoder = Decoder::new(
+        &layout.formats,
+        layout.initial.big_endian,
+        layout.tick_functions.clone(),
+        &mut trace.strings,
+    );
+    let walk = Walk {
+        decoder: &decoder,
+        page_size: layout.buffer.page_size as usize,
+        header: layout.page,
+        big_endian: layout.initial.big_endian,
+        ts_offset: layout.ts_offset,
+    };
+    let mut outs = read_cpus(data, &layout, &walk, &mut trace.strings, opts);
+    if opts.cancelled() {
+        return Err(SourceError::file(name, "load cancelled"));
+    }
+    for (code, msg) in &layout.notes {
+        trace.warn(code, format!("{name}: {msg}"));
+    }
+    for d in &decoder.degraded {
+        trace.warn(
+            "format-lacks-fields",
+            format!("{name}: the format of {d} lacks a field cidscope decodes; its events are counted as other events"),
+        );
+    }
+    // The tick without kallsyms.
+    if !decoder.tick_known() {
+        let mut ticks = tick::TickInfer::default();
+        for (_, o) in outs.iter_mut() {
+            ticks.extend(std::mem::take(&mut o.ticks));
+        }
+        if !ticks.is_empty() {
+            match ticks.infer() {
+                Some(inf) => {
+                    ticks.apply_with(inf.function, |cpu, i| {
+                        outs.iter_mut()
+                            .find(|(c, _)| *c == cpu)
+                            .and_then(|(_, o)| o.events.get_mut(i))
+                            .map(|e| e.kind = crate::events::EventKind::Tick)
+                            .is_some()
+                    });
+                    trace.warn(
+                        "tick-inferred",
+                        format!("{name}: the file has no kallsyms to name hrtimer callbacks; {}", inf.describe()),
+                    );
+                }
+                None => trace.warn(
+                    "tick-unknown",
+                    format!("{name}: the file has no kallsyms to name hrtimer callbacks, and no callback looks like the scheduler tick; hrtimer_expire_entry events are counted as other events"),
+                ),
+            }
+        }
+    }
+    let mut bad = 0;
+    let mut first_bad = None;
+    for (_, o) in &mut outs {
+        for (code, msg) in o.warnings.drain(..) {
+            trace.warn(code, format!("{name}: {msg}"));
+        }
+        bad += o.bad_records;
+        if first_bad.is_none() {
+            first_bad = o.first_bad.take();
+        }
+    }
+    if bad > 0 {
+        trace.warn(
+            "bad-records-skipped",
+            format!(
+                "{name}: {bad} records could not be decoded and were skipped (first: {})",
+                first_bad.unwrap_or_default()
+            ),
+        );
+    }
+    trace.events = merge::merge(outs.into_iter().map(|(_, o)| o.events).collect());
+    note_tasks(&mut trace, &layout);
+    trace.ensure_sorted();
+    Ok(trace)
+}
+
+/// Reads every CPU, on up to as many threads as there are cores (each with its own copy of the
+/// string table, merged back in CPU order, so the result does not depend on the threads).
+fn read_cpus(
+    data: &[u8],
+    layout: &Layout,
+    walk: &Walk,
+    strings: &mut Strings,
+    opts: &LoadOptions,
+) -> Vec<(u16, CpuOut)> {
+    let cpus = &layout.buffer.cpus;
+    let threads = if opts.serial {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(cpus.len())
+            .max(1)
+    };
+    let base = strings.clone();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut local = base.clone();
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(cref) = cpus.get(i) else { break };
+            if opts.cancelled() {
+                break;
+            }
+            let mut out = CpuOut::default();
+            read_cpu(data, layout, cref, walk, &mut local, &mut out);
+            if let Some(p) = &opts.progress {
+                p.done
+                    .fetch_add(cref.size, std::sync::atomic::Ordering::Relaxed);
+            }
+            done.push((i, out));
+        }
+        (done, local)
+    };
+    let results: Vec<(Vec<(usize, CpuOut)>, Strings)> = if threads == 1 {
+        vec![work()]
+    } else {
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
+            hs.into_iter().filter_map(|h| h.join().ok()).collect()
+        })
+    };
+    let mut slots: Vec<Option<CpuOut>> = (0..cpus.len()).map(|_| None).collect();
+    let known = base.len() as u32;
+    for (done, local) in results {
+        // Strings a thread added after the shared ones get ids in the trace's table.
+        let remap: Vec<StrId> = (known..local.len() as u32)
+            .map(|i| strings.intern(local.get(StrId(i))))
+            .collect();
+        let re = |id: StrId| {
+            if id.0 < known {
+                id
+            } else {
+                remap
+                    .get((id.0 - known) as usize)
+                    .copied()
+                    .unwrap_or_default()
+            }
+        };
+        for (i, mut out) in done {
+            if !remap.is_empty() {
+                for e in out.events.iter_mut() {
+                    match &mut e.kind {
+                        EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
+                        EventKind::Other { name } => *name = re(*name),
+                        _ => {}
+                    }
+                }
+            }
+            slots[i] = Some(out);
+        }
+    }
+    cpus.iter()
+        .zip(slots)
+        .map(|(c, o)| (c.cpu, o.unwrap_or_default()))
+        .collect()
+}
+
+/// Reads one CPU's pages into `out`; compressed data is decompressed chunk by chunk (chunks
+/// hold whole pages) into one reused buffer.
+fn read_cpu(
+    data: &[u8],
+    layout: &Layout,
+    cref: &CpuRef,
+    walk: &Walk,
+    strings: &mut Strings,
+    out: &mut CpuOut,
+) {
+    let cpu = cref.cpu;
+    if cref.size == 0 {
+        return;
+    }
+    let start = usize::try_from(cref.offset).unwrap_or(usize::MAX);
+    let size = usize::try_from(cref.size).unwrap_or(usize::MAX);
+    out.events.reserve(
+        (size.min(data.len()) / if layout.buffer.compressed { 4 } else { 40 }).min(1 << 26),
+    );
+    if !layout.buffer.compressed {
+        let avail = data
+            .get(start..)
+            .map_or(&[][..], |d| &d[..d.len().min(size)]);
+        walk.pages(
+            cpu,
+            avail,
+            size,
+            &Locate::File { base: cref.offset },
+            strings,
+            out,
+        );
+        return;
+    }
+    let lost = |out: &mut CpuOut, why: String| {
+        let ts = out.events.last().map_or(u64::MAX, |e| e.ts);
+        out.events.push(Event {
+            ts,
+            tid: 0,
+            cpu,
+            kind: EventKind::Lost { count: None },
+        });
+        out.warnings
+            .push(("missing-pages", format!("CPU {cpu}: {why}")));
+    };
+    if start >= data.len() {
+        lost(
+            out,
+            format!(
+                "the compressed data at byte offset {start} lies beyond the end of the file ({} bytes); its events are lost",
+                data.len()
+            ),
+        );
+        return;
+    }
+    let mut c = Cursor::new(data, layout.initial.big_endian).at(start);
+    let count = match c.u32("the compressed chunk count") {
+        Ok(n) => n,
+        Err(e) => return lost(out, format!("{e}; its events are lost")),
+    };
+    let mut buf = Vec::new();
+    for k in 0..count {
+        let at = c.pos();
+        let r = (|| -> Result<(), BinError> {
+            let z = c.u32("a compressed chunk size")? as usize;
+            let n = c.u32("a chunk's decompressed size")? as usize;
+            let body = c.bytes(z, "a compressed chunk")?;
+            compress::decompress_into(layout.codec, body, n, &mut buf)
+                .map_err(|e| BinError::new(at as u64, e))
+        })();
+        if let Err(e) = r {
+            return lost(
+                out,
+                format!(
+                    "compressed chunk {} of {count} at byte offset {at} cannot be read ({}): its pages and those after it are lost",
+                    k + 1,
+                    e.message
+                ),
+            );
+        }
+        walk.pages(
+            cpu,
+            &buf,
+            buf.len(),
+            &Locate::Chunk { offset: at as u64 },
+            strings,
+            out,
+        );
+    }
+}
+
+/// One `TaskMeta` per task that recorded an event: comm from the saved cmdlines, as
+/// `trace-cmd report` prints it (`<idle>` for 0, `<...>` when unknown).
+fn note_tasks(trace: &mut Trace, layout: &Layout) {
+    let mut seen = rustc_hash::FxHashSet::default();
+    for e in &trace.events {
+        if !e.kind.is_lost() {
+            seen.insert(e.tid);
+        }
+    }
+    for tid in seen {
+        let comm: &[u8] = match layout.cmdlines.get(&tid) {
+            Some(c) => c,
+            None if tid == 0 => b"<idle>",
+            None => b"<...>",
+        };
+        let comm = trace.strings.intern(comm);
+        trace.tasks.insert(tid, TaskMeta { tgid: None, comm });
+    }
+}

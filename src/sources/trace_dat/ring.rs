@@ -1,0 +1,416 @@
+//! The per-CPU ring-buffer pages of a trace.dat (the kernel's format, as libtraceevent's kbuffer
+//! reads it):
+//!
+//! * page header: `u64` timestamp, `long` commit (bytes of data; bit 31: events were missed
+//!   before this page, bit 30: their count is stored after the data), then the data;
+//! * each entry: a `u32` of `type_len:5, time_delta:27`; `type_len` 29 = padding (`array[0]`
+//!   bytes follow), 30 = time extend (`array[0] << 27` added), 31 = absolute timestamp, 0 = data
+//!   whose length is in `array[0]`, 1..=28 = data of `type_len * 4` bytes.
+//!
+//! Missed events become `Lost` markers; a page cut by the end of the file keeps the entries that
+//! are whole and becomes a `Lost` marker plus a warning naming its offset, and so do pages that
+//! are missing altogether.
+
+use super::bytes::{read_u32, uint_at};
+use super::decode::Decoder;
+use super::meta::PageHeader;
+use super::tick::TickInfer;
+use crate::events::{Event, EventKind, Strings};
+
+const MISSING_EVENTS: u64 = 1 << 31;
+const MISSING_STORED: u64 = 1 << 30;
+const COMMIT_MASK: u64 = (1 << 27) - 1;
+const TS_MSB: u64 = 0xf8 << 56;
+
+/// Where the bytes being walked come from, to turn positions into file offsets for messages.
+#[derive(Clone, Copy, Debug)]
+pub enum Locate {
+    /// Uncompressed: position p is at file offset `base + p`.
+    File { base: u64 },
+    /// A decompressed chunk whose compressed bytes start at this file offset.
+    Chunk { offset: u64 },
+}
+
+impl Locate {
+    pub fn describe(&self, pos: usize) -> String {
+        match self {
+            Locate::File { base } => format!("byte offset {}", base + pos as u64),
+            Locate::Chunk { offset } => format!(
+                "byte offset {offset} (a compressed chunk; byte {pos} of its decompressed pages)"
+            ),
+        }
+    }
+}
+
+/// Everything a CPU's pages produced.
+#[derive(Default)]
+pub struct CpuOut {
+    pub events: Vec<Event>,
+    pub ticks: TickInfer,
+    /// Problems found (already phrased with offsets).
+    pub warnings: Vec<(&'static str, String)>,
+    pub bad_records: u64,
+    pub first_bad: Option<String>,
+}
+
+pub struct Walk<'d> {
+    pub decoder: &'d Decoder,
+    pub page_size: usize,
+    pub header: PageHeader,
+    pub big_endian: bool,
+    /// Added to every timestamp (trace.dat OFFSET / DATE options).
+    pub ts_offset: i64,
+}
+
+impl Walk<'_> {
+    /// Walks the pages of one CPU (or of one decompressed chunk of it). `data` holds the bytes
+    /// present; `expected` is how many the file says there are (more when the file was cut).
+    pub fn pages(
+        &self,
+        cpu: u16,
+        data: &[u8],
+        expected: usize,
+        locate: &Locate,
+        strings: &mut Strings,
+        out: &mut CpuOut,
+    ) {
+        let ps = self.page_size;
+        let hdr = self.header.data_offset;
+        let mut pos = 0usize;
+        while pos < expected {
+            if pos + hdr > data.len() {
+                let missing = (expected - pos).div_ceil(ps);
+                self.lost(out, cpu, None);
+                out.warnings.push((
+                    "missing-pages",
+                    format!(
+                        "CPU {cpu}: {missing} ring-buffer page(s) from {} are missing ({} bytes expected, {} present): the file is truncated; their events are lost",
+                        locate.describe(pos),
+                        expected,
+                        data.len()
+                    ),
+                ));
+                return;
+            }
+            let page = &data[pos..data.len().min(pos + ps)];
+            self.page(cpu, page, pos, locate, strings, out);
+            pos += ps;
+        }
+    }
+
+    fn page(
+        &self,
+        cpu: u16,
+        page: &[u8],
+        page_pos: usize,
+        locate: &Locate,
+        strings: &mut Strings,
+        out: &mut CpuOut,
+    ) {
+        let big = self.big_endian;
+        let hdr = self.header.data_offset;
+        let (Some(mut ts), Some(commit)) = (
+            uint_at(page, 0, 8, big),
+            uint_at(page, 8, self.header.commit_size, big),
+        ) else {
+            return;
+        };
+        let size = (commit & COMMIT_MASK) as usize;
+        if size > self.page_size - hdr {
+            self.lost(out, cpu, None);
+            out.warnings.push((
+                "corrupt-page",
+                format!(
+                    "CPU {cpu}: the page at {} says it holds {size} bytes, more than a {}-byte page can: page skipped, its events are lost",
+                    locate.describe(page_pos),
+                    self.page_size
+                ),
+            ));
+            return;
+        }
+        // Events missed before this page: the marker takes the time of the page's first event.
+        let mut pending_lost = None;
+        if commit & MISSING_EVENTS != 0 {
+            let count = if commit & MISSING_STORED != 0 {
+                uint_at(page, hdr + size, self.header.commit_size, big)
+                    .map(|n| n.min(u32::MAX as u64) as u32)
+            } else {
+                None
+            };
+            pending_lost = Some(out.events.len());
+            out.events.push(Event {
+                ts: self.stamp(ts),
+                tid: 0,
+                cpu,
+                kind: EventKind::Lost { count },
+            });
+        }
+        let end = hdr + size;
+        let avail = end.min(page.len());
+        let mut p = hdr;
+        while p + 4 <= avail {
+            let word = read_u32(&page[p..p + 4], big);
+            let type_len = word & 31;
+            let delta = (word >> 5) as u64;
+            let (data_at, len) = match type_len {
+                29 => {
+                    // padding: array[0] bytes follow; the rest of the page when delta is 0
+                    ts = ts.wrapping_add(delta);
+                    let Some(n) = uint_at(page, p + 4, 4, big) else {
+                        break;
+                    };
+                    if delta == 0 && n == 0 {
+                        break;
+                    }
+                    p = p + 4 + n as usize;
+                    continue;
+                }
+                30 | 31 => {
+                    let Some(ext) = uint_at(page, p + 4, 4, big) else {
+                        break;
+                    };
+                    let v = (ext << 27).wrapping_add(delta);
+                    ts = if type_len == 31 {
+                        v | (ts & TS_MSB)
+                    } else {
+                        ts.wrapping_add(v)
+                    };
+                    p += 8;
+                    continue;
+                }
+                0 => {
+                    let Some(n) = uint_at(page, p + 4, 4, big) else {
+                        break;
+                    };
+                    let n = (n as usize).saturating_sub(4);
+                    (p + 8, (n + 3) & !3)
+                }
+                t => (p + 4, t as usize * 4),
+            };
+            ts = ts.wrapping_add(delta);
+            let Some(raw) = page
+                .get(data_at..data_at + len)
+                .filter(|_| data_at + len <= avail)
+            else {
+                break;
+            };
+            p = data_at + len;
+            let ets = self.stamp(ts);
+            if let Some(i) = pending_lost.take() {
+                out.events[i].ts = ets;
+            }
+            self.record(cpu, ets, raw, page_pos + data_at, locate, strings, out);
+        }
+        if end > page.len() {
+            self.lost(out, cpu, None);
+            out.warnings.push((
+                "truncated-page",
+                format!(
+                    "CPU {cpu}: the page at {} is cut by the end of the file after {} of its {} data bytes: the whole entries before the cut were kept, the rest are lost",
+                    locate.describe(page_pos),
+                    page.len().saturating_sub(hdr),
+                    size
+                ),
+            ));
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        cpu: u16,
+        ts: u64,
+        raw: &[u8],
+        pos: usize,
+        locate: &Locate,
+        strings: &mut Strings,
+        out: &mut CpuOut,
+    ) {
+        let d = self.decoder;
+        let (Some(id), Some(pid)) = (d.event_id(raw), d.common_pid(raw)) else {
+            self.bad(
+                out,
+                cpu,
+                pos,
+                locate,
+                "record shorter than its common fields".into(),
+            );
+            return;
+        };
+        match d.decode(id, raw, strings) {
+            Ok((kind, hr)) => {
+                if let Some(s) = hr {
+                    out.ticks.push(out.events.len(), cpu, s);
+                }
+                out.events.push(Event {
+                    ts,
+                    tid: pid as u32,
+                    cpu,
+                    kind,
+                });
+            }
+            Err(e) => self.bad(out, cpu, pos, locate, e),
+        }
+    }
+
+    fn bad(&self, out: &mut CpuOut, cpu: u16, pos: usize, locate: &Locate, e: String) {
+        out.bad_records += 1;
+        if out.first_bad.is_none() {
+            out.first_bad = Some(format!("CPU {cpu}, {}: {e}", locate.describe(pos)));
+        }
+    }
+
+    fn stamp(&self, ts: u64) -> u64 {
+        ts.saturating_add_signed(self.ts_offset)
+    }
+
+    /// A marker for data lost at the current end of this CPU's events.
+    fn lost(&self, out: &mut CpuOut, cpu: u16, count: Option<u32>) {
+        let ts = out.events.last().map_or(u64::MAX, |e| e.ts);
+        out.events.push(Event {
+            ts,
+            tid: 0,
+            cpu,
+            kind: EventKind::Lost { count },
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::trace_dat::format::parse;
+
+    const FMT: &str = "name: rseq_update\nID: 5\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\tfield:int cpu_id;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:int node_id;\toffset:12;\tsize:4;\tsigned:1;\n\tfield:int mm_cid;\toffset:16;\tsize:4;\tsigned:1;\n";
+
+    fn word(type_len: u32, delta: u32) -> [u8; 4] {
+        (type_len | (delta << 5)).to_le_bytes()
+    }
+
+    fn record(pid: i32, cid: i32) -> Vec<u8> {
+        let mut r = vec![5u8, 0, 0, 0];
+        r.extend_from_slice(&pid.to_le_bytes());
+        r.extend_from_slice(&1i32.to_le_bytes());
+        r.extend_from_slice(&0i32.to_le_bytes());
+        r.extend_from_slice(&cid.to_le_bytes());
+        r
+    }
+
+    /// One 4 KiB page: header (timestamp, commit with flags), then `body`, then `tail` (stored
+    /// missed count) after the committed bytes.
+    fn page(ts: u64, flags: u64, body: &[u8], tail: Option<u64>) -> Vec<u8> {
+        let mut p = ts.to_le_bytes().to_vec();
+        p.extend_from_slice(&(body.len() as u64 | flags).to_le_bytes());
+        p.extend_from_slice(body);
+        if let Some(n) = tail {
+            p.extend_from_slice(&n.to_le_bytes());
+        }
+        p.resize(4096, 0);
+        p
+    }
+
+    fn walk(data: &[u8], expected: usize) -> CpuOut {
+        let mut strings = Strings::new();
+        let f = parse(FMT.as_bytes(), "rseq").unwrap();
+        let d = Decoder::new(&[f], false, Some(vec![]), &mut strings);
+        let w = Walk {
+            decoder: &d,
+            page_size: 4096,
+            header: PageHeader::for_long(8),
+            big_endian: false,
+            ts_offset: 0,
+        };
+        let mut out = CpuOut::default();
+        w.pages(
+            3,
+            data,
+            expected,
+            &Locate::File { base: 1 << 20 },
+            &mut strings,
+            &mut out,
+        );
+        out
+    }
+
+    #[test]
+    fn every_entry_type() {
+        let mut b = Vec::new();
+        // data, 5 words (20 bytes), delta 10
+        b.extend_from_slice(&word(5, 10));
+        b.extend(record(100, 0));
+        // time extend: +(2 << 27) + 3
+        b.extend_from_slice(&word(30, 3));
+        b.extend_from_slice(&2u32.to_le_bytes());
+        // large data (type_len 0): array[0] = length + 4
+        b.extend_from_slice(&word(0, 1));
+        b.extend_from_slice(&24u32.to_le_bytes());
+        b.extend(record(101, 1));
+        // a discarded event (padding with delta): array[0] = its length after the header word
+        // (itself included); skipped, its delta counts
+        b.extend_from_slice(&word(29, 7));
+        b.extend_from_slice(&12u32.to_le_bytes());
+        b.extend_from_slice(&[0xee; 8]);
+        // absolute timestamp
+        b.extend_from_slice(&word(31, 5));
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&word(5, 0));
+        b.extend(record(102, 0));
+        let data = page(1000, 0, &b, None);
+        let out = walk(&data, data.len());
+        let got: Vec<(u64, u32)> = out.events.iter().map(|e| (e.ts, e.tid)).collect();
+        let ext = (2u64 << 27) + 3;
+        assert_eq!(
+            got,
+            vec![(1010, 100), (1010 + ext + 1, 101), ((1 << 27) + 5, 102)],
+            "the absolute stamp replaces the time, the padding's delta is overridden by it"
+        );
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        assert_eq!(out.events[0].cpu, 3);
+        assert_eq!(
+            out.events[1].kind,
+            EventKind::RseqUpdate {
+                cpu_id: 1,
+                node_id: 0,
+                mm_cid: 1
+            }
+        );
+    }
+
+    #[test]
+    fn missed_events_become_lost_markers() {
+        let mut b = word(5, 4).to_vec();
+        b.extend(record(7, 0));
+        let mut data = page(50, MISSING_EVENTS | MISSING_STORED, &b, Some(321));
+        data.extend(page(90, MISSING_EVENTS, &b, None));
+        let out = walk(&data, data.len());
+        let kinds: Vec<_> = out.events.iter().map(|e| (e.ts, e.kind)).collect();
+        assert_eq!(kinds[0], (54, EventKind::Lost { count: Some(321) }));
+        assert_eq!(kinds[2], (94, EventKind::Lost { count: None }));
+        assert_eq!(out.events.len(), 4);
+    }
+
+    #[test]
+    fn cut_and_missing_pages_are_lost_with_their_offset() {
+        let mut b = Vec::new();
+        for k in 0..10 {
+            b.extend_from_slice(&word(5, 1));
+            b.extend(record(k, 0));
+        }
+        let data = page(0, 0, &b, None);
+        // cut after 3 whole entries and a half, and say 2 more pages existed
+        let cut = 16 + 3 * 24 + 10;
+        let out = walk(&data[..cut], 3 * 4096);
+        assert_eq!(out.events.iter().filter(|e| !e.kind.is_lost()).count(), 3);
+        assert_eq!(out.events.iter().filter(|e| e.kind.is_lost()).count(), 2);
+        let w: Vec<_> = out.warnings.iter().map(|w| w.1.as_str()).collect();
+        assert!(w[0].contains("page at byte offset 1048576 is cut"), "{w:?}");
+        assert!(
+            w[1].contains("2 ring-buffer page(s) from byte offset 1052672 are missing"),
+            "{w:?}"
+        );
+        // a page claiming more data than a page holds
+        let bad = page(0, 5000, &[], None);
+        let out = walk(&bad, bad.len());
+        assert_eq!(out.warnings[0].0, "corrupt-page");
+    }
+}
