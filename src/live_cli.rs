@@ -62,7 +62,9 @@ fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
     emit(&out)
 }
 
-pub fn run_live(a: &LiveArgs) -> Result<ExitCode, String> {
+/// `cidscope live`: with `ui`, the live TUI (follow, pause, scrub); without, until the
+/// duration ends or Ctrl-C, then the summary.
+pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCode, String> {
     let ncpus = possible_cpus();
     let workload = match &a.workload {
         Some(s) => WorkloadSpec::parse(s, ncpus).map_err(|e| e.to_string())?,
@@ -81,9 +83,15 @@ pub fn run_live(a: &LiveArgs) -> Result<ExitCode, String> {
         buffer_pages: a.buffer_pages,
         ..LiveOptions::default()
     };
+    let attached = opts.attach.is_some();
     let session = LiveSession::start(opts).map_err(|e| e.to_string())?;
-    wait(&session);
-    let cap = session.stop().map_err(|e| e.to_string())?;
+    let cap = match ui {
+        Some(ui) => crate::ui::live::run_live(session, ui, std::process::id(), attached, ncpus)?,
+        None => {
+            wait(&session);
+            session.stop().map_err(|e| e.to_string())?
+        }
+    };
     if let Some(p) = &a.record {
         write_record(p, &cap)?;
     }

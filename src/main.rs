@@ -22,6 +22,18 @@ fn emit(bytes: &[u8]) -> Result<(), String> {
     }
 }
 
+/// Theme and key bindings from the command line, NO_COLOR and the config file.
+fn ui_options(
+    theme: &Option<String>,
+    keys: &Option<String>,
+) -> Result<cidscope::ui::UiOptions, String> {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let theme = cidscope::ui::theme::Theme::resolve(theme.as_deref(), no_color)
+        .map_err(|e| e.to_string())?;
+    let bindings = cidscope::ui::keys::load_bindings(keys.as_deref()).map_err(|e| e.to_string())?;
+    Ok(cidscope::ui::UiOptions { theme, bindings })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -88,7 +100,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Live(a)) => cidscope::live_cli::run_live(&a),
+        Some(Command::Live(a)) => {
+            // The TUI when a person watches; the text summary when piped or scripted.
+            use std::io::IsTerminal;
+            let ui = if !a.json && std::io::stdout().is_terminal() {
+                Some(ui_options(&cli.theme, &cli.keys)?)
+            } else {
+                None
+            };
+            cidscope::live_cli::run_live(&a, ui)
+        }
         Some(Command::Attach(a)) => cidscope::live_cli::run_attach(&a),
         None if cli.check => {
             let Some(file) = &cli.file else {
@@ -104,18 +125,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             })
         }
         None => {
-            let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-            let theme = cidscope::ui::theme::Theme::resolve(cli.theme.as_deref(), no_color)
-                .map_err(|e| e.to_string())?;
-            let bindings = cidscope::ui::keys::load_bindings(cli.keys.as_deref())
-                .map_err(|e| e.to_string())?;
+            let ui = ui_options(&cli.theme, &cli.keys)?;
             let opts = load_options(&cli.load);
             let opened = match &cli.file {
                 Some(f) => sources::open(f, &opts),
                 None => sources::open_static(cidscope::DEMO_NAME, cidscope::DEMO_TRACE, &opts),
             }
             .map_err(|e| e.to_string())?;
-            cidscope::ui::run_opened(opened, opts, cidscope::ui::UiOptions { theme, bindings })?;
+            cidscope::ui::run_opened(opened, opts, ui)?;
             Ok(ExitCode::SUCCESS)
         }
     }

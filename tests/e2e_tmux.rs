@@ -215,3 +215,42 @@ fn a_large_capture_shows_progress_and_quits_during_the_load() {
     assert!(s.contains("EXITED=0"), "{s}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn live_session_follows_pauses_and_ends_scrubbable() {
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    // As root the kernel trace is attached too; otherwise the workload's rseq areas alone.
+    let root = std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false);
+    let attach = if root { "--attach" } else { "" };
+    let t = Tmux::start(&format!(
+        "{bin} live {attach} --duration 4 --workload hog:3,migrate:1:20ms; echo EXITED=$?; sleep 60"
+    ));
+    t.wait_for("● LIVE");
+    let s = t.wait_for("user space: CIDs the threads read from their rseq areas");
+    if root {
+        assert!(s.contains("kernel: rseq_update events"), "{s}");
+    }
+    t.keys(&["Space"]);
+    t.wait_for("PAUSED (capture goes on)");
+    t.keys(&["Space"]);
+    t.wait_for("● LIVE");
+    let s = t.wait_for("the session ended after");
+    assert!(
+        s.contains("ENDED") || s.contains("scrub it like a replay"),
+        "{s}"
+    );
+    // scrubbable after the end: step back through the session
+    t.keys(&["g", "l"]);
+    if root {
+        t.wait_for("event 2 of ");
+    }
+    t.keys(&["q"]);
+    let s = t.wait_for("EXITED=");
+    assert!(s.contains("EXITED=0"), "{s}");
+    assert!(s.contains("samples"), "the summary follows the TUI: {s}");
+}

@@ -96,6 +96,8 @@ pub struct App {
     pub load_error: Option<String>,
     /// A load error before any event arrived: the run ends with it.
     pub fatal: Option<String>,
+    /// A live session: following the newest data unless paused.
+    pub live: Option<super::live::LiveView>,
 }
 
 /// A load in progress.
@@ -148,6 +150,7 @@ impl App {
             mm_auto: true,
             load_error: None,
             fatal: None,
+            live: None,
         }
     }
 
@@ -203,8 +206,42 @@ impl App {
         }
     }
 
+    /// The time the ruler's `+` offsets count from: the start of the data shown.
+    pub fn origin(&self) -> u64 {
+        match &self.live {
+            Some(l) if l.samples_tl.applied() > 0 => {
+                if self.timeline.applied() > 0 {
+                    self.timeline.first_ts.min(l.samples_tl.first_ts)
+                } else {
+                    l.samples_tl.first_ts
+                }
+            }
+            _ => self.timeline.first_ts,
+        }
+    }
+
+    /// Live: the window ends at the newest data, the cursor on the newest event.
+    pub fn follow_newest(&mut self) {
+        let last = self
+            .timeline
+            .last_ts
+            .max(self.live.as_ref().map_or(0, |l| l.samples_tl.last_ts));
+        let first = self.timeline.first_ts.min(
+            self.live
+                .as_ref()
+                .filter(|l| l.samples_tl.applied() > 0)
+                .map_or(u64::MAX, |l| l.samples_tl.first_ts),
+        );
+        let first = if first == u64::MAX { last } else { first };
+        self.cursor = self.trace.events.len().saturating_sub(1);
+        // show the last LIVE_WINDOW of data, or all of it while there is less
+        let span = super::live::LIVE_WINDOW.max(MIN_SPAN);
+        self.span = span;
+        self.t0 = last.saturating_sub(span * 9 / 10).max(first.min(last));
+    }
+
     /// Recomputes the process list as data grows, keeping the user's choice.
-    fn refresh_mm_list(&mut self) {
+    pub(crate) fn refresh_mm_list(&mut self) {
         let keep = self.selected();
         self.mm_list = self.timeline.mms_by_activity();
         self.mm_pos = match keep {
@@ -245,7 +282,12 @@ impl App {
 
     /// CPUs whose lanes are shown.
     pub fn visible_cpus(&self) -> Vec<usize> {
-        let n = self.timeline.lanes.len();
+        let n = self
+            .timeline
+            .lanes
+            .len()
+            .max(self.live.as_ref().map_or(0, |l| l.samples_tl.lanes.len()))
+            .max(self.timeline.ncpus as usize);
         match &self.cpu_filter {
             Some(f) => f.iter().copied().filter(|&c| c < n).collect(),
             None => (0..n).collect(),
@@ -402,6 +444,15 @@ impl App {
                 self.sel_a = None;
                 self.sel_b = None;
             }
+            Action::TogglePause => match &mut self.live {
+                Some(l) => {
+                    l.paused = !l.paused;
+                    if !l.paused {
+                        self.follow_newest();
+                    }
+                }
+                None => self.message = Some("pause is for live sessions (cidscope live)".into()),
+            },
             Action::ToggleAccounting => {
                 self.accounting = match self.accounting {
                     Some(_) => None,
@@ -573,7 +624,12 @@ impl App {
     }
 
     fn min_t0(&self) -> u64 {
-        self.timeline.first_ts
+        match &self.live {
+            Some(l) if l.samples_tl.applied() > 0 && self.trace.events.is_empty() => {
+                l.samples_tl.first_ts
+            }
+            _ => self.timeline.first_ts,
+        }
     }
 
     pub fn first_event_at_or_after(&self, ts: u64) -> usize {

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod input;
 pub mod keys;
+pub mod live;
 pub mod search;
 pub mod terminal;
 pub mod theme;
@@ -26,7 +27,7 @@ pub fn run(trace: Trace, opts: UiOptions) -> Result<(), String> {
     let mut app = App::new(trace);
     app.theme = opts.theme;
     app.bindings = opts.bindings;
-    run_app(app, None)
+    run_app(app, &mut |_| {}).map(|_| ())
 }
 
 /// Runs the TUI on an opened capture, reading it in the background: the first frame comes at
@@ -55,29 +56,28 @@ pub fn run_opened(
             let _ = tx.send(app::LoadMsg::Done(r.map_err(|e| e.to_string())));
         })
         .map_err(|e| format!("cannot start the loader thread: {e}"))?;
-    let r = run_app(app, Some(rx));
+    let r = run_app(app, &mut |app| {
+        // Take what the reader has, without waiting for it.
+        while let Ok(msg) = rx.try_recv() {
+            app.on_load(msg);
+        }
+    });
     progress
         .cancel
         .store(true, std::sync::atomic::Ordering::Relaxed);
-    r
+    r.map(|_| ())
 }
 
-fn run_app(
-    mut app: App,
-    load: Option<std::sync::mpsc::Receiver<app::LoadMsg>>,
-) -> Result<(), String> {
+/// The event loop: `tick` brings in new data before each frame (loader deltas, live batches).
+/// Returns the app when the user quits.
+pub(crate) fn run_app(mut app: App, tick: &mut dyn FnMut(&mut App)) -> Result<App, String> {
     let tio = |e: std::io::Error| format!("terminal: {e}");
     let mut guard = terminal::TerminalGuard::enter().map_err(tio)?;
     let mut drag = input::Drag::default();
     // Test hook: the terminal-restore tests need a real panic inside the running TUI.
     let panic_for_test = std::env::var_os("CIDSCOPE_TEST_PANIC").is_some();
     while !app.quit && !guard.stopped() {
-        if let Some(rx) = &load {
-            // Take what the reader has, without waiting for it.
-            while let Ok(msg) = rx.try_recv() {
-                app.on_load(msg);
-            }
-        }
+        tick(&mut app);
         if app.quit {
             break;
         }
@@ -87,7 +87,11 @@ fn run_app(
         }
         // Poll with a timeout so a SIGTERM (and, while loading, new data) is noticed without
         // input.
-        let wait = if app.loading.is_some() { 30 } else { 100 };
+        let wait = if app.loading.is_some() || app.live.is_some() {
+            30
+        } else {
+            100
+        };
         if !event::poll(Duration::from_millis(wait)).map_err(tio)? {
             continue;
         }
@@ -97,8 +101,8 @@ fn run_app(
         input::handle(&mut app, &ev, area, &mut drag);
     }
     drop(guard);
-    match app.fatal {
+    match app.fatal.take() {
         Some(e) => Err(e),
-        None => Ok(()),
+        None => Ok(app),
     }
 }

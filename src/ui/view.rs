@@ -35,9 +35,11 @@ pub fn rows_per_cpu(area: Rect, ncpus: usize) -> u16 {
     }
 }
 
-pub fn layout(area: Rect, ncpus: usize) -> Areas {
-    let rpc = rows_per_cpu(area, ncpus);
-    let lane_rows = (ncpus as u16 * rpc + 1).min(area.height.saturating_sub(14).max(2));
+/// The layout for `ncpus` lanes in each of `sets` stacked lane sets.
+pub fn layout(area: Rect, ncpus: usize, sets: usize) -> Areas {
+    let rpc = rows_per_cpu(area, ncpus * sets);
+    let lane_rows =
+        (sets as u16 * (ncpus as u16 * rpc + 1)).min(area.height.saturating_sub(14).max(2));
     let [title, lanes, weight, detail, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(lane_rows + 1),
@@ -61,9 +63,17 @@ fn inner(r: Rect) -> Rect {
 }
 
 /// What is under screen cell (col, row): the CPU lane (if on one) and the time.
+/// How many sets of lanes are stacked: the capture's, and (live) the rseq-area samples'.
+pub fn lane_sets(app: &App) -> usize {
+    match &app.live {
+        Some(l) if l.attached => 2,
+        _ => 1,
+    }
+}
+
 pub fn hit(area: Rect, app: &App, col: u16, row: u16) -> Option<(Option<usize>, u64)> {
     let cpus = app.visible_cpus();
-    let a = layout(area, cpus.len());
+    let a = layout(area, cpus.len(), lane_sets(app));
     let lw = label_width(app.timeline.ncpus);
     for pane in [inner(a.lanes), inner(a.weight)] {
         if row < pane.y || row >= pane.y + pane.height || col < pane.x + lw {
@@ -91,7 +101,8 @@ pub fn hit(area: Rect, app: &App, col: u16, row: u16) -> Option<(Option<usize>, 
 
 pub fn draw(f: &mut Frame, app: &App) {
     let cpus = app.visible_cpus();
-    let a = layout(f.area(), cpus.len());
+    let sets = lane_sets(app);
+    let a = layout(f.area(), cpus.len(), sets);
     let theme = &app.theme;
     f.render_widget(Block::default().style(theme.text()), f.area());
     let sel = match app.selected() {
@@ -124,14 +135,59 @@ pub fn draw(f: &mut Frame, app: &App) {
         .title(filter_note)
         .border_style(theme.dim());
     f.render_widget(lanes_block, a.lanes);
-    f.render_widget(
-        Lanes {
-            app,
-            cpus: &cpus,
-            rows_per_cpu: rows_per_cpu(f.area(), cpus.len()),
-        },
-        inner(a.lanes),
-    );
+    let rpc = rows_per_cpu(f.area(), cpus.len() * sets);
+    let lanes_inner = inner(a.lanes);
+    match &app.live {
+        None => f.render_widget(
+            Lanes {
+                app,
+                trace: &app.trace,
+                timeline: &app.timeline,
+                all_tasks: false,
+                cpus: &cpus,
+                rows_per_cpu: rpc,
+            },
+            lanes_inner,
+        ),
+        Some(live) => {
+            // kernel trace lanes (when attached) above the rseq-area sample lanes
+            let parts =
+                Layout::vertical(vec![Constraint::Ratio(1, sets as u32); sets]).split(lanes_inner);
+            if live.attached {
+                f.render_widget(
+                    Lanes {
+                        app,
+                        trace: &app.trace,
+                        timeline: &app.timeline,
+                        all_tasks: false,
+                        cpus: &cpus,
+                        rows_per_cpu: rpc,
+                    },
+                    parts[0],
+                );
+            }
+            let last = parts[sets - 1];
+            f.render_widget(
+                Lanes {
+                    app,
+                    trace: &live.samples,
+                    timeline: &live.samples_tl,
+                    all_tasks: true,
+                    cpus: &cpus,
+                    rows_per_cpu: rpc,
+                },
+                last,
+            );
+            let label = " user space: CIDs the threads read from their rseq areas ";
+            let x = last.x + last.width.saturating_sub(label.len() as u16 + 1);
+            f.buffer_mut().set_string(x, last.y, label, theme.dim());
+            if live.attached {
+                let label = " kernel: rseq_update events ";
+                let x = parts[0].x + parts[0].width.saturating_sub(label.len() as u16 + 1);
+                f.buffer_mut().set_string(x, parts[0].y, label, theme.dim());
+            }
+        }
+    }
     let wblock = Block::default()
         .borders(Borders::TOP)
         .title(" cidmask weight (observed: confirmed CIDs of running tasks) ")

@@ -57,7 +57,7 @@ impl Widget for Detail<'_> {
                 Span::styled(
                     format!(
                         "(+{})  event {} of {}",
-                        fmt_dur(ev.ts.saturating_sub(tl.first_ts)),
+                        fmt_dur(ev.ts.saturating_sub(app.origin())),
                         app.cursor + 1,
                         app.trace.events.len()
                     ),
@@ -170,7 +170,7 @@ impl Widget for Detail<'_> {
         if !hist.is_empty() {
             let mut spans = vec![Span::raw(format!("  task {task} CID history: "))];
             for (i, cid) in hist {
-                let t = app.trace.events[i].ts.saturating_sub(tl.first_ts);
+                let t = app.trace.events[i].ts.saturating_sub(app.origin());
                 spans.push(Span::styled(format!(" {cid} "), theme.cid_style(cid)));
                 spans.push(Span::styled(
                     format!(" from +{}  ", fmt_dur(t)),

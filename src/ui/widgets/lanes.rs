@@ -12,6 +12,11 @@ use ratatui::widgets::Widget;
 
 pub struct Lanes<'a> {
     pub app: &'a App,
+    /// What the lanes show: the capture's index, or (live) the rseq-area samples' index.
+    pub trace: &'a crate::events::Trace,
+    pub timeline: &'a crate::timeline::Timeline,
+    /// Show every task's CID (the samples of the live workload) instead of the selection's.
+    pub all_tasks: bool,
     /// CPUs shown, top to bottom (a filter may hide some; rows run out on huge machines).
     pub cpus: &'a [usize],
     /// Rows per CPU: 1 = CID cells only; 2 = CID cells and, under them, the task of each run.
@@ -35,7 +40,7 @@ impl Widget for Lanes<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
         let theme = &app.theme;
-        let tl = &app.timeline;
+        let tl = self.timeline;
         if area.height == 0 {
             return;
         }
@@ -47,7 +52,15 @@ impl Widget for Lanes<'_> {
             cols,
         };
         let cursor_col = axis.col_of(app.cursor_ts());
-        draw_ruler(app, axis, Rect { height: 1, ..area }, lw, buf);
+        draw_ruler(
+            app,
+            self.trace,
+            tl,
+            axis,
+            Rect { height: 1, ..area },
+            lw,
+            buf,
+        );
         let rpc = self.rows_per_cpu.max(1);
         let rows = (area.height.saturating_sub(1) / rpc) as usize;
         let end = tl.last_ts;
@@ -68,11 +81,18 @@ impl Widget for Lanes<'_> {
                 format!("CPU{cpu:<w$}", w = (lw - 3) as usize),
                 theme.text(),
             );
-            let lane = &tl.lanes[cpu];
+            let lane = tl.lanes.get(cpu).map_or(&[][..], |l| &l[..]);
             let segs: Vec<Option<Segment>> = (0..cols)
                 .map(|x| {
                     let (a, b) = axis.range(x);
-                    summarize(lane, a, b, end, |s| app.admits(s)).seg
+                    summarize(lane, a, b, end, |s| {
+                        if self.all_tasks {
+                            s.tid != 0
+                        } else {
+                            app.admits(s)
+                        }
+                    })
+                    .seg
                 })
                 .collect();
             let shown: Vec<Shown> = segs
@@ -89,7 +109,7 @@ impl Widget for Lanes<'_> {
                 })
                 .collect();
             if rpc >= 2 {
-                draw_task_row(app, &segs, area.x + lw, y + 1, buf);
+                draw_task_row(app, self.trace, &segs, area.x + lw, y + 1, buf);
             }
             let mut x = 0usize;
             while x < shown.len() {
@@ -145,7 +165,14 @@ impl Widget for Lanes<'_> {
 }
 
 /// Under the CID cells: the task of each run of columns, as `comm-tid` where it fits.
-fn draw_task_row(app: &App, segs: &[Option<Segment>], x0: u16, y: u16, buf: &mut Buffer) {
+fn draw_task_row(
+    app: &App,
+    trace: &crate::events::Trace,
+    segs: &[Option<Segment>],
+    x0: u16,
+    y: u16,
+    buf: &mut Buffer,
+) {
     let mut x = 0usize;
     while x < segs.len() {
         let tid = segs[x].map(|s| s.tid);
@@ -154,7 +181,7 @@ fn draw_task_row(app: &App, segs: &[Option<Segment>], x0: u16, y: u16, buf: &mut
             .take_while(|s| s.map(|s| s.tid) == tid)
             .count();
         if let Some(tid) = tid.filter(|&t| t != 0) {
-            let mut label = format!("{}-{tid}", app.trace.comm_of(tid));
+            let mut label = format!("{}-{tid}", trace.comm_of(tid));
             if label.chars().count() + 1 > run {
                 label = tid.to_string();
             }
@@ -169,9 +196,16 @@ fn draw_task_row(app: &App, segs: &[Option<Segment>], x0: u16, y: u16, buf: &mut
 }
 
 /// Time labels every ~16 columns, lost-event and alarm markers, and the cursor.
-fn draw_ruler(app: &App, axis: TimeAxis, area: Rect, lw: u16, buf: &mut Buffer) {
+fn draw_ruler(
+    app: &App,
+    trace: &crate::events::Trace,
+    tl: &crate::timeline::Timeline,
+    axis: TimeAxis,
+    area: Rect,
+    lw: u16,
+    buf: &mut Buffer,
+) {
     let theme = &app.theme;
-    let tl = &app.timeline;
     buf.set_string(
         area.x,
         area.y,
@@ -184,13 +218,13 @@ fn draw_ruler(app: &App, axis: TimeAxis, area: Rect, lw: u16, buf: &mut Buffer) 
         let (a, _) = axis.range(x);
         let label = format!(
             "|+{}",
-            fmt_dur(a.saturating_sub(tl.first_ts)).replace(' ', "")
+            fmt_dur(a.saturating_sub(app.origin())).replace(' ', "")
         );
         buf.set_string(area.x + lw + x, area.y, &label, theme.dim());
         x += step.max(label.len() as u16 + 2);
     }
     for &i in &tl.lost_at {
-        if let Some(cx) = app.trace.events.get(i).and_then(|e| axis.col_of(e.ts)) {
+        if let Some(cx) = trace.events.get(i).and_then(|e| axis.col_of(e.ts)) {
             buf.set_string(area.x + lw + cx, area.y, "!", theme.mark(theme.lost));
         }
     }

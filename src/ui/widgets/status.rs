@@ -41,6 +41,42 @@ impl Widget for StatusBar<'_> {
             line.render(area, buf);
             return;
         }
+        if let Some(l) = &app.live {
+            let c = &l.counters;
+            let state = if l.finished {
+                Span::styled(" ■ ENDED ", Style::default().add_modifier(Modifier::BOLD))
+            } else if l.paused {
+                Span::styled(
+                    " ❚❚ PAUSED (capture goes on) ",
+                    theme.mark(theme.title).add_modifier(Modifier::BOLD),
+                )
+            } else {
+                Span::styled(
+                    " ● LIVE ",
+                    theme.mark(theme.alarm).add_modifier(Modifier::BOLD),
+                )
+            };
+            let mut spans = vec![
+                state,
+                Span::raw(format!(
+                    "{:.0} events/s │ {} events │ lost {} │ {} │ {} rseq samples",
+                    c.event_rate,
+                    app.trace.events.len(),
+                    c.lost_events,
+                    crate::events::fmt_dur(c.duration_ns),
+                    c.rseq_samples
+                )),
+            ];
+            if !l.attached {
+                spans.push(Span::styled(
+                    " │ workload only (no kernel trace: live --attach, as root)",
+                    theme.dim(),
+                ));
+            }
+            spans.push(Span::styled(" │ space: pause/follow", theme.dim()));
+            Line::from(spans).render(area, buf);
+            return;
+        }
         if let Some(e) = &app.load_error {
             Line::styled(format!(" load stopped: {e}"), theme.mark(theme.alarm)).render(area, buf);
             return;
