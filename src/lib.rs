@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod events;
 pub mod model;
+pub mod sim;
 pub mod sources;
 pub mod stats;
 pub mod timeline;

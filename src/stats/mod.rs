@@ -7,6 +7,8 @@ use crate::model::{Alarm, MmId, MmInfo, MmOrigin};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
+pub mod policy;
+
 #[derive(Serialize, Debug)]
 pub struct TaskSummary {
     pub tgid: Option<Tid>,
@@ -28,6 +30,12 @@ pub struct ProcessSummary {
     pub tasks: Vec<Tid>,
     pub rseq_updates: u64,
     pub cids: Vec<i32>,
+    /// With --policy: compaction attempts that scanned, by trigger.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compactions: Option<policy::CompactionCounts>,
+    /// With --policy: the model's view of this process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<policy::ProcessModel>,
 }
 
 #[derive(Serialize, Debug)]
@@ -53,6 +61,15 @@ pub struct Stats {
     pub alarms: u64,
     pub alarm_samples: Vec<String>,
     pub warnings: Vec<String>,
+    /// With --policy: how well the model predicts the observed CIDs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_agreement: Option<policy::ModelAgreement>,
+    /// With --policy: the model's totals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<policy::ModelSummary>,
+    /// With --compare: one summary per model.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compare: Vec<policy::ModelSummary>,
 }
 
 #[derive(Default)]
@@ -146,6 +163,8 @@ pub fn compute(trace: &Trace) -> Stats {
             tasks: Vec::new(),
             rseq_updates: 0,
             cids: Vec::new(),
+            compactions: None,
+            model: None,
         })
         .collect();
     let mut tasks = BTreeMap::new();
@@ -204,6 +223,9 @@ pub fn compute(trace: &Trace) -> Stats {
             format!("{} cpu {}: {}", crate::events::fmt_ts(a.ts), a.cpu, a.describe())
         }).collect(),
         warnings: trace.warnings.iter().map(|w| w.to_string()).collect(),
+        model_agreement: None,
+        model: None,
+        compare: Vec::new(),
     }
 }
 

@@ -30,28 +30,34 @@ use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::{MmId, MmInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// HZ from the spacing of consecutive ticks on one CPU: the candidate (100, 250, 300, 1000)
-/// whose period is nearest the shortest spacing, if within 10 %.
+/// HZ from the spacing of consecutive ticks on one CPU: the lowest candidate HZ (100, 250,
+/// 300, 1000) whose period divides ≥ 90 % of the spacings (±12 %), given ≥ 3 spacings.
 pub fn infer_hz(trace: &Trace) -> Option<u32> {
     let mut last: FxHashMap<u16, u64> = FxHashMap::default();
-    let mut min_d = u64::MAX;
+    let mut deltas: Vec<u64> = Vec::new();
     for e in &trace.events {
         if let EventKind::Tick = e.kind {
             if let Some(l) = last.insert(e.cpu, e.ts) {
                 if e.ts > l {
-                    min_d = min_d.min(e.ts - l);
+                    deltas.push(e.ts - l);
                 }
             }
         }
     }
-    if min_d == u64::MAX {
+    if deltas.len() < 3 {
         return None;
     }
-    let best = [100u32, 250, 300, 1000]
-        .into_iter()
-        .min_by_key(|&hz| (1_000_000_000 / hz as u64).abs_diff(min_d))?;
-    let period = 1_000_000_000 / best as u64;
-    (period.abs_diff(min_d) * 10 <= period).then_some(best)
+    [100u32, 250, 300, 1000].into_iter().find(|&hz| {
+        let period = 1_000_000_000 / hz as u64;
+        let fit = deltas
+            .iter()
+            .filter(|&&d| {
+                let k = ((d + period / 2) / period).max(1);
+                (k * period).abs_diff(d) * 100 <= period * 12
+            })
+            .count();
+        fit * 10 >= deltas.len() * 9
+    })
 }
 
 /// Offset of jiffy boundaries in the capture's clock: the earliest tick of a period, from the
@@ -333,6 +339,17 @@ impl Replayer {
             EventKind::RseqUpdate { mm_cid, .. } => self.update(idx, ev, mm_cid),
             _ => {}
         }
+    }
+
+    /// An `rseq_update` the model itself just emitted (simulator): updates the observed
+    /// state only.
+    pub fn observe_own_update(&mut self, ev: &Event, tasks: &FxHashMap<Tid, TaskMeta>) {
+        let ctx = Context {
+            tasks,
+            ncpus: self.ncpus,
+        };
+        self.obs.apply(ev, &ctx, &mut self.infos);
+        self.since.insert(ev.tid, Since::default());
     }
 
     /// Applies a signal delivery (the simulator, or `signal_deliver` records).
