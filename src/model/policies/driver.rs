@@ -58,6 +58,10 @@ pub enum DriverEvent {
     Signal { tid: Tid },
     /// owner-mode deferred work (kworker).
     Work { mm: MmId },
+    /// `exit_mm`'s `mmput` of an exiting task: its `mm_users` reference goes away (after the
+    /// exit's futex wakeup of a joiner, before `exit_notify`; the final switch-out at the
+    /// latest).
+    MmPut { tid: Tid },
 }
 
 /// One task: the fields all policies share (§1.1) plus each policy's own (§2.2, §3.1, §4.2).
@@ -90,6 +94,9 @@ pub struct Task {
     pub nr_from_tick: bool,
     /// J of the last rule-(B) refresh (R4 check).
     pub last_rule_b: Option<u64>,
+    /// The task is counted in its mm's `mm_users` (dropped by `exit_mm`, i.e. after the
+    /// exit's futex wakeups, at its final switch-out in the model).
+    pub holds_mm_users: bool,
     // owner-mode (§4.2): raw CID word with ONCPU/TRANSIT/UNSET bits
     pub cid: u32,
     // rseq-fast (§1.2)
@@ -120,6 +127,7 @@ impl Task {
             last_cid_reset: 0,
             nr_from_tick: false,
             last_rule_b: None,
+            holds_mm_users: false,
             cid: super::owner_mode::UNSET,
             ids_changed: false,
             user_irq: false,
@@ -468,6 +476,11 @@ impl Engine {
                 PolicyState::Slot(p) => p.signal(&mut self.core, tid),
                 PolicyState::Owner(p) => p.signal(&mut self.core, tid),
             },
+            DriverEvent::MmPut { tid } => {
+                if let PolicyState::Slot(p) = &mut self.policy {
+                    p.mm_put(&mut self.core, tid);
+                }
+            }
             DriverEvent::Work { mm } => {
                 if let PolicyState::Owner(p) = &mut self.policy {
                     p.work(&mut self.core, mm)

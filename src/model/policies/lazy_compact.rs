@@ -252,6 +252,10 @@ impl SlotPolicy {
 
     pub(super) fn switch(&mut self, k: &mut Core, c: u16, prev: Tid, next: Tid) {
         let now_c = k.rq_clock(c);
+        // exit_mm: an exiting task drops its mm_users reference before its last schedule()
+        if k.task(prev).is_some_and(|t| t.exiting) {
+            self.mm_put(k, prev);
+        }
         if let Some(p) = k.task(prev) {
             if let (true, Some(id)) = (p.active, p.mm) {
                 let m = self.slot(k, id);
@@ -299,11 +303,14 @@ impl SlotPolicy {
         let now_dst = k.rq_clock(dst);
         let m = self.slot(k, id);
         let d = m.pcpu_cid[dst as usize];
+        // Replay seeding: a slot of a pre-existing mm not observed yet is most likely set (the
+        // mm ran there before the capture, and recent_cid survives scans).
+        let unknown = m.unseeded.as_ref().is_some_and(|u| u.test(dst as u32));
         let (dst_set, users_ge) = if ver == KernelVersion::V6_4 {
-            (d.cid != Cid::Unset, m.mm_users >= task_nr_allowed)
+            (d.cid != Cid::Unset || unknown, m.mm_users >= task_nr_allowed)
         } else {
             (
-                d.cid != Cid::Unset || d.recent_cid.is_some(),
+                d.cid != Cid::Unset || d.recent_cid.is_some() || unknown,
                 m.mm_users >= m.nr_cpus_allowed,
             )
         };
@@ -575,6 +582,27 @@ impl SlotPolicy {
             t.migrate_from_cpu = None;
             t.cid_work_pending = false;
             t.active = t.mm.is_some(); // no CID until the first switch-in
+            t.holds_mm_users = t.mm.is_some();
+        }
+    }
+
+    /// `mmput` of a task's reference (exit_mm).
+    pub(super) fn mm_put(&mut self, k: &mut Core, tid: Tid) {
+        let Some(t) = k.task(tid).filter(|t| t.holds_mm_users) else {
+            return;
+        };
+        if let Some(id) = t.mm {
+            self.drop_user(k, id);
+        }
+        if let Some(t) = k.task_mut(tid) {
+            t.holds_mm_users = false;
+        }
+    }
+
+    fn drop_user(&mut self, k: &mut Core, id: MmId) {
+        let m = self.slot(k, id);
+        if m.live {
+            m.mm_users = m.mm_users.saturating_sub(1);
         }
     }
 
@@ -589,7 +617,6 @@ impl SlotPolicy {
                 s.cid = Cid::Unset;
                 m.cidmask.clear(n);
             }
-            m.mm_users = m.mm_users.saturating_sub(1);
             k.mark_slot(id, c);
         }
         if let Some(t) = k.task_mut(tid) {
@@ -599,18 +626,27 @@ impl SlotPolicy {
         }
     }
 
+    /// `EXIT(t)`: the CID is released now; `mm_users` drops at `exit_mm`, after the exit's
+    /// futex wakeups (a joiner woken there still sees the exiting thread counted).
     pub(super) fn exit(&mut self, k: &mut Core, tid: Tid) {
         self.release(k, tid);
     }
 
     pub(super) fn exec(&mut self, k: &mut Core, tid: Tid, new_mm: MmId) {
         self.release(k, tid);
+        // exec_mmap drops the old mm
+        if let Some(t) = k.task(tid).filter(|t| t.holds_mm_users) {
+            if let Some(id) = t.mm {
+                self.drop_user(k, id);
+            }
+        }
         let cpu = k.task(tid).map_or(0, |t| t.cpu);
         self.new_mm(k, new_mm, tid); // mm_alloc zeroes next_scan
         if let Some(t) = k.task_mut(tid) {
             t.mm = Some(new_mm);
             t.active = true;
             t.cid_work_pending = false;
+            t.holds_mm_users = true;
         }
         let n = self.get(k, new_mm, tid, cpu);
         if let Some(t) = k.task_mut(tid) {
@@ -642,6 +678,7 @@ impl SlotPolicy {
             t.active = true;
             t.mm_cid = None;
             t.last_mm_cid = None;
+            t.holds_mm_users = true;
         }
         // Already running: it holds its CPU's CID.
         if let Some(t) = k.task(tid).filter(|t| t.running) {
@@ -689,10 +726,15 @@ impl SlotPolicy {
             return false;
         }
         unseeded.clear(c as u32);
-        // Another slot holding n lost it in the kernel while we were not looking.
+        // Another slot holding n lost it in the kernel while we were not looking: moved by
+        // migrate_to when this task came from there (the steal also clears recent_cid).
+        let from = k.task(tid).and_then(|t| t.migrate_from_cpu);
         for d in 0..p as usize {
             if d != c as usize && m.pcpu_cid[d].cid.number() == Some(n) {
                 m.pcpu_cid[d].cid = Cid::Unset;
+                if from == Some(d as u16) {
+                    m.pcpu_cid[d].recent_cid = None;
+                }
                 k.mark_slot(id, d as u16);
             }
         }

@@ -116,6 +116,8 @@ pub struct Replayer {
     first: Option<Disagreement>,
     /// Compare observed `rseq_update`s with the model (off for the simulator's own updates).
     pub compare: bool,
+    /// Tasks past `sched_process_exit` that still hold their mm (`exit_mm` not reached).
+    exiting: FxHashSet<Tid>,
 }
 
 impl Replayer {
@@ -140,6 +142,7 @@ impl Replayer {
             unmodelled: 0,
             first: None,
             compare: true,
+            exiting: FxHashSet::default(),
         }
     }
 
@@ -243,6 +246,25 @@ impl Replayer {
             return;
         }
         self.know(ts, ev.tid);
+        // exit_mm of a task that passed sched_process_exit: its futex wake of a joiner in the
+        // same mm comes first (recorded as a migration), then mmput; anything else it records
+        // comes after mmput.
+        let mut put_after = None;
+        if self.exiting.contains(&ev.tid) {
+            let joiner = match ev.kind {
+                EventKind::SchedMigrateTask { tid, .. } => {
+                    let mm = self.engine.core.task(ev.tid).and_then(|t| t.mm);
+                    mm.is_some() && self.engine.core.task(tid).and_then(|t| t.mm) == mm
+                }
+                _ => false,
+            };
+            self.exiting.remove(&ev.tid);
+            if joiner {
+                put_after = Some(ev.tid);
+            } else {
+                self.engine.step(ts, &DriverEvent::MmPut { tid: ev.tid });
+            }
+        }
         if ev.tid != TID_UNKNOWN {
             self.switch_to(ts, ev.cpu, ev.tid);
         }
@@ -325,6 +347,7 @@ impl Replayer {
             }
             EventKind::SchedProcessExit { tid } => {
                 self.engine.step(ts, &DriverEvent::Exit { tid });
+                self.exiting.insert(tid);
             }
             EventKind::Tick => {
                 self.engine.step(ts, &DriverEvent::Tick { cpu: ev.cpu });
@@ -338,6 +361,9 @@ impl Replayer {
             }
             EventKind::RseqUpdate { mm_cid, .. } => self.update(idx, ev, mm_cid),
             _ => {}
+        }
+        if let Some(tid) = put_after {
+            self.engine.step(ts, &DriverEvent::MmPut { tid });
         }
     }
 
@@ -535,6 +561,17 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> Vec<(Tid, Option<MmId>)> 
         }
     }
     out.extend(pending.into_iter().map(|t| (t, None)));
+    // A process's main thread holds its mm even when it never runs in the capture (blocked
+    // in a join or wait): count the leader named by the TGID column.
+    let mut leaders: Vec<(Tid, Option<MmId>)> = Vec::new();
+    for (i, info) in infos.0.iter().enumerate() {
+        if let (Some(g), crate::model::MmOrigin::Tgid) = (info.tgid, info.origin) {
+            if !seen.contains(&g) && !created.contains(&g) {
+                leaders.push((g, Some(MmId(i as u32))));
+            }
+        }
+    }
+    out.extend(leaders);
     out
 }
 
