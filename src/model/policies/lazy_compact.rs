@@ -949,3 +949,124 @@ impl SlotPolicy {
         v
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::policies::script::Script;
+    use crate::model::policies::{Params, PolicyKind};
+
+    fn slots(s: &Script, mm: MmId) -> Vec<Cid> {
+        s.lc(mm).unwrap().pcpu_cid.iter().map(|p| p.cid).collect()
+    }
+
+    /// §6 V10: the scan unit (P=4, now = 250 ms, nothing of the mm running).
+    #[test]
+    fn v10_scan_unit() {
+        for running in [false, true] {
+            let mut s = Script::new(PolicyKind::LazyCompact, 4, 1000);
+            let mm = s.process(100, 1);
+            s.thread(100, 101, 1);
+            {
+                let m = s.lc_mut(mm).unwrap();
+                m.pcpu_cid[0] = PcpuCid { cid: Cid::Valid(0), recent_cid: Some(0), time: 0 };
+                m.pcpu_cid[1] = PcpuCid { cid: Cid::Valid(3), recent_cid: Some(3), time: 0 };
+                m.pcpu_cid[2] = PcpuCid {
+                    cid: Cid::Valid(1),
+                    recent_cid: Some(1),
+                    time: 200_000_000,
+                };
+                m.pcpu_cid[3] = PcpuCid::INIT;
+                m.cidmask = CpuSet::from_iter_bounded(4, [0, 1, 3]);
+                m.next_scan = Some(1); // due
+            }
+            s.at(250_000_000);
+            if running {
+                // a task of the mm runs on CPU1 (it gets CPU1's CID 3)
+                s.switch(1, 101);
+                assert_eq!(s.cid(101), Some(3));
+            }
+            // the scan runs as task work of task 100 (not running: call it directly)
+            s.engine.core.now = s.now;
+            if let crate::model::policies::driver::PolicyState::Slot(p) = &mut s.engine.policy {
+                p.scan(&mut s.engine.core, 100);
+            }
+            let m = s.lc(mm).unwrap();
+            if !running {
+                assert_eq!(slots(&s, mm), vec![Cid::Unset; 4]);
+                assert!(m.cidmask.is_empty());
+                let c = s.engine.core.run.compactions.last().unwrap();
+                assert_eq!(c.freed, vec![0, 3, 1]);
+            } else {
+                assert_eq!(m.pcpu_cid[1].time, 250_000_000, "in-use slot refreshed");
+                assert_eq!(
+                    slots(&s, mm),
+                    vec![Cid::Unset, Cid::Lazy(3), Cid::Valid(1), Cid::Unset]
+                );
+                assert_eq!(m.cidmask.iter().collect::<Vec<_>>(), vec![1, 3]);
+                // freed at its switch-out
+                s.switch(1, 0);
+                let m = s.lc(mm).unwrap();
+                assert_eq!(m.cidmask.iter().collect::<Vec<_>>(), vec![1]);
+                assert_eq!(m.pcpu_cid[1].cid, Cid::Unset);
+            }
+            assert!(s.violations().is_empty(), "{:?}", s.violations());
+        }
+    }
+
+    /// §2.3: recent_cid hint, expansion, shrink (6.14) and the first-zero fallback (6.4).
+    #[test]
+    fn alloc_versions() {
+        // 6.14: main on CPU1 gets 0; a thread on CPU0 expands to 1; after the thread exits
+        // and the mm shrinks, CPU0's hint (1) is refused and 0's slot keeps 0.
+        let mut s = Script::new(PolicyKind::LazyCompact, 2, 1000);
+        let shell = 50;
+        s.process(shell, 0);
+        let mm = s.fork_exec(shell, 100, 1);
+        assert_eq!(s.cid(100), Some(0));
+        s.thread(100, 101, 0).run(0, 101);
+        assert_eq!(s.cid(101), Some(1));
+        assert_eq!(s.lc(mm).unwrap().max_nr_cid, 2);
+        s.exit(101).switch(0, 0);
+        assert_eq!(s.lc(mm).unwrap().mm_users, 1);
+        s.switch(1, 0).run(0, 100);
+        // slot CPU0: Unset after exit, recent 1; lim 1 → hint refused, first zero: 0 is held
+        // by CPU1's slot → 1
+        assert_eq!(s.cid(100), Some(1));
+        assert_eq!(s.lc(mm).unwrap().max_nr_cid, 1);
+
+        // 6.4: first zero only, no recent_cid
+        let mut s = Script::with_params(
+            PolicyKind::LazyCompact,
+            Params {
+                cpus: 4,
+                hz: 1000,
+                version: crate::model::policies::KernelVersion::V6_4,
+                ..Params::default()
+            },
+        );
+        let mm = s.process(100, 2);
+        s.run(2, 100);
+        assert_eq!(s.cid(100), Some(0));
+        assert_eq!(s.lc(mm).unwrap().pcpu_cid[2].recent_cid, None);
+    }
+
+    /// `exit_mm` comes after the exit's futex wake: a joiner migrating in that window still
+    /// sees the exiting thread in mm_users (measured on 6.18, traces/churn-batches6).
+    #[test]
+    fn joiner_wake_sees_exiting_thread() {
+        let mut s = Script::new(PolicyKind::LazyCompact, 2, 1000);
+        s.process(50, 0);
+        let mm = s.fork_exec(50, 100, 0);
+        s.thread(100, 101, 1).run(1, 101);
+        assert_eq!((s.cid(100), s.cid(101)), (Some(0), Some(1)));
+        s.switch(0, 0); // main waits in join
+        s.step(crate::model::policies::DriverEvent::Exit { tid: 101 });
+        // the futex wake moves main to CPU1 while 101 still counts: no steal
+        s.migrate(100, 0, 1);
+        assert_eq!(s.lc(mm).unwrap().pcpu_cid[0].cid, Cid::Valid(0));
+        s.step(crate::model::policies::DriverEvent::MmPut { tid: 101 });
+        s.switch(1, 100);
+        assert_eq!(s.cid(100), Some(1));
+    }
+}

@@ -21,6 +21,7 @@ pub mod owner_mode;
 pub mod replay;
 pub mod resume_batch;
 pub mod run;
+pub mod script;
 
 pub use cpuset::CpuSet;
 pub use driver::{Core, DriverEvent, Engine, Task};

@@ -245,3 +245,128 @@ impl SlotPolicy {
         k.run.compactions.push(rec);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::policies::driver::PolicyState;
+    use crate::model::policies::script::Script;
+    use crate::model::policies::{PolicyKind, batches_per_scan};
+
+    fn call_batch(s: &mut Script, tid: Tid) {
+        s.engine.core.now = s.now;
+        if let PolicyState::Slot(p) = &mut s.engine.policy {
+            p.batch(&mut s.engine.core, tid, Trigger::Resume);
+        }
+    }
+
+    /// §6 V1: batches_per_scan = ceil(P/B), and BATCH driven with J fixed.
+    #[test]
+    fn v1_batch_arithmetic() {
+        assert_eq!(batches_per_scan(128, 8), 16);
+        assert_eq!(batches_per_scan(128, 16), 8);
+        assert_eq!(batches_per_scan(128, 32), 4);
+        assert_eq!(batches_per_scan(12, 8), 2);
+        assert_eq!(batches_per_scan(2, 8), 1);
+
+        let mut s = Script::new(PolicyKind::ResumeBatch, 128, 1000);
+        s.at(1_000_000_000);
+        let mm = s.process(100, 0);
+        s.run(0, 100);
+        let j = s.engine.core.jiffies();
+        let m = s.lc_mut(mm).unwrap();
+        m.next_scan = Some(j); // due
+        m.scan_batch = 0;
+        let first = s.engine.core.run.compactions.len();
+        for k in 0..16u32 {
+            call_batch(&mut s, 100);
+            let c = s.engine.core.run.compactions.last().unwrap();
+            assert!(c.scanned, "call {}", k + 1);
+            let want: Vec<u16> = (8 * k as u16..8 * k as u16 + 8).collect();
+            assert_eq!(c.cpus_scanned, want, "call {}", k + 1);
+            assert_eq!(c.batch, Some((k + 1, 16)));
+            assert_eq!(s.lc(mm).unwrap().scan_batch, k + 1);
+        }
+        // call 17 with J < next_scan: no-op, scan_batch stays 16
+        call_batch(&mut s, 100);
+        let c = s.engine.core.run.compactions.last().unwrap();
+        assert!(!c.scanned);
+        assert_eq!(s.lc(mm).unwrap().scan_batch, 16);
+        assert_eq!(s.engine.core.run.compactions.len(), first + 17);
+        // the first call after next_scan starts a new scan at batch 1
+        s.advance(100_000_000);
+        call_batch(&mut s, 100);
+        let c = s.engine.core.run.compactions.last().unwrap();
+        assert!(c.scanned);
+        assert_eq!(c.batch, Some((1, 16)));
+        assert_eq!(s.lc(mm).unwrap().scan_batch, 1);
+        let scans = &s.engine.core.run.scans;
+        assert_eq!(scans.len(), 2);
+        assert!(scans[0].end_ts.is_some() && scans[0].batches == 16);
+
+        // P=12, B=8: CPUs 0-7 then 8-11
+        let mut s = Script::new(PolicyKind::ResumeBatch, 12, 1000);
+        s.at(1_000_000_000);
+        let mm = s.process(100, 0);
+        s.run(0, 100);
+        let j = s.engine.core.jiffies();
+        s.lc_mut(mm).unwrap().next_scan = Some(j);
+        call_batch(&mut s, 100);
+        call_batch(&mut s, 100);
+        let c = &s.engine.core.run.compactions;
+        let n = c.len();
+        assert_eq!(c[n - 2].cpus_scanned, (0..8).collect::<Vec<u16>>());
+        assert_eq!(c[n - 1].cpus_scanned, (8..12).collect::<Vec<u16>>());
+        assert_eq!(c[n - 1].batch, Some((2, 2)));
+    }
+
+    /// §6 V2: the NEEDS_SCAN table, P=128, B=8.
+    #[test]
+    fn v2_needs_scan_table() {
+        let mut s = Script::new(PolicyKind::ResumeBatch, 128, 1000);
+        let mm = s.process(100, 0);
+        let mut m = s.lc(mm).unwrap().clone();
+        let j = 1000;
+        // next_scan None → true
+        m.scan_batch = 0;
+        m.next_scan = None;
+        assert!(needs_scan(&m, j, 8, 128));
+        // scan_batch 0 → time test (strict >)
+        m.next_scan = Some(j);
+        assert!(!needs_scan(&m, j, 8, 128), "J == next_scan → false");
+        m.next_scan = Some(j - 1);
+        assert!(needs_scan(&m, j, 8, 128));
+        m.next_scan = Some(j + 5);
+        assert!(!needs_scan(&m, j, 8, 128));
+        // 1..15 → true whatever the time
+        for b in 1..16 {
+            m.scan_batch = b;
+            assert!(needs_scan(&m, j, 8, 128), "scan_batch {b}");
+        }
+        // 16 → time test (8·16 = 128 is not < 128)
+        m.scan_batch = 16;
+        assert!(!needs_scan(&m, j, 8, 128));
+        m.next_scan = Some(j - 1);
+        assert!(needs_scan(&m, j, 8, 128));
+    }
+
+    /// R3: a task without rseq never compacts; the tick rules need 100 ms of runtime.
+    #[test]
+    fn tick_rules_need_runtime_and_rseq() {
+        let mut s = Script::new(PolicyKind::ResumeBatch, 4, 1000);
+        let mm = s.process(100, 0);
+        s.run(0, 100);
+        s.lc_mut(mm).unwrap().next_scan = None;
+        let n = s.updates();
+        for _ in 0..99 {
+            s.advance(1_000_000).tick(0).ret(100);
+        }
+        assert_eq!(s.updates(), n, "no tick action before 100 ms of runtime");
+        s.advance(1_000_000).tick(0).ret(100);
+        assert_eq!(s.updates(), n + 1);
+        assert_eq!(
+            s.engine.core.run.compactions.last().map(|c| c.trigger),
+            Some(Trigger::Tick)
+        );
+    }
+}
