@@ -1,6 +1,6 @@
-use clap::Parser;
 use cidscope::cli::{Cli, Command, LoadArgs, ModelArgs, SimArgs};
 use cidscope::sources::{self, LoadOptions};
+use clap::Parser;
 use std::process::ExitCode;
 
 fn load_options(a: &LoadArgs) -> LoadOptions {
@@ -25,7 +25,8 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Some(Command::Stats(a)) => {
-            let trace = sources::load(&a.file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
+            let trace =
+                sources::load(&a.file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
             let models = cli.model.models();
             let s = if models.is_empty() {
                 cidscope::stats::compute(&trace)
@@ -60,8 +61,12 @@ fn run_sim(a: &SimArgs, m: &ModelArgs) -> Result<ExitCode, String> {
     let cfg = cidscope::sim::SimConfig::from_args(a, m)?;
     let out = cidscope::sim::simulate(&cfg);
     if let Some(path) = &a.record {
-        cidscope::sim::record::write_file(path, &out.trace, &cfg)
-            .map_err(|e| format!("{}: cannot write the recorded schedule: {e}", path.display()))?;
+        cidscope::sim::record::write_file(path, &out.trace, &cfg).map_err(|e| {
+            format!(
+                "{}: cannot write the recorded schedule: {e}",
+                path.display()
+            )
+        })?;
     }
     if a.json {
         let out = serde_json::to_string_pretty(&out.summary).map_err(|e| e.to_string())?;

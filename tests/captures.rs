@@ -8,7 +8,9 @@ use cidscope::sources::{LoadOptions, load};
 use std::path::Path;
 
 fn load_trace(name: &str) -> Trace {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("traces")
+        .join(name);
     load(&p, &LoadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
@@ -30,7 +32,10 @@ fn check_capture(name: &str) {
     assert_eq!(run.params.hz, 250, "{name}: HZ inferred from the ticks");
     assert_eq!(run.params.cpus, 2);
     let a = run.agreement.as_ref().expect("a replay has an agreement");
-    assert!(a.fresh.checked > 0, "{name}: no process began inside the capture");
+    assert!(
+        a.fresh.checked > 0,
+        "{name}: no process began inside the capture"
+    );
     for m in a.per_mm.iter().filter(|m| m.begins_in_capture) {
         assert_eq!(
             m.agreed, m.checked,
@@ -108,11 +113,12 @@ fn v3_tick_scans_of_an_unpreempted_thread() {
     for e in &trace.events {
         match e.kind {
             EventKind::SchedSwitch { next_tid, .. } if next_tid == spinner => switched = true,
-            EventKind::SchedMigrateTask { tid, orig_cpu, dest_cpu, .. }
-                if tid == spinner && orig_cpu != dest_cpu =>
-            {
-                switched = true
-            }
+            EventKind::SchedMigrateTask {
+                tid,
+                orig_cpu,
+                dest_cpu,
+                ..
+            } if tid == spinner && orig_cpu != dest_cpu => switched = true,
             EventKind::Tick if e.tid == spinner => last_tick = Some(e.ts),
             EventKind::RseqUpdate { .. } if e.tid == spinner => {
                 updates += 1;
@@ -127,7 +133,11 @@ fn v3_tick_scans_of_an_unpreempted_thread() {
             _ => {}
         }
     }
-    assert!(sig.len() >= 15, "{} of {updates} updates are tick scans", sig.len());
+    assert!(
+        sig.len() >= 15,
+        "{} of {updates} updates are tick scans",
+        sig.len()
+    );
     for w in sig_ticks.windows(2) {
         let jiffies = (w[1] - w[0] + 2_000_000) / 4_000_000;
         assert!(
@@ -144,8 +154,12 @@ fn v3_tick_scans_of_an_unpreempted_thread() {
         .map(|c| c.ts)
         .collect();
     assert_eq!(scans, sig, "model scans vs tick-scan updates");
-    assert!(run.compactions.iter().filter(|c| c.tid == spinner).all(|c| c.trigger
-        == cidscope::model::policies::Trigger::Tick));
+    assert!(
+        run.compactions
+            .iter()
+            .filter(|c| c.tid == spinner)
+            .all(|c| c.trigger == cidscope::model::policies::Trigger::Tick)
+    );
 }
 
 /// §6 V5 on a real capture: four workers on two CPUs (fresh exec): lazy-compact predicts every
@@ -169,9 +183,18 @@ fn v5_workers_real_capture() {
             let m = a.per_mm.iter().find(|m| m.mm == mm).unwrap();
             assert!(m.begins_in_capture);
             assert!(m.checked > 1000, "{name}: {} checked", m.checked);
-            assert_eq!(m.agreed, m.checked, "{name} {kind}: {:#?}", m.first_disagreement);
+            assert_eq!(
+                m.agreed, m.checked,
+                "{name} {kind}: {:#?}",
+                m.first_disagreement
+            );
             // CIDs ⊂ {0, 1}
-            assert!(run.updates.iter().filter(|u| u.mm == mm).all(|u| u.cid == 0 || u.cid == 1));
+            assert!(
+                run.updates
+                    .iter()
+                    .filter(|u| u.mm == mm)
+                    .all(|u| u.cid == 0 || u.cid == 1)
+            );
         }
     }
 }
@@ -180,7 +203,10 @@ fn v5_workers_real_capture() {
 /// never better, and the fresh processes are unaffected.
 #[test]
 fn seeding_only_helps_preexisting_processes() {
-    for name in ["v3-spinner-rt.ftrace.txt", "migrate-affinity-flip.ftrace.txt"] {
+    for name in [
+        "v3-spinner-rt.ftrace.txt",
+        "migrate-affinity-flip.ftrace.txt",
+    ] {
         let trace = load_trace(name);
         let seeded = replay(&trace, PolicyKind::LazyCompact, &Params::default())
             .agreement
@@ -196,7 +222,10 @@ fn seeding_only_helps_preexisting_processes() {
         .agreement
         .unwrap();
         assert_eq!(raw.fresh, seeded.fresh, "{name}");
-        assert!(raw.preexisting.ratio() < seeded.preexisting.ratio(), "{name}");
+        assert!(
+            raw.preexisting.ratio() < seeded.preexisting.ratio(),
+            "{name}"
+        );
         eprintln!(
             "{name}: preexisting {}/{} unseeded, {}/{} seeded",
             raw.preexisting.agreed,

@@ -186,13 +186,20 @@ fn run_world(kind: PolicyKind, params: Params, ops: &[Op]) -> Result<World, Test
     }
     // every predicted UPDATE has a CID below P
     for u in &w.s.engine.core.run.updates {
-        prop_assert!(u.cid >= 0 && (u.cid as u32) < w.p, "UPDATE CID {} >= P", u.cid);
+        prop_assert!(
+            u.cid >= 0 && (u.cid as u32) < w.p,
+            "UPDATE CID {} >= P",
+            u.cid
+        );
     }
     Ok(w)
 }
 
 fn ops() -> impl Strategy<Value = Vec<Op>> {
-    prop::collection::vec((any::<u8>(), any::<u16>(), any::<u16>(), any::<u32>()), 1..160)
+    prop::collection::vec(
+        (any::<u8>(), any::<u16>(), any::<u16>(), any::<u32>()),
+        1..160,
+    )
 }
 
 fn params(p: u32, hz: u32) -> Params {
@@ -255,7 +262,10 @@ fn long_schedule_every_policy() {
         let run = &w.s.engine.core.run;
         match kind {
             PolicyKind::OwnerMode => {
-                assert!(run.modes.iter().any(|m| m.percpu), "owner-mode: per-CPU mode reached");
+                assert!(
+                    run.modes.iter().any(|m| m.percpu),
+                    "owner-mode: per-CPU mode reached"
+                );
                 let mut last: std::collections::HashMap<u32, bool> = Default::default();
                 let mut back = false;
                 for m in &run.modes {
@@ -267,13 +277,22 @@ fn long_schedule_every_policy() {
             }
             _ => {
                 assert!(
-                    run.compactions.iter().any(|c| c.scanned && !c.freed.is_empty()),
+                    run.compactions
+                        .iter()
+                        .any(|c| c.scanned && !c.freed.is_empty()),
                     "{kind}: scans that free CIDs"
                 );
-                assert!(run.compactions.iter().any(|c| !c.lazied.is_empty()), "{kind}: lazy");
+                assert!(
+                    run.compactions.iter().any(|c| !c.lazied.is_empty()),
+                    "{kind}: lazy"
+                );
             }
         }
-        assert!(run.updates.len() > 100, "{kind}: {} updates", run.updates.len());
+        assert!(
+            run.updates.len() > 100,
+            "{kind}: {} updates",
+            run.updates.len()
+        );
     }
     let _ = MmId(0);
 }

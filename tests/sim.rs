@@ -9,7 +9,10 @@ use std::process::Command;
 const MS: u64 = 1_000_000;
 
 fn updates(run: &PolicyRun) -> Vec<(u64, u32, u16, i32)> {
-    run.updates.iter().map(|u| (u.ts, u.tid, u.cpu, u.cid)).collect()
+    run.updates
+        .iter()
+        .map(|u| (u.ts, u.tid, u.cpu, u.cid))
+        .collect()
 }
 
 fn compactions(run: &PolicyRun) -> Vec<String> {
@@ -77,11 +80,19 @@ fn recorded_trace_replays_to_the_same_run() {
         };
         let run = replay(&trace, kind, &params);
         assert_eq!(updates(&run), updates(&out.run), "{kind} {w:?}: updates");
-        assert_eq!(compactions(&run), compactions(&out.run), "{kind} {w:?}: compactions");
+        assert_eq!(
+            compactions(&run),
+            compactions(&out.run),
+            "{kind} {w:?}: compactions"
+        );
         assert_eq!(run.slots, out.run.slots, "{kind} {w:?}: slots");
         assert_eq!(run.modes, out.run.modes, "{kind} {w:?}: modes");
         let a = run.agreement.unwrap();
-        assert_eq!(a.agreed, a.checked, "{kind} {w:?}: {:#?}", a.first_disagreement);
+        assert_eq!(
+            a.agreed, a.checked,
+            "{kind} {w:?}: {:#?}",
+            a.first_disagreement
+        );
         assert!(a.checked > 0);
         // the simulator's own trace replays identically too (no text in between)
         let again = replay(&out.trace, kind, &params);
@@ -112,7 +123,11 @@ fn cli_sim_cyclictest_json() {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["batches_per_complete_scan"], 16);
     assert!(v["complete_scans"].as_u64().unwrap() > 0);
@@ -159,14 +174,22 @@ fn cli_sim_record_then_stats_replays_it() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let sim: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let out = cidscope()
         .args(["stats", "--json", "--policy", "lazy-compact"])
         .arg(&file)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let st: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let a = &st["model_agreement"];
     assert_eq!(a["policy"], "lazy-compact");
@@ -187,12 +210,25 @@ fn cli_sim_record_then_stats_replays_it() {
 fn cli_flags_parse_and_errors_name_what_was_expected() {
     // --policy and --compare are global flags: accepted before the file
     let out = cidscope()
-        .args(["stats", "--policy", "owner-mode", "--compare", "lazy-compact,resume-batch"])
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/traces/v5-workers-rt.ftrace.txt"))
+        .args([
+            "stats",
+            "--policy",
+            "owner-mode",
+            "--compare",
+            "lazy-compact,resume-batch",
+        ])
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/traces/v5-workers-rt.ftrace.txt"
+        ))
         .arg("--json")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let st: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(st["model_agreement"]["policy"], "owner-mode");
     assert_eq!(st["compare"].as_array().unwrap().len(), 3);

@@ -42,7 +42,11 @@ fn v4(hz: u32) {
             .iter()
             .find(|c| c.scanned)
             .and_then(|c| c.batch);
-        per_tick.push((s.engine.core.jiffies_at(first_tick + k * tick), s.updates() - before.0, batch));
+        per_tick.push((
+            s.engine.core.jiffies_at(first_tick + k * tick),
+            s.updates() - before.0,
+            batch,
+        ));
     }
     // no tick action until pick_runtime >= 100 ms
     let first = per_tick.iter().position(|t| t.1 > 0).unwrap();
@@ -55,7 +59,11 @@ fn v4(hz: u32) {
     // 16 consecutive ticks each give one UPDATE and batch 1..16
     for b in 0..16 {
         let (_, n, batch) = per_tick[first + b];
-        assert_eq!((n, batch), (1, Some((b as u32 + 1, 16))), "tick {b} of the cycle");
+        assert_eq!(
+            (n, batch),
+            (1, Some((b as u32 + 1, 16))),
+            "tick {b} of the cycle"
+        );
     }
     // the next tick: rule (B) re-gets the CID, no UPDATE (unchanged)
     assert_eq!(per_tick[first + 16].1, 0);
@@ -188,8 +196,16 @@ fn v6_owner_mode_transitions() {
     s.thread(100, 102, 0); // users 3 > max_cids 2: per-CPU
     let om = s.om(mm).unwrap();
     assert_eq!((om.users, om.mode, om.pcpu_thrs), (3, ONCPU, 1));
-    assert_eq!(s.engine.core.task(101).unwrap().cid, UNSET, "A had not run: loses 1");
-    assert_eq!(s.engine.core.task(100).unwrap().cid, TRANSIT, "main: 0|TRANSIT");
+    assert_eq!(
+        s.engine.core.task(101).unwrap().cid,
+        UNSET,
+        "A had not run: loses 1"
+    );
+    assert_eq!(
+        s.engine.core.task(100).unwrap().cid,
+        TRANSIT,
+        "main: 0|TRANSIT"
+    );
     s.switch(1, 0); // main's schedout: CPU 1 owns 0
     assert_eq!(s.om(mm).unwrap().pcpu_cid[1], ONCPU);
     s.run(0, 101); // first worker on CPU 0: slot is the zero-filled 0, allocates 1|ONCPU
@@ -275,7 +291,10 @@ fn v7_owner_mode_thresholds() {
     // the max_cids of the restricted cases
     for (allowed, max) in [(4u32, 5u32), (8, 10), (1, 1)] {
         let opt = allowed;
-        assert_eq!(cidscope::model::policies::owner_mode::max_cids_for(opt, 128), max);
+        assert_eq!(
+            cidscope::model::policies::owner_mode::max_cids_for(opt, 128),
+            max
+        );
     }
 }
 
@@ -336,9 +355,15 @@ fn v8_per_task_stability() {
     assert_eq!(same, 0, "rseq-fast: no UPDATE without a CPU change");
     assert!(s.violations().is_empty(), "{:?}", s.violations());
     let (s, cids, changed, same) = run(PolicyKind::LazyCompact);
-    let moved = cids.iter().any(|(tid, cid)| *cid != Some((*tid - 100) as i32));
+    let moved = cids
+        .iter()
+        .any(|(tid, cid)| *cid != Some((*tid - 100) as i32));
     assert!(moved, "lazy-compact: CIDs follow the CPU slots");
-    assert_eq!(changed + same, cids.len(), "rseq-legacy: an UPDATE after every switch-in");
+    assert_eq!(
+        changed + same,
+        cids.len(),
+        "rseq-legacy: an UPDATE after every switch-in"
+    );
     assert!(s.violations().is_empty(), "{:?}", s.violations());
 }
 
@@ -407,12 +432,7 @@ fn v11_nohz_full_stops_compaction() {
         );
         cfg.nohz_full = cidscope::model::policies::CpuSet::parse_list("3", 4).unwrap();
         let out = simulate(&cfg);
-        let spinner_updates: Vec<_> = out
-            .run
-            .updates
-            .iter()
-            .filter(|u| u.cpu == 3)
-            .collect();
+        let spinner_updates: Vec<_> = out.run.updates.iter().filter(|u| u.cpu == 3).collect();
         assert_eq!(spinner_updates.len(), 1, "{kind}: only the first UPDATE");
         assert_eq!(out.summary.compactions.tick, 0, "{kind}");
         assert!(
@@ -428,7 +448,10 @@ fn v11_nohz_full_stops_compaction() {
     cfg.nohz_full = cidscope::model::policies::CpuSet::parse_list("3", 4).unwrap();
     let b = simulate(&cfg);
     assert_eq!(a.summary.rseq_updates, b.summary.rseq_updates);
-    assert_eq!(a.summary.compaction_attempts.tick + a.summary.compaction_attempts.resume, 0);
+    assert_eq!(
+        a.summary.compaction_attempts.tick + a.summary.compaction_attempts.resume,
+        0
+    );
 }
 
 /// V12: resume-batch latency envelopes of the seed on 128 CPUs with B = 8, and the
@@ -450,11 +473,20 @@ fn v12_latency_envelopes() {
     assert_eq!(s.batches_per_complete_scan, Some(16));
     assert!(s.complete_scans >= 5);
     let scan = s.complete_scan_ms.unwrap();
-    assert!(scan.min >= 1.5 && scan.max <= 2.0, "cyclictest complete scan {scan:?}");
+    assert!(
+        scan.min >= 1.5 && scan.max <= 2.0,
+        "cyclictest complete scan {scan:?}"
+    );
     let delay = s.batch_delay_us.unwrap();
-    assert!(delay.min >= 0.0 && delay.max <= 400.0, "cyclictest delay {delay:?}");
+    assert!(
+        delay.min >= 0.0 && delay.max <= 400.0,
+        "cyclictest delay {delay:?}"
+    );
     let cost = s.call_cost_us.unwrap();
-    assert!(cost.min >= 1.0 && cost.max <= 11.0, "B=8 call cost {cost:?}");
+    assert!(
+        cost.min >= 1.0 && cost.max <= 11.0,
+        "B=8 call cost {cost:?}"
+    );
     assert!(s.cpus_for_100ms_scan.unwrap() > 6_000.0);
 
     let mut cfg = SimConfig::new(PolicyKind::ResumeBatch, 128, Workload::Hackbench);
@@ -462,11 +494,21 @@ fn v12_latency_envelopes() {
     let s = simulate(&cfg).summary;
     assert_eq!(s.batches_per_complete_scan, Some(16));
     let scan = s.complete_scan_ms.unwrap();
-    assert!(scan.min >= 1.5 && scan.max <= 15.0, "hackbench complete scan {scan:?}");
+    assert!(
+        scan.min >= 1.5 && scan.max <= 15.0,
+        "hackbench complete scan {scan:?}"
+    );
     let delay = s.batch_delay_us.unwrap();
-    assert!(delay.min >= 5.0 && delay.max <= 3_000.0, "hackbench delay {delay:?}");
+    assert!(
+        delay.min >= 5.0 && delay.max <= 3_000.0,
+        "hackbench delay {delay:?}"
+    );
     // the worst measured rate gives a projection in the seed's ballpark (> 800 CPUs)
-    assert!(s.cpus_for_100ms_scan.unwrap() > 800.0, "{:?}", s.cpus_for_100ms_scan);
+    assert!(
+        s.cpus_for_100ms_scan.unwrap() > 800.0,
+        "{:?}",
+        s.cpus_for_100ms_scan
+    );
     assert_eq!(s.alarms, 0);
 }
 
@@ -481,7 +523,11 @@ fn v13_emission_ratio() {
     let fast = simulate(&cfg).summary.rseq_updates;
     let drop = 1.0 - fast as f64 / legacy as f64;
     assert!(legacy > 10_000, "{legacy}");
-    assert!(drop >= 0.90, "legacy {legacy} → fast {fast}: drop {:.1} %", drop * 100.0);
+    assert!(
+        drop >= 0.90,
+        "legacy {legacy} → fast {fast}: drop {:.1} %",
+        drop * 100.0
+    );
 }
 
 /// Compaction triggers of the simulator are attributed like the replay does.
@@ -490,6 +536,11 @@ fn resume_batch_triggers_in_sim() {
     let mut cfg = SimConfig::new(PolicyKind::ResumeBatch, 8, Workload::Spinner);
     cfg.duration_ns = 400 * MS;
     let out = simulate(&cfg);
-    assert!(out.run.compactions.iter().any(|c| c.trigger == Trigger::Tick && c.scanned));
+    assert!(
+        out.run
+            .compactions
+            .iter()
+            .any(|c| c.trigger == Trigger::Tick && c.scanned)
+    );
     assert_eq!(out.summary.batches_per_complete_scan, Some(1));
 }

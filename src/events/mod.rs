@@ -39,7 +39,11 @@ impl PrevState {
     pub const PREEMPTED: u8 = 0x80;
     pub fn from_text(s: &[u8]) -> PrevState {
         let first = s.first().copied().unwrap_or(b'?');
-        let plus = if s.contains(&b'+') { Self::PREEMPTED } else { 0 };
+        let plus = if s.contains(&b'+') {
+            Self::PREEMPTED
+        } else {
+            0
+        };
         PrevState((first & 0x7f) | plus)
     }
     pub fn letter(self) -> char {
@@ -63,7 +67,11 @@ impl PrevState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventKind {
     /// `rseq:rseq_update`: the task returned to user space with these IDs written to its rseq area.
-    RseqUpdate { cpu_id: i32, node_id: i32, mm_cid: i32 },
+    RseqUpdate {
+        cpu_id: i32,
+        node_id: i32,
+        mm_cid: i32,
+    },
     /// `rseq:rseq_ip_fixup`: an rseq critical section was aborted.
     RseqIpFixup,
     /// `sched:sched_switch`.
@@ -75,7 +83,11 @@ pub enum EventKind {
         prev_state: PrevState,
     },
     /// `sched:sched_migrate_task` (records with orig == dest are kept; consumers ignore them).
-    SchedMigrateTask { tid: Tid, orig_cpu: u16, dest_cpu: u16 },
+    SchedMigrateTask {
+        tid: Tid,
+        orig_cpu: u16,
+        dest_cpu: u16,
+    },
     /// `sched:sched_process_fork`: emitted for threads and processes alike.
     SchedProcessFork { parent: Tid, child: Tid },
     /// `task:task_newtask`: `clone_flags & CLONE_VM` tells whether the child shares the mm.
@@ -215,7 +227,11 @@ mod tests {
 
     #[test]
     fn event_is_compact() {
-        assert!(std::mem::size_of::<Event>() <= 32, "{}", std::mem::size_of::<Event>());
+        assert!(
+            std::mem::size_of::<Event>() <= 32,
+            "{}",
+            std::mem::size_of::<Event>()
+        );
     }
 
     #[test]

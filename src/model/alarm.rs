@@ -8,7 +8,12 @@ pub enum AlarmKind {
     /// Two threads of one mm running at the same instant with the same CID.
     DuplicateCid { mm: MmId, cid: i32, tids: [Tid; 2] },
     /// A CID at or above its bound (the possible-CPU count), or negative.
-    CidOutOfRange { mm: MmId, tid: Tid, cid: i32, bound: u32 },
+    CidOutOfRange {
+        mm: MmId,
+        tid: Tid,
+        cid: i32,
+        bound: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +30,9 @@ impl Alarm {
                 "duplicate CID {cid}: tasks {} and {} of one mm run at once",
                 tids[0], tids[1]
             ),
-            AlarmKind::CidOutOfRange { tid, cid, bound, .. } => {
+            AlarmKind::CidOutOfRange {
+                tid, cid, bound, ..
+            } => {
                 format!("CID {cid} of task {tid} is outside 0..{bound}")
             }
         }

@@ -172,7 +172,10 @@ impl ObservedState {
                 cid: t.cid,
                 confirmed: t.confirmed,
             },
-            None => CpuSlot { tid, ..CpuSlot::IDLE },
+            None => CpuSlot {
+                tid,
+                ..CpuSlot::IDLE
+            },
         };
         let c = cpu as usize;
         if self.cpus[c] != slot {
@@ -564,7 +567,11 @@ mod tests {
         ));
         assert!(matches!(
             rec.alarms[1].kind,
-            AlarmKind::CidOutOfRange { cid: 2, bound: 2, .. }
+            AlarmKind::CidOutOfRange {
+                cid: 2,
+                bound: 2,
+                ..
+            }
         ));
     }
 

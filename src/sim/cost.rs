@@ -103,7 +103,10 @@ mod tests {
         let b8: Vec<u64> = (0..10_000).map(|_| c.call_ns(8, &mut r)).collect();
         let under10 = b8.iter().filter(|&&x| x < 10_000).count();
         assert!(under10 * 10 > b8.len() * 9, "{under10}");
-        let full: f64 = (0..10_000).map(|_| c.call_ns(128, &mut r) as f64).sum::<f64>() / 1e4;
+        let full: f64 = (0..10_000)
+            .map(|_| c.call_ns(128, &mut r) as f64)
+            .sum::<f64>()
+            / 1e4;
         assert!((30_000.0..=35_000.0).contains(&full), "{full}");
         let (lo16, hi16) = c.range_ns(16);
         assert!(lo16 >= 3_000 && hi16 <= 16_000);

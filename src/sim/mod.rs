@@ -137,7 +137,8 @@ impl SimConfig {
         cfg.duration_ns = a.duration;
         cfg.seed = a.seed;
         if let Some(list) = &a.nohz_full {
-            cfg.nohz_full = CpuSet::parse_list(list, a.cpus).map_err(|e| format!("--nohz-full: {e}"))?;
+            cfg.nohz_full =
+                CpuSet::parse_list(list, a.cpus).map_err(|e| format!("--nohz-full: {e}"))?;
         }
         Ok(cfg)
     }
@@ -231,10 +232,10 @@ pub struct SimOutput {
 
 /// Runs one simulation.
 pub fn simulate(cfg: &SimConfig) -> SimOutput {
-    let mut params = cfg.params.clone();
-    params.seed = true;
-    let mut rep = Replayer::new(cfg.policy, params, 0);
+    let mut rep = Replayer::new(cfg.policy, cfg.params.clone(), 0);
     rep.compare = false;
+    // the launching shell never reports a CID: not modelled, as in a replay of the trace
+    rep.quiet_tids.insert(sched::SHELL_TID);
     let mut sim = sched::Sim::new(cfg, rep);
     sim.run();
     let mut trace = std::mem::replace(&mut sim.trace, Trace::new("", Format::Sim));

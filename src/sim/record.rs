@@ -17,11 +17,26 @@ fn header(out: &mut impl Write, entries: usize, ncpus: u32, note: &str) -> io::R
     )?;
     writeln!(out, "# {note}")?;
     writeln!(out, "#")?;
-    writeln!(out, "#                                _-----=> irqs-off/BH-disabled")?;
-    writeln!(out, "#                               / _----=> need-resched")?;
-    writeln!(out, "#                              | / _---=> hardirq/softirq")?;
-    writeln!(out, "#                              || / _--=> preempt-depth")?;
-    writeln!(out, "#                              ||| / _-=> migrate-disable")?;
+    writeln!(
+        out,
+        "#                                _-----=> irqs-off/BH-disabled"
+    )?;
+    writeln!(
+        out,
+        "#                               / _----=> need-resched"
+    )?;
+    writeln!(
+        out,
+        "#                              | / _---=> hardirq/softirq"
+    )?;
+    writeln!(
+        out,
+        "#                              || / _--=> preempt-depth"
+    )?;
+    writeln!(
+        out,
+        "#                              ||| / _-=> migrate-disable"
+    )?;
     writeln!(out, "#                              |||| /     delay")?;
     writeln!(
         out,
@@ -44,7 +59,9 @@ pub fn write(out: &mut impl Write, trace: &Trace, note: &str) -> io::Result<()> 
         if tid == 0 {
             return String::new();
         }
-        comm.get(&tid).cloned().unwrap_or_else(|| trace.comm_of(tid))
+        comm.get(&tid)
+            .cloned()
+            .unwrap_or_else(|| trace.comm_of(tid))
     };
     let mut line = String::with_capacity(200);
     for e in &trace.events {
@@ -172,11 +189,7 @@ pub fn write(out: &mut impl Write, trace: &Trace, note: &str) -> io::Result<()> 
                 );
             }
             EventKind::TickStop { success } => {
-                let _ = write!(
-                    line,
-                    "tick_stop: success={} dependency=NONE",
-                    success as u8
-                );
+                let _ = write!(line, "tick_stop: success={} dependency=NONE", success as u8);
             }
             EventKind::Lost { .. } | EventKind::RseqIpFixup | EventKind::Other { .. } => continue,
         }

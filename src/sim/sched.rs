@@ -46,11 +46,21 @@ enum St {
 enum Prog {
     Shell,
     /// The workload's main thread: forks/execs, spawns `children`, then waits.
-    Leader { spawned: u32 },
+    Leader {
+        spawned: u32,
+    },
     /// cyclictest timer thread: wakes at absolute `next`, runs `run` µs.
-    Cyclic { period: u64, next: u64 },
+    Cyclic {
+        period: u64,
+        next: u64,
+    },
     /// Short runs between sleeps of `sleep_lo..=sleep_hi` µs.
-    Sleeper { run_lo: u64, run_hi: u64, sleep_lo: u64, sleep_hi: u64 },
+    Sleeper {
+        run_lo: u64,
+        run_hi: u64,
+        sleep_lo: u64,
+        sleep_hi: u64,
+    },
     /// Never blocks.
     Hog,
     /// Spins `spin` µs, then exits.
@@ -147,7 +157,10 @@ pub struct Sim<'a> {
 impl<'a> Sim<'a> {
     pub fn new(cfg: &'a SimConfig, rep: Replayer) -> Sim<'a> {
         let p = cfg.params.cpus as usize;
-        let mut trace = Trace::new(format!("sim:{}", cfg.workload.id()), crate::events::Format::Sim);
+        let mut trace = Trace::new(
+            format!("sim:{}", cfg.workload.id()),
+            crate::events::Format::Sim,
+        );
         trace.ncpus_hint = Some(cfg.params.cpus);
         Sim {
             cfg,
@@ -287,7 +300,11 @@ impl<'a> Sim<'a> {
         }
         let (next_tid, next_comm, next_prio) = match next {
             Some(n) => (self.tasks[n].tid, self.tasks[n].comm, self.tasks[n].prio),
-            None => (0, self.trace.strings.intern_str(&format!("swapper/{cpu}")), 120),
+            None => (
+                0,
+                self.trace.strings.intern_str(&format!("swapper/{cpu}")),
+                120,
+            ),
         };
         let prev_tid = self.tid_of(prev);
         self.emit(
@@ -312,7 +329,13 @@ impl<'a> Sim<'a> {
         t.epoch += 1;
         let (epoch, rem) = (t.epoch, t.rem);
         if rem < FOREVER {
-            self.push(now + rem.max(1), Ev::Done { task: n as u32, epoch });
+            self.push(
+                now + rem.max(1),
+                Ev::Done {
+                    task: n as u32,
+                    epoch,
+                },
+            );
         }
         if !self.tasks[n].pending_exec && !matches!(self.tasks[n].prog, Prog::Shell) {
             self.ret_user(n);
@@ -371,7 +394,13 @@ impl<'a> Sim<'a> {
                 t.run_start = self.now;
                 t.epoch += 1;
                 let (epoch, rem) = (t.epoch, t.rem);
-                self.push(self.now + rem.max(1), Ev::Done { task: n as u32, epoch });
+                self.push(
+                    self.now + rem.max(1),
+                    Ev::Done {
+                        task: n as u32,
+                        epoch,
+                    },
+                );
             }
         }
     }
@@ -708,14 +737,7 @@ impl<'a> Sim<'a> {
             if let Some(m) = self.meta.get_mut(&tid) {
                 m.comm = comm;
             }
-            self.emit(
-                cpu,
-                tid,
-                EventKind::SchedProcessExec {
-                    tid,
-                    old_tid: tid,
-                },
-            );
+            self.emit(cpu, tid, EventKind::SchedProcessExec { tid, old_tid: tid });
             // the new image registers rseq (glibc) and returns to user
             self.tasks[t].registered = false;
             self.next_spawn(t, 0);
@@ -796,6 +818,12 @@ impl<'a> Sim<'a> {
         tk.run_start = self.now;
         tk.epoch += 1;
         let epoch = tk.epoch;
-        self.push(self.now + 20, Ev::Done { task: t as u32, epoch });
+        self.push(
+            self.now + 20,
+            Ev::Done {
+                task: t as u32,
+                epoch,
+            },
+        );
     }
 }

@@ -47,7 +47,9 @@ impl fmt::Display for SourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.location {
             Location::Line(n) => write!(f, "{}:{}: {}", self.path, n, self.message),
-            Location::Offset(o) => write!(f, "{}: at byte offset {}: {}", self.path, o, self.message),
+            Location::Offset(o) => {
+                write!(f, "{}: at byte offset {}: {}", self.path, o, self.message)
+            }
             Location::File => write!(f, "{}: {}", self.path, self.message),
         }
     }

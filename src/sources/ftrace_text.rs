@@ -121,13 +121,19 @@ pub fn lost_marker(line: &[u8]) -> Option<(u16, Option<u32>)> {
             return Some((cpu, None));
         }
         let n = x.strip_suffix(b" EVENTS")?;
-        return Some((cpu, Some(payload::parse_u64(n)?.min(u32::MAX as u64) as u32)));
+        return Some((
+            cpu,
+            Some(payload::parse_u64(n)?.min(u32::MAX as u64) as u32),
+        ));
     }
     if inner == b"EVENTS DROPPED" {
         return Some((cpu, None));
     }
     let n = inner.strip_suffix(b" EVENTS DROPPED")?;
-    Some((cpu, Some(payload::parse_u64(n)?.min(u32::MAX as u64) as u32)))
+    Some((
+        cpu,
+        Some(payload::parse_u64(n)?.min(u32::MAX as u64) as u32),
+    ))
 }
 
 impl LineParser for FtraceText {
@@ -212,7 +218,10 @@ mod tests {
     #[test]
     fn head_plain_flags_tgid() {
         let h = split_head(b"            bash-1385    [000] .....  1623.480444: rseq_update: cpu_id=0 node_id=0 mm_cid=0").unwrap();
-        assert_eq!((h.comm, h.tid, h.cpu, h.ts), (&b"bash"[..], 1385, 0, 1_623_480_444_000));
+        assert_eq!(
+            (h.comm, h.tid, h.cpu, h.ts),
+            (&b"bash"[..], 1385, 0, 1_623_480_444_000)
+        );
         assert_eq!(h.flags, Some(&b"....."[..]));
         assert_eq!(h.name, b"rseq_update");
         assert_eq!(h.rest, b"cpu_id=0 node_id=0 mm_cid=0");
@@ -220,7 +229,10 @@ mod tests {
 
         let h = split_head(b"          <idle>-0       (-------) [000] d.h1.  1639.196281: hrtimer_expire_entry: x=1").unwrap();
         assert_eq!((h.comm, h.tid, h.tgid), (&b"<idle>"[..], 0, Some(None)));
-        let h = split_head(b"            bash-1385    (   1385) [001] .....  1639.196015: rseq_update: cpu_id=1").unwrap();
+        let h = split_head(
+            b"            bash-1385    (   1385) [001] .....  1639.196015: rseq_update: cpu_id=1",
+        )
+        .unwrap();
         assert_eq!(h.tgid, Some(Some(1385)));
     }
 
@@ -231,7 +243,9 @@ mod tests {
         assert_eq!(h.rest, b"trace-cmd:1472 [120] S ==> trace-cmd:1479 [120]");
         let h = split_head(b"      [001] fake-3061    [001] .....  1637.128447: rseq_update: cpu_id=1 node_id=0 mm_cid=0").unwrap();
         assert_eq!((h.comm, h.tid, h.cpu), (&b"[001] fake"[..], 3061, 1));
-        let h = split_head(b"  pid=7 cpu_id=9-3062    [001] .....  1637.128578: rseq_update: cpu_id=1").unwrap();
+        let h =
+            split_head(b"  pid=7 cpu_id=9-3062    [001] .....  1637.128578: rseq_update: cpu_id=1")
+                .unwrap();
         assert_eq!((h.comm, h.tid), (&b"pid=7 cpu_id=9"[..], 3062));
         let h = split_head(b"   my worker-1-1234 [000] .....  1.000001: x: y").unwrap();
         assert_eq!((h.comm, h.tid), (&b"my worker-1"[..], 1234));
@@ -243,9 +257,15 @@ mod tests {
 
     #[test]
     fn lost_markers() {
-        assert_eq!(lost_marker(b"CPU:1 [LOST 477 EVENTS]"), Some((1, Some(477))));
+        assert_eq!(
+            lost_marker(b"CPU:1 [LOST 477 EVENTS]"),
+            Some((1, Some(477)))
+        );
         assert_eq!(lost_marker(b"CPU:0 [LOST EVENTS]"), Some((0, None)));
-        assert_eq!(lost_marker(b"CPU:3 [12 EVENTS DROPPED]"), Some((3, Some(12))));
+        assert_eq!(
+            lost_marker(b"CPU:3 [12 EVENTS DROPPED]"),
+            Some((3, Some(12)))
+        );
         assert_eq!(lost_marker(b"CPU:3 [EVENTS DROPPED]"), Some((3, None)));
         assert_eq!(lost_marker(b"CPU:x [LOST 1 EVENTS]"), None);
     }

@@ -83,7 +83,8 @@ pub fn detect(data: &[u8]) -> Option<Format> {
             ftrace_lines += 1;
             // trace-cmd prints sched_switch and hrtimer through plugins.
             if (h.name == b"sched_switch" && !h.rest.starts_with(b"prev_comm="))
-                || (h.name == b"hrtimer_expire_entry" && memchr::memmem::find(h.rest, b"/0x").is_some())
+                || (h.name == b"hrtimer_expire_entry"
+                    && memchr::memmem::find(h.rest, b"/0x").is_some())
             {
                 plugin_form = true;
             }
@@ -150,7 +151,9 @@ pub fn load_bytes(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, 
                 .split(|&b| b == b'\n')
                 .find(|l| !l.iter().all(|b| b.is_ascii_whitespace()))
                 .unwrap_or(b"");
-            let line = 1 + data[..data.len().min(first.as_ptr() as usize - data.as_ptr() as usize)]
+            let line = 1 + data[..data
+                .len()
+                .min(first.as_ptr() as usize - data.as_ptr() as usize)]
                 .iter()
                 .filter(|&&b| b == b'\n')
                 .count() as u64;

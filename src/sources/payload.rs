@@ -97,8 +97,7 @@ fn is_tick_function(rest: &[u8]) -> bool {
 /// tracefs: `prev_comm=A prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=B next_pid=2 next_prio=120`
 /// trace-cmd: `A:1 [120] S ==> B:2 [120]`
 fn parse_switch(rest: &[u8], strings: &mut Strings) -> Result<EventKind, PayloadError> {
-    const E: PayloadError =
-        "sched_switch prev_comm=.. prev_pid=N prev_prio=N prev_state=S ==> next_comm=.. next_pid=N next_prio=N";
+    const E: PayloadError = "sched_switch prev_comm=.. prev_pid=N prev_prio=N prev_state=S ==> next_comm=.. next_pid=N next_prio=N";
     let rest = trim_end(rest);
     if rest.starts_with(b"prev_comm=") {
         let n = rest.len();
@@ -365,7 +364,12 @@ mod tests {
         assert_eq!((prev_tid, next_tid), (870, 0));
         assert_eq!(s.get(next_comm), b"swapper/0");
         assert_eq!(prev_state.letter(), 'W');
-        let k = parse(b"sched_switch", b"x:1 [120] R+ ==> a ==> b:3060 [-1]", &mut s).unwrap();
+        let k = parse(
+            b"sched_switch",
+            b"x:1 [120] R+ ==> a ==> b:3060 [-1]",
+            &mut s,
+        )
+        .unwrap();
         let EventKind::SchedSwitch {
             next_tid,
             next_comm,

@@ -33,7 +33,10 @@ pub fn split_head(line: &[u8]) -> Option<Head<'_>> {
 
 /// `c` is the colon that ends the timestamp.
 fn head_at(line: &[u8], c: usize) -> Option<Head<'_>> {
-    let ts_start = line[..c].iter().rposition(|&b| b == b' ').map_or(0, |p| p + 1);
+    let ts_start = line[..c]
+        .iter()
+        .rposition(|&b| b == b' ')
+        .map_or(0, |p| p + 1);
     let ts = parse_ts(&line[ts_start..c])?;
     if !line[ts_start..c].contains(&b'.') {
         return None;
@@ -43,7 +46,11 @@ fn head_at(line: &[u8], c: usize) -> Option<Head<'_>> {
     if e0 == c + 1 {
         return None;
     }
-    let e_end = e0 + line[e0..].iter().position(|&b| b == b' ').unwrap_or(line.len() - e0);
+    let e_end = e0
+        + line[e0..]
+            .iter()
+            .position(|&b| b == b' ')
+            .unwrap_or(line.len() - e0);
     let tok = line[e0..e_end].strip_suffix(b":")?;
     let sep = tok.iter().position(|&b| b == b':')?;
     let name = &tok[sep + 1..];
@@ -144,7 +151,10 @@ mod tests {
     #[test]
     fn default_fields() {
         let h = split_head(b"     migration/0    18 [000]  1623.027765:   sched:sched_migrate_task: comm=perf pid=1484 prio=120 orig_cpu=0 dest_cpu=1").unwrap();
-        assert_eq!((h.comm, h.tid, h.cpu, h.tgid), (&b"migration/0"[..], Some(18), Some(0), None));
+        assert_eq!(
+            (h.comm, h.tid, h.cpu, h.tgid),
+            (&b"migration/0"[..], Some(18), Some(0), None)
+        );
         assert_eq!(h.name, b"sched_migrate_task");
         assert_eq!(h.ts, 1_623_027_765_000);
         assert!(h.rest.starts_with(b"comm=perf"));
@@ -154,10 +164,19 @@ mod tests {
     fn pid_tid_and_odd_comm() {
         let h = split_head(b"            perf  1484/1486  [000]  1623.027756:         sched:sched_switch: prev_comm=perf").unwrap();
         assert_eq!((h.tgid, h.tid), (Some(1484), Some(1486)));
-        let h = split_head(b"             :-1  1550/-1    [001]  1629.844098:         sched:sched_switch: x").unwrap();
+        let h = split_head(
+            b"             :-1  1550/-1    [001]  1629.844098:         sched:sched_switch: x",
+        )
+        .unwrap();
         assert_eq!((h.comm, h.tgid, h.tid), (&b":-1"[..], Some(1550), None));
-        let h = split_head(b"   my worker 1  3059/3060  [001]  1.000000001: rseq:rseq_update: cpu_id=1").unwrap();
-        assert_eq!((h.comm, h.tid, h.ts), (&b"my worker 1"[..], Some(3060), 1_000_000_001));
+        let h = split_head(
+            b"   my worker 1  3059/3060  [001]  1.000000001: rseq:rseq_update: cpu_id=1",
+        )
+        .unwrap();
+        assert_eq!(
+            (h.comm, h.tid, h.ts),
+            (&b"my worker 1"[..], Some(3060), 1_000_000_001)
+        );
         let h = split_head(b"  a: b 12/13 1.5: sched:sched_switch: x").unwrap();
         assert_eq!((h.comm, h.cpu, h.tid), (&b"a: b"[..], None, Some(13)));
     }

@@ -134,7 +134,9 @@ pub fn parse_text(
         let (l, m) = first_bad.unwrap_or((0, String::new()));
         trace.warn(
             "bad-lines-skipped",
-            format!("{path}: {bad} lines could not be parsed and were skipped (first at line {l}: {m})"),
+            format!(
+                "{path}: {bad} lines could not be parsed and were skipped (first at line {l}: {m})"
+            ),
         );
     }
     if format == Format::Ftrace && !saw_header {

@@ -183,11 +183,11 @@ pub fn compute(trace: &Trace) -> Stats {
         if n > 0 && mm == MmId::UNKNOWN {
             unknown += 1;
         }
-        let tgid = trace
-            .tasks
-            .get(&tid)
-            .and_then(|m| m.tgid)
-            .or_else(|| mm_idx.and_then(|i| sink.mms.get(i as usize)).and_then(|m| m.tgid));
+        let tgid = trace.tasks.get(&tid).and_then(|m| m.tgid).or_else(|| {
+            mm_idx
+                .and_then(|i| sink.mms.get(i as usize))
+                .and_then(|m| m.tgid)
+        });
         tasks.insert(
             tid.to_string(),
             TaskSummary {
@@ -219,9 +219,19 @@ pub fn compute(trace: &Trace) -> Stats {
         processes,
         tasks_mm_unknown: unknown,
         alarms: sink.alarms.len() as u64,
-        alarm_samples: sink.alarms.iter().take(10).map(|a| {
-            format!("{} cpu {}: {}", crate::events::fmt_ts(a.ts), a.cpu, a.describe())
-        }).collect(),
+        alarm_samples: sink
+            .alarms
+            .iter()
+            .take(10)
+            .map(|a| {
+                format!(
+                    "{} cpu {}: {}",
+                    crate::events::fmt_ts(a.ts),
+                    a.cpu,
+                    a.describe()
+                )
+            })
+            .collect(),
         warnings: trace.warnings.iter().map(|w| w.to_string()).collect(),
         model_agreement: None,
         model: None,
@@ -236,11 +246,7 @@ pub fn render_text(s: &Stats) -> String {
     let _ = writeln!(o, "file        {}", s.file);
     let _ = writeln!(o, "format      {}", s.format);
     let _ = writeln!(o, "events      {}", s.events);
-    let _ = writeln!(
-        o,
-        "cpus        {:?} (CID bound {})",
-        s.cpus, s.ncpus
-    );
+    let _ = writeln!(o, "cpus        {:?} (CID bound {})", s.cpus, s.ncpus);
     if let (Some(a), Some(b)) = (s.first_ts_ns, s.last_ts_ns) {
         let _ = writeln!(
             o,
@@ -250,7 +256,11 @@ pub fn render_text(s: &Stats) -> String {
             crate::events::fmt_dur(b - a)
         );
     }
-    let _ = writeln!(o, "lost        {} events in {} markers", s.lost_events, s.lost_markers);
+    let _ = writeln!(
+        o,
+        "lost        {} events in {} markers",
+        s.lost_events, s.lost_markers
+    );
     let _ = writeln!(o, "\nevent counts");
     for (k, v) in &s.event_counts {
         let _ = writeln!(o, "  {k:<24} {v:>10}");

@@ -241,7 +241,9 @@ impl Timeline {
         }
         for (k, s) in mm_stats.iter_mut().enumerate() {
             s.tasks.sort_unstable();
-            let mut cids: Vec<i32> = (0..128).filter(|&c| mm_cids[k] & (1u128 << c) != 0).collect();
+            let mut cids: Vec<i32> = (0..128)
+                .filter(|&c| mm_cids[k] & (1u128 << c) != 0)
+                .collect();
             cids.extend(&mm_big_cids[k]);
             cids.sort_unstable();
             s.cids = cids;

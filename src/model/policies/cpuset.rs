@@ -130,14 +130,12 @@ impl CpuSet {
                 Some((a, b)) => (a, b),
                 None => (part, part),
             };
-            let a: u32 = a
-                .trim()
-                .parse()
-                .map_err(|_| format!("expected a CPU number or range like 2-5, found \"{part}\""))?;
-            let b: u32 = b
-                .trim()
-                .parse()
-                .map_err(|_| format!("expected a CPU number or range like 2-5, found \"{part}\""))?;
+            let a: u32 = a.trim().parse().map_err(|_| {
+                format!("expected a CPU number or range like 2-5, found \"{part}\"")
+            })?;
+            let b: u32 = b.trim().parse().map_err(|_| {
+                format!("expected a CPU number or range like 2-5, found \"{part}\"")
+            })?;
             if a > b || b >= bound {
                 return Err(format!(
                     "CPU range \"{part}\" is outside 0..{bound} (the simulated CPUs)"

@@ -867,7 +867,11 @@ impl Engine {
             };
             if k.last_weight.get(&mm) != Some(&w) {
                 k.last_weight.insert(mm, w);
-                k.run.weights.push(WeightChange { ts: now, mm, weight: w });
+                k.run.weights.push(WeightChange {
+                    ts: now,
+                    mm,
+                    weight: w,
+                });
             }
         }
         // lanes
@@ -946,7 +950,11 @@ impl Engine {
                 continue;
             };
             if n < 0 || n as u32 >= self.core.p.cpus {
-                v.push((Some(mm), "ABI", format!("task {tid} runs with CID {n} >= P")));
+                v.push((
+                    Some(mm),
+                    "ABI",
+                    format!("task {tid} runs with CID {n} >= P"),
+                ));
             }
             if let Some(o) = seen.insert((mm, n), tid) {
                 v.push((

@@ -307,7 +307,10 @@ impl SlotPolicy {
         // mm ran there before the capture, and recent_cid survives scans).
         let unknown = m.unseeded.as_ref().is_some_and(|u| u.test(dst as u32));
         let (dst_set, users_ge) = if ver == KernelVersion::V6_4 {
-            (d.cid != Cid::Unset || unknown, m.mm_users >= task_nr_allowed)
+            (
+                d.cid != Cid::Unset || unknown,
+                m.mm_users >= task_nr_allowed,
+            )
         } else {
             (
                 d.cid != Cid::Unset || d.recent_cid.is_some() || unknown,
@@ -398,9 +401,7 @@ impl SlotPolicy {
             return self.rb_signal(k, tid);
         }
         // rseq_signal_deliver calls the handler directly (legacy only)
-        if k.regime == Regime::Legacy
-            && k.task(tid).is_some_and(|t| t.has_rseq && !t.exiting)
-        {
+        if k.regime == Regime::Legacy && k.task(tid).is_some_and(|t| t.has_rseq && !t.exiting) {
             k.emit_update(tid);
         }
     }
@@ -879,7 +880,11 @@ impl SlotPolicy {
                 if let Some(n) = s.cid.number() {
                     slots += 1;
                     if held.set(n) {
-                        v.push((Some(id), "L1", format!("CID {n} held by two slots (CPU {c})")));
+                        v.push((
+                            Some(id),
+                            "L1",
+                            format!("CID {n} held by two slots (CPU {c})"),
+                        ));
                     }
                     if !m.cidmask.test(n) {
                         v.push((
@@ -925,7 +930,11 @@ impl SlotPolicy {
                     k.p.batch,
                 );
                 if m.scan_batch > n.max(super::batches_per_scan(p, k.p.batch)) {
-                    v.push((Some(id), "R1", format!("scan_batch {} > N={n}", m.scan_batch)));
+                    v.push((
+                        Some(id),
+                        "R1",
+                        format!("scan_batch {} > N={n}", m.scan_batch),
+                    ));
                 }
             }
         }
@@ -969,8 +978,16 @@ mod tests {
             s.thread(100, 101, 1);
             {
                 let m = s.lc_mut(mm).unwrap();
-                m.pcpu_cid[0] = PcpuCid { cid: Cid::Valid(0), recent_cid: Some(0), time: 0 };
-                m.pcpu_cid[1] = PcpuCid { cid: Cid::Valid(3), recent_cid: Some(3), time: 0 };
+                m.pcpu_cid[0] = PcpuCid {
+                    cid: Cid::Valid(0),
+                    recent_cid: Some(0),
+                    time: 0,
+                };
+                m.pcpu_cid[1] = PcpuCid {
+                    cid: Cid::Valid(3),
+                    recent_cid: Some(3),
+                    time: 0,
+                };
                 m.pcpu_cid[2] = PcpuCid {
                     cid: Cid::Valid(1),
                     recent_cid: Some(1),

@@ -27,7 +27,7 @@ pub use cpuset::CpuSet;
 pub use driver::{Core, DriverEvent, Engine, Task};
 pub use replay::{Replayer, infer_hz, replay, resolve_params};
 pub use run::{
-    Agreement, Compaction, Disagreement, ModeChange, MmAgreement, PolicyRun, PredictedUpdate,
+    Agreement, Compaction, Disagreement, MmAgreement, ModeChange, PolicyRun, PredictedUpdate,
     ScanCycle, SlotChange, Tally, TaskCidChange, Trigger, Violation, WeightChange, slot_flags,
 };
 

@@ -396,7 +396,9 @@ impl OwnerMode {
 
     pub(super) fn fork(&mut self, k: &mut Core, parent: Tid, child: Tid, _shares_mm: bool) {
         let Some(t) = k.task(child) else { return };
-        let (Some(id), cpu) = (t.mm, t.cpu) else { return };
+        let (Some(id), cpu) = (t.mm, t.cpu) else {
+            return;
+        };
         if let Some(t) = k.task_mut(child) {
             t.cid = UNSET;
         }
@@ -730,17 +732,17 @@ impl OwnerMode {
             for (n, &o) in owners.iter().enumerate() {
                 let set = m.cidmask.test(n as u32);
                 if set && o != 1 || !set && o != 0 {
-                    v.push((
-                        Some(id),
-                        "O3",
-                        format!("CID {n}: set={set}, owners={o}"),
-                    ));
+                    v.push((Some(id), "O3", format!("CID {n}: set={set}, owners={o}")));
                 }
             }
             let w = m.cidmask.weight();
             if m.mode == 0 {
                 if oncpu != 0 {
-                    v.push((Some(id), "O3", format!("per-task mode with {oncpu} ONCPU slots")));
+                    v.push((
+                        Some(id),
+                        "O3",
+                        format!("per-task mode with {oncpu} ONCPU slots"),
+                    ));
                 }
                 if w != flagless_tasks + transit_tasks || w > m.users {
                     v.push((
@@ -762,7 +764,11 @@ impl OwnerMode {
             }
             // O4
             if in_transit(m.mode) {
-                v.push((Some(id), "O4", format!("mode {:#x} left in TRANSIT", m.mode)));
+                v.push((
+                    Some(id),
+                    "O4",
+                    format!("mode {:#x} left in TRANSIT", m.mode),
+                ));
             }
             // O5
             if m.mode == 0 && m.users > m.max_cids {
@@ -772,10 +778,7 @@ impl OwnerMode {
                     format!("per-task with users {} > max_cids {}", m.users, m.max_cids),
                 ));
             }
-            if m.mode == ONCPU
-                && !m.update_deferred
-                && (m.pcpu_thrs < 1 || m.users < m.pcpu_thrs)
-            {
+            if m.mode == ONCPU && !m.update_deferred && (m.pcpu_thrs < 1 || m.users < m.pcpu_thrs) {
                 v.push((
                     Some(id),
                     "O5",

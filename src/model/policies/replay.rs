@@ -118,6 +118,12 @@ pub struct Replayer {
     pub compare: bool,
     /// Tasks past `sched_process_exit` that still hold their mm (`exit_mm` not reached).
     exiting: FxHashSet<Tid>,
+    /// mms that existed before the capture and never report a CID in it (kernel threads
+    /// named by the TGID column, processes without rseq): not modelled.
+    pub quiet: FxHashSet<MmId>,
+    /// Tasks whose pre-existing mm is known to stay quiet (streaming use: the simulator's
+    /// launching shell).
+    pub quiet_tids: FxHashSet<Tid>,
 }
 
 impl Replayer {
@@ -143,6 +149,8 @@ impl Replayer {
             first: None,
             compare: true,
             exiting: FxHashSet::default(),
+            quiet: FxHashSet::default(),
+            quiet_tids: FxHashSet::default(),
         }
     }
 
@@ -156,7 +164,16 @@ impl Replayer {
     }
 
     fn obs_mm(&self, tid: Tid) -> Option<MmId> {
-        self.obs.tasks.get(&tid).map(|t| t.mm).filter(|m| m.is_real())
+        self.obs
+            .tasks
+            .get(&tid)
+            .map(|t| t.mm)
+            .filter(|m| m.is_real())
+    }
+
+    /// The mm the model gives a task: the observed one unless it is not modelled.
+    fn model_mm(&self, tid: Tid) -> Option<MmId> {
+        self.obs_mm(tid).filter(|m| !self.quiet.contains(m))
     }
 
     /// Declares a task that existed before the first event (its mm as the capture names it).
@@ -181,8 +198,13 @@ impl Replayer {
         if tid == 0 || tid == TID_UNKNOWN || self.created.contains(&tid) {
             return;
         }
+        if self.quiet_tids.contains(&tid) {
+            if let Some(m) = self.obs_mm(tid) {
+                self.quiet.insert(m);
+            }
+        }
         let have = self.engine.core.task(tid).map(|t| t.mm);
-        let obs = self.obs_mm(tid);
+        let obs = self.model_mm(tid);
         match (have, obs) {
             (Some(Some(_)), _) => {}
             (Some(None), None) => {}
@@ -293,7 +315,7 @@ impl Replayer {
             }
             EventKind::SchedProcessFork { parent, child } => {
                 self.know(ts, parent);
-                let pmm = self.obs_mm(parent);
+                let pmm = self.model_mm(parent);
                 let cmm = self.obs_mm(child);
                 let shares = match self.pending_clone.remove(&child) {
                     Some(f) => f & CLONE_VM != 0,
@@ -511,7 +533,15 @@ impl Replayer {
 
 /// Tasks the capture shows that existed before it began (not created by a fork inside it),
 /// with the mm the observed resolution gives them at first sight.
-pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> Vec<(Tid, Option<MmId>)> {
+/// What a replay learns from a first pass over the capture.
+pub struct PrePass {
+    /// Tasks that existed before the capture, with their mm at first sight.
+    pub tasks: Vec<(Tid, Option<MmId>)>,
+    /// Pre-existing mms without a single `rseq_update` in the capture.
+    pub quiet: FxHashSet<MmId>,
+}
+
+pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
     let ctx = Context {
         tasks: &trace.tasks,
         ncpus,
@@ -527,6 +557,7 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> Vec<(Tid, Option<MmId>)> 
             pending.push(t);
         }
     };
+    let mut reporting: FxHashSet<MmId> = FxHashSet::default();
     for ev in &trace.events {
         match ev.kind {
             EventKind::TaskNewtask { tid, .. } => {
@@ -538,9 +569,14 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> Vec<(Tid, Option<MmId>)> 
             _ => {}
         }
         obs.apply(ev, &ctx, &mut infos);
+        if let EventKind::RseqUpdate { .. } = ev.kind {
+            reporting.insert(obs.mm_of(ev.tid));
+        }
         note(ev.tid, &created, &mut pending);
         match ev.kind {
-            EventKind::SchedSwitch { prev_tid, next_tid, .. } => {
+            EventKind::SchedSwitch {
+                prev_tid, next_tid, ..
+            } => {
                 note(prev_tid, &created, &mut pending);
                 note(next_tid, &created, &mut pending);
             }
@@ -572,7 +608,18 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> Vec<(Tid, Option<MmId>)> 
         }
     }
     out.extend(leaders);
-    out
+    let quiet = infos
+        .0
+        .iter()
+        .enumerate()
+        .filter(|(i, info)| !info.begins_in_capture() && !reporting.contains(&MmId(*i as u32)))
+        .map(|(i, _)| MmId(i as u32))
+        .collect::<FxHashSet<MmId>>();
+    let tasks = out
+        .into_iter()
+        .map(|(t, m)| (t, m.filter(|m| !quiet.contains(m))))
+        .collect();
+    PrePass { tasks, quiet }
 }
 
 /// Resolves `cpus`/`hz` of `params` from the capture.
@@ -595,7 +642,9 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
     let ncpus = p.cpus;
     let mut r = Replayer::new(policy, p, phase);
     let t0 = trace.events.first().map_or(0, |e| e.ts);
-    for (tid, mm) in preexisting_tasks(trace, ncpus) {
+    let pre = preexisting_tasks(trace, ncpus);
+    r.quiet = pre.quiet;
+    for (tid, mm) in pre.tasks {
         r.declare_existing(t0, tid, mm);
     }
     for (i, ev) in trace.events.iter().enumerate() {

@@ -222,7 +222,10 @@ impl SlotPolicy {
             k.violation(
                 Some(id),
                 "R1",
-                format!("batch {nb} starts at CPU index {from}, expected {}", (nb - 1) * b),
+                format!(
+                    "batch {nb} starts at CPU index {from}, expected {}",
+                    (nb - 1) * b
+                ),
             );
         }
         self.clear_passes(k, id, &cpus, &mut rec);
