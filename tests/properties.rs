@@ -147,10 +147,10 @@ impl World {
                 if cpus.is_empty() {
                     cpus.push((b as u32 % self.p) as u16);
                 }
-                if let Some(c) = self.running_cpu(tid) {
-                    if !cpus.contains(&c) {
-                        self.s.switch(c, 0);
-                    }
+                if let Some(c) = self.running_cpu(tid)
+                    && !cpus.contains(&c)
+                {
+                    self.s.switch(c, 0);
                 }
                 let mask = CpuSet::from_iter_bounded(self.p, cpus.iter().map(|&c| c as u32));
                 self.s.step(DriverEvent::Affinity { tid, mask });

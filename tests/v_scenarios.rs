@@ -28,7 +28,9 @@ fn v4(hz: u32) {
     let j0 = s.engine.core.jiffies();
     s.lc_mut(mm).unwrap().next_scan = Some(j0 - 1); // the scan is due
     // ticks on CPU 5; after each, the thread returns to user if NR is pending
-    let mut per_tick: Vec<(u64, usize, Option<(u32, u32)>)> = Vec::new();
+    // per tick: (jiffies, UPDATEs, batch k of N that scanned)
+    type TickLog = (u64, usize, Option<(u32, u32)>);
+    let mut per_tick: Vec<TickLog> = Vec::new();
     let first_tick = (t0 / tick + 1) * tick;
     for k in 0..400u64 {
         s.at(first_tick + k * tick);

@@ -154,11 +154,11 @@ impl ObservedState {
         t.confirmed = false;
         // A task runs on one CPU: if the capture still shows it elsewhere, an event was lost
         // there; stop trusting that CPU's CID.
-        if let Some(d) = was_on.filter(|&d| d != cpu) {
-            if let Some(s) = self.cpus.get_mut(d as usize).filter(|s| s.tid == tid) {
-                s.confirmed = false;
-                sink.cpu_changed(ts, d, &self.cpus[d as usize]);
-            }
+        if let Some(d) = was_on.filter(|&d| d != cpu)
+            && let Some(s) = self.cpus.get_mut(d as usize).filter(|s| s.tid == tid)
+        {
+            s.confirmed = false;
+            sink.cpu_changed(ts, d, &self.cpus[d as usize]);
         }
         self.set_slot(ts, cpu, tid, sink);
     }
@@ -187,10 +187,10 @@ impl ObservedState {
     /// Refreshes the slot of the CPU `tid` runs on, if the capture shows it there.
     fn refresh_task_slot(&mut self, ts: u64, tid: Tid, sink: &mut impl Sink) {
         let on = self.tasks.get(&tid).and_then(|t| t.on_cpu);
-        if let Some(cpu) = on {
-            if self.cpus.get(cpu as usize).is_some_and(|s| s.tid == tid) {
-                self.set_slot(ts, cpu, tid, sink);
-            }
+        if let Some(cpu) = on
+            && self.cpus.get(cpu as usize).is_some_and(|s| s.tid == tid)
+        {
+            self.set_slot(ts, cpu, tid, sink);
         }
     }
 
@@ -351,13 +351,13 @@ impl ObservedState {
 
     fn exec(&mut self, ts: u64, tid: Tid, old_tid: Tid, ctx: &Context, sink: &mut impl Sink) {
         // A non-leader thread that execs takes over the leader's pid.
-        if old_tid != tid {
-            if let Some(mut t) = self.tasks.remove(&old_tid) {
-                if let Some(leader) = self.tasks.remove(&tid) {
-                    t.on_cpu = t.on_cpu.or(leader.on_cpu);
-                }
-                self.tasks.insert(tid, t);
+        if old_tid != tid
+            && let Some(mut t) = self.tasks.remove(&old_tid)
+        {
+            if let Some(leader) = self.tasks.remove(&tid) {
+                t.on_cpu = t.on_cpu.or(leader.on_cpu);
             }
+            self.tasks.insert(tid, t);
         }
         self.task(tid, ctx, sink);
         let id = self.new_mm(

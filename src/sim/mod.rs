@@ -276,11 +276,11 @@ fn summarize(cfg: &SimConfig, trace: &Trace, run: &PolicyRun) -> SimSummary {
             delays.push((c.ts - o.1) as f64 / 1e3);
             o.1 = c.ts;
         }
-        if k == n {
-            if let Some((start, _)) = open.remove(&c.mm) {
-                durations.push((c.ts + c.cost_ns - start) as f64 / 1e6);
-                batches_seen.push(n);
-            }
+        if k == n
+            && let Some((start, _)) = open.remove(&c.mm)
+        {
+            durations.push((c.ts + c.cost_ns - start) as f64 / 1e6);
+            batches_seen.push(n);
         }
     }
     let mut costs: Vec<f64> = run

@@ -55,6 +55,8 @@ pub fn write(out: &mut impl Write, trace: &Trace, note: &str) -> io::Result<()> 
     header(out, trace.events.len(), ncpus, note)?;
     // comm of each task as the trace goes (exec renames)
     let mut comm: FxHashMap<Tid, String> = FxHashMap::default();
+    // priority of each task as its last switch-in showed it
+    let mut prio: FxHashMap<Tid, i16> = FxHashMap::default();
     let comm_of = |comm: &FxHashMap<Tid, String>, tid: Tid| -> String {
         if tid == 0 {
             return String::new();
@@ -122,7 +124,8 @@ pub fn write(out: &mut impl Write, trace: &Trace, note: &str) -> io::Result<()> 
                 } else {
                     trace.strings.get_lossy(next_comm).into_owned()
                 };
-                let pp = if prev_tid == 0 { 120 } else { 120 };
+                let pp = prio.get(&prev_tid).copied().unwrap_or(120);
+                prio.insert(next_tid, next_prio);
                 let _ = write!(
                     line,
                     "sched_switch: prev_comm={pc} prev_pid={prev_tid} prev_prio={pp} prev_state={} ==> next_comm={nc} next_pid={next_tid} next_prio={next_prio}",

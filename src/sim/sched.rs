@@ -483,12 +483,11 @@ impl<'a> Sim<'a> {
             self.tasks[t].state = St::Dead;
             if matches!(self.tasks[t].prog, Prog::ChurnWorker) {
                 self.churn_alive = self.churn_alive.saturating_sub(1);
-                if self.churn_alive == 0 {
-                    if let Some(l) = self.leader {
-                        if self.tasks[l].state == St::Sleeping {
-                            self.wake(l, cpu, Some(t));
-                        }
-                    }
+                if self.churn_alive == 0
+                    && let Some(l) = self.leader
+                    && self.tasks[l].state == St::Sleeping
+                {
+                    self.wake(l, cpu, Some(t));
                 }
             }
         } else {
@@ -523,15 +522,15 @@ impl<'a> Sim<'a> {
                 continue;
             }
             let len = self.cpus[d].rq.len();
-            if len > 0 && best.is_none_or(|(_, l)| len > l) {
-                if let Some(pos) = self.cpus[d]
+            if len > 0
+                && best.is_none_or(|(_, l)| len > l)
+                && let Some(pos) = self.cpus[d]
                     .rq
                     .iter()
                     .position(|&t| self.allowed(t, cpu as usize))
-                {
-                    let _ = pos;
-                    best = Some((d, len));
-                }
+            {
+                let _ = pos;
+                best = Some((d, len));
             }
         }
         let (d, _) = best?;

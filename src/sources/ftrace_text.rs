@@ -180,10 +180,10 @@ fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), String> {
     // "##### CPU 1 buffer started ####": the ring buffer of that CPU was overwritten before
     // this point (overwrite mode), so older events of that CPU are missing.
     if let Some(r) = line.strip_prefix(b"##### CPU ") {
-        if let Some(sp) = r.iter().position(|&b| b == b' ') {
-            if let Some(cpu) = payload::parse_u64(&r[..sp]) {
-                out.push_lost(cpu as u16, None);
-            }
+        if let Some(sp) = r.iter().position(|&b| b == b' ')
+            && let Some(cpu) = payload::parse_u64(&r[..sp])
+        {
+            out.push_lost(cpu as u16, None);
         }
         return Ok(());
     }
@@ -194,18 +194,17 @@ fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), String> {
         }
         let nums = r.split(|&b| b == b' ').next().unwrap_or(b"");
         let mut it = nums.split(|&b| b == b'/');
-        if let (Some(a), Some(b)) = (it.next(), it.next()) {
-            if let (Some(inbuf), Some(written)) = (payload::parse_u64(a), payload::parse_u64(b)) {
-                if written > inbuf {
-                    out.warnings.push(crate::events::Warning {
+        if let (Some(a), Some(b)) = (it.next(), it.next())
+            && let (Some(inbuf), Some(written)) = (payload::parse_u64(a), payload::parse_u64(b))
+            && written > inbuf
+        {
+            out.warnings.push(crate::events::Warning {
                         code: "overwritten",
                         message: format!(
                             "the ring buffer overwrote {} of {written} events before it was read (header: entries-in-buffer {inbuf}); the capture starts later than the recording",
                             written - inbuf
                         ),
                     });
-                }
-            }
         }
     }
     Ok(())

@@ -505,10 +505,10 @@ impl Engine {
         }
         let k = &mut self.core;
         let cpu = cpu.min(k.p.cpus.saturating_sub(1) as u16);
-        if let Some(t) = k.task(tid) {
-            if t.mm == mm || mm.is_none() {
-                return;
-            }
+        if let Some(t) = k.task(tid)
+            && (t.mm == mm || mm.is_none())
+        {
+            return;
         }
         let t = k.ensure(tid);
         if t.mm.is_none() && !t.running {
@@ -531,12 +531,11 @@ impl Engine {
         let k = &mut self.core;
         // A reused pid starts over.
         if let Some(old) = k.tasks.remove(&child) {
-            if old.running {
-                if let Some(c) = k.curr.get_mut(old.cpu as usize) {
-                    if *c == child {
-                        *c = 0;
-                    }
-                }
+            if old.running
+                && let Some(c) = k.curr.get_mut(old.cpu as usize)
+                && *c == child
+            {
+                *c = 0;
             }
             if let Some(h) = k.held.remove(&child) {
                 k.holders.remove(&h);
@@ -627,12 +626,11 @@ impl Engine {
         }
         // A task runs on one CPU: if the model still has `next` elsewhere, a switch-out was
         // not seen there; do it now.
-        if next != 0 {
-            if let Some(d) = k.task(next).filter(|t| t.running).map(|t| t.cpu) {
-                if d != cpu {
-                    self.switch(d, 0);
-                }
-            }
+        if next != 0
+            && let Some(d) = k.task(next).filter(|t| t.running).map(|t| t.cpu)
+            && d != cpu
+        {
+            self.switch(d, 0);
         }
         let k = &mut self.core;
         if next != 0 {
@@ -661,12 +659,12 @@ impl Engine {
         }
         // rseq-fast: NR for next after the CID step when its IDs changed or it entered the
         // kernel from user mode by interrupt
-        if !legacy {
-            if let Some(n) = k.task_mut(next) {
-                if n.has_rseq && (n.user_irq || n.ids_changed) {
-                    n.nr = true;
-                }
-            }
+        if !legacy
+            && let Some(n) = k.task_mut(next)
+            && n.has_rseq
+            && (n.user_irq || n.ids_changed)
+        {
+            n.nr = true;
         }
         k.mark_task(prev);
         k.mark_task(next);
@@ -716,11 +714,12 @@ impl Engine {
         k.tick_stopped[cpu as usize] = false;
         k.touch_rq(cpu);
         let curr = k.curr[cpu as usize];
-        if let Some(t) = k.task_mut(curr) {
-            if t.mm.is_some() && !t.kthread {
-                // the tick interrupted user mode
-                t.user_irq = true;
-            }
+        if let Some(t) = k.task_mut(curr)
+            && t.mm.is_some()
+            && !t.kthread
+        {
+            // the tick interrupted user mode
+            t.user_irq = true;
         }
         match &mut self.policy {
             PolicyState::Slot(p) => p.tick(k, cpu),
@@ -787,10 +786,10 @@ impl Engine {
                 });
             }
             if k.held.get(&tid).copied() != want {
-                if let Some(h) = k.held.remove(&tid) {
-                    if k.holders.get(&h) == Some(&tid) {
-                        k.holders.remove(&h);
-                    }
+                if let Some(h) = k.held.remove(&tid)
+                    && k.holders.get(&h) == Some(&tid)
+                {
+                    k.holders.remove(&h);
                 }
                 if let Some((m, n)) = want {
                     acquire.push((tid, m, n, cpu));
@@ -798,18 +797,19 @@ impl Engine {
             }
         }
         for (tid, m, n, cpu) in acquire {
-            if let Some(&other) = k.holders.get(&(m, n)) {
-                if other != tid && k.held.get(&other) == Some(&(m, n)) {
-                    k.run.alarms.push(Alarm {
-                        ts: now,
-                        cpu,
-                        kind: AlarmKind::DuplicateCid {
-                            mm: m,
-                            cid: n as i32,
-                            tids: [other, tid],
-                        },
-                    });
-                }
+            if let Some(&other) = k.holders.get(&(m, n))
+                && other != tid
+                && k.held.get(&other) == Some(&(m, n))
+            {
+                k.run.alarms.push(Alarm {
+                    ts: now,
+                    cpu,
+                    kind: AlarmKind::DuplicateCid {
+                        mm: m,
+                        cid: n as i32,
+                        tids: [other, tid],
+                    },
+                });
             }
             if n >= k.p.cpus {
                 k.run.alarms.push(Alarm {
@@ -976,14 +976,12 @@ impl Engine {
         let Some(mut t) = k.tasks.remove(&old) else {
             return;
         };
-        if let Some(leader) = k.tasks.remove(&new) {
-            if leader.running {
-                if let Some(c) = k.curr.get_mut(leader.cpu as usize) {
-                    if *c == new {
-                        *c = 0;
-                    }
-                }
-            }
+        if let Some(leader) = k.tasks.remove(&new)
+            && leader.running
+            && let Some(c) = k.curr.get_mut(leader.cpu as usize)
+            && *c == new
+        {
+            *c = 0;
         }
         for tid in [old, new] {
             if let Some(h) = k.held.remove(&tid) {
@@ -991,12 +989,11 @@ impl Engine {
             }
         }
         t.tid = new;
-        if t.running {
-            if let Some(c) = k.curr.get_mut(t.cpu as usize) {
-                if *c == old {
-                    *c = new;
-                }
-            }
+        if t.running
+            && let Some(c) = k.curr.get_mut(t.cpu as usize)
+            && *c == old
+        {
+            *c = new;
         }
         k.tasks.insert(new, t);
         if let PolicyState::Owner(p) = &mut self.policy {

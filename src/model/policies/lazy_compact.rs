@@ -256,33 +256,33 @@ impl SlotPolicy {
         if k.task(prev).is_some_and(|t| t.exiting) {
             self.mm_put(k, prev);
         }
-        if let Some(p) = k.task(prev) {
-            if let (true, Some(id)) = (p.active, p.mm) {
-                let m = self.slot(k, id);
-                let s = &mut m.pcpu_cid[c as usize];
-                s.time = now_c;
-                // mm_cid_put_lazy
-                if let Cid::Lazy(n) = s.cid {
-                    s.cid = Cid::Unset;
-                    m.cidmask.clear(n);
-                }
-                k.mark_slot(id, c);
-                if let Some(p) = k.task_mut(prev) {
-                    p.mm_cid = None; // last_mm_cid kept
-                }
+        if let Some(p) = k.task(prev)
+            && let (true, Some(id)) = (p.active, p.mm)
+        {
+            let m = self.slot(k, id);
+            let s = &mut m.pcpu_cid[c as usize];
+            s.time = now_c;
+            // mm_cid_put_lazy
+            if let Cid::Lazy(n) = s.cid {
+                s.cid = Cid::Unset;
+                m.cidmask.clear(n);
+            }
+            k.mark_slot(id, c);
+            if let Some(p) = k.task_mut(prev) {
+                p.mm_cid = None; // last_mm_cid kept
             }
         }
-        if let Some(n) = k.task(next) {
-            if let (true, Some(id)) = (n.active, n.mm) {
-                let cid = self.get(k, id, next, c);
-                let fast = k.regime == Regime::Fast;
-                k.mark_slot(id, c);
-                if let Some(n) = k.task_mut(next) {
-                    n.mm_cid = Some(cid);
-                    n.last_mm_cid = Some(cid);
-                    if fast && n.written_cid != Some(cid as i32) {
-                        n.ids_changed = true;
-                    }
+        if let Some(n) = k.task(next)
+            && let (true, Some(id)) = (n.active, n.mm)
+        {
+            let cid = self.get(k, id, next, c);
+            let fast = k.regime == Regime::Fast;
+            k.mark_slot(id, c);
+            if let Some(n) = k.task_mut(next) {
+                n.mm_cid = Some(cid);
+                n.last_mm_cid = Some(cid);
+                if fast && n.written_cid != Some(cid as i32) {
+                    n.ids_changed = true;
                 }
             }
         }
@@ -509,10 +509,10 @@ impl SlotPolicy {
     /// `CLEAR_WEIGHT(mm, c, W)`.
     fn clear_weight(&mut self, k: &mut Core, id: MmId, c: u16, w: u32, rec: &mut Compaction) {
         let m = self.slot(k, id);
-        if let Cid::Valid(n) = m.pcpu_cid[c as usize].cid {
-            if n >= w {
-                self.remote_clear(k, id, c, rec);
-            }
+        if let Cid::Valid(n) = m.pcpu_cid[c as usize].cid
+            && n >= w
+        {
+            self.remote_clear(k, id, c, rec);
         }
     }
 
@@ -636,10 +636,10 @@ impl SlotPolicy {
     pub(super) fn exec(&mut self, k: &mut Core, tid: Tid, new_mm: MmId) {
         self.release(k, tid);
         // exec_mmap drops the old mm
-        if let Some(t) = k.task(tid).filter(|t| t.holds_mm_users) {
-            if let Some(id) = t.mm {
-                self.drop_user(k, id);
-            }
+        if let Some(t) = k.task(tid).filter(|t| t.holds_mm_users)
+            && let Some(id) = t.mm
+        {
+            self.drop_user(k, id);
         }
         let cpu = k.task(tid).map_or(0, |t| t.cpu);
         self.new_mm(k, new_mm, tid); // mm_alloc zeroes next_scan
@@ -740,10 +740,10 @@ impl SlotPolicy {
             }
         }
         let s = &mut m.pcpu_cid[c as usize];
-        if let Some(old) = s.cid.number() {
-            if old != n {
-                m.cidmask.clear(old);
-            }
+        if let Some(old) = s.cid.number()
+            && old != n
+        {
+            m.cidmask.clear(old);
         }
         s.cid = Cid::Valid(n);
         s.recent_cid = Some(n);

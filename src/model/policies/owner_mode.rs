@@ -183,11 +183,11 @@ fn unset_task_cid(m: &mut OmMm, k: &mut Core, tid: Tid) {
 }
 
 fn set_task_cid(k: &mut Core, tid: Tid, x: u32) {
-    if let Some(t) = k.task_mut(tid) {
-        if t.cid != x {
-            t.cid = x;
-            t.ids_changed = true; // raw compare, flags included
-        }
+    if let Some(t) = k.task_mut(tid)
+        && t.cid != x
+    {
+        t.cid = x;
+        t.ids_changed = true; // raw compare, flags included
     }
     k.mark_task(tid);
 }

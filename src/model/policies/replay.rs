@@ -36,12 +36,11 @@ pub fn infer_hz(trace: &Trace) -> Option<u32> {
     let mut last: FxHashMap<u16, u64> = FxHashMap::default();
     let mut deltas: Vec<u64> = Vec::new();
     for e in &trace.events {
-        if let EventKind::Tick = e.kind {
-            if let Some(l) = last.insert(e.cpu, e.ts) {
-                if e.ts > l {
-                    deltas.push(e.ts - l);
-                }
-            }
+        if let EventKind::Tick = e.kind
+            && let Some(l) = last.insert(e.cpu, e.ts)
+            && e.ts > l
+        {
+            deltas.push(e.ts - l);
         }
     }
     if deltas.len() < 3 {
@@ -198,10 +197,10 @@ impl Replayer {
         if tid == 0 || tid == TID_UNKNOWN || self.created.contains(&tid) {
             return;
         }
-        if self.quiet_tids.contains(&tid) {
-            if let Some(m) = self.obs_mm(tid) {
-                self.quiet.insert(m);
-            }
+        if self.quiet_tids.contains(&tid)
+            && let Some(m) = self.obs_mm(tid)
+        {
+            self.quiet.insert(m);
         }
         let have = self.engine.core.task(tid).map(|t| t.mm);
         let obs = self.model_mm(tid);
@@ -248,10 +247,10 @@ impl Replayer {
         };
         let ts = ev.ts;
         // A non-leader exec takes over the leader's pid: rename before anything looks at it.
-        if let EventKind::SchedProcessExec { tid, old_tid } = ev.kind {
-            if old_tid != tid {
-                self.engine.rename(old_tid, tid);
-            }
+        if let EventKind::SchedProcessExec { tid, old_tid } = ev.kind
+            && old_tid != tid
+        {
+            self.engine.rename(old_tid, tid);
         }
         match ev.kind {
             EventKind::TaskNewtask { tid, clone_flags } => {
@@ -299,19 +298,17 @@ impl Replayer {
                 tid,
                 orig_cpu,
                 dest_cpu,
-            } => {
-                if orig_cpu != dest_cpu {
-                    self.know(ts, tid);
-                    self.engine.step(
-                        ts,
-                        &DriverEvent::Migrate {
-                            tid,
-                            src: orig_cpu,
-                            dst: dest_cpu,
-                        },
-                    );
-                    self.since.entry(tid).or_default().switched = true;
-                }
+            } if orig_cpu != dest_cpu => {
+                self.know(ts, tid);
+                self.engine.step(
+                    ts,
+                    &DriverEvent::Migrate {
+                        tid,
+                        src: orig_cpu,
+                        dst: dest_cpu,
+                    },
+                );
+                self.since.entry(tid).or_default().switched = true;
             }
             EventKind::SchedProcessFork { parent, child } => {
                 self.know(ts, parent);
@@ -601,10 +598,11 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
     // in a join or wait): count the leader named by the TGID column.
     let mut leaders: Vec<(Tid, Option<MmId>)> = Vec::new();
     for (i, info) in infos.0.iter().enumerate() {
-        if let (Some(g), crate::model::MmOrigin::Tgid) = (info.tgid, info.origin) {
-            if !seen.contains(&g) && !created.contains(&g) {
-                leaders.push((g, Some(MmId(i as u32))));
-            }
+        if let (Some(g), crate::model::MmOrigin::Tgid) = (info.tgid, info.origin)
+            && !seen.contains(&g)
+            && !created.contains(&g)
+        {
+            leaders.push((g, Some(MmId(i as u32))));
         }
     }
     out.extend(leaders);

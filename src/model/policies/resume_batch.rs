@@ -52,27 +52,24 @@ impl SlotPolicy {
         }
         if needs_scan(m, j, b, len) {
             // (A) force a batch on return to user
-            if has_rseq {
-                if let Some(t) = k.task_mut(curr) {
-                    t.nr = true;
-                    t.nr_from_tick = true;
-                }
+            if has_rseq && let Some(t) = k.task_mut(curr) {
+                t.nr = true;
+                t.nr_from_tick = true;
             }
         } else if j > reset + d {
             // (B) refresh the task's own CID
             if !active {
                 return;
             }
-            if k.p.check_invariants {
-                if let Some(last) = k.task(curr).and_then(|t| t.last_rule_b) {
-                    if j < last + d {
-                        k.violation(
-                            Some(id),
-                            "R4",
-                            format!("rule B twice within D jiffies for task {curr}"),
-                        );
-                    }
-                }
+            if k.p.check_invariants
+                && let Some(last) = k.task(curr).and_then(|t| t.last_rule_b)
+                && j < last + d
+            {
+                k.violation(
+                    Some(id),
+                    "R4",
+                    format!("rule B twice within D jiffies for task {curr}"),
+                );
             }
             let now_c = k.rq_clock(c);
             let m = self.slot(k, id);
@@ -178,16 +175,15 @@ impl SlotPolicy {
                 return;
             }
             m.next_scan = Some(j + d);
-            if k.p.check_invariants {
-                if let Some(last) = m.last_cycle_start {
-                    if j < last + d {
-                        k.violation(
-                            Some(id),
-                            "R2",
-                            format!("cycle start at J={j} less than D after J={last}"),
-                        );
-                    }
-                }
+            if k.p.check_invariants
+                && let Some(last) = m.last_cycle_start
+                && j < last + d
+            {
+                k.violation(
+                    Some(id),
+                    "R2",
+                    format!("cycle start at J={j} less than D after J={last}"),
+                );
             }
             let m = self.slot(k, id);
             m.last_cycle_start = Some(j);
