@@ -209,6 +209,12 @@ impl Core {
         (ts + period - self.jiffy_phase.min(period - 1)) / period
     }
 
+    /// The time (ns) at which jiffies reach `j`.
+    pub fn time_of_jiffies(&self, j: u64) -> u64 {
+        let period = self.p.tick_ns();
+        (j * period + self.jiffy_phase.min(period - 1)).saturating_sub(period)
+    }
+
     /// D = `msecs_to_jiffies(100)`.
     pub fn scan_delay(&self) -> u64 {
         self.p.scan_delay_jiffies()

@@ -445,9 +445,10 @@ impl SlotPolicy {
             scanned: false,
             weight_after: m.cidmask.weight(),
             cost_ns: 0,
+            next_scan_at: None,
         };
         if !due {
-            k.run.compactions.push(rec);
+            self.push_rec(k, id, rec);
             return;
         }
         m.next_scan = Some(j + d);
@@ -465,6 +466,15 @@ impl SlotPolicy {
             end_ts: Some(k.now),
             batches: 1,
         });
+        self.push_rec(k, id, rec);
+    }
+
+    /// Records a compaction attempt, with when the mm's next period opens.
+    pub(super) fn push_rec(&self, k: &mut Core, id: MmId, mut rec: Compaction) {
+        rec.next_scan_at = self
+            .mm(id)
+            .and_then(|m| m.next_scan)
+            .map(|j| k.time_of_jiffies(j));
         k.run.compactions.push(rec);
     }
 
@@ -1085,5 +1095,27 @@ mod tests {
         s.step(crate::model::policies::DriverEvent::MmPut { tid: 101 });
         s.switch(1, 100);
         assert_eq!(s.cid(100), Some(1));
+    }
+}
+
+#[cfg(test)]
+mod time_tests {
+    use crate::model::policies::PolicyKind;
+    use crate::model::policies::script::Script;
+
+    #[test]
+    fn jiffies_and_their_times_round_trip() {
+        for (hz, phase) in [(1000u32, 0u64), (250, 1_234_567), (300, 17)] {
+            let mut s = Script::new(PolicyKind::LazyCompact, 2, hz);
+            s.engine.core.jiffy_phase = phase;
+            let k = &s.engine.core;
+            for j in [1u64, 2, 25, 1000, 123_456] {
+                let t = k.time_of_jiffies(j);
+                assert_eq!(k.jiffies_at(t), j, "HZ {hz} J {j}");
+                if t > 0 {
+                    assert_eq!(k.jiffies_at(t - 1), j - 1);
+                }
+            }
+        }
     }
 }

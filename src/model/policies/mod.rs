@@ -6,11 +6,22 @@
 //! * [`owner_mode`]: the 6.19 rewrite (per-task / per-CPU ownership with TRANSIT fixups), §4.
 //!
 //! How to use:
-//! * a capture: [`replay::replay`]`(&trace, kind, &params)` → [`PolicyRun`] (with an
-//!   [`Agreement`] against the observed `rseq_update`s), keyed by the same `MmId`s as
-//!   `model::observed` / `timeline::Timeline`;
-//! * a synthetic schedule: `crate::sim::simulate` (it drives the same [`replay::Replayer`]);
-//! * step by step: [`Engine::step`] with [`DriverEvent`]s (tests, property tests).
+//! * a capture: [`replay()`]`(&trace, kind, &params)` → [`PolicyRun`] (with an [`Agreement`]
+//!   against the observed `rseq_update`s), keyed by the same `MmId`s as `model::observed` and
+//!   `timeline::Timeline`; [`replay_all`] for a compare view;
+//! * a synthetic schedule: `crate::sim::simulate(&cfg)` → `SimOutput { trace, run, summary }`
+//!   (it drives the same [`Replayer`], so `run` lines up with `Timeline::build(&trace)`);
+//! * step by step: [`Engine::step`] with [`DriverEvent`]s, or [`script::Script`] (tests).
+//!
+//! ```no_run
+//! use cidscope::model::policies::{replay, Params, PolicyKind};
+//! # let trace = cidscope::events::Trace::new("x", cidscope::events::Format::Ftrace);
+//! let run = replay(&trace, PolicyKind::LazyCompact, &Params::default());
+//! let seg = run.segment_at(0, 1_000_000); // model lane of CPU 0 (timeline::Segment)
+//! let w = run.weight_at(cidscope::model::MmId(0), 1_000_000); // cidmask weight
+//! let p = run.scan_progress_at(cidscope::model::MmId(0), 1_000_000); // batch k of N
+//! # let _ = (seg, w, p);
+//! ```
 //!
 //! The model is deterministic and knows nothing of file formats or the UI.
 
@@ -25,7 +36,7 @@ pub mod script;
 
 pub use cpuset::CpuSet;
 pub use driver::{Core, DriverEvent, Engine, Task};
-pub use replay::{Replayer, infer_hz, replay, resolve_params};
+pub use replay::{Replayer, infer_hz, replay, replay_all, resolve_params};
 pub use run::{
     Agreement, Compaction, Disagreement, MmAgreement, ModeChange, PolicyRun, PredictedUpdate,
     ScanCycle, SlotChange, Tally, TaskCidChange, Trigger, Violation, WeightChange, slot_flags,

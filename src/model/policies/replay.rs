@@ -650,3 +650,8 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
     }
     r.finish()
 }
+
+/// Replays `trace` through each of `policies` (the compare view: one run per model).
+pub fn replay_all(trace: &Trace, policies: &[PolicyKind], params: &Params) -> Vec<PolicyRun> {
+    policies.iter().map(|&k| replay(trace, k, params)).collect()
+}

@@ -163,6 +163,7 @@ impl SlotPolicy {
             scanned: false,
             weight_after: m.cidmask.weight(),
             cost_ns: 0,
+            next_scan_at: None,
         };
         if from == 0 {
             // period gate only at scan start
@@ -171,7 +172,7 @@ impl SlotPolicy {
             }
             m.next_scan_unknown = false;
             if m.next_scan.is_some_and(|ns| j < ns) {
-                k.run.compactions.push(rec); // not due: no-op
+                self.push_rec(k, id, rec); // not due: no-op
                 return;
             }
             m.next_scan = Some(j + d);
@@ -241,7 +242,7 @@ impl SlotPolicy {
                 m.open_cycle = None;
             }
         }
-        k.run.compactions.push(rec);
+        self.push_rec(k, id, rec);
     }
 }
 

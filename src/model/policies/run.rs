@@ -90,6 +90,8 @@ pub struct Compaction {
     pub weight_after: u32,
     /// Time the call took, from the simulator's cost model (0 in a replay).
     pub cost_ns: u64,
+    /// When the mm's next scan period opens (`next_scan` as a time), after this attempt.
+    pub next_scan_at: Option<u64>,
 }
 
 /// A complete-scan cycle of an mm: lazy-compact's scans are instant (`start == end`);
