@@ -15,11 +15,12 @@ fn load_trace(name: &str) -> Trace {
 }
 
 /// Captures with task_newtask and sched_process_exec (made for the models).
-const OWN: [&str; 8] = [
+const OWN: [&str; 9] = [
     "v3-spinner.ftrace.txt",
     "v3-spinner-rt.ftrace.txt",
     "v5-workers.ftrace.txt",
     "v5-workers-rt.ftrace.txt",
+    "v5-workers-quiet.ftrace.txt",
     "hogs-6threads.ftrace.txt",
     "churn-batches6.ftrace.txt",
     "migrate-affinity-flip.ftrace.txt",
@@ -166,7 +167,11 @@ fn v3_tick_scans_of_an_unpreempted_thread() {
 /// CID of the workload; resume-batch gives the same CIDs (its scans never clear a slot here).
 #[test]
 fn v5_workers_real_capture() {
-    for name in ["v5-workers.ftrace.txt", "v5-workers-rt.ftrace.txt"] {
+    for name in [
+        "v5-workers.ftrace.txt",
+        "v5-workers-rt.ftrace.txt",
+        "v5-workers-quiet.ftrace.txt",
+    ] {
         let trace = load_trace(name);
         let (leader, _) = workload(&trace);
         for kind in [PolicyKind::LazyCompact, PolicyKind::ResumeBatch] {

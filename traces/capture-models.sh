@@ -39,6 +39,7 @@ capture() {   # NAME SECONDS_AFTER -- COMMAND...
 }
 
 NAMES=${NAMES:-"v3-spinner v3-spinner-rt v5-workers v5-workers-rt hogs churn migrate forks"}
+# (v5-workers-quiet: the same as v5-workers, taken when the box was nearly idle)
 for n in $NAMES; do
 	case $n in
 	v3-spinner) capture v3-spinner 0.05 -- $WORK/mcwork spin1 2 ;;
@@ -46,6 +47,7 @@ for n in $NAMES; do
 	# 50 ms of every second away from it)
 	v3-spinner-rt) capture v3-spinner-rt 0.05 -- chrt -f 10 $WORK/mcwork spin1 2 ;;
 	v5-workers) capture v5-workers 0.05 -- $WORK/mcwork workers 4 300 200 1.0 ;;
+	v5-workers-quiet) capture v5-workers-quiet 0.05 -- $WORK/mcwork workers 4 300 200 1.0 ;;
 	v5-workers-rt) capture v5-workers-rt 0.05 -- chrt -f 10 $WORK/mcwork workers 4 300 200 1.0 ;;
 	hogs) capture hogs-6threads 0.05 -- $WORK/mcwork hogs 1.5 6 ;;
 	churn) capture churn-batches6 0.05 -- $WORK/mcwork churn 1.0 6 ;;
