@@ -50,6 +50,22 @@ pub struct Cli {
     #[command(flatten)]
     pub load: LoadArgs,
 
+    /// Colour theme: a built-in name (default, dark, light, high-contrast, colorblind) or the
+    /// path of a JSON theme file (slots it leaves out come from default). NO_COLOR turns colour
+    /// off unless a theme is named.
+    #[arg(long, global = true, value_name = "NAME|PATH")]
+    pub theme: Option<String>,
+
+    /// Check the capture instead of opening the TUI: report every observed duplicate CID among
+    /// concurrently running threads of one process and every CID at or above its bound.
+    /// Exit status 1 when there is a finding, 0 when there is none.
+    #[arg(long, requires = "file")]
+    pub check: bool,
+
+    /// Key bindings file: {"action-name": ["key", ...]} (see the README's key table).
+    /// Default: ~/.config/cidscope/keys.json when it exists.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub keys: Option<String>,
     #[command(flatten)]
     pub model: ModelArgs,
 
@@ -66,6 +82,10 @@ pub struct LoadArgs {
     /// Skip lines that do not parse (counted in a warning) instead of stopping at the first.
     #[arg(long, global = true)]
     pub skip_bad_lines: bool,
+
+    /// Open a capture even when it looks too large for the available memory.
+    #[arg(long, global = true)]
+    pub no_memory_check: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +122,23 @@ impl FormatArg {
 pub enum Command {
     /// Summarize a capture without the TUI: events, CPUs, tasks and their CIDs.
     Stats(StatsArgs),
+    /// Run a synthetic workload and show the CIDs its threads read from their rseq areas
+    /// (no privileges needed); with --attach, also trace this process (root or CAP_PERFMON).
+    Live(LiveArgs),
+    /// Attach to the rseq/sched/task/timer tracepoints with perf_event_open and summarize (or
+    /// record) what happens now (root, or CAP_PERFMON with tracefs access).
+    Attach(AttachArgs),
+    /// Export a capture's observed timeline: Chrome JSON trace events for ui.perfetto.dev
+    /// (a track per CPU with CID slices, a weight counter per process, instants for lost
+    /// events and alarms) and/or CSV with one row per event.
+    Export(ExportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout: `cidscope man > cidscope.1`.
+    Man,
     /// Simulate a workload under a CID policy (deterministic for a given --seed).
     Sim(SimArgs),
 }
@@ -114,6 +151,76 @@ pub struct StatsArgs {
     /// lost_events, tasks, warnings, ...).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Capture to export.
+    pub file: PathBuf,
+    /// Write Chrome JSON trace events (open with ui.perfetto.dev) to this file.
+    #[arg(long, value_name = "OUT.json")]
+    pub perfetto: Option<PathBuf>,
+    /// Write one CSV row per event to this file.
+    #[arg(long, value_name = "OUT.csv")]
+    pub csv: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = crate::sources::live::spec::SYNTAX_HELP)]
+pub struct LiveArgs {
+    /// Workload to run (SPEC below). Default: periodic:4:1ms:200us,hog:CPUs+1.
+    #[arg(long, value_name = "SPEC")]
+    pub workload: Option<String>,
+    /// Also attach to this process's tracepoints (needs root, or CAP_PERFMON and tracefs
+    /// access): trace events and rseq-area samples side by side.
+    #[arg(long)]
+    pub attach: bool,
+    /// Stop after this long: seconds (`1`, `0.5`) or with a unit (`500ms`). Default: until Ctrl-C.
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// Print the summary as JSON (keys: rseq_samples, matched, max_cid, cpus, duplicates,
+    /// lost_events, ...).
+    #[arg(long)]
+    pub json: bool,
+    /// Save the session as ftrace text that `cidscope FILE` and `cidscope stats FILE` replay
+    /// (needs --attach).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Ring buffer per CPU, in 4 KiB pages (a power of two).
+    #[arg(long, default_value_t = 1024, value_name = "PAGES")]
+    pub buffer_pages: usize,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Events: rseq:rseq_update sched:sched_switch sched:sched_migrate_task sched:sched_process_fork
+sched:sched_process_exec sched:sched_process_exit task:task_newtask timer:hrtimer_expire_entry
+(timer:tick_stop when present), one perf ring buffer per CPU, CLOCK_MONOTONIC timestamps.
+--pid keeps all threads of the process (present and future) plus the switches into them;
+events are still opened per CPU, since a per-task tracepoint misses those switches.
+Needs root, or CAP_PERFMON (or kernel.perf_event_paranoid=-1) and read access to tracefs;
+exits 2 with the fix otherwise. Ctrl-C stops early.")]
+#[command(group(clap::ArgGroup::new("target").required(true).multiple(false)))]
+pub struct AttachArgs {
+    /// Keep the events of this process (all its threads).
+    #[arg(long, value_name = "P", group = "target")]
+    pub pid: Option<u32>,
+    /// Keep every event on every CPU.
+    #[arg(long, group = "target")]
+    pub all: bool,
+    /// Stop after this long: seconds (`1`, `0.5`) or with a unit (`500ms`). Default: until Ctrl-C.
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// Print the summary as JSON (keys: events, event_rate, lost_events, event_counts,
+    /// cpu_user_s, cpu_sys_s, ...).
+    #[arg(long)]
+    pub json: bool,
+    /// Save the session as ftrace text that `cidscope FILE` and `cidscope stats FILE` replay.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Ring buffer per CPU, in 4 KiB pages (a power of two).
+    #[arg(long, default_value_t = 1024, value_name = "PAGES")]
+    pub buffer_pages: usize,
 }
 
 /// Which model to show or replay (`observed` = only what the capture shows).
@@ -216,7 +323,7 @@ pub struct ModelArgs {
 
     /// Check every model invariant after every event (slow); breaks are reported.
     #[arg(long, global = true)]
-    pub check: bool,
+    pub check_invariants: bool,
 }
 
 impl ModelArgs {
@@ -246,7 +353,7 @@ impl ModelArgs {
                 _ => ScanScope::All,
             },
             seed: !self.no_seed,
-            check_invariants: self.check,
+            check_invariants: self.check_invariants,
         }
     }
 

@@ -6,10 +6,14 @@
 
 pub mod cli;
 pub mod events;
+pub mod export;
+pub mod live_cli;
 pub mod model;
 pub mod sim;
 pub mod sources;
 pub mod stats;
+#[doc(hidden)]
+pub mod testing;
 pub mod timeline;
 pub mod ui;
 

@@ -7,7 +7,18 @@ fn load_options(a: &LoadArgs) -> LoadOptions {
     LoadOptions {
         format: a.format.map(|f| f.format()),
         skip_bad_lines: a.skip_bad_lines,
+        no_memory_check: a.no_memory_check,
         ..Default::default()
+    }
+}
+
+/// Writes to stdout; a closed pipe (`cidscope stats ... | head`) is not an error.
+fn emit(bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing output: {e}")),
+        _ => Ok(()),
     }
 }
 
@@ -24,6 +35,46 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
+        Some(Command::Completions { shell }) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "cidscope", &mut buf);
+            emit(&buf)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Export(a)) => {
+            if a.perfetto.is_none() && a.csv.is_none() {
+                return Err(
+                    "export: name an output with --perfetto OUT.json and/or --csv OUT.csv".into(),
+                );
+            }
+            let trace =
+                sources::load(&a.file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
+            let tl = cidscope::timeline::Timeline::build(&trace);
+            if let Some(p) = &a.perfetto {
+                let v = cidscope::export::perfetto::export(&trace, &tl, &[]);
+                let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                serde_json::to_writer(std::io::BufWriter::new(f), &v)
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+            if let Some(p) = &a.csv {
+                let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                let mut w = std::io::BufWriter::new(f);
+                cidscope::export::csv::write(&trace, &tl, &mut w)
+                    .and_then(|_| std::io::Write::flush(&mut w))
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Man) => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut buf)
+                .map_err(|e| format!("writing the man page: {e}"))?;
+            emit(&buf)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Stats(a)) => {
             let trace =
                 sources::load(&a.file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
@@ -34,23 +85,44 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 cidscope::stats::policy::compute_with_models(&trace, &models, &cli.model.params())
             };
             if a.json {
-                let out = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
-                println!("{out}");
+                let mut out = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+                out.push('\n');
+                emit(out.as_bytes())?;
             } else {
-                print!("{}", cidscope::stats::render_text(&s));
-                print!("{}", cidscope::stats::policy::render_text(&s));
+                emit(cidscope::stats::render_text(&s).as_bytes())?;
+                emit(cidscope::stats::policy::render_text(&s).as_bytes())?;
             }
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Sim(a)) => run_sim(&a, &cli.model),
+        Some(Command::Live(a)) => cidscope::live_cli::run_live(&a),
+        Some(Command::Attach(a)) => cidscope::live_cli::run_attach(&a),
+        None if cli.check => {
+            let Some(file) = &cli.file else {
+                return Err("--check needs a capture file".into());
+            };
+            let trace = sources::load(file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
+            let report = cidscope::stats::check::run(&trace);
+            emit(report.text.as_bytes())?;
+            Ok(if report.findings > 0 {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
         None => {
+            let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+            let theme = cidscope::ui::theme::Theme::resolve(cli.theme.as_deref(), no_color)
+                .map_err(|e| e.to_string())?;
+            let bindings = cidscope::ui::keys::load_bindings(cli.keys.as_deref())
+                .map_err(|e| e.to_string())?;
             let opts = load_options(&cli.load);
-            let trace = match &cli.file {
-                Some(f) => sources::load(f, &opts),
-                None => sources::load_bytes(cidscope::DEMO_NAME, cidscope::DEMO_TRACE, &opts),
+            let opened = match &cli.file {
+                Some(f) => sources::open(f, &opts),
+                None => sources::open_static(cidscope::DEMO_NAME, cidscope::DEMO_TRACE, &opts),
             }
             .map_err(|e| e.to_string())?;
-            cidscope::ui::run(trace).map_err(|e| format!("terminal: {e}"))?;
+            cidscope::ui::run_opened(opened, opts, cidscope::ui::UiOptions { theme, bindings })?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -69,8 +141,9 @@ fn run_sim(a: &SimArgs, m: &ModelArgs) -> Result<ExitCode, String> {
         })?;
     }
     if a.json {
-        let out = serde_json::to_string_pretty(&out.summary).map_err(|e| e.to_string())?;
-        println!("{out}");
+        let mut text = serde_json::to_string_pretty(&out.summary).map_err(|e| e.to_string())?;
+        text.push('\n');
+        emit(text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     if a.record.is_some() {

@@ -254,7 +254,7 @@ fn replay_mm_ids_match_the_timeline() {
     }
     assert!(last.len() > 10);
     for (tid, mm) in last {
-        assert_eq!(tl.task_mm.get(&tid).copied(), Some(mm), "task {tid}");
+        assert_eq!(tl.task_mm(tid), mm, "task {tid}");
     }
     assert_eq!(run.lanes.len(), tl.lanes.len());
 }

@@ -9,7 +9,7 @@ mod strings;
 mod trace;
 
 pub use strings::{StrId, Strings};
-pub use trace::{Format, TaskMeta, Trace, Warning};
+pub use trace::{Format, TaskMeta, Trace, TraceDelta, Warning};
 
 /// Thread id as the kernel prints it (`pid` in kernel terms). 0 is the idle task.
 pub type Tid = u32;

@@ -108,7 +108,60 @@ pub struct Trace {
     pub warnings: Vec<Warning>,
 }
 
+/// What a streaming load adds to a [`Trace`]: applied in order, deltas rebuild exactly the
+/// trace a whole-file load gives (before its final sort).
+#[derive(Clone, Debug, Default)]
+pub struct TraceDelta {
+    pub events: Vec<Event>,
+    /// Strings interned since the previous delta, in id order (ids continue the trace's).
+    pub new_strings: Vec<Box<[u8]>>,
+    /// Tasks first seen, or whose tgid became known, since the previous delta.
+    pub tasks: Vec<(Tid, TaskMeta)>,
+    pub ncpus_hint: Option<u32>,
+    pub warnings: Vec<Warning>,
+    /// The format, once the reader is sure of it (ftrace without a header is trace_pipe).
+    pub format: Option<Format>,
+}
+
+impl TraceDelta {
+    /// A whole trace as one delta (for readers that do not stream).
+    pub fn whole(t: Trace) -> TraceDelta {
+        TraceDelta {
+            events: t.events,
+            new_strings: (1..t.strings.len() as u32)
+                .map(|i| t.strings.get(super::StrId(i)).into())
+                .collect(),
+            tasks: t.tasks.into_iter().collect(),
+            ncpus_hint: t.ncpus_hint,
+            warnings: t.warnings,
+            format: Some(t.format),
+        }
+    }
+}
+
 impl Trace {
+    /// Appends a delta of a streaming load.
+    pub fn apply(&mut self, d: TraceDelta) {
+        for s in d.new_strings {
+            self.strings.intern(&s);
+        }
+        for (tid, m) in d.tasks {
+            self.tasks.insert(tid, m);
+        }
+        if d.ncpus_hint.is_some() {
+            self.ncpus_hint = d.ncpus_hint;
+        }
+        if let Some(f) = d.format {
+            self.format = f;
+        }
+        self.warnings.extend(d.warnings);
+        if self.events.is_empty() {
+            self.events = d.events;
+        } else {
+            self.events.extend(d.events);
+        }
+    }
+
     pub fn new(path: impl Into<String>, format: Format) -> Trace {
         Trace {
             path: path.into(),

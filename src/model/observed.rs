@@ -100,6 +100,15 @@ impl ObservedState {
             self.cpus.resize(c + 1, CpuSlot::IDLE);
         }
         if matches!(ev.kind, EventKind::Lost { .. }) {
+            // Switches and reports of this CPU may be missing: its CID is no longer known.
+            let tid = self.cpus[c].tid;
+            if let Some(t) = self.tasks.get_mut(&tid) {
+                t.confirmed = false;
+            }
+            if self.cpus[c].confirmed {
+                self.cpus[c].confirmed = false;
+                sink.cpu_changed(ev.ts, ev.cpu, &self.cpus[c]);
+            }
             return;
         }
         // Every record names the task current on its CPU: this also catches switches the

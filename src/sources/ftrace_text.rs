@@ -26,6 +26,24 @@ pub struct Head<'a> {
     pub rest: &'a [u8],
 }
 
+/// Splits an event line into its columns, trying first the `[CPU]` position `hint` where the
+/// previous line had it (tracefs pads its columns, so it rarely moves).
+pub fn split_head_hinted<'a>(line: &'a [u8], hint: &mut usize) -> Option<Head<'a>> {
+    if line.get(*hint) == Some(&b'[')
+        && let Some(h) = head_at(line, *hint)
+    {
+        return Some(h);
+    }
+    let limit = line.len().min(200);
+    for i in memchr::memchr_iter(b'[', &line[..limit]) {
+        if let Some(h) = head_at(line, i) {
+            *hint = i;
+            return Some(h);
+        }
+    }
+    None
+}
+
 /// Splits an event line into its columns, or `None` if it is not one.
 pub fn split_head(line: &[u8]) -> Option<Head<'_>> {
     // The [CPU] column sits within the first ~60 bytes (16-byte comm, pid, TGID column).
@@ -144,10 +162,10 @@ impl LineParser for FtraceText {
         if first == b'#' {
             return header_line(line, out);
         }
-        if let Some(h) = split_head(line) {
+        if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
             let kind = payload::parse(h.name, h.rest, &mut out.strings)
                 .map_err(|e| format!("expected {e}"))?;
-            out.note_task(h.tid, h.comm, h.tgid.flatten());
+            out.note_task(h.cpu, h.tid, h.comm, h.tgid.flatten());
             out.events.push(Event {
                 ts: h.ts,
                 tid: h.tid,
@@ -177,6 +195,16 @@ impl LineParser for FtraceText {
 
 fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), String> {
     out.saw_header = true;
+    if !out.events.is_empty() && !out.warned_late_header && line.starts_with(b"# tracer:") {
+        out.warned_late_header = true;
+        out.warnings.push(crate::events::Warning {
+            code: "header-after-events",
+            message: format!(
+                "a \"# tracer:\" header follows {} events: several captures concatenated? They are read as one stream",
+                out.events.len()
+            ),
+        });
+    }
     // "##### CPU 1 buffer started ####": the ring buffer of that CPU was overwritten before
     // this point (overwrite mode), so older events of that CPU are missing.
     if let Some(r) = line.strip_prefix(b"##### CPU ") {

@@ -5,13 +5,15 @@
 
 pub mod error;
 pub mod ftrace_text;
+pub mod live;
+pub mod memory;
 pub mod payload;
 pub mod perf_script;
 pub mod text;
 
 pub use error::{Location, SourceError};
 
-use crate::events::{Format, Trace};
+use crate::events::{Format, Trace, TraceDelta};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -42,6 +44,12 @@ pub struct LoadOptions {
     pub skip_bad_lines: bool,
     /// Parse on one thread (tests compare this with the parallel parse).
     pub serial: bool,
+    /// Load even when the estimate says the capture will not fit in memory.
+    pub no_memory_check: bool,
+    /// Threads for the parse (default: one per core for inputs of 8 MB and more).
+    pub threads: Option<usize>,
+    /// Bytes per delta of a streaming load (default `text::SEGMENT_BYTES`; tests use small ones).
+    pub segment_bytes: Option<usize>,
     pub progress: Option<Arc<Progress>>,
 }
 
@@ -109,8 +117,33 @@ pub fn detect(data: &[u8]) -> Option<Format> {
     None
 }
 
-/// Loads a capture file.
-pub fn load(path: &Path, opts: &LoadOptions) -> Result<Trace, SourceError> {
+/// The bytes of an opened capture: a private read-only map of a file, or data built into the
+/// binary (the demo).
+pub enum Bytes {
+    Map(memmap2::Mmap),
+    Static(&'static [u8]),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            Bytes::Static(s) => s,
+        }
+    }
+}
+
+/// A capture that passed every check that needs no parsing: it exists, is not empty, fits in
+/// memory, and its format is known. Parsing may still find a bad record.
+pub struct Opened {
+    pub name: String,
+    pub data: Bytes,
+    pub format: Format,
+}
+
+/// Opens a capture file and detects its format.
+pub fn open(path: &Path, opts: &LoadOptions) -> Result<Opened, SourceError> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path)
         .map_err(|e| SourceError::file(&name, format!("cannot open: {e}")))?;
@@ -133,7 +166,121 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Trace, SourceError> {
     // the one case mmap cannot guard against, as with every mmap-based reader.
     let map = unsafe { memmap2::Mmap::map(&file) }
         .map_err(|e| SourceError::file(&name, format!("cannot map: {e}")))?;
-    load_bytes(&name, &map, opts)
+    let format = format_of(&name, &map, opts)?;
+    if !opts.no_memory_check {
+        memory::check(meta.len(), format).map_err(|m| SourceError::file(&name, m))?;
+    }
+    Ok(Opened {
+        name,
+        data: Bytes::Map(map),
+        format,
+    })
+}
+
+/// Opens a capture held in memory for the whole run (the bundled demo).
+pub fn open_static(
+    name: &str,
+    data: &'static [u8],
+    opts: &LoadOptions,
+) -> Result<Opened, SourceError> {
+    if data.is_empty() {
+        return Err(SourceError::file(name, "empty input: expected a capture"));
+    }
+    Ok(Opened {
+        name: name.to_string(),
+        format: format_of(name, data, opts)?,
+        data: Bytes::Static(data),
+    })
+}
+
+/// The format `--format` names, or the one detected from the content.
+fn format_of(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Format, SourceError> {
+    if let Some(f) = opts.format.or_else(|| detect(data)) {
+        return Ok(f);
+    }
+    let first = data
+        .split(|&b| b == b'\n')
+        .find(|l| !l.iter().all(|b| b.is_ascii_whitespace()))
+        .unwrap_or(b"");
+    let offset = first.as_ptr() as usize - data.as_ptr() as usize;
+    let line = 1 + data[..offset.min(data.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count() as u64;
+    Err(SourceError::at_line(
+        name,
+        line,
+        format!(
+            "not a capture cidscope reads: expected ftrace text, trace-cmd report, perf script text, perf.data or trace.dat; found \"{}\"",
+            error::excerpt(first, 60)
+        ),
+    ))
+}
+
+impl Opened {
+    /// Parses the capture, handing its events to `sink` in deltas as they are read (text
+    /// formats stream by segment; binary formats arrive in one delta). `sink` returns false to
+    /// stop early. Progress and cancellation go through `opts.progress`.
+    pub fn stream(
+        &self,
+        opts: &LoadOptions,
+        sink: &mut dyn FnMut(TraceDelta) -> bool,
+    ) -> Result<(), SourceError> {
+        if let Some(p) = &opts.progress {
+            p.total.store(self.data.len() as u64, Ordering::Relaxed);
+        }
+        let r = match self.format {
+            Format::Ftrace | Format::TracePipe | Format::TraceCmdReport => text::stream_text(
+                &self.name,
+                &self.data,
+                self.format,
+                &ftrace_text::FtraceText,
+                opts,
+                sink,
+            ),
+            Format::PerfScript => text::stream_text(
+                &self.name,
+                &self.data,
+                self.format,
+                &perf_script::PerfScript,
+                opts,
+                sink,
+            ),
+            _ => {
+                let t = load_bytes(
+                    &self.name,
+                    &self.data,
+                    &LoadOptions {
+                        format: Some(self.format),
+                        ..opts.clone()
+                    },
+                )?;
+                sink(TraceDelta::whole(t));
+                Ok(())
+            }
+        };
+        if let Some(p) = &opts.progress {
+            p.done.store(self.data.len() as u64, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// Parses the whole capture into a trace.
+    pub fn load(&self, opts: &LoadOptions) -> Result<Trace, SourceError> {
+        load_bytes(
+            &self.name,
+            &self.data,
+            &LoadOptions {
+                format: Some(self.format),
+                ..opts.clone()
+            },
+        )
+    }
+}
+
+/// Loads a capture file.
+pub fn load(path: &Path, opts: &LoadOptions) -> Result<Trace, SourceError> {
+    open(path, opts)?.load(opts)
 }
 
 /// Loads a capture held in memory (`name` is used in messages).
@@ -144,29 +291,7 @@ pub fn load_bytes(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, 
     if data.is_empty() {
         return Err(SourceError::file(name, "empty input: expected a capture"));
     }
-    let format = match opts.format.or_else(|| detect(data)) {
-        Some(f) => f,
-        None => {
-            let first = data
-                .split(|&b| b == b'\n')
-                .find(|l| !l.iter().all(|b| b.is_ascii_whitespace()))
-                .unwrap_or(b"");
-            let line = 1 + data[..data
-                .len()
-                .min(first.as_ptr() as usize - data.as_ptr() as usize)]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count() as u64;
-            return Err(SourceError::at_line(
-                name,
-                line,
-                format!(
-                    "not a capture cidscope reads: expected ftrace text, trace-cmd report, perf script text, perf.data or trace.dat; found \"{}\"",
-                    error::excerpt(first, 60)
-                ),
-            ));
-        }
-    };
+    let format = format_of(name, data, opts)?;
     let trace = match format {
         Format::Ftrace | Format::TracePipe | Format::TraceCmdReport => {
             text::parse_text(name, data, format, &ftrace_text::FtraceText, opts)?

@@ -14,6 +14,9 @@ pub type PayloadError = &'static str;
 pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKind, PayloadError> {
     Ok(match name {
         b"rseq_update" => {
+            if let Some(k) = fast_rseq_update(rest) {
+                return Ok(k);
+            }
             let cpu_id = num_i32(rest, b"cpu_id=", rest.len()).ok_or("rseq_update cpu_id=N")?;
             let mm_cid = num_i32(rest, b"mm_cid=", rest.len()).ok_or("rseq_update mm_cid=N")?;
             // node_id exists since v6.3 together with mm_cid; absent means 0.
@@ -84,6 +87,93 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
     })
 }
 
+/// Reads a signed decimal at `s[*i..]`, advancing `i`.
+fn take_int(s: &[u8], i: &mut usize) -> Option<i64> {
+    let neg = s.get(*i) == Some(&b'-');
+    if neg {
+        *i += 1;
+    }
+    let start = *i;
+    let mut v: i64 = 0;
+    while let Some(&b) = s.get(*i) {
+        if !b.is_ascii_digit() || *i - start >= 18 {
+            break;
+        }
+        v = v * 10 + (b - b'0') as i64;
+        *i += 1;
+    }
+    if *i == start {
+        return None;
+    }
+    Some(if neg { -v } else { v })
+}
+
+/// Expects `lit` at `s[*i..]`, advancing `i`.
+fn take_lit(s: &[u8], i: &mut usize, lit: &[u8]) -> Option<()> {
+    if s.get(*i..*i + lit.len())? == lit {
+        *i += lit.len();
+        Some(())
+    } else {
+        None
+    }
+}
+
+/// The exact 6.3+ layout `cpu_id=%d node_id=%d mm_cid=%d`, read forward; anything else goes to
+/// the general parser.
+fn fast_rseq_update(rest: &[u8]) -> Option<EventKind> {
+    let mut i = 0;
+    take_lit(rest, &mut i, b"cpu_id=")?;
+    let cpu_id = i32::try_from(take_int(rest, &mut i)?).ok()?;
+    take_lit(rest, &mut i, b" node_id=")?;
+    let node_id = i32::try_from(take_int(rest, &mut i)?).ok()?;
+    take_lit(rest, &mut i, b" mm_cid=")?;
+    let mm_cid = i32::try_from(take_int(rest, &mut i)?).ok()?;
+    if i != trim_end(rest).len() {
+        return None;
+    }
+    Some(EventKind::RseqUpdate {
+        cpu_id,
+        node_id,
+        mm_cid,
+    })
+}
+
+/// `sched_switch` in the tracefs layout with comms free of spaces and `=`, read forward; any
+/// other shape goes to the general parser, which reads fields from the right.
+fn fast_switch(rest: &[u8], strings: &mut Strings) -> Option<EventKind> {
+    let mut i = 0;
+    take_lit(rest, &mut i, b"prev_comm=")?;
+    let c0 = i;
+    i += rest[i..].iter().position(|&b| b == b' ' || b == b'=')?;
+    let _prev_comm = &rest[c0..i];
+    take_lit(rest, &mut i, b" prev_pid=")?;
+    let prev_tid = u32::try_from(take_int(rest, &mut i)?).ok()?;
+    take_lit(rest, &mut i, b" prev_prio=")?;
+    take_int(rest, &mut i)?;
+    take_lit(rest, &mut i, b" prev_state=")?;
+    let s0 = i;
+    i += rest[i..].iter().position(|&b| b == b' ')?;
+    let prev_state = &rest[s0..i];
+    take_lit(rest, &mut i, b" ==> next_comm=")?;
+    let n0 = i;
+    i += rest[i..].iter().position(|&b| b == b' ' || b == b'=')?;
+    let next_comm = &rest[n0..i];
+    take_lit(rest, &mut i, b" next_pid=")?;
+    let next_tid = u32::try_from(take_int(rest, &mut i)?).ok()?;
+    take_lit(rest, &mut i, b" next_prio=")?;
+    let next_prio = take_int(rest, &mut i)?;
+    if i != trim_end(rest).len() {
+        return None;
+    }
+    Some(EventKind::SchedSwitch {
+        prev_tid,
+        next_tid,
+        next_comm: strings.intern(next_comm),
+        next_prio: next_prio.clamp(i16::MIN as i64, i16::MAX as i64) as i16,
+        prev_state: PrevState::from_text(prev_state),
+    })
+}
+
 /// `function=tick_nohz_handler` (6.9+) or `function=tick_sched_timer`, in the tracefs form or in
 /// trace-cmd's `function=tick_nohz_handler/0x0`.
 fn is_tick_function(rest: &[u8]) -> bool {
@@ -97,8 +187,16 @@ fn is_tick_function(rest: &[u8]) -> bool {
 /// tracefs: `prev_comm=A prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=B next_pid=2 next_prio=120`
 /// trace-cmd: `A:1 [120] S ==> B:2 [120]`
 fn parse_switch(rest: &[u8], strings: &mut Strings) -> Result<EventKind, PayloadError> {
-    const E: PayloadError = "sched_switch prev_comm=.. prev_pid=N prev_prio=N prev_state=S ==> next_comm=.. next_pid=N next_prio=N";
     let rest = trim_end(rest);
+    if let Some(k) = fast_switch(rest, strings) {
+        return Ok(k);
+    }
+    parse_switch_general(rest, strings)
+}
+
+/// Both layouts, fields read from the right: handles comms with spaces, `=`, `==>`.
+fn parse_switch_general(rest: &[u8], strings: &mut Strings) -> Result<EventKind, PayloadError> {
+    const E: PayloadError = "sched_switch prev_comm=.. prev_pid=N prev_prio=N prev_state=S ==> next_comm=.. next_pid=N next_prio=N";
     if rest.starts_with(b"prev_comm=") {
         let n = rest.len();
         let next_prio = num_i32(rest, b"next_prio=", n).ok_or(E)?;
@@ -200,10 +298,24 @@ fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
     memchr::memmem::find(&hay[from..], needle).map(|i| i + from)
 }
 
+/// Last occurrence of `needle` in `hay`. Payloads are short and needles tiny, so a plain
+/// backwards scan beats building a searcher per call.
+fn rfind_short(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
+    let mut end = hay.len().checked_sub(needle.len())? + 1;
+    while let Some(i) = memchr::memrchr(first, &hay[..end]) {
+        if &hay[i + 1..i + needle.len()] == rest {
+            return Some(i);
+        }
+        end = i;
+    }
+    None
+}
+
 /// Last occurrence of `needle` that ends at or before `limit`.
 fn rfind(hay: &[u8], needle: &[u8], limit: usize) -> Option<usize> {
     let limit = limit.min(hay.len());
-    memchr::memmem::rfind(&hay[..limit], needle)
+    rfind_short(&hay[..limit], needle)
 }
 
 /// Start of the value of the last `key` (at the start or after a space) that begins before `limit`.
@@ -212,7 +324,7 @@ fn rfind_key(hay: &[u8], key: &[u8], limit: usize) -> Option<usize> {
     let mut end = limit.min(hay.len());
     while end > 0 {
         let window_end = (end + key.len() - 1).min(hay.len());
-        let at = memchr::memmem::rfind(&hay[..window_end], key)?;
+        let at = rfind_short(&hay[..window_end], key)?;
         if at == 0 || hay[at - 1] == b' ' {
             return Some(at + key.len());
         }
@@ -477,6 +589,46 @@ mod tests {
             ),
             EventKind::Other { .. }
         ));
+    }
+
+    #[test]
+    fn fast_paths_agree_with_the_general_parser() {
+        let mut s = Strings::new();
+        for line in [
+            &b"cpu_id=1 node_id=0 mm_cid=3"[..],
+            b"cpu_id=-1 node_id=2 mm_cid=-1",
+        ] {
+            let general = EventKind::RseqUpdate {
+                cpu_id: num_i32(line, b"cpu_id=", line.len()).unwrap(),
+                node_id: num_i32(line, b"node_id=", line.len()).unwrap(),
+                mm_cid: num_i32(line, b"mm_cid=", line.len()).unwrap(),
+            };
+            assert_eq!(fast_rseq_update(line), Some(general));
+        }
+        for line in [
+            &b"prev_comm=bash prev_pid=1385 prev_prio=120 prev_state=S ==> next_comm=python3 next_pid=1487 next_prio=120"[..],
+            b"prev_comm=kworker/0:2 prev_pid=870 prev_prio=120 prev_state=R+ ==> next_comm=swapper/0 next_pid=0 next_prio=-1",
+        ] {
+            let fast = fast_switch(line, &mut s).expect("fast path taken");
+            assert_eq!(Ok(fast), parse_switch_general(line, &mut s));
+        }
+        // odd comms make the fast path step aside
+        assert!(fast_switch(b"prev_comm=a ==> b prev_pid=1 prev_prio=1 prev_state=S ==> next_comm=x next_pid=2 next_prio=1", &mut s).is_none());
+        assert!(fast_switch(b"prev_comm=x prev_pid=1 prev_prio=1 prev_state=S ==> next_comm=pid=7 cpu_id=9 next_pid=2 next_prio=1", &mut s).is_none());
+        assert!(fast_rseq_update(b"cpu_id=1 mm_cid=3").is_none());
+    }
+
+    #[test]
+    fn reverse_search() {
+        assert_eq!(rfind_short(b"a pid=1 pid=2", b"pid="), Some(8));
+        assert_eq!(rfind_short(b"pid=", b"pid="), Some(0));
+        assert_eq!(rfind_short(b"pi", b"pid="), None);
+        assert_eq!(rfind_short(b"xxpid", b"pid="), None);
+        assert_eq!(
+            rfind_key(b"comm=a pid=5 child_pid=6", b"pid=", 24),
+            Some(11)
+        );
+        assert_eq!(rfind_key(b"child_pid=6", b"pid=", 11), None);
     }
 
     #[test]

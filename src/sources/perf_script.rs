@@ -110,7 +110,7 @@ impl LineParser for PerfScript {
                 (None, _) => TID_UNKNOWN,
             };
             if tid != TID_UNKNOWN && h.tid.is_some() {
-                out.note_task(tid, h.comm, h.tgid);
+                out.note_task(h.cpu.unwrap_or(0), tid, h.comm, h.tgid);
             }
             out.events.push(Event {
                 ts: h.ts,

@@ -5,12 +5,13 @@
 //! parallel parse yields exactly the events of a serial one.
 
 use super::{LoadOptions, Location, SourceError};
-use crate::events::{Event, EventKind, Format, Strings, TaskMeta, Tid, Trace, Warning};
+use crate::events::{
+    Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, Trace, TraceDelta, Warning,
+};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering;
 
 /// What one chunk of lines produced.
-#[derive(Default)]
 pub struct Chunk {
     pub events: Vec<Event>,
     pub strings: Strings,
@@ -26,18 +27,40 @@ pub struct Chunk {
     pub error: Option<(u64, String)>,
     /// Lines in this chunk.
     pub lines: u64,
+    /// Last task noted per CPU (mod 64): most lines repeat their CPU's previous task, so the
+    /// task map is consulted only when the task changes.
+    recent: [Tid; 64],
+    /// Byte position of the `[CPU]` column in the previous line (a parser's hint).
+    pub cpu_hint: usize,
+    pub warned_late_header: bool,
 }
 
 impl Chunk {
     fn new() -> Chunk {
         Chunk {
+            events: Vec::new(),
             strings: Strings::new(),
-            ..Default::default()
+            tasks: FxHashMap::default(),
+            warnings: Vec::new(),
+            ncpus_hint: None,
+            saw_header: false,
+            bad_lines: 0,
+            first_bad: None,
+            error: None,
+            lines: 0,
+            recent: [Tid::MAX; 64],
+            cpu_hint: 0,
+            warned_late_header: false,
         }
     }
 
     /// Records the task's comm and tgid the first time a line shows them.
-    pub fn note_task(&mut self, tid: Tid, comm: &[u8], tgid: Option<Tid>) {
+    pub fn note_task(&mut self, cpu: u16, tid: Tid, comm: &[u8], tgid: Option<Tid>) {
+        let slot = &mut self.recent[cpu as usize & 63];
+        if *slot == tid && tgid.is_none() {
+            return;
+        }
+        *slot = tid;
         if let Some(m) = self.tasks.get_mut(&tid) {
             if m.tgid.is_none() {
                 m.tgid = tgid;
@@ -74,77 +97,167 @@ pub fn parse_text(
     parser: &dyn LineParser,
     opts: &LoadOptions,
 ) -> Result<Trace, SourceError> {
+    let mut trace = Trace::new(path, format);
+    stream_text(path, data, format, parser, opts, &mut |d| {
+        trace.apply(d);
+        true
+    })?;
+    trace.ensure_sorted();
+    Ok(trace)
+}
+
+/// Bytes parsed per delta of a streaming load (each piece is split across the cores).
+pub const SEGMENT_BYTES: usize = 32 << 20;
+
+/// The state carried from one segment of a streaming parse to the next.
+struct Stitch {
+    strings: Strings,
+    /// Strings already handed out in deltas.
+    sent_strings: usize,
+    tasks: FxHashMap<Tid, TaskMeta>,
+    line_base: u64,
+    last_ts: Option<u64>,
+    saw_header: bool,
+    bad: u64,
+    first_bad: Option<(u64, String)>,
+    ncpus_sent: bool,
+}
+
+/// Parses a text capture segment by segment, handing each segment's events to `sink` as a
+/// [`TraceDelta`] (in file order); `sink` returns false to stop. Applying every delta to an
+/// empty trace gives what [`parse_text`] gives before its final sort. On a malformed line the
+/// deltas before it have been delivered and the error names the line.
+pub fn stream_text(
+    path: &str,
+    data: &[u8],
+    format: Format,
+    parser: &dyn LineParser,
+    opts: &LoadOptions,
+    sink: &mut dyn FnMut(TraceDelta) -> bool,
+) -> Result<(), SourceError> {
     // An unterminated last line is a record cut short: reported, never counted.
     let (body, partial) = match data.iter().rposition(|&b| b == b'\n') {
         Some(p) if p + 1 < data.len() => (&data[..=p], Some(&data[p + 1..])),
         Some(_) => (data, None),
         None => (&data[..0], Some(data)),
     };
-    let n_threads = if body.len() >= 8 << 20 && !opts.serial {
-        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
-    } else {
-        1
-    };
-    let ranges = split_at_lines(body, n_threads);
-    let chunks: Vec<Chunk> = if ranges.len() == 1 {
-        vec![parse_chunk(&body[ranges[0].0..ranges[0].1], parser, opts)]
-    } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = ranges
-                .iter()
-                .map(|&(a, b)| s.spawn(move || parse_chunk(&body[a..b], parser, opts)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Chunk::new()))
-                .collect()
-        })
-    };
-    if opts.cancelled() {
-        return Err(SourceError::file(path, "load cancelled"));
-    }
-    let mut trace = Trace::new(path, format);
-    let mut line_base = 0u64;
-    let mut saw_header = false;
-    let mut bad = 0u64;
-    let mut first_bad: Option<(u64, String)> = None;
-    for mut chunk in chunks {
-        if let Some((l, msg)) = chunk.error.take() {
-            return Err(SourceError::new(path, Location::Line(line_base + l), msg));
+    let n_threads = match opts.threads {
+        _ if opts.serial => 1,
+        Some(n) => n.max(1),
+        None if body.len() >= 8 << 20 => {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
         }
-        saw_header |= chunk.saw_header;
-        bad += chunk.bad_lines;
-        if first_bad.is_none() {
-            first_bad = chunk.first_bad.take().map(|(l, m)| (line_base + l, m));
+        None => 1,
+    };
+    let segment = opts.segment_bytes.unwrap_or(SEGMENT_BYTES).max(1);
+    let mut st = Stitch {
+        strings: Strings::new(),
+        sent_strings: 1,
+        tasks: FxHashMap::default(),
+        line_base: 0,
+        last_ts: None,
+        saw_header: false,
+        bad: 0,
+        first_bad: None,
+        ncpus_sent: false,
+    };
+    for (a, b) in split_at_lines_every(body, segment) {
+        let piece = &body[a..b];
+        let ranges = split_at_lines(piece, n_threads);
+        let chunks: Vec<Chunk> = if ranges.len() == 1 {
+            vec![parse_chunk(piece, parser, opts)]
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = ranges
+                    .iter()
+                    .map(|&(a, b)| s.spawn(move || parse_chunk(&piece[a..b], parser, opts)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Chunk::new()))
+                    .collect()
+            })
+        };
+        if opts.cancelled() {
+            return Err(SourceError::file(path, "load cancelled"));
         }
-        line_base += chunk.lines;
-        merge_chunk(&mut trace, chunk);
+        let mut delta = TraceDelta::default();
+        let mut failed = None;
+        for mut chunk in chunks {
+            if let Some((l, msg)) = chunk.error.take() {
+                failed = Some(SourceError::new(
+                    path,
+                    Location::Line(st.line_base + l),
+                    msg,
+                ));
+                // keep what this chunk parsed before the bad line
+                merge_chunk(&mut st, &mut delta, chunk);
+                break;
+            }
+            merge_chunk(&mut st, &mut delta, chunk);
+        }
+        let new_strings = st.strings.len();
+        delta.new_strings = (st.sent_strings..new_strings)
+            .map(|i| st.strings.get(crate::events::StrId(i as u32)).into())
+            .collect();
+        st.sent_strings = new_strings;
+        if let Some(e) = failed {
+            sink(delta);
+            return Err(e);
+        }
+        if !sink(delta) {
+            return Ok(());
+        }
     }
-    let last_line = line_base + 1;
+    let mut last = TraceDelta::default();
+    let last_line = st.line_base + 1;
     if let Some(p) = partial.filter(|p| !p.iter().all(|b| b.is_ascii_whitespace())) {
-        trace.warn(
-            "truncated-line",
-            format!(
+        last.warnings.push(Warning {
+            code: "truncated-line",
+            message: format!(
                 "{path}:{last_line}: the last line has no newline (file cut mid-line?); its partial record was not loaded: \"{}\"",
                 super::error::excerpt(p, 80)
             ),
-        );
+        });
     }
-    if bad > 0 {
-        let (l, m) = first_bad.unwrap_or((0, String::new()));
-        trace.warn(
-            "bad-lines-skipped",
-            format!(
-                "{path}: {bad} lines could not be parsed and were skipped (first at line {l}: {m})"
+    if st.bad > 0 {
+        let (l, m) = st.first_bad.take().unwrap_or((0, String::new()));
+        last.warnings.push(Warning {
+            code: "bad-lines-skipped",
+            message: format!(
+                "{path}: {} lines could not be parsed and were skipped (first at line {l}: {m})",
+                st.bad
             ),
-        );
+        });
     }
-    if format == Format::Ftrace && !saw_header {
-        trace.format = Format::TracePipe;
+    if format == Format::Ftrace && !st.saw_header {
+        last.format = Some(Format::TracePipe);
     }
-    fix_lost_timestamps(&mut trace.events);
-    trace.ensure_sorted();
-    Ok(trace)
+    sink(last);
+    Ok(())
+}
+
+/// Splits `data` into pieces of about `size` bytes that end at newlines.
+fn split_at_lines_every(data: &[u8], size: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < data.len() {
+        let target = start + size;
+        let end = if target >= data.len() {
+            data.len()
+        } else {
+            match memchr::memchr(b'\n', &data[target..]) {
+                Some(p) => target + p + 1,
+                None => data.len(),
+            }
+        };
+        out.push((start, end));
+        start = end;
+    }
+    if out.is_empty() {
+        out.push((0, 0));
+    }
+    out
 }
 
 /// Splits `data` into about `n` pieces that each end at a newline.
@@ -210,67 +323,58 @@ fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions) -> Chun
     out
 }
 
-fn merge_chunk(trace: &mut Trace, chunk: Chunk) {
-    if trace.ncpus_hint.is_none() {
-        trace.ncpus_hint = chunk.ncpus_hint;
+/// Adds a parsed chunk to the delta of its segment: string ids made global, lost-marker times
+/// filled in, task facts recorded once.
+fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
+    if !st.ncpus_sent && chunk.ncpus_hint.is_some() {
+        delta.ncpus_hint = chunk.ncpus_hint;
+        st.ncpus_sent = true;
     }
-    trace.warnings.extend(chunk.warnings);
+    st.saw_header |= chunk.saw_header;
+    st.bad += chunk.bad_lines;
+    if st.first_bad.is_none() {
+        st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));
+    }
+    st.line_base += chunk.lines;
+    delta.warnings.append(&mut chunk.warnings);
     // Local string ids → global ids.
-    let remap: Vec<_> = (0..chunk.strings.len() as u32)
-        .map(|i| {
-            trace
-                .strings
-                .intern(chunk.strings.get(crate::events::StrId(i)))
-        })
+    let remap: Vec<StrId> = (0..chunk.strings.len() as u32)
+        .map(|i| st.strings.intern(chunk.strings.get(StrId(i))))
         .collect();
-    let re = |id: crate::events::StrId| remap.get(id.0 as usize).copied().unwrap_or_default();
-    if trace.events.is_empty() {
-        trace.events = chunk.events;
-        for e in trace.events.iter_mut() {
-            remap_event(e, &re);
+    let re = |id: StrId| remap.get(id.0 as usize).copied().unwrap_or_default();
+    let first_real = chunk.events.iter().find(|e| e.ts != u64::MAX).map(|e| e.ts);
+    delta.events.reserve(chunk.events.len());
+    for mut e in chunk.events {
+        match &mut e.kind {
+            EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
+            EventKind::Other { name } => *name = re(*name),
+            _ => {}
         }
-    } else {
-        trace.events.reserve(chunk.events.len());
-        for mut e in chunk.events {
-            remap_event(&mut e, &re);
-            trace.events.push(e);
+        // Lost markers noted before any event of their chunk take the time of the event before
+        // them in the whole stream (or the first event, at the start of the file).
+        if e.ts == u64::MAX {
+            e.ts = st.last_ts.or(first_real).unwrap_or(0);
         }
+        st.last_ts = Some(e.ts);
+        delta.events.push(e);
     }
     for (tid, m) in chunk.tasks {
         let m = TaskMeta {
             tgid: m.tgid,
             comm: re(m.comm),
         };
-        trace
-            .tasks
-            .entry(tid)
-            .and_modify(|old| {
-                if old.tgid.is_none() {
+        match st.tasks.get_mut(&tid) {
+            Some(old) => {
+                if old.tgid.is_none() && m.tgid.is_some() {
                     old.tgid = m.tgid;
+                    delta.tasks.push((tid, *old));
                 }
-            })
-            .or_insert(m);
-    }
-}
-
-fn remap_event(e: &mut Event, re: &impl Fn(crate::events::StrId) -> crate::events::StrId) {
-    match &mut e.kind {
-        EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
-        EventKind::Other { name } => *name = re(*name),
-        _ => {}
-    }
-}
-
-/// Lost markers noted before any event of their chunk carry `u64::MAX`: give them the time of
-/// the event before them in the whole stream (or the first event, at the start of the file).
-fn fix_lost_timestamps(events: &mut [Event]) {
-    let mut prev: Option<u64> = None;
-    let first_real = events.iter().find(|e| e.ts != u64::MAX).map(|e| e.ts);
-    for e in events.iter_mut() {
-        if e.ts == u64::MAX {
-            e.ts = prev.or(first_real).unwrap_or(0);
+            }
+            None => {
+                st.tasks.insert(tid, m);
+                delta.tasks.push((tid, m));
+            }
         }
-        prev = Some(e.ts);
     }
 }
 

@@ -1,13 +1,15 @@
 //! `cidscope stats`: the headless summary of a capture. Its JSON keys are a contract that tests
 //! and scripts rely on: add keys freely, never rename or remove one.
 
+pub mod accounting;
+pub mod check;
+pub mod policy;
+
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::{Alarm, MmId, MmInfo, MmOrigin};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-
-pub mod policy;
 
 #[derive(Serialize, Debug)]
 pub struct TaskSummary {
@@ -60,6 +62,9 @@ pub struct Stats {
     pub tasks_mm_unknown: u64,
     pub alarms: u64,
     pub alarm_samples: Vec<String>,
+    /// Per task and overall: rseq_update count and rate, rseq_ip_fixup count, updates per
+    /// switch-in and (where the capture has sys_exit / irq exits) per exit to user.
+    pub rseq_accounting: accounting::Accounting,
     pub warnings: Vec<String>,
     /// With --policy: how well the model predicts the observed CIDs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -232,6 +237,7 @@ pub fn compute(trace: &Trace) -> Stats {
                 )
             })
             .collect(),
+        rseq_accounting: accounting::compute(trace, 0, trace.events.len()),
         warnings: trace.warnings.iter().map(|w| w.to_string()).collect(),
         model_agreement: None,
         model: None,

@@ -43,11 +43,27 @@ impl Segment {
 /// Per-mm facts gathered while indexing.
 #[derive(Clone, Debug, Default)]
 pub struct MmStats {
-    pub tasks: Vec<Tid>,
     pub rseq_updates: u64,
     /// Distinct CIDs reported, sorted.
     pub cids: Vec<i32>,
     pub max_weight: u16,
+    /// CIDs 0..128 seen, as a bitmask (the common case, kept cheap while indexing).
+    small_cids: u128,
+}
+
+impl MmStats {
+    fn note_cid(&mut self, cid: i32) {
+        if (0..128).contains(&cid) {
+            if self.small_cids & (1u128 << cid) != 0 {
+                return;
+            }
+            self.small_cids |= 1u128 << cid;
+        } else if self.cids.contains(&cid) {
+            return;
+        }
+        let at = self.cids.partition_point(|&c| c < cid);
+        self.cids.insert(at, cid);
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -58,6 +74,7 @@ pub struct Checkpoint {
 }
 
 pub struct Timeline {
+    /// Possible CPUs: the bound every CID stays below (grows if a higher CPU shows up).
     pub ncpus: u32,
     pub first_ts: u64,
     pub last_ts: u64,
@@ -69,21 +86,43 @@ pub struct Timeline {
     pub alarms: Vec<Alarm>,
     pub checkpoints: Vec<Checkpoint>,
     pub interval: usize,
-    /// Final mm of each task that ever reported a CID or was resolved.
-    pub task_mm: FxHashMap<Tid, MmId>,
     /// Indices of lost-event markers.
     pub lost_at: Vec<usize>,
-}
-
-struct Builder {
-    lanes: Vec<Vec<Segment>>,
+    /// Per task, the indices of its rseq_update events: its CID history.
+    pub task_updates: FxHashMap<Tid, Vec<u32>>,
+    /// rseq_updates whose CID differs from the task's previous report: (event index, mm).
+    pub cid_changes: Vec<(u32, MmId)>,
+    /// The observed state after the last indexed event.
+    tail: ObservedState,
+    /// Events indexed so far (a streaming load extends the index as events arrive).
+    applied: usize,
+    /// The lanes' last states, mirrored to compute weights.
     mirror: Vec<CpuSlot>,
-    mms: Vec<MmInfo>,
-    weights: Vec<Vec<(u64, u16)>>,
-    alarms: Vec<Alarm>,
+    last_cid: FxHashMap<Tid, i32>,
 }
 
-impl Builder {
+/// Writes what the observed state reports into the index.
+struct Recorder<'a> {
+    first_ts: u64,
+    lanes: &'a mut Vec<Vec<Segment>>,
+    mirror: &'a mut Vec<CpuSlot>,
+    mms: &'a mut Vec<MmInfo>,
+    mm_stats: &'a mut Vec<MmStats>,
+    weights: &'a mut Vec<Vec<(u64, u16)>>,
+    alarms: &'a mut Vec<Alarm>,
+}
+
+fn idle_segment(start: u64) -> Segment {
+    Segment {
+        start,
+        tid: 0,
+        mm: MmId::NONE,
+        cid: Segment::NO_CID,
+        flags: 0,
+    }
+}
+
+impl Recorder<'_> {
     fn weight(&self, mm: MmId) -> u16 {
         let mut cids: Vec<i32> = self
             .mirror
@@ -100,7 +139,11 @@ impl Builder {
             return;
         }
         let w = self.weight(mm);
-        let Some(series) = self.weights.get_mut(mm.0 as usize) else {
+        let k = mm.0 as usize;
+        if let Some(st) = self.mm_stats.get_mut(k) {
+            st.max_weight = st.max_weight.max(w);
+        }
+        let Some(series) = self.weights.get_mut(k) else {
             return;
         };
         match series.last_mut() {
@@ -109,21 +152,27 @@ impl Builder {
             _ => series.push((ts, w)),
         }
     }
+
+    fn ensure_cpu(&mut self, c: usize) {
+        if c >= self.lanes.len() {
+            let first = self.first_ts;
+            self.lanes.resize_with(c + 1, || vec![idle_segment(first)]);
+            self.mirror.resize(c + 1, CpuSlot::IDLE);
+        }
+    }
 }
 
-impl Sink for Builder {
+impl Sink for Recorder<'_> {
     fn new_mm(&mut self, id: MmId, info: MmInfo) {
         debug_assert_eq!(id.0 as usize, self.mms.len());
         self.mms.push(info);
+        self.mm_stats.push(MmStats::default());
         self.weights.push(Vec::new());
     }
 
     fn cpu_changed(&mut self, ts: u64, cpu: u16, slot: &CpuSlot) {
         let c = cpu as usize;
-        if c >= self.lanes.len() {
-            self.lanes.resize_with(c + 1, Vec::new);
-            self.mirror.resize(c + 1, CpuSlot::IDLE);
-        }
+        self.ensure_cpu(c);
         let old_mm = self.mirror[c].mm;
         self.mirror[c] = *slot;
         let seg = Segment {
@@ -170,99 +219,136 @@ impl Timeline {
     }
 
     pub fn build_with_interval(trace: &Trace, interval: usize) -> Timeline {
-        let interval = interval.max(1);
-        let ncpus = trace.cpu_count();
-        let ctx = Context {
-            tasks: &trace.tasks,
-            ncpus,
-        };
-        let mut state = ObservedState::new(ncpus as usize);
-        let mut b = Builder {
-            lanes: vec![Vec::new(); ncpus as usize],
-            mirror: vec![CpuSlot::IDLE; ncpus as usize],
+        let mut tl = Self::empty(interval);
+        tl.extend(trace);
+        tl
+    }
+
+    /// An index of nothing yet; [`Timeline::extend`] feeds it.
+    pub fn empty(interval: usize) -> Timeline {
+        Timeline {
+            ncpus: 0,
+            first_ts: 0,
+            last_ts: 0,
+            lanes: Vec::new(),
             mms: Vec::new(),
+            mm_stats: Vec::new(),
             weights: Vec::new(),
             alarms: Vec::new(),
-        };
-        let mut checkpoints = Vec::with_capacity(trace.events.len() / interval + 1);
-        let mut mm_stats: Vec<MmStats> = Vec::new();
-        let mut mm_cids: Vec<u128> = Vec::new();
-        let mut mm_big_cids: Vec<Vec<i32>> = Vec::new();
-        let mut lost_at = Vec::new();
-        let first_ts = trace.events.first().map_or(0, |e| e.ts);
-        for c in 0..ncpus as usize {
-            b.lanes[c].push(Segment {
-                start: first_ts,
-                tid: 0,
-                mm: MmId::NONE,
-                cid: Segment::NO_CID,
-                flags: 0,
-            });
+            checkpoints: Vec::new(),
+            interval: interval.max(1),
+            lost_at: Vec::new(),
+            task_updates: FxHashMap::default(),
+            cid_changes: Vec::new(),
+            tail: ObservedState::new(0),
+            applied: 0,
+            mirror: Vec::new(),
+            last_cid: FxHashMap::default(),
         }
-        for (i, ev) in trace.events.iter().enumerate() {
-            if i % interval == 0 {
+    }
+
+    /// Events indexed so far.
+    pub fn applied(&self) -> usize {
+        self.applied
+    }
+
+    /// Indexes the events of `trace` not indexed yet (the trace only ever grows).
+    pub fn extend(&mut self, trace: &Trace) {
+        let n = trace.events.len();
+        if self.applied >= n {
+            return;
+        }
+        if self.applied == 0 {
+            self.first_ts = trace.events[0].ts;
+            self.ncpus = trace.cpu_count();
+            self.tail = ObservedState::new(self.ncpus as usize);
+            self.lanes = vec![vec![idle_segment(self.first_ts)]; self.ncpus as usize];
+            self.mirror = vec![CpuSlot::IDLE; self.ncpus as usize];
+        }
+        let Timeline {
+            ncpus,
+            first_ts,
+            lanes,
+            mirror,
+            mms,
+            mm_stats,
+            weights,
+            alarms,
+            checkpoints,
+            interval,
+            lost_at,
+            task_updates,
+            cid_changes,
+            tail,
+            last_cid,
+            ..
+        } = self;
+        let mut rec = Recorder {
+            first_ts: *first_ts,
+            lanes,
+            mirror,
+            mms,
+            mm_stats,
+            weights,
+            alarms,
+        };
+        for (i, ev) in trace.events.iter().enumerate().skip(self.applied) {
+            if i % *interval == 0 {
                 checkpoints.push(Checkpoint {
                     next_event: i,
-                    state: state.clone(),
+                    state: tail.clone(),
                 });
             }
-            state.apply(ev, &ctx, &mut b);
+            if ev.cpu as u32 >= *ncpus {
+                // A CPU beyond the capture's stated count proves there are more.
+                *ncpus = ev.cpu as u32 + 1;
+            }
+            let ctx = Context {
+                tasks: &trace.tasks,
+                ncpus: *ncpus,
+            };
+            rec.ensure_cpu(ev.cpu as usize);
+            tail.apply(ev, &ctx, &mut rec);
             match ev.kind {
                 EventKind::RseqUpdate { mm_cid, .. } => {
-                    let mm = state.mm_of(ev.tid);
-                    if mm.is_real() {
-                        let k = mm.0 as usize;
-                        if mm_stats.len() <= k {
-                            mm_stats.resize_with(k + 1, MmStats::default);
-                            mm_cids.resize(k + 1, 0);
-                            mm_big_cids.resize_with(k + 1, Vec::new);
-                        }
-                        mm_stats[k].rseq_updates += 1;
-                        if (0..128).contains(&mm_cid) {
-                            mm_cids[k] |= 1u128 << mm_cid;
-                        } else if !mm_big_cids[k].contains(&mm_cid) {
-                            mm_big_cids[k].push(mm_cid);
-                        }
+                    task_updates.entry(ev.tid).or_default().push(i as u32);
+                    let mm = tail.mm_of(ev.tid);
+                    if last_cid.insert(ev.tid, mm_cid) != Some(mm_cid) {
+                        cid_changes.push((i as u32, mm));
+                    }
+                    if let Some(st) = mm
+                        .is_real()
+                        .then(|| rec.mm_stats.get_mut(mm.0 as usize))
+                        .flatten()
+                    {
+                        st.rseq_updates += 1;
+                        st.note_cid(mm_cid);
                     }
                 }
                 EventKind::Lost { .. } => lost_at.push(i),
                 _ => {}
             }
         }
-        mm_stats.resize_with(b.mms.len(), MmStats::default);
-        mm_cids.resize(b.mms.len(), 0);
-        mm_big_cids.resize_with(b.mms.len(), Vec::new);
-        let mut task_mm = FxHashMap::default();
-        for (&tid, t) in &state.tasks {
-            task_mm.insert(tid, t.mm);
-            if t.mm.is_real() {
-                mm_stats[t.mm.0 as usize].tasks.push(tid);
-            }
-        }
-        for (k, s) in mm_stats.iter_mut().enumerate() {
-            s.tasks.sort_unstable();
-            let mut cids: Vec<i32> = (0..128)
-                .filter(|&c| mm_cids[k] & (1u128 << c) != 0)
-                .collect();
-            cids.extend(&mm_big_cids[k]);
-            cids.sort_unstable();
-            s.cids = cids;
-            s.max_weight = b.weights[k].iter().map(|w| w.1).max().unwrap_or(0);
-        }
-        Timeline {
-            ncpus,
-            first_ts,
-            last_ts: trace.events.last().map_or(0, |e| e.ts),
-            lanes: b.lanes,
-            mms: b.mms,
-            mm_stats,
-            weights: b.weights,
-            alarms: b.alarms,
-            checkpoints,
-            interval,
-            task_mm,
-            lost_at,
-        }
+        self.applied = n;
+        self.last_ts = trace.events[n - 1].ts.max(self.last_ts);
+    }
+
+    /// The process (mm) a task belongs to at the end of what is indexed.
+    pub fn task_mm(&self, tid: Tid) -> MmId {
+        self.tail.mm_of(tid)
+    }
+
+    /// The tasks of `mm`, as of the end of what is indexed.
+    pub fn mm_tasks(&self, mm: MmId) -> Vec<Tid> {
+        let mut v: Vec<Tid> = self
+            .tail
+            .tasks
+            .iter()
+            .filter(|(_, t)| t.mm == mm)
+            .map(|(&tid, _)| tid)
+            .collect();
+        v.sort_unstable();
+        v
     }
 
     /// The observed state right after event `idx` was applied.
@@ -311,6 +397,35 @@ impl Timeline {
         self.mms.get(mm.0 as usize)
     }
 
+    /// The CID changes of `tid` up to event `upto` (inclusive): (event index, CID), newest last.
+    pub fn cid_history(
+        &self,
+        trace: &Trace,
+        tid: Tid,
+        upto: usize,
+        max: usize,
+    ) -> Vec<(usize, i32)> {
+        let Some(list) = self.task_updates.get(&tid) else {
+            return Vec::new();
+        };
+        let end = list.partition_point(|&i| i as usize <= upto);
+        let mut out: Vec<(usize, i32)> = Vec::new();
+        for &i in list[..end].iter().rev() {
+            let EventKind::RseqUpdate { mm_cid, .. } = trace.events[i as usize].kind else {
+                continue;
+            };
+            let full = out.len() == max;
+            match out.last_mut() {
+                // walking backwards: an equal older value moves the change earlier
+                Some(last) if last.1 == mm_cid => last.0 = i as usize,
+                _ if full => break,
+                _ => out.push((i as usize, mm_cid)),
+            }
+        }
+        out.reverse();
+        out
+    }
+
     /// mms ordered for cycling in the UI: most rseq_updates first.
     pub fn mms_by_activity(&self) -> Vec<MmId> {
         let mut v: Vec<MmId> = (0..self.mms.len() as u32)
@@ -351,6 +466,16 @@ mod tests {
         assert_eq!((s.tid, s.cid(), s.confirmed()), (11, Some(0), true));
         assert_eq!(tl.segment_at(0, 1_000_035_000).unwrap().tid, 0);
         assert_eq!(tl.mm_stats[0].cids, vec![0, 1]);
+        assert_eq!(tl.mm_tasks(MmId(0)), vec![10, 11, 12]);
+        // indexing in pieces gives the same index as indexing at once
+        let mut part = trace.clone();
+        part.events.truncate(2);
+        let mut inc = Timeline::empty(2);
+        inc.extend(&part);
+        inc.extend(&trace);
+        assert_eq!(inc.lanes, tl.lanes);
+        assert_eq!(inc.weights, tl.weights);
+        assert_eq!(inc.cid_changes, tl.cid_changes);
         assert_eq!(tl.mm_stats[0].rseq_updates, 2);
         // seeking through checkpoints equals replaying from the start
         for i in 0..trace.events.len() {

@@ -1,6 +1,104 @@
-//! The terminal UI.
-use crate::events::Trace;
+//! The terminal UI: state ([`app`]), input ([`keys`], [`input`]), drawing ([`view`],
+//! [`widgets`]) and the terminal's lifecycle ([`terminal`]).
 
-pub fn run(_trace: Trace) -> std::io::Result<()> {
-    Ok(())
+pub mod app;
+pub mod input;
+pub mod keys;
+pub mod search;
+pub mod terminal;
+pub mod theme;
+pub mod view;
+pub mod widgets;
+
+use crate::events::Trace;
+use app::App;
+use crossterm::event;
+use std::time::Duration;
+
+/// How the TUI looks and reacts, from the command line and config files.
+pub struct UiOptions {
+    pub theme: theme::Theme,
+    pub bindings: Vec<keys::Binding>,
+}
+
+/// Runs the TUI on a loaded capture until the user quits.
+pub fn run(trace: Trace, opts: UiOptions) -> Result<(), String> {
+    let mut app = App::new(trace);
+    app.theme = opts.theme;
+    app.bindings = opts.bindings;
+    run_app(app, None)
+}
+
+/// Runs the TUI on an opened capture, reading it in the background: the first frame comes at
+/// once with a progress bar, the view fills in as deltas arrive, and quitting during the load
+/// is instant (the reader is told to stop and is not waited for).
+pub fn run_opened(
+    opened: crate::sources::Opened,
+    load: crate::sources::LoadOptions,
+    opts: UiOptions,
+) -> Result<(), String> {
+    use std::sync::{Arc, mpsc};
+    let progress = Arc::new(crate::sources::Progress::default());
+    let mut app = App::loading(&opened.name, opened.format, Arc::clone(&progress));
+    app.theme = opts.theme;
+    app.bindings = opts.bindings;
+    // A small bound: the reader stays at most two segments ahead of the screen.
+    let (tx, rx) = mpsc::sync_channel::<app::LoadMsg>(2);
+    let lopts = crate::sources::LoadOptions {
+        progress: Some(Arc::clone(&progress)),
+        ..load
+    };
+    std::thread::Builder::new()
+        .name("loader".into())
+        .spawn(move || {
+            let r = opened.stream(&lopts, &mut |d| tx.send(app::LoadMsg::Delta(d)).is_ok());
+            let _ = tx.send(app::LoadMsg::Done(r.map_err(|e| e.to_string())));
+        })
+        .map_err(|e| format!("cannot start the loader thread: {e}"))?;
+    let r = run_app(app, Some(rx));
+    progress
+        .cancel
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    r
+}
+
+fn run_app(
+    mut app: App,
+    load: Option<std::sync::mpsc::Receiver<app::LoadMsg>>,
+) -> Result<(), String> {
+    let tio = |e: std::io::Error| format!("terminal: {e}");
+    let mut guard = terminal::TerminalGuard::enter().map_err(tio)?;
+    let mut drag = input::Drag::default();
+    // Test hook: the terminal-restore tests need a real panic inside the running TUI.
+    let panic_for_test = std::env::var_os("CIDSCOPE_TEST_PANIC").is_some();
+    while !app.quit && !guard.stopped() {
+        if let Some(rx) = &load {
+            // Take what the reader has, without waiting for it.
+            while let Ok(msg) = rx.try_recv() {
+                app.on_load(msg);
+            }
+        }
+        if app.quit {
+            break;
+        }
+        guard.terminal.draw(|f| view::draw(f, &app)).map_err(tio)?;
+        if panic_for_test {
+            panic!("CIDSCOPE_TEST_PANIC is set: panicking inside the TUI on purpose");
+        }
+        // Poll with a timeout so a SIGTERM (and, while loading, new data) is noticed without
+        // input.
+        let wait = if app.loading.is_some() { 30 } else { 100 };
+        if !event::poll(Duration::from_millis(wait)).map_err(tio)? {
+            continue;
+        }
+        let ev = event::read().map_err(tio)?;
+        let size = guard.terminal.size().map_err(tio)?;
+        let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+        input::handle(&mut app, &ev, area, &mut drag);
+    }
+    drop(guard);
+    match app.fatal {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }

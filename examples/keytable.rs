@@ -1,0 +1,7 @@
+//! Prints the README's key table from the bindings: `cargo run --example keytable`.
+fn main() {
+    print!(
+        "{}",
+        cidscope::ui::keys::markdown_table(&cidscope::ui::keys::default_bindings())
+    );
+}

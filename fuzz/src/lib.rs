@@ -1,0 +1,2 @@
+//! The fuzz targets share cidscope's own pipeline exerciser.
+pub use cidscope::testing::exercise;

@@ -1,0 +1,134 @@
+//! Chrome JSON trace events, which ui.perfetto.dev (and chrome://tracing) open:
+//!
+//! * process "CPUs": a thread track per CPU with a slice per stretch of one task holding one
+//!   CID ("CID 1", args: tid, comm, process, confirmed);
+//! * a process per mm (pid = its TGID where known): a thread track per task with its CID slices,
+//!   and a counter track "cidmask weight";
+//! * instants for lost-event gaps (on the CPU's track) and alarms, and for model triggers when a
+//!   caller adds them;
+//! * process and thread names as metadata events.
+
+use crate::events::Trace;
+use crate::model::MmId;
+use crate::timeline::{Segment, Timeline};
+use serde_json::{Value, json};
+
+/// pid of the "CPUs" pseudo-process (real TGIDs never are 0).
+pub const CPUS_PID: u64 = 0;
+
+/// An extra instant to put on a CPU track (e.g. a model's compaction trigger).
+pub struct Instant {
+    pub ts: u64,
+    pub cpu: u16,
+    pub name: String,
+    pub args: Value,
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// pid used for an mm in the export: its TGID where known, else a stable number past pid_max.
+pub fn mm_pid(tl: &Timeline, mm: MmId) -> u64 {
+    match tl.mm_info(mm).and_then(|i| i.tgid) {
+        Some(t) => t as u64,
+        None => 10_000_000 + mm.0 as u64,
+    }
+}
+
+pub fn export(trace: &Trace, tl: &Timeline, extra: &[Instant]) -> Value {
+    let mut ev: Vec<Value> = Vec::new();
+    ev.push(json!({"ph": "M", "name": "process_name", "pid": CPUS_PID,
+        "args": {"name": format!("CPUs ({} possible): observed CIDs", tl.ncpus)}}));
+    ev.push(json!({"ph": "M", "name": "process_sort_index", "pid": CPUS_PID, "args": {"sort_index": -1}}));
+    for cpu in 0..tl.lanes.len() {
+        ev.push(
+            json!({"ph": "M", "name": "thread_name", "pid": CPUS_PID, "tid": cpu,
+            "args": {"name": format!("CPU {cpu}")}}),
+        );
+        ev.push(
+            json!({"ph": "M", "name": "thread_sort_index", "pid": CPUS_PID, "tid": cpu,
+            "args": {"sort_index": cpu}}),
+        );
+    }
+    let mut named_tasks = std::collections::BTreeSet::new();
+    for (k, info) in tl.mms.iter().enumerate() {
+        let mm = MmId(k as u32);
+        let pid = mm_pid(tl, mm);
+        ev.push(json!({"ph": "M", "name": "process_name", "pid": pid,
+            "args": {"name": format!("{} {}", info.label(), trace.comm_of(info.leader))}}));
+    }
+    for (cpu, lane) in tl.lanes.iter().enumerate() {
+        for (i, s) in lane.iter().enumerate() {
+            let end = lane.get(i + 1).map_or(tl.last_ts, |n| n.start);
+            if s.tid == 0 || end <= s.start {
+                continue;
+            }
+            let comm = trace.comm_of(s.tid);
+            let name = match s.cid() {
+                Some(c) => format!("CID {c}"),
+                None => "no CID".to_string(),
+            };
+            let args = json!({"tid": s.tid, "comm": comm, "cid": s.cid(),
+                "confirmed": s.flags & Segment::CONFIRMED != 0,
+                "process": if s.mm.is_real() { tl.mm_info(s.mm).map(|i| i.label()) } else { None }});
+            ev.push(json!({"ph": "X", "name": name, "pid": CPUS_PID, "tid": cpu,
+                "ts": us(s.start), "dur": us(end - s.start), "args": args}));
+            if s.mm.is_real() {
+                let pid = mm_pid(tl, s.mm);
+                if named_tasks.insert((pid, s.tid)) {
+                    ev.push(
+                        json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": s.tid,
+                        "args": {"name": format!("{comm}-{}", s.tid)}}),
+                    );
+                }
+                ev.push(json!({"ph": "X", "name": name, "pid": pid, "tid": s.tid,
+                    "ts": us(s.start), "dur": us(end - s.start),
+                    "args": {"cpu": cpu, "cid": s.cid(), "confirmed": s.flags & Segment::CONFIRMED != 0}}));
+            }
+        }
+    }
+    for (k, series) in tl.weights.iter().enumerate() {
+        let pid = mm_pid(tl, MmId(k as u32));
+        for &(ts, w) in series {
+            ev.push(
+                json!({"ph": "C", "name": "cidmask weight", "pid": pid, "ts": us(ts),
+                "args": {"weight": w}}),
+            );
+        }
+    }
+    for &i in &tl.lost_at {
+        if let Some(e) = trace.events.get(i) {
+            let count = match e.kind {
+                crate::events::EventKind::Lost { count } => count,
+                _ => None,
+            };
+            let name = match count {
+                Some(n) => format!("lost {n} events"),
+                None => "lost events".to_string(),
+            };
+            ev.push(
+                json!({"ph": "i", "s": "t", "name": name, "pid": CPUS_PID, "tid": e.cpu,
+                "ts": us(e.ts), "args": {"count": count}}),
+            );
+        }
+    }
+    for a in &tl.alarms {
+        ev.push(
+            json!({"ph": "i", "s": "t", "name": format!("alarm: {}", a.describe()),
+            "pid": CPUS_PID, "tid": a.cpu, "ts": us(a.ts), "args": {"kind": "alarm"}}),
+        );
+    }
+    for x in extra {
+        ev.push(
+            json!({"ph": "i", "s": "t", "name": x.name, "pid": CPUS_PID, "tid": x.cpu,
+            "ts": us(x.ts), "args": x.args}),
+        );
+    }
+    json!({
+        "traceEvents": ev,
+        "displayTimeUnit": "ns",
+        "otherData": {"source": trace.path, "format": trace.format.id(),
+            "generator": concat!("cidscope ", env!("CARGO_PKG_VERSION"))}
+    })
+}

@@ -1,0 +1,88 @@
+//! Refusing a capture that would not fit: estimate the memory a load needs from the file size
+//! and format, compare it with what the machine (or the cgroup) has available, and say so
+//! before allocating, instead of being killed by the OOM killer halfway.
+
+use crate::events::Format;
+
+/// Bytes of memory per byte of input, measured on the sample captures (events, strings and the
+/// timeline index together), with headroom.
+pub fn bytes_per_input_byte(f: Format) -> f64 {
+    match f {
+        // ~140 bytes per line → 32 B event + ~40 B index per event
+        Format::Ftrace | Format::TracePipe | Format::TraceCmdReport | Format::PerfScript => 0.6,
+        // ~110 bytes per sample record
+        Format::PerfData => 0.8,
+        // ~30 bytes per ring-buffer record
+        Format::TraceDat => 2.5,
+        Format::Live | Format::Sim => 1.0,
+    }
+}
+
+/// Memory available to this process: `CIDSCOPE_MEMORY_LIMIT` (bytes) if set, else the smaller of
+/// MemAvailable and the cgroup v2 limit, if known.
+pub fn available() -> Option<u64> {
+    if let Some(v) = std::env::var_os("CIDSCOPE_MEMORY_LIMIT") {
+        return v.to_str().and_then(|s| s.trim().parse().ok());
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    match (meminfo, cgroup) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// `Err(message)` when loading `size` bytes of `format` would need more memory than available.
+pub fn check(size: u64, format: Format) -> Result<(), String> {
+    let need = (size as f64 * bytes_per_input_byte(format)) as u64;
+    let Some(avail) = available() else {
+        return Ok(());
+    };
+    if need <= avail {
+        return Ok(());
+    }
+    Err(format!(
+        "a {} {} capture needs about {} of memory to open, but only {} is available; \
+         free memory, cut the capture (e.g. a time window with trace-cmd report --ts-diff / head), \
+         or pass --no-memory-check to try anyway",
+        human(size),
+        format.id(),
+        human(need),
+        human(avail)
+    ))
+}
+
+pub fn human(b: u64) -> String {
+    const U: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1000.0 && i < U.len() - 1 {
+        v /= 1000.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(human(999), "999 B");
+        assert_eq!(human(1_500_000), "1.5 MB");
+        assert_eq!(human(12_300_000_000), "12.3 GB");
+    }
+}

@@ -1,0 +1,128 @@
+//! rseq accounting: how often each task's rseq area was updated, against what could have
+//! caused it (switch-ins, exits to user space), and how often critical sections were aborted.
+
+use crate::events::{EventKind, Tid, Trace};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Serialize, Debug, Default, Clone, PartialEq)]
+pub struct Account {
+    pub rseq_updates: u64,
+    /// rseq_update per second over the span considered.
+    pub updates_per_s: f64,
+    pub rseq_ip_fixups: u64,
+    /// sched_switch events that switched the task in.
+    pub switch_ins: u64,
+    /// Returns to user space the capture shows: raw_syscalls sys_exit + irq_handler_exit while
+    /// the task was current (an irq exit may return to kernel code, so this is an upper bound).
+    pub exits_to_user: u64,
+    /// rseq_update per exit to user, when the capture has exit events.
+    pub updates_per_exit: Option<f64>,
+    pub updates_per_switch_in: Option<f64>,
+}
+
+#[derive(Serialize, Debug, Default, Clone)]
+pub struct Accounting {
+    pub span_ns: u64,
+    /// Whether the capture has events that mark exits to user (sys_exit, irq_handler_exit).
+    pub has_exit_events: bool,
+    pub overall: Account,
+    pub tasks: BTreeMap<Tid, Account>,
+}
+
+fn finish(a: &mut Account, span_ns: u64, has_exits: bool) {
+    a.updates_per_s = if span_ns > 0 {
+        a.rseq_updates as f64 * 1e9 / span_ns as f64
+    } else {
+        0.0
+    };
+    a.updates_per_exit =
+        (has_exits && a.exits_to_user > 0).then(|| a.rseq_updates as f64 / a.exits_to_user as f64);
+    a.updates_per_switch_in =
+        (a.switch_ins > 0).then(|| a.rseq_updates as f64 / a.switch_ins as f64);
+}
+
+/// Accounting over events `[from, to)` of the trace.
+pub fn compute(trace: &Trace, from: usize, to: usize) -> Accounting {
+    let evs = &trace.events[from.min(trace.events.len())..to.min(trace.events.len())];
+    let sys_exit = trace.strings.find(b"sys_exit");
+    let irq_exit = trace.strings.find(b"irq_handler_exit");
+    let mut acc = Accounting {
+        span_ns: match (evs.first(), evs.last()) {
+            (Some(a), Some(b)) => b.ts - a.ts,
+            _ => 0,
+        },
+        ..Default::default()
+    };
+    for e in evs {
+        let t = acc.tasks.entry(e.tid).or_default();
+        match e.kind {
+            EventKind::RseqUpdate { .. } => t.rseq_updates += 1,
+            EventKind::RseqIpFixup => t.rseq_ip_fixups += 1,
+            EventKind::Other { name } if Some(name) == sys_exit || Some(name) == irq_exit => {
+                if e.tid != 0 {
+                    t.exits_to_user += 1;
+                }
+                acc.has_exit_events = true;
+            }
+            EventKind::SchedSwitch { next_tid, .. } if next_tid != 0 => {
+                acc.tasks.entry(next_tid).or_default().switch_ins += 1;
+            }
+            _ => {}
+        }
+    }
+    acc.tasks
+        .retain(|&tid, a| tid != 0 && (a.rseq_updates > 0 || a.rseq_ip_fixups > 0));
+    let mut all = Account::default();
+    for a in acc.tasks.values() {
+        all.rseq_updates += a.rseq_updates;
+        all.rseq_ip_fixups += a.rseq_ip_fixups;
+        all.switch_ins += a.switch_ins;
+        all.exits_to_user += a.exits_to_user;
+    }
+    let (span, has) = (acc.span_ns, acc.has_exit_events);
+    for a in acc.tasks.values_mut() {
+        finish(a, span, has);
+    }
+    finish(&mut all, span, has);
+    acc.overall = all;
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::{LoadOptions, load_bytes};
+
+    #[test]
+    fn counts_rates_and_ratios() {
+        let t = load_bytes(
+            "x",
+            b"b-1 [000] d..2.  1.000000: sched_switch: prev_comm=b prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=a next_pid=2 next_prio=120\n\
+              a-2 [000] .....  1.100000: sys_exit: NR 0 = 1\n\
+              a-2 [000] .....  1.200000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n\
+              a-2 [000] .....  1.300000: irq_handler_exit: irq=1 ret=handled\n\
+              a-2 [000] .....  1.400000: rseq_ip_fixup: regs_ip=0x1 start_ip=0x0 post_commit_offset=2 abort_ip=0x3\n\
+              a-2 [000] .....  2.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n",
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        let a = compute(&t, 0, t.events.len());
+        assert!(a.has_exit_events);
+        let x = &a.tasks[&2];
+        assert_eq!(
+            (
+                x.rseq_updates,
+                x.rseq_ip_fixups,
+                x.switch_ins,
+                x.exits_to_user
+            ),
+            (2, 1, 1, 2)
+        );
+        assert_eq!(x.updates_per_exit, Some(1.0));
+        assert_eq!(x.updates_per_switch_in, Some(2.0));
+        assert!((x.updates_per_s - 2.0).abs() < 1e-9);
+        assert_eq!(a.overall.rseq_updates, 2);
+        assert!(!a.tasks.contains_key(&1));
+    }
+}

@@ -1,0 +1,152 @@
+//! Shared by the fuzz targets (fuzz/) and the test that replays their corpora
+//! (tests/fuzz_corpus.rs): run a loaded trace through every later stage.
+
+use crate::events::Trace;
+
+/// Indexes, summarizes, checks, exports and renders a loaded trace. Panics only on a bug.
+pub fn exercise(trace: &Trace) {
+    std::hint::black_box(crate::stats::compute(trace));
+    std::hint::black_box(crate::stats::check::run(trace));
+    let tl = crate::timeline::Timeline::build_with_interval(trace, 64);
+    if let Some(last) = trace.events.len().checked_sub(1) {
+        std::hint::black_box(tl.state_after(trace, last / 2));
+    }
+    let mut csv = Vec::new();
+    let _ = crate::export::csv::write(trace, &tl, &mut csv);
+    std::hint::black_box(crate::export::perfetto::export(trace, &tl, &[]));
+    let mut app = crate::ui::app::App::with_timeline(trace.clone(), tl);
+    let backend = ratatui::backend::TestBackend::new(100, 30);
+    let Ok(mut term) = ratatui::Terminal::new(backend);
+    for action in [
+        crate::ui::keys::Action::Last,
+        crate::ui::keys::Action::ZoomIn,
+        crate::ui::keys::Action::NextMm,
+        crate::ui::keys::Action::NextCidChange,
+        crate::ui::keys::Action::ToggleAccounting,
+    ] {
+        app.apply(action);
+        let _ = term.draw(|f| crate::ui::view::draw(f, &app));
+    }
+}
+
+/// A synthetic tracefs `trace` text with `n_events` event lines on `ncpus` CPUs: `nprocs`
+/// processes of `threads` threads each, scheduled round-robin with random sleeps, each switch-in
+/// followed by the rseq_update of the CID the thread gets (the lowest free CID of its process),
+/// plus the scheduler tick every 4 ms per CPU. Deterministic for a seed. Used by benchmarks and
+/// scale tests, which must not depend on files outside the repository.
+pub fn synth_ftrace(n_events: usize, ncpus: u16, nprocs: u32, threads: u32, seed: u64) -> Vec<u8> {
+    use std::io::Write;
+    let mut rng = seed | 1;
+    let mut next = move || {
+        // xorshift64*
+        rng ^= rng >> 12;
+        rng ^= rng << 25;
+        rng ^= rng >> 27;
+        rng.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    let ntasks = (nprocs * threads) as usize;
+    let tid_of = |k: usize| 1000 + k as u32;
+    let tgid_of = |k: usize| 1000 + (k as u32 / threads) * threads;
+    let mut running: Vec<Option<usize>> = vec![None; ncpus as usize];
+    let mut on_cpu: Vec<bool> = vec![false; ntasks];
+    let mut cid_of: Vec<Option<u16>> = vec![None; ntasks];
+    let mut out = Vec::with_capacity(n_events * 120);
+    let _ = writeln!(
+        out,
+        "# tracer: nop\n#\n# entries-in-buffer/entries-written: {n_events}/{n_events}   #P:{ncpus}\n#"
+    );
+    let mut ts: u64 = 1_000_000_000_000;
+    let mut next_tick = vec![ts; ncpus as usize];
+    let mut written = 0usize;
+    let comm = |k: usize| format!("w{}", k % 97);
+    while written < n_events {
+        ts += 1_000 + next() % 20_000;
+        let c = (next() % ncpus as u64) as usize;
+        let (cur_tid, cur_tgid, cur_comm) = match running[c] {
+            Some(k) => (tid_of(k), tgid_of(k), comm(k)),
+            None => (0, 0, "<idle>".to_string()),
+        };
+        let head = |tid: u32, tgid: u32, comm: &str| {
+            let tg = if tid == 0 {
+                "(-------)".to_string()
+            } else {
+                format!("({tgid:>7})")
+            };
+            format!("{:>16}-{tid:<7} {tg} [{c:03}]", comm)
+        };
+        if ts >= next_tick[c] {
+            next_tick[c] = ts + 4_000_000;
+            let _ = writeln!(
+                out,
+                "{} d.h1. {:>6}.{:06}: hrtimer_expire_entry: hrtimer=00000000deadbeef function=tick_nohz_handler now={ts}",
+                head(cur_tid, cur_tgid, &cur_comm),
+                ts / 1_000_000_000,
+                ts % 1_000_000_000 / 1000
+            );
+            written += 1;
+            continue;
+        }
+        // switch to a task that is not running anywhere (or to idle)
+        let pick = next() as usize % (ntasks + 1);
+        let nk = (pick < ntasks && !on_cpu[pick]).then_some(pick);
+        let (ntid, ncomm) = match nk {
+            Some(k) => (tid_of(k), comm(k)),
+            None => (0, format!("swapper/{c}")),
+        };
+        if ntid == cur_tid {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{} d..2. {:>6}.{:06}: sched_switch: prev_comm={cur_comm} prev_pid={cur_tid} prev_prio=120 prev_state=S ==> next_comm={ncomm} next_pid={ntid} next_prio=120",
+            head(cur_tid, cur_tgid, &cur_comm),
+            ts / 1_000_000_000,
+            ts % 1_000_000_000 / 1000
+        );
+        written += 1;
+        if let Some(k) = running[c] {
+            on_cpu[k] = false;
+        }
+        running[c] = nk;
+        if let Some(k) = nk.filter(|_| written < n_events) {
+            on_cpu[k] = true;
+            // lowest CID not held by a running sibling
+            let base = (k as u32 / threads * threads) as usize;
+            let held: Vec<u16> = (base..base + threads as usize)
+                .filter(|&j| j != k && on_cpu[j])
+                .filter_map(|j| cid_of[j])
+                .collect();
+            let cid = (0..ncpus).find(|x| !held.contains(x)).unwrap_or(0);
+            cid_of[k] = Some(cid);
+            ts += 500;
+            let _ = writeln!(
+                out,
+                "{} ..... {:>6}.{:06}: rseq_update: cpu_id={c} node_id=0 mm_cid={cid}",
+                head(tid_of(k), tgid_of(k), &comm(k)),
+                ts / 1_000_000_000,
+                ts % 1_000_000_000 / 1000
+            );
+            written += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synthetic_trace_loads_and_keeps_the_rseq_promises() {
+        let data = synth_ftrace(20_000, 4, 3, 6, 7);
+        let t = crate::sources::load_bytes("synth", &data, &Default::default()).unwrap();
+        assert_eq!(t.events.len(), 20_000);
+        assert_eq!(t.cpu_count(), 4);
+        let r = crate::stats::check::run(&t);
+        assert_eq!(r.findings, 0, "{}", r.text);
+        assert_eq!(
+            synth_ftrace(1000, 4, 3, 6, 7),
+            synth_ftrace(1000, 4, 3, 6, 7)
+        );
+    }
+}

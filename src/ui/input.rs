@@ -1,0 +1,97 @@
+//! Terminal input (keys, mouse) turned into changes of [`App`]: keys go through the binding
+//! table, or into a prompt; the mouse puts the cursor, selects a range, zooms and hovers.
+
+use super::app::{App, Mode};
+use super::keys::action_for;
+use super::view;
+use crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
+    MouseEventKind,
+};
+use ratatui::layout::Rect;
+
+/// A left-button drag in progress: where it started.
+#[derive(Default, Debug)]
+pub struct Drag {
+    start: Option<(u16, u64)>,
+}
+
+pub fn handle(app: &mut App, ev: &TermEvent, area: Rect, drag: &mut Drag) {
+    match ev {
+        TermEvent::Key(k) if k.kind != KeyEventKind::Release => key(app, k),
+        TermEvent::Mouse(m) => mouse(app, m, area, drag),
+        _ => {}
+    }
+}
+
+pub fn key(app: &mut App, k: &KeyEvent) {
+    if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
+        app.quit = true;
+        return;
+    }
+    match &app.mode {
+        Mode::Prompt { .. } => match k.code {
+            KeyCode::Enter => app.submit(),
+            KeyCode::Esc => app.cancel_mode(),
+            KeyCode::Backspace => app.backspace(),
+            KeyCode::Char(c) => {
+                app.type_char(c);
+            }
+            _ => {}
+        },
+        Mode::SetMark | Mode::JumpMark => match k.code {
+            KeyCode::Char(c) => {
+                app.type_char(c);
+            }
+            _ => app.cancel_mode(),
+        },
+        Mode::Normal => {
+            if let Some(a) = action_for(&app.bindings, k) {
+                app.apply(a);
+            } else if app.show_help {
+                app.show_help = false;
+            }
+        }
+    }
+}
+
+fn mouse(app: &mut App, m: &MouseEvent, area: Rect, drag: &mut Drag) {
+    let hit = view::hit(area, app, m.column, m.row);
+    match m.kind {
+        MouseEventKind::Moved => app.hover = hit,
+        MouseEventKind::Down(MouseButton::Left) => {
+            if let Some((_, ts)) = hit {
+                drag.start = Some((m.column, ts));
+                let i = app.event_near(ts);
+                app.set_cursor(i);
+            }
+        }
+        MouseEventKind::Drag(MouseButton::Left) => {
+            if let (Some((col, a)), Some((_, b))) = (drag.start, hit)
+                && col != m.column
+            {
+                app.sel_a = Some(a);
+                app.sel_b = Some(b);
+            }
+            app.hover = hit;
+        }
+        MouseEventKind::Up(MouseButton::Left) => {
+            if let (Some((col, _)), Some(_)) = (drag.start.take(), hit)
+                && col != m.column
+            {
+                app.describe_selection();
+            }
+        }
+        MouseEventKind::ScrollUp => {
+            if let Some((_, ts)) = hit {
+                app.zoom_at(0.5, ts);
+            }
+        }
+        MouseEventKind::ScrollDown => {
+            if let Some((_, ts)) = hit {
+                app.zoom_at(2.0, ts);
+            }
+        }
+        _ => {}
+    }
+}

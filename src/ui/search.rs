@@ -1,0 +1,109 @@
+//! `/` search: by tid, comm or CID. The result is the list of matching event indices, which
+//! `n`/`N` walk.
+
+use crate::events::{EventKind, Tid, Trace};
+use crate::model::MmId;
+use crate::timeline::Timeline;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Query {
+    /// `tid:N`: events of that task (its own records and switches to it).
+    Tid(Tid),
+    /// `cid:N`: rseq_updates reporting that CID.
+    Cid(i32),
+    /// `comm:TEXT` or plain text: events of tasks whose comm contains it.
+    Comm(String),
+    /// A bare number: a tid if such a task exists, and a CID.
+    Number(u32),
+}
+
+impl Query {
+    pub fn parse(s: &str) -> Result<Query, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err("empty search: type a tid, a comm or cid:N".into());
+        }
+        let num = |v: &str, what: &str| {
+            v.trim()
+                .parse::<i64>()
+                .map_err(|_| format!("{what}: expected a number, found \"{v}\""))
+        };
+        if let Some(v) = s.strip_prefix("tid:") {
+            return Ok(Query::Tid(num(v, "tid")? as Tid));
+        }
+        if let Some(v) = s.strip_prefix("cid:") {
+            return Ok(Query::Cid(num(v, "cid")? as i32));
+        }
+        if let Some(v) = s.strip_prefix("comm:") {
+            return Ok(Query::Comm(v.to_string()));
+        }
+        if let Ok(n) = s.parse::<u32>() {
+            return Ok(Query::Number(n));
+        }
+        Ok(Query::Comm(s.to_string()))
+    }
+}
+
+/// Matching event indices, in order; `mm` restricts CID matches to one process.
+pub fn find(trace: &Trace, timeline: &Timeline, q: &Query, mm: Option<MmId>) -> Vec<u32> {
+    let is_task = |tid: Tid| trace.tasks.contains_key(&tid);
+    let comm_tids: Vec<Tid> = match q {
+        Query::Comm(c) => trace
+            .tasks
+            .keys()
+            .copied()
+            .filter(|&t| trace.comm_of(t).contains(c.as_str()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let tid_wanted = |tid: Tid| match q {
+        Query::Tid(t) => tid == *t,
+        Query::Number(n) => is_task(*n) && tid == *n,
+        Query::Comm(_) => comm_tids.contains(&tid),
+        Query::Cid(_) => false,
+    };
+    let cid_wanted = |cid: i32| match q {
+        Query::Cid(c) => cid == *c,
+        Query::Number(n) => cid as i64 == *n as i64,
+        _ => false,
+    };
+    let in_mm = |tid: Tid| match mm {
+        None => true,
+        Some(m) => timeline.task_mm(tid) == m,
+    };
+    trace
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            let next = match e.kind {
+                EventKind::SchedSwitch { next_tid, .. } => Some(next_tid),
+                _ => None,
+            };
+            if tid_wanted(e.tid) || next.is_some_and(tid_wanted) {
+                return true;
+            }
+            matches!(e.kind, EventKind::RseqUpdate { mm_cid, .. } if cid_wanted(mm_cid) && in_mm(e.tid))
+        })
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_syntax() {
+        assert_eq!(Query::parse("tid:12"), Ok(Query::Tid(12)));
+        assert_eq!(Query::parse(" cid:3 "), Ok(Query::Cid(3)));
+        assert_eq!(Query::parse("42"), Ok(Query::Number(42)));
+        assert_eq!(
+            Query::parse("my worker"),
+            Ok(Query::Comm("my worker".into()))
+        );
+        assert_eq!(Query::parse("comm:7"), Ok(Query::Comm("7".into())));
+        assert!(Query::parse("cid:x").is_err());
+        assert!(Query::parse("  ").is_err());
+    }
+}

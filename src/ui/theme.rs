@@ -1,0 +1,381 @@
+//! Colours by meaning, not by widget. Themes are JSON files (`themes/*.json`, built into the
+//! binary, or any path); a theme may set only some slots, the rest come from `default`.
+//! `NO_COLOR` (https://no-color.org) turns colour off: meaning is then carried by reverse video,
+//! dimming and the characters themselves.
+
+use ratatui::style::{Color, Modifier, Style};
+use std::fmt;
+
+/// The themes shipped in `themes/`, built into the binary so `--theme NAME` works anywhere.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("default", include_str!("../../themes/default.json")),
+    ("dark", include_str!("../../themes/dark.json")),
+    ("light", include_str!("../../themes/light.json")),
+    (
+        "high-contrast",
+        include_str!("../../themes/high-contrast.json"),
+    ),
+    ("colorblind", include_str!("../../themes/colorblind.json")),
+];
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Theme {
+    pub name: String,
+    /// Background of a slot holding CID n is `cid_palette[n % len]`.
+    pub cid_palette: Vec<Color>,
+    /// Text drawn on a CID colour.
+    pub cid_text: Color,
+    /// A CPU that runs nothing of the selected mm (idle, other processes).
+    pub free_slot: Color,
+    /// A CID shown before the task confirmed it (stale from its previous run), or a Lazy slot.
+    pub lazy_slot: Color,
+    pub transit_slot: Color,
+    pub tick_marker: Color,
+    pub resume_marker: Color,
+    pub scan_batch: Color,
+    pub alarm: Color,
+    pub lost: Color,
+    pub text: Color,
+    pub dim: Color,
+    pub background: Color,
+    pub cursor: Color,
+    pub weight: Color,
+    pub bound: Color,
+    pub title: Color,
+    /// Background of a selected time range (A/B markers).
+    pub selection: Color,
+    /// No colour at all (NO_COLOR): styles use modifiers only.
+    pub monochrome: bool,
+}
+
+/// The colour slots a theme file may set, with what each colours.
+pub const SLOTS: &[(&str, &str)] = &[
+    ("cid_text", "text drawn on a CID colour"),
+    ("free_slot", "a CPU running nothing of the selected process"),
+    (
+        "lazy_slot",
+        "a CID not yet confirmed, or a Lazy slot in a model",
+    ),
+    ("transit_slot", "a TRANSIT slot (owner-mode)"),
+    ("tick_marker", "compaction triggered by the tick"),
+    ("resume_marker", "compaction triggered on return to user"),
+    ("scan_batch", "CPUs of the current scan batch"),
+    (
+        "alarm",
+        "invariant breaks: duplicate CID, CID at or above its bound",
+    ),
+    ("lost", "lost-event gaps"),
+    ("text", "ordinary text"),
+    ("dim", "secondary text"),
+    ("background", "the background"),
+    ("cursor", "the cursor"),
+    ("weight", "the cidmask weight graph"),
+    ("bound", "the CPU-count bound"),
+    ("title", "titles"),
+    ("selection", "a selected time range"),
+];
+
+/// A theme that could not be used: which file, which key, what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThemeError {
+    pub file: String,
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ThemeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.key {
+            Some(k) => write!(f, "theme {}: key \"{k}\": {}", self.file, self.message),
+            None => write!(f, "theme {}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ThemeError {}
+
+impl Default for Theme {
+    fn default() -> Self {
+        // The built-in default file is part of the binary; a test checks that it parses.
+        Theme::from_json("default", BUILTIN[0].1, None).unwrap_or_else(|_| Theme::fallback())
+    }
+}
+
+impl Theme {
+    /// Plain ANSI colours, used only if the built-in default file were broken.
+    fn fallback() -> Theme {
+        Theme {
+            name: "fallback".into(),
+            cid_palette: vec![Color::Blue, Color::Green, Color::Yellow, Color::Magenta],
+            cid_text: Color::Black,
+            free_slot: Color::DarkGray,
+            lazy_slot: Color::Gray,
+            transit_slot: Color::LightYellow,
+            tick_marker: Color::LightCyan,
+            resume_marker: Color::LightMagenta,
+            scan_batch: Color::LightGreen,
+            alarm: Color::LightRed,
+            lost: Color::Red,
+            text: Color::Reset,
+            dim: Color::DarkGray,
+            background: Color::Reset,
+            cursor: Color::White,
+            weight: Color::Cyan,
+            bound: Color::Red,
+            title: Color::LightCyan,
+            selection: Color::Blue,
+            monochrome: false,
+        }
+    }
+
+    /// The NO_COLOR theme.
+    pub fn monochrome() -> Theme {
+        let mut t = Theme::fallback();
+        t.name = "no-color".into();
+        t.cid_palette = vec![Color::Reset];
+        for c in [
+            &mut t.cid_text,
+            &mut t.free_slot,
+            &mut t.lazy_slot,
+            &mut t.transit_slot,
+            &mut t.tick_marker,
+            &mut t.resume_marker,
+            &mut t.scan_batch,
+            &mut t.alarm,
+            &mut t.lost,
+            &mut t.text,
+            &mut t.dim,
+            &mut t.background,
+            &mut t.cursor,
+            &mut t.weight,
+            &mut t.bound,
+            &mut t.title,
+            &mut t.selection,
+        ] {
+            *c = Color::Reset;
+        }
+        t.monochrome = true;
+        t
+    }
+
+    fn slot_mut(&mut self, key: &str) -> Option<&mut Color> {
+        Some(match key {
+            "cid_text" => &mut self.cid_text,
+            "free_slot" => &mut self.free_slot,
+            "lazy_slot" => &mut self.lazy_slot,
+            "transit_slot" => &mut self.transit_slot,
+            "tick_marker" => &mut self.tick_marker,
+            "resume_marker" => &mut self.resume_marker,
+            "scan_batch" => &mut self.scan_batch,
+            "alarm" => &mut self.alarm,
+            "lost" => &mut self.lost,
+            "text" => &mut self.text,
+            "dim" => &mut self.dim,
+            "background" => &mut self.background,
+            "cursor" => &mut self.cursor,
+            "weight" => &mut self.weight,
+            "bound" => &mut self.bound,
+            "title" => &mut self.title,
+            "selection" => &mut self.selection,
+            _ => return None,
+        })
+    }
+
+    /// Parses a theme file; slots it does not set are taken from `base` (or the fallback).
+    pub fn from_json(file: &str, text: &str, base: Option<&Theme>) -> Result<Theme, ThemeError> {
+        let err = |key: Option<&str>, message: String| ThemeError {
+            file: file.to_string(),
+            key: key.map(str::to_string),
+            message,
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| err(None, format!("not valid JSON: {e}")))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| err(None, "expected a JSON object of colour slots".into()))?;
+        let mut t = base.cloned().unwrap_or_else(Theme::fallback);
+        t.name = file.to_string();
+        for (key, val) in obj {
+            match key.as_str() {
+                "name" | "description" => {
+                    let s = val
+                        .as_str()
+                        .ok_or_else(|| err(Some(key), "expected a string".into()))?;
+                    if key == "name" {
+                        t.name = s.to_string();
+                    }
+                }
+                "cid_palette" => {
+                    let arr = val
+                        .as_array()
+                        .ok_or_else(|| err(Some(key), "expected an array of colours".into()))?;
+                    if arr.is_empty() {
+                        return Err(err(Some(key), "expected at least one colour".into()));
+                    }
+                    t.cid_palette = arr
+                        .iter()
+                        .map(|c| parse_color(c).map_err(|m| err(Some(key), m)))
+                        .collect::<Result<_, _>>()?;
+                }
+                _ => {
+                    let slot = t.slot_mut(key).ok_or_else(|| {
+                        let known: Vec<&str> = SLOTS.iter().map(|s| s.0).collect();
+                        err(
+                            Some(key),
+                            format!(
+                                "unknown slot; expected one of name, description, cid_palette, {}",
+                                known.join(", ")
+                            ),
+                        )
+                    })?;
+                    *slot = parse_color(val).map_err(|m| err(Some(key), m))?;
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    /// Resolves `--theme NAME|PATH` (a built-in name, or a file path).
+    pub fn load(spec: &str) -> Result<Theme, ThemeError> {
+        let base = Theme::default();
+        if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| *n == spec) {
+            return Theme::from_json(name, text, Some(&base));
+        }
+        let text = std::fs::read_to_string(spec).map_err(|e| ThemeError {
+            file: spec.to_string(),
+            key: None,
+            message: format!(
+                "cannot read ({e}); expected a file or one of the built-in themes: {}",
+                BUILTIN.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")
+            ),
+        })?;
+        Theme::from_json(spec, &text, Some(&base))
+    }
+
+    /// The theme to use: `--theme` if given, else monochrome under NO_COLOR, else default.
+    pub fn resolve(spec: Option<&str>, no_color: bool) -> Result<Theme, ThemeError> {
+        match spec {
+            Some(s) => Theme::load(s),
+            None if no_color => Ok(Theme::monochrome()),
+            None => Ok(Theme::default()),
+        }
+    }
+
+    pub fn cid_color(&self, cid: i32) -> Color {
+        if self.cid_palette.is_empty() {
+            return self.text;
+        }
+        self.cid_palette[cid.unsigned_abs() as usize % self.cid_palette.len()]
+    }
+
+    /// A confirmed CID: its colour as background.
+    pub fn cid_style(&self, cid: i32) -> Style {
+        if self.monochrome {
+            return Style::default().add_modifier(Modifier::REVERSED);
+        }
+        Style::default().bg(self.cid_color(cid)).fg(self.cid_text)
+    }
+
+    /// An unconfirmed (stale) CID: its colour as foreground only.
+    pub fn cid_stale_style(&self, cid: i32) -> Style {
+        if self.monochrome {
+            return Style::default().add_modifier(Modifier::DIM);
+        }
+        Style::default()
+            .fg(self.cid_color(cid))
+            .add_modifier(Modifier::DIM)
+    }
+
+    pub fn text(&self) -> Style {
+        Style::default().fg(self.text).bg(self.background)
+    }
+
+    pub fn dim(&self) -> Style {
+        if self.monochrome {
+            return Style::default().add_modifier(Modifier::DIM);
+        }
+        Style::default().fg(self.dim)
+    }
+
+    /// A marker or highlight in colour `c` (bold under NO_COLOR, where colour is gone).
+    pub fn mark(&self, c: Color) -> Style {
+        if self.monochrome {
+            return Style::default().add_modifier(Modifier::BOLD);
+        }
+        Style::default().fg(c)
+    }
+}
+
+fn parse_color(v: &serde_json::Value) -> Result<Color, String> {
+    let s = v
+        .as_str()
+        .ok_or_else(|| format!("expected a colour string, found {v}"))?;
+    s.parse::<Color>().map_err(|_| {
+        format!("expected a colour name (red, lightblue, ...), #rrggbb or 0-255, found \"{s}\"")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_themes_parse_and_set_every_slot() {
+        let fallback = Theme::fallback();
+        for (name, text) in BUILTIN {
+            let t = Theme::from_json(name, text, None).unwrap();
+            assert_eq!(&t.name, name);
+            // every slot is named in every shipped theme
+            let v: serde_json::Value = serde_json::from_str(text).unwrap();
+            for (slot, _) in SLOTS {
+                assert!(v.get(slot).is_some(), "{name} lacks {slot}");
+            }
+            assert!(!t.cid_palette.is_empty());
+            let _ = fallback.clone();
+        }
+        assert_eq!(Theme::default().name, "default");
+        assert_eq!(Theme::default().alarm, Color::LightRed);
+    }
+
+    #[test]
+    fn partial_theme_keeps_the_default_for_the_rest() {
+        let t = Theme::from_json(
+            "mine.json",
+            r##"{"alarm": "#ff00ff"}"##,
+            Some(&Theme::default()),
+        )
+        .unwrap();
+        assert_eq!(t.alarm, Color::Rgb(255, 0, 255));
+        assert_eq!(t.lost, Theme::default().lost);
+        assert_eq!(t.cid_palette, Theme::default().cid_palette);
+    }
+
+    #[test]
+    fn invalid_theme_names_file_and_key() {
+        let e = Theme::from_json("bad.json", r#"{"alarm": "blurple"}"#, None).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("alarm"));
+        assert!(
+            e.to_string()
+                .starts_with("theme bad.json: key \"alarm\": expected a colour"),
+            "{e}"
+        );
+        let e = Theme::from_json("bad.json", r#"{"alarms": "red"}"#, None).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("alarms"));
+        assert!(e.message.starts_with("unknown slot"));
+        let e = Theme::from_json("bad.json", r#"{"cid_palette": []}"#, None).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("cid_palette"));
+        let e = Theme::from_json("bad.json", "{", None).unwrap_err();
+        assert_eq!(e.key, None);
+        assert!(Theme::load("no-such-theme").is_err());
+    }
+
+    #[test]
+    fn no_color_is_monochrome_unless_a_theme_is_asked_for() {
+        assert!(Theme::resolve(None, true).unwrap().monochrome);
+        assert!(!Theme::resolve(Some("dark"), true).unwrap().monochrome);
+        assert!(!Theme::resolve(None, false).unwrap().monochrome);
+        let m = Theme::monochrome();
+        assert_eq!(m.cid_style(3).bg, None);
+        assert!(m.cid_style(3).add_modifier.contains(Modifier::REVERSED));
+    }
+}

@@ -1,0 +1,84 @@
+//! The rseq accounting pane: per task and overall, how often the rseq area was updated, at what
+//! rate, per switch-in and per exit to user, and how many critical sections were aborted.
+
+use crate::events::fmt_dur;
+use crate::ui::app::App;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+
+pub struct AccountingPane<'a> {
+    pub app: &'a App,
+}
+
+fn ratio(r: Option<f64>) -> String {
+    r.map_or("-".into(), |v| format!("{v:.2}"))
+}
+
+impl Widget for AccountingPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let app = self.app;
+        let theme = &app.theme;
+        let Some(acc) = &app.accounting else {
+            return;
+        };
+        let scope = match app.selection() {
+            Some((a, b)) => format!("range A–B, {}", fmt_dur(b - a)),
+            None => format!("whole capture, {}", fmt_dur(acc.span_ns)),
+        };
+        let block = Block::default()
+            .borders(Borders::TOP)
+            .title(format!(" rseq accounting ({scope}) — p closes "))
+            .border_style(theme.dim());
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let header = format!(
+            "  {:>8} {:<16} {:>9} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9}",
+            "tid", "comm", "updates", "per s", "fixups", "sw-ins", "upd/sw-in", "exits", "upd/exit"
+        );
+        let row = |tid: String, comm: String, a: &crate::stats::accounting::Account| {
+            format!(
+                "  {:>8} {:<16.16} {:>9} {:>10.1} {:>7} {:>9} {:>9} {:>9} {:>9}",
+                tid,
+                comm,
+                a.rseq_updates,
+                a.updates_per_s,
+                a.rseq_ip_fixups,
+                a.switch_ins,
+                ratio(a.updates_per_switch_in),
+                if acc.has_exit_events {
+                    a.exits_to_user.to_string()
+                } else {
+                    "-".into()
+                },
+                ratio(a.updates_per_exit)
+            )
+        };
+        let mut lines = vec![
+            Line::styled(header, Style::default().add_modifier(Modifier::BOLD)),
+            Line::styled(
+                row(
+                    "all".into(),
+                    format!("{} tasks", acc.tasks.len()),
+                    &acc.overall,
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+        ];
+        if !acc.has_exit_events {
+            lines.push(Line::styled(
+                "  (exits to user need raw_syscalls:sys_exit or irq:irq_handler_exit in the capture)",
+                theme.dim(),
+            ));
+        }
+        let mut tasks: Vec<_> = acc.tasks.iter().collect();
+        tasks.sort_by_key(|(tid, a)| (std::cmp::Reverse(a.rseq_updates), **tid));
+        let room = (inner.height as usize).saturating_sub(lines.len());
+        for (tid, a) in tasks.into_iter().take(room) {
+            lines.push(Line::raw(row(tid.to_string(), app.trace.comm_of(*tid), a)));
+        }
+        Paragraph::new(lines).render(inner, buf);
+    }
+}

@@ -1,0 +1,198 @@
+//! The cursor's detail pane: the time, the event under the cursor, who runs on each CPU with
+//! which CID, the selected mm's observed cidmask, and the CID history of the event's task.
+
+use crate::events::{EventKind, fmt_dur, fmt_ts};
+use crate::model::MmId;
+use crate::ui::app::{App, MmSel};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+
+pub struct Detail<'a> {
+    pub app: &'a App,
+}
+
+pub fn mm_label(app: &App, mm: MmId) -> String {
+    if mm == MmId::UNKNOWN {
+        return "mm unknown".into();
+    }
+    if mm == MmId::NONE {
+        return "-".into();
+    }
+    match app.timeline.mm_info(mm) {
+        Some(i) => {
+            let comm = app.trace.comm_of(i.leader);
+            format!("{} {comm}", i.label())
+        }
+        None => "?".into(),
+    }
+}
+
+impl Widget for Detail<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let app = self.app;
+        let theme = &app.theme;
+        let block = Block::default()
+            .borders(Borders::TOP)
+            .title(" cursor ")
+            .border_style(theme.dim());
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let Some(ev) = app.cursor_event() else {
+            let msg = if app.loading.is_some() {
+                "reading the capture…"
+            } else {
+                "no events in this capture"
+            };
+            Paragraph::new(msg).render(inner, buf);
+            return;
+        };
+        let tl = &app.timeline;
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let mut lines = vec![
+            Line::from(vec![
+                Span::styled(format!("{} ", fmt_ts(ev.ts)), bold),
+                Span::styled(
+                    format!(
+                        "(+{})  event {} of {}",
+                        fmt_dur(ev.ts.saturating_sub(tl.first_ts)),
+                        app.cursor + 1,
+                        app.trace.events.len()
+                    ),
+                    theme.dim(),
+                ),
+            ]),
+            Line::from(format!(
+                "  [{:03}] {}-{}: {}",
+                ev.cpu,
+                app.trace.comm_of(ev.tid),
+                ev.tid,
+                ev.describe(&app.trace.strings)
+            )),
+        ];
+        if let Some(h) = app.describe_hover() {
+            lines.push(Line::styled(format!("  {h}"), theme.dim()));
+        }
+        if let Some((a, b)) = app.selection() {
+            let (i, j) = app.event_range(a, b);
+            lines.push(Line::from(vec![
+                Span::styled("  range A–B ", bold),
+                Span::raw(format!(
+                    "Δt {}   {} events   {} CID changes{}",
+                    fmt_dur(b - a),
+                    j - i,
+                    app.cid_changes_in(a, b),
+                    match app.selected() {
+                        MmSel::Mm(_) => " (this process)",
+                        MmSel::All => "",
+                    }
+                )),
+            ]));
+        }
+        if let Some((q, hits)) = &app.search {
+            lines.push(Line::styled(
+                format!("  search \"{q}\": {} matches (n / N)", hits.len()),
+                theme.dim(),
+            ));
+        }
+        let state = tl.state_after(&app.trace, app.cursor);
+        for (cpu, slot) in state.cpus.iter().enumerate() {
+            let who = if slot.tid == 0 {
+                "<idle>".to_string()
+            } else {
+                format!("{}-{}", app.trace.comm_of(slot.tid), slot.tid)
+            };
+            let mut spans = vec![Span::raw(format!("  CPU{cpu:<3} {who:<24} "))];
+            spans.push(Span::styled(
+                format!("{:<32} ", mm_label(app, slot.mm)),
+                theme.dim(),
+            ));
+            match (slot.tid, slot.cid) {
+                (0, _) => {}
+                (_, None) => spans.push(Span::styled("no CID reported", theme.dim())),
+                (_, Some(c)) if slot.confirmed => {
+                    spans.push(Span::styled(format!(" CID {c} "), theme.cid_style(c)))
+                }
+                (_, Some(c)) => spans.push(Span::styled(
+                    format!(" CID {c}? (reported before its switch-in; not confirmed yet)"),
+                    theme.cid_stale_style(c),
+                )),
+            }
+            lines.push(Line::from(spans));
+        }
+        let mut task_table = Vec::new();
+        if let MmSel::Mm(mm) = app.selected() {
+            let mask = state.cidmask(mm);
+            let mut tids: Vec<_> = state
+                .tasks
+                .iter()
+                .filter(|(_, t)| t.mm == mm && !t.exited)
+                .map(|(&tid, t)| (tid, *t))
+                .collect();
+            tids.sort_by_key(|&(tid, _)| tid);
+            for (tid, t) in tids {
+                let where_ = match t.on_cpu {
+                    Some(c) if state.cpus.get(c as usize).is_some_and(|s| s.tid == tid) => {
+                        format!("running on CPU{c}")
+                    }
+                    _ => "not running".into(),
+                };
+                let cid = t.cid.map_or("-".to_string(), |c| c.to_string());
+                task_table.push(Span::raw(format!(
+                    " {:>7} {:<16.16} {:>3} {:<18}",
+                    tid,
+                    app.trace.comm_of(tid),
+                    cid,
+                    where_
+                )));
+            }
+            let st = &tl.mm_stats[mm.0 as usize];
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {}: ", mm_label(app, mm)), bold),
+                Span::raw(format!(
+                    "cidmask {:?} weight {}/{}   {} tasks, {} rseq_updates, CIDs seen {:?}",
+                    mask,
+                    mask.len(),
+                    tl.ncpus,
+                    tl.mm_tasks(mm).len(),
+                    st.rseq_updates,
+                    st.cids
+                )),
+            ]));
+        }
+        let task = match ev.kind {
+            EventKind::SchedSwitch { next_tid, .. } => next_tid,
+            _ => ev.tid,
+        };
+        let hist = tl.cid_history(&app.trace, task, app.cursor, 8);
+        if !hist.is_empty() {
+            let mut spans = vec![Span::raw(format!("  task {task} CID history: "))];
+            for (i, cid) in hist {
+                let t = app.trace.events[i].ts.saturating_sub(tl.first_ts);
+                spans.push(Span::styled(format!(" {cid} "), theme.cid_style(cid)));
+                spans.push(Span::styled(
+                    format!(" from +{}  ", fmt_dur(t)),
+                    theme.dim(),
+                ));
+            }
+            lines.push(Line::from(spans));
+        }
+        if !task_table.is_empty() {
+            lines.push(Line::styled(
+                format!(
+                    "  live tasks of this process ({}): tid, comm, last reported CID, where",
+                    task_table.len()
+                ),
+                theme.dim(),
+            ));
+            // two columns of 48 characters where the pane is wide enough
+            let per_line = (inner.width as usize / 50).max(1);
+            for chunk in task_table.chunks(per_line) {
+                lines.push(Line::from(chunk.to_vec()));
+            }
+        }
+        Paragraph::new(lines).render(inner, buf);
+    }
+}

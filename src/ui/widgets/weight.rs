@@ -1,0 +1,126 @@
+//! The selected mm's cidmask weight over the visible window, with the CPU-count bound drawn.
+
+use super::{TimeAxis, label_width};
+use crate::ui::app::{App, MmSel};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::widgets::Widget;
+
+pub struct WeightGraph<'a> {
+    pub app: &'a App,
+}
+
+const EIGHTHS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// Highest weight in `[a, b)` of a step series.
+pub fn max_in(series: &[(u64, u16)], a: u64, b: u64) -> u16 {
+    let start = series.partition_point(|w| w.0 <= a);
+    let at_a = start.checked_sub(1).map_or(0, |i| series[i].1);
+    series[start..]
+        .iter()
+        .take_while(|w| w.0 < b)
+        .map(|w| w.1)
+        .fold(at_a, u16::max)
+}
+
+impl Widget for WeightGraph<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let app = self.app;
+        let theme = &app.theme;
+        let tl = &app.timeline;
+        if area.height < 2 {
+            return;
+        }
+        let bound = tl.ncpus.max(1);
+        let lw = label_width(tl.ncpus);
+        let MmSel::Mm(mm) = app.selected() else {
+            buf.set_string(
+                area.x + lw,
+                area.y + area.height / 2,
+                "cidmask weight is per process: press Tab to select one",
+                theme.dim(),
+            );
+            return;
+        };
+        let series = tl.weights.get(mm.0 as usize).map_or(&[][..], |s| &s[..]);
+        let cols = area.width.saturating_sub(lw);
+        let axis = TimeAxis {
+            t0: app.t0,
+            span: app.span,
+            cols,
+        };
+        // Top row: the bound (no CID may reach it); the rows below hold the bars.
+        let bars = area.height - 1;
+        let bound_style = theme.mark(theme.bound);
+        buf.set_string(
+            area.x,
+            area.y,
+            format!("{bound:>w$} ", w = (lw - 1) as usize),
+            bound_style,
+        );
+        buf.set_string(area.x + lw, area.y, "┄".repeat(cols as usize), bound_style);
+        let tag = format!(" bound = {bound} possible CPUs ");
+        if cols as usize > tag.len() + 2 {
+            buf.set_string(
+                area.x + area.width - tag.len() as u16 - 1,
+                area.y,
+                tag,
+                bound_style,
+            );
+        }
+        buf.set_string(
+            area.x,
+            area.y + area.height - 1,
+            format!("{:>w$} ", 0, w = (lw - 1) as usize),
+            theme.dim(),
+        );
+        let cursor_col = axis.col_of(app.cursor_ts());
+        let weight_style = theme.mark(theme.weight);
+        for x in 0..cols {
+            let (a, b) = axis.range(x);
+            let w = max_in(series, a, b) as u64;
+            if w > bound as u64 {
+                buf.set_string(area.x + lw + x, area.y, "▲", theme.mark(theme.alarm));
+            }
+            // height in eighths of a row
+            let h = (w.min(bound as u64) * bars as u64 * 8).div_ceil(bound as u64);
+            for r in 0..bars {
+                let y = area.y + area.height - 1 - r;
+                let lo = r as u64 * 8;
+                let fill = h.saturating_sub(lo).min(8) as usize;
+                if fill > 0 {
+                    buf.set_string(area.x + lw + x, y, EIGHTHS[fill].to_string(), weight_style);
+                }
+            }
+            if Some(x) == cursor_col {
+                for r in 0..area.height {
+                    let cell = &mut buf[(area.x + lw + x, area.y + r)];
+                    if cell.symbol() == " " {
+                        cell.set_symbol("│");
+                        cell.set_style(theme.mark(theme.cursor));
+                    } else {
+                        let st = cell.style().add_modifier(Modifier::REVERSED);
+                        cell.set_style(st);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_of_a_step_series_over_a_range() {
+        let s = [(10, 1), (20, 3), (25, 0), (40, 2)];
+        assert_eq!(max_in(&s, 0, 10), 0);
+        assert_eq!(max_in(&s, 10, 20), 1);
+        assert_eq!(max_in(&s, 12, 30), 3);
+        assert_eq!(max_in(&s, 26, 39), 0);
+        assert_eq!(max_in(&s, 26, 41), 2);
+        assert_eq!(max_in(&[], 0, 100), 0);
+    }
+}

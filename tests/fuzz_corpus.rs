@@ -1,0 +1,47 @@
+//! Replays the committed fuzz corpora (fuzz/corpus/TARGET) through the same code the fuzz
+//! targets run: CI does not fuzz, it replays. Every input must load or be refused cleanly, and
+//! whatever loads must index, check, export and render without a panic.
+
+use cidscope::events::Format;
+use cidscope::sources::{LoadOptions, load_bytes};
+
+fn format_of(target: &str) -> Option<Option<Format>> {
+    Some(match target {
+        "ftrace_text" => Some(Format::Ftrace),
+        "trace_cmd_report" => Some(Format::TraceCmdReport),
+        "perf_script" => Some(Format::PerfScript),
+        "perf_data" => Some(Format::PerfData),
+        "trace_dat" => Some(Format::TraceDat),
+        "detect" => None,
+        _ => return None,
+    })
+}
+
+#[test]
+fn replay_every_corpus() {
+    let Ok(dirs) = std::fs::read_dir("fuzz/corpus") else {
+        panic!("fuzz/corpus is missing");
+    };
+    let mut inputs = 0;
+    for d in dirs {
+        let d = d.expect("entry");
+        let target = d.file_name().to_string_lossy().into_owned();
+        let Some(format) = format_of(&target) else {
+            continue;
+        };
+        for f in std::fs::read_dir(d.path()).expect("corpus dir") {
+            let f = f.expect("entry").path();
+            let data = std::fs::read(&f).expect("input");
+            let opts = LoadOptions {
+                format,
+                serial: true,
+                ..Default::default()
+            };
+            if let Ok(trace) = load_bytes("fuzz", &data, &opts) {
+                cidscope::testing::exercise(&trace);
+            }
+            inputs += 1;
+        }
+    }
+    assert!(inputs > 0, "no corpus inputs found");
+}

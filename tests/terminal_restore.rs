@@ -1,0 +1,213 @@
+//! The terminal is always restored: after q, Ctrl-C, SIGTERM, SIGHUP-style hangups and a panic,
+//! the shell is back in cooked mode with echo, the cursor is visible and the main screen shows.
+
+use std::process::Command;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+struct Shell {
+    socket: String,
+}
+
+impl Shell {
+    fn start(env: &str) -> Shell {
+        let socket = format!(
+            "cidscope-restore-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() % 1_000_000_000)
+        );
+        let ok = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+            ])
+            .args(["-x", "120", "-y", "40"])
+            .arg(format!("env {env} PS1='$ ' bash --norc --noprofile"))
+            .env("TERM", "xterm-256color")
+            .status()
+            .expect("tmux (installed by .ci/run)")
+            .success();
+        assert!(ok);
+        Shell { socket }
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn send(&self, keys: &[&str]) {
+        for k in keys {
+            self.tmux(&["send-keys", "-t", "t", k]);
+            sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    fn wait_for(&self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(needle) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "timed out waiting for {needle:?}:\n{s}"
+            );
+            sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Starts cidscope from the shell and waits for its first frame.
+    fn open_tui(&self) {
+        let bin = env!("CARGO_BIN_EXE_cidscope");
+        self.send(&[
+            &format!("{bin} traces/hog-threads.ftrace.txt; echo EXIT=$?"),
+            "Enter",
+        ]);
+        self.wait_for("per-CPU CID slots");
+    }
+
+    fn cidscope_pid(&self) -> String {
+        let shell = self.tmux(&["display", "-p", "-t", "t", "#{pane_pid}"]);
+        let out = Command::new("pgrep")
+            .args(["-P", shell.trim()])
+            .output()
+            .expect("pgrep");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// The shell is usable again: main screen, visible cursor, cooked mode with echo.
+    fn assert_restored(&self, exit: &str) {
+        let s = self.wait_for(&format!("EXIT={exit}"));
+        assert!(
+            !s.contains("per-CPU CID slots"),
+            "still on the TUI screen:\n{s}"
+        );
+        assert_eq!(
+            self.tmux(&["display", "-p", "-t", "t", "#{alternate_on}"])
+                .trim(),
+            "0"
+        );
+        assert_eq!(
+            self.tmux(&["display", "-p", "-t", "t", "#{cursor_flag}"])
+                .trim(),
+            "1"
+        );
+        self.send(&[
+            "stty -a | tr ' ' '\\n' | grep -xE -- '-?(icanon|echo|isig)' | tr '\\n' ' '; echo END",
+            "Enter",
+        ]);
+        let s = self.wait_for("END\n");
+        let line = s.lines().rev().find(|l| l.contains("icanon")).unwrap_or("");
+        assert!(
+            line.contains("icanon") && !line.contains("-icanon"),
+            "not cooked: {line}"
+        );
+        assert!(
+            line.contains("echo") && !line.contains("-echo "),
+            "no echo: {line}"
+        );
+        assert!(
+            line.contains("isig") && !line.contains("-isig"),
+            "no signals: {line}"
+        );
+    }
+}
+
+impl Drop for Shell {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+#[test]
+fn restored_after_q() {
+    let sh = Shell::start("");
+    sh.open_tui();
+    sh.send(&["q"]);
+    sh.assert_restored("0");
+}
+
+#[test]
+fn restored_after_ctrl_c() {
+    let sh = Shell::start("");
+    sh.open_tui();
+    sh.send(&["C-c"]);
+    sh.assert_restored("0");
+}
+
+#[test]
+fn restored_after_sigterm() {
+    let sh = Shell::start("");
+    sh.open_tui();
+    let pid = sh.cidscope_pid();
+    assert!(!pid.is_empty());
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    // 143 = 128 + SIGTERM when the watchdog ends it, 0 when the loop saw the flag first
+    let s = sh.wait_for("EXIT=");
+    assert!(s.contains("EXIT=0") || s.contains("EXIT=143"), "{s}");
+    let code = if s.contains("EXIT=0") { "0" } else { "143" };
+    sh.assert_restored(code);
+}
+
+#[test]
+fn restored_after_a_panic() {
+    let sh = Shell::start("CIDSCOPE_TEST_PANIC=1");
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    sh.send(&[
+        &format!("{bin} traces/hog-threads.ftrace.txt; echo EXIT=$?"),
+        "Enter",
+    ]);
+    let s = sh.wait_for("EXIT=");
+    assert!(
+        s.contains("panicking inside the TUI on purpose"),
+        "panic message on the main screen:\n{s}"
+    );
+    sh.assert_restored("101");
+}
+
+#[test]
+fn exits_when_its_terminal_hangs_up() {
+    let sh = Shell::start("");
+    sh.open_tui();
+    let pid = sh.cidscope_pid();
+    assert!(!pid.is_empty());
+    sh.tmux(&["kill-server"]);
+    let start = Instant::now();
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.split_whitespace().nth(2) == Some("Z") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "cidscope {pid} still runs 5 s after its terminal went away"
+        );
+        sleep(Duration::from_millis(100));
+    }
+}
