@@ -1,4 +1,5 @@
-//! Models of the kernel's mm_cid policies, fed by driver events (see `docs/cid-models.md` §1.1).
+//! Models of the kernel's mm_cid policies, fed by driver events (the models specification,
+//! `../shared/docs/cid-models.md`, §1.1).
 //!
 //! * [`lazy_compact`]: Linux 6.4–6.18 (per-CPU lazy CIDs, 100 ms task-work scan), §2;
 //! * [`resume_batch`]: the never-merged 2025 series compacting in batches from the rseq resume
