@@ -68,6 +68,8 @@ pub struct Cli {
     /// Default: ~/.config/cidscope/keys.json when it exists.
     #[arg(long, global = true, value_name = "PATH")]
     pub keys: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -139,6 +141,8 @@ pub enum Command {
     },
     /// Print the man page (roff) to stdout: `cidscope man > cidscope.1`.
     Man,
+    /// Simulate a workload under a CID policy (deterministic for a given --seed).
+    Sim(SimArgs),
 }
 
 #[derive(Args, Debug)]
@@ -219,4 +223,224 @@ pub struct AttachArgs {
     /// Ring buffer per CPU, in 4 KiB pages (a power of two).
     #[arg(long, default_value_t = 1024, value_name = "PAGES")]
     pub buffer_pages: usize,
+}
+
+/// Which model to show or replay (`observed` = only what the capture shows).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyArg {
+    /// what the capture shows, no model
+    Observed,
+    /// Linux 6.4-6.18: per-CPU lazy CIDs, 100 ms task-work scan
+    LazyCompact,
+    /// the 2025 batched-scan series (never merged)
+    ResumeBatch,
+    /// Linux 6.19+: per-task / per-CPU ownership
+    OwnerMode,
+}
+
+impl PolicyArg {
+    /// The model, or `None` for `observed`.
+    pub fn kind(self) -> Option<crate::model::policies::PolicyKind> {
+        use crate::model::policies::PolicyKind;
+        match self {
+            PolicyArg::Observed => None,
+            PolicyArg::LazyCompact => Some(PolicyKind::LazyCompact),
+            PolicyArg::ResumeBatch => Some(PolicyKind::ResumeBatch),
+            PolicyArg::OwnerMode => Some(PolicyKind::OwnerMode),
+        }
+    }
+}
+
+/// Kernel-version variant of lazy-compact's allocation and migration (§2.3 of the models spec).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelArg {
+    /// 6.4-6.12: first-zero allocation
+    #[value(name = "6.4")]
+    V6_4,
+    /// 6.13: recent_cid hint and expansion, no shrink
+    #[value(name = "6.13")]
+    V6_13,
+    /// 6.14-6.18: with the max_nr_cid shrink
+    #[value(name = "6.14")]
+    V6_14,
+}
+
+/// rseq_update emission regime.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegimeArg {
+    /// <= 6.18: an update on every return to user after a switch/migration
+    Legacy,
+    /// >= 6.19: an update only when the IDs changed
+    Fast,
+}
+
+/// CPUs a compaction scan walks.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanArg {
+    /// every possible CPU (what the kernels do)
+    All,
+    /// only CPUs the mm ran on since its last complete scan (plus CPUs holding its CIDs)
+    Visited,
+}
+
+/// Model options, valid before or after a subcommand.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ModelArgs {
+    /// CID model to replay the capture through (stats: adds model_agreement and
+    /// per-process compactions; sim: the simulated policy).
+    #[arg(long, value_enum, global = true)]
+    pub policy: Option<PolicyArg>,
+
+    /// Models to show side by side, e.g. lazy-compact,owner-mode.
+    #[arg(long, value_enum, value_delimiter = ',', global = true)]
+    pub compare: Vec<PolicyArg>,
+
+    /// CONFIG_HZ of the modelled kernel (replay: inferred from the tick spacing; sim: 1000).
+    #[arg(long, global = true)]
+    pub hz: Option<u32>,
+
+    /// resume-batch: CPUs per batch (CONFIG_RSEQ_CID_SCAN_BATCH, default 8).
+    #[arg(long, global = true)]
+    pub batch: Option<u32>,
+
+    /// lazy-compact kernel variant (default 6.14, i.e. 6.14-6.18).
+    #[arg(long, value_enum, global = true)]
+    pub kernel: Option<KernelArg>,
+
+    /// rseq emission regime (default: the policy's own).
+    #[arg(long, value_enum, global = true)]
+    pub regime: Option<RegimeArg>,
+
+    /// CPUs a scan walks (default all).
+    #[arg(long, value_enum, global = true)]
+    pub scan: Option<ScanArg>,
+
+    /// Replay: do not seed processes that were running before the capture began.
+    #[arg(long, global = true)]
+    pub no_seed: bool,
+
+    /// rq clock of idle CPUs goes stale (the age pass then sees young slots).
+    #[arg(long, global = true)]
+    pub stale_rq_clock: bool,
+
+    /// Check every model invariant after every event (slow); breaks are reported.
+    #[arg(long, global = true)]
+    pub check_invariants: bool,
+}
+
+impl ModelArgs {
+    /// Model parameters from the flags (cpus/hz 0 = from the capture).
+    pub fn params(&self) -> crate::model::policies::Params {
+        use crate::model::policies::{KernelVersion, Params, Regime, RqClockMode, ScanScope};
+        Params {
+            cpus: 0,
+            hz: self.hz.unwrap_or(0),
+            batch: self.batch.unwrap_or(8),
+            version: match self.kernel {
+                Some(KernelArg::V6_4) => KernelVersion::V6_4,
+                Some(KernelArg::V6_13) => KernelVersion::V6_13,
+                Some(KernelArg::V6_14) | None => KernelVersion::V6_14,
+            },
+            regime: self.regime.map(|r| match r {
+                RegimeArg::Legacy => Regime::Legacy,
+                RegimeArg::Fast => Regime::Fast,
+            }),
+            rq_clock: if self.stale_rq_clock {
+                RqClockMode::Stale
+            } else {
+                RqClockMode::Now
+            },
+            scan: match self.scan {
+                Some(ScanArg::Visited) => ScanScope::Visited,
+                _ => ScanScope::All,
+            },
+            seed: !self.no_seed,
+            check_invariants: self.check_invariants,
+        }
+    }
+
+    /// Models named by --policy and --compare, in order, without duplicates.
+    pub fn models(&self) -> Vec<crate::model::policies::PolicyKind> {
+        let mut v = Vec::new();
+        for k in self
+            .policy
+            .iter()
+            .chain(self.compare.iter())
+            .filter_map(|p| p.kind())
+        {
+            if !v.contains(&k) {
+                v.push(k);
+            }
+        }
+        v
+    }
+}
+
+/// Synthetic workloads of `cidscope sim`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkloadArg {
+    /// cyclictest: T timer threads (thread i: 100 us + 500 us * i period), each on its own CPU
+    Cyclictest,
+    /// hackbench -p: groups of single-threaded processes waking each other
+    Hackbench,
+    /// T busy threads of one process
+    Hogs,
+    /// batches of T short-lived threads created and joined
+    Churn,
+    /// one thread spinning on the last CPU (+ T-1 sleepers)
+    Spinner,
+}
+
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    /// Possible CPUs (P).
+    #[arg(long)]
+    pub cpus: u32,
+    /// Workload to schedule.
+    #[arg(long, value_enum)]
+    pub workload: WorkloadArg,
+    /// Threads (or tasks per group for hackbench); default depends on the workload.
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Simulated time: 1s, 500ms, 2.5s, 100us.
+    #[arg(long, default_value = "1s", value_parser = parse_duration_ns)]
+    pub duration: u64,
+    /// CPUs whose tick stops while a single task runs there (nohz_full), e.g. 3 or 2-5.
+    #[arg(long)]
+    pub nohz_full: Option<String>,
+    /// Seed of the schedule's random choices: the same seed gives the same run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print the run's summary as JSON instead of opening the TUI.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the schedule as ftrace text (tracefs `trace` format) to this file.
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+}
+
+/// `1s`, `500ms`, `2.5s`, `100us`, `1000000ns`; a bare number is seconds.
+pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mult) = if let Some(n) = s.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix("us") {
+        (n, 1e3)
+    } else if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        (s, 1e9)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a duration like 1s, 500ms or 100us, found \"{s}\""))?;
+    if !(v.is_finite() && v > 0.0) || v * mult > 3.6e12 {
+        return Err(format!(
+            "expected a duration between 1ns and 1h, found \"{s}\""
+        ));
+    }
+    Ok((v * mult).round() as u64)
 }

@@ -3,6 +3,7 @@
 
 pub mod alarm;
 pub mod observed;
+pub mod policies;
 pub mod tasks;
 
 pub use alarm::{Alarm, AlarmKind};

@@ -3,6 +3,7 @@
 
 pub mod accounting;
 pub mod check;
+pub mod policy;
 
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
@@ -31,6 +32,12 @@ pub struct ProcessSummary {
     pub tasks: Vec<Tid>,
     pub rseq_updates: u64,
     pub cids: Vec<i32>,
+    /// With --policy: compaction attempts that scanned, by trigger.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compactions: Option<policy::CompactionCounts>,
+    /// With --policy: the model's view of this process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<policy::ProcessModel>,
 }
 
 #[derive(Serialize, Debug)]
@@ -59,6 +66,15 @@ pub struct Stats {
     /// switch-in and (where the capture has sys_exit / irq exits) per exit to user.
     pub rseq_accounting: accounting::Accounting,
     pub warnings: Vec<String>,
+    /// With --policy: how well the model predicts the observed CIDs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_agreement: Option<policy::ModelAgreement>,
+    /// With --policy: the model's totals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<policy::ModelSummary>,
+    /// With --compare: one summary per model.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compare: Vec<policy::ModelSummary>,
 }
 
 #[derive(Default)]
@@ -152,6 +168,8 @@ pub fn compute(trace: &Trace) -> Stats {
             tasks: Vec::new(),
             rseq_updates: 0,
             cids: Vec::new(),
+            compactions: None,
+            model: None,
         })
         .collect();
     let mut tasks = BTreeMap::new();
@@ -221,6 +239,9 @@ pub fn compute(trace: &Trace) -> Stats {
             .collect(),
         rseq_accounting: accounting::compute(trace, 0, trace.events.len()),
         warnings: trace.warnings.iter().map(|w| w.to_string()).collect(),
+        model_agreement: None,
+        model: None,
+        compare: Vec::new(),
     }
 }
 

@@ -1,0 +1,375 @@
+//! A recorded model run: every state change a view needs, time-ordered, keyed by [`MmId`].
+
+use super::{Params, PolicyKind};
+use crate::events::Tid;
+use crate::model::{Alarm, MmId};
+use crate::timeline::Segment;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Flags of a slot or a CID word. LAZY/TRANSIT/ONCPU equal [`Segment`]'s flags, so
+/// `flags & (LAZY | TRANSIT | ONCPU)` can go straight into a timeline segment.
+pub mod slot_flags {
+    use crate::timeline::Segment;
+    /// lazy-compact: `MM_CID_LAZY_PUT` (bit 31): released at its CPU's next switch-out.
+    pub const LAZY: u8 = Segment::LAZY;
+    /// owner-mode: `MM_CID_TRANSIT` (bit 29): a CID in a mode-switch fixup.
+    pub const TRANSIT: u8 = Segment::TRANSIT;
+    /// owner-mode: `MM_CID_ONCPU` (bit 30): the CPU owns the CID.
+    pub const ONCPU: u8 = Segment::ONCPU;
+    /// lazy-compact: a valid CID in the slot.
+    pub const VALID: u8 = 16;
+    /// lazy-compact: `MM_CID_UNSET`, no CID.
+    pub const UNSET: u8 = 32;
+}
+
+/// A per-(mm, CPU) slot (`pcpu_cid`) changed, or the task of the mm running on the CPU did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SlotChange {
+    pub ts: u64,
+    pub cpu: u16,
+    #[serde(serialize_with = "ser_mm")]
+    pub mm: MmId,
+    /// The task of `mm` running on `cpu`, 0 when none is.
+    pub tid: Tid,
+    /// The CID number in the slot (`None` = `Unset`).
+    pub cid: Option<i32>,
+    pub flags: u8,
+}
+
+/// A task's user-visible CID changed (`None`: it holds none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TaskCidChange {
+    pub ts: u64,
+    pub tid: Tid,
+    #[serde(serialize_with = "ser_mm")]
+    pub mm: MmId,
+    pub cid: Option<i32>,
+}
+
+/// The weight (`popcount`) of an mm's `cidmask` changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct WeightChange {
+    pub ts: u64,
+    #[serde(serialize_with = "ser_mm")]
+    pub mm: MmId,
+    pub weight: u32,
+}
+
+/// What made a compaction attempt run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trigger {
+    /// Queued by the scheduler tick (lazy-compact task work, resume-batch rules A/B).
+    Tick,
+    /// Run from the rseq resume handler after a switch, migration, registration or signal.
+    Resume,
+}
+
+/// One compaction attempt: a lazy-compact `SCAN` or a resume-batch `BATCH` call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Compaction {
+    pub ts: u64,
+    #[serde(serialize_with = "ser_mm")]
+    pub mm: MmId,
+    pub cpu: u16,
+    /// The task in whose context it ran.
+    pub tid: Tid,
+    pub trigger: Trigger,
+    /// resume-batch: batch k of N (1-based); lazy-compact: `None` (one complete scan).
+    pub batch: Option<(u32, u32)>,
+    /// CPUs whose slots were examined (empty for a no-op attempt).
+    pub cpus_scanned: Vec<u16>,
+    /// CIDs released to the cidmask (slot became `Unset`).
+    pub freed: Vec<i32>,
+    /// CIDs marked `Lazy` (in use; released at their CPU's next switch-out).
+    pub lazied: Vec<i32>,
+    /// `false`: the attempt was gated (period not due, or arming) and scanned nothing.
+    pub scanned: bool,
+    /// cidmask weight after the attempt.
+    pub weight_after: u32,
+    /// Time the call took, from the simulator's cost model (0 in a replay).
+    pub cost_ns: u64,
+    /// When the mm's next scan period opens (`next_scan` as a time), after this attempt.
+    pub next_scan_at: Option<u64>,
+}
+
+/// A complete-scan cycle of an mm: lazy-compact's scans are instant (`start == end`);
+/// resume-batch's run from batch 1 to batch N.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ScanCycle {
+    #[serde(serialize_with = "ser_mm")]
+    pub mm: MmId,
+    pub start_ts: u64,
+    /// `None` while the cycle is in progress at the end of the run.
+    pub end_ts: Option<u64>,
+    /// Batches of the cycle so far (N when complete).
+    pub batches: u32,
+}
+
+/// A predicted `rseq_update`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PredictedUpdate {
+    pub ts: u64,
+    pub tid: Tid,
+    #[serde(serialize_with = "ser_mm")]
+    pub mm: MmId,
+    pub cpu: u16,
+    pub cid: i32,
+}
+
+/// owner-mode: the mm's mode word or its thresholds changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ModeChange {
+    pub ts: u64,
+    #[serde(serialize_with = "ser_mm")]
+    pub mm: MmId,
+    /// Raw `mode` word: 0 per-task, ONCPU per-CPU, with TRANSIT during a fixup.
+    pub mode: u32,
+    pub percpu: bool,
+    pub transit: bool,
+    pub users: u32,
+    pub max_cids: u32,
+    pub pcpu_thrs: u32,
+}
+
+/// A broken model invariant (L1–L5, R1–R5, O1–O6) or an impossible state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    pub ts: u64,
+    #[serde(serialize_with = "ser_opt_mm")]
+    pub mm: Option<MmId>,
+    /// The invariant's name in the spec (`L1`, `R4`, `O3`, `EXHAUSTED`, ...).
+    pub invariant: &'static str,
+    pub detail: String,
+}
+
+/// checked/agreed counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    pub checked: u64,
+    pub agreed: u64,
+}
+
+impl Tally {
+    pub fn add(&mut self, ok: bool) {
+        self.checked += 1;
+        self.agreed += ok as u64;
+    }
+    pub fn ratio(&self) -> f64 {
+        if self.checked == 0 {
+            1.0
+        } else {
+            self.agreed as f64 / self.checked as f64
+        }
+    }
+}
+
+/// An observed `rseq_update` whose CID the model did not predict.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Disagreement {
+    pub ts: u64,
+    pub tid: Tid,
+    pub cpu: u16,
+    #[serde(serialize_with = "ser_mm")]
+    pub mm: MmId,
+    /// Index of the `rseq_update` in the trace's events.
+    pub event_index: usize,
+    pub observed: i32,
+    pub predicted: Option<i32>,
+    /// The model's view of the mm at that instant (slots, cidmask, mm_users, ...).
+    pub model_state: String,
+}
+
+/// Agreement of one mm.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MmAgreement {
+    #[serde(serialize_with = "ser_mm")]
+    pub mm: MmId,
+    /// The mm began inside the capture (fork without CLONE_VM, or exec).
+    pub begins_in_capture: bool,
+    pub checked: u64,
+    pub agreed: u64,
+    /// Observations used to seed the state (not checked).
+    pub seeds: u64,
+    pub first_disagreement: Option<Disagreement>,
+}
+
+/// How well a replayed model predicts the observed `rseq_update` CIDs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Agreement {
+    pub policy: &'static str,
+    /// Checked observations (all modelled mms; seeding observations excluded).
+    pub checked: u64,
+    pub agreed: u64,
+    pub first_disagreement: Option<Disagreement>,
+    /// Whether mms that existed before the capture were seeded from their first observations.
+    pub seeded: bool,
+    /// Observations used as seeds.
+    pub seeds: u64,
+    /// mms that began inside the capture.
+    pub fresh: Tally,
+    /// mms that existed before the capture.
+    pub preexisting: Tally,
+    /// `rseq_update`s of tasks whose mm is unknown (not modelled).
+    pub unmodelled: u64,
+    pub per_mm: Vec<MmAgreement>,
+}
+
+/// Everything one model run produced. Vectors are time-ordered.
+#[derive(Clone, Debug, Serialize)]
+pub struct PolicyRun {
+    pub policy: PolicyKind,
+    #[serde(skip)]
+    pub params: Params,
+    pub slots: Vec<SlotChange>,
+    pub task_cids: Vec<TaskCidChange>,
+    pub weights: Vec<WeightChange>,
+    pub compactions: Vec<Compaction>,
+    pub scans: Vec<ScanCycle>,
+    pub updates: Vec<PredictedUpdate>,
+    pub modes: Vec<ModeChange>,
+    /// The two ABI guarantees (unique CID among running threads of an mm, CID < P).
+    #[serde(skip)]
+    pub alarms: Vec<Alarm>,
+    pub violations: Vec<Violation>,
+    /// Per CPU, the model's lane in the timeline's form: who runs, its mm, its model CID,
+    /// the slot's LAZY/TRANSIT/ONCPU flags (CONFIRMED is set whenever the model has a CID).
+    #[serde(skip)]
+    pub lanes: Vec<Vec<Segment>>,
+    pub agreement: Option<Agreement>,
+    /// Driver events the model handled.
+    pub model_events: u64,
+}
+
+impl serde::Serialize for PolicyKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
+fn ser_mm<S: serde::Serializer>(mm: &MmId, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u32(mm.0)
+}
+
+fn ser_opt_mm<S: serde::Serializer>(mm: &Option<MmId>, s: S) -> Result<S::Ok, S::Error> {
+    match mm {
+        Some(m) => s.serialize_some(&m.0),
+        None => s.serialize_none(),
+    }
+}
+
+/// Progress of a scan cycle at an instant, for the scan-batch widget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanProgress {
+    /// Batches done in the current (or last) cycle, and N.
+    pub done: u32,
+    pub of: u32,
+    pub cycle_start: u64,
+    pub complete: bool,
+}
+
+impl PolicyRun {
+    pub fn new(policy: PolicyKind, params: Params) -> PolicyRun {
+        PolicyRun {
+            policy,
+            params,
+            slots: Vec::new(),
+            task_cids: Vec::new(),
+            weights: Vec::new(),
+            compactions: Vec::new(),
+            scans: Vec::new(),
+            updates: Vec::new(),
+            modes: Vec::new(),
+            alarms: Vec::new(),
+            violations: Vec::new(),
+            lanes: Vec::new(),
+            agreement: None,
+            model_events: 0,
+        }
+    }
+
+    /// Weight of `mm`'s cidmask at `ts` (0 before its first change).
+    pub fn weight_at(&self, mm: MmId, ts: u64) -> u32 {
+        let end = self.weights.partition_point(|w| w.ts <= ts);
+        self.weights[..end]
+            .iter()
+            .rev()
+            .find(|w| w.mm == mm)
+            .map_or(0, |w| w.weight)
+    }
+
+    /// The weight series of one mm: (ts, weight).
+    pub fn weight_series(&self, mm: MmId) -> Vec<(u64, u32)> {
+        self.weights
+            .iter()
+            .filter(|w| w.mm == mm)
+            .map(|w| (w.ts, w.weight))
+            .collect()
+    }
+
+    /// Compaction attempts of one mm.
+    pub fn compactions_of(&self, mm: MmId) -> impl Iterator<Item = &Compaction> + '_ {
+        self.compactions.iter().filter(move |c| c.mm == mm)
+    }
+
+    /// Attempts that scanned, by trigger: (tick, resume).
+    pub fn compaction_counts(&self, mm: Option<MmId>) -> (u64, u64) {
+        let mut t = (0, 0);
+        for c in &self.compactions {
+            if c.scanned && mm.is_none_or(|m| m == c.mm) {
+                match c.trigger {
+                    Trigger::Tick => t.0 += 1,
+                    Trigger::Resume => t.1 += 1,
+                }
+            }
+        }
+        t
+    }
+
+    /// Scan progress of `mm` at `ts`: the last successful attempt at or before `ts`.
+    pub fn scan_progress_at(&self, mm: MmId, ts: u64) -> Option<ScanProgress> {
+        let end = self.compactions.partition_point(|c| c.ts <= ts);
+        let last = self.compactions[..end]
+            .iter()
+            .rev()
+            .find(|c| c.mm == mm && c.scanned)?;
+        let (done, of) = last.batch.unwrap_or((1, 1));
+        let cycle_start = self.scans[..self.scans.partition_point(|s| s.start_ts <= ts)]
+            .iter()
+            .rev()
+            .find(|s| s.mm == mm)
+            .map_or(last.ts, |s| s.start_ts);
+        Some(ScanProgress {
+            done,
+            of,
+            cycle_start,
+            complete: done == of,
+        })
+    }
+
+    /// owner-mode: the mode of `mm` at `ts`.
+    pub fn mode_at(&self, mm: MmId, ts: u64) -> Option<&ModeChange> {
+        let end = self.modes.partition_point(|m| m.ts <= ts);
+        self.modes[..end].iter().rev().find(|m| m.mm == mm)
+    }
+
+    /// The model's lane segment of `cpu` covering `ts`.
+    pub fn segment_at(&self, cpu: usize, ts: u64) -> Option<&Segment> {
+        let lane = self.lanes.get(cpu)?;
+        let i = lane.partition_point(|s| s.start <= ts);
+        lane.get(i.checked_sub(1)?)
+    }
+
+    /// Slot states of `mm` at `ts`, one per CPU that ever had a slot change: (cpu, change).
+    pub fn slots_at(&self, mm: MmId, ts: u64) -> Vec<SlotChange> {
+        let end = self.slots.partition_point(|s| s.ts <= ts);
+        let mut by_cpu: FxHashMap<u16, SlotChange> = FxHashMap::default();
+        for s in self.slots[..end].iter().filter(|s| s.mm == mm) {
+            by_cpu.insert(s.cpu, *s);
+        }
+        let mut v: Vec<SlotChange> = by_cpu.into_values().collect();
+        v.sort_by_key(|s| s.cpu);
+        v
+    }
+}

@@ -1,0 +1,255 @@
+//! `cidscope stats --policy P`: the capture replayed through a CID model. Adds
+//! `model_agreement` and per-process `compactions` to the stats JSON (keys are contracts).
+
+use super::Stats;
+use crate::events::Trace;
+use crate::model::policies::{self, Agreement, Disagreement, Params, PolicyKind, PolicyRun, Tally};
+use serde::Serialize;
+
+/// Compaction attempts by trigger.
+#[derive(Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactionCounts {
+    pub tick: u64,
+    pub resume: u64,
+}
+
+/// Per-process model facts (under `processes[i].compactions` and `processes[i].model`).
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct ProcessModel {
+    /// Attempts that did not scan (period not due) are in `attempts` only.
+    pub attempts: CompactionCounts,
+    pub complete_scans: u64,
+    pub checked: u64,
+    pub agreed: u64,
+    pub seeds: u64,
+    pub predicted_cids: Vec<i32>,
+}
+
+/// Agreement without seeding (every update of a pre-existing process checked from an empty
+/// state).
+#[derive(Serialize, Debug, Clone)]
+pub struct Unseeded {
+    pub checked: u64,
+    pub agreed: u64,
+    pub fresh: Tally,
+    pub preexisting: Tally,
+}
+
+/// `model_agreement`: contract keys `policy`, `checked`, `agreed`, `first_disagreement`.
+#[derive(Serialize, Debug, Clone)]
+pub struct ModelAgreement {
+    pub policy: &'static str,
+    pub checked: u64,
+    pub agreed: u64,
+    pub first_disagreement: Option<Disagreement>,
+    pub seeded: bool,
+    pub seeds: u64,
+    /// Processes whose mm began inside the capture.
+    pub fresh: Tally,
+    /// Processes already running when the capture began (after seeding).
+    pub preexisting: Tally,
+    /// Updates of tasks whose process is unknown (not modelled).
+    pub unmodelled: u64,
+    pub without_seeding: Option<Unseeded>,
+    pub hz: u32,
+    pub cpus: u32,
+}
+
+/// A model's totals (`model`, and each entry of `compare`).
+#[derive(Serialize, Debug, Clone)]
+pub struct ModelSummary {
+    pub policy: &'static str,
+    pub hz: u32,
+    pub cpus: u32,
+    pub model_events: u64,
+    pub rseq_updates_predicted: u64,
+    pub compactions: CompactionCounts,
+    pub compaction_attempts: CompactionCounts,
+    pub complete_scans: u64,
+    pub mode_changes: u64,
+    pub alarms: u64,
+    pub violations: u64,
+    pub checked: u64,
+    pub agreed: u64,
+}
+
+fn counts(run: &PolicyRun, mm: Option<crate::model::MmId>, scanned_only: bool) -> CompactionCounts {
+    let mut c = CompactionCounts::default();
+    for x in &run.compactions {
+        if (x.scanned || !scanned_only) && mm.is_none_or(|m| m == x.mm) {
+            match x.trigger {
+                policies::Trigger::Tick => c.tick += 1,
+                policies::Trigger::Resume => c.resume += 1,
+            }
+        }
+    }
+    c
+}
+
+pub fn summary(run: &PolicyRun) -> ModelSummary {
+    let a = run.agreement.as_ref();
+    ModelSummary {
+        policy: run.policy.id(),
+        hz: run.params.hz,
+        cpus: run.params.cpus,
+        model_events: run.model_events,
+        rseq_updates_predicted: run.updates.len() as u64,
+        compactions: counts(run, None, true),
+        compaction_attempts: counts(run, None, false),
+        complete_scans: run.scans.iter().filter(|s| s.end_ts.is_some()).count() as u64,
+        mode_changes: run.modes.len() as u64,
+        alarms: run.alarms.len() as u64,
+        violations: run.violations.len() as u64,
+        checked: a.map_or(0, |a| a.checked),
+        agreed: a.map_or(0, |a| a.agreed),
+    }
+}
+
+fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) -> ModelAgreement {
+    ModelAgreement {
+        policy: a.policy,
+        checked: a.checked,
+        agreed: a.agreed,
+        first_disagreement: a.first_disagreement.clone(),
+        seeded: a.seeded,
+        seeds: a.seeds,
+        fresh: a.fresh,
+        preexisting: a.preexisting,
+        unmodelled: a.unmodelled,
+        without_seeding: unseeded.map(|u| Unseeded {
+            checked: u.checked,
+            agreed: u.agreed,
+            fresh: u.fresh,
+            preexisting: u.preexisting,
+        }),
+        hz: run.params.hz,
+        cpus: run.params.cpus,
+    }
+}
+
+/// `stats` plus the replay of `models` (the first one fills `model_agreement` and the
+/// per-process `compactions`; all of them appear in `compare` when there are several).
+pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params) -> Stats {
+    let mut s = super::compute(trace);
+    let mut runs = Vec::new();
+    for &k in models {
+        runs.push(policies::replay(trace, k, params));
+    }
+    if let Some(run) = runs.first() {
+        let unseeded = if params.seed {
+            let p = Params {
+                seed: false,
+                ..params.clone()
+            };
+            policies::replay(trace, run.policy, &p).agreement
+        } else {
+            None
+        };
+        if let Some(a) = &run.agreement {
+            s.model_agreement = Some(agreement_json(a, run, unseeded.as_ref()));
+        }
+        s.model = Some(summary(run));
+        for p in &mut s.processes {
+            let mm = crate::model::MmId(p.mm);
+            let mut m = ProcessModel {
+                attempts: counts(run, Some(mm), false),
+                complete_scans: run
+                    .scans
+                    .iter()
+                    .filter(|x| x.mm == mm && x.end_ts.is_some())
+                    .count() as u64,
+                ..Default::default()
+            };
+            if let Some(a) = run
+                .agreement
+                .as_ref()
+                .and_then(|a| a.per_mm.iter().find(|x| x.mm == mm))
+            {
+                m.checked = a.checked;
+                m.agreed = a.agreed;
+                m.seeds = a.seeds;
+            }
+            let mut cids: Vec<i32> = run
+                .updates
+                .iter()
+                .filter(|u| u.mm == mm)
+                .map(|u| u.cid)
+                .collect();
+            cids.sort_unstable();
+            cids.dedup();
+            m.predicted_cids = cids;
+            p.compactions = Some(counts(run, Some(mm), true));
+            p.model = Some(m);
+        }
+    }
+    if runs.len() > 1 {
+        s.compare = runs.iter().map(summary).collect();
+    }
+    s
+}
+
+/// Lines appended to the text form of `stats` for a model.
+pub fn render_text(s: &Stats) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    if let Some(a) = &s.model_agreement {
+        let _ = writeln!(
+            o,
+            "\nmodel {} (HZ {}, {} CPUs): {} of {} observed CIDs predicted{}",
+            a.policy,
+            a.hz,
+            a.cpus,
+            a.agreed,
+            a.checked,
+            if a.seeded {
+                format!(" ({} seeds)", a.seeds)
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(
+            o,
+            "  processes begun in the capture: {}/{}; already running: {}/{}",
+            a.fresh.agreed, a.fresh.checked, a.preexisting.agreed, a.preexisting.checked
+        );
+        if let Some(u) = &a.without_seeding {
+            let _ = writeln!(o, "  without seeding: {}/{}", u.agreed, u.checked);
+        }
+        if let Some(d) = &a.first_disagreement {
+            let _ = writeln!(
+                o,
+                "  first disagreement: {} tid {} cpu {}: observed {}, predicted {:?}\n    model: {}",
+                crate::events::fmt_ts(d.ts),
+                d.tid,
+                d.cpu,
+                d.observed,
+                d.predicted,
+                d.model_state
+            );
+        }
+    }
+    if let Some(m) = &s.model {
+        let _ = writeln!(
+            o,
+            "  compactions: tick {} resume {} (attempts: tick {} resume {}), complete scans {}",
+            m.compactions.tick,
+            m.compactions.resume,
+            m.compaction_attempts.tick,
+            m.compaction_attempts.resume,
+            m.complete_scans
+        );
+    }
+    for c in &s.compare {
+        let _ = writeln!(
+            o,
+            "  compare {:<13} updates {:>8} compactions tick {:>6} resume {:>6} agree {}/{}",
+            c.policy,
+            c.rseq_updates_predicted,
+            c.compactions.tick,
+            c.compactions.resume,
+            c.agreed,
+            c.checked
+        );
+    }
+    o
+}
