@@ -64,7 +64,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 sources::load(&a.file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
             let tl = cidscope::timeline::Timeline::build(&trace);
             if let Some(p) = &a.perfetto {
-                let v = cidscope::export::perfetto::export(&trace, &tl, &[]);
+                // with --policy / --compare: each model's compactions as instants too
+                let runs = cidscope::model::policies::replay_all(
+                    &trace,
+                    &cli.model.models(),
+                    &cli.model.params(),
+                );
+                let extra = cidscope::export::perfetto::model_instants(&runs);
+                let v = cidscope::export::perfetto::export(&trace, &tl, &extra);
                 let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
                 serde_json::to_writer(std::io::BufWriter::new(f), &v)
                     .map_err(|e| format!("{}: {e}", p.display()))?;
@@ -106,7 +113,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Sim(a)) => run_sim(&a, &cli.model),
+        Some(Command::Sim(a)) => run_sim(&a, &cli.model, || ui_options(&cli.theme, &cli.keys)),
         Some(Command::Live(a)) => {
             // The TUI when a person watches; the text summary when piped or scripted.
             use std::io::IsTerminal;
@@ -139,14 +146,28 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 None => sources::open_static(cidscope::DEMO_NAME, cidscope::DEMO_TRACE, &opts),
             }
             .map_err(|e| e.to_string())?;
-            cidscope::ui::run_opened(opened, opts, ui)?;
+            let models = cidscope::ui::ModelChoice {
+                policies: cli.model.models(),
+                // --compare lists what to show; `observed` is the capture itself
+                show_observed: cli.model.compare.is_empty()
+                    || cli
+                        .model
+                        .compare
+                        .contains(&cidscope::cli::PolicyArg::Observed),
+                params: cli.model.params(),
+            };
+            cidscope::ui::run_opened(opened, opts, ui, models)?;
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
 /// `cidscope sim`: schedule, model, then JSON, a recorded trace, or the TUI.
-fn run_sim(a: &SimArgs, m: &ModelArgs) -> Result<ExitCode, String> {
+fn run_sim(
+    a: &SimArgs,
+    m: &ModelArgs,
+    ui: impl FnOnce() -> Result<cidscope::ui::UiOptions, String>,
+) -> Result<ExitCode, String> {
     let cfg = cidscope::sim::SimConfig::from_args(a, m)?;
     let out = cidscope::sim::simulate(&cfg);
     if let Some(path) = &a.record {
@@ -166,14 +187,20 @@ fn run_sim(a: &SimArgs, m: &ModelArgs) -> Result<ExitCode, String> {
     if a.record.is_some() {
         return Ok(ExitCode::SUCCESS);
     }
-    show_sim_in_tui(out.trace, out.run)
-}
-
-/// Hands a simulated run to the TUI. The lead wires this to `cidscope::ui::run_sim(trace, run)`.
-fn show_sim_in_tui(
-    _trace: cidscope::events::Trace,
-    _run: cidscope::model::policies::PolicyRun,
-) -> Result<ExitCode, String> {
-    eprintln!("cidscope: the TUI view of sim is not wired yet; use --json");
-    Ok(ExitCode::from(2))
+    let ui = ui()?;
+    // --compare: the same schedule through the other models too, in aligned lanes
+    let mut runs = vec![out.run];
+    let others: Vec<_> = m
+        .compare
+        .iter()
+        .filter_map(|p| p.kind())
+        .filter(|&k| k != cfg.policy)
+        .collect();
+    runs.extend(cidscope::model::policies::replay_all(
+        &out.trace,
+        &others,
+        &cfg.params,
+    ));
+    cidscope::ui::run_sim(out.trace, runs, ui)?;
+    Ok(ExitCode::SUCCESS)
 }

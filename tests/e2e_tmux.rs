@@ -254,3 +254,28 @@ fn live_session_follows_pauses_and_ends_scrubbable() {
     assert!(s.contains("EXITED=0"), "{s}");
     assert!(s.contains("samples"), "the summary follows the TUI: {s}");
 }
+
+#[test]
+fn sim_and_compare_in_a_real_terminal() {
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let t = Tmux::start(&format!(
+        "{bin} sim --cpus 16 --policy resume-batch --batch 4 --workload hogs --threads 20 --duration 400ms; echo EXITED=$?; sleep 60"
+    ));
+    t.wait_for("resume-batch model");
+    t.keys(&["s"]);
+    t.wait_for("scan start 1 of ");
+    t.keys(&["l"]);
+    t.wait_for("scan batch ");
+    t.keys(&["q"]);
+    t.wait_for("EXITED=0");
+    let t = Tmux::start(&format!(
+        "{bin} traces/v5-workers.ftrace.txt --compare observed,lazy-compact,owner-mode; echo EXITED=$?; sleep 60"
+    ));
+    let s = t.wait_for("lazy-compact model: 3492/3492 rseq_updates predicted");
+    assert!(s.contains("owner-mode model"), "{s}");
+    assert!(s.contains("diff"), "{s}");
+    t.keys(&["t"]);
+    t.wait_for("tick-triggered compaction 1 of ");
+    t.keys(&["q"]);
+    t.wait_for("EXITED=0");
+}

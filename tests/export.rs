@@ -164,3 +164,57 @@ fn csv_has_a_row_per_event() {
     );
     assert!(rows.iter().any(|r| r.contains("a ==> b")));
 }
+
+#[test]
+fn model_triggers_become_instants_with_policy() {
+    let dir = std::env::temp_dir().join(format!("cidscope-export-model-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let json = dir.join("m.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_cidscope"))
+        .args([
+            "export",
+            "traces/v3-spinner.ftrace.txt",
+            "--policy",
+            "lazy-compact",
+            "--perfetto",
+        ])
+        .arg(&json)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("parse");
+    let compactions: Vec<&Value> = events(&v)
+        .iter()
+        .filter(|e| {
+            e["ph"] == "i"
+                && e["args"]["policy"] == "lazy-compact"
+                && e["args"]["trigger"].is_string()
+        })
+        .collect();
+    // the same count `stats --policy` reports
+    let st = Command::new(env!("CARGO_BIN_EXE_cidscope"))
+        .args([
+            "stats",
+            "--json",
+            "--policy",
+            "lazy-compact",
+            "traces/v3-spinner.ftrace.txt",
+        ])
+        .output()
+        .expect("run");
+    let s: Value = serde_json::from_slice(&st.stdout).expect("stats");
+    let total: u64 = s["processes"]
+        .as_array()
+        .expect("processes")
+        .iter()
+        .filter_map(|p| p["compactions"].as_object())
+        .map(|c| c["tick"].as_u64().unwrap_or(0) + c["resume"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(total > 0);
+    assert_eq!(compactions.len() as u64, total);
+}

@@ -256,7 +256,7 @@ fn cli_flags_parse_and_errors_name_what_was_expected() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--nohz-full"));
-    // without --json the TUI view is not wired yet: a clear message, exit 2
+    // without --json, sim opens the TUI; without a terminal that is a clear message, exit 2
     let out = cidscope()
         .args([
             "sim",
@@ -272,7 +272,7 @@ fn cli_flags_parse_and_errors_name_what_was_expected() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not wired yet"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the TUI needs a terminal"));
 }
 
 #[test]

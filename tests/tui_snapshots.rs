@@ -49,3 +49,90 @@ fn rseq_accounting_pane() {
     a.apply(Action::ToggleAccounting);
     insta::assert_snapshot!(render(&a));
 }
+
+/// The compare view: what the kernel did, lazy-compact and owner-mode in aligned lanes under
+/// one cursor, the diff row, and the models' weight curves over the observed bars.
+#[test]
+fn compare_view() {
+    use cidscope::model::policies::{Params, PolicyKind, replay_all};
+    let t = load(
+        Path::new("traces/v5-workers.ftrace.txt"),
+        &LoadOptions::default(),
+    )
+    .expect("load");
+    let runs = replay_all(
+        &t,
+        &[PolicyKind::LazyCompact, PolicyKind::OwnerMode],
+        &Params::default(),
+    );
+    let mut a = App::new(t);
+    a.set_models(runs);
+    for _ in 0..6 {
+        a.apply(Action::NextCidChange);
+    }
+    for _ in 0..6 {
+        a.apply(Action::ZoomIn);
+    }
+    let s = render(&a);
+    assert!(
+        s.contains("lazy-compact model: 3492/3492 rseq_updates predicted (100.0%)"),
+        "{s}"
+    );
+    assert!(s.contains("owner-mode model"));
+    assert!(s.contains("diff "));
+    insta::assert_snapshot!(s);
+}
+
+/// The scan-batch widget: a resume-batch scan of 128 CPUs in batches of 8, at its second batch,
+/// with the CPUs of that batch highlighted in the lanes.
+#[test]
+fn scan_batch_widget() {
+    use cidscope::model::policies::PolicyKind;
+    use cidscope::sim::{SimConfig, Workload, simulate};
+    let mut cfg = SimConfig::new(PolicyKind::ResumeBatch, 128, Workload::Cyclictest);
+    cfg.threads = Some(64);
+    cfg.duration_ns = 300_000_000;
+    let out = simulate(&cfg);
+    let mut a = App::new(out.trace);
+    a.show_observed = false;
+    a.set_models(vec![out.run]);
+    a.apply(Action::NextScan);
+    a.apply(Action::NextScan);
+    // step until the scan is in its second batch
+    for _ in 0..400 {
+        let at = a.models[0].scan_at(a.cursor_ts());
+        if at.as_ref().is_some_and(|(p, _, _)| p.done == 2) {
+            break;
+        }
+        a.apply(Action::StepNext);
+    }
+    let (p, cpus, _) = a.models[0]
+        .scan_at(a.cursor_ts())
+        .expect("a scan in progress");
+    assert_eq!((p.done, p.of), (2, 16));
+    assert_eq!(cpus, (8..16).collect::<Vec<u16>>());
+    for _ in 0..6 {
+        a.apply(Action::ZoomIn);
+    }
+    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    term.draw(|f| view::draw(f, &a)).expect("draw");
+    let buf = term.backend().buffer().clone();
+    // the labels of CPUs 8-15 are highlighted, CPU 7's is not
+    let label_row = |cpu: u16| {
+        (0..buf.area.height).find(|&y| {
+            let s: String = (0..6).map(|x| buf[(x, y)].symbol().to_string()).collect();
+            s.trim_end() == format!("CPU{cpu}")
+        })
+    };
+    let reversed = |y: u16| {
+        buf[(0, y)]
+            .modifier
+            .contains(ratatui::style::Modifier::REVERSED)
+    };
+    assert!(reversed(label_row(8).expect("CPU8 shown")));
+    assert!(!reversed(label_row(7).expect("CPU7 shown")));
+    let s = term.backend().to_string();
+    assert!(s.contains("scan batch 2 of 16"), "{s}");
+    assert!(s.contains("CPUs 8-15"));
+    insta::assert_snapshot!(s);
+}

@@ -132,3 +132,54 @@ pub fn export(trace: &Trace, tl: &Timeline, extra: &[Instant]) -> Value {
             "generator": concat!("cidscope ", env!("CARGO_PKG_VERSION"))}
     })
 }
+
+/// A model's compaction attempts that scanned, its complete-scan starts and its mode changes,
+/// as instants on the CPU tracks (the model's name in each).
+pub fn model_instants(runs: &[crate::model::policies::PolicyRun]) -> Vec<Instant> {
+    let mut out = Vec::new();
+    for r in runs {
+        let policy = r.policy.id();
+        for c in r.compactions.iter().filter(|c| c.scanned) {
+            let trigger = match c.trigger {
+                crate::model::policies::Trigger::Tick => "tick",
+                crate::model::policies::Trigger::Resume => "resume",
+            };
+            let batch = c
+                .batch
+                .map(|(k, n)| format!(" batch {k}/{n}"))
+                .unwrap_or_default();
+            out.push(Instant {
+                ts: c.ts,
+                cpu: c.cpu,
+                name: format!("{policy}: compaction ({trigger}){batch}"),
+                args: json!({"policy": policy, "trigger": trigger, "mm": c.mm.0, "tid": c.tid,
+                    "batch": c.batch, "cpus_scanned": c.cpus_scanned, "freed": c.freed,
+                    "lazied": c.lazied, "weight_after": c.weight_after}),
+            });
+        }
+        for s in &r.scans {
+            out.push(Instant {
+                ts: s.start_ts,
+                cpu: 0,
+                name: format!("{policy}: complete scan starts"),
+                args: json!({"policy": policy, "mm": s.mm.0, "batches": s.batches}),
+            });
+        }
+        for m in &r.modes {
+            let mode = match (m.percpu, m.transit) {
+                (_, true) => "transit",
+                (true, false) => "per-CPU",
+                (false, false) => "per-task",
+            };
+            out.push(Instant {
+                ts: m.ts,
+                cpu: 0,
+                name: format!("{policy}: mode {mode}"),
+                args: json!({"policy": policy, "mm": m.mm.0, "users": m.users,
+                    "max_cids": m.max_cids, "pcpu_thrs": m.pcpu_thrs}),
+            });
+        }
+    }
+    out.sort_by_key(|i| i.ts);
+    out
+}

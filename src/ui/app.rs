@@ -98,6 +98,15 @@ pub struct App {
     pub fatal: Option<String>,
     /// A live session: following the newest data unless paused.
     pub live: Option<super::live::LiveView>,
+    /// CID models shown beside (or instead of) what the capture shows.
+    pub models: Vec<super::models::ModelView>,
+    /// Whether the observed lanes are shown (a `--compare` list may leave them out).
+    pub show_observed: bool,
+    /// Models to run once the capture is read: (policies, parameters).
+    pub model_request: Option<(
+        Vec<crate::model::policies::PolicyKind>,
+        crate::model::policies::Params,
+    )>,
 }
 
 /// A load in progress.
@@ -151,7 +160,50 @@ impl App {
             load_error: None,
             fatal: None,
             live: None,
+            models: Vec::new(),
+            show_observed: true,
+            model_request: None,
         }
+    }
+
+    /// Shows model runs beside the capture (the compare view with more than one).
+    pub fn set_models(&mut self, runs: Vec<crate::model::policies::PolicyRun>) {
+        let sel = self.selected();
+        let n = self.timeline.lanes.len();
+        self.models = runs
+            .into_iter()
+            .map(|r| super::models::ModelView::new(r, sel, n))
+            .collect();
+        self.refresh_models();
+    }
+
+    /// Runs the requested models over the whole capture (once it is read).
+    pub fn run_requested_models(&mut self) {
+        if let Some((kinds, params)) = self.model_request.take() {
+            let runs = crate::model::policies::replay_all(&self.trace, &kinds, &params);
+            self.set_models(runs);
+        }
+    }
+
+    /// Follows the selection in the model views and their jump targets.
+    fn refresh_models(&mut self) {
+        let sel = self.selected();
+        let n = self.timeline.lanes.len();
+        for m in &mut self.models {
+            m.select(sel, n);
+        }
+        let mut marks = ModelMarks::default();
+        if let Some(m) = self.models.first() {
+            for (ts, trig) in m.triggers() {
+                match trig {
+                    crate::model::policies::Trigger::Tick => marks.ticks.push(ts),
+                    crate::model::policies::Trigger::Resume => marks.resumes.push(ts),
+                }
+            }
+            marks.scans = m.scan_starts().collect();
+            marks.scans.sort_unstable();
+        }
+        self.model_marks = marks;
     }
 
     /// An app for a capture that is still to be read: deltas arrive through [`App::on_load`].
@@ -184,6 +236,7 @@ impl App {
                     // events were reordered: index them again
                     self.timeline = Timeline::build(&self.trace);
                 }
+                self.run_requested_models();
                 if self.trace.events.is_empty() {
                     self.message = Some("the capture holds no events".into());
                 }
@@ -351,11 +404,13 @@ impl App {
             Action::NextMm => {
                 self.mm_pos = (self.mm_pos + 1) % (self.mm_list.len() + 1);
                 self.refresh_search();
+                self.refresh_models();
             }
             Action::PrevMm => {
                 let k = self.mm_list.len() + 1;
                 self.mm_pos = (self.mm_pos + k - 1) % k;
                 self.refresh_search();
+                self.refresh_models();
             }
             Action::Search => {
                 self.mode = Mode::Prompt {

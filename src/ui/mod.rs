@@ -5,6 +5,7 @@ pub mod app;
 pub mod input;
 pub mod keys;
 pub mod live;
+pub mod models;
 pub mod search;
 pub mod terminal;
 pub mod theme;
@@ -22,11 +23,36 @@ pub struct UiOptions {
     pub bindings: Vec<keys::Binding>,
 }
 
+/// Which CID models to show: `--policy P` shows P beside what the capture shows;
+/// `--compare P1,P2` shows the listed ones (`observed` among them for the capture itself).
+#[derive(Clone, Debug, Default)]
+pub struct ModelChoice {
+    pub policies: Vec<crate::model::policies::PolicyKind>,
+    pub show_observed: bool,
+    pub params: crate::model::policies::Params,
+}
+
 /// Runs the TUI on a loaded capture until the user quits.
 pub fn run(trace: Trace, opts: UiOptions) -> Result<(), String> {
     let mut app = App::new(trace);
     app.theme = opts.theme;
     app.bindings = opts.bindings;
+    run_app(app, &mut |_| {}).map(|_| ())
+}
+
+/// Runs the TUI on a simulated schedule and its model runs (`cidscope sim`).
+pub fn run_sim(
+    trace: Trace,
+    runs: Vec<crate::model::policies::PolicyRun>,
+    opts: UiOptions,
+) -> Result<(), String> {
+    let mut app = App::new(trace);
+    app.theme = opts.theme;
+    app.bindings = opts.bindings;
+    // The schedule's rseq_updates are the simulated policy's own predictions: the model lanes
+    // (its slots) say more than repeating them as observed lanes.
+    app.show_observed = false;
+    app.set_models(runs);
     run_app(app, &mut |_| {}).map(|_| ())
 }
 
@@ -37,12 +63,17 @@ pub fn run_opened(
     opened: crate::sources::Opened,
     load: crate::sources::LoadOptions,
     opts: UiOptions,
+    models: ModelChoice,
 ) -> Result<(), String> {
     use std::sync::{Arc, mpsc};
     let progress = Arc::new(crate::sources::Progress::default());
     let mut app = App::loading(&opened.name, opened.format, Arc::clone(&progress));
     app.theme = opts.theme;
     app.bindings = opts.bindings;
+    if !models.policies.is_empty() {
+        app.show_observed = models.show_observed;
+        app.model_request = Some((models.policies, models.params));
+    }
     // A small bound: the reader stays at most two segments ahead of the screen.
     let (tx, rx) = mpsc::sync_channel::<app::LoadMsg>(2);
     let lopts = crate::sources::LoadOptions {
@@ -72,6 +103,15 @@ pub fn run_opened(
 /// Returns the app when the user quits.
 pub(crate) fn run_app(mut app: App, tick: &mut dyn FnMut(&mut App)) -> Result<App, String> {
     let tio = |e: std::io::Error| format!("terminal: {e}");
+    {
+        use std::io::IsTerminal;
+        if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+            return Err(
+                "the TUI needs a terminal (stdin and stdout); for headless output use `cidscope stats`, `sim --json` or `live --json`"
+                    .into(),
+            );
+        }
+    }
     let mut guard = terminal::TerminalGuard::enter().map_err(tio)?;
     let mut drag = input::Drag::default();
     // Test hook: the terminal-restore tests need a real panic inside the running TUI.

@@ -22,12 +22,92 @@ pub fn mm_label(app: &App, mm: MmId) -> String {
         return "-".into();
     }
     match app.timeline.mm_info(mm) {
-        Some(i) => {
-            let comm = app.trace.comm_of(i.leader);
-            format!("{} {comm}", i.label())
-        }
+        Some(i) => match app.trace.comm_of(i.leader).as_str() {
+            "?" => i.label(),
+            comm => format!("{} {comm}", i.label()),
+        },
         None => "?".into(),
     }
+}
+
+/// A model at the cursor: its slots of the selected process, weight and triggers, and the
+/// scan-batch widget (batch k of N, its CPUs, time since the complete scan began).
+fn model_lines<'a>(
+    app: &'a App,
+    k: usize,
+    m: &'a crate::ui::models::ModelView,
+    ts: u64,
+) -> Vec<Line<'a>> {
+    let theme = &app.theme;
+    let Some(mm) = m.mm else {
+        return Vec::new();
+    };
+    let color = crate::ui::widgets::weight::model_color(app, k);
+    let mut spans = vec![Span::styled(
+        format!("  [{}] ", m.run.policy.id()),
+        theme.mark(color).add_modifier(Modifier::BOLD),
+    )];
+    let slots = m.run.slots_at(mm, ts);
+    if slots.iter().all(|s| s.cid.is_none()) {
+        spans.push(Span::styled("no slot holds a CID", theme.dim()));
+    }
+    for s in slots.iter().filter(|s| s.cid.is_some()) {
+        let cid = s.cid.unwrap_or(0);
+        let state = if s.flags & crate::timeline::Segment::LAZY != 0 {
+            "lazy"
+        } else if s.flags & crate::timeline::Segment::TRANSIT != 0 {
+            "transit"
+        } else if s.tid != 0 {
+            "in use"
+        } else {
+            "kept"
+        };
+        spans.push(Span::raw(format!("CPU{} ", s.cpu)));
+        spans.push(Span::styled(format!(" {cid} "), theme.cid_style(cid)));
+        spans.push(Span::styled(format!(" {state}  "), theme.dim()));
+    }
+    let (tick, resume) = m.run.compaction_counts(Some(mm));
+    spans.push(Span::raw(format!(
+        "│ weight {}  │ compactions: {tick} tick, {resume} resume",
+        m.run.weight_at(mm, ts)
+    )));
+    let mut out = vec![Line::from(spans)];
+    if let Some((p, cpus, next)) = m.scan_at(ts) {
+        let width = 16usize;
+        let filled = (p.done as usize * width)
+            .div_ceil(p.of.max(1) as usize)
+            .min(width);
+        let cpu_range = match (cpus.first(), cpus.last()) {
+            (Some(a), Some(b)) if a != b => format!("CPUs {a}-{b}"),
+            (Some(a), _) => format!("CPU {a}"),
+            _ => "no CPU".into(),
+        };
+        let mut s = vec![
+            Span::styled("      scan ", theme.dim()),
+            Span::raw(format!("batch {} of {} ", p.done, p.of)),
+            Span::styled("█".repeat(filled), theme.mark(theme.scan_batch)),
+            Span::styled("░".repeat(width - filled), theme.dim()),
+            Span::raw(format!(
+                " {cpu_range} · {} since the complete scan began",
+                fmt_dur(ts.saturating_sub(p.cycle_start))
+            )),
+        ];
+        if p.complete {
+            s.push(Span::styled(" · complete", theme.dim()));
+        }
+        if let Some(n) = next {
+            if n > ts {
+                s.push(Span::styled(
+                    format!(" · next scan due in {}", fmt_dur(n - ts)),
+                    theme.dim(),
+                ));
+            } else {
+                s.push(Span::styled(" · next scan due now", theme.dim()));
+            }
+        }
+        out.push(Line::from(s));
+    }
+    out
 }
 
 impl Widget for Detail<'_> {
@@ -98,30 +178,6 @@ impl Widget for Detail<'_> {
             ));
         }
         let state = tl.state_after(&app.trace, app.cursor);
-        for (cpu, slot) in state.cpus.iter().enumerate() {
-            let who = if slot.tid == 0 {
-                "<idle>".to_string()
-            } else {
-                format!("{}-{}", app.trace.comm_of(slot.tid), slot.tid)
-            };
-            let mut spans = vec![Span::raw(format!("  CPU{cpu:<3} {who:<24} "))];
-            spans.push(Span::styled(
-                format!("{:<32} ", mm_label(app, slot.mm)),
-                theme.dim(),
-            ));
-            match (slot.tid, slot.cid) {
-                (0, _) => {}
-                (_, None) => spans.push(Span::styled("no CID reported", theme.dim())),
-                (_, Some(c)) if slot.confirmed => {
-                    spans.push(Span::styled(format!(" CID {c} "), theme.cid_style(c)))
-                }
-                (_, Some(c)) => spans.push(Span::styled(
-                    format!(" CID {c}? (reported before its switch-in; not confirmed yet)"),
-                    theme.cid_stale_style(c),
-                )),
-            }
-            lines.push(Line::from(spans));
-        }
         let mut task_table = Vec::new();
         if let MmSel::Mm(mm) = app.selected() {
             let mask = state.cidmask(mm);
@@ -161,6 +217,39 @@ impl Widget for Detail<'_> {
                     st.cids
                 )),
             ]));
+        }
+        for (k, m) in app.models.iter().enumerate() {
+            lines.extend(model_lines(app, k, m, ev.ts));
+        }
+        let many = state.cpus.len() > 8;
+        let visible = app.visible_cpus();
+        for (cpu, slot) in state.cpus.iter().enumerate() {
+            // on big machines, only the CPUs shown that run something
+            if many && (slot.tid == 0 || !visible.contains(&cpu)) {
+                continue;
+            }
+            let who = if slot.tid == 0 {
+                "<idle>".to_string()
+            } else {
+                format!("{}-{}", app.trace.comm_of(slot.tid), slot.tid)
+            };
+            let mut spans = vec![Span::raw(format!("  CPU{cpu:<3} {who:<24} "))];
+            spans.push(Span::styled(
+                format!("{:<32} ", mm_label(app, slot.mm)),
+                theme.dim(),
+            ));
+            match (slot.tid, slot.cid) {
+                (0, _) => {}
+                (_, None) => spans.push(Span::styled("no CID reported", theme.dim())),
+                (_, Some(c)) if slot.confirmed => {
+                    spans.push(Span::styled(format!(" CID {c} "), theme.cid_style(c)))
+                }
+                (_, Some(c)) => spans.push(Span::styled(
+                    format!(" CID {c}? (reported before its switch-in; not confirmed yet)"),
+                    theme.cid_stale_style(c),
+                )),
+            }
+            lines.push(Line::from(spans));
         }
         let task = match ev.kind {
             EventKind::SchedSwitch { next_tid, .. } => next_tid,

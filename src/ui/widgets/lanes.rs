@@ -1,22 +1,47 @@
 //! A lane per CPU across the visible window: each cell coloured and labelled by the CID held
-//! there by the selected process (or by any task, with "all tasks" selected).
+//! there. One widget draws every kind of lane set: what the capture shows, a model's per-CPU
+//! slots of the selected process, and (live) the CIDs threads read from their rseq areas.
 
 use super::{TimeAxis, label_width};
-use crate::events::fmt_dur;
+use crate::events::{Trace, fmt_dur};
 use crate::timeline::{Segment, lanes::summarize};
 use crate::ui::app::App;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Modifier;
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::Widget;
+
+/// Which segments of a lane a cell shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// The selected process (or every task with "all tasks").
+    Selection,
+    /// Every task (live samples: the workload's threads only).
+    AllTasks,
+    /// Every slot holding a CID or a running task (a model's slots of one mm).
+    Slots,
+}
+
+/// A mark on the ruler: time, character, colour.
+pub type RulerMark = (u64, char, Color);
+
+/// What one set of lanes shows.
+pub struct LaneSet<'a> {
+    pub lanes: &'a [Vec<Segment>],
+    /// When the last segment of each lane ends.
+    pub end: u64,
+    pub admit: Admit,
+    /// Names tasks in the row under the CIDs.
+    pub names: &'a Trace,
+    /// Extra ruler marks (lost events, alarms, triggers).
+    pub marks: Vec<RulerMark>,
+    /// CPUs to highlight in the label column (the current scan batch).
+    pub highlight: &'a [u16],
+}
 
 pub struct Lanes<'a> {
     pub app: &'a App,
-    /// What the lanes show: the capture's index, or (live) the rseq-area samples' index.
-    pub trace: &'a crate::events::Trace,
-    pub timeline: &'a crate::timeline::Timeline,
-    /// Show every task's CID (the samples of the live workload) instead of the selection's.
-    pub all_tasks: bool,
+    pub set: LaneSet<'a>,
     /// CPUs shown, top to bottom (a filter may hide some; rows run out on huge machines).
     pub cpus: &'a [usize],
     /// Rows per CPU: 1 = CID cells only; 2 = CID cells and, under them, the task of each run.
@@ -25,26 +50,74 @@ pub struct Lanes<'a> {
 
 /// What one cell shows.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Shown {
-    /// Nothing of the selection runs here.
+pub enum Shown {
+    /// Nothing of the selection here.
     Free,
     /// A task of the selection runs here but has no CID (no rseq, or not reported yet).
     NoCid,
     Cid {
         cid: i32,
+        /// Confirmed by the task's report (observed), or held by a running task (model).
         confirmed: bool,
+        /// The slot's flags (models): LAZY, TRANSIT, ONCPU.
+        flags: u8,
+        /// A model slot kept while no task of the mm runs on the CPU.
+        kept: bool,
     },
+}
+
+impl Shown {
+    pub fn cid(&self) -> Option<i32> {
+        match self {
+            Shown::Cid { cid, .. } => Some(*cid),
+            _ => None,
+        }
+    }
+}
+
+/// What the cells of one lane show across the window.
+pub fn cells(
+    app: &App,
+    lane: &[Segment],
+    end: u64,
+    admit: Admit,
+    axis: TimeAxis,
+) -> Vec<(Shown, Option<Segment>)> {
+    (0..axis.cols)
+        .map(|x| {
+            let (a, b) = axis.range(x);
+            let seg = summarize(lane, a, b, end, |s| match admit {
+                Admit::Selection => app.admits(s),
+                Admit::AllTasks => s.tid != 0,
+                Admit::Slots => s.cid().is_some() || s.tid != 0,
+            })
+            .seg;
+            let shown = match seg {
+                None => Shown::Free,
+                Some(s) => match s.cid() {
+                    None => Shown::NoCid,
+                    Some(cid) => Shown::Cid {
+                        cid,
+                        confirmed: s.flags & Segment::CONFIRMED != 0,
+                        flags: s.flags & (Segment::LAZY | Segment::TRANSIT | Segment::ONCPU),
+                        kept: admit == Admit::Slots && s.tid == 0,
+                    },
+                },
+            };
+            (shown, seg)
+        })
+        .collect()
 }
 
 impl Widget for Lanes<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
         let theme = &app.theme;
-        let tl = self.timeline;
+        let set = &self.set;
         if area.height == 0 {
             return;
         }
-        let lw = label_width(tl.ncpus);
+        let lw = label_width(app.timeline.ncpus.max(self.cpus.len() as u32));
         let cols = area.width.saturating_sub(lw);
         let axis = TimeAxis {
             t0: app.t0,
@@ -52,18 +125,9 @@ impl Widget for Lanes<'_> {
             cols,
         };
         let cursor_col = axis.col_of(app.cursor_ts());
-        draw_ruler(
-            app,
-            self.trace,
-            tl,
-            axis,
-            Rect { height: 1, ..area },
-            lw,
-            buf,
-        );
+        draw_ruler(app, &set.marks, axis, Rect { height: 1, ..area }, lw, buf);
         let rpc = self.rows_per_cpu.max(1);
         let rows = (area.height.saturating_sub(1) / rpc) as usize;
-        let end = tl.last_ts;
         let sel_cols = app.selection().map(|(a, b)| {
             let first = if a < axis.t0 { Some(0) } else { axis.col_of(a) };
             let last = if b >= axis.t0 + axis.span {
@@ -75,67 +139,30 @@ impl Widget for Lanes<'_> {
         });
         for (r, &cpu) in self.cpus.iter().take(rows).enumerate() {
             let y = area.y + 1 + r as u16 * rpc;
+            let label_style = if set.highlight.contains(&(cpu as u16)) {
+                theme
+                    .mark(theme.scan_batch)
+                    .add_modifier(Modifier::BOLD | Modifier::REVERSED)
+            } else {
+                theme.text()
+            };
             buf.set_string(
                 area.x,
                 y,
                 format!("CPU{cpu:<w$}", w = (lw - 3) as usize),
-                theme.text(),
+                label_style,
             );
-            let lane = tl.lanes.get(cpu).map_or(&[][..], |l| &l[..]);
-            let segs: Vec<Option<Segment>> = (0..cols)
-                .map(|x| {
-                    let (a, b) = axis.range(x);
-                    summarize(lane, a, b, end, |s| {
-                        if self.all_tasks {
-                            s.tid != 0
-                        } else {
-                            app.admits(s)
-                        }
-                    })
-                    .seg
-                })
-                .collect();
-            let shown: Vec<Shown> = segs
-                .iter()
-                .map(|seg| match *seg {
-                    None => Shown::Free,
-                    Some(s) => match s.cid() {
-                        None => Shown::NoCid,
-                        Some(cid) => Shown::Cid {
-                            cid,
-                            confirmed: s.flags & Segment::CONFIRMED != 0,
-                        },
-                    },
-                })
-                .collect();
+            let lane = set.lanes.get(cpu).map_or(&[][..], |l| &l[..]);
+            let shown_segs = cells(app, lane, set.end, set.admit, axis);
             if rpc >= 2 {
-                draw_task_row(app, self.trace, &segs, area.x + lw, y + 1, buf);
+                let segs: Vec<Option<Segment>> = shown_segs.iter().map(|c| c.1).collect();
+                draw_task_row(app, set.names, &segs, area.x + lw, y + 1, buf);
             }
+            let shown: Vec<Shown> = shown_segs.iter().map(|c| c.0).collect();
             let mut x = 0usize;
             while x < shown.len() {
                 let run = shown[x..].iter().take_while(|&&s| s == shown[x]).count();
-                let (text, style) = match shown[x] {
-                    Shown::Free => ("·".repeat(run), theme.dim()),
-                    Shown::NoCid => ("-".repeat(run), theme.dim()),
-                    Shown::Cid { cid, confirmed } => {
-                        let label = cid.to_string();
-                        let mut t: String = if label.len() <= run {
-                            label
-                        } else {
-                            label[label.len() - run..].to_string()
-                        };
-                        let fill = if confirmed { ' ' } else { '░' };
-                        while t.chars().count() < run {
-                            t.push(fill);
-                        }
-                        let st = if confirmed {
-                            theme.cid_style(cid)
-                        } else {
-                            theme.cid_stale_style(cid)
-                        };
-                        (t, st)
-                    }
-                };
+                let (text, style) = cell_text(app, shown[x], run);
                 buf.set_string(area.x + lw + x as u16, y, text, style);
                 x += run;
             }
@@ -164,10 +191,55 @@ impl Widget for Lanes<'_> {
     }
 }
 
+/// Text and style of a run of `run` equal cells.
+fn cell_text(app: &App, shown: Shown, run: usize) -> (String, Style) {
+    let theme = &app.theme;
+    match shown {
+        Shown::Free => ("·".repeat(run), theme.dim()),
+        Shown::NoCid => ("-".repeat(run), theme.dim()),
+        Shown::Cid {
+            cid,
+            confirmed,
+            flags,
+            kept,
+        } => {
+            let label = cid.to_string();
+            let mut t: String = if label.len() <= run {
+                label
+            } else {
+                label[label.len() - run..].to_string()
+            };
+            let (fill, style) = if flags & Segment::LAZY != 0 {
+                // released at the CPU's next switch-out
+                (
+                    '~',
+                    theme.mark(theme.lazy_slot).add_modifier(Modifier::BOLD),
+                )
+            } else if flags & Segment::TRANSIT != 0 {
+                (
+                    '≈',
+                    theme.mark(theme.transit_slot).add_modifier(Modifier::BOLD),
+                )
+            } else if kept {
+                // held in the CPU's slot while no task of the mm runs there
+                ('▒', theme.cid_stale_style(cid))
+            } else if confirmed {
+                (' ', theme.cid_style(cid))
+            } else {
+                ('░', theme.cid_stale_style(cid))
+            };
+            while t.chars().count() < run {
+                t.push(fill);
+            }
+            (t, style)
+        }
+    }
+}
+
 /// Under the CID cells: the task of each run of columns, as `comm-tid` where it fits.
 fn draw_task_row(
     app: &App,
-    trace: &crate::events::Trace,
+    trace: &Trace,
     segs: &[Option<Segment>],
     x0: u16,
     y: u16,
@@ -195,11 +267,10 @@ fn draw_task_row(
     }
 }
 
-/// Time labels every ~16 columns, lost-event and alarm markers, and the cursor.
+/// Time labels every ~16 columns, the set's marks, the user's markers and the cursor.
 fn draw_ruler(
     app: &App,
-    trace: &crate::events::Trace,
-    tl: &crate::timeline::Timeline,
+    marks: &[RulerMark],
     axis: TimeAxis,
     area: Rect,
     lw: u16,
@@ -223,14 +294,9 @@ fn draw_ruler(
         buf.set_string(area.x + lw + x, area.y, &label, theme.dim());
         x += step.max(label.len() as u16 + 2);
     }
-    for &i in &tl.lost_at {
-        if let Some(cx) = trace.events.get(i).and_then(|e| axis.col_of(e.ts)) {
-            buf.set_string(area.x + lw + cx, area.y, "!", theme.mark(theme.lost));
-        }
-    }
-    for a in &tl.alarms {
-        if let Some(cx) = axis.col_of(a.ts) {
-            buf.set_string(area.x + lw + cx, area.y, "X", theme.mark(theme.alarm));
+    for &(ts, ch, color) in marks {
+        if let Some(cx) = axis.col_of(ts) {
+            buf.set_string(area.x + lw + cx, area.y, ch.to_string(), theme.mark(color));
         }
     }
     for (name, &ts) in &app.marks {

@@ -43,7 +43,16 @@ impl Widget for WeightGraph<'_> {
             );
             return;
         };
-        let series = tl.weights.get(mm.0 as usize).map_or(&[][..], |s| &s[..]);
+        // Bars: the observed weight, or (no observed lanes, e.g. sim) the first model's.
+        let (series, overlays): (&[(u64, u16)], &[crate::ui::models::ModelView]) =
+            if app.show_observed || app.models.is_empty() {
+                (
+                    tl.weights.get(mm.0 as usize).map_or(&[][..], |s| &s[..]),
+                    &app.models[..],
+                )
+            } else {
+                (&app.models[0].weights[..], &app.models[1..])
+            };
         let cols = area.width.saturating_sub(lw);
         let axis = TimeAxis {
             t0: app.t0,
@@ -93,6 +102,16 @@ impl Widget for WeightGraph<'_> {
                     buf.set_string(area.x + lw + x, y, EIGHTHS[fill].to_string(), weight_style);
                 }
             }
+            // each model's weight as a line at its level, in its own colour
+            for (k, m) in overlays.iter().enumerate() {
+                let w = max_in(&m.weights, a, b) as u64;
+                if w == 0 {
+                    continue;
+                }
+                let row = ((w.min(bound as u64) * bars as u64).div_ceil(bound as u64)).max(1);
+                let y = area.y + area.height - row as u16;
+                buf.set_string(area.x + lw + x, y, "━", theme.mark(model_color(app, k)));
+            }
             if Some(x) == cursor_col {
                 for r in 0..area.height {
                     let cell = &mut buf[(area.x + lw + x, area.y + r)];
@@ -107,6 +126,30 @@ impl Widget for WeightGraph<'_> {
             }
         }
     }
+}
+
+/// The colour of the k-th overlaid model curve.
+pub fn model_color(app: &App, k: usize) -> ratatui::style::Color {
+    let t = &app.theme;
+    [t.resume_marker, t.tick_marker, t.scan_batch][k % 3]
+}
+
+/// The weight pane's title: what the bars and the lines are.
+pub fn title(app: &App) -> String {
+    let mut s = String::from(" cidmask weight: ");
+    if app.show_observed || app.models.is_empty() {
+        s.push_str("bars = observed (confirmed CIDs of running tasks)");
+        for m in &app.models {
+            s.push_str(&format!(", ━ {}", m.run.policy.id()));
+        }
+    } else {
+        s.push_str(&format!("bars = {} model", app.models[0].run.policy.id()));
+        for m in &app.models[1..] {
+            s.push_str(&format!(", ━ {}", m.run.policy.id()));
+        }
+    }
+    s.push(' ');
+    s
 }
 
 #[cfg(test)]

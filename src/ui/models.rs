@@ -1,0 +1,119 @@
+//! Model runs as the UI shows them: each model's per-CPU slots of the selected process, its
+//! weight curve, its compaction triggers and scan progress. Rebuilt when the selection changes,
+//! so drawing never computes more than a frame needs.
+
+use super::app::MmSel;
+use crate::model::MmId;
+use crate::model::policies::run::ScanProgress;
+use crate::model::policies::{PolicyRun, Trigger};
+use crate::timeline::Segment;
+
+pub struct ModelView {
+    pub run: PolicyRun,
+    /// Per CPU: the model's slot of the selected mm (`pcpu_cid[cpu]`, with the task of the mm
+    /// running there, if any); with "all tasks", the running task's model CID.
+    pub lanes: Vec<Vec<Segment>>,
+    /// The selected mm's cidmask weight: (time, weight).
+    pub weights: Vec<(u64, u16)>,
+    pub mm: Option<MmId>,
+}
+
+impl ModelView {
+    pub fn new(run: PolicyRun, sel: MmSel, ncpus: usize) -> ModelView {
+        let mut v = ModelView {
+            run,
+            lanes: Vec::new(),
+            weights: Vec::new(),
+            mm: None,
+        };
+        v.select(sel, ncpus);
+        v
+    }
+
+    /// Rebuilds the lanes and weights for a new selection.
+    pub fn select(&mut self, sel: MmSel, ncpus: usize) {
+        match sel {
+            MmSel::All => {
+                self.mm = None;
+                self.lanes = self.run.lanes.clone();
+                self.weights.clear();
+            }
+            MmSel::Mm(mm) => {
+                self.mm = Some(mm);
+                let n = ncpus.max(self.run.lanes.len());
+                let mut lanes: Vec<Vec<Segment>> = vec![Vec::new(); n];
+                for s in self.run.slots.iter().filter(|s| s.mm == mm) {
+                    let c = s.cpu as usize;
+                    if c >= lanes.len() {
+                        lanes.resize(c + 1, Vec::new());
+                    }
+                    let seg = Segment {
+                        start: s.ts,
+                        tid: s.tid,
+                        mm,
+                        cid: s.cid.unwrap_or(Segment::NO_CID),
+                        flags: (s.flags & (Segment::LAZY | Segment::TRANSIT | Segment::ONCPU))
+                            | if s.tid != 0 { Segment::CONFIRMED } else { 0 },
+                    };
+                    let lane = &mut lanes[c];
+                    match lane.last_mut() {
+                        Some(last) if last.start == seg.start => *last = seg,
+                        _ => lane.push(seg),
+                    }
+                }
+                self.lanes = lanes;
+                self.weights = self
+                    .run
+                    .weight_series(mm)
+                    .into_iter()
+                    .map(|(t, w)| (t, w.min(u16::MAX as u32) as u16))
+                    .collect();
+            }
+        }
+    }
+
+    /// Compaction attempts that scanned (of the selected mm): (time, trigger).
+    pub fn triggers(&self) -> impl Iterator<Item = (u64, Trigger)> + '_ {
+        self.run
+            .compactions
+            .iter()
+            .filter(move |c| c.scanned && self.mm.is_none_or(|m| m == c.mm))
+            .map(|c| (c.ts, c.trigger))
+    }
+
+    /// Starts of complete scans (of the selected mm).
+    pub fn scan_starts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.run
+            .scans
+            .iter()
+            .filter(move |s| self.mm.is_none_or(|m| m == s.mm))
+            .map(|s| s.start_ts)
+    }
+
+    /// The scan of the selected mm at `ts`: progress and the CPUs of its latest batch.
+    pub fn scan_at(&self, ts: u64) -> Option<(ScanProgress, Vec<u16>, Option<u64>)> {
+        let mm = self.mm?;
+        let p = self.run.scan_progress_at(mm, ts)?;
+        let end = self.run.compactions.partition_point(|c| c.ts <= ts);
+        let last = self.run.compactions[..end]
+            .iter()
+            .rev()
+            .find(|c| c.mm == mm && c.scanned)?;
+        Some((p, last.cpus_scanned.clone(), last.next_scan_at))
+    }
+
+    /// One line naming the model and how well it matches the capture.
+    pub fn title(&self) -> String {
+        let name = self.run.policy.id();
+        match &self.run.agreement {
+            Some(a) if a.checked > 0 => format!(
+                "{name} model: {}/{} rseq_updates predicted ({:.1}%)",
+                a.agreed,
+                a.checked,
+                100.0 * a.agreed as f64 / a.checked as f64
+            ),
+            Some(_) => format!("{name} model (no rseq_update to check)"),
+            None => format!("{name} model"),
+        }
+    }
+}
