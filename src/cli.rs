@@ -134,6 +134,9 @@ pub enum Command {
     /// (a track per CPU with CID slices, a weight counter per process, instants for lost
     /// events and alarms) and/or CSV with one row per event.
     Export(ExportArgs),
+    /// Guided teaching scenarios on bundled captures and the simulator, with narration:
+    /// space plays, ] and [ step through the key moments. `--list` names them.
+    Demo(DemoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions {
         #[arg(value_enum)]
@@ -443,4 +446,13 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
         ));
     }
     Ok((v * mult).round() as u64)
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// The demo to show (default: the first, workers).
+    pub name: Option<String>,
+    /// List the demos and exit.
+    #[arg(long)]
+    pub list: bool,
 }

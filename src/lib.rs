@@ -5,6 +5,7 @@
 //! [`ui`] (terminal views). [`stats`] is the headless end of the same flow.
 
 pub mod cli;
+pub mod demo;
 pub mod events;
 pub mod export;
 pub mod live_cli;

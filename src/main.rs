@@ -85,6 +85,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Demo(a)) => {
+            if a.list {
+                emit(cidscope::demo::list().as_bytes())?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let name = a.name.as_deref().unwrap_or(cidscope::demo::DEMOS[0].name);
+            let demo = cidscope::demo::find(name).ok_or_else(|| {
+                format!("no demo named {name:?}; `cidscope demo --list` names them")
+            })?;
+            let setup = (demo.build)()?;
+            let ui = ui_options(&cli.theme, &cli.keys)?;
+            cidscope::ui::demo::run_demo(demo.name, setup, ui)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Man) => {
             let cmd = <Cli as clap::CommandFactory>::command();
             let mut buf = Vec::new();

@@ -102,6 +102,8 @@ pub struct App {
     pub models: Vec<super::models::ModelView>,
     /// Whether the observed lanes are shown (a `--compare` list may leave them out).
     pub show_observed: bool,
+    /// A teaching demo: narrated steps, play and step.
+    pub demo: Option<super::demo::DemoState>,
     /// Models to run once the capture is read: (policies, parameters).
     pub model_request: Option<(
         Vec<crate::model::policies::PolicyKind>,
@@ -163,6 +165,7 @@ impl App {
             models: Vec::new(),
             show_observed: true,
             model_request: None,
+            demo: None,
         }
     }
 
@@ -256,6 +259,51 @@ impl App {
             let (t0, span) = full_window(&self.timeline);
             self.t0 = t0;
             self.span = span;
+        }
+    }
+
+    /// Demo: shows step `k`, its moment and its window.
+    pub fn go_to_step(&mut self, k: usize) {
+        let Some(d) = self.demo.as_mut() else {
+            return;
+        };
+        let Some(step) = d.steps.get(k).cloned() else {
+            return;
+        };
+        d.current = k;
+        d.playing = false;
+        d.last_tick = None;
+        self.cursor = self.first_event_at_or_after(step.ts);
+        self.span = step.span.max(MIN_SPAN);
+        self.t0 = step.ts.saturating_sub(self.span / 3).max(self.min_t0());
+    }
+
+    /// Demo, playing: moves the cursor on by `dt_ns` of real time at the demo's speed, and the
+    /// narration with it.
+    pub fn play(&mut self, dt_ns: u64) {
+        let Some(d) = self.demo.as_ref() else {
+            return;
+        };
+        if !d.playing {
+            return;
+        }
+        let advance = (dt_ns as u128 * d.speed as u128 / 1_000_000_000) as u64;
+        let target = self.cursor_ts().saturating_add(advance.max(1));
+        let i = self.trace.events.partition_point(|e| e.ts <= target);
+        let last = self.trace.events.len().saturating_sub(1);
+        self.cursor = i.saturating_sub(1).max(self.cursor).min(last);
+        let ts = self.cursor_ts();
+        if let Some(d) = self.demo.as_mut() {
+            // the narration follows the moments the cursor passes
+            while d.current + 1 < d.steps.len() && d.steps[d.current + 1].ts <= ts {
+                d.current += 1;
+            }
+            if self.cursor >= last {
+                d.playing = false;
+            }
+        }
+        if ts >= self.t1() {
+            self.t0 = ts.saturating_sub(self.span / 10);
         }
     }
 
@@ -498,6 +546,30 @@ impl App {
             Action::ClearSelection => {
                 self.sel_a = None;
                 self.sel_b = None;
+            }
+            Action::TogglePause if self.demo.is_some() => {
+                if let Some(d) = &mut self.demo {
+                    d.playing = !d.playing;
+                    d.last_tick = None;
+                }
+            }
+            Action::NextStep | Action::PrevStep | Action::Faster | Action::Slower => {
+                match self.demo.as_mut() {
+                    None => self.message = Some("this key steps a demo: cidscope demo".into()),
+                    Some(d) => match action {
+                        Action::Faster => d.speed = (d.speed * 2).min(10_000_000_000),
+                        Action::Slower => d.speed = (d.speed / 2).max(1_000),
+                        _ => {
+                            let n = d.steps.len();
+                            let next = if action == Action::NextStep {
+                                (d.current + 1).min(n.saturating_sub(1))
+                            } else {
+                                d.current.saturating_sub(1)
+                            };
+                            self.go_to_step(next);
+                        }
+                    },
+                }
             }
             Action::TogglePause => match &mut self.live {
                 Some(l) => {

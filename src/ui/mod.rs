@@ -2,6 +2,7 @@
 //! [`widgets`]) and the terminal's lifecycle ([`terminal`]).
 
 pub mod app;
+pub mod demo;
 pub mod input;
 pub mod keys;
 pub mod live;
@@ -127,7 +128,8 @@ pub(crate) fn run_app(mut app: App, tick: &mut dyn FnMut(&mut App)) -> Result<Ap
         }
         // Poll with a timeout so a SIGTERM (and, while loading, new data) is noticed without
         // input.
-        let wait = if app.loading.is_some() || app.live.is_some() {
+        let playing = app.demo.as_ref().is_some_and(|d| d.playing);
+        let wait = if app.loading.is_some() || app.live.is_some() || playing {
             30
         } else {
             100

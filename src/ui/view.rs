@@ -64,12 +64,25 @@ pub fn has_diff_row(sets: &[SetKind]) -> bool {
 }
 
 /// Rows per CPU lane: two (CIDs and tasks) when the screen has room for them.
-pub fn rows_per_cpu(area: Rect, lanes: usize) -> u16 {
-    if lanes as u16 * 2 + 22 <= area.height {
-        2
-    } else {
-        1
-    }
+pub fn rows_per_cpu(area: Rect, ncpus: usize, sets: usize, titled: bool) -> u16 {
+    let two = sets as u16 * set_rows(ncpus, 2, titled) + 1;
+    if two <= lane_room(area) { 2 } else { 1 }
+}
+
+/// Rows the lanes may take: what is left after the title, the weight graph, the status bar
+/// and at least 10 rows of cursor pane.
+fn lane_room(area: Rect) -> u16 {
+    area.height.saturating_sub(1 + 1 + 7 + 1 + 10).max(2)
+}
+
+/// Rows per CPU on the current screen.
+pub fn screen_rpc(area: Rect, app: &App) -> u16 {
+    rows_per_cpu(
+        area,
+        app.visible_cpus().len(),
+        lane_sets(app).len(),
+        titled(app),
+    )
 }
 
 /// Whether each set gets a title row (when there is more than the observed set).
@@ -85,8 +98,8 @@ pub fn set_rows(ncpus: usize, rpc: u16, titled: bool) -> u16 {
 /// The layout for `ncpus` lanes in each of `sets` stacked lane sets, plus `extra` rows.
 /// The cursor pane keeps at least 10 rows where the screen allows.
 pub fn layout(area: Rect, ncpus: usize, sets: usize, extra: u16, titled: bool) -> Areas {
-    let rpc = rows_per_cpu(area, ncpus * sets);
-    let room = area.height.saturating_sub(1 + 1 + 7 + 1 + 10).max(2);
+    let rpc = rows_per_cpu(area, ncpus, sets, titled);
+    let room = lane_room(area);
     let lane_rows = (sets as u16 * set_rows(ncpus, rpc, titled) + extra).min(room);
     let [title, lanes, weight, detail, status] = Layout::vertical([
         Constraint::Length(1),
@@ -126,7 +139,6 @@ fn inner(r: Rect) -> Rect {
 /// What is under screen cell (col, row): the CPU lane (if on one) and the time.
 pub fn hit(area: Rect, app: &App, col: u16, row: u16) -> Option<(Option<usize>, u64)> {
     let cpus = app.visible_cpus();
-    let sets = lane_sets(app);
     let a = screen_layout(area, app);
     let lw = label_width(app.timeline.ncpus.max(cpus.len() as u32));
     for pane in [inner(a.lanes), inner(a.weight)] {
@@ -143,7 +155,7 @@ pub fn hit(area: Rect, app: &App, col: u16, row: u16) -> Option<(Option<usize>, 
         };
         let (t, _) = axis.range(col - pane.x - lw);
         let cpu = if pane == inner(a.lanes) {
-            let rpc = rows_per_cpu(area, cpus.len() * sets.len());
+            let rpc = screen_rpc(area, app);
             let t = u16::from(titled(app));
             let per_set = set_rows(cpus.len(), rpc, titled(app));
             let within = (row - pane.y) % per_set.max(1);
@@ -359,7 +371,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         .title(filter_note)
         .border_style(theme.dim());
     f.render_widget(lanes_block, a.lanes);
-    let rpc = rows_per_cpu(f.area(), cpus.len() * sets.len());
+    let rpc = screen_rpc(f.area(), app);
     let lanes_inner = inner(a.lanes);
     let with_titles = titled(app);
     let per_set = set_rows(cpus.len(), rpc, with_titles);
@@ -428,10 +440,23 @@ pub fn draw(f: &mut Frame, app: &App) {
         .border_style(theme.dim());
     f.render_widget(wblock, a.weight);
     f.render_widget(WeightGraph { app }, inner(a.weight));
+    let mut detail = a.detail;
+    if app.demo.is_some() {
+        let h = super::widgets::narration::height(app, detail.width).min(detail.height);
+        f.render_widget(
+            super::widgets::narration::Narration { app },
+            Rect {
+                height: h,
+                ..detail
+            },
+        );
+        detail.y += h;
+        detail.height -= h;
+    }
     if app.accounting.is_some() {
-        f.render_widget(AccountingPane { app }, a.detail);
+        f.render_widget(AccountingPane { app }, detail);
     } else {
-        f.render_widget(Detail { app }, a.detail);
+        f.render_widget(Detail { app }, detail);
     }
     let prompt = match &app.mode {
         Mode::Prompt { kind, text } => Some(format!("{}{text}▏", kind.label())),

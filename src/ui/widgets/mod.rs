@@ -4,6 +4,7 @@ pub mod accounting;
 pub mod detail;
 pub mod help;
 pub mod lanes;
+pub mod narration;
 pub mod status;
 pub mod weight;
 
