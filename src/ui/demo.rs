@@ -22,11 +22,11 @@ pub fn app_for(name: &str, mut setup: Setup) -> App {
     setup.steps.sort_by_key(|s| s.ts);
     let mut app = App::new(setup.trace);
     app.show_observed = setup.show_observed;
-    if let Some(mm) = setup.mm {
-        if let Some(p) = app.mm_list.iter().position(|&m| m == mm) {
-            app.mm_pos = p + 1;
-            app.mm_auto = false;
-        }
+    if let Some(mm) = setup.mm
+        && let Some(p) = app.mm_list.iter().position(|&m| m == mm)
+    {
+        app.mm_pos = p + 1;
+        app.mm_auto = false;
     }
     app.set_models(setup.runs);
     debug_assert!(matches!(app.selected(), MmSel::Mm(_)) || setup.mm.is_none());
