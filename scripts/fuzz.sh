@@ -16,8 +16,10 @@ for t in "${targets[@]}"; do
 	mkdir -p "corpus/$t" "artifacts/$t"
 	log="artifacts/$t/fuzz.log"
 	echo "== $t: fuzzing ${secs}s (log: fuzz/$log)"
+	# binary captures need room: a real trace.dat embeds kallsyms
+	case "$t" in perf_data|trace_dat) maxlen=2097152 ;; *) maxlen=65536 ;; esac
 	cargo fuzz run -O "$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 \
-		-timeout=10 -max_len=65536 -print_final_stats=1 >"$log" 2>&1 || {
+		-timeout=10 -max_len="$maxlen" -print_final_stats=1 >"$log" 2>&1 || {
 		echo "!! $t found a crash: see fuzz/$log and fuzz/artifacts/$t"; tail -30 "$log"; }
 	grep -E '^stat::number_of_executed_units|^Done|^#[0-9]+.*DONE' "$log" | tail -2 || true
 	cargo fuzz cmin -O "$t" "corpus/$t" >/dev/null 2>&1 || true

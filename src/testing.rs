@@ -150,3 +150,82 @@ mod tests {
         );
     }
 }
+
+/// A trace decoded from arbitrary bytes (the models' fuzz target): each 6-byte record is one
+/// canonical event — kind, CPU, task, argument — at increasing times, over a small set of
+/// tasks and CPUs so that switches, forks and reports meet each other.
+pub fn trace_from_bytes(data: &[u8]) -> Trace {
+    use crate::events::{Event, EventKind, Format, PrevState, TaskMeta};
+    let mut t = Trace::new("fuzz", Format::Sim);
+    let comm = t.strings.intern(b"f");
+    let ncpus = 1 + data.first().map_or(0, |b| b % 8) as u16;
+    t.ncpus_hint = Some(ncpus as u32);
+    let mut ts = 1_000_000u64;
+    for r in data.get(1..).unwrap_or(&[]).chunks_exact(6) {
+        let cpu = r[1] as u16 % ncpus;
+        let tid = 100 + (r[2] % 12) as u32;
+        let other = 100 + (r[3] % 12) as u32;
+        ts += 1 + u16::from_le_bytes([r[4], r[5]]) as u64 * 50;
+        let kind = match r[0] % 12 {
+            0 | 1 => EventKind::SchedSwitch {
+                prev_tid: tid,
+                next_tid: if r[3] % 5 == 0 { 0 } else { other },
+                next_comm: comm,
+                next_prio: 120,
+                prev_state: PrevState::from_text(if r[3] & 1 == 0 { b"S" } else { b"R+" }),
+            },
+            2 | 3 => EventKind::RseqUpdate {
+                cpu_id: cpu as i32,
+                node_id: 0,
+                mm_cid: (r[3] % 10) as i32,
+            },
+            4 => EventKind::SchedMigrateTask {
+                tid: other,
+                orig_cpu: r[4] as u16 % ncpus,
+                dest_cpu: cpu,
+            },
+            5 => EventKind::TaskNewtask {
+                tid: other,
+                clone_flags: if r[5] & 1 == 0 { 0x3d0f00 } else { 0x1200000 },
+            },
+            6 => EventKind::SchedProcessFork {
+                parent: tid,
+                child: other,
+            },
+            7 => EventKind::SchedProcessExec { tid, old_tid: tid },
+            8 => EventKind::SchedProcessExit { tid },
+            9 => EventKind::Tick,
+            10 => EventKind::TickStop {
+                success: r[3] & 1 == 0,
+            },
+            _ => EventKind::SchedWakeupNew {
+                tid: other,
+                target_cpu: cpu,
+            },
+        };
+        t.events.push(Event { ts, tid, cpu, kind });
+    }
+    for k in 0..12u32 {
+        t.tasks.insert(
+            100 + k,
+            TaskMeta {
+                tgid: (k % 3 == 0).then_some(100 + k),
+                comm,
+            },
+        );
+    }
+    t
+}
+
+/// Runs every CID model, with its invariant checks, over a trace (the models' fuzz target).
+pub fn exercise_models(trace: &Trace) {
+    use crate::model::policies::{Params, PolicyKind, replay};
+    let params = Params {
+        check_invariants: true,
+        ..Params::default()
+    };
+    for k in PolicyKind::ALL {
+        std::hint::black_box(replay(trace, k, &params));
+    }
+    exercise(trace);
+}

@@ -18,6 +18,20 @@ fn format_of(target: &str) -> Option<Option<Format>> {
 }
 
 #[test]
+fn replay_the_models_corpus() {
+    let Ok(files) = std::fs::read_dir("fuzz/corpus/models") else {
+        panic!("fuzz/corpus/models is missing");
+    };
+    let mut n = 0;
+    for f in files {
+        let data = std::fs::read(f.expect("entry").path()).expect("input");
+        cidscope::testing::exercise_models(&cidscope::testing::trace_from_bytes(&data));
+        n += 1;
+    }
+    assert!(n > 0);
+}
+
+#[test]
 fn replay_every_corpus() {
     let Ok(dirs) = std::fs::read_dir("fuzz/corpus") else {
         panic!("fuzz/corpus is missing");
