@@ -132,25 +132,6 @@ pub fn synth_ftrace(n_events: usize, ncpus: u16, nprocs: u32, threads: u32, seed
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn synthetic_trace_loads_and_keeps_the_rseq_promises() {
-        let data = synth_ftrace(20_000, 4, 3, 6, 7);
-        let t = crate::sources::load_bytes("synth", &data, &Default::default()).unwrap();
-        assert_eq!(t.events.len(), 20_000);
-        assert_eq!(t.cpu_count(), 4);
-        let r = crate::stats::check::run(&t);
-        assert_eq!(r.findings, 0, "{}", r.text);
-        assert_eq!(
-            synth_ftrace(1000, 4, 3, 6, 7),
-            synth_ftrace(1000, 4, 3, 6, 7)
-        );
-    }
-}
-
 /// A trace decoded from arbitrary bytes (the models' fuzz target): each 6-byte record is one
 /// canonical event — kind, CPU, task, argument — at increasing times, over a small set of
 /// tasks and CPUs so that switches, forks and reports meet each other.
@@ -228,4 +209,23 @@ pub fn exercise_models(trace: &Trace) {
         std::hint::black_box(replay(trace, k, &params));
     }
     exercise(trace);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synthetic_trace_loads_and_keeps_the_rseq_promises() {
+        let data = synth_ftrace(20_000, 4, 3, 6, 7);
+        let t = crate::sources::load_bytes("synth", &data, &Default::default()).unwrap();
+        assert_eq!(t.events.len(), 20_000);
+        assert_eq!(t.cpu_count(), 4);
+        let r = crate::stats::check::run(&t);
+        assert_eq!(r.findings, 0, "{}", r.text);
+        assert_eq!(
+            synth_ftrace(1000, 4, 3, 6, 7),
+            synth_ftrace(1000, 4, 3, 6, 7)
+        );
+    }
 }
