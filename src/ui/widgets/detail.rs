@@ -110,6 +110,44 @@ fn model_lines<'a>(
     out
 }
 
+/// Live without a kernel trace: what the threads read from their rseq areas.
+fn workload_only_lines<'a>(app: &'a App, live: &'a crate::ui::live::LiveView) -> Vec<Line<'a>> {
+    let theme = &app.theme;
+    let mut lines = vec![
+        Line::raw(format!(
+            "workload only: {} CID reads by {} threads (no kernel trace: `cidscope live --attach`, as root or with CAP_PERFMON, adds the rseq_update lanes)",
+            live.samples.events.len(),
+            live.samples.tasks.len()
+        )),
+        Line::styled(
+            "  last CID each thread read from its rseq area:",
+            theme.dim(),
+        ),
+    ];
+    let mut last: std::collections::BTreeMap<crate::events::Tid, (u16, i32, u64)> =
+        Default::default();
+    for e in &live.samples.events {
+        if let EventKind::RseqUpdate { mm_cid, .. } = e.kind {
+            last.insert(e.tid, (e.cpu, mm_cid, e.ts));
+        }
+    }
+    for (tid, (cpu, cid, ts)) in last {
+        lines.push(Line::from(vec![
+            Span::raw(format!(
+                "  {:>8} {:<16} CPU{cpu:<3} ",
+                tid,
+                live.samples.comm_of(tid)
+            )),
+            Span::styled(format!(" CID {cid} "), theme.cid_style(cid)),
+            Span::styled(
+                format!("  at +{}", fmt_dur(ts.saturating_sub(app.origin()))),
+                theme.dim(),
+            ),
+        ]));
+    }
+    lines
+}
+
 impl Widget for Detail<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
@@ -121,6 +159,10 @@ impl Widget for Detail<'_> {
         let inner = block.inner(area);
         block.render(area, buf);
         let Some(ev) = app.cursor_event() else {
+            if let Some(live) = &app.live {
+                Paragraph::new(workload_only_lines(app, live)).render(inner, buf);
+                return;
+            }
             let msg = if app.loading.is_some() {
                 "reading the capture…"
             } else {

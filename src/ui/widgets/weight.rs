@@ -32,9 +32,22 @@ impl Widget for WeightGraph<'_> {
         if area.height < 2 {
             return;
         }
-        let bound = tl.ncpus.max(1);
+        let bound = tl
+            .ncpus
+            .max(app.live.as_ref().map_or(0, |l| l.samples_tl.ncpus))
+            .max(1);
         let lw = label_width(tl.ncpus);
-        let MmSel::Mm(mm) = app.selected() else {
+        // live without a kernel trace: the weight of the CIDs the threads read
+        let live_only = app
+            .live
+            .as_ref()
+            .filter(|l| !l.attached && !l.samples_tl.weights.is_empty());
+        let selected = match (app.selected(), live_only) {
+            (_, Some(_)) => Some(crate::model::MmId(0)),
+            (MmSel::Mm(mm), None) => Some(mm),
+            (MmSel::All, None) => None,
+        };
+        let Some(mm) = selected else {
             buf.set_string(
                 area.x + lw,
                 area.y + area.height / 2,
@@ -45,7 +58,9 @@ impl Widget for WeightGraph<'_> {
         };
         // Bars: the observed weight, or (no observed lanes, e.g. sim) the first model's.
         let (series, overlays): (&[(u64, u16)], &[crate::ui::models::ModelView]) =
-            if app.show_observed || app.models.is_empty() {
+            if let Some(l) = live_only {
+                (&l.samples_tl.weights[0][..], &[][..])
+            } else if app.show_observed || app.models.is_empty() {
                 (
                     tl.weights.get(mm.0 as usize).map_or(&[][..], |s| &s[..]),
                     &app.models[..],
