@@ -6,6 +6,7 @@
 //!   costs one clone plus at most `interval` applications, never a replay from the start.
 
 pub mod lanes;
+pub mod summary;
 
 use crate::events::{Event, EventKind, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, NoSink, ObservedState, Sink};

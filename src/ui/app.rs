@@ -45,6 +45,21 @@ impl PromptKind {
     }
 }
 
+/// Summary pyramids of the lanes and weight series shown, for the selection they were built for.
+pub struct Summaries {
+    pub sel: MmSel,
+    pub observed: Vec<crate::timeline::summary::LanePyramid>,
+    pub weight: Option<crate::timeline::summary::MaxPyramid>,
+    /// Per model view: its lanes' pyramids and its weight's.
+    pub models: Vec<(
+        Vec<crate::timeline::summary::LanePyramid>,
+        Option<crate::timeline::summary::MaxPyramid>,
+    )>,
+}
+
+/// Below this many lane segments a frame reads the segments directly (exact and fast enough).
+pub const SUMMARY_THRESHOLD: usize = 50_000;
+
 /// Points in time a jump key can reach, beyond what the observed timeline holds (the model
 /// layers add tick/resume triggers and scan starts).
 #[derive(Clone, Debug, Default)]
@@ -104,6 +119,9 @@ pub struct App {
     pub show_observed: bool,
     /// A teaching demo: narrated steps, play and step.
     pub demo: Option<super::demo::DemoState>,
+    /// Per-column summaries for the current selection (big captures only; small ones are
+    /// drawn exactly from their segments).
+    pub summaries: Option<Summaries>,
     /// Models to run once the capture is read: (policies, parameters).
     pub model_request: Option<(
         Vec<crate::model::policies::PolicyKind>,
@@ -132,6 +150,12 @@ impl App {
     }
 
     pub fn with_timeline(trace: Trace, timeline: Timeline) -> App {
+        let mut app = Self::bare(trace, timeline);
+        app.refresh_summaries();
+        app
+    }
+
+    fn bare(trace: Trace, timeline: Timeline) -> App {
         let mm_list = timeline.mms_by_activity();
         let (t0, span) = full_window(&timeline);
         App {
@@ -166,6 +190,7 @@ impl App {
             show_observed: true,
             model_request: None,
             demo: None,
+            summaries: None,
         }
     }
 
@@ -188,6 +213,61 @@ impl App {
         }
     }
 
+    /// Rebuilds the summaries for the current selection (after a load, a selection change or
+    /// new models). Nothing is built for small captures or while data still streams in.
+    pub fn refresh_summaries(&mut self) {
+        use crate::timeline::summary::{LanePyramid, MaxPyramid};
+        let segs: usize = self.timeline.lanes.iter().map(Vec::len).sum();
+        if segs < SUMMARY_THRESHOLD || self.loading.is_some() || self.live.is_some() {
+            self.summaries = None;
+            return;
+        }
+        let sel = self.selected();
+        let (origin, end) = (self.timeline.first_ts, self.timeline.last_ts);
+        let observed = self
+            .timeline
+            .lanes
+            .iter()
+            .map(|l| LanePyramid::build(l, origin, end, |s| self.admits(s)))
+            .collect();
+        let weight = match sel {
+            MmSel::Mm(m) => self
+                .timeline
+                .weights
+                .get(m.0 as usize)
+                .map(|w| MaxPyramid::build(w, origin, end)),
+            MmSel::All => None,
+        };
+        let models = self
+            .models
+            .iter()
+            .map(|m| {
+                let admit_slots = m.mm.is_some();
+                let lanes = m
+                    .lanes
+                    .iter()
+                    .map(|l| {
+                        LanePyramid::build(l, origin, end, |s| {
+                            if admit_slots {
+                                s.cid().is_some() || s.tid != 0
+                            } else {
+                                s.tid != 0
+                            }
+                        })
+                    })
+                    .collect();
+                let w = (!m.weights.is_empty()).then(|| MaxPyramid::build(&m.weights, origin, end));
+                (lanes, w)
+            })
+            .collect();
+        self.summaries = Some(Summaries {
+            sel,
+            observed,
+            weight,
+            models,
+        });
+    }
+
     /// Follows the selection in the model views and their jump targets.
     fn refresh_models(&mut self) {
         let sel = self.selected();
@@ -207,6 +287,7 @@ impl App {
             marks.scans.sort_unstable();
         }
         self.model_marks = marks;
+        self.refresh_summaries();
     }
 
     /// An app for a capture that is still to be read: deltas arrive through [`App::on_load`].
@@ -240,6 +321,7 @@ impl App {
                     self.timeline = Timeline::build(&self.trace);
                 }
                 self.run_requested_models();
+                self.refresh_models();
                 if self.trace.events.is_empty() {
                     self.message = Some("the capture holds no events".into());
                 }

@@ -190,6 +190,11 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
             } else {
                 "observed: CIDs the tasks reported (rseq_update)".to_string()
             };
+            let pyramids = app
+                .summaries
+                .as_ref()
+                .filter(|s| s.sel == app.selected())
+                .map(|s| &s.observed[..]);
             (
                 LaneSet {
                     lanes: &app.timeline.lanes,
@@ -198,6 +203,7 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                     names: &app.trace,
                     marks,
                     highlight: &[],
+                    pyramids,
                 },
                 title,
             )
@@ -231,6 +237,12 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                 };
                 title.push_str(&format!(" · mode {mode}"));
             }
+            let pyramids = app
+                .summaries
+                .as_ref()
+                .filter(|s| s.sel == app.selected())
+                .and_then(|s| s.models.get(k))
+                .map(|p| &p.0[..]);
             (
                 LaneSet {
                     lanes: &m.lanes,
@@ -243,6 +255,7 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                     names: &app.trace,
                     marks,
                     highlight,
+                    pyramids,
                 },
                 title,
             )
@@ -260,6 +273,7 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                     names: &live.samples,
                     marks: Vec::new(),
                     highlight: &[],
+                    pyramids: None,
                 },
                 "user space: CIDs the threads read from their rseq areas".to_string(),
             )
@@ -286,8 +300,22 @@ fn draw_diff_row(app: &App, sets: &[SetKind], cpus: &[usize], area: Rect, f: &mu
     for &cpu in cpus {
         let a = cmp[0].lanes.get(cpu).map_or(&[][..], |l| &l[..]);
         let b = cmp[1].lanes.get(cpu).map_or(&[][..], |l| &l[..]);
-        let ca = cells(app, a, cmp[0].end, cmp[0].admit, axis);
-        let cb = cells(app, b, cmp[1].end, cmp[1].admit, axis);
+        let ca = cells(
+            app,
+            a,
+            cmp[0].end,
+            cmp[0].admit,
+            axis,
+            cmp[0].pyramids.and_then(|p| p.get(cpu)),
+        );
+        let cb = cells(
+            app,
+            b,
+            cmp[1].end,
+            cmp[1].admit,
+            axis,
+            cmp[1].pyramids.and_then(|p| p.get(cpu)),
+        );
         for (x, (p, q)) in ca.iter().zip(&cb).enumerate() {
             if let (Some(u), Some(v)) = (p.0.cid(), q.0.cid())
                 && u != v

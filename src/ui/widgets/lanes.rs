@@ -37,6 +37,8 @@ pub struct LaneSet<'a> {
     pub marks: Vec<RulerMark>,
     /// CPUs to highlight in the label column (the current scan batch).
     pub highlight: &'a [u16],
+    /// Summary pyramids of these lanes under this admission (big captures).
+    pub pyramids: Option<&'a [crate::timeline::summary::LanePyramid]>,
 }
 
 pub struct Lanes<'a> {
@@ -82,16 +84,20 @@ pub fn cells(
     end: u64,
     admit: Admit,
     axis: TimeAxis,
+    pyramid: Option<&crate::timeline::summary::LanePyramid>,
 ) -> Vec<(Shown, Option<Segment>)> {
+    let admits = |s: &Segment| match admit {
+        Admit::Selection => app.admits(s),
+        Admit::AllTasks => s.tid != 0,
+        Admit::Slots => s.cid().is_some() || s.tid != 0,
+    };
     (0..axis.cols)
         .map(|x| {
             let (a, b) = axis.range(x);
-            let seg = summarize(lane, a, b, end, |s| match admit {
-                Admit::Selection => app.admits(s),
-                Admit::AllTasks => s.tid != 0,
-                Admit::Slots => s.cid().is_some() || s.tid != 0,
-            })
-            .seg;
+            let seg = match pyramid {
+                Some(p) => p.cell(lane, a, b, end, admits).seg,
+                None => summarize(lane, a, b, end, admits).seg,
+            };
             let shown = match seg {
                 None => Shown::Free,
                 Some(s) => match s.cid() {
@@ -153,7 +159,8 @@ impl Widget for Lanes<'_> {
                 label_style,
             );
             let lane = set.lanes.get(cpu).map_or(&[][..], |l| &l[..]);
-            let shown_segs = cells(app, lane, set.end, set.admit, axis);
+            let pyr = set.pyramids.and_then(|p| p.get(cpu));
+            let shown_segs = cells(app, lane, set.end, set.admit, axis, pyr);
             if rpc >= 2 {
                 let segs: Vec<Option<Segment>> = shown_segs.iter().map(|c| c.1).collect();
                 draw_task_row(app, set.names, &segs, area.x + lw, y + 1, buf);

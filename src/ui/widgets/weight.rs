@@ -57,17 +57,39 @@ impl Widget for WeightGraph<'_> {
             return;
         };
         // Bars: the observed weight, or (no observed lanes, e.g. sim) the first model's.
-        let (series, overlays): (&[(u64, u16)], &[crate::ui::models::ModelView]) =
-            if let Some(l) = live_only {
-                (&l.samples_tl.weights[0][..], &[][..])
-            } else if app.show_observed || app.models.is_empty() {
-                (
-                    tl.weights.get(mm.0 as usize).map_or(&[][..], |s| &s[..]),
-                    &app.models[..],
-                )
-            } else {
-                (&app.models[0].weights[..], &app.models[1..])
-            };
+        // the summaries of the series, when built for this selection
+        let sums = app
+            .summaries
+            .as_ref()
+            .filter(|s| s.sel == app.selected() && live_only.is_none());
+        type Pyr = crate::timeline::summary::MaxPyramid;
+        let (series, overlays, bar_pyr, first_overlay): (
+            &[(u64, u16)],
+            &[crate::ui::models::ModelView],
+            Option<&Pyr>,
+            usize,
+        ) = if let Some(l) = live_only {
+            (&l.samples_tl.weights[0][..], &[][..], None, 0)
+        } else if app.show_observed || app.models.is_empty() {
+            (
+                tl.weights.get(mm.0 as usize).map_or(&[][..], |s| &s[..]),
+                &app.models[..],
+                sums.and_then(|s| s.weight.as_ref()),
+                0,
+            )
+        } else {
+            (
+                &app.models[0].weights[..],
+                &app.models[1..],
+                sums.and_then(|s| s.models.first())
+                    .and_then(|m| m.1.as_ref()),
+                1,
+            )
+        };
+        let max_of = |pyr: Option<&Pyr>, s: &[(u64, u16)], a: u64, b: u64| match pyr {
+            Some(p) => p.max_in(s, a, b, max_in),
+            None => max_in(s, a, b),
+        };
         let cols = area.width.saturating_sub(lw);
         let axis = TimeAxis {
             t0: app.t0,
@@ -103,7 +125,7 @@ impl Widget for WeightGraph<'_> {
         let weight_style = theme.mark(theme.weight);
         for x in 0..cols {
             let (a, b) = axis.range(x);
-            let w = max_in(series, a, b) as u64;
+            let w = max_of(bar_pyr, series, a, b) as u64;
             if w > bound as u64 {
                 buf.set_string(area.x + lw + x, area.y, "▲", theme.mark(theme.alarm));
             }
@@ -119,7 +141,10 @@ impl Widget for WeightGraph<'_> {
             }
             // each model's weight as a line at its level, in its own colour
             for (k, m) in overlays.iter().enumerate() {
-                let w = max_in(&m.weights, a, b) as u64;
+                let pyr = sums
+                    .and_then(|s| s.models.get(k + first_overlay))
+                    .and_then(|p| p.1.as_ref());
+                let w = max_of(pyr, &m.weights, a, b) as u64;
                 if w == 0 {
                     continue;
                 }

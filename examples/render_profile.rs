@@ -1,0 +1,38 @@
+//! Profiling aid: renders frames of a 10 M-event trace at one zoom.
+use cidscope::sources::{LoadOptions, load_bytes};
+use cidscope::ui::{app::App, keys::Action, view};
+use ratatui::{Terminal, backend::TestBackend};
+use std::time::Instant;
+
+fn main() {
+    let zoom = std::env::args().nth(1).unwrap_or_else(|| "whole".into());
+    let text = cidscope::testing::synth_ftrace(1_000_000, 8, 40, 10, 1);
+    let base = load_bytes("synth", &text, &LoadOptions::default()).unwrap();
+    let span = base.events.last().unwrap().ts - base.events[0].ts + 1_000_000;
+    let mut t = base.clone();
+    for k in 1..10u64 {
+        t.events.extend(base.events.iter().map(|e| {
+            let mut e = *e;
+            e.ts += k * span;
+            e
+        }));
+    }
+    let t0 = Instant::now();
+    let mut app = App::new(t);
+    eprintln!("index {:?}", t0.elapsed());
+    app.cursor = app.trace.events.len() / 2;
+    match zoom.as_str() {
+        "1ms" => app.span = 1_000_000 * 234,
+        "1us" => app.span = 1_000 * 234,
+        _ => {}
+    }
+    app.follow_cursor();
+    app.apply(Action::StepNext);
+    let mut term = Terminal::new(TestBackend::new(240, 60)).unwrap();
+    let t0 = Instant::now();
+    let n = 30;
+    for _ in 0..n {
+        term.draw(|f| view::draw(f, &app)).unwrap();
+    }
+    eprintln!("{zoom}: {:?} per frame", t0.elapsed() / n);
+}
