@@ -56,36 +56,40 @@ impl Widget for WeightGraph<'_> {
             );
             return;
         };
-        // Bars: the observed weight, or (no observed lanes, e.g. sim) the first model's.
         // the summaries of the series, when built for this selection
         let sums = app
             .summaries
             .as_ref()
             .filter(|s| s.sel == app.selected() && live_only.is_none());
-        type Pyr = crate::timeline::summary::MaxPyramid;
-        let (series, overlays, bar_pyr, first_overlay): (
-            &[(u64, u16)],
-            &[crate::ui::models::ModelView],
-            Option<&Pyr>,
-            usize,
-        ) = if let Some(l) = live_only {
-            (&l.samples_tl.weights[0][..], &[][..], None, 0)
+        // Bars: the observed weight, or (no observed lanes, e.g. sim) the first model's; the
+        // other models are drawn as lines over them.
+        let bars = if let Some(l) = live_only {
+            Series {
+                points: &l.samples_tl.weights[0][..],
+                pyramid: None,
+            }
         } else if app.show_observed || app.models.is_empty() {
-            (
-                tl.weights.get(mm.0 as usize).map_or(&[][..], |s| &s[..]),
-                &app.models[..],
-                sums.and_then(|s| s.weight.as_ref()),
-                0,
-            )
+            Series {
+                points: tl.weights.get(mm.0 as usize).map_or(&[][..], |s| &s[..]),
+                pyramid: sums.and_then(|s| s.weight.as_ref()),
+            }
         } else {
-            (
-                &app.models[0].weights[..],
-                &app.models[1..],
-                sums.and_then(|s| s.models.first())
+            Series {
+                points: &app.models[0].weights[..],
+                pyramid: sums
+                    .and_then(|s| s.models.first())
                     .and_then(|m| m.1.as_ref()),
-                1,
-            )
+            }
         };
+        let first_overlay =
+            usize::from(live_only.is_none() && !(app.show_observed || app.models.is_empty()));
+        let overlays: &[crate::ui::models::ModelView] = if live_only.is_some() {
+            &[]
+        } else {
+            &app.models[first_overlay..]
+        };
+        let (series, bar_pyr) = (bars.points, bars.pyramid);
+        type Pyr = crate::timeline::summary::MaxPyramid;
         let max_of = |pyr: Option<&Pyr>, s: &[(u64, u16)], a: u64, b: u64| match pyr {
             Some(p) => p.max_in(s, a, b, max_in),
             None => max_in(s, a, b),
@@ -166,6 +170,12 @@ impl Widget for WeightGraph<'_> {
             }
         }
     }
+}
+
+/// A weight series and its summary pyramid, if built.
+struct Series<'a> {
+    points: &'a [(u64, u16)],
+    pyramid: Option<&'a crate::timeline::summary::MaxPyramid>,
 }
 
 /// The colour of the k-th overlaid model curve.
