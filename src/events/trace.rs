@@ -174,6 +174,9 @@ impl Trace {
         }
     }
 
+    /// The most CPUs a header may claim (the kernel's NR_CPUS limit); a larger count is corrupt.
+    pub const MAX_CPUS: u32 = 8192;
+
     /// Number of CPUs: the header's count or one past the highest CPU seen, whichever is larger.
     pub fn cpu_count(&self) -> u32 {
         let seen = self
@@ -182,7 +185,11 @@ impl Trace {
             .map(|e| e.cpu as u32 + 1)
             .max()
             .unwrap_or(0);
-        seen.max(self.ncpus_hint.unwrap_or(0)).max(1)
+        let hint = self
+            .ncpus_hint
+            .filter(|&n| n <= Self::MAX_CPUS)
+            .unwrap_or(0);
+        seen.max(hint).max(1)
     }
 
     /// Sum of the counts of lost-event markers.

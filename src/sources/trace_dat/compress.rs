@@ -38,6 +38,10 @@ pub fn decompress(codec: Codec, input: &[u8], size: usize) -> Result<Vec<u8>, St
     Ok(out)
 }
 
+/// The largest expansion a compressed chunk may claim: trace data and kallsyms compress 4–20×;
+/// a size far beyond that is a corrupt header, refused before it is allocated.
+const MAX_RATIO: usize = 512;
+
 /// Decompresses `input` into `out` (resized to exactly `size` bytes, its buffer reused).
 pub fn decompress_into(
     codec: Codec,
@@ -45,6 +49,13 @@ pub fn decompress_into(
     size: usize,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
+    let limit = input.len().saturating_mul(MAX_RATIO).max(1 << 20);
+    if codec != Codec::None && size > limit {
+        return Err(format!(
+            "expected a decompressed size of at most {limit} bytes for {} compressed bytes, found {size}",
+            input.len()
+        ));
+    }
     out.resize(size, 0);
     let n = match codec {
         Codec::None => {

@@ -1,0 +1,145 @@
+//! The scale figures of issue 6, in one run (`scripts/bench.sh` calls it):
+//!   cargo run --release --example scale -- [FILE]
+//! Without FILE: a synthetic 10 M-event trace (1 M synthesized, repeated ten times in time).
+//! Prints: load and index throughput, seek percentiles, frame time per zoom at 240x60, resident
+//! memory per event, and the time to the first frame of FILE through the streaming loader.
+
+use cidscope::events::Trace;
+use cidscope::sources::{LoadOptions, load, load_bytes, open};
+use cidscope::ui::{app::App, keys::Action, view};
+use ratatui::{Terminal, backend::TestBackend};
+use std::time::{Duration, Instant};
+
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn pct(v: &mut [Duration], p: f64) -> Duration {
+    v.sort_unstable();
+    v[((v.len() - 1) as f64 * p) as usize]
+}
+
+fn synthetic_10m() -> Trace {
+    let text = cidscope::testing::synth_ftrace(1_000_000, 8, 40, 10, 1);
+    let base = load_bytes("synth", &text, &LoadOptions::default()).expect("synthetic");
+    drop(text);
+    let span = base.events.last().map_or(0, |e| e.ts) - base.events[0].ts + 1_000_000;
+    let mut t = base.clone();
+    t.events.reserve_exact(base.events.len() * 9);
+    for k in 1..10u64 {
+        t.events.extend(base.events.iter().map(|e| {
+            let mut e = *e;
+            e.ts += k * span;
+            e
+        }));
+    }
+    t.events.shrink_to_fit();
+    t
+}
+
+fn main() {
+    let file = std::env::args().nth(1);
+    let rss0 = rss_bytes();
+    if let Some(f) = &file {
+        // first frame: open, first delta, index it, draw
+        let t0 = Instant::now();
+        let opened = open(std::path::Path::new(f), &LoadOptions::default()).expect("open");
+        let mut app = App::loading(&opened.name, opened.format, Default::default());
+        let mut first = None;
+        let _ = opened.stream(&LoadOptions::default(), &mut |d| {
+            app.on_load(cidscope::ui::app::LoadMsg::Delta(d));
+            false
+        });
+        let mut term = Terminal::new(TestBackend::new(240, 60)).expect("terminal");
+        term.draw(|fr| view::draw(fr, &app)).expect("draw");
+        first.get_or_insert(t0.elapsed());
+        println!(
+            "first frame of {f}: {:.0} ms ({} events in the first delta)",
+            first.unwrap_or_default().as_secs_f64() * 1e3,
+            app.trace.events.len()
+        );
+    }
+    let t0 = Instant::now();
+    let trace = match &file {
+        Some(f) => load(std::path::Path::new(f), &LoadOptions::default()).expect("load"),
+        None => synthetic_10m(),
+    };
+    let load_s = t0.elapsed().as_secs_f64();
+    let n = trace.events.len();
+    let rss_trace = rss_bytes();
+    println!(
+        "events: {n} ({} in {load_s:.2} s)",
+        if file.is_some() {
+            "loaded"
+        } else {
+            "synthesized"
+        }
+    );
+    let t0 = Instant::now();
+    let mut app = App::new(trace);
+    let index_s = t0.elapsed().as_secs_f64();
+    let rss_app = rss_bytes();
+    println!(
+        "index + summaries: {index_s:.2} s ({:.1} M events/s)",
+        n as f64 / index_s / 1e6
+    );
+    println!(
+        "resident memory: {:.1} bytes/event ({:.1} MB for the events, {:.1} MB for index and view)",
+        (rss_app - rss0) as f64 / n as f64,
+        (rss_trace - rss0) as f64 / 1e6,
+        (rss_app - rss_trace) as f64 / 1e6
+    );
+    // seeks
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    let mut seeks = Vec::with_capacity(10_000);
+    for _ in 0..10_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let i = (x % n as u64) as usize;
+        let t = Instant::now();
+        std::hint::black_box(app.timeline.state_after(&app.trace, i));
+        seeks.push(t.elapsed());
+    }
+    println!(
+        "seek ({} checkpoints every {} events): p50 {:?} p99 {:?} max {:?}",
+        app.timeline.checkpoints.len(),
+        app.timeline.interval,
+        pct(&mut seeks, 0.5),
+        pct(&mut seeks, 0.99),
+        pct(&mut seeks, 1.0)
+    );
+    // frames
+    let mut term = Terminal::new(TestBackend::new(240, 60)).expect("terminal");
+    let full = app.span;
+    app.cursor = n / 2;
+    for (name, span) in [
+        ("whole trace", full),
+        ("1 ms/column", 1_000_000 * 234),
+        ("1 us/column", 1_000 * 234),
+    ] {
+        app.span = span;
+        app.t0 = app.cursor_ts().saturating_sub(span / 2);
+        app.apply(Action::StepNext);
+        app.apply(Action::StepPrev);
+        let mut times = Vec::new();
+        for _ in 0..40 {
+            let t = Instant::now();
+            term.draw(|f| view::draw(f, &app)).expect("draw");
+            times.push(t.elapsed());
+        }
+        println!(
+            "frame 240x60, {name}: p50 {:?} max {:?}",
+            pct(&mut times, 0.5),
+            pct(&mut times, 1.0)
+        );
+    }
+}
