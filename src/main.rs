@@ -109,12 +109,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Stats(a)) => {
-            let trace =
-                sources::load(&a.file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
+            let opts = load_options(&cli.load);
+            let opened = sources::open(&a.file, &opts).map_err(|e| e.to_string())?;
             let models = cli.model.models();
             let s = if models.is_empty() {
-                cidscope::stats::compute(&trace)
+                // a stream: memory stays flat whatever the capture's size
+                cidscope::stats::compute_streaming(&opened, &opts).map_err(|e| e.to_string())?
             } else {
+                let trace = opened.load(&opts).map_err(|e| e.to_string())?;
                 cidscope::stats::policy::compute_with_models(&trace, &models, &cli.model.params())
             };
             if a.json {

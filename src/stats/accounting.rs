@@ -45,48 +45,77 @@ fn finish(a: &mut Account, span_ns: u64, has_exits: bool) {
 /// Accounting over events `[from, to)` of the trace.
 pub fn compute(trace: &Trace, from: usize, to: usize) -> Accounting {
     let evs = &trace.events[from.min(trace.events.len())..to.min(trace.events.len())];
-    let sys_exit = trace.strings.find(b"sys_exit");
-    let irq_exit = trace.strings.find(b"irq_handler_exit");
-    let mut acc = Accounting {
-        span_ns: match (evs.first(), evs.last()) {
-            (Some(a), Some(b)) => b.ts - a.ts,
-            _ => 0,
-        },
-        ..Default::default()
-    };
-    for e in evs {
-        let t = acc.tasks.entry(e.tid).or_default();
-        match e.kind {
-            EventKind::RseqUpdate { .. } => t.rseq_updates += 1,
-            EventKind::RseqIpFixup => t.rseq_ip_fixups += 1,
-            EventKind::Other { name } if Some(name) == sys_exit || Some(name) == irq_exit => {
-                if e.tid != 0 {
-                    t.exits_to_user += 1;
+    let mut acc = Accumulator::default();
+    acc.feed(evs, trace);
+    acc.finish()
+}
+
+/// Accounting fed slice by slice (a streaming load hands over one segment at a time).
+#[derive(Default)]
+pub struct Accumulator {
+    acc: Accounting,
+    first: Option<u64>,
+    last: u64,
+    sys_exit: Option<crate::events::StrId>,
+    irq_exit: Option<crate::events::StrId>,
+}
+
+impl Accumulator {
+    /// Adds events; `meta` names their strings.
+    pub fn feed(&mut self, evs: &[crate::events::Event], meta: &Trace) {
+        // the names may be interned by any later segment
+        if self.sys_exit.is_none() {
+            self.sys_exit = meta.strings.find(b"sys_exit");
+        }
+        if self.irq_exit.is_none() {
+            self.irq_exit = meta.strings.find(b"irq_handler_exit");
+        }
+        let (sys_exit, irq_exit) = (self.sys_exit, self.irq_exit);
+        if let (Some(a), Some(b)) = (evs.first(), evs.last()) {
+            self.first.get_or_insert(a.ts);
+            self.last = b.ts;
+        }
+        let acc = &mut self.acc;
+        for e in evs {
+            match e.kind {
+                EventKind::RseqUpdate { .. } => {
+                    acc.tasks.entry(e.tid).or_default().rseq_updates += 1
                 }
-                acc.has_exit_events = true;
+                EventKind::RseqIpFixup => acc.tasks.entry(e.tid).or_default().rseq_ip_fixups += 1,
+                EventKind::Other { name } if Some(name) == sys_exit || Some(name) == irq_exit => {
+                    if e.tid != 0 {
+                        acc.tasks.entry(e.tid).or_default().exits_to_user += 1;
+                    }
+                    acc.has_exit_events = true;
+                }
+                EventKind::SchedSwitch { next_tid, .. } if next_tid != 0 => {
+                    acc.tasks.entry(next_tid).or_default().switch_ins += 1;
+                }
+                _ => {}
             }
-            EventKind::SchedSwitch { next_tid, .. } if next_tid != 0 => {
-                acc.tasks.entry(next_tid).or_default().switch_ins += 1;
-            }
-            _ => {}
         }
     }
-    acc.tasks
-        .retain(|&tid, a| tid != 0 && (a.rseq_updates > 0 || a.rseq_ip_fixups > 0));
-    let mut all = Account::default();
-    for a in acc.tasks.values() {
-        all.rseq_updates += a.rseq_updates;
-        all.rseq_ip_fixups += a.rseq_ip_fixups;
-        all.switch_ins += a.switch_ins;
-        all.exits_to_user += a.exits_to_user;
+
+    pub fn finish(self) -> Accounting {
+        let mut acc = self.acc;
+        acc.span_ns = self.first.map_or(0, |f| self.last.saturating_sub(f));
+        acc.tasks
+            .retain(|&tid, a| tid != 0 && (a.rseq_updates > 0 || a.rseq_ip_fixups > 0));
+        let mut all = Account::default();
+        for a in acc.tasks.values() {
+            all.rseq_updates += a.rseq_updates;
+            all.rseq_ip_fixups += a.rseq_ip_fixups;
+            all.switch_ins += a.switch_ins;
+            all.exits_to_user += a.exits_to_user;
+        }
+        let (span, has) = (acc.span_ns, acc.has_exit_events);
+        for a in acc.tasks.values_mut() {
+            finish(a, span, has);
+        }
+        finish(&mut all, span, has);
+        acc.overall = all;
+        acc
     }
-    let (span, has) = (acc.span_ns, acc.has_exit_events);
-    for a in acc.tasks.values_mut() {
-        finish(a, span, has);
-    }
-    finish(&mut all, span, has);
-    acc.overall = all;
-    acc
 }
 
 #[cfg(test)]

@@ -103,145 +103,258 @@ fn origin_name(o: MmOrigin) -> &'static str {
 }
 
 pub fn compute(trace: &Trace) -> Stats {
-    let mut event_counts: BTreeMap<String, u64> = BTreeMap::new();
-    let mut kind_counts: rustc_hash::FxHashMap<&'static str, u64> = Default::default();
-    let mut other_counts: rustc_hash::FxHashMap<u32, u64> = Default::default();
-    let mut cpus = BTreeSet::new();
-    let (mut first, mut last) = (None::<u64>, None::<u64>);
-    let mut events = 0u64;
-    let mut lost_events = 0u64;
-    let mut lost_markers = 0u64;
-    let mut per_tid: BTreeMap<Tid, (u64, BTreeSet<i32>)> = BTreeMap::new();
-    let ncpus = trace.cpu_count();
-    let ctx = Context {
-        tasks: &trace.tasks,
-        ncpus,
-    };
-    let mut state = ObservedState::new(ncpus as usize);
-    let mut sink = Collect::default();
-    let mut task_mm: BTreeMap<Tid, MmId> = BTreeMap::new();
-    for ev in &trace.events {
-        state.apply(ev, &ctx, &mut sink);
-        match ev.kind {
-            EventKind::Lost { count } => {
-                lost_markers += 1;
-                lost_events += count.unwrap_or(0) as u64;
-                continue;
+    let mut s = Summarizer::new(trace);
+    s.feed(&trace.events, trace);
+    s.finish(trace)
+}
+
+/// The summary of an opened capture, read as a stream: each segment is summarized and
+/// dropped, so memory stays flat whatever the size. A stream whose timestamps go backwards is
+/// read again whole and sorted, as `compute` needs.
+pub fn compute_streaming(
+    opened: &crate::sources::Opened,
+    opts: &crate::sources::LoadOptions,
+) -> Result<Stats, crate::sources::SourceError> {
+    let mut meta = Trace::new(&opened.name, opened.format);
+    let mut summ: Option<Summarizer> = None;
+    opened.stream(opts, &mut |mut d| {
+        let evs = std::mem::take(&mut d.events);
+        meta.apply(d);
+        let s = summ.get_or_insert_with(|| Summarizer::new(&meta));
+        s.feed(&evs, &meta);
+        true
+    })?;
+    match summ {
+        Some(s) if !s.out_of_order => Ok(s.finish(&meta)),
+        Some(_) => Ok(compute(&opened.load(opts)?)),
+        None => Ok(Summarizer::new(&meta).finish(&meta)),
+    }
+}
+
+/// The summary built slice by slice: a streaming load feeds each segment's events and drops
+/// them, so `stats` on a large text capture never holds every event at once.
+pub struct Summarizer {
+    kind_counts: rustc_hash::FxHashMap<&'static str, u64>,
+    other_counts: rustc_hash::FxHashMap<u32, u64>,
+    cpus: BTreeSet<u32>,
+    first: Option<u64>,
+    last: Option<u64>,
+    events: u64,
+    lost_events: u64,
+    lost_markers: u64,
+    per_tid: rustc_hash::FxHashMap<Tid, (u64, BTreeSet<i32>)>,
+    state: ObservedState,
+    sink: Collect,
+    task_mm: rustc_hash::FxHashMap<Tid, MmId>,
+    accounting: accounting::Accumulator,
+    /// Highest CPU seen + 1.
+    seen_cpus: u32,
+    prev_ts: u64,
+    /// Timestamps went backwards: the walk of the observed state needs the sorted stream.
+    pub out_of_order: bool,
+}
+
+impl Summarizer {
+    pub fn new(meta: &Trace) -> Summarizer {
+        let hint = meta
+            .ncpus_hint
+            .filter(|&n| n <= Trace::MAX_CPUS)
+            .unwrap_or(0);
+        Summarizer {
+            kind_counts: Default::default(),
+            other_counts: Default::default(),
+            cpus: BTreeSet::new(),
+            first: None,
+            last: None,
+            events: 0,
+            lost_events: 0,
+            lost_markers: 0,
+            per_tid: Default::default(),
+            state: ObservedState::new(hint.max(1) as usize),
+            sink: Collect::default(),
+            task_mm: Default::default(),
+            accounting: accounting::Accumulator::default(),
+            seen_cpus: 0,
+            prev_ts: 0,
+            out_of_order: false,
+        }
+    }
+
+    /// Adds events (in stream order); `meta` holds the strings and tasks seen so far.
+    pub fn feed(&mut self, evs: &[crate::events::Event], meta: &Trace) {
+        self.accounting.feed(evs, meta);
+        let hint = meta
+            .ncpus_hint
+            .filter(|&n| n <= Trace::MAX_CPUS)
+            .unwrap_or(0);
+        for ev in evs {
+            if ev.ts < self.prev_ts {
+                self.out_of_order = true;
             }
-            EventKind::Other { name } => *other_counts.entry(name.0).or_default() += 1,
-            k => *kind_counts.entry(k.static_name()).or_default() += 1,
-        }
-        events += 1;
-        cpus.insert(ev.cpu as u32);
-        first = Some(first.map_or(ev.ts, |f| f.min(ev.ts)));
-        last = Some(last.map_or(ev.ts, |l| l.max(ev.ts)));
-        if let (EventKind::RseqUpdate { mm_cid, .. }, false) =
-            (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
-        {
-            let e = per_tid.entry(ev.tid).or_default();
-            e.0 += 1;
-            e.1.insert(mm_cid);
-            task_mm.insert(ev.tid, state.mm_of(ev.tid));
+            self.prev_ts = ev.ts;
+            self.seen_cpus = self.seen_cpus.max(ev.cpu as u32 + 1);
+            // the CID bound as known so far; out-of-range alarms are re-checked at the end
+            let ctx = Context {
+                tasks: &meta.tasks,
+                ncpus: self.seen_cpus.max(hint).max(1),
+            };
+            self.state.apply(ev, &ctx, &mut self.sink);
+            match ev.kind {
+                EventKind::Lost { count } => {
+                    self.lost_markers += 1;
+                    self.lost_events += count.unwrap_or(0) as u64;
+                    continue;
+                }
+                EventKind::Other { name } => *self.other_counts.entry(name.0).or_default() += 1,
+                k => *self.kind_counts.entry(k.static_name()).or_default() += 1,
+            }
+            self.events += 1;
+            self.cpus.insert(ev.cpu as u32);
+            self.first = Some(self.first.map_or(ev.ts, |f| f.min(ev.ts)));
+            self.last = Some(self.last.map_or(ev.ts, |l| l.max(ev.ts)));
+            if let (EventKind::RseqUpdate { mm_cid, .. }, false) =
+                (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
+            {
+                let e = self.per_tid.entry(ev.tid).or_default();
+                e.0 += 1;
+                e.1.insert(mm_cid);
+                self.task_mm.insert(ev.tid, self.state.mm_of(ev.tid));
+            }
         }
     }
-    for (k, n) in kind_counts {
-        *event_counts.entry(k.to_string()).or_default() += n;
-    }
-    for (id, n) in other_counts {
-        *event_counts
-            .entry(trace.strings.get_str(crate::events::StrId(id)).to_string())
-            .or_default() += n;
-    }
-    for (&tid, t) in &state.tasks {
-        task_mm.entry(tid).or_insert(t.mm);
-    }
-    let mut processes: Vec<ProcessSummary> = sink
-        .mms
-        .iter()
-        .enumerate()
-        .map(|(i, m)| ProcessSummary {
-            mm: i as u32,
-            label: m.label(),
-            tgid: m.tgid,
-            origin: origin_name(m.origin),
-            first_ts_ns: m.first_ts,
-            tasks: Vec::new(),
-            rseq_updates: 0,
-            cids: Vec::new(),
-            compactions: None,
-            model: None,
-        })
-        .collect();
-    let mut tasks = BTreeMap::new();
-    let mut all_tids: BTreeSet<Tid> = trace.tasks.keys().copied().collect();
-    all_tids.extend(per_tid.keys());
-    let mut unknown = 0;
-    for tid in all_tids {
-        let (n, cids) = per_tid.get(&tid).cloned().unwrap_or_default();
-        let mm = task_mm.get(&tid).copied().unwrap_or(MmId::UNKNOWN);
-        let mm_idx = mm.is_real().then_some(mm.0);
-        if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
-            p.tasks.push(tid);
-            p.rseq_updates += n;
-            p.cids.extend(cids.iter());
-        }
-        if n > 0 && mm == MmId::UNKNOWN {
-            unknown += 1;
-        }
-        let tgid = trace.tasks.get(&tid).and_then(|m| m.tgid).or_else(|| {
-            mm_idx
-                .and_then(|i| sink.mms.get(i as usize))
-                .and_then(|m| m.tgid)
+
+    pub fn finish(self, trace: &Trace) -> Stats {
+        let Summarizer {
+            kind_counts,
+            other_counts,
+            cpus,
+            first,
+            last,
+            events,
+            lost_events,
+            lost_markers,
+            per_tid,
+            state,
+            mut sink,
+            mut task_mm,
+            accounting,
+            seen_cpus,
+            ..
+        } = self;
+        let hint = trace
+            .ncpus_hint
+            .filter(|&n| n <= Trace::MAX_CPUS)
+            .unwrap_or(0);
+        let ncpus = seen_cpus.max(hint).max(1);
+        // a CID judged out of range before a higher CPU showed up was not
+        sink.alarms.retain_mut(|a| match &mut a.kind {
+            crate::model::AlarmKind::CidOutOfRange { cid, bound, .. } => {
+                *bound = ncpus;
+                *cid < 0 || *cid as u32 >= ncpus
+            }
+            _ => true,
         });
-        tasks.insert(
-            tid.to_string(),
-            TaskSummary {
-                tgid,
-                comm: trace.comm_of(tid),
-                rseq_updates: n,
-                cids: cids.into_iter().collect(),
-                mm: mm_idx,
-            },
-        );
-    }
-    for p in &mut processes {
-        p.cids.sort_unstable();
-        p.cids.dedup();
-    }
-    Stats {
-        file: trace.path.clone(),
-        format: trace.format.id(),
-        events,
-        event_counts,
-        cpus: cpus.into_iter().collect(),
-        ncpus,
-        first_ts_ns: first,
-        last_ts_ns: last,
-        duration_ns: last.unwrap_or(0) - first.unwrap_or(0),
-        lost_events,
-        lost_markers,
-        tasks,
-        processes,
-        tasks_mm_unknown: unknown,
-        alarms: sink.alarms.len() as u64,
-        alarm_samples: sink
-            .alarms
+        let mut event_counts: BTreeMap<String, u64> = BTreeMap::new();
+        for (k, n) in kind_counts {
+            *event_counts.entry(k.to_string()).or_default() += n;
+        }
+        for (id, n) in other_counts {
+            *event_counts
+                .entry(trace.strings.get_str(crate::events::StrId(id)).to_string())
+                .or_default() += n;
+        }
+        for (&tid, t) in &state.tasks {
+            task_mm.entry(tid).or_insert(t.mm);
+        }
+        let per_tid: BTreeMap<Tid, (u64, BTreeSet<i32>)> = per_tid.into_iter().collect();
+        let mut processes: Vec<ProcessSummary> = sink
+            .mms
             .iter()
-            .take(10)
-            .map(|a| {
-                format!(
-                    "{} cpu {}: {}",
-                    crate::events::fmt_ts(a.ts),
-                    a.cpu,
-                    a.describe()
-                )
+            .enumerate()
+            .map(|(i, m)| ProcessSummary {
+                mm: i as u32,
+                label: m.label(),
+                tgid: m.tgid,
+                origin: origin_name(m.origin),
+                first_ts_ns: m.first_ts,
+                tasks: Vec::new(),
+                rseq_updates: 0,
+                cids: Vec::new(),
+                compactions: None,
+                model: None,
             })
-            .collect(),
-        rseq_accounting: accounting::compute(trace, 0, trace.events.len()),
-        warnings: trace.warnings.iter().map(|w| w.to_string()).collect(),
-        model_agreement: None,
-        model: None,
-        compare: Vec::new(),
+            .collect();
+        let mut tasks = BTreeMap::new();
+        let mut all_tids: BTreeSet<Tid> = trace.tasks.keys().copied().collect();
+        all_tids.extend(per_tid.keys());
+        let mut unknown = 0;
+        for tid in all_tids {
+            let (n, cids) = per_tid.get(&tid).cloned().unwrap_or_default();
+            let mm = task_mm.get(&tid).copied().unwrap_or(MmId::UNKNOWN);
+            let mm_idx = mm.is_real().then_some(mm.0);
+            if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
+                p.tasks.push(tid);
+                p.rseq_updates += n;
+                p.cids.extend(cids.iter());
+            }
+            if n > 0 && mm == MmId::UNKNOWN {
+                unknown += 1;
+            }
+            let tgid = trace.tasks.get(&tid).and_then(|m| m.tgid).or_else(|| {
+                mm_idx
+                    .and_then(|i| sink.mms.get(i as usize))
+                    .and_then(|m| m.tgid)
+            });
+            tasks.insert(
+                tid.to_string(),
+                TaskSummary {
+                    tgid,
+                    comm: trace.comm_of(tid),
+                    rseq_updates: n,
+                    cids: cids.into_iter().collect(),
+                    mm: mm_idx,
+                },
+            );
+        }
+        for p in &mut processes {
+            p.cids.sort_unstable();
+            p.cids.dedup();
+        }
+        Stats {
+            file: trace.path.clone(),
+            format: trace.format.id(),
+            events,
+            event_counts,
+            cpus: cpus.into_iter().collect(),
+            ncpus,
+            first_ts_ns: first,
+            last_ts_ns: last,
+            duration_ns: last.unwrap_or(0) - first.unwrap_or(0),
+            lost_events,
+            lost_markers,
+            tasks,
+            processes,
+            tasks_mm_unknown: unknown,
+            alarms: sink.alarms.len() as u64,
+            alarm_samples: sink
+                .alarms
+                .iter()
+                .take(10)
+                .map(|a| {
+                    format!(
+                        "{} cpu {}: {}",
+                        crate::events::fmt_ts(a.ts),
+                        a.cpu,
+                        a.describe()
+                    )
+                })
+                .collect(),
+            rseq_accounting: accounting.finish(),
+            warnings: trace.warnings.iter().map(|w| w.to_string()).collect(),
+            model_agreement: None,
+            model: None,
+            compare: Vec::new(),
+        }
     }
 }
 
