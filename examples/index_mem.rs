@@ -8,10 +8,28 @@ fn main() {
     let segs: usize = tl.lanes.iter().map(|l| l.len()).sum();
     let seg_cap: usize = tl.lanes.iter().map(|l| l.capacity()).sum();
     let upd: usize = tl.task_updates.values().map(|v| v.capacity()).sum();
-    let w: usize = tl.weights.iter().map(|v| v.capacity()).sum();
-    let cp: usize = tl.checkpoints.iter().map(|c| c.state.tasks.capacity() * 40 + c.state.cpus.len() * 16).sum();
-    println!("events {n} vec cap {} ({:.1} B/ev)", t.events.capacity(), t.events.capacity() as f64 * 32.0 / n);
-    println!("segments {segs} cap {seg_cap} -> {:.1} B/ev", seg_cap as f64 * 24.0 / n);
-    println!("task_updates {:.1} B/ev, weights {:.1} B/ev ({} entries), cid_changes {:.1} B/ev, checkpoints ~{:.1} B/ev, lost {}",
-        upd as f64 * 4.0 / n, w as f64 * 16.0 / n, w, tl.cid_changes.capacity() as f64 * 8.0 / n, cp as f64 / n, tl.lost_at.len());
+    let w: usize = 0;
+    let cp: usize = tl
+        .checkpoints
+        .iter()
+        .map(|c| c.state.tasks.capacity() * 40 + c.state.cpus.len() * 16)
+        .sum();
+    println!(
+        "events {n} vec cap {} ({:.1} B/ev)",
+        t.events.capacity(),
+        t.events.capacity() as f64 * 32.0 / n
+    );
+    println!(
+        "segments {segs} cap {seg_cap} -> {:.1} B/ev",
+        seg_cap as f64 * 24.0 / n
+    );
+    println!(
+        "task_updates {:.1} B/ev, weights {:.1} B/ev ({} entries), cid_changes {:.1} B/ev, checkpoints ~{:.1} B/ev, lost {}",
+        upd as f64 * 4.0 / n,
+        w as f64 * 16.0 / n,
+        w,
+        tl.cid_changes.capacity() as f64 * 8.0 / n,
+        cp as f64 / n,
+        tl.lost_at.len()
+    );
 }

@@ -88,9 +88,9 @@ pub fn export(trace: &Trace, tl: &Timeline, extra: &[Instant]) -> Value {
             }
         }
     }
-    for (k, series) in tl.weights.iter().enumerate() {
+    for (k, series) in tl.weight_series(None).iter().enumerate() {
         let pid = mm_pid(tl, MmId(k as u32));
-        for &(ts, w) in series {
+        for &(ts, w) in series.iter() {
             ev.push(
                 json!({"ph": "C", "name": "cidmask weight", "pid": pid, "ts": us(ts),
                 "args": {"weight": w}}),

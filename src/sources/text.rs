@@ -103,6 +103,7 @@ pub fn parse_text(
         true
     })?;
     trace.ensure_sorted();
+    trace.events.shrink_to_fit();
     Ok(trace)
 }
 

@@ -82,8 +82,6 @@ pub struct Timeline {
     pub lanes: Vec<Vec<Segment>>,
     pub mms: Vec<MmInfo>,
     pub mm_stats: Vec<MmStats>,
-    /// Per mm: (time, weight of the observed cidmask from then on).
-    pub weights: Vec<Vec<(u64, u16)>>,
     pub alarms: Vec<Alarm>,
     pub checkpoints: Vec<Checkpoint>,
     pub interval: usize,
@@ -109,7 +107,6 @@ struct Recorder<'a> {
     mirror: &'a mut Vec<CpuSlot>,
     mms: &'a mut Vec<MmInfo>,
     mm_stats: &'a mut Vec<MmStats>,
-    weights: &'a mut Vec<Vec<(u64, u16)>>,
     alarms: &'a mut Vec<Alarm>,
 }
 
@@ -135,22 +132,14 @@ impl Recorder<'_> {
         cids.len() as u16
     }
 
-    fn push_weight(&mut self, ts: u64, mm: MmId) {
+    /// Keeps the mm's highest weight (the series itself is derived from the lanes on demand).
+    fn note_weight(&mut self, mm: MmId) {
         if !mm.is_real() {
             return;
         }
         let w = self.weight(mm);
-        let k = mm.0 as usize;
-        if let Some(st) = self.mm_stats.get_mut(k) {
+        if let Some(st) = self.mm_stats.get_mut(mm.0 as usize) {
             st.max_weight = st.max_weight.max(w);
-        }
-        let Some(series) = self.weights.get_mut(k) else {
-            return;
-        };
-        match series.last_mut() {
-            Some(last) if last.1 == w => {}
-            Some(last) if last.0 == ts => last.1 = w,
-            _ => series.push((ts, w)),
         }
     }
 
@@ -168,7 +157,6 @@ impl Sink for Recorder<'_> {
         debug_assert_eq!(id.0 as usize, self.mms.len());
         self.mms.push(info);
         self.mm_stats.push(MmStats::default());
-        self.weights.push(Vec::new());
     }
 
     fn cpu_changed(&mut self, ts: u64, cpu: u16, slot: &CpuSlot) {
@@ -200,9 +188,10 @@ impl Sink for Recorder<'_> {
                 lane.pop();
             }
         }
-        self.push_weight(ts, old_mm);
+        let _ = ts;
+        self.note_weight(old_mm);
         if slot.mm != old_mm {
-            self.push_weight(ts, slot.mm);
+            self.note_weight(slot.mm);
         }
     }
 
@@ -222,6 +211,7 @@ impl Timeline {
     pub fn build_with_interval(trace: &Trace, interval: usize) -> Timeline {
         let mut tl = Self::empty(interval);
         tl.extend(trace);
+        tl.shrink_to_fit();
         tl
     }
 
@@ -234,7 +224,6 @@ impl Timeline {
             lanes: Vec::new(),
             mms: Vec::new(),
             mm_stats: Vec::new(),
-            weights: Vec::new(),
             alarms: Vec::new(),
             checkpoints: Vec::new(),
             interval: interval.max(1),
@@ -273,7 +262,6 @@ impl Timeline {
             mirror,
             mms,
             mm_stats,
-            weights,
             alarms,
             checkpoints,
             interval,
@@ -290,7 +278,6 @@ impl Timeline {
             mirror,
             mms,
             mm_stats,
-            weights,
             alarms,
         };
         for (i, ev) in trace.events.iter().enumerate().skip(self.applied) {
@@ -332,6 +319,21 @@ impl Timeline {
         }
         self.applied = n;
         self.last_ts = trace.events[n - 1].ts.max(self.last_ts);
+    }
+
+    /// Returns the spare capacity of every growing list (once the capture is read whole).
+    pub fn shrink_to_fit(&mut self) {
+        for l in &mut self.lanes {
+            l.shrink_to_fit();
+        }
+        for u in self.task_updates.values_mut() {
+            u.shrink_to_fit();
+        }
+        self.task_updates.shrink_to_fit();
+        self.cid_changes.shrink_to_fit();
+        self.checkpoints.shrink_to_fit();
+        self.lost_at.shrink_to_fit();
+        self.alarms.shrink_to_fit();
     }
 
     /// The process (mm) a task belongs to at the end of what is indexed.
@@ -385,13 +387,68 @@ impl Timeline {
         lane.get(i.checked_sub(1)?)
     }
 
-    /// Weight of `mm`'s observed cidmask at `ts`.
+    /// Weight of `mm`'s observed cidmask at `ts`: distinct confirmed CIDs on the lanes then.
     pub fn weight_at(&self, mm: MmId, ts: u64) -> u16 {
-        let Some(series) = self.weights.get(mm.0 as usize) else {
-            return 0;
-        };
-        let i = series.partition_point(|w| w.0 <= ts);
-        i.checked_sub(1).map_or(0, |i| series[i].1)
+        let mut cids: Vec<i32> = (0..self.lanes.len())
+            .filter_map(|c| self.segment_at(c, ts))
+            .filter(|s| s.mm == mm && s.confirmed())
+            .filter_map(|s| s.cid())
+            .collect();
+        cids.sort_unstable();
+        cids.dedup();
+        cids.len() as u16
+    }
+
+    /// The weight of the observed cidmask over time, `(time, weight from then on)`, for one mm
+    /// or (`None`) for every mm: derived from the lanes by walking their segments in time order.
+    pub fn weight_series(&self, only: Option<MmId>) -> Vec<Vec<(u64, u16)>> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let n_mm = self.mms.len();
+        let mut out: Vec<Vec<(u64, u16)>> = vec![Vec::new(); n_mm];
+        let mut cur: Vec<Option<(MmId, i32)>> = vec![None; self.lanes.len()];
+        let mut heap: BinaryHeap<Reverse<(u64, usize, usize)>> = self
+            .lanes
+            .iter()
+            .enumerate()
+            .filter_map(|(c, l)| l.first().map(|s| Reverse((s.start, c, 0))))
+            .collect();
+        let mut dirty: Vec<MmId> = Vec::new();
+        let wanted = |mm: MmId| mm.is_real() && only.is_none_or(|o| o == mm);
+        while let Some(Reverse((ts, c, i))) = heap.pop() {
+            let s = self.lanes[c][i];
+            if let Some((old, _)) = cur[c] {
+                dirty.push(old);
+            }
+            cur[c] = (s.confirmed() && s.cid().is_some()).then(|| (s.mm, s.cid));
+            dirty.push(s.mm);
+            if let Some(next) = self.lanes[c].get(i + 1) {
+                heap.push(Reverse((next.start, c, i + 1)));
+            }
+            // all changes at one instant first, then the weights they leave
+            if heap.peek().is_some_and(|Reverse((t, _, _))| *t == ts) {
+                continue;
+            }
+            dirty.sort_unstable();
+            dirty.dedup();
+            for &mm in dirty.iter().filter(|&&m| wanted(m)) {
+                let mut cids: Vec<i32> = cur
+                    .iter()
+                    .filter_map(|x| x.filter(|(m, _)| *m == mm).map(|(_, c)| c))
+                    .collect();
+                cids.sort_unstable();
+                cids.dedup();
+                let w = cids.len() as u16;
+                let series = &mut out[mm.0 as usize];
+                match series.last() {
+                    Some(last) if last.1 == w => {}
+                    None if w == 0 => {}
+                    _ => series.push((ts, w)),
+                }
+            }
+            dirty.clear();
+        }
+        out
     }
 
     pub fn mm_info(&self, mm: MmId) -> Option<&MmInfo> {
@@ -475,7 +532,16 @@ mod tests {
         inc.extend(&part);
         inc.extend(&trace);
         assert_eq!(inc.lanes, tl.lanes);
-        assert_eq!(inc.weights, tl.weights);
+        assert_eq!(inc.weight_series(None), tl.weight_series(None));
+        assert_eq!(
+            tl.weight_series(Some(mm))[0],
+            vec![
+                (1_000_010_000, 1),
+                (1_000_020_000, 2),
+                (1_000_030_000, 1),
+                (1_000_040_000, 0)
+            ]
+        );
         assert_eq!(inc.cid_changes, tl.cid_changes);
         assert_eq!(tl.mm_stats[0].rseq_updates, 2);
         // seeking through checkpoints equals replaying from the start

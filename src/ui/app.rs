@@ -122,6 +122,10 @@ pub struct App {
     /// Per-column summaries for the current selection (big captures only; small ones are
     /// drawn exactly from their segments).
     pub summaries: Option<Summaries>,
+    /// The observed cidmask weight of the selected process over time (derived from the lanes
+    /// when the selection or the data changes).
+    pub weights: Vec<(u64, u16)>,
+    weights_stale: bool,
     /// Models to run once the capture is read: (policies, parameters).
     pub model_request: Option<(
         Vec<crate::model::policies::PolicyKind>,
@@ -191,6 +195,8 @@ impl App {
             model_request: None,
             demo: None,
             summaries: None,
+            weights: Vec::new(),
+            weights_stale: false,
         }
     }
 
@@ -217,6 +223,7 @@ impl App {
     /// new models). Nothing is built for small captures or while data still streams in.
     pub fn refresh_summaries(&mut self) {
         use crate::timeline::summary::{LanePyramid, MaxPyramid};
+        self.refresh_weights();
         let segs: usize = self.timeline.lanes.iter().map(Vec::len).sum();
         if segs < SUMMARY_THRESHOLD || self.loading.is_some() || self.live.is_some() {
             self.summaries = None;
@@ -231,11 +238,7 @@ impl App {
             .map(|l| LanePyramid::build(l, origin, end, |s| self.admits(s)))
             .collect();
         let weight = match sel {
-            MmSel::Mm(m) => self
-                .timeline
-                .weights
-                .get(m.0 as usize)
-                .map(|w| MaxPyramid::build(w, origin, end)),
+            MmSel::Mm(_) => Some(MaxPyramid::build(&self.weights, origin, end)),
             MmSel::All => None,
         };
         let models = self
@@ -266,6 +269,19 @@ impl App {
             weight,
             models,
         });
+    }
+
+    /// Derives the selected process's weight series from the lanes.
+    pub fn refresh_weights(&mut self) {
+        self.weights = match self.selected() {
+            MmSel::Mm(m) => self
+                .timeline
+                .weight_series(Some(m))
+                .into_iter()
+                .nth(m.0 as usize)
+                .unwrap_or_default(),
+            MmSel::All => Vec::new(),
+        };
     }
 
     /// Follows the selection in the model views and their jump targets.
@@ -311,6 +327,7 @@ impl App {
             LoadMsg::Delta(d) => {
                 self.trace.apply(d);
                 self.timeline.extend(&self.trace);
+                self.weights_stale = true;
             }
             LoadMsg::Done(Ok(())) => {
                 self.loading = None;
@@ -320,6 +337,8 @@ impl App {
                     // events were reordered: index them again
                     self.timeline = Timeline::build(&self.trace);
                 }
+                self.trace.events.shrink_to_fit();
+                self.timeline.shrink_to_fit();
                 self.run_requested_models();
                 self.refresh_models();
                 if self.trace.events.is_empty() {
@@ -337,6 +356,10 @@ impl App {
             }
         }
         self.refresh_mm_list();
+        if self.weights_stale {
+            self.weights_stale = false;
+            self.refresh_weights();
+        }
         if self.follow_load {
             let (t0, span) = full_window(&self.timeline);
             self.t0 = t0;
@@ -436,6 +459,12 @@ impl App {
                 .position(|&x| x == m)
                 .map_or(0, |p| p + 1),
         };
+        if self.selected() != keep {
+            self.weights_stale = true;
+            if !self.models.is_empty() {
+                self.refresh_models();
+            }
+        }
     }
 
     pub fn selected(&self) -> MmSel {
@@ -1087,7 +1116,11 @@ mod tests {
         assert!(app.loading.is_none());
         assert_eq!(app.trace.events, whole.trace.events);
         assert_eq!(app.timeline.lanes, whole.timeline.lanes);
-        assert_eq!(app.timeline.weights, whole.timeline.weights);
+        assert_eq!(
+            app.timeline.weight_series(None),
+            whole.timeline.weight_series(None)
+        );
+        assert_eq!(app.weights, whole.weights);
         assert_eq!(app.mm_list, whole.mm_list);
         assert_eq!(app.selected(), whole.selected());
         assert_eq!((app.t0, app.span), (whole.t0, whole.span));

@@ -27,6 +27,8 @@ pub struct LiveView {
     pending: Vec<RseqSample>,
     /// Samples that arrived after newer ones were committed (their time was raised).
     pub late_samples: u64,
+    /// Weight of the CIDs the threads hold, from the samples (the process is mm 0 there).
+    pub weights: Vec<(u64, u16)>,
 }
 
 impl LiveView {
@@ -40,6 +42,7 @@ impl LiveView {
             samples_tl: Timeline::empty(Timeline::DEFAULT_INTERVAL),
             pending: Vec::new(),
             late_samples: 0,
+            weights: Vec::new(),
         }
     }
 
@@ -113,6 +116,12 @@ impl LiveView {
             self.samples.ncpus_hint = Some(ncpus);
         }
         self.samples_tl.extend(&self.samples);
+        self.weights = self
+            .samples_tl
+            .weight_series(Some(crate::model::MmId(0)))
+            .into_iter()
+            .next()
+            .unwrap_or_default();
     }
 }
 

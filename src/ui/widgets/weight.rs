@@ -41,13 +41,13 @@ impl Widget for WeightGraph<'_> {
         let live_only = app
             .live
             .as_ref()
-            .filter(|l| !l.attached && !l.samples_tl.weights.is_empty());
+            .filter(|l| !l.attached && !l.weights.is_empty());
         let selected = match (app.selected(), live_only) {
             (_, Some(_)) => Some(crate::model::MmId(0)),
             (MmSel::Mm(mm), None) => Some(mm),
             (MmSel::All, None) => None,
         };
-        let Some(mm) = selected else {
+        let Some(_) = selected else {
             buf.set_string(
                 area.x + lw,
                 area.y + area.height / 2,
@@ -65,12 +65,12 @@ impl Widget for WeightGraph<'_> {
         // other models are drawn as lines over them.
         let bars = if let Some(l) = live_only {
             Series {
-                points: &l.samples_tl.weights[0][..],
+                points: &l.weights[..],
                 pyramid: None,
             }
         } else if app.show_observed || app.models.is_empty() {
             Series {
-                points: tl.weights.get(mm.0 as usize).map_or(&[][..], |s| &s[..]),
+                points: &app.weights[..],
                 pyramid: sums.and_then(|s| s.weight.as_ref()),
             }
         } else {
