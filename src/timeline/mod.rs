@@ -420,7 +420,7 @@ impl Timeline {
             if let Some((old, _)) = cur[c] {
                 dirty.push(old);
             }
-            cur[c] = (s.confirmed() && s.cid().is_some()).then(|| (s.mm, s.cid));
+            cur[c] = (s.confirmed() && s.cid().is_some()).then_some((s.mm, s.cid));
             dirty.push(s.mm);
             if let Some(next) = self.lanes[c].get(i + 1) {
                 heap.push(Reverse((next.start, c, i + 1)));
