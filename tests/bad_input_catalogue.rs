@@ -212,3 +212,60 @@ fn a_capture_larger_than_memory_allows_is_refused_before_loading() {
         .expect("run");
     assert!(out.status.success());
 }
+
+#[test]
+fn a_perf_data_with_an_attribute_of_unknown_type_loads_with_a_named_warning() {
+    // traces/unknown-attr.perf.data: stress-ng.perf.data with the type of its first attribute
+    // (rseq:rseq_update) set to 0x7777, a type no kernel defines
+    let v = loaded(&cidscope(&[
+        "stats",
+        "--json",
+        "traces/unknown-attr.perf.data",
+    ]));
+    assert_eq!(v["events"], 3511, "no sample lost");
+    assert!(
+        v["event_counts"].get("rseq_update").is_none(),
+        "not decoded as rseq_update"
+    );
+    let w = warnings(&v);
+    assert!(
+        w.iter().any(|w| w.starts_with("non-tracepoint-attribute: ")
+            && w.contains("attribute 0 (rseq:rseq_update)")
+            && w.contains("1099 samples")),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn a_trace_dat_of_an_unsupported_version_is_refused_at_its_offset() {
+    // traces/unsupported-v9.trace.dat: the start of a v6 file with the version set to "9"
+    let out = cidscope(&["stats", "traces/unsupported-v9.trace.dat"]);
+    rejected(
+        &out,
+        "at byte offset 10: trace.dat: expected trace.dat file version 6 or 7 (trace-cmd 3.x), found version \"9\"",
+    );
+}
+
+#[test]
+fn binary_captures_cut_mid_record_are_answered_with_the_offset() {
+    // pipe-mode perf.data cut mid-record: what came before is whole, so it loads with a warning
+    let v = loaded(&cidscope(&[
+        "stats",
+        "--json",
+        "traces/cut-record-pipe.perf.data",
+    ]));
+    assert!(v["events"].as_u64() > Some(4000));
+    assert!(
+        warnings(&v)
+            .iter()
+            .any(|w| w.contains("499896") || w.contains("500000")),
+        "{:?}",
+        warnings(&v)
+    );
+    // file-mode perf.data cut mid-record: the formats come after the data, nothing decodes
+    let out = cidscope(&["stats", "traces/cut-record.perf.data"]);
+    rejected(&out, "at byte offset");
+    // trace.dat cut in its header
+    let out = cidscope(&["stats", "traces/cut-header.trace.dat"]);
+    rejected(&out, "at byte offset");
+}

@@ -60,6 +60,7 @@ pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, Source
         first_bad: None,
         unknown: 0,
         other_names: FxHashMap::default(),
+        non_tracepoint: Default::default(),
         lost_records: 0,
         lost_samples: Vec::new(),
     };
@@ -91,6 +92,8 @@ struct Reader<'a> {
     first_bad: Option<String>,
     unknown: u64,
     other_names: FxHashMap<usize, StrId>,
+    /// Samples of attributes that are not tracepoints, per attribute index.
+    non_tracepoint: std::collections::BTreeMap<usize, u64>,
     lost_records: u64,
     /// LOST_SAMPLES records: (time, cpu, count).
     lost_samples: Vec<(Option<u64>, Option<u32>, u64)>,
@@ -357,6 +360,10 @@ impl<'a> Reader<'a> {
                 }
             }
             _ => {
+                let not_tp = attr.tracepoint_id().is_none();
+                if not_tp {
+                    *self.non_tracepoint.entry(idx).or_default() += 1;
+                }
                 let name = *self.other_names.entry(idx).or_insert_with(|| {
                     let n = attr
                         .name
@@ -366,6 +373,12 @@ impl<'a> Reader<'a> {
                             None => "sample".into(),
                         });
                     let n = n.split(':').nth(1).map(str::to_string).unwrap_or(n);
+                    // a sample that is not a tracepoint is not that event, whatever its name
+                    let n = if not_tp {
+                        format!("{n} (not a tracepoint: {:?})", attr.attr.type_)
+                    } else {
+                        n
+                    };
                     strings.intern(n.as_bytes())
                 });
                 (EventKind::Other { name }, None)
@@ -448,6 +461,19 @@ impl<'a> Reader<'a> {
             self.trace.warn(
                 "no-tracing-data",
                 format!("{name}: the file has no tracing data (tracepoint formats); samples are counted by event name only"),
+            );
+        }
+        for (&idx, &n) in &self.non_tracepoint {
+            let Some(a) = self.attrs.as_ref().and_then(|a| a.list.get(idx)) else {
+                continue;
+            };
+            self.trace.warn(
+                "non-tracepoint-attribute",
+                format!(
+                    "{name}: attribute {idx} ({}) has type {:?}, not a tracepoint: its {n} samples are kept as events without fields",
+                    a.name.as_deref().unwrap_or("unnamed"),
+                    a.attr.type_
+                ),
             );
         }
         if self.unknown > 0 {
