@@ -508,3 +508,42 @@ fn streamed_batches_add_up_to_the_final_capture() {
     samples.sort_by_key(|s| s.ts);
     assert_eq!(samples, c.samples);
 }
+
+/// A consumer that does not poll (a slow or stuck terminal) never stalls the capture: the
+/// session keeps recording, and a cap on events bounds its memory, counting what it drops.
+#[test]
+fn a_slow_consumer_never_stalls_the_capture_and_the_cap_bounds_memory() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let root = is_root();
+    let opts = LiveOptions {
+        workload: Some(busy_spec()),
+        attach: root.then(|| Scope::Process(std::process::id())),
+        duration: Some(std::time::Duration::from_millis(800)),
+        max_events: 2_000,
+        ..LiveOptions::default()
+    };
+    let session = LiveSession::start(opts).expect("session starts");
+    // no poll for the whole run: only wait for its end
+    while !session.is_finished() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let cap = session.stop().expect("stops");
+    assert!(
+        cap.samples.len() > 10,
+        "the workload's samples were recorded without a consumer"
+    );
+    if root {
+        assert!(
+            cap.trace.events.len() <= 2_000,
+            "the cap holds: {}",
+            cap.trace.events.len()
+        );
+        assert!(
+            cap.counters.events_dropped > 0,
+            "events beyond the cap are counted as dropped"
+        );
+        assert!(cap.counters.events_seen > 2_000);
+    } else {
+        println!("SKIP attach part: not root");
+    }
+}
