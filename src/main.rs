@@ -146,7 +146,18 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 return Err("--check needs a capture file".into());
             };
             let trace = sources::load(file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
-            let report = cidscope::stats::check::run(&trace);
+            let mut report = cidscope::stats::check::run(&trace);
+            // with --policy / --compare: each model's invariants over the capture's schedule too
+            let kinds = cli.model.models();
+            if !kinds.is_empty() {
+                let params = cidscope::model::policies::Params {
+                    check_invariants: true,
+                    ..cli.model.params()
+                };
+                for run in cidscope::model::policies::replay_all(&trace, &kinds, &params) {
+                    report.add_model(&run);
+                }
+            }
             emit(report.text.as_bytes())?;
             Ok(if report.findings > 0 {
                 ExitCode::from(1)

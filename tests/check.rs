@@ -73,3 +73,21 @@ fn a_cid_at_its_bound_is_a_finding_but_a_lost_gap_is_not() {
     );
     assert_eq!(check(&f).status.code(), Some(0));
 }
+
+#[test]
+fn model_invariants_are_checked_with_a_policy() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cidscope"))
+        .args([
+            "--check",
+            "--compare",
+            "lazy-compact,resume-batch,owner-mode",
+            "traces/v5-workers.ftrace.txt",
+        ])
+        .output()
+        .expect("run");
+    let s = String::from_utf8_lossy(&out.stdout);
+    for p in ["lazy-compact", "resume-batch", "owner-mode"] {
+        assert!(s.contains(&format!("model {p}: 0 findings")), "{s}");
+    }
+    assert_eq!(out.status.code(), Some(0), "{s}");
+}

@@ -27,6 +27,40 @@ impl Sink for Collect {
     }
 }
 
+impl CheckReport {
+    /// Adds a model run's broken invariants and ABI alarms as findings.
+    pub fn add_model(&mut self, run: &crate::model::policies::PolicyRun) {
+        let policy = run.policy.id();
+        for v in &run.violations {
+            let _ = writeln!(
+                self.text,
+                "FINDING {} model {policy}: invariant {} broken: {}",
+                fmt_ts(v.ts),
+                v.invariant,
+                v.detail
+            );
+        }
+        for a in &run.alarms {
+            let _ = writeln!(
+                self.text,
+                "FINDING {} model {policy} cpu {}: {}",
+                fmt_ts(a.ts),
+                a.cpu,
+                a.describe()
+            );
+        }
+        let n = run.violations.len() + run.alarms.len();
+        let _ = writeln!(
+            self.text,
+            "model {policy}: {n} findings ({} invariant breaks, {} ABI alarms) over {} model events",
+            run.violations.len(),
+            run.alarms.len(),
+            run.model_events
+        );
+        self.findings += n;
+    }
+}
+
 pub fn run(trace: &Trace) -> CheckReport {
     let ncpus = trace.cpu_count();
     let ctx = Context {
