@@ -344,8 +344,7 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         .collect();
     let re = |id: StrId| remap.get(id.0 as usize).copied().unwrap_or_default();
     let first_real = chunk.events.iter().find(|e| e.ts != u64::MAX).map(|e| e.ts);
-    delta.events.reserve(chunk.events.len());
-    for mut e in chunk.events {
+    let fix = |e: &mut Event, last_ts: &mut Option<u64>| {
         match &mut e.kind {
             EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
             EventKind::Other { name } => *name = re(*name),
@@ -354,10 +353,23 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         // Lost markers noted before any event of their chunk take the time of the event before
         // them in the whole stream (or the first event, at the start of the file).
         if e.ts == u64::MAX {
-            e.ts = st.last_ts.or(first_real).unwrap_or(0);
+            e.ts = last_ts.or(first_real).unwrap_or(0);
         }
-        st.last_ts = Some(e.ts);
-        delta.events.push(e);
+        *last_ts = Some(e.ts);
+    };
+    if delta.events.is_empty() {
+        // the segment's first chunk: fix it in place instead of copying it
+        let mut evs = std::mem::take(&mut chunk.events);
+        for e in evs.iter_mut() {
+            fix(e, &mut st.last_ts);
+        }
+        delta.events = evs;
+    } else {
+        delta.events.reserve(chunk.events.len());
+        for mut e in chunk.events.drain(..) {
+            fix(&mut e, &mut st.last_ts);
+            delta.events.push(e);
+        }
     }
     for (tid, m) in chunk.tasks {
         let m = TaskMeta {

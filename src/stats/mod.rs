@@ -108,6 +108,32 @@ pub fn compute(trace: &Trace) -> Stats {
     s.finish(trace)
 }
 
+/// Distinct CIDs of a task: CIDs below 128 (all of them on machines with up to 128 CPUs) in a
+/// bitmask, others in a small list.
+#[derive(Default, Clone)]
+struct CidSet {
+    small: u128,
+    other: Vec<i32>,
+}
+
+impl CidSet {
+    fn insert(&mut self, cid: i32) {
+        if (0..128).contains(&cid) {
+            self.small |= 1u128 << cid;
+        } else if !self.other.contains(&cid) {
+            self.other.push(cid);
+        }
+    }
+
+    fn to_set(&self) -> BTreeSet<i32> {
+        let mut s: BTreeSet<i32> = (0..128)
+            .filter(|&c| self.small & (1u128 << c) != 0)
+            .collect();
+        s.extend(&self.other);
+        s
+    }
+}
+
 /// The summary of an opened capture, read as a stream: each segment is summarized and
 /// dropped, so memory stays flat whatever the size. A stream whose timestamps go backwards is
 /// read again whole and sorted, as `compute` needs.
@@ -142,7 +168,7 @@ pub struct Summarizer {
     events: u64,
     lost_events: u64,
     lost_markers: u64,
-    per_tid: rustc_hash::FxHashMap<Tid, (u64, BTreeSet<i32>)>,
+    per_tid: rustc_hash::FxHashMap<Tid, (u64, CidSet)>,
     state: ObservedState,
     sink: Collect,
     task_mm: rustc_hash::FxHashMap<Tid, MmId>,
@@ -266,7 +292,10 @@ impl Summarizer {
         for (&tid, t) in &state.tasks {
             task_mm.entry(tid).or_insert(t.mm);
         }
-        let per_tid: BTreeMap<Tid, (u64, BTreeSet<i32>)> = per_tid.into_iter().collect();
+        let per_tid: BTreeMap<Tid, (u64, BTreeSet<i32>)> = per_tid
+            .into_iter()
+            .map(|(t, (n, c))| (t, (n, c.to_set())))
+            .collect();
         let mut processes: Vec<ProcessSummary> = sink
             .mms
             .iter()
