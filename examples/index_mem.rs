@@ -15,9 +15,8 @@ fn main() {
         .map(|c| c.state.tasks.capacity() * 40 + c.state.cpus.len() * 16)
         .sum();
     println!(
-        "events {n} vec cap {} ({:.1} B/ev)",
-        t.events.capacity(),
-        t.events.capacity() as f64 * 32.0 / n
+        "events {n}: store {:.1} B/ev",
+        t.events.heap_bytes() as f64 / n
     );
     println!(
         "segments {segs} cap {seg_cap} -> {:.1} B/ev",

@@ -8,11 +8,11 @@ fn main() {
     let zoom = std::env::args().nth(1).unwrap_or_else(|| "whole".into());
     let text = cidscope::testing::synth_ftrace(1_000_000, 8, 40, 10, 1);
     let base = load_bytes("synth", &text, &LoadOptions::default()).unwrap();
-    let span = base.events.last().unwrap().ts - base.events[0].ts + 1_000_000;
+    let span = base.events.last().unwrap().ts - base.events.ts(0) + 1_000_000;
     let mut t = base.clone();
     for k in 1..10u64 {
         t.events.extend(base.events.iter().map(|e| {
-            let mut e = *e;
+            let mut e = e;
             e.ts += k * span;
             e
         }));

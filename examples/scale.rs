@@ -31,12 +31,12 @@ fn synthetic_10m() -> Trace {
     let text = cidscope::testing::synth_ftrace(1_000_000, 8, 40, 10, 1);
     let base = load_bytes("synth", &text, &LoadOptions::default()).expect("synthetic");
     drop(text);
-    let span = base.events.last().map_or(0, |e| e.ts) - base.events[0].ts + 1_000_000;
+    let span = base.events.last().map_or(0, |e| e.ts) - base.events.ts(0) + 1_000_000;
     let mut t = base.clone();
-    t.events.reserve_exact(base.events.len() * 9);
+    t.events.reserve(base.events.len() * 9);
     for k in 1..10u64 {
         t.events.extend(base.events.iter().map(|e| {
-            let mut e = *e;
+            let mut e = e;
             e.ts += k * span;
             e
         }));

@@ -88,8 +88,8 @@ fn compare_with(bin: &str, txt: &str, text: Text, text_names_ticks: bool) -> usi
         }
     );
     let mut diffs = Vec::new();
-    for (i, (x, y)) in b.events.iter().zip(&t.events).enumerate() {
-        let (mut nx, ny) = (norm(&b, x, text, true), norm(&t, y, text, false));
+    for (i, (x, y)) in b.events.iter().zip(t.events.iter()).enumerate() {
+        let (mut nx, ny) = (norm(&b, &x, text, true), norm(&t, &y, text, false));
         if !text_names_ticks && x.kind == EventKind::Tick {
             nx = "other hrtimer_expire_entry".into();
         }

@@ -250,7 +250,7 @@ fn observed_history(t: &Trace) -> (SlotChanges, TaskCids) {
     let mut h = History::default();
     let mut per_task: FxHashMap<Tid, Vec<(u64, i32)>> = FxHashMap::default();
     for e in &t.events {
-        st.apply(e, &ctx, &mut h);
+        st.apply(&e, &ctx, &mut h);
         if let EventKind::RseqUpdate { mm_cid, .. } = e.kind {
             per_task
                 .entry(e.tid)
@@ -495,7 +495,7 @@ fn streamed_batches_add_up_to_the_final_capture() {
     let c = s.stop().expect("stops");
     assert!(batches >= 2, "only {batches} non-empty batches");
     assert!(
-        trace.events.windows(2).all(|w| w[0].ts <= w[1].ts),
+        trace.events.backward_steps() == 0,
         "batches out of time order"
     );
     assert_eq!(trace.events, c.trace.events);

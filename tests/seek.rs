@@ -34,8 +34,8 @@ fn replayed(trace: &Trace, ncpus: u32, upto: usize) -> ObservedState {
         ncpus,
     };
     let mut st = ObservedState::new(ncpus as usize);
-    for e in &trace.events[..=upto] {
-        st.apply(e, &ctx, &mut NoSink);
+    for e in trace.events.range(0..upto + 1) {
+        st.apply(&e, &ctx, &mut NoSink);
     }
     st
 }

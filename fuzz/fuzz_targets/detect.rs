@@ -2,7 +2,6 @@
 //! naming where, never a panic, hang or runaway allocation; what it loads must index and render.
 #![no_main]
 
-use cidscope::events::Format;
 use cidscope::sources::{LoadOptions, load_bytes};
 use libfuzzer_sys::fuzz_target;
 

@@ -5,9 +5,11 @@
 //! names of events cidscope does not model) are interned in [`Strings`] and referred to by
 //! [`StrId`], so an event never owns heap memory.
 
+mod store;
 mod strings;
 mod trace;
 
+pub use store::EventStore;
 pub use strings::{StrId, Strings};
 pub use trace::{Format, TaskMeta, Trace, TraceDelta, Warning};
 

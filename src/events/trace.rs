@@ -1,6 +1,6 @@
 //! A loaded capture: canonical events in time order plus what the source knew about tasks.
 
-use super::{Event, EventKind, StrId, Strings, Tid};
+use super::{Event, EventKind, EventStore, StrId, Strings, Tid};
 use rustc_hash::FxHashMap;
 use std::fmt;
 
@@ -100,7 +100,7 @@ pub struct Trace {
     pub path: String,
     pub format: Format,
     /// Sorted by timestamp; `Lost` markers sit where the loss was noticed.
-    pub events: Vec<Event>,
+    pub events: EventStore,
     pub strings: Strings,
     pub tasks: FxHashMap<Tid, TaskMeta>,
     /// CPU count stated by the capture's header (`#P:2`, `cpus=2`), if any.
@@ -127,7 +127,7 @@ impl TraceDelta {
     /// A whole trace as one delta (for readers that do not stream).
     pub fn whole(t: Trace) -> TraceDelta {
         TraceDelta {
-            events: t.events,
+            events: t.events.to_vec(),
             new_strings: (1..t.strings.len() as u32)
                 .map(|i| t.strings.get(super::StrId(i)).into())
                 .collect(),
@@ -155,18 +155,15 @@ impl Trace {
             self.format = f;
         }
         self.warnings.extend(d.warnings);
-        if self.events.is_empty() {
-            self.events = d.events;
-        } else {
-            self.events.extend(d.events);
-        }
+        self.events.reserve(d.events.len());
+        self.events.extend(d.events);
     }
 
     pub fn new(path: impl Into<String>, format: Format) -> Trace {
         Trace {
             path: path.into(),
             format,
-            events: Vec::new(),
+            events: EventStore::new(),
             strings: Strings::new(),
             tasks: FxHashMap::default(),
             ncpus_hint: None,
@@ -179,10 +176,8 @@ impl Trace {
 
     /// Number of CPUs: the header's count or one past the highest CPU seen, whichever is larger.
     pub fn cpu_count(&self) -> u32 {
-        let seen = self
-            .events
-            .iter()
-            .map(|e| e.cpu as u32 + 1)
+        let seen = (0..self.events.len())
+            .map(|i| self.events.cpu(i) as u32 + 1)
             .max()
             .unwrap_or(0);
         let hint = self
@@ -220,9 +215,9 @@ impl Trace {
 
     /// Stable-sorts the events by timestamp if needed and says so in a warning.
     pub fn ensure_sorted(&mut self) {
-        let backwards = self.events.windows(2).filter(|w| w[1].ts < w[0].ts).count();
+        let backwards = self.events.backward_steps();
         if backwards > 0 {
-            self.events.sort_by_key(|e| e.ts);
+            self.events.sort_by_ts();
             let msg = format!(
                 "{}: {backwards} records have a timestamp below the one before them; events were sorted by time",
                 self.path

@@ -44,9 +44,8 @@ fn finish(a: &mut Account, span_ns: u64, has_exits: bool) {
 
 /// Accounting over events `[from, to)` of the trace.
 pub fn compute(trace: &Trace, from: usize, to: usize) -> Accounting {
-    let evs = &trace.events[from.min(trace.events.len())..to.min(trace.events.len())];
     let mut acc = Accumulator::default();
-    acc.feed(evs, trace);
+    acc.feed(trace.events.range(from..to), trace);
     acc.finish()
 }
 
@@ -62,7 +61,7 @@ pub struct Accumulator {
 
 impl Accumulator {
     /// Adds events; `meta` names their strings.
-    pub fn feed(&mut self, evs: &[crate::events::Event], meta: &Trace) {
+    pub fn feed(&mut self, evs: impl IntoIterator<Item = crate::events::Event>, meta: &Trace) {
         // the names may be interned by any later segment
         if self.sys_exit.is_none() {
             self.sys_exit = meta.strings.find(b"sys_exit");
@@ -71,12 +70,10 @@ impl Accumulator {
             self.irq_exit = meta.strings.find(b"irq_handler_exit");
         }
         let (sys_exit, irq_exit) = (self.sys_exit, self.irq_exit);
-        if let (Some(a), Some(b)) = (evs.first(), evs.last()) {
-            self.first.get_or_insert(a.ts);
-            self.last = b.ts;
-        }
         let acc = &mut self.acc;
         for e in evs {
+            self.first.get_or_insert(e.ts);
+            self.last = e.ts;
             match e.kind {
                 EventKind::RseqUpdate { .. } => {
                     acc.tasks.entry(e.tid).or_default().rseq_updates += 1

@@ -71,7 +71,7 @@ pub fn run(trace: &Trace) -> CheckReport {
     let mut sink = Collect::default();
     let mut unknown = std::collections::BTreeSet::new();
     for ev in &trace.events {
-        state.apply(ev, &ctx, &mut sink);
+        state.apply(&ev, &ctx, &mut sink);
         if matches!(ev.kind, crate::events::EventKind::RseqUpdate { .. })
             && state.mm_of(ev.tid) == MmId::UNKNOWN
         {

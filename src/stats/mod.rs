@@ -104,7 +104,7 @@ fn origin_name(o: MmOrigin) -> &'static str {
 
 pub fn compute(trace: &Trace) -> Stats {
     let mut s = Summarizer::new(trace);
-    s.feed(&trace.events, trace);
+    s.feed(trace.events.iter(), trace);
     s.finish(trace)
 }
 
@@ -147,7 +147,7 @@ pub fn compute_streaming(
         let evs = std::mem::take(&mut d.events);
         meta.apply(d);
         let s = summ.get_or_insert_with(|| Summarizer::new(&meta));
-        s.feed(&evs, &meta);
+        s.feed(evs.iter().copied(), &meta);
         true
     })?;
     match summ {
@@ -207,8 +207,11 @@ impl Summarizer {
     }
 
     /// Adds events (in stream order); `meta` holds the strings and tasks seen so far.
-    pub fn feed(&mut self, evs: &[crate::events::Event], meta: &Trace) {
-        self.accounting.feed(evs, meta);
+    pub fn feed<I>(&mut self, evs: I, meta: &Trace)
+    where
+        I: IntoIterator<Item = crate::events::Event> + Clone,
+    {
+        self.accounting.feed(evs.clone(), meta);
         let hint = meta
             .ncpus_hint
             .filter(|&n| n <= Trace::MAX_CPUS)
@@ -224,7 +227,7 @@ impl Summarizer {
                 tasks: &meta.tasks,
                 ncpus: self.seen_cpus.max(hint).max(1),
             };
-            self.state.apply(ev, &ctx, &mut self.sink);
+            self.state.apply(&ev, &ctx, &mut self.sink);
             match ev.kind {
                 EventKind::Lost { count } => {
                     self.lost_markers += 1;

@@ -8,7 +8,7 @@
 pub mod lanes;
 pub mod summary;
 
-use crate::events::{Event, EventKind, Tid, Trace};
+use crate::events::{EventKind, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, NoSink, ObservedState, Sink};
 use crate::model::{Alarm, MmId, MmInfo};
 use rustc_hash::FxHashMap;
@@ -249,7 +249,7 @@ impl Timeline {
             return;
         }
         if self.applied == 0 {
-            self.first_ts = trace.events[0].ts;
+            self.first_ts = trace.events.ts(0);
             self.ncpus = trace.cpu_count();
             self.tail = ObservedState::new(self.ncpus as usize);
             self.lanes = vec![vec![idle_segment(self.first_ts)]; self.ncpus as usize];
@@ -296,7 +296,7 @@ impl Timeline {
                 ncpus: *ncpus,
             };
             rec.ensure_cpu(ev.cpu as usize);
-            tail.apply(ev, &ctx, &mut rec);
+            tail.apply(&ev, &ctx, &mut rec);
             match ev.kind {
                 EventKind::RseqUpdate { mm_cid, .. } => {
                     task_updates.entry(ev.tid).or_default().push(i as u32);
@@ -318,7 +318,7 @@ impl Timeline {
             }
         }
         self.applied = n;
-        self.last_ts = trace.events[n - 1].ts.max(self.last_ts);
+        self.last_ts = trace.events.ts(n - 1).max(self.last_ts);
     }
 
     /// Returns the spare capacity of every growing list (once the capture is read whole).
@@ -369,15 +369,15 @@ impl Timeline {
             tasks: &trace.tasks,
             ncpus: self.ncpus,
         };
-        for ev in &trace.events[from..target] {
-            state.apply(ev, &ctx, &mut NoSink);
+        for ev in trace.events.range(from..target) {
+            state.apply(&ev, &ctx, &mut NoSink);
         }
         state
     }
 
     /// Index of the last event at or before `ts` (0 if none).
-    pub fn event_at(events: &[Event], ts: u64) -> usize {
-        events.partition_point(|e| e.ts <= ts).saturating_sub(1)
+    pub fn event_at(events: &crate::events::EventStore, ts: u64) -> usize {
+        events.partition_point_ts(|t| t <= ts).saturating_sub(1)
     }
 
     /// The segment of `cpu` covering `ts`.
@@ -469,7 +469,7 @@ impl Timeline {
         let end = list.partition_point(|&i| i as usize <= upto);
         let mut out: Vec<(usize, i32)> = Vec::new();
         for &i in list[..end].iter().rev() {
-            let EventKind::RseqUpdate { mm_cid, .. } = trace.events[i as usize].kind else {
+            let EventKind::RseqUpdate { mm_cid, .. } = trace.events.at(i as usize).kind else {
                 continue;
             };
             let full = out.len() == max;
@@ -551,8 +551,8 @@ mod tests {
                 tasks: &trace.tasks,
                 ncpus: tl.ncpus,
             };
-            for e in &trace.events[..=i] {
-                st.apply(e, &ctx, &mut NoSink);
+            for e in trace.events.range(0..i + 1) {
+                st.apply(&e, &ctx, &mut NoSink);
             }
             assert_eq!(tl.state_after(&trace, i), st, "event {i}");
         }

@@ -394,7 +394,7 @@ impl App {
         }
         let advance = (dt_ns as u128 * d.speed as u128 / 1_000_000_000) as u64;
         let target = self.cursor_ts().saturating_add(advance.max(1));
-        let i = self.trace.events.partition_point(|e| e.ts <= target);
+        let i = self.trace.events.partition_point_ts(|t| t <= target);
         let last = self.trace.events.len().saturating_sub(1);
         self.cursor = i.saturating_sub(1).max(self.cursor).min(last);
         let ts = self.cursor_ts();
@@ -506,7 +506,7 @@ impl App {
         }
     }
 
-    pub fn cursor_event(&self) -> Option<&Event> {
+    pub fn cursor_event(&self) -> Option<Event> {
         self.trace.events.get(self.cursor)
     }
 
@@ -802,8 +802,8 @@ impl App {
     pub fn event_range(&self, a: u64, b: u64) -> (usize, usize) {
         let ev = &self.trace.events;
         (
-            ev.partition_point(|e| e.ts < a),
-            ev.partition_point(|e| e.ts <= b),
+            ev.partition_point_ts(|t| t < a),
+            ev.partition_point_ts(|t| t <= b),
         )
     }
 
@@ -871,16 +871,16 @@ impl App {
     }
 
     pub fn first_event_at_or_after(&self, ts: u64) -> usize {
-        let i = self.trace.events.partition_point(|e| e.ts < ts);
+        let i = self.trace.events.partition_point_ts(|t| t < ts);
         i.min(self.trace.events.len().saturating_sub(1))
     }
 
     /// The event nearest to `ts`.
     pub fn event_near(&self, ts: u64) -> usize {
         let ev = &self.trace.events;
-        let i = ev.partition_point(|e| e.ts < ts);
+        let i = ev.partition_point_ts(|t| t < ts);
         match (i.checked_sub(1), ev.get(i)) {
-            (Some(p), Some(n)) if ts - ev[p].ts <= n.ts - ts => p,
+            (Some(p), Some(n)) if ts - ev.ts(p) <= n.ts - ts => p,
             (Some(p), None) => p,
             _ => i.min(ev.len().saturating_sub(1)),
         }

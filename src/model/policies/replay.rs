@@ -565,7 +565,7 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
             }
             _ => {}
         }
-        obs.apply(ev, &ctx, &mut infos);
+        obs.apply(&ev, &ctx, &mut infos);
         if let EventKind::RseqUpdate { .. } = ev.kind {
             reporting.insert(obs.mm_of(ev.tid));
         }
@@ -646,7 +646,7 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
         r.declare_existing(t0, tid, mm);
     }
     for (i, ev) in trace.events.iter().enumerate() {
-        r.apply(i, ev, &trace.tasks);
+        r.apply(i, &ev, &trace.tasks);
     }
     r.finish()
 }

@@ -87,7 +87,7 @@ pub fn write_ftrace(w: &mut impl Write, trace: &Trace, aux: Option<&[EventAux]>)
     for (i, ev) in trace.events.iter().enumerate() {
         line.clear();
         let a = aux.map(|a| a[i]).unwrap_or_default();
-        write_event(&mut line, trace, ev, &a, aux.is_some())?;
+        write_event(&mut line, trace, &ev, &a, aux.is_some())?;
         w.write_all(&line)?;
     }
     Ok(())

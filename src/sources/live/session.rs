@@ -139,7 +139,7 @@ impl LiveBatch {
         for &(tid, meta) in &self.tasks {
             trace.tasks.insert(tid, meta);
         }
-        trace.events.extend_from_slice(&self.events);
+        trace.events.extend(&self.events);
     }
 }
 
@@ -482,7 +482,7 @@ impl LiveSession {
         let counters = self.counters();
         let s = self.shared.lock();
         let mut trace = s.trace.clone();
-        trace.events = s.events.copy_from(0);
+        trace.events = s.events.copy_from(0).into();
         self.capture_from(trace, s.aux.copy_from(0), s.samples.clone(), counters)
     }
 
@@ -540,7 +540,7 @@ impl LiveSession {
         let counters = self.counters();
         let mut s = self.shared.lock();
         let mut trace = std::mem::replace(&mut s.trace, Trace::new("", Format::Live));
-        trace.events = s.events.copy_from(0);
+        trace.events = s.events.copy_from(0).into();
         let aux = s.aux.copy_from(0);
         s.events = Chunked::new();
         s.aux = Chunked::new();

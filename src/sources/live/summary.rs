@@ -158,7 +158,7 @@ pub fn summarize(c: &LiveCapture) -> LiveSummary {
         let mut st = ObservedState::new(ctx.ncpus as usize);
         let mut sink = Alarms::default();
         for e in &c.trace.events {
-            st.apply(e, &ctx, &mut sink);
+            st.apply(&e, &ctx, &mut sink);
         }
         let my_mm: BTreeSet<u32> = sink
             .mms

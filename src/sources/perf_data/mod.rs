@@ -52,6 +52,7 @@ pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, Source
         desc: Vec::new(),
         decoder: None,
         trace: Trace::new(name, Format::PerfData),
+        events: Vec::new(),
         threads: tasks::Threads::default(),
         queue: Queue::default(),
         ready: Vec::new(),
@@ -84,6 +85,8 @@ struct Reader<'a> {
     desc: Vec<(String, Vec<u64>)>,
     decoder: Option<Decoder>,
     trace: Trace,
+    /// The samples as decoded, before the tick is inferred and they go into the trace's store.
+    events: Vec<Event>,
     threads: tasks::Threads,
     queue: Queue,
     ready: Vec<Item>,
@@ -122,8 +125,7 @@ impl<'a> Reader<'a> {
         let end = h.data.offset.saturating_add(h.data.size) as usize;
         let mut recs = Records::new(self.data, start, end, self.big);
         // Tracepoint samples are ~100 bytes: reserve instead of growing (and copying) the list.
-        self.trace
-            .events
+        self.events
             .reserve((h.data.size as usize).min(self.data.len()) / 112);
         if let Some(p) = &opts.progress {
             p.total
@@ -150,7 +152,7 @@ impl<'a> Reader<'a> {
 
     fn pipe(&mut self, opts: &LoadOptions) -> BinResult<Option<Stop>> {
         let mut recs = Records::new(self.data, 16, self.data.len(), self.big);
-        self.trace.events.reserve(self.data.len() / 112);
+        self.events.reserve(self.data.len() / 112);
         let mut n = 0u32;
         for rec in recs.by_ref() {
             match rec.rtype {
@@ -331,8 +333,8 @@ impl<'a> Reader<'a> {
     }
 
     fn lost(&mut self, ts: Option<u64>, cpu: Option<u32>, count: u64) {
-        let ts = ts.unwrap_or_else(|| self.trace.events.last().map_or(0, |e| e.ts));
-        self.trace.events.push(Event {
+        let ts = ts.unwrap_or_else(|| self.events.last().map_or(0, |e| e.ts));
+        self.events.push(Event {
             ts,
             tid: 0,
             cpu: cpu.unwrap_or(0) as u16,
@@ -407,9 +409,9 @@ impl<'a> Reader<'a> {
             }
         }
         if let Some(h) = hr {
-            self.ticks.push(self.trace.events.len(), cpu, h);
+            self.ticks.push(self.events.len(), cpu, h);
         }
-        self.trace.events.push(Event { ts, tid, cpu, kind });
+        self.events.push(Event { ts, tid, cpu, kind });
     }
 
     fn bad(&mut self, msg: String) {
@@ -504,7 +506,7 @@ impl<'a> Reader<'a> {
         if self.decoder.as_ref().is_some_and(|d| !d.tick_known()) && !self.ticks.is_empty() {
             match self.ticks.infer() {
                 Some(inf) => {
-                    self.ticks.apply(&mut self.trace.events, inf.function);
+                    self.ticks.apply(&mut self.events, inf.function);
                     self.trace.warn(
                         "tick-inferred",
                         format!(
@@ -520,7 +522,6 @@ impl<'a> Reader<'a> {
             }
         }
         let mentioned: Vec<Tid> = self
-            .trace
             .events
             .iter()
             .filter_map(|e| match e.kind {
@@ -534,6 +535,7 @@ impl<'a> Reader<'a> {
             .collect();
         self.threads
             .complete(&mut self.trace.tasks, mentioned.into_iter());
+        self.trace.events = std::mem::take(&mut self.events).into();
         self.trace.ensure_sorted();
         self.trace
     }

@@ -112,7 +112,7 @@ pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, Source
             ),
         );
     }
-    trace.events = merge::merge(outs.into_iter().map(|(_, o)| o.events).collect());
+    trace.events = merge::merge(outs.into_iter().map(|(_, o)| o.events).collect()).into();
     note_tasks(&mut trace, &layout);
     trace.ensure_sorted();
     Ok(trace)

@@ -301,7 +301,7 @@ impl Widget for Detail<'_> {
         if !hist.is_empty() {
             let mut spans = vec![Span::raw(format!("  task {task} CID history: "))];
             for (i, cid) in hist {
-                let t = app.trace.events[i].ts.saturating_sub(app.origin());
+                let t = app.trace.events.ts(i).saturating_sub(app.origin());
                 spans.push(Span::styled(format!(" {cid} "), theme.cid_style(cid)));
                 spans.push(Span::styled(
                     format!(" from +{}  ", fmt_dur(t)),

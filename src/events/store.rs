@@ -1,0 +1,557 @@
+//! The event store: canonical events in about 15 bytes each instead of 32, as columns.
+//!
+//! * time: a base per block of 1024 events and a `u32` offset per event (an offset that does not
+//!   fit, or a time before its block's base, is kept aside);
+//! * task (`u32`), CPU (`u8`, widened to `u16` once a CPU above 254 appears), kind (`u8`);
+//! * a `u32` payload and a `u8` of extra per event, packed per kind; the frequent kinds
+//!   (rseq_update, sched_switch, the tick, other events) always fit, rare kinds or odd values
+//!   are kept whole in a side list;
+//! * `sched_switch`'s `next_comm` and `next_prio` change rarely per task: they are kept as
+//!   per-task histories, entered only when they change.
+//!
+//! [`EventStore::get`] gives back exactly the event pushed.
+
+use super::{Event, EventKind, PrevState, StrId, Tid};
+use rustc_hash::FxHashMap;
+
+const BLOCK: usize = 1024;
+/// Offset marking a timestamp kept in `far_ts`.
+const FAR: u32 = u32::MAX;
+
+mod tag {
+    pub const RSEQ_UPDATE: u8 = 0;
+    pub const RSEQ_IP_FIXUP: u8 = 1;
+    pub const SWITCH: u8 = 2;
+    pub const TICK: u8 = 3;
+    pub const TICK_STOP: u8 = 4;
+    pub const OTHER: u8 = 5;
+    pub const ESCAPED: u8 = 255;
+}
+
+#[derive(Clone, Debug)]
+enum Cpus {
+    Narrow(Vec<u8>),
+    Wide(Vec<u16>),
+}
+
+/// A value that changes rarely along a task's events: (event index from which it holds, value).
+type History<T> = Vec<(u32, T)>;
+
+fn history_at<T: Copy>(h: &History<T>, i: u32) -> Option<T> {
+    let k = h.partition_point(|&(at, _)| at <= i);
+    k.checked_sub(1).map(|k| h[k].1)
+}
+
+#[derive(Clone, Debug)]
+pub struct EventStore {
+    bases: Vec<u64>,
+    offs: Vec<u32>,
+    far_ts: FxHashMap<u32, u64>,
+    tids: Vec<u32>,
+    cpus: Cpus,
+    tags: Vec<u8>,
+    extra: Vec<u8>,
+    payload: Vec<u32>,
+    escaped: Vec<EventKind>,
+    switch_comm: FxHashMap<Tid, History<StrId>>,
+    switch_prio: FxHashMap<Tid, History<i16>>,
+}
+
+impl Default for EventStore {
+    fn default() -> Self {
+        EventStore::new()
+    }
+}
+
+impl PartialEq for EventStore {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl From<Vec<Event>> for EventStore {
+    fn from(v: Vec<Event>) -> Self {
+        let mut s = EventStore::with_capacity(v.len());
+        for e in v {
+            s.push(e);
+        }
+        s
+    }
+}
+
+impl FromIterator<Event> for EventStore {
+    fn from_iter<I: IntoIterator<Item = Event>>(it: I) -> Self {
+        let mut s = EventStore::new();
+        s.extend(it);
+        s
+    }
+}
+
+impl Extend<Event> for EventStore {
+    fn extend<I: IntoIterator<Item = Event>>(&mut self, it: I) {
+        for e in it {
+            self.push(e);
+        }
+    }
+}
+
+impl<'a> Extend<&'a Event> for EventStore {
+    fn extend<I: IntoIterator<Item = &'a Event>>(&mut self, it: I) {
+        for e in it {
+            self.push(*e);
+        }
+    }
+}
+
+impl EventStore {
+    pub fn new() -> EventStore {
+        EventStore {
+            bases: Vec::new(),
+            offs: Vec::new(),
+            far_ts: FxHashMap::default(),
+            tids: Vec::new(),
+            cpus: Cpus::Narrow(Vec::new()),
+            tags: Vec::new(),
+            extra: Vec::new(),
+            payload: Vec::new(),
+            escaped: Vec::new(),
+            switch_comm: FxHashMap::default(),
+            switch_prio: FxHashMap::default(),
+        }
+    }
+
+    pub fn with_capacity(n: usize) -> EventStore {
+        let mut s = EventStore::new();
+        s.reserve(n);
+        s
+    }
+
+    pub fn reserve(&mut self, n: usize) {
+        self.offs.reserve(n);
+        self.tids.reserve(n);
+        match &mut self.cpus {
+            Cpus::Narrow(v) => v.reserve(n),
+            Cpus::Wide(v) => v.reserve(n),
+        }
+        self.tags.reserve(n);
+        self.extra.reserve(n);
+        self.payload.reserve(n);
+        self.bases.reserve(n / BLOCK + 1);
+    }
+
+    pub fn shrink_to_fit(&mut self) {
+        self.bases.shrink_to_fit();
+        self.offs.shrink_to_fit();
+        self.tids.shrink_to_fit();
+        match &mut self.cpus {
+            Cpus::Narrow(v) => v.shrink_to_fit(),
+            Cpus::Wide(v) => v.shrink_to_fit(),
+        }
+        self.tags.shrink_to_fit();
+        self.extra.shrink_to_fit();
+        self.payload.shrink_to_fit();
+        self.escaped.shrink_to_fit();
+    }
+
+    pub fn len(&self) -> usize {
+        self.tags.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tags.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        *self = EventStore::new();
+    }
+
+    /// Bytes held (capacity), for memory reports.
+    pub fn heap_bytes(&self) -> usize {
+        let cpus = match &self.cpus {
+            Cpus::Narrow(v) => v.capacity(),
+            Cpus::Wide(v) => v.capacity() * 2,
+        };
+        self.bases.capacity() * 8
+            + self.offs.capacity() * 4
+            + self.far_ts.capacity() * 16
+            + self.tids.capacity() * 4
+            + cpus
+            + self.tags.capacity()
+            + self.extra.capacity()
+            + self.payload.capacity() * 4
+            + self.escaped.capacity() * std::mem::size_of::<EventKind>()
+            + self
+                .switch_comm
+                .values()
+                .map(|h| h.capacity() * 8 + 32)
+                .sum::<usize>()
+            + self
+                .switch_prio
+                .values()
+                .map(|h| h.capacity() * 8 + 32)
+                .sum::<usize>()
+    }
+
+    pub fn push(&mut self, e: Event) {
+        let i = self.tags.len();
+        // time
+        if i.is_multiple_of(BLOCK) {
+            self.bases.push(e.ts);
+        }
+        let base = self.bases[i / BLOCK];
+        match e.ts.checked_sub(base).and_then(|d| u32::try_from(d).ok()) {
+            Some(d) if d != FAR => self.offs.push(d),
+            _ => {
+                self.offs.push(FAR);
+                self.far_ts.insert(i as u32, e.ts);
+            }
+        }
+        self.tids.push(e.tid);
+        self.push_cpu(e.cpu);
+        let (t, x, p) = self.pack(i as u32, e);
+        self.tags.push(t);
+        self.extra.push(x);
+        self.payload.push(p);
+    }
+
+    fn push_cpu(&mut self, cpu: u16) {
+        if let Cpus::Narrow(v) = &mut self.cpus {
+            if cpu < 255 {
+                v.push(cpu as u8);
+                return;
+            }
+            let wide: Vec<u16> = v.iter().map(|&c| c as u16).collect();
+            self.cpus = Cpus::Wide(wide);
+        }
+        if let Cpus::Wide(v) = &mut self.cpus {
+            v.push(cpu);
+        }
+    }
+
+    /// (tag, extra, payload) of an event; rare shapes go to the side list.
+    fn pack(&mut self, i: u32, e: Event) -> (u8, u8, u32) {
+        match e.kind {
+            EventKind::RseqUpdate {
+                cpu_id,
+                node_id: 0,
+                mm_cid,
+            } if cpu_id == e.cpu as i32 => (tag::RSEQ_UPDATE, 0, mm_cid as u32),
+            EventKind::RseqIpFixup => (tag::RSEQ_IP_FIXUP, 0, 0),
+            EventKind::SchedSwitch {
+                prev_tid,
+                next_tid,
+                next_comm,
+                next_prio,
+                prev_state,
+            } if prev_tid == e.tid => {
+                let c = self.switch_comm.entry(next_tid).or_default();
+                if c.last().map(|x| x.1) != Some(next_comm) {
+                    c.push((i, next_comm));
+                }
+                let p = self.switch_prio.entry(next_tid).or_default();
+                if p.last().map(|x| x.1) != Some(next_prio) {
+                    p.push((i, next_prio));
+                }
+                (tag::SWITCH, prev_state.0, next_tid)
+            }
+            EventKind::Tick => (tag::TICK, 0, 0),
+            EventKind::TickStop { success } => (tag::TICK_STOP, success as u8, 0),
+            EventKind::Other { name } => (tag::OTHER, 0, name.0),
+            k => {
+                self.escaped.push(k);
+                (tag::ESCAPED, 0, (self.escaped.len() - 1) as u32)
+            }
+        }
+    }
+
+    /// Time of event `i` (panics if out of range, like indexing).
+    pub fn ts(&self, i: usize) -> u64 {
+        match self.offs[i] {
+            FAR => self.far_ts.get(&(i as u32)).copied().unwrap_or(0),
+            d => self.bases[i / BLOCK] + d as u64,
+        }
+    }
+
+    pub fn cpu(&self, i: usize) -> u16 {
+        match &self.cpus {
+            Cpus::Narrow(v) => v[i] as u16,
+            Cpus::Wide(v) => v[i],
+        }
+    }
+
+    pub fn tid(&self, i: usize) -> Tid {
+        self.tids[i]
+    }
+
+    pub fn get(&self, i: usize) -> Option<Event> {
+        (i < self.len()).then(|| self.at(i))
+    }
+
+    /// Event `i` (panics if out of range, like indexing).
+    pub fn at(&self, i: usize) -> Event {
+        let (ts, tid, cpu) = (self.ts(i), self.tids[i], self.cpu(i));
+        let p = self.payload[i];
+        let kind = match self.tags[i] {
+            tag::RSEQ_UPDATE => EventKind::RseqUpdate {
+                cpu_id: cpu as i32,
+                node_id: 0,
+                mm_cid: p as i32,
+            },
+            tag::RSEQ_IP_FIXUP => EventKind::RseqIpFixup,
+            tag::SWITCH => EventKind::SchedSwitch {
+                prev_tid: tid,
+                next_tid: p,
+                next_comm: self
+                    .switch_comm
+                    .get(&p)
+                    .and_then(|h| history_at(h, i as u32))
+                    .unwrap_or_default(),
+                next_prio: self
+                    .switch_prio
+                    .get(&p)
+                    .and_then(|h| history_at(h, i as u32))
+                    .unwrap_or_default(),
+                prev_state: PrevState(self.extra[i]),
+            },
+            tag::TICK => EventKind::Tick,
+            tag::TICK_STOP => EventKind::TickStop {
+                success: self.extra[i] != 0,
+            },
+            tag::OTHER => EventKind::Other { name: StrId(p) },
+            _ => self.escaped[p as usize],
+        };
+        Event { ts, tid, cpu, kind }
+    }
+
+    pub fn first(&self) -> Option<Event> {
+        self.get(0)
+    }
+
+    pub fn last(&self) -> Option<Event> {
+        self.len().checked_sub(1).map(|i| self.at(i))
+    }
+
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            store: self,
+            i: 0,
+            end: self.len(),
+        }
+    }
+
+    /// Events `[a, b)`.
+    pub fn range(&self, r: std::ops::Range<usize>) -> Iter<'_> {
+        let end = r.end.min(self.len());
+        Iter {
+            store: self,
+            i: r.start.min(end),
+            end,
+        }
+    }
+
+    /// The first index whose time does not satisfy `pred` (times must be sorted).
+    pub fn partition_point_ts(&self, pred: impl Fn(u64) -> bool) -> usize {
+        let (mut lo, mut hi) = (0usize, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if pred(self.ts(mid)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// The first index whose event does not satisfy `pred` (ordered like the events).
+    pub fn partition_point(&self, pred: impl Fn(&Event) -> bool) -> usize {
+        let (mut lo, mut hi) = (0usize, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if pred(&self.at(mid)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    pub fn to_vec(&self) -> Vec<Event> {
+        self.iter().collect()
+    }
+
+    /// Stable sort by time (rare: captures whose timestamps went backwards).
+    pub fn sort_by_ts(&mut self) {
+        let mut v = self.to_vec();
+        v.sort_by_key(|e| e.ts);
+        *self = EventStore::from(v);
+    }
+
+    /// Keeps the first `n` events.
+    pub fn truncate(&mut self, n: usize) {
+        if n < self.len() {
+            let v: Vec<Event> = self.range(0..n).collect();
+            *self = EventStore::from(v);
+        }
+    }
+
+    /// Number of places where time goes backwards.
+    pub fn backward_steps(&self) -> usize {
+        (1..self.len())
+            .filter(|&i| self.ts(i) < self.ts(i - 1))
+            .count()
+    }
+}
+
+#[derive(Clone)]
+pub struct Iter<'a> {
+    store: &'a EventStore,
+    i: usize,
+    end: usize,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = Event;
+    fn next(&mut self) -> Option<Event> {
+        (self.i < self.end).then(|| {
+            self.i += 1;
+            self.store.at(self.i - 1)
+        })
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.end - self.i;
+        (n, Some(n))
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Event> {
+        (self.i < self.end).then(|| {
+            self.end -= 1;
+            self.store.at(self.end)
+        })
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+impl<'a> IntoIterator for &'a EventStore {
+    type Item = Event;
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn kind_strategy() -> impl Strategy<Value = EventKind> {
+        prop_oneof![
+            (-2i32..300, 0i32..3, -3i32..300).prop_map(|(c, n, m)| EventKind::RseqUpdate {
+                cpu_id: c,
+                node_id: n,
+                mm_cid: m
+            }),
+            Just(EventKind::RseqIpFixup),
+            (0u32..50, 0u32..50, 0u32..5, -2i16..140, any::<u8>()).prop_map(|(p, n, c, pr, st)| {
+                EventKind::SchedSwitch {
+                    prev_tid: p,
+                    next_tid: n,
+                    next_comm: StrId(c),
+                    next_prio: pr,
+                    prev_state: PrevState(st),
+                }
+            }),
+            (0u32..50, 0u16..300, 0u16..300).prop_map(|(t, o, d)| EventKind::SchedMigrateTask {
+                tid: t,
+                orig_cpu: o,
+                dest_cpu: d
+            }),
+            any::<u64>().prop_map(|f| EventKind::TaskNewtask {
+                tid: 7,
+                clone_flags: f
+            }),
+            Just(EventKind::Tick),
+            any::<bool>().prop_map(|s| EventKind::TickStop { success: s }),
+            proptest::option::of(any::<u32>()).prop_map(|c| EventKind::Lost { count: c }),
+            any::<u32>().prop_map(|n| EventKind::Other { name: StrId(n) }),
+            (0u32..50, 0u32..50).prop_map(|(a, b)| EventKind::SchedProcessFork {
+                parent: a,
+                child: b
+            }),
+        ]
+    }
+
+    proptest! {
+        /// Whatever is pushed comes back exactly, in order, including times far apart or going
+        /// backwards and CPUs that force the wide column.
+        #[test]
+        fn round_trip(evs in proptest::collection::vec(
+            (0u64..u64::MAX / 4, 0u32..50, prop_oneof![0u16..8, 0u16..400], kind_strategy()), 0..3000)
+        ) {
+            let mut ts = 1_000u64;
+            let events: Vec<Event> = evs.iter().map(|&(gap, tid, cpu, kind)| {
+                // mostly small steps, sometimes a huge one or a step back
+                ts = match gap % 97 {
+                    0 => ts.saturating_add(gap),
+                    1 => ts.saturating_sub(gap % 1_000_000),
+                    _ => ts.saturating_add(gap % 100_000),
+                };
+                let kind = match kind {
+                    // the packed form needs prev == the record's task; the other case escapes
+                    EventKind::SchedSwitch { .. } if gap % 5 == 0 => kind,
+                    EventKind::SchedSwitch { next_tid, next_comm, next_prio, prev_state, .. } => EventKind::SchedSwitch {
+                        prev_tid: tid, next_tid, next_comm, next_prio, prev_state },
+                    EventKind::RseqUpdate { node_id, mm_cid, .. } if gap % 3 != 0 => EventKind::RseqUpdate {
+                        cpu_id: cpu as i32, node_id, mm_cid },
+                    k => k,
+                };
+                Event { ts, tid, cpu, kind }
+            }).collect();
+            let store = EventStore::from(events.clone());
+            prop_assert_eq!(store.len(), events.len());
+            for (i, e) in events.iter().enumerate() {
+                prop_assert_eq!(store.at(i), *e);
+                prop_assert_eq!(store.ts(i), e.ts);
+            }
+            prop_assert!(store.iter().eq(events.iter().copied()));
+            prop_assert!(store.iter().rev().eq(events.iter().rev().copied()));
+        }
+    }
+
+    #[test]
+    fn compact_and_searchable() {
+        let mut s = EventStore::new();
+        for i in 0..10_000u64 {
+            s.push(Event {
+                ts: 1_000_000_000 + i * 1000,
+                tid: 10 + (i % 7) as u32,
+                cpu: (i % 4) as u16,
+                kind: if i % 2 == 0 {
+                    EventKind::RseqUpdate {
+                        cpu_id: (i % 4) as i32,
+                        node_id: 0,
+                        mm_cid: 1,
+                    }
+                } else {
+                    EventKind::SchedSwitch {
+                        prev_tid: 10 + (i % 7) as u32,
+                        next_tid: 11,
+                        next_comm: StrId(3),
+                        next_prio: 120,
+                        prev_state: PrevState::from_text(b"S"),
+                    }
+                },
+            });
+        }
+        s.shrink_to_fit();
+        assert!(s.heap_bytes() < 10_000 * 16, "{} bytes", s.heap_bytes());
+        assert_eq!(s.partition_point_ts(|t| t < 1_000_500_000), 500);
+        assert_eq!(s.range(10..12).count(), 2);
+        assert_eq!(s.last().map(|e| e.ts), Some(1_000_000_000 + 9_999_000));
+    }
+}
