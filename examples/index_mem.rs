@@ -1,13 +1,20 @@
 //! Where the index's memory goes (profiling aid).
 use cidscope::sources::{LoadOptions, load_bytes};
 fn main() {
-    let text = cidscope::testing::synth_ftrace(1_000_000, 8, 40, 10, 1);
-    let t = load_bytes("synth", &text, &LoadOptions::default()).unwrap();
+    let t = match std::env::args().nth(1) {
+        Some(f) => {
+            cidscope::sources::load(std::path::Path::new(&f), &LoadOptions::default()).unwrap()
+        }
+        None => {
+            let text = cidscope::testing::synth_ftrace(1_000_000, 8, 40, 10, 1);
+            load_bytes("synth", &text, &LoadOptions::default()).unwrap()
+        }
+    };
     let tl = cidscope::timeline::Timeline::build(&t);
     let n = t.events.len() as f64;
     let segs: usize = tl.lanes.iter().map(|l| l.len()).sum();
-    let seg_cap: usize = tl.lanes.iter().map(|l| l.capacity()).sum();
-    let upd: usize = tl.task_updates.values().map(|v| v.capacity()).sum();
+    let seg_bytes: usize = tl.lanes.iter().map(|l| l.heap_bytes()).sum();
+    let upd: usize = tl.task_cid_changes.values().map(|v| v.capacity()).sum();
     let w: usize = 0;
     let cp: usize = tl
         .checkpoints
@@ -18,12 +25,16 @@ fn main() {
         "events {n}: store {:.1} B/ev",
         t.events.heap_bytes() as f64 / n
     );
+    for (what, b) in t.events.heap_breakdown() {
+        println!("  {what}: {:.2} B/ev", b as f64 / n);
+    }
     println!(
-        "segments {segs} cap {seg_cap} -> {:.1} B/ev",
-        seg_cap as f64 * 24.0 / n
+        "segments {segs}: {:.1} B/ev ({:.1} B/segment)",
+        seg_bytes as f64 / n,
+        seg_bytes as f64 / segs as f64
     );
     println!(
-        "task_updates {:.1} B/ev, weights {:.1} B/ev ({} entries), cid_changes {:.1} B/ev, checkpoints ~{:.1} B/ev, lost {}",
+        "task_cid_changes {:.1} B/ev, weights {:.1} B/ev ({} entries), cid_changes {:.1} B/ev, checkpoints ~{:.1} B/ev, lost {}",
         upd as f64 * 4.0 / n,
         w as f64 * 16.0 / n,
         w,

@@ -8,9 +8,42 @@ use cidscope::events::Trace;
 use cidscope::sources::{LoadOptions, load, load_bytes, open};
 use cidscope::ui::{app::App, keys::Action, view};
 use ratatui::{Terminal, backend::TestBackend};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// Counts live heap bytes, so memory can be attributed to each stage exactly.
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+// SAFETY: forwards to the system allocator unchanged, only counting sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE.fetch_add(l.size(), Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        LIVE.fetch_add(n.wrapping_sub(l.size()), Ordering::Relaxed);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn live_bytes() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// Resident bytes, after handing freed heap back to the system (so what is counted is what is
+/// held, not what the allocator keeps cached from the load's temporaries).
 fn rss_bytes() -> u64 {
+    // SAFETY: malloc_trim only releases free heap pages; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -41,13 +74,14 @@ fn synthetic_10m() -> Trace {
             e
         }));
     }
+    drop(base);
     t.events.shrink_to_fit();
     t
 }
 
 fn main() {
     let file = std::env::args().nth(1);
-    let rss0 = rss_bytes();
+    cidscope::sources::memory::tune_allocator();
     if let Some(f) = &file {
         // first frame: open, first delta, index it, draw
         let t0 = Instant::now();
@@ -67,6 +101,17 @@ fn main() {
             app.trace.events.len()
         );
     }
+    // The baseline: after a small load, index and frame, so code pages, thread stacks and the
+    // allocator's arenas are counted once, not per event.
+    {
+        let small = cidscope::testing::synth_ftrace(20_000, 8, 40, 10, 1);
+        let t = load_bytes("warm", &small, &LoadOptions::default()).expect("synthetic");
+        let app = App::new(t);
+        let mut term = Terminal::new(TestBackend::new(240, 60)).expect("terminal");
+        term.draw(|fr| view::draw(fr, &app)).expect("draw");
+    }
+    let rss0 = rss_bytes();
+    let live0 = live_bytes();
     let t0 = Instant::now();
     let trace = match &file {
         Some(f) => load(std::path::Path::new(f), &LoadOptions::default()).expect("load"),
@@ -75,6 +120,7 @@ fn main() {
     let load_s = t0.elapsed().as_secs_f64();
     let n = trace.events.len();
     let rss_trace = rss_bytes();
+    let live_trace = live_bytes() - live0;
     println!(
         "events: {n} ({} in {load_s:.2} s)",
         if file.is_some() {
@@ -87,6 +133,14 @@ fn main() {
     let mut app = App::new(trace);
     let index_s = t0.elapsed().as_secs_f64();
     let rss_app = rss_bytes();
+    let live_app = live_bytes() - live0;
+    let live_tl = {
+        let before = live_bytes();
+        let tl = cidscope::timeline::Timeline::build(&app.trace);
+        let after = live_bytes();
+        drop(tl);
+        after - before
+    };
     println!(
         "index + summaries: {index_s:.2} s ({:.1} M events/s)",
         n as f64 / index_s / 1e6
@@ -96,6 +150,16 @@ fn main() {
         (rss_app - rss0) as f64 / n as f64,
         (rss_trace - rss0) as f64 / 1e6,
         (rss_app - rss_trace) as f64 / 1e6
+    );
+    let lanes: usize = app.timeline.lanes.iter().map(|l| l.heap_bytes()).sum();
+    let segs: usize = app.timeline.lanes.iter().map(|l| l.len()).sum();
+    println!(
+        "  heap: trace {:.1} B/event (event store {:.1}), index and view {:.1} B/event (timeline {:.1}, of which lanes {:.1} for {segs} segments)",
+        live_trace as f64 / n as f64,
+        app.trace.events.heap_bytes() as f64 / n as f64,
+        (live_app - live_trace) as f64 / n as f64,
+        live_tl as f64 / n as f64,
+        lanes as f64 / n as f64
     );
     // seeks
     let mut x: u64 = 0x9e3779b97f4a7c15;

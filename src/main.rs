@@ -35,6 +35,7 @@ fn ui_options(
 }
 
 fn main() -> ExitCode {
+    sources::memory::tune_allocator();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

@@ -7,10 +7,12 @@
 
 mod store;
 mod strings;
+mod time_column;
 mod trace;
 
 pub use store::EventStore;
 pub use strings::{StrId, Strings};
+pub use time_column::TimeColumn;
 pub use trace::{Format, TaskMeta, Trace, TraceDelta, Warning};
 
 /// Thread id as the kernel prints it (`pid` in kernel terms). 0 is the idle task.

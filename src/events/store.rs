@@ -1,7 +1,6 @@
 //! The event store: canonical events in about 15 bytes each instead of 32, as columns.
 //!
-//! * time: a base per block of 1024 events and a `u32` offset per event (an offset that does not
-//!   fit, or a time before its block's base, is kept aside);
+//! * time: a [`TimeColumn`] (a base per block of 1024 events and a `u32` offset per event);
 //! * task (`u32`), CPU (`u8`, widened to `u16` once a CPU above 254 appears), kind (`u8`);
 //! * a `u32` payload and a `u8` of extra per event, packed per kind; the frequent kinds
 //!   (rseq_update, sched_switch, the tick, other events) always fit, rare kinds or odd values
@@ -11,12 +10,8 @@
 //!
 //! [`EventStore::get`] gives back exactly the event pushed.
 
-use super::{Event, EventKind, PrevState, StrId, Tid};
+use super::{Event, EventKind, PrevState, StrId, Tid, TimeColumn};
 use rustc_hash::FxHashMap;
-
-const BLOCK: usize = 1024;
-/// Offset marking a timestamp kept in `far_ts`.
-const FAR: u32 = u32::MAX;
 
 mod tag {
     pub const RSEQ_UPDATE: u8 = 0;
@@ -34,27 +29,31 @@ enum Cpus {
     Wide(Vec<u16>),
 }
 
-/// A value that changes rarely along a task's events: (event index from which it holds, value).
-type History<T> = Vec<(u32, T)>;
+/// What a `sched_switch` says of the task it switches in.
+type NextMeta = (StrId, i16);
 
-fn history_at<T: Copy>(h: &History<T>, i: u32) -> Option<T> {
-    let k = h.partition_point(|&(at, _)| at <= i);
-    k.checked_sub(1).map(|k| h[k].1)
+/// Whose [`NextMeta`] history a switch belongs to: the task's, but each CPU's idle task (tid 0,
+/// `swapper/N`) apart.
+type MetaKey = (Tid, u16);
+
+fn meta_key(next_tid: Tid, cpu: u16) -> MetaKey {
+    (next_tid, if next_tid == 0 { cpu } else { 0 })
 }
 
 #[derive(Clone, Debug)]
 pub struct EventStore {
-    bases: Vec<u64>,
-    offs: Vec<u32>,
-    far_ts: FxHashMap<u32, u64>,
+    times: TimeColumn,
     tids: Vec<u32>,
     cpus: Cpus,
     tags: Vec<u8>,
     extra: Vec<u8>,
     payload: Vec<u32>,
     escaped: Vec<EventKind>,
-    switch_comm: FxHashMap<Tid, History<StrId>>,
-    switch_prio: FxHashMap<Tid, History<i16>>,
+    /// Per task, what the first switch to it named; most tasks keep it for life.
+    switch_first: FxHashMap<MetaKey, NextMeta>,
+    /// Per task whose comm or priority later changed (exec, renice): (event index from which
+    /// it holds, value).
+    switch_later: FxHashMap<MetaKey, Vec<(u32, NextMeta)>>,
 }
 
 impl Default for EventStore {
@@ -106,17 +105,15 @@ impl<'a> Extend<&'a Event> for EventStore {
 impl EventStore {
     pub fn new() -> EventStore {
         EventStore {
-            bases: Vec::new(),
-            offs: Vec::new(),
-            far_ts: FxHashMap::default(),
+            times: TimeColumn::default(),
             tids: Vec::new(),
             cpus: Cpus::Narrow(Vec::new()),
             tags: Vec::new(),
             extra: Vec::new(),
             payload: Vec::new(),
             escaped: Vec::new(),
-            switch_comm: FxHashMap::default(),
-            switch_prio: FxHashMap::default(),
+            switch_first: FxHashMap::default(),
+            switch_later: FxHashMap::default(),
         }
     }
 
@@ -127,7 +124,7 @@ impl EventStore {
     }
 
     pub fn reserve(&mut self, n: usize) {
-        self.offs.reserve(n);
+        self.times.reserve(n);
         self.tids.reserve(n);
         match &mut self.cpus {
             Cpus::Narrow(v) => v.reserve(n),
@@ -136,12 +133,10 @@ impl EventStore {
         self.tags.reserve(n);
         self.extra.reserve(n);
         self.payload.reserve(n);
-        self.bases.reserve(n / BLOCK + 1);
     }
 
     pub fn shrink_to_fit(&mut self) {
-        self.bases.shrink_to_fit();
-        self.offs.shrink_to_fit();
+        self.times.shrink_to_fit();
         self.tids.shrink_to_fit();
         match &mut self.cpus {
             Cpus::Narrow(v) => v.shrink_to_fit(),
@@ -165,47 +160,44 @@ impl EventStore {
         *self = EventStore::new();
     }
 
+    /// Bytes held per column (capacity), for memory reports.
+    pub fn heap_breakdown(&self) -> [(&'static str, usize); 5] {
+        [
+            ("times", self.times.heap_bytes()),
+            ("tids", self.tids.capacity() * 4),
+            (
+                "cpus+tags+extra+payload",
+                match &self.cpus {
+                    Cpus::Narrow(v) => v.capacity(),
+                    Cpus::Wide(v) => v.capacity() * 2,
+                } + self.tags.capacity()
+                    + self.extra.capacity()
+                    + self.payload.capacity() * 4,
+            ),
+            (
+                "escaped",
+                self.escaped.capacity() * std::mem::size_of::<EventKind>(),
+            ),
+            (
+                "switch histories",
+                self.switch_first.capacity() * 17
+                    + self
+                        .switch_later
+                        .values()
+                        .map(|h| h.capacity() * 12 + 32)
+                        .sum::<usize>(),
+            ),
+        ]
+    }
+
     /// Bytes held (capacity), for memory reports.
     pub fn heap_bytes(&self) -> usize {
-        let cpus = match &self.cpus {
-            Cpus::Narrow(v) => v.capacity(),
-            Cpus::Wide(v) => v.capacity() * 2,
-        };
-        self.bases.capacity() * 8
-            + self.offs.capacity() * 4
-            + self.far_ts.capacity() * 16
-            + self.tids.capacity() * 4
-            + cpus
-            + self.tags.capacity()
-            + self.extra.capacity()
-            + self.payload.capacity() * 4
-            + self.escaped.capacity() * std::mem::size_of::<EventKind>()
-            + self
-                .switch_comm
-                .values()
-                .map(|h| h.capacity() * 8 + 32)
-                .sum::<usize>()
-            + self
-                .switch_prio
-                .values()
-                .map(|h| h.capacity() * 8 + 32)
-                .sum::<usize>()
+        self.heap_breakdown().iter().map(|x| x.1).sum()
     }
 
     pub fn push(&mut self, e: Event) {
         let i = self.tags.len();
-        // time
-        if i.is_multiple_of(BLOCK) {
-            self.bases.push(e.ts);
-        }
-        let base = self.bases[i / BLOCK];
-        match e.ts.checked_sub(base).and_then(|d| u32::try_from(d).ok()) {
-            Some(d) if d != FAR => self.offs.push(d),
-            _ => {
-                self.offs.push(FAR);
-                self.far_ts.insert(i as u32, e.ts);
-            }
-        }
+        self.times.push(e.ts);
         self.tids.push(e.tid);
         self.push_cpu(e.cpu);
         let (t, x, p) = self.pack(i as u32, e);
@@ -244,13 +236,18 @@ impl EventStore {
                 next_prio,
                 prev_state,
             } if prev_tid == e.tid => {
-                let c = self.switch_comm.entry(next_tid).or_default();
-                if c.last().map(|x| x.1) != Some(next_comm) {
-                    c.push((i, next_comm));
-                }
-                let p = self.switch_prio.entry(next_tid).or_default();
-                if p.last().map(|x| x.1) != Some(next_prio) {
-                    p.push((i, next_prio));
+                let (meta, key) = ((next_comm, next_prio), meta_key(next_tid, e.cpu));
+                match self.switch_first.get(&key) {
+                    None => {
+                        self.switch_first.insert(key, meta);
+                    }
+                    Some(&first) => {
+                        let later = self.switch_later.get(&key);
+                        let cur = later.and_then(|h| h.last()).map_or(first, |x| x.1);
+                        if cur != meta {
+                            self.switch_later.entry(key).or_default().push((i, meta));
+                        }
+                    }
                 }
                 (tag::SWITCH, prev_state.0, next_tid)
             }
@@ -266,10 +263,7 @@ impl EventStore {
 
     /// Time of event `i` (panics if out of range, like indexing).
     pub fn ts(&self, i: usize) -> u64 {
-        match self.offs[i] {
-            FAR => self.far_ts.get(&(i as u32)).copied().unwrap_or(0),
-            d => self.bases[i / BLOCK] + d as u64,
-        }
+        self.times.get(i)
     }
 
     pub fn cpu(&self, i: usize) -> u16 {
@@ -301,16 +295,8 @@ impl EventStore {
             tag::SWITCH => EventKind::SchedSwitch {
                 prev_tid: tid,
                 next_tid: p,
-                next_comm: self
-                    .switch_comm
-                    .get(&p)
-                    .and_then(|h| history_at(h, i as u32))
-                    .unwrap_or_default(),
-                next_prio: self
-                    .switch_prio
-                    .get(&p)
-                    .and_then(|h| history_at(h, i as u32))
-                    .unwrap_or_default(),
+                next_comm: self.next_meta(meta_key(p, cpu), i as u32).0,
+                next_prio: self.next_meta(meta_key(p, cpu), i as u32).1,
                 prev_state: PrevState(self.extra[i]),
             },
             tag::TICK => EventKind::Tick,
@@ -321,6 +307,16 @@ impl EventStore {
             _ => self.escaped[p as usize],
         };
         Event { ts, tid, cpu, kind }
+    }
+
+    /// What the switch at event `i` said of task `tid` it switched in.
+    fn next_meta(&self, key: MetaKey, i: u32) -> NextMeta {
+        let first = self.switch_first.get(&key).copied().unwrap_or_default();
+        let Some(h) = self.switch_later.get(&key) else {
+            return first;
+        };
+        let k = h.partition_point(|&(at, _)| at <= i);
+        k.checked_sub(1).map_or(first, |k| h[k].1)
     }
 
     pub fn first(&self) -> Option<Event> {
@@ -351,16 +347,7 @@ impl EventStore {
 
     /// The first index whose time does not satisfy `pred` (times must be sorted).
     pub fn partition_point_ts(&self, pred: impl Fn(u64) -> bool) -> usize {
-        let (mut lo, mut hi) = (0usize, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if pred(self.ts(mid)) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        self.times.partition_point(pred)
     }
 
     /// The first index whose event does not satisfy `pred` (ordered like the events).

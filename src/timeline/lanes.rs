@@ -1,6 +1,6 @@
 //! Summaries of a lane over a time range: what one screen column shows.
 
-use super::Segment;
+use super::{SegLane, Segment};
 
 /// What a column of a lane shows: the segment (of those the filter admits) that covers most of
 /// the column's time, and how many segment boundaries fall inside the column.
@@ -12,7 +12,7 @@ pub struct Cell {
 
 /// Summarizes `lane` over `[t0, t1)`; `end` is when the last segment ends.
 pub fn summarize(
-    lane: &[Segment],
+    lane: &SegLane,
     t0: u64,
     t1: u64,
     end: u64,
@@ -20,10 +20,14 @@ pub fn summarize(
 ) -> Cell {
     let mut best: Option<(u64, Segment)> = None;
     let mut changes = 0u32;
-    let mut i = lane.partition_point(|s| s.start <= t0).saturating_sub(1);
-    while i < lane.len() && lane[i].start < t1 {
-        let s = lane[i];
-        let s_end = lane.get(i + 1).map_or(end.max(s.start + 1), |n| n.start);
+    let mut i = lane.index_at(t0).unwrap_or(0);
+    while i < lane.len() && lane.start(i) < t1 {
+        let s = lane.at(i);
+        let s_end = if i + 1 < lane.len() {
+            lane.start(i + 1)
+        } else {
+            end.max(s.start + 1)
+        };
         if s.start > t0 {
             changes += 1;
         }
@@ -58,7 +62,12 @@ mod tests {
 
     #[test]
     fn dominant_admitted_segment_wins() {
-        let lane = [seg(0, 0, 0), seg(10, 1, 0), seg(12, 5, 1), seg(20, 0, 0)];
+        let lane = SegLane::from(vec![
+            seg(0, 0, 0),
+            seg(10, 1, 0),
+            seg(12, 5, 1),
+            seg(20, 0, 0),
+        ]);
         let all = |_: &Segment| true;
         assert_eq!(summarize(&lane, 0, 10, 30, all).seg.unwrap().cid, 0);
         let c = summarize(&lane, 9, 21, 30, all);

@@ -6,12 +6,14 @@
 //!   costs one clone plus at most `interval` applications, never a replay from the start.
 
 pub mod lanes;
+mod seglane;
 pub mod summary;
 
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, NoSink, ObservedState, Sink};
 use crate::model::{Alarm, MmId, MmInfo};
 use rustc_hash::FxHashMap;
+pub use seglane::SegLane;
 
 /// A CPU's state from `start` until the next segment of the lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +81,7 @@ pub struct Timeline {
     pub ncpus: u32,
     pub first_ts: u64,
     pub last_ts: u64,
-    pub lanes: Vec<Vec<Segment>>,
+    pub lanes: Vec<SegLane>,
     pub mms: Vec<MmInfo>,
     pub mm_stats: Vec<MmStats>,
     pub alarms: Vec<Alarm>,
@@ -87,8 +89,9 @@ pub struct Timeline {
     pub interval: usize,
     /// Indices of lost-event markers.
     pub lost_at: Vec<usize>,
-    /// Per task, the indices of its rseq_update events: its CID history.
-    pub task_updates: FxHashMap<Tid, Vec<u32>>,
+    /// Per task, the indices of the rseq_updates that changed its CID (the first report
+    /// included): its CID history, without the repeats in between.
+    pub task_cid_changes: FxHashMap<Tid, Vec<u32>>,
     /// rseq_updates whose CID differs from the task's previous report: (event index, mm).
     pub cid_changes: Vec<(u32, MmId)>,
     /// The observed state after the last indexed event.
@@ -103,7 +106,7 @@ pub struct Timeline {
 /// Writes what the observed state reports into the index.
 struct Recorder<'a> {
     first_ts: u64,
-    lanes: &'a mut Vec<Vec<Segment>>,
+    lanes: &'a mut Vec<SegLane>,
     mirror: &'a mut Vec<CpuSlot>,
     mms: &'a mut Vec<MmInfo>,
     mm_stats: &'a mut Vec<MmStats>,
@@ -146,7 +149,8 @@ impl Recorder<'_> {
     fn ensure_cpu(&mut self, c: usize) {
         if c >= self.lanes.len() {
             let first = self.first_ts;
-            self.lanes.resize_with(c + 1, || vec![idle_segment(first)]);
+            self.lanes
+                .resize_with(c + 1, || SegLane::from(vec![idle_segment(first)]));
             self.mirror.resize(c + 1, CpuSlot::IDLE);
         }
     }
@@ -176,14 +180,14 @@ impl Sink for Recorder<'_> {
             },
         };
         let lane = &mut self.lanes[c];
-        match lane.last_mut() {
-            Some(last) if last.start == ts => *last = seg,
+        match lane.last() {
+            Some(last) if last.start == ts => lane.set_last(seg),
             _ => lane.push(seg),
         }
         // Two changes at one instant can leave equal neighbours; keep the lane minimal.
         let n = lane.len();
         if n >= 2 {
-            let (a, b) = (lane[n - 2], lane[n - 1]);
+            let (a, b) = (lane.at(n - 2), lane.at(n - 1));
             if (a.tid, a.mm, a.cid, a.flags) == (b.tid, b.mm, b.cid, b.flags) {
                 lane.pop();
             }
@@ -202,7 +206,7 @@ impl Sink for Recorder<'_> {
 
 impl Timeline {
     /// Default distance between checkpoints, in events.
-    pub const DEFAULT_INTERVAL: usize = 8192;
+    pub const DEFAULT_INTERVAL: usize = 16384;
 
     pub fn build(trace: &Trace) -> Timeline {
         Self::build_with_interval(trace, Self::DEFAULT_INTERVAL)
@@ -228,7 +232,7 @@ impl Timeline {
             checkpoints: Vec::new(),
             interval: interval.max(1),
             lost_at: Vec::new(),
-            task_updates: FxHashMap::default(),
+            task_cid_changes: FxHashMap::default(),
             cid_changes: Vec::new(),
             tail: ObservedState::new(0),
             applied: 0,
@@ -252,7 +256,8 @@ impl Timeline {
             self.first_ts = trace.events.ts(0);
             self.ncpus = trace.cpu_count();
             self.tail = ObservedState::new(self.ncpus as usize);
-            self.lanes = vec![vec![idle_segment(self.first_ts)]; self.ncpus as usize];
+            self.lanes =
+                vec![SegLane::from(vec![idle_segment(self.first_ts)]); self.ncpus as usize];
             self.mirror = vec![CpuSlot::IDLE; self.ncpus as usize];
         }
         let Timeline {
@@ -266,7 +271,7 @@ impl Timeline {
             checkpoints,
             interval,
             lost_at,
-            task_updates,
+            task_cid_changes,
             cid_changes,
             tail,
             last_cid,
@@ -299,9 +304,9 @@ impl Timeline {
             tail.apply(&ev, &ctx, &mut rec);
             match ev.kind {
                 EventKind::RseqUpdate { mm_cid, .. } => {
-                    task_updates.entry(ev.tid).or_default().push(i as u32);
                     let mm = tail.mm_of(ev.tid);
                     if last_cid.insert(ev.tid, mm_cid) != Some(mm_cid) {
+                        task_cid_changes.entry(ev.tid).or_default().push(i as u32);
                         cid_changes.push((i as u32, mm));
                     }
                     if let Some(st) = mm
@@ -326,10 +331,10 @@ impl Timeline {
         for l in &mut self.lanes {
             l.shrink_to_fit();
         }
-        for u in self.task_updates.values_mut() {
+        for u in self.task_cid_changes.values_mut() {
             u.shrink_to_fit();
         }
-        self.task_updates.shrink_to_fit();
+        self.task_cid_changes.shrink_to_fit();
         self.cid_changes.shrink_to_fit();
         self.checkpoints.shrink_to_fit();
         self.lost_at.shrink_to_fit();
@@ -381,10 +386,9 @@ impl Timeline {
     }
 
     /// The segment of `cpu` covering `ts`.
-    pub fn segment_at(&self, cpu: usize, ts: u64) -> Option<&Segment> {
+    pub fn segment_at(&self, cpu: usize, ts: u64) -> Option<Segment> {
         let lane = self.lanes.get(cpu)?;
-        let i = lane.partition_point(|s| s.start <= ts);
-        lane.get(i.checked_sub(1)?)
+        lane.get(lane.index_at(ts)?)
     }
 
     /// Weight of `mm`'s observed cidmask at `ts`: distinct confirmed CIDs on the lanes then.
@@ -416,7 +420,7 @@ impl Timeline {
         let mut dirty: Vec<MmId> = Vec::new();
         let wanted = |mm: MmId| mm.is_real() && only.is_none_or(|o| o == mm);
         while let Some(Reverse((ts, c, i))) = heap.pop() {
-            let s = self.lanes[c][i];
+            let s = self.lanes[c].at(i);
             if let Some((old, _)) = cur[c] {
                 dirty.push(old);
             }
@@ -463,25 +467,17 @@ impl Timeline {
         upto: usize,
         max: usize,
     ) -> Vec<(usize, i32)> {
-        let Some(list) = self.task_updates.get(&tid) else {
+        let Some(list) = self.task_cid_changes.get(&tid) else {
             return Vec::new();
         };
         let end = list.partition_point(|&i| i as usize <= upto);
-        let mut out: Vec<(usize, i32)> = Vec::new();
-        for &i in list[..end].iter().rev() {
-            let EventKind::RseqUpdate { mm_cid, .. } = trace.events.at(i as usize).kind else {
-                continue;
-            };
-            let full = out.len() == max;
-            match out.last_mut() {
-                // walking backwards: an equal older value moves the change earlier
-                Some(last) if last.1 == mm_cid => last.0 = i as usize,
-                _ if full => break,
-                _ => out.push((i as usize, mm_cid)),
-            }
-        }
-        out.reverse();
-        out
+        list[end.saturating_sub(max)..end]
+            .iter()
+            .filter_map(|&i| match trace.events.at(i as usize).kind {
+                EventKind::RseqUpdate { mm_cid, .. } => Some((i as usize, mm_cid)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// mms ordered for cycling in the UI: most rseq_updates first.

@@ -5,19 +5,30 @@
 //! Like every mipmap the answer for a wide column is the dominant of its buckets' dominants,
 //! which can differ from the exact dominant over the column when several segments tie closely.
 
-use super::Segment;
 use super::lanes::{Cell, summarize};
+use super::{SegLane, Segment};
 
 /// Level-0 buckets per lane, at most: the level-0 width is the smallest power of two of ns
 /// that covers the lane's span in this many buckets.
 const MAX_BUCKETS: u64 = 1 << 16;
+/// Segments per level-0 bucket a lane's pyramid aims at: a column narrower than a few buckets is
+/// summarized from its segments, so this bounds that walk, and a lane with few segments gets a
+/// small pyramid (memory follows the segments, not the CPU count).
+const SEGS_PER_BUCKET: usize = 16;
+
+/// Level-0 buckets for a lane of `segs` segments.
+fn buckets_for(segs: usize) -> u64 {
+    ((segs / SEGS_PER_BUCKET).max(64) as u64).min(MAX_BUCKETS)
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Bucket {
     /// Index of the dominant admitted segment, `u32::MAX` if none.
     seg: u32,
-    /// ns of the bucket the dominant covers.
-    cover: u64,
+    /// How much of the bucket the dominant covers, in units of 2^level ns (level 0 in ns): a
+    /// bucket of level L is 2^(shift+L) ns wide, so this fits 32 bits for any span under 2^32
+    /// level-0 widths and halves the pyramid.
+    cover: u32,
     /// Segment starts inside the bucket.
     changes: u32,
 }
@@ -37,26 +48,25 @@ pub struct LanePyramid {
     levels: Vec<Vec<Bucket>>,
 }
 
-fn width_shift(span: u64) -> u32 {
-    let per = span.div_ceil(MAX_BUCKETS).max(1);
+fn width_shift(span: u64, buckets: u64) -> u32 {
+    let per = span.div_ceil(buckets).max(1);
     64 - (per - 1).leading_zeros()
 }
 
 impl LanePyramid {
     /// Builds the pyramid of `lane` over `[origin, end)` for the segments `admit` accepts.
-    pub fn build(
-        lane: &[Segment],
-        origin: u64,
-        end: u64,
-        admit: impl Fn(&Segment) -> bool,
-    ) -> Self {
+    pub fn build(lane: &SegLane, origin: u64, end: u64, admit: impl Fn(&Segment) -> bool) -> Self {
         let span = end.saturating_sub(origin).max(1);
-        let shift = width_shift(span);
+        let shift = width_shift(span, buckets_for(lane.len()));
         let w = 1u64 << shift;
         let n = span.div_ceil(w) as usize;
         let mut l0 = vec![EMPTY; n.max(1)];
         for (i, s) in lane.iter().enumerate() {
-            let s_end = lane.get(i + 1).map_or(end.max(s.start + 1), |x| x.start);
+            let s_end = if i + 1 < lane.len() {
+                lane.start(i + 1)
+            } else {
+                end.max(s.start + 1)
+            };
             let a = s.start.max(origin);
             let b = s_end.min(origin + span);
             if s.start >= origin {
@@ -65,7 +75,7 @@ impl LanePyramid {
                     bk.changes += 1;
                 }
             }
-            if b <= a || !admit(s) {
+            if b <= a || !admit(&s) {
                 continue;
             }
             let (k0, k1) = (
@@ -74,7 +84,7 @@ impl LanePyramid {
             );
             for (k, bk) in l0.iter_mut().enumerate().take(k1 + 1).skip(k0) {
                 let lo = origin + ((k as u64) << shift);
-                let cover = b.min(lo + w) - a.max(lo);
+                let cover = (b.min(lo + w) - a.max(lo)).min(u32::MAX as u64) as u32;
                 if cover > bk.cover {
                     bk.seg = i as u32;
                     bk.cover = cover;
@@ -88,17 +98,26 @@ impl LanePyramid {
                 .chunks(2)
                 .map(|c| {
                     let (x, y) = (c[0], c.get(1).copied().unwrap_or(EMPTY));
-                    let changes = x.changes + y.changes;
+                    let changes = x.changes.saturating_add(y.changes);
+                    // covers in the next level's units (twice as coarse)
                     if x.seg == y.seg {
                         Bucket {
                             seg: x.seg,
-                            cover: x.cover + y.cover,
+                            cover: ((x.cover as u64 + y.cover as u64) >> 1) as u32,
                             changes,
                         }
                     } else if y.cover > x.cover {
-                        Bucket { changes, ..y }
+                        Bucket {
+                            changes,
+                            cover: y.cover >> 1,
+                            ..y
+                        }
                     } else {
-                        Bucket { changes, ..x }
+                        Bucket {
+                            changes,
+                            cover: x.cover >> 1,
+                            ..x
+                        }
                     }
                 })
                 .collect();
@@ -114,7 +133,7 @@ impl LanePyramid {
     /// What a column `[a, b)` of `lane` shows (the lane the pyramid was built from).
     pub fn cell(
         &self,
-        lane: &[Segment],
+        lane: &SegLane,
         a: u64,
         b: u64,
         end: u64,
@@ -145,7 +164,7 @@ impl LanePyramid {
             }
         }
         Cell {
-            seg: (best.seg != u32::MAX).then(|| lane[best.seg as usize]),
+            seg: (best.seg != u32::MAX).then(|| lane.at(best.seg as usize)),
             changes,
         }
     }
@@ -162,7 +181,7 @@ pub struct MaxPyramid {
 impl MaxPyramid {
     pub fn build(series: &[(u64, u16)], origin: u64, end: u64) -> Self {
         let span = end.saturating_sub(origin).max(1);
-        let shift = width_shift(span);
+        let shift = width_shift(span, buckets_for(series.len()));
         let n = (span.div_ceil(1 << shift) as usize).max(1);
         let mut l0 = vec![0u16; n];
         for (i, &(ts, v)) in series.iter().enumerate() {
@@ -252,12 +271,12 @@ mod tests {
             cols in 1u64..300,
         ) {
             let mut t = 1_000_000_000u64;
-            let lane: Vec<Segment> = gaps.iter().zip(&cids).map(|(g, &c)| {
+            let lane: SegLane = gaps.iter().zip(&cids).map(|(g, &c)| {
                 let s = seg(t, c);
                 t += g;
                 s
             }).collect();
-            let (origin, end) = (lane[0].start, t);
+            let (origin, end) = (lane.start(0), t);
             let p = LanePyramid::build(&lane, origin, end, |_| true);
             let span = end - origin;
             for x in 0..cols {
@@ -268,7 +287,7 @@ mod tests {
                 match c.seg {
                     None => prop_assert!(exact.seg.is_none()),
                     Some(s) => {
-                        let i = lane.iter().position(|x| *x == s).unwrap();
+                        let i = lane.iter().position(|x| x == s).unwrap();
                         let s_end = lane.get(i + 1).map_or(end, |n| n.start);
                         prop_assert!(s.start < b && s_end > a, "segment outside the column");
                     }

@@ -5,7 +5,7 @@ use super::search::{self, Query};
 use super::theme::Theme;
 use crate::events::{Event, EventKind, Trace, fmt_dur};
 use crate::model::MmId;
-use crate::timeline::{Segment, Timeline};
+use crate::timeline::{SegLane, Segment, Timeline};
 use std::collections::BTreeMap;
 
 /// Which lanes are shown: every task, or the tasks of one process (mm).
@@ -224,7 +224,7 @@ impl App {
     pub fn refresh_summaries(&mut self) {
         use crate::timeline::summary::{LanePyramid, MaxPyramid};
         self.refresh_weights();
-        let segs: usize = self.timeline.lanes.iter().map(Vec::len).sum();
+        let segs: usize = self.timeline.lanes.iter().map(SegLane::len).sum();
         if segs < SUMMARY_THRESHOLD || self.loading.is_some() || self.live.is_some() {
             self.summaries = None;
             return;

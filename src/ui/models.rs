@@ -6,13 +6,13 @@ use super::app::MmSel;
 use crate::model::MmId;
 use crate::model::policies::run::ScanProgress;
 use crate::model::policies::{PolicyRun, Trigger};
-use crate::timeline::Segment;
+use crate::timeline::{SegLane, Segment};
 
 pub struct ModelView {
     pub run: PolicyRun,
     /// Per CPU: the model's slot of the selected mm (`pcpu_cid[cpu]`, with the task of the mm
     /// running there, if any); with "all tasks", the running task's model CID.
-    pub lanes: Vec<Vec<Segment>>,
+    pub lanes: Vec<SegLane>,
     /// The selected mm's cidmask weight: (time, weight).
     pub weights: Vec<(u64, u16)>,
     pub mm: Option<MmId>,
@@ -41,11 +41,11 @@ impl ModelView {
             MmSel::Mm(mm) => {
                 self.mm = Some(mm);
                 let n = ncpus.max(self.run.lanes.len());
-                let mut lanes: Vec<Vec<Segment>> = vec![Vec::new(); n];
+                let mut lanes: Vec<SegLane> = vec![SegLane::new(); n];
                 for s in self.run.slots.iter().filter(|s| s.mm == mm) {
                     let c = s.cpu as usize;
                     if c >= lanes.len() {
-                        lanes.resize(c + 1, Vec::new());
+                        lanes.resize(c + 1, SegLane::new());
                     }
                     let seg = Segment {
                         start: s.ts,
@@ -56,8 +56,8 @@ impl ModelView {
                             | if s.tid != 0 { Segment::CONFIRMED } else { 0 },
                     };
                     let lane = &mut lanes[c];
-                    match lane.last_mut() {
-                        Some(last) if last.start == seg.start => *last = seg,
+                    match lane.last() {
+                        Some(last) if last.start == seg.start => lane.set_last(seg),
                         _ => lane.push(seg),
                     }
                 }

@@ -12,6 +12,7 @@ use super::widgets::{
     status::StatusBar,
     weight::WeightGraph,
 };
+use crate::timeline::SegLane;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -298,8 +299,8 @@ fn draw_diff_row(app: &App, sets: &[SetKind], cpus: &[usize], area: Rect, f: &mu
     };
     let mut diff = vec![0u32; axis.cols as usize];
     for &cpu in cpus {
-        let a = cmp[0].lanes.get(cpu).map_or(&[][..], |l| &l[..]);
-        let b = cmp[1].lanes.get(cpu).map_or(&[][..], |l| &l[..]);
+        let a = cmp[0].lanes.get(cpu).unwrap_or(SegLane::empty());
+        let b = cmp[1].lanes.get(cpu).unwrap_or(SegLane::empty());
         let ca = cells(
             app,
             a,

@@ -12,7 +12,7 @@ use super::run::{PolicyRun, PredictedUpdate, SlotChange, TaskCidChange, Violatio
 use super::{CpuSet, Params, PolicyKind, Regime, RqClockMode};
 use crate::events::Tid;
 use crate::model::{Alarm, AlarmKind, MmId};
-use crate::timeline::Segment;
+use crate::timeline::{SegLane, Segment};
 use rustc_hash::FxHashMap;
 
 /// The events that drive every policy (§1.1). Tid 0 is the idle task (no mm, no CID).
@@ -175,7 +175,7 @@ impl Core {
         let n = p.cpus as usize;
         let regime = p.regime_for(kind);
         let mut run = PolicyRun::new(kind, p.clone());
-        run.lanes = vec![Vec::new(); n];
+        run.lanes = vec![SegLane::new(); n];
         Core {
             kind,
             regime,
@@ -917,16 +917,14 @@ impl Engine {
             let same = |a: &Segment, b: &Segment| {
                 (a.tid, a.mm, a.cid, a.flags) == (b.tid, b.mm, b.cid, b.flags)
             };
-            let last = lane.last().copied();
+            let last = lane.last();
             let lane = &mut k.run.lanes[c as usize];
             match last {
                 Some(l) if same(&l, &seg) => {}
                 Some(l) if l.start == now => {
-                    if let Some(x) = lane.last_mut() {
-                        *x = seg;
-                    }
+                    lane.set_last(seg);
                     let n = lane.len();
-                    if n >= 2 && same(&lane[n - 2], &lane[n - 1]) {
+                    if n >= 2 && same(&lane.at(n - 2), &lane.at(n - 1)) {
                         lane.pop();
                     }
                 }

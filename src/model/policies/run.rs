@@ -3,7 +3,7 @@
 use super::{Params, PolicyKind};
 use crate::events::Tid;
 use crate::model::{Alarm, MmId};
-use crate::timeline::Segment;
+use crate::timeline::{SegLane, Segment};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -236,7 +236,7 @@ pub struct PolicyRun {
     /// Per CPU, the model's lane in the timeline's form: who runs, its mm, its model CID,
     /// the slot's LAZY/TRANSIT/ONCPU flags (CONFIRMED is set whenever the model has a CID).
     #[serde(skip)]
-    pub lanes: Vec<Vec<Segment>>,
+    pub lanes: Vec<SegLane>,
     pub agreement: Option<Agreement>,
     /// Driver events the model handled.
     pub model_events: u64,
@@ -355,10 +355,9 @@ impl PolicyRun {
     }
 
     /// The model's lane segment of `cpu` covering `ts`.
-    pub fn segment_at(&self, cpu: usize, ts: u64) -> Option<&Segment> {
+    pub fn segment_at(&self, cpu: usize, ts: u64) -> Option<Segment> {
         let lane = self.lanes.get(cpu)?;
-        let i = lane.partition_point(|s| s.start <= ts);
-        lane.get(i.checked_sub(1)?)
+        lane.get(lane.index_at(ts)?)
     }
 
     /// Slot states of `mm` at `ts`, one per CPU that ever had a slot change: (cpu, change).

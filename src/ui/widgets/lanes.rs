@@ -4,7 +4,7 @@
 
 use super::{TimeAxis, label_width};
 use crate::events::{Trace, fmt_dur};
-use crate::timeline::{Segment, lanes::summarize};
+use crate::timeline::{SegLane, Segment, lanes::summarize};
 use crate::ui::app::App;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -27,7 +27,7 @@ pub type RulerMark = (u64, char, Color);
 
 /// What one set of lanes shows.
 pub struct LaneSet<'a> {
-    pub lanes: &'a [Vec<Segment>],
+    pub lanes: &'a [SegLane],
     /// When the last segment of each lane ends.
     pub end: u64,
     pub admit: Admit,
@@ -80,7 +80,7 @@ impl Shown {
 /// What the cells of one lane show across the window.
 pub fn cells(
     app: &App,
-    lane: &[Segment],
+    lane: &SegLane,
     end: u64,
     admit: Admit,
     axis: TimeAxis,
@@ -158,7 +158,7 @@ impl Widget for Lanes<'_> {
                 format!("CPU{cpu:<w$}", w = (lw - 3) as usize),
                 label_style,
             );
-            let lane = set.lanes.get(cpu).map_or(&[][..], |l| &l[..]);
+            let lane = set.lanes.get(cpu).unwrap_or(SegLane::empty());
             let pyr = set.pyramids.and_then(|p| p.get(cpu));
             let shown_segs = cells(app, lane, set.end, set.admit, axis, pyr);
             if rpc >= 2 {
