@@ -221,7 +221,7 @@ fn format_of(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Format, Sour
 
 impl Opened {
     /// Parses the capture, handing its events to `sink` in deltas as they are read (text
-    /// formats stream by segment; binary formats arrive in one delta). `sink` returns false to
+    /// formats stream by segment; binary formats are read whole, then handed over in chunks). `sink` returns false to
     /// stop early. Progress and cancellation go through `opts.progress`.
     pub fn stream(
         &self,
@@ -257,7 +257,7 @@ impl Opened {
                         ..opts.clone()
                     },
                 )?;
-                sink(TraceDelta::whole(t));
+                TraceDelta::split(t, 1 << 20, sink);
                 Ok(())
             }
         };
