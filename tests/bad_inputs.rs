@@ -73,6 +73,27 @@ fn malformed_line_names_file_line_and_expectation() {
     assert!(w.contains("first at line 3"), "{w}");
 }
 
+/// A CPU number beyond the kernel's largest NR_CPUS is damage, not thousands of empty lanes
+/// (found by fuzzing: `[448000]` became CPU 54784 and a 54,785-lane view).
+#[test]
+fn impossible_cpu_number_is_a_bad_line() {
+    let f = tmp_file(
+        "bigcpu.txt",
+        b"# tracer: nop\n\
+          bash-1 [000] .....  1.000001: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n\
+          bash-1 [448000] .....  1.000002: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n",
+    );
+    let out = cidscope(&["stats", &f]);
+    assert_rejected(&out, "bigcpu.txt:3: expected");
+    let f = tmp_file(
+        "bigcpu.perf.txt",
+        b"            perf  1 [000]  1623.027755: rseq:rseq_update: cpu_id=0 node_id=0 mm_cid=0\n\
+                      perf  1 [448000]  1623.027756: rseq:rseq_update: cpu_id=0 node_id=0 mm_cid=0\n",
+    );
+    let out = cidscope(&["stats", &f]);
+    assert_rejected(&out, "bigcpu.perf.txt:2: expected a perf script line");
+}
+
 #[test]
 fn truncated_capture_loads_with_a_warning() {
     let out = cidscope(&["stats", "--json", "traces/truncated.ftrace.txt"]);

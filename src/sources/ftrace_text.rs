@@ -65,7 +65,7 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
     if j == i + 1 || j - i - 1 > 5 || line.get(j) != Some(&b']') {
         return None;
     }
-    let cpu = payload::parse_u64(&line[i + 1..j])? as u16;
+    let cpu = payload::parse_cpu(&line[i + 1..j])?;
     // COMM-PID [(TGID)]
     let mut pre = trim_end(&line[..i]);
     let mut tgid = None;
@@ -131,7 +131,7 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
 pub fn lost_marker(line: &[u8]) -> Option<(u16, Option<u32>)> {
     let rest = line.strip_prefix(b"CPU:")?;
     let sp = rest.iter().position(|&b| b == b' ')?;
-    let cpu = payload::parse_u64(&rest[..sp])? as u16;
+    let cpu = payload::parse_cpu(&rest[..sp])?;
     let tail = trim_end(&rest[sp + 1..]);
     let inner = tail.strip_prefix(b"[")?.strip_suffix(b"]")?;
     if let Some(x) = inner.strip_prefix(b"LOST ") {
@@ -209,9 +209,9 @@ fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), String> {
     // this point (overwrite mode), so older events of that CPU are missing.
     if let Some(r) = line.strip_prefix(b"##### CPU ") {
         if let Some(sp) = r.iter().position(|&b| b == b' ')
-            && let Some(cpu) = payload::parse_u64(&r[..sp])
+            && let Some(cpu) = payload::parse_cpu(&r[..sp])
         {
-            out.push_lost(cpu as u16, None);
+            out.push_lost(cpu, None);
         }
         return Ok(());
     }

@@ -5,7 +5,7 @@
 //! *right* (the last `" key="` before a limit) and comms are whatever lies between their key and
 //! the next field. A comm is at most 15 bytes, which rules out the remaining ambiguities.
 
-use crate::events::{EventKind, PrevState, Strings};
+use crate::events::{EventKind, PrevState, Strings, Trace};
 
 /// Why a payload did not parse: what was expected.
 pub type PayloadError = &'static str;
@@ -33,8 +33,8 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
             let n = rest.len();
             EventKind::SchedMigrateTask {
                 tid: num_u32(rest, b"pid=", n).ok_or("sched_migrate_task pid=N")?,
-                orig_cpu: num_u16(rest, b"orig_cpu=", n).ok_or("sched_migrate_task orig_cpu=N")?,
-                dest_cpu: num_u16(rest, b"dest_cpu=", n).ok_or("sched_migrate_task dest_cpu=N")?,
+                orig_cpu: num_cpu(rest, b"orig_cpu=", n).ok_or("sched_migrate_task orig_cpu=N (N < 8192)")?,
+                dest_cpu: num_cpu(rest, b"dest_cpu=", n).ok_or("sched_migrate_task dest_cpu=N (N < 8192)")?,
             }
         }
         b"sched_process_fork" => {
@@ -265,7 +265,7 @@ fn plugin_comm_pid_prio(s: &[u8]) -> Option<(&[u8], u32, i16)> {
 /// tracefs: `comm=bash pid=1488 prio=120 target_cpu=001`; trace-cmd: `bash:1480 [120] CPU:001`
 fn parse_wakeup_new(rest: &[u8]) -> Result<EventKind, PayloadError> {
     let n = rest.len();
-    if let Some(target) = num_u16(rest, b"target_cpu=", n) {
+    if let Some(target) = num_cpu(rest, b"target_cpu=", n) {
         let limit = rfind_key(rest, b"prio=", n).unwrap_or(n);
         let tid = num_u32(rest, b"pid=", limit).ok_or("sched_wakeup_new pid=N")?;
         return Ok(EventKind::SchedWakeupNew {
@@ -276,7 +276,7 @@ fn parse_wakeup_new(rest: &[u8]) -> Result<EventKind, PayloadError> {
     const EP: PayloadError = "sched_wakeup_new comm=.. pid=N prio=N target_cpu=N";
     let rest = trim_end(rest);
     let cpu_at = rfind(rest, b" CPU:", rest.len()).ok_or(EP)?;
-    let target_cpu = parse_u64(&rest[cpu_at + 5..]).ok_or(EP)? as u16;
+    let target_cpu = parse_cpu(&rest[cpu_at + 5..]).ok_or(EP)?;
     let (_, tid, _) = plugin_comm_pid_prio(&rest[..cpu_at]).ok_or(EP)?;
     Ok(EventKind::SchedWakeupNew { tid, target_cpu })
 }
@@ -352,8 +352,16 @@ fn num_u32(hay: &[u8], key: &[u8], limit: usize) -> Option<u32> {
     u32::try_from(parse_u64(field(hay, key, limit)?)?).ok()
 }
 
-fn num_u16(hay: &[u8], key: &[u8], limit: usize) -> Option<u16> {
-    u16::try_from(parse_u64(field(hay, key, limit)?)?).ok()
+fn num_cpu(hay: &[u8], key: &[u8], limit: usize) -> Option<u16> {
+    parse_cpu(field(hay, key, limit)?)
+}
+
+/// A CPU number, below [`Trace::MAX_CPUS`] (the kernel's largest NR_CPUS): a larger one is
+/// damage, and would otherwise become thousands of empty lanes.
+pub fn parse_cpu(s: &[u8]) -> Option<u16> {
+    parse_u64(s)
+        .filter(|&c| c < Trace::MAX_CPUS as u64)
+        .map(|c| c as u16)
 }
 
 pub fn parse_u64(s: &[u8]) -> Option<u64> {

@@ -63,7 +63,7 @@ fn head_at(line: &[u8], c: usize) -> Option<Head<'_>> {
     let mut cpu = None;
     if pre.last() == Some(&b']') {
         let lb = pre.iter().rposition(|&b| b == b'[')?;
-        cpu = Some(payload::parse_u64(&pre[lb + 1..pre.len() - 1])? as u16);
+        cpu = Some(payload::parse_cpu(&pre[lb + 1..pre.len() - 1])?);
         pre = trim_end(&pre[..lb]);
     }
     // [PID/]TID
@@ -127,9 +127,9 @@ impl LineParser for PerfScript {
                 .rposition(|&b| b == b'[')
                 .and_then(|lb| {
                     let rb = lb + line[lb..].iter().position(|&b| b == b']')?;
-                    payload::parse_u64(&line[lb + 1..rb])
+                    payload::parse_cpu(&line[lb + 1..rb])
                 })
-                .unwrap_or(0) as u16;
+                .unwrap_or(0);
             let count = memchr::memmem::find(&line[p..], b"lost ")
                 .and_then(|q| {
                     let v = &line[p + q + 5..];

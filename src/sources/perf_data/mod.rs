@@ -337,7 +337,7 @@ impl<'a> Reader<'a> {
         self.events.push(Event {
             ts,
             tid: 0,
-            cpu: cpu.unwrap_or(0) as u16,
+            cpu: cpu.filter(|&c| c < Trace::MAX_CPUS).unwrap_or(0) as u16,
             kind: EventKind::Lost {
                 count: Some(count.min(u32::MAX as u64) as u32),
             },
@@ -348,7 +348,12 @@ impl<'a> Reader<'a> {
         let Some(a) = &self.attrs else { return };
         let attr = &a.list[idx];
         let ts = s.timestamp.unwrap_or(0);
-        let cpu = s.cpu.unwrap_or(0).min(u16::MAX as u32) as u16;
+        let cpu = s.cpu.unwrap_or(0);
+        if cpu >= Trace::MAX_CPUS {
+            self.bad(format!("{where_}: CPU {cpu} (expected below 8192)"));
+            return;
+        }
+        let cpu = cpu as u16;
         let strings = &mut self.trace.strings;
         let (kind, hr) = match (attr.tracepoint_id(), &self.decoder, &s.raw) {
             (Some(id), Some(d), Some(raw)) => {

@@ -273,6 +273,13 @@ impl Decoder {
             })
         };
         let tid = |f: F| -> Result<Tid, String> { Ok(g(f)? as Tid) };
+        let cpu = |f: F| -> Result<u16, String> {
+            let v = g(f)?;
+            u16::try_from(v)
+                .ok()
+                .filter(|&c| (c as u32) < crate::events::Trace::MAX_CPUS)
+                .ok_or_else(|| format!("CPU {v} in a field at offset {}: expected below 8192", f.offset))
+        };
         let kind = match *spec {
             Spec::Rseq {
                 cpu_id,
@@ -312,8 +319,8 @@ impl Decoder {
             }
             Spec::Migrate { pid, orig, dest } => EventKind::SchedMigrateTask {
                 tid: tid(pid)?,
-                orig_cpu: g(orig)? as u16,
-                dest_cpu: g(dest)? as u16,
+                orig_cpu: cpu(orig)?,
+                dest_cpu: cpu(dest)?,
             },
             Spec::Fork { parent, child } => EventKind::SchedProcessFork {
                 parent: tid(parent)?,
@@ -330,7 +337,7 @@ impl Decoder {
             Spec::Exit { pid } => EventKind::SchedProcessExit { tid: tid(pid)? },
             Spec::WakeupNew { pid, target } => EventKind::SchedWakeupNew {
                 tid: tid(pid)?,
-                target_cpu: g(target)? as u16,
+                target_cpu: cpu(target)?,
             },
             Spec::Hrtimer {
                 name,

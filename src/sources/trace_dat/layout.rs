@@ -256,10 +256,13 @@ impl Options {
                     b.cpus.clear();
                     for _ in 0..n {
                         let cpu = c.u32("a CPU id")?;
+                        if cpu >= crate::events::Trace::MAX_CPUS {
+                            return Err(c.error(format!("expected a CPU id below 8192, found {cpu}")));
+                        }
                         let offset = c.u64("a CPU data offset")?;
                         let size = c.u64("a CPU data size")?;
                         b.cpus.push(CpuRef {
-                            cpu: cpu.min(u16::MAX as u32) as u16,
+                            cpu: cpu as u16,
                             offset,
                             size,
                         });
