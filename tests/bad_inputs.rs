@@ -73,6 +73,14 @@ fn malformed_line_names_file_line_and_expectation() {
     assert!(w.contains("first at line 3"), "{w}");
 }
 
+/// Only blanks: refused at line 1 (a fuzz corpus input once overflowed computing the line).
+#[test]
+fn blank_file_is_refused_not_a_panic() {
+    let f = tmp_file("blank.txt", b"  \n\t\n   ");
+    let out = cidscope(&["stats", &f]);
+    assert_rejected(&out, "blank.txt:1: not a capture cidscope reads");
+}
+
 /// A CPU number beyond the kernel's largest NR_CPUS is damage, not thousands of empty lanes
 /// (found by fuzzing: `[448000]` became CPU 54784 and a 54,785-lane view).
 #[test]

@@ -200,15 +200,12 @@ fn format_of(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Format, Sour
     if let Some(f) = opts.format.or_else(|| detect(data)) {
         return Ok(f);
     }
-    let first = data
+    // the first line that is not blank (an all-blank input names its first line)
+    let (line, first) = data
         .split(|&b| b == b'\n')
-        .find(|l| !l.iter().all(|b| b.is_ascii_whitespace()))
-        .unwrap_or(b"");
-    let offset = first.as_ptr() as usize - data.as_ptr() as usize;
-    let line = 1 + data[..offset.min(data.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count() as u64;
+        .enumerate()
+        .find(|(_, l)| !l.iter().all(|b| b.is_ascii_whitespace()))
+        .map_or((1, &b""[..]), |(i, l)| (i as u64 + 1, l));
     Err(SourceError::at_line(
         name,
         line,
