@@ -322,7 +322,7 @@ impl<'a> Reader<'a> {
                 self.lost_records += 1;
                 self.lost(cd.timestamp, cd.cpu, l.count);
             }
-            EventRecord::Sample(s) => self.sample(idx, s, where_()),
+            EventRecord::Sample(s) => self.sample(idx, s, rec.offset as u64),
             EventRecord::Raw(_) if rec.rtype == RECORD_LOST_SAMPLES => {
                 let count = rec.body.get(..8).map_or(0, |b| read_u64(b, self.big));
                 let cd = common();
@@ -344,13 +344,15 @@ impl<'a> Reader<'a> {
         });
     }
 
-    fn sample(&mut self, idx: usize, s: linux_perf_event_reader::SampleRecord, where_: String) {
+    fn sample(&mut self, idx: usize, s: linux_perf_event_reader::SampleRecord, offset: u64) {
+        // formatted only when a sample is bad: this runs for every sample
+        let where_ = || format!("byte offset {offset}");
         let Some(a) = &self.attrs else { return };
         let attr = &a.list[idx];
         let ts = s.timestamp.unwrap_or(0);
         let cpu = s.cpu.unwrap_or(0);
         if cpu >= Trace::MAX_CPUS {
-            self.bad(format!("{where_}: CPU {cpu} (expected below 8192)"));
+            self.bad(format!("{}: CPU {cpu} (expected below 8192)", where_()));
             return;
         }
         let cpu = cpu as u16;
@@ -361,7 +363,7 @@ impl<'a> Reader<'a> {
                 match d.decode(id, &raw, strings) {
                     Ok(k) => k,
                     Err(e) => {
-                        self.bad(format!("{where_}: sample of tracepoint {id}: {e}"));
+                        self.bad(format!("{}: sample of tracepoint {id}: {e}", where_()));
                         return;
                     }
                 }
