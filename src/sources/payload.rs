@@ -33,8 +33,10 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
             let n = rest.len();
             EventKind::SchedMigrateTask {
                 tid: num_u32(rest, b"pid=", n).ok_or("sched_migrate_task pid=N")?,
-                orig_cpu: num_cpu(rest, b"orig_cpu=", n).ok_or("sched_migrate_task orig_cpu=N (N < 8192)")?,
-                dest_cpu: num_cpu(rest, b"dest_cpu=", n).ok_or("sched_migrate_task dest_cpu=N (N < 8192)")?,
+                orig_cpu: num_cpu(rest, b"orig_cpu=", n)
+                    .ok_or("sched_migrate_task orig_cpu=N (N < 8192)")?,
+                dest_cpu: num_cpu(rest, b"dest_cpu=", n)
+                    .ok_or("sched_migrate_task dest_cpu=N (N < 8192)")?,
             }
         }
         b"sched_process_fork" => {

@@ -278,7 +278,12 @@ impl Decoder {
             u16::try_from(v)
                 .ok()
                 .filter(|&c| (c as u32) < crate::events::Trace::MAX_CPUS)
-                .ok_or_else(|| format!("CPU {v} in a field at offset {}: expected below 8192", f.offset))
+                .ok_or_else(|| {
+                    format!(
+                        "CPU {v} in a field at offset {}: expected below 8192",
+                        f.offset
+                    )
+                })
         };
         let kind = match *spec {
             Spec::Rseq {

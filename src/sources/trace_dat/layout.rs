@@ -257,7 +257,9 @@ impl Options {
                     for _ in 0..n {
                         let cpu = c.u32("a CPU id")?;
                         if cpu >= crate::events::Trace::MAX_CPUS {
-                            return Err(c.error(format!("expected a CPU id below 8192, found {cpu}")));
+                            return Err(
+                                c.error(format!("expected a CPU id below 8192, found {cpu}"))
+                            );
                         }
                         let offset = c.u64("a CPU data offset")?;
                         let size = c.u64("a CPU data size")?;
