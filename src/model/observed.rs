@@ -272,7 +272,7 @@ impl ObservedState {
                 },
             );
         }
-        self.tasks.get_mut(&tid).expect("inserted above")
+        self.tasks.get_mut(&tid).expect("inserted above") // invariant: inserted just above
     }
 
     fn new_mm(&mut self, info: MmInfo, sink: &mut impl Sink) -> MmId {

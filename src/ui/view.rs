@@ -265,7 +265,7 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
             let live = app
                 .live
                 .as_ref()
-                .expect("LiveSamples only with a live session");
+                .expect("LiveSamples only with a live session"); // invariant: set kinds follow app.live
             (
                 LaneSet {
                     lanes: &live.samples_tl.lanes,
