@@ -22,6 +22,10 @@ pub type Tid = u32;
 /// tracks, e.g. in the final switch of an exited thread).
 pub const TID_UNKNOWN: Tid = u32::MAX;
 
+/// The latest time an event may carry: 2^63 - 1 ns (292 years of any kernel clock). A binary
+/// record past it is damage; keeping times below it lets every window and span add freely.
+pub const MAX_TS: u64 = i64::MAX as u64;
+
 /// One trace record in canonical form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {

@@ -975,7 +975,7 @@ pub fn is_cid_event(e: &Event) -> bool {
 fn full_window(tl: &Timeline) -> (u64, u64) {
     let span = tl.last_ts.saturating_sub(tl.first_ts);
     // A little room after the last event so it is drawn.
-    (tl.first_ts, (span + span / 100).max(MIN_SPAN))
+    (tl.first_ts, span.saturating_add(span / 100).max(MIN_SPAN))
 }
 
 #[cfg(test)]

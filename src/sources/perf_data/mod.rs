@@ -333,7 +333,9 @@ impl<'a> Reader<'a> {
     }
 
     fn lost(&mut self, ts: Option<u64>, cpu: Option<u32>, count: u64) {
-        let ts = ts.unwrap_or_else(|| self.events.last().map_or(0, |e| e.ts));
+        let ts = ts
+            .filter(|&t| t <= crate::events::MAX_TS)
+            .unwrap_or_else(|| self.events.last().map_or(0, |e| e.ts));
         self.events.push(Event {
             ts,
             tid: 0,
@@ -350,6 +352,13 @@ impl<'a> Reader<'a> {
         let Some(a) = &self.attrs else { return };
         let attr = &a.list[idx];
         let ts = s.timestamp.unwrap_or(0);
+        if ts > crate::events::MAX_TS {
+            self.bad(format!(
+                "{}: timestamp {ts} ns (expected below 2^63)",
+                where_()
+            ));
+            return;
+        }
         let cpu = s.cpu.unwrap_or(0);
         if cpu >= Trace::MAX_CPUS {
             self.bad(format!("{}: CPU {cpu} (expected below 8192)", where_()));

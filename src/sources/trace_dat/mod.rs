@@ -112,7 +112,19 @@ pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, Source
             ),
         );
     }
-    trace.events = merge::merge(outs.into_iter().map(|(_, o)| o.events).collect()).into();
+    let mut events = merge::merge(outs.into_iter().map(|(_, o)| o.events).collect());
+    // A loss marker of a CPU with no event before it carries u64::MAX: "at the end"; it takes the
+    // time of the capture's last event (sorted last either way).
+    let end = events
+        .iter()
+        .map(|e| e.ts)
+        .filter(|&t| t != u64::MAX)
+        .max()
+        .unwrap_or(0);
+    for e in events.iter_mut().filter(|e| e.ts == u64::MAX) {
+        e.ts = end;
+    }
+    trace.events = events.into();
     note_tasks(&mut trace, &layout);
     trace.ensure_sorted();
     Ok(trace)

@@ -237,6 +237,11 @@ impl Walk<'_> {
             );
             return;
         };
+        if ts > crate::events::MAX_TS {
+            let e = format!("timestamp {ts} ns is past 2^63 ns (a corrupt time delta)");
+            self.bad(out, cpu, pos, locate, e);
+            return;
+        }
         match d.decode(id, raw, strings) {
             Ok((kind, hr)) => {
                 if let Some(s) = hr {
