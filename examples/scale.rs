@@ -89,7 +89,7 @@ fn main() {
         let mut app = App::loading(&opened.name, opened.format, Default::default());
         let mut first = None;
         let _ = opened.stream(&LoadOptions::default(), &mut |d| {
-            app.on_load(cidscope::ui::app::LoadMsg::Delta(d));
+            app.on_load(cidscope::ui::app::LoadMsg::Delta(std::mem::take(d)));
             false
         });
         let mut term = Terminal::new(TestBackend::new(240, 60)).expect("terminal");

@@ -68,3 +68,81 @@ proptest! {
         same(&serial, &split, &format!("{f}: {threads} threads, {segment}-byte segments"));
     }
 }
+
+/// A capture with a malformed line two thirds in: every split reports the same line, and the
+/// deltas streamed before the error hold exactly the events before it.
+#[test]
+fn a_bad_line_is_reported_alike_by_every_split() {
+    let good = std::fs::read("traces/hackbench-pipe.ftrace.txt").expect("read");
+    let cut = good.len() * 2 / 3;
+    let cut = cut
+        + good[cut..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .expect("newline")
+        + 1;
+    let mut bad = good[..cut].to_vec();
+    bad.extend_from_slice(b"this is not an event line\n");
+    bad.extend_from_slice(&good[cut..]);
+    let data: &'static [u8] = Box::leak(bad.into_boxed_slice());
+    let serial = cidscope::sources::load_bytes(
+        "bad.txt",
+        data,
+        &LoadOptions {
+            serial: true,
+            ..Default::default()
+        },
+    )
+    .expect_err("serial parse must fail")
+    .to_string();
+    assert!(serial.contains("bad.txt:"), "{serial}");
+    let before = cidscope::sources::load_bytes(
+        "good.txt",
+        &good[..cut],
+        &LoadOptions {
+            serial: true,
+            ..Default::default()
+        },
+    )
+    .expect("the lines before parse")
+    .events
+    .len();
+    for (threads, segment) in [(2, 10_000), (3, 777), (2, 1 << 20), (7, 50_000)] {
+        let opts = LoadOptions {
+            threads: Some(threads),
+            segment_bytes: Some(segment),
+            ..Default::default()
+        };
+        let opened = cidscope::sources::open_static("bad.txt", data, &opts).expect("open");
+        let mut n = 0;
+        let err = opened
+            .stream(&opts, &mut |d| {
+                n += d.events.len();
+                true
+            })
+            .expect_err("must fail")
+            .to_string();
+        assert_eq!(err, serial, "{threads} threads, {segment}-byte chunks");
+        assert_eq!(n, before, "{threads} threads, {segment}-byte chunks");
+    }
+}
+
+/// A sink that stops early ends the load at once, with the workers wound down (no hang).
+#[test]
+fn a_sink_that_stops_ends_the_parallel_load() {
+    let opts = LoadOptions {
+        threads: Some(2),
+        segment_bytes: Some(5_000),
+        ..Default::default()
+    };
+    let opened = cidscope::sources::open(Path::new("traces/hackbench-pipe.ftrace.txt"), &opts)
+        .expect("open");
+    let mut deltas = 0;
+    opened
+        .stream(&opts, &mut |_| {
+            deltas += 1;
+            deltas < 3
+        })
+        .expect("an early stop is no error");
+    assert_eq!(deltas, 3);
+}

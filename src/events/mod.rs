@@ -11,7 +11,7 @@ mod time_column;
 mod trace;
 
 pub use store::EventStore;
-pub use strings::{StrId, Strings};
+pub use strings::{StrId, Strings, same};
 pub use time_column::TimeColumn;
 pub use trace::{Format, TaskMeta, Trace, TraceDelta, Warning};
 
@@ -133,6 +133,42 @@ impl EventKind {
     }
 
     /// Name for every kind but `Other` (which has an interned name).
+    /// The kinds in a fixed order, for tables indexed by [`EventKind::index`].
+    pub const NAMES: [&'static str; 13] = [
+        "rseq_update",
+        "rseq_ip_fixup",
+        "sched_switch",
+        "sched_migrate_task",
+        "sched_process_fork",
+        "task_newtask",
+        "sched_process_exec",
+        "sched_process_exit",
+        "sched_wakeup_new",
+        "hrtimer_expire_entry",
+        "tick_stop",
+        "lost",
+        "other",
+    ];
+
+    /// The kind's position in [`EventKind::NAMES`].
+    pub fn index(&self) -> usize {
+        match self {
+            EventKind::RseqUpdate { .. } => 0,
+            EventKind::RseqIpFixup => 1,
+            EventKind::SchedSwitch { .. } => 2,
+            EventKind::SchedMigrateTask { .. } => 3,
+            EventKind::SchedProcessFork { .. } => 4,
+            EventKind::TaskNewtask { .. } => 5,
+            EventKind::SchedProcessExec { .. } => 6,
+            EventKind::SchedProcessExit { .. } => 7,
+            EventKind::SchedWakeupNew { .. } => 8,
+            EventKind::Tick => 9,
+            EventKind::TickStop { .. } => 10,
+            EventKind::Lost { .. } => 11,
+            EventKind::Other { .. } => 12,
+        }
+    }
+
     pub fn static_name(&self) -> &'static str {
         match self {
             EventKind::RseqUpdate { .. } => "rseq_update",

@@ -12,6 +12,52 @@ pub struct StrId(pub u32);
 pub struct Strings {
     map: FxHashMap<Box<[u8]>, u32>,
     list: Vec<Box<[u8]>>,
+    /// Ids of recently interned strings by a cheap hash of their shape: a parser interns the
+    /// same few comms on every line, and a hit costs one comparison instead of a hash lookup.
+    recent: [u32; 32],
+}
+
+fn shape(b: &[u8]) -> usize {
+    match b {
+        [] => 0,
+        [f, .., l] => (b.len() * 7 + *f as usize * 3 + *l as usize) & 31,
+        [f] => *f as usize & 31,
+    }
+}
+
+/// `a == b` for short byte strings without a call to memcmp: two overlapping word loads
+/// (with `b` a literal, the compiler folds its side into constants).
+#[inline]
+pub fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    fn word(s: &[u8], i: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[i..i + 8]);
+        u64::from_le_bytes(w)
+    }
+    fn half(s: &[u8], i: usize) -> u32 {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&s[i..i + 4]);
+        u32::from_le_bytes(w)
+    }
+    match n {
+        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => {
+            let mut i = 0;
+            while i + 8 <= n {
+                if word(a, i) != word(b, i) {
+                    return false;
+                }
+                i += 8;
+            }
+            word(a, n - 8) == word(b, n - 8)
+        }
+    }
 }
 
 impl Strings {
@@ -23,10 +69,19 @@ impl Strings {
     }
 
     pub fn intern(&mut self, bytes: &[u8]) -> StrId {
+        let slot = shape(bytes);
+        let r = self.recent[slot];
+        if let Some(b) = self.list.get(r as usize)
+            && same(b, bytes)
+        {
+            return StrId(r);
+        }
         if let Some(&id) = self.map.get(bytes) {
+            self.recent[slot] = id;
             return StrId(id);
         }
         let id = self.list.len() as u32;
+        self.recent[slot] = id;
         let b: Box<[u8]> = bytes.into();
         self.list.push(b.clone());
         self.map.insert(b, id);

@@ -127,7 +127,7 @@ impl TraceDelta {
     /// A whole trace as deltas of at most `chunk` events each (for readers that do not stream):
     /// the first carries the strings, tasks and warnings. Converting a chunk at a time keeps
     /// the expanded events of only one chunk in memory. Stops when `sink` returns false.
-    pub fn split(t: Trace, chunk: usize, sink: &mut dyn FnMut(TraceDelta) -> bool) {
+    pub fn split(t: Trace, chunk: usize, sink: &mut dyn FnMut(&mut TraceDelta) -> bool) {
         let n = t.events.len();
         let mut d = TraceDelta {
             events: Vec::new(),
@@ -143,7 +143,7 @@ impl TraceDelta {
         loop {
             let b = (a + chunk.max(1)).min(n);
             d.events = t.events.range(a..b).collect();
-            if !sink(d) || b == n {
+            if !sink(&mut d) || b == n {
                 return;
             }
             a = b;
@@ -161,11 +161,13 @@ impl TraceDelta {
 
 impl Trace {
     /// Appends a delta of a streaming load.
-    pub fn apply(&mut self, d: TraceDelta) {
-        for s in d.new_strings {
+    /// Takes in a delta, draining it (its event buffer keeps its capacity, so a reader can
+    /// reuse it for the next delta instead of faulting in fresh pages).
+    pub fn apply(&mut self, d: &mut TraceDelta) {
+        for s in d.new_strings.drain(..) {
             self.strings.intern(&s);
         }
-        for (tid, m) in d.tasks {
+        for (tid, m) in d.tasks.drain(..) {
             self.tasks.insert(tid, m);
         }
         if d.ncpus_hint.is_some() {
@@ -174,9 +176,9 @@ impl Trace {
         if let Some(f) = d.format {
             self.format = f;
         }
-        self.warnings.extend(d.warnings);
+        self.warnings.append(&mut d.warnings);
         self.events.reserve(d.events.len());
-        self.events.extend(d.events);
+        self.events.extend(d.events.drain(..));
     }
 
     pub fn new(path: impl Into<String>, format: Format) -> Trace {

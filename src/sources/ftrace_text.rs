@@ -89,7 +89,7 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
         return None;
     }
     k = skip_spaces(line, k);
-    let tok_end = k + line[k..].iter().position(|&b| b == b' ')?;
+    let tok_end = find2(line, k, b' ', b' ')?;
     let tok = &line[k..tok_end];
     let (flags, ts_tok, after) = if tok.last() == Some(&b':') && tok.len() > 1 {
         (None, &tok[..tok.len() - 1], tok_end)
@@ -98,7 +98,7 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
             return None;
         }
         let k2 = skip_spaces(line, tok_end);
-        let e2 = k2 + line[k2..].iter().position(|&b| b == b' ')?;
+        let e2 = find2(line, k2, b' ', b' ')?;
         let t2 = &line[k2..e2];
         if t2.last() != Some(&b':') {
             return None;
@@ -108,9 +108,10 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
     let ts = parse_ts(ts_tok)?;
     // EVENT: PAYLOAD
     let n0 = skip_spaces(line, after);
-    let colon = n0 + line[n0..].iter().position(|&b| b == b':')?;
+    // the name ends at its colon; a space first means this is no event line
+    let colon = find2(line, n0, b':', b' ')?;
     let name = &line[n0..colon];
-    if name.is_empty() || name.contains(&b' ') {
+    if name.is_empty() || line[colon] != b':' {
         return None;
     }
     let rest = &line[skip_spaces(line, colon + 1)..];
@@ -124,6 +125,28 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
         name,
         rest,
     })
+}
+
+/// The first position at or after `from` holding `a` or `b`, eight bytes at a time (the
+/// columns scanned here are 5–20 bytes long and this runs several times per line).
+fn find2(s: &[u8], from: usize, a: u8, b: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // a byte of `x` is zero → its high bit set in the result (exact for the lowest such byte)
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let (pa, pb) = (ONES * a as u64, ONES * b as u64);
+    let mut i = from;
+    while i + 8 <= s.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[i..i + 8]);
+        let x = u64::from_le_bytes(w);
+        let t = zero(x ^ pa) | zero(x ^ pb);
+        if t != 0 {
+            return Some(i + (t.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    (i..s.len()).find(|&j| s[j] == a || s[j] == b)
 }
 
 /// `CPU:N [LOST M EVENTS]`, `CPU:N [LOST EVENTS]` (tracefs) and `CPU:N [M EVENTS DROPPED]`
@@ -241,6 +264,7 @@ fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::prop;
 
     #[test]
     fn head_plain_flags_tgid() {
@@ -280,6 +304,15 @@ mod tests {
         assert_eq!(h.tid, 14432);
         assert!(split_head(b"hello world").is_none());
         assert!(split_head(b"x-1 [0] ....").is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn find2_is_the_first_match(s in proptest::collection::vec(prop::sample::select(vec![b' ', b':', b'a', 0x80, 0xff, 0]), 0..40), from in 0usize..45) {
+            let from = from.min(s.len());
+            let want = (from..s.len()).find(|&j| s[j] == b' ' || s[j] == b':');
+            proptest::prop_assert_eq!(find2(&s, from, b' ', b':'), want);
+        }
     }
 
     #[test]

@@ -223,7 +223,7 @@ impl Opened {
     pub fn stream(
         &self,
         opts: &LoadOptions,
-        sink: &mut dyn FnMut(TraceDelta) -> bool,
+        sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
     ) -> Result<(), SourceError> {
         if let Some(p) = &opts.progress {
             p.total.store(self.data.len() as u64, Ordering::Relaxed);

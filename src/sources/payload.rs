@@ -5,6 +5,7 @@
 //! *right* (the last `" key="` before a limit) and comms are whatever lies between their key and
 //! the next field. A comm is at most 15 bytes, which rules out the remaining ambiguities.
 
+pub use crate::events::same;
 use crate::events::{EventKind, PrevState, Strings, Trace};
 
 /// Why a payload did not parse: what was expected.
@@ -12,8 +13,10 @@ pub type PayloadError = &'static str;
 
 /// Parses the payload of event `name` (without its system prefix).
 pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKind, PayloadError> {
+    // Guards with `same` instead of slice patterns: those compile to memcmp calls, and this
+    // runs once per line.
     Ok(match name {
-        b"rseq_update" => {
+        n if same(n, b"rseq_update") => {
             if let Some(k) = fast_rseq_update(rest) {
                 return Ok(k);
             }
@@ -27,9 +30,9 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
                 mm_cid,
             }
         }
-        b"rseq_ip_fixup" => EventKind::RseqIpFixup,
-        b"sched_switch" => parse_switch(rest, strings)?,
-        b"sched_migrate_task" => {
+        n if same(n, b"rseq_ip_fixup") => EventKind::RseqIpFixup,
+        n if same(n, b"sched_switch") => parse_switch(rest, strings)?,
+        n if same(n, b"sched_migrate_task") => {
             let n = rest.len();
             EventKind::SchedMigrateTask {
                 tid: num_u32(rest, b"pid=", n).ok_or("sched_migrate_task pid=N")?,
@@ -39,14 +42,14 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
                     .ok_or("sched_migrate_task dest_cpu=N (N < 8192)")?,
             }
         }
-        b"sched_process_fork" => {
+        n if same(n, b"sched_process_fork") => {
             let n = rest.len();
             let child = num_u32(rest, b"child_pid=", n).ok_or("sched_process_fork child_pid=N")?;
             let limit = rfind_key(rest, b"child_comm=", n).unwrap_or(n);
             let parent = num_u32(rest, b"pid=", limit).ok_or("sched_process_fork pid=N")?;
             EventKind::SchedProcessFork { parent, child }
         }
-        b"task_newtask" => {
+        n if same(n, b"task_newtask") => {
             let n = rest.len();
             let tid = num_u32(rest, b"pid=", rfind_key(rest, b"comm=", n).unwrap_or(n))
                 .or_else(|| num_u32(rest, b"pid=", n))
@@ -55,14 +58,14 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
             let clone_flags = parse_hex(flags).ok_or("task_newtask clone_flags=HEX")?;
             EventKind::TaskNewtask { tid, clone_flags }
         }
-        b"sched_process_exec" => {
+        n if same(n, b"sched_process_exec") => {
             let n = rest.len();
             let old_tid = num_u32(rest, b"old_pid=", n).ok_or("sched_process_exec old_pid=N")?;
             let limit = rfind_key(rest, b"old_pid=", n).unwrap_or(n);
             let tid = num_u32(rest, b"pid=", limit).ok_or("sched_process_exec pid=N")?;
             EventKind::SchedProcessExec { tid, old_tid }
         }
-        b"sched_process_exit" => {
+        n if same(n, b"sched_process_exit") => {
             let n = rest.len();
             let limit = rfind_key(rest, b"prio=", n).unwrap_or(n);
             let tid = num_u32(rest, b"pid=", limit)
@@ -70,8 +73,8 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
                 .ok_or("sched_process_exit pid=N")?;
             EventKind::SchedProcessExit { tid }
         }
-        b"sched_wakeup_new" => parse_wakeup_new(rest)?,
-        b"hrtimer_expire_entry" => {
+        n if same(n, b"sched_wakeup_new") => parse_wakeup_new(rest)?,
+        n if same(n, b"hrtimer_expire_entry") => {
             if is_tick_function(rest) {
                 EventKind::Tick
             } else {
@@ -80,7 +83,7 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
                 }
             }
         }
-        b"tick_stop" => EventKind::TickStop {
+        n if same(n, b"tick_stop") => EventKind::TickStop {
             success: num_i32(rest, b"success=", rest.len()).ok_or("tick_stop success=N")? != 0,
         },
         _ => EventKind::Other {
@@ -112,7 +115,7 @@ fn take_int(s: &[u8], i: &mut usize) -> Option<i64> {
 
 /// Expects `lit` at `s[*i..]`, advancing `i`.
 fn take_lit(s: &[u8], i: &mut usize, lit: &[u8]) -> Option<()> {
-    if s.get(*i..*i + lit.len())? == lit {
+    if same(s.get(*i..*i + lit.len())?, lit) {
         *i += lit.len();
         Some(())
     } else {
@@ -183,7 +186,7 @@ fn is_tick_function(rest: &[u8]) -> bool {
         return false;
     };
     let v = v.split(|&b| b == b'/').next().unwrap_or(v);
-    v == b"tick_nohz_handler" || v == b"tick_sched_timer"
+    same(v, b"tick_nohz_handler") || same(v, b"tick_sched_timer")
 }
 
 /// tracefs: `prev_comm=A prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=B next_pid=2 next_prio=120`
@@ -411,6 +414,14 @@ mod tests {
     fn p(name: &str, rest: &str) -> EventKind {
         let mut s = Strings::new();
         parse(name.as_bytes(), rest.as_bytes(), &mut s).unwrap()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn same_is_slice_equality(a in proptest::collection::vec(0u8..4, 0..40), b in proptest::collection::vec(0u8..4, 0..40)) {
+            proptest::prop_assert_eq!(same(&a, &b), a == b);
+            proptest::prop_assert!(same(&a, &a));
+        }
     }
 
     #[test]

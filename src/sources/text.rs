@@ -9,7 +9,8 @@ use crate::events::{
     Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, Trace, TraceDelta, Warning,
 };
 use rustc_hash::FxHashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// What one chunk of lines produced.
 pub struct Chunk {
@@ -107,10 +108,12 @@ pub fn parse_text(
     Ok(trace)
 }
 
-/// Bytes parsed per delta of a streaming load (each piece is split across the cores).
-pub const SEGMENT_BYTES: usize = 32 << 20;
+/// Bytes per chunk: the unit of parallel work and of a streamed delta. Small enough that the
+/// first delta of a large file arrives within milliseconds and the chunks in flight stay a few
+/// MB; large enough that per-chunk costs (string tables, task maps) are noise.
+pub const SEGMENT_BYTES: usize = 4 << 20;
 
-/// The state carried from one segment of a streaming parse to the next.
+/// The state carried from one chunk of a streaming parse to the next.
 struct Stitch {
     strings: Strings,
     /// Strings already handed out in deltas.
@@ -124,17 +127,61 @@ struct Stitch {
     ncpus_sent: bool,
 }
 
-/// Parses a text capture segment by segment, handing each segment's events to `sink` as a
-/// [`TraceDelta`] (in file order); `sink` returns false to stop. Applying every delta to an
+/// The chunks between the parsing workers and the consumer that stitches them in file order.
+struct Pipeline {
+    ready: FxHashMap<usize, Chunk>,
+    /// Chunks handed to the sink so far; workers stay within a window ahead of it, so memory is
+    /// bounded however slow the sink is.
+    consumed: usize,
+    /// Event buffers handed back by the sink, reused so that their pages stay faulted in.
+    pool: Vec<Vec<Event>>,
+    stop: bool,
+}
+
+struct Shared {
+    state: Mutex<Pipeline>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Pipeline> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    fn wait<'a>(&self, g: MutexGuard<'a, Pipeline>) -> MutexGuard<'a, Pipeline> {
+        self.changed.wait(g).unwrap_or_else(|e| e.into_inner())
+    }
+    fn stop(&self) {
+        self.lock().stop = true;
+        self.changed.notify_all();
+    }
+}
+
+/// Stops the workers however the consumer leaves (error, early stop, a panicking sink), so the
+/// scope that joins them never waits forever.
+struct StopOnDrop<'a>(&'a Shared);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+/// Parses a text capture chunk by chunk, handing each chunk's events to `sink` as a
+/// [`TraceDelta`] (in file order); `sink` returns false to stop and may take what it keeps
+/// (what it leaves in `events` is cleared and the buffer reused). Applying every delta to an
 /// empty trace gives what [`parse_text`] gives before its final sort. On a malformed line the
 /// deltas before it have been delivered and the error names the line.
+///
+/// With more than one thread, workers parse chunks ahead (each a whole number of lines, with
+/// its own string table and line numbers) while this thread stitches them in order, so the
+/// parallel parse yields exactly the events of a serial one.
 pub fn stream_text(
     path: &str,
     data: &[u8],
     format: Format,
     parser: &dyn LineParser,
     opts: &LoadOptions,
-    sink: &mut dyn FnMut(TraceDelta) -> bool,
+    sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
 ) -> Result<(), SourceError> {
     // An unterminated last line is a record cut short: reported, never counted.
     let (body, partial) = match data.iter().rposition(|&b| b == b'\n') {
@@ -150,7 +197,15 @@ pub fn stream_text(
         }
         None => 1,
     };
-    let segment = opts.segment_bytes.unwrap_or(SEGMENT_BYTES).max(1);
+    // Several chunks per worker even for a mid-sized file, so both cores stay busy to the end.
+    let segment = opts
+        .segment_bytes
+        .unwrap_or_else(|| match n_threads {
+            1 => SEGMENT_BYTES,
+            n => (body.len() / (4 * n)).clamp(64 << 10, SEGMENT_BYTES),
+        })
+        .max(1);
+    let ranges = split_at_lines_every(body, segment);
     let mut st = Stitch {
         strings: Strings::new(),
         sent_strings: 1,
@@ -162,51 +217,116 @@ pub fn stream_text(
         first_bad: None,
         ncpus_sent: false,
     };
-    for (a, b) in split_at_lines_every(body, segment) {
-        let piece = &body[a..b];
-        let ranges = split_at_lines(piece, n_threads);
-        let chunks: Vec<Chunk> = if ranges.len() == 1 {
-            vec![parse_chunk(piece, parser, opts)]
-        } else {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = ranges
-                    .iter()
-                    .map(|&(a, b)| s.spawn(move || parse_chunk(&piece[a..b], parser, opts)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Chunk::new()))
-                    .collect()
-            })
-        };
-        if opts.cancelled() {
-            return Err(SourceError::file(path, "load cancelled"));
-        }
-        let mut delta = TraceDelta::default();
-        let mut failed = None;
-        for mut chunk in chunks {
-            if let Some((l, msg)) = chunk.error.take() {
-                failed = Some(SourceError::new(
-                    path,
-                    Location::Line(st.line_base + l),
-                    msg,
-                ));
-                // keep what this chunk parsed before the bad line
-                merge_chunk(&mut st, &mut delta, chunk);
-                break;
-            }
-            merge_chunk(&mut st, &mut delta, chunk);
-        }
+    let mut delta = TraceDelta::default();
+    // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
+    let mut consume = |chunk: Chunk| -> Result<(Vec<Event>, bool), SourceError> {
+        let mut chunk = chunk;
+        let failed = chunk
+            .error
+            .take()
+            .map(|(l, msg)| SourceError::new(path, Location::Line(st.line_base + l), msg));
+        // (a failed chunk keeps what it parsed before the bad line)
+        merge_chunk(&mut st, &mut delta, chunk);
         let new_strings = st.strings.len();
         delta.new_strings = (st.sent_strings..new_strings)
             .map(|i| st.strings.get(crate::events::StrId(i as u32)).into())
             .collect();
         st.sent_strings = new_strings;
+        let go = sink(&mut delta);
+        let mut buf = std::mem::take(&mut delta.events);
+        buf.clear();
+        delta = TraceDelta::default();
         if let Some(e) = failed {
-            sink(delta);
             return Err(e);
         }
-        if !sink(delta) {
+        if opts.cancelled() {
+            return Err(SourceError::file(path, "load cancelled"));
+        }
+        Ok((buf, go))
+    };
+    if n_threads == 1 || ranges.len() == 1 {
+        let mut buf = Vec::new();
+        for &(a, b) in &ranges {
+            let chunk = parse_chunk(&body[a..b], parser, opts, buf);
+            let (back, go) = consume(chunk)?;
+            if !go {
+                return Ok(());
+            }
+            buf = back;
+        }
+    } else {
+        let shared = Shared {
+            state: Mutex::new(Pipeline {
+                ready: FxHashMap::default(),
+                consumed: 0,
+                pool: Vec::new(),
+                stop: false,
+            }),
+            changed: Condvar::new(),
+        };
+        let next = AtomicUsize::new(0);
+        let window = 2 * n_threads;
+        let go = std::thread::scope(|s| {
+            let _stop = StopOnDrop(&shared);
+            for _ in 0..n_threads {
+                let (shared, next, ranges) = (&shared, &next, &ranges);
+                s.spawn(move || {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&(a, b)) = ranges.get(i) else {
+                            return;
+                        };
+                        let buf = {
+                            let mut g = shared.lock();
+                            while !g.stop && i >= g.consumed + window {
+                                g = shared.wait(g);
+                            }
+                            if g.stop {
+                                return;
+                            }
+                            g.pool.pop().unwrap_or_default()
+                        };
+                        let piece = &body[a..b];
+                        let chunk = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            parse_chunk(piece, parser, opts, buf)
+                        }))
+                        .unwrap_or_else(|_| {
+                            let mut c = Chunk::new();
+                            c.error = Some((
+                                1,
+                                "internal error: the parser failed in the chunk starting here"
+                                    .into(),
+                            ));
+                            c
+                        });
+                        shared.lock().ready.insert(i, chunk);
+                        shared.changed.notify_all();
+                    }
+                });
+            }
+            for i in 0..ranges.len() {
+                let chunk = {
+                    let mut g = shared.lock();
+                    loop {
+                        if let Some(c) = g.ready.remove(&i) {
+                            break c;
+                        }
+                        g = shared.wait(g);
+                    }
+                };
+                let (buf, go) = consume(chunk)?;
+                if !go {
+                    return Ok(false);
+                }
+                let mut g = shared.lock();
+                g.consumed = i + 1;
+                g.pool.push(buf);
+                drop(g);
+                shared.changed.notify_all();
+            }
+            Ok(true)
+        })?;
+        if !go {
             return Ok(());
         }
     }
@@ -234,7 +354,7 @@ pub fn stream_text(
     if format == Format::Ftrace && !st.saw_header {
         last.format = Some(Format::TracePipe);
     }
-    sink(last);
+    sink(&mut last);
     Ok(())
 }
 
@@ -283,12 +403,36 @@ pub fn split_at_lines(data: &[u8], n: usize) -> Vec<(usize, usize)> {
     out
 }
 
-fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions) -> Chunk {
+const PREFETCH_AHEAD: usize = 2048;
+
+#[inline(always)]
+fn prefetch(b: &u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch is a hint that never faults; `b` is a valid reference anyway.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(b as *const u8 as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = b;
+}
+
+/// Parses whole lines into a chunk whose events go into `buf` (a reused buffer).
+fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Vec<Event>) -> Chunk {
     let mut out = Chunk::new();
+    out.events = buf;
+    out.events.clear();
     out.events.reserve(data.len() / 90);
     let mut start = 0usize;
     let mut since_progress = 0usize;
+    let mut fetched = 0usize;
     for nl in memchr::memchr_iter(b'\n', data) {
+        // Ask for the bytes a few lines ahead: the first pass over a large mapped file waits on
+        // memory, not on parsing.
+        while fetched < (nl + PREFETCH_AHEAD).min(data.len()) {
+            prefetch(&data[fetched]);
+            fetched += 64;
+        }
         let mut line = &data[start..nl];
         if line.last() == Some(&b'\r') {
             line = &line[..line.len() - 1];
@@ -324,7 +468,7 @@ fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions) -> Chun
     out
 }
 
-/// Adds a parsed chunk to the delta of its segment: string ids made global, lost-marker times
+/// Turns a parsed chunk into its delta: string ids made global, lost-marker times
 /// filled in, task facts recorded once.
 fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     if !st.ncpus_sent && chunk.ncpus_hint.is_some() {
@@ -357,20 +501,12 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         }
         *last_ts = Some(e.ts);
     };
-    if delta.events.is_empty() {
-        // the segment's first chunk: fix it in place instead of copying it
-        let mut evs = std::mem::take(&mut chunk.events);
-        for e in evs.iter_mut() {
-            fix(e, &mut st.last_ts);
-        }
-        delta.events = evs;
-    } else {
-        delta.events.reserve(chunk.events.len());
-        for mut e in chunk.events.drain(..) {
-            fix(&mut e, &mut st.last_ts);
-            delta.events.push(e);
-        }
+    // A delta is one chunk: fix its events in place and hand the buffer over.
+    let mut evs = std::mem::take(&mut chunk.events);
+    for e in evs.iter_mut() {
+        fix(e, &mut st.last_ts);
     }
+    delta.events = evs;
     for (tid, m) in chunk.tasks {
         let m = TaskMeta {
             tgid: m.tgid,
@@ -393,33 +529,75 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
 
 /// `1623.480444` / `1622.415298712` / `12345` (a raw counter clock) → ns.
 pub fn parse_ts(s: &[u8]) -> Option<u64> {
-    let (sec, frac) = match memchr::memchr(b'.', s) {
-        Some(d) => (&s[..d], &s[d + 1..]),
-        None => (s, &b""[..]),
-    };
-    if sec.is_empty() || sec.len() > 10 || frac.len() > 9 {
+    // Runs once per line: no search for the dot, and the fraction (6 or 9 digits) read
+    // eight bytes at a time.
+    let mut v: u64 = 0;
+    let mut i = 0;
+    while i < s.len() && s[i].is_ascii_digit() {
+        v = v * 10 + (s[i] - b'0') as u64;
+        i += 1;
+    }
+    if i == 0 || i > 10 {
         return None;
     }
-    let mut v: u64 = 0;
-    for &b in sec {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        v = v * 10 + (b - b'0') as u64;
+    if i == s.len() {
+        return Some(v * 1_000_000_000);
     }
-    let mut f: u64 = 0;
-    for &b in frac {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        f = f * 10 + (b - b'0') as u64;
+    if s[i] != b'.' {
+        return None;
     }
-    f *= 10u64.pow(9 - frac.len() as u32);
+    let frac = &s[i + 1..];
+    let f = match frac.len() {
+        0 => 0,
+        1..=8 => digits8(frac)? * 10u64.pow(9 - frac.len() as u32),
+        9 => digits8(&frac[..8])? * 10 + digits8(&frac[8..])?,
+        _ => return None,
+    };
     Some(v * 1_000_000_000 + f)
 }
 
+/// Up to eight ASCII digits → their value, or `None` if any byte is not a digit (SWAR: the
+/// bytes are checked and combined in a u64, as simdjson does).
+fn digits8(s: &[u8]) -> Option<u64> {
+    debug_assert!(!s.is_empty() && s.len() <= 8);
+    // left-pad with '0' so the number ends in the last byte (assembled in a register: a
+    // variable-length copy to the stack costs a memcpy call and a store-forwarding stall)
+    let x = match <[u8; 8]>::try_from(s) {
+        Ok(b) => u64::from_le_bytes(b),
+        Err(_) => {
+            let mut y = 0u64;
+            for (j, &c) in s.iter().enumerate() {
+                y |= (c as u64) << (8 * j);
+            }
+            let pad = 8 * (8 - s.len() as u32);
+            (y << pad) | (0x3030_3030_3030_3030 >> (64 - pad))
+        }
+    };
+    // every byte in 0x30..=0x39
+    if (x & 0xF0F0_F0F0_F0F0_F0F0) != 0x3030_3030_3030_3030
+        || ((x.wrapping_add(0x0606_0606_0606_0606)) & 0xF0F0_F0F0_F0F0_F0F0)
+            != 0x3030_3030_3030_3030
+    {
+        return None;
+    }
+    let mut v = x - 0x3030_3030_3030_3030;
+    v = v.wrapping_mul(10).wrapping_add(v >> 8);
+    const MASK: u64 = 0x0000_00FF_0000_00FF;
+    const MUL1: u64 = 100 + (1_000_000 << 32);
+    const MUL2: u64 = 1 + (10_000 << 32);
+    v = ((v & MASK).wrapping_mul(MUL1)).wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2)) >> 32;
+    Some(v & 0xFFFF_FFFF)
+}
+
 pub fn trim_start(s: &[u8]) -> &[u8] {
-    let n = s.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    // comms are right-aligned in a 16-wide column: skip the padding eight bytes at a time
+    let mut n = 0;
+    while s.len() >= n + 8 && s[n..n + 8] == *b"        " {
+        n += 8;
+    }
+    while n < s.len() && matches!(s[n], b' ' | b'\t') {
+        n += 1;
+    }
     &s[n..]
 }
 
@@ -452,6 +630,37 @@ mod tests {
         assert_eq!(parse_ts(b"1.2.3"), None);
         assert_eq!(parse_ts(b""), None);
         assert_eq!(parse_ts(b"99999999999.1"), None);
+    }
+
+    #[test]
+    fn timestamps_every_fraction_width() {
+        for digits in 0..=9u32 {
+            let frac = "123456789".get(..digits as usize).unwrap_or("");
+            let text = if digits == 0 {
+                "42".to_string()
+            } else {
+                format!("42.{frac}")
+            };
+            let want = 42_000_000_000 + frac.parse::<u64>().unwrap_or(0) * 10u64.pow(9 - digits);
+            assert_eq!(parse_ts(text.as_bytes()), Some(want), "{text}");
+        }
+        assert_eq!(parse_ts(b"1.0000000a"), None);
+        assert_eq!(parse_ts(b"1.12345678:"), None);
+        assert_eq!(parse_ts(b"1.1234567890"), None);
+        assert_eq!(parse_ts(b"1./"), None);
+        assert_eq!(parse_ts(b"5."), Some(5_000_000_000));
+        assert_eq!(
+            parse_ts(b"9999999999.999999999"),
+            Some(9_999_999_999_999_999_999)
+        );
+    }
+
+    #[test]
+    fn trim_start_skips_padding() {
+        assert_eq!(trim_start(b"                bash"), b"bash");
+        assert_eq!(trim_start(b" \t x"), b"x");
+        assert_eq!(trim_start(b"        "), b"");
+        assert_eq!(trim_start(b"x "), b"x ");
     }
 
     #[test]

@@ -53,6 +53,8 @@ pub fn compute(trace: &Trace, from: usize, to: usize) -> Accounting {
 #[derive(Default)]
 pub struct Accumulator {
     acc: Accounting,
+    /// Per task while events come in (a hash map: one lookup per event; ordered at the end).
+    tasks: rustc_hash::FxHashMap<Tid, Account>,
     first: Option<u64>,
     last: u64,
     sys_exit: Option<crate::events::StrId>,
@@ -70,23 +72,21 @@ impl Accumulator {
             self.irq_exit = meta.strings.find(b"irq_handler_exit");
         }
         let (sys_exit, irq_exit) = (self.sys_exit, self.irq_exit);
-        let acc = &mut self.acc;
+        let (acc, tasks) = (&mut self.acc, &mut self.tasks);
         for e in evs {
             self.first.get_or_insert(e.ts);
             self.last = e.ts;
             match e.kind {
-                EventKind::RseqUpdate { .. } => {
-                    acc.tasks.entry(e.tid).or_default().rseq_updates += 1
-                }
-                EventKind::RseqIpFixup => acc.tasks.entry(e.tid).or_default().rseq_ip_fixups += 1,
+                EventKind::RseqUpdate { .. } => tasks.entry(e.tid).or_default().rseq_updates += 1,
+                EventKind::RseqIpFixup => tasks.entry(e.tid).or_default().rseq_ip_fixups += 1,
                 EventKind::Other { name } if Some(name) == sys_exit || Some(name) == irq_exit => {
                     if e.tid != 0 {
-                        acc.tasks.entry(e.tid).or_default().exits_to_user += 1;
+                        tasks.entry(e.tid).or_default().exits_to_user += 1;
                     }
                     acc.has_exit_events = true;
                 }
                 EventKind::SchedSwitch { next_tid, .. } if next_tid != 0 => {
-                    acc.tasks.entry(next_tid).or_default().switch_ins += 1;
+                    tasks.entry(next_tid).or_default().switch_ins += 1;
                 }
                 _ => {}
             }
@@ -95,6 +95,7 @@ impl Accumulator {
 
     pub fn finish(self) -> Accounting {
         let mut acc = self.acc;
+        acc.tasks = self.tasks.into_iter().collect();
         acc.span_ns = self.first.map_or(0, |f| self.last.saturating_sub(f));
         acc.tasks
             .retain(|&tid, a| tid != 0 && (a.rseq_updates > 0 || a.rseq_ip_fixups > 0));

@@ -143,11 +143,13 @@ pub fn compute_streaming(
 ) -> Result<Stats, crate::sources::SourceError> {
     let mut meta = Trace::new(&opened.name, opened.format);
     let mut summ: Option<Summarizer> = None;
-    opened.stream(opts, &mut |mut d| {
+    opened.stream(opts, &mut |d| {
         let evs = std::mem::take(&mut d.events);
         meta.apply(d);
         let s = summ.get_or_insert_with(|| Summarizer::new(&meta));
         s.feed(evs.iter().copied(), &meta);
+        // hand the buffer back for the reader to reuse
+        d.events = evs;
         true
     })?;
     match summ {
@@ -160,18 +162,21 @@ pub fn compute_streaming(
 /// The summary built slice by slice: a streaming load feeds each segment's events and drops
 /// them, so `stats` on a large text capture never holds every event at once.
 pub struct Summarizer {
-    kind_counts: rustc_hash::FxHashMap<&'static str, u64>,
+    /// Per [`EventKind::index`].
+    kind_counts: [u64; EventKind::NAMES.len()],
     other_counts: rustc_hash::FxHashMap<u32, u64>,
-    cpus: BTreeSet<u32>,
+    /// CPUs with events, one bit each.
+    cpus: Vec<u64>,
     first: Option<u64>,
     last: Option<u64>,
     events: u64,
     lost_events: u64,
     lost_markers: u64,
-    per_tid: rustc_hash::FxHashMap<Tid, (u64, CidSet)>,
+    /// Per task with rseq_update: count, CIDs, and its mm at its last update (a task that
+    /// exited is gone from the observed state by the end).
+    per_tid: rustc_hash::FxHashMap<Tid, (u64, CidSet, MmId)>,
     state: ObservedState,
     sink: Collect,
-    task_mm: rustc_hash::FxHashMap<Tid, MmId>,
     accounting: accounting::Accumulator,
     /// Highest CPU seen + 1.
     seen_cpus: u32,
@@ -187,9 +192,9 @@ impl Summarizer {
             .filter(|&n| n <= Trace::MAX_CPUS)
             .unwrap_or(0);
         Summarizer {
-            kind_counts: Default::default(),
+            kind_counts: [0; EventKind::NAMES.len()],
             other_counts: Default::default(),
-            cpus: BTreeSet::new(),
+            cpus: vec![0; (Trace::MAX_CPUS as usize).div_ceil(64)],
             first: None,
             last: None,
             events: 0,
@@ -198,7 +203,6 @@ impl Summarizer {
             per_tid: Default::default(),
             state: ObservedState::new(hint.max(1) as usize),
             sink: Collect::default(),
-            task_mm: Default::default(),
             accounting: accounting::Accumulator::default(),
             seen_cpus: 0,
             prev_ts: 0,
@@ -235,19 +239,25 @@ impl Summarizer {
                     continue;
                 }
                 EventKind::Other { name } => *self.other_counts.entry(name.0).or_default() += 1,
-                k => *self.kind_counts.entry(k.static_name()).or_default() += 1,
+                k => self.kind_counts[k.index()] += 1,
             }
             self.events += 1;
-            self.cpus.insert(ev.cpu as u32);
+            if let Some(w) = self.cpus.get_mut(ev.cpu as usize / 64) {
+                *w |= 1 << (ev.cpu % 64);
+            }
             self.first = Some(self.first.map_or(ev.ts, |f| f.min(ev.ts)));
             self.last = Some(self.last.map_or(ev.ts, |l| l.max(ev.ts)));
             if let (EventKind::RseqUpdate { mm_cid, .. }, false) =
                 (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
             {
-                let e = self.per_tid.entry(ev.tid).or_default();
+                let mm = self.state.mm_of(ev.tid);
+                let e = self
+                    .per_tid
+                    .entry(ev.tid)
+                    .or_insert((0, CidSet::default(), mm));
                 e.0 += 1;
                 e.1.insert(mm_cid);
-                self.task_mm.insert(ev.tid, self.state.mm_of(ev.tid));
+                e.2 = mm;
             }
         }
     }
@@ -265,7 +275,6 @@ impl Summarizer {
             per_tid,
             state,
             mut sink,
-            mut task_mm,
             accounting,
             seen_cpus,
             ..
@@ -284,20 +293,24 @@ impl Summarizer {
             _ => true,
         });
         let mut event_counts: BTreeMap<String, u64> = BTreeMap::new();
-        for (k, n) in kind_counts {
-            *event_counts.entry(k.to_string()).or_default() += n;
+        for (k, &n) in kind_counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+            *event_counts
+                .entry(EventKind::NAMES[k].to_string())
+                .or_default() += n;
         }
         for (id, n) in other_counts {
             *event_counts
                 .entry(trace.strings.get_str(crate::events::StrId(id)).to_string())
                 .or_default() += n;
         }
+        let mut task_mm: rustc_hash::FxHashMap<Tid, MmId> =
+            per_tid.iter().map(|(&t, e)| (t, e.2)).collect();
         for (&tid, t) in &state.tasks {
             task_mm.entry(tid).or_insert(t.mm);
         }
         let per_tid: BTreeMap<Tid, (u64, BTreeSet<i32>)> = per_tid
             .into_iter()
-            .map(|(t, (n, c))| (t, (n, c.to_set())))
+            .map(|(t, (n, c, _))| (t, (n, c.to_set())))
             .collect();
         let mut processes: Vec<ProcessSummary> = sink
             .mms
@@ -357,7 +370,9 @@ impl Summarizer {
             format: trace.format.id(),
             events,
             event_counts,
-            cpus: cpus.into_iter().collect(),
+            cpus: (0..cpus.len() as u32 * 64)
+                .filter(|&c| cpus[c as usize / 64] & (1 << (c % 64)) != 0)
+                .collect(),
             ncpus,
             first_ts_ns: first,
             last_ts_ns: last,

@@ -324,8 +324,8 @@ impl App {
     /// Takes in what the loader read.
     pub fn on_load(&mut self, msg: LoadMsg) {
         match msg {
-            LoadMsg::Delta(d) => {
-                self.trace.apply(d);
+            LoadMsg::Delta(mut d) => {
+                self.trace.apply(&mut d);
                 self.timeline.extend(&self.trace);
                 self.weights_stale = true;
             }
@@ -1104,7 +1104,7 @@ mod tests {
         let mut deltas = Vec::new();
         opened
             .stream(&opts, &mut |d| {
-                deltas.push(d);
+                deltas.push(std::mem::take(d));
                 true
             })
             .unwrap();

@@ -84,7 +84,9 @@ pub fn run_opened(
     std::thread::Builder::new()
         .name("loader".into())
         .spawn(move || {
-            let r = opened.stream(&lopts, &mut |d| tx.send(app::LoadMsg::Delta(d)).is_ok());
+            let r = opened.stream(&lopts, &mut |d| {
+                tx.send(app::LoadMsg::Delta(std::mem::take(d))).is_ok()
+            });
             let _ = tx.send(app::LoadMsg::Done(r.map_err(|e| e.to_string())));
         })
         .map_err(|e| format!("cannot start the loader thread: {e}"))?;
