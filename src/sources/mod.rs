@@ -245,18 +245,34 @@ impl Opened {
                 opts,
                 sink,
             ),
-            _ => {
-                let t = load_bytes(
-                    &self.name,
-                    &self.data,
-                    &LoadOptions {
-                        format: Some(self.format),
-                        ..opts.clone()
-                    },
-                )?;
-                TraceDelta::split(t, 1 << 20, sink);
-                Ok(())
+            // Binary captures are decoded whole (records must be put in time order first),
+            // then handed over in pieces straight from the merge: no store is built here
+            // for the consumer to take apart again.
+            Format::TraceDat => trace_dat::decode(&self.name, &self.data, opts).map(|(t, cpus)| {
+                stream_merged(t, cpus, sink);
+            }),
+            Format::PerfData => {
+                // perf.data is read in one pass on one core: map its pages on the other.
+                let done = AtomicBool::new(false);
+                let r = std::thread::scope(|s| {
+                    if !opts.serial {
+                        s.spawn(|| prefault(&self.data, &done));
+                    }
+                    let r = perf_data::decode(&self.name, &self.data, opts);
+                    done.store(true, Ordering::Relaxed);
+                    r
+                });
+                r.map(|(t, evs)| stream_merged(t, vec![evs], sink))
             }
+            Format::Live | Format::Sim => load_bytes(
+                &self.name,
+                &self.data,
+                &LoadOptions {
+                    format: Some(self.format),
+                    ..opts.clone()
+                },
+            )
+            .map(|t| TraceDelta::split(t, BINARY_DELTA_EVENTS, sink)),
         };
         if let Some(p) = &opts.progress {
             p.done.store(self.data.len() as u64, Ordering::Relaxed);
@@ -274,6 +290,56 @@ impl Opened {
                 ..opts.clone()
             },
         )
+    }
+}
+
+/// Touches one byte per page of `data` until `stop`, so that a reader walking it finds the
+/// pages mapped (the page faults of a large file cost as much as reading it).
+fn prefault(data: &[u8], stop: &AtomicBool) {
+    let mut sum = 0u8;
+    for (i, chunk) in data.chunks(4096).enumerate() {
+        if i % 256 == 0 && stop.load(Ordering::Relaxed) {
+            break;
+        }
+        sum = sum.wrapping_add(std::hint::black_box(chunk[0]));
+    }
+    std::hint::black_box(sum);
+}
+
+/// Events per delta of a binary capture.
+const BINARY_DELTA_EVENTS: usize = 1 << 16;
+
+/// Hands a decoded binary capture to `sink`: the first delta carries the metadata, every delta
+/// a piece of the merged events (one buffer, reused while the sink leaves it).
+fn stream_merged(
+    t: Trace,
+    cpus: Vec<Vec<crate::events::Event>>,
+    sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+) {
+    let mut d = TraceDelta {
+        events: Vec::new(),
+        new_strings: (1..t.strings.len() as u32)
+            .map(|i| t.strings.get(crate::events::StrId(i)).into())
+            .collect(),
+        tasks: t.tasks.into_iter().collect(),
+        ncpus_hint: t.ncpus_hint,
+        warnings: t.warnings,
+        format: Some(t.format),
+    };
+    let mut sent = false;
+    trace_dat::merge::merge_chunks(cpus, BINARY_DELTA_EVENTS, &mut |buf| {
+        std::mem::swap(&mut d.events, buf);
+        let go = sink(&mut d);
+        std::mem::swap(&mut d.events, buf);
+        sent = true;
+        d.new_strings.clear();
+        d.tasks.clear();
+        d.warnings.clear();
+        go
+    });
+    if !sent {
+        // no events: the metadata still goes over
+        sink(&mut d);
     }
 }
 

@@ -18,6 +18,9 @@ pub struct Attr {
     pub ids: Vec<u64>,
     /// From EVENT_DESC (`sched:sched_switch`), when present.
     pub name: Option<String>,
+    /// Its samples hold nothing after PERF_SAMPLE_RAW: [`super::records::SampleFields::read`]
+    /// reads them.
+    pub fast_sample: bool,
 }
 
 impl Attr {
@@ -29,6 +32,7 @@ impl Attr {
         };
         Attr {
             parse: RecordParseInfo::new(&attr, endian),
+            fast_sample: super::records::SampleFields::covers(attr.sample_format),
             attr,
             ids,
             name: None,

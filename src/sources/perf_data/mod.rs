@@ -40,6 +40,19 @@ use rustc_hash::FxHashMap;
 
 /// Loads a perf.data held in memory.
 pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
+    let (mut trace, events) = decode(name, data, opts)?;
+    trace.events = events.into();
+    trace.ensure_sorted();
+    Ok(trace)
+}
+
+/// Reads a perf.data held in memory into its metadata (strings, tasks, warnings; no events)
+/// and its events in perf's delivery order (time order unless records came late).
+pub fn decode(
+    name: &str,
+    data: &[u8],
+    opts: &LoadOptions,
+) -> Result<(Trace, Vec<Event>), SourceError> {
     let err =
         |e: BinError| SourceError::at_offset(name, e.offset, format!("perf.data: {}", e.message));
     let (mode, big) = header::read(data).map_err(err)?;
@@ -245,24 +258,33 @@ impl<'a> Reader<'a> {
                     self.unknown += 1;
                     return Ok(());
                 };
-                let raw = RawEventRecord::new(
-                    RecordType(rec.rtype),
-                    rec.misc,
-                    RawData::Single(rec.body),
-                    a.list[idx].parse,
-                );
+                let parse = &a.list[idx].parse;
+                // a sample's time sits at a fixed offset: read it without building a record
+                let ts = match parse.sample_record_time_offset_from_start {
+                    Some(o) if rec.rtype == RECORD_SAMPLE => rec
+                        .body
+                        .get(o as usize..o as usize + 8)
+                        .map(|b| read_u64(b, self.big)),
+                    _ => RawEventRecord::new(
+                        RecordType(rec.rtype),
+                        rec.misc,
+                        RawData::Single(rec.body),
+                        *parse,
+                    )
+                    .timestamp(),
+                };
                 let src = rec.offset as u64;
-                match raw.timestamp() {
-                    Some(ts) if ts != 0 => self.queue.push(ts, src),
+                match ts {
+                    Some(ts) if ts != 0 => self.queue.push(ts, src, idx as u32),
                     // Untimed records (synthesized at the start) are delivered at once.
-                    _ => self.process(src),
+                    _ => self.process(src, idx),
                 }
             }
             RECORD_FINISHED_ROUND => {
                 let mut ready = std::mem::take(&mut self.ready);
                 self.queue.round(&mut ready);
                 for it in ready.drain(..) {
-                    self.process(it.src);
+                    self.process(it.src, it.attr as usize);
                 }
                 self.ready = ready;
             }
@@ -277,20 +299,27 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// Applies the record at byte offset `src`, in time order.
-    fn process(&mut self, src: u64) {
+    /// Applies the record at byte offset `src` (of attribute `idx`), in time order.
+    fn process(&mut self, src: u64, idx: usize) {
         let data = self.data;
         if let Some(rec) = Records::new(data, src as usize, data.len(), self.big).next() {
-            self.apply(rec);
+            self.apply(rec, idx);
         }
     }
 
-    fn apply(&mut self, rec: Rec) {
+    fn apply(&mut self, rec: Rec, idx: usize) {
         let Some(a) = &self.attrs else { return };
-        let Some(idx) = a.of_record(rec.rtype, rec.body) else {
+        let Some(attr) = a.list.get(idx) else { return };
+        // The common sample layouts are read directly; the others (and any sample the direct
+        // read rejects, for the crate's error message) go through linux-perf-event-reader.
+        if rec.rtype == RECORD_SAMPLE
+            && attr.fast_sample
+            && let Some(f) =
+                records::SampleFields::read(rec.body, attr.attr.sample_format, self.big)
+        {
+            self.sample(idx, f, rec.offset as u64);
             return;
-        };
-        let attr = &a.list[idx];
+        }
         let raw = RawEventRecord::new(
             RecordType(rec.rtype),
             rec.misc,
@@ -322,7 +351,16 @@ impl<'a> Reader<'a> {
                 self.lost_records += 1;
                 self.lost(cd.timestamp, cd.cpu, l.count);
             }
-            EventRecord::Sample(s) => self.sample(idx, s, rec.offset as u64),
+            EventRecord::Sample(s) => {
+                let f = records::SampleFields {
+                    pid: s.pid,
+                    tid: s.tid,
+                    timestamp: s.timestamp,
+                    cpu: s.cpu,
+                    raw: s.raw.map(|r| r.as_slice()),
+                };
+                self.sample(idx, f, rec.offset as u64)
+            }
             EventRecord::Raw(_) if rec.rtype == RECORD_LOST_SAMPLES => {
                 let count = rec.body.get(..8).map_or(0, |b| read_u64(b, self.big));
                 let cd = common();
@@ -346,7 +384,7 @@ impl<'a> Reader<'a> {
         });
     }
 
-    fn sample(&mut self, idx: usize, s: linux_perf_event_reader::SampleRecord, offset: u64) {
+    fn sample(&mut self, idx: usize, s: records::SampleFields, offset: u64) {
         // formatted only when a sample is bad: this runs for every sample
         let where_ = || format!("byte offset {offset}");
         let Some(a) = &self.attrs else { return };
@@ -367,16 +405,13 @@ impl<'a> Reader<'a> {
         let cpu = cpu as u16;
         let strings = &mut self.trace.strings;
         let (kind, hr) = match (attr.tracepoint_id(), &self.decoder, &s.raw) {
-            (Some(id), Some(d), Some(raw)) => {
-                let raw = raw.as_slice();
-                match d.decode(id, &raw, strings) {
-                    Ok(k) => k,
-                    Err(e) => {
-                        self.bad(format!("{}: sample of tracepoint {id}: {e}", where_()));
-                        return;
-                    }
+            (Some(id), Some(d), Some(raw)) => match d.decode(id, raw, strings) {
+                Ok(k) => k,
+                Err(e) => {
+                    self.bad(format!("{}: sample of tracepoint {id}: {e}", where_()));
+                    return;
                 }
-            }
+            },
             _ => {
                 let not_tp = attr.tracepoint_id().is_none();
                 if not_tp {
@@ -437,11 +472,11 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn finish(mut self, stop: Option<Stop>) -> Trace {
+    fn finish(mut self, stop: Option<Stop>) -> (Trace, Vec<Event>) {
         let mut ready = std::mem::take(&mut self.ready);
         self.queue.finish(&mut ready);
         for it in ready.drain(..) {
-            self.process(it.src);
+            self.process(it.src, it.attr as usize);
         }
         let name = self.name;
         // perf record ≥ 6.x ends the file with one LOST_SAMPLES per event, repeating as counts
@@ -551,9 +586,7 @@ impl<'a> Reader<'a> {
             .collect();
         self.threads
             .complete(&mut self.trace.tasks, mentioned.into_iter());
-        self.trace.events = std::mem::take(&mut self.events).into();
-        self.trace.ensure_sorted();
-        self.trace
+        (self.trace, self.events)
     }
 }
 
@@ -564,4 +597,90 @@ fn feature_name(bit: u32) -> String {
         HEADER_NRCPUS => "HEADER_NRCPUS feature section".into(),
         b => format!("feature section {b}"),
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The direct sample read gives what linux-perf-event-reader gives, on every sample of the
+    /// file-mode captures in `traces/`.
+    #[test]
+    fn direct_sample_read_matches_the_crate() {
+        for f in [
+            "traces/cyclictest.perf.data",
+            "traces/stress-ng.perf.data",
+            "traces/lost.perf.data",
+        ] {
+            let data = std::fs::read(f).expect("read capture");
+            let (Mode::File(h), big) = header::read(&data).expect("header") else {
+                panic!("{f}: expected file mode");
+            };
+            let list = attrs::read_file_attrs(&data, &h, big).expect("attrs");
+            let a = Attrs::new(list, big).expect("attrs index");
+            let end = (h.data.offset + h.data.size) as usize;
+            let (mut direct, mut samples) = (0, 0);
+            for rec in Records::new(&data, h.data.offset as usize, end, big) {
+                if rec.rtype != RECORD_SAMPLE {
+                    continue;
+                }
+                samples += 1;
+                let idx = a.of_record(rec.rtype, rec.body).expect("attr of sample");
+                let attr = &a.list[idx];
+                let raw = RawEventRecord::new(
+                    RecordType(rec.rtype),
+                    rec.misc,
+                    RawData::Single(rec.body),
+                    attr.parse,
+                );
+                let Ok(EventRecord::Sample(s)) = raw.parse() else {
+                    panic!("{f}: sample at {} does not parse", rec.offset);
+                };
+                let want = records::SampleFields {
+                    pid: s.pid,
+                    tid: s.tid,
+                    timestamp: s.timestamp,
+                    cpu: s.cpu,
+                    raw: s.raw.map(|r| r.as_slice()),
+                };
+                if attr.fast_sample {
+                    direct += 1;
+                    let got = records::SampleFields::read(rec.body, attr.attr.sample_format, big);
+                    assert_eq!(got.as_ref(), Some(&want), "{f}: sample at {}", rec.offset);
+                    // and the queued time is the sample's time
+                    let o = attr
+                        .parse
+                        .sample_record_time_offset_from_start
+                        .expect("time");
+                    assert_eq!(Some(read_u64(&rec.body[o as usize..], big)), s.timestamp);
+                }
+            }
+            assert!(samples > 1000, "{f}: {samples} samples");
+            assert_eq!(
+                direct, samples,
+                "{f}: every sample of a tracepoint recording is read directly"
+            );
+        }
+    }
+
+    /// A sample cut short is no direct read: the crate's parse reports it.
+    #[test]
+    fn a_short_sample_is_left_to_the_crate() {
+        let fmt = SampleFormatAll::TID | SampleFormatAll::TIME | SampleFormatAll::RAW;
+        let mut body = Vec::new();
+        body.extend_from_slice(&7u32.to_le_bytes());
+        body.extend_from_slice(&8u32.to_le_bytes());
+        body.extend_from_slice(&99u64.to_le_bytes());
+        body.extend_from_slice(&4u32.to_le_bytes());
+        body.extend_from_slice(b"abcd");
+        let f = records::SampleFields::read(&body, fmt, false).expect("whole sample");
+        assert_eq!((f.pid, f.tid, f.timestamp), (Some(7), Some(8), Some(99)));
+        assert_eq!(f.raw.as_deref(), Some(&b"abcd"[..]));
+        for cut in 0..body.len() {
+            assert!(records::SampleFields::read(&body[..cut], fmt, false).is_none());
+        }
+        assert!(!records::SampleFields::covers(fmt | SampleFormatAll::READ));
+    }
+
+    use linux_perf_event_reader::SampleFormat as SampleFormatAll;
 }

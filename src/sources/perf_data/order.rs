@@ -12,6 +12,8 @@ pub struct Item {
     pub ts: u64,
     pub seq: u64,
     pub src: u64,
+    /// The record's attribute (found once, when it was queued).
+    pub attr: u32,
 }
 
 #[derive(Default, Debug)]
@@ -26,7 +28,7 @@ pub struct Queue {
 }
 
 impl Queue {
-    pub fn push(&mut self, ts: u64, src: u64) {
+    pub fn push(&mut self, ts: u64, src: u64, attr: u32) {
         if ts < self.last_released {
             self.late += 1;
         }
@@ -34,6 +36,7 @@ impl Queue {
             ts,
             seq: self.seq,
             src,
+            attr,
         });
         self.seq += 1;
         self.max_ts = self.max_ts.max(ts);
@@ -55,7 +58,9 @@ impl Queue {
         if self.pending.is_empty() {
             return;
         }
-        self.pending.sort_unstable_by_key(|i| (i.ts, i.seq));
+        // Stable by time is (time, seq) order, since `pending` stays in push order; and a stable
+        // sort finds the per-CPU runs perf wrote and merges them instead of sorting anew.
+        self.pending.sort_by_key(|i| i.ts);
         let n = self.pending.partition_point(|i| i.ts <= limit);
         if n == 0 {
             return;
@@ -75,23 +80,23 @@ mod tests {
         let mut out = Vec::new();
         // round 1: cpu0 1,3  cpu1 2,6
         for (ts, src) in [(1, 10), (3, 11), (2, 20), (6, 21)] {
-            q.push(ts, src);
+            q.push(ts, src, 0);
         }
         q.round(&mut out);
         assert!(out.is_empty(), "nothing is released after the first round");
         // round 2: cpu0 4,5 cpu1 7
         for (ts, src) in [(4, 12), (5, 13), (7, 22)] {
-            q.push(ts, src);
+            q.push(ts, src, 0);
         }
         q.round(&mut out);
         let got: Vec<_> = out.iter().map(|i| i.ts).collect();
         assert_eq!(got, vec![1, 2, 3, 4, 5, 6]);
-        q.push(6, 30); // equal to a released time: not late, after the earlier 6
+        q.push(6, 30, 0); // equal to a released time: not late, after the earlier 6
         q.finish(&mut out);
         let got: Vec<_> = out.iter().map(|i| (i.ts, i.src)).collect();
         assert_eq!(got[5..], [(6, 21), (6, 30), (7, 22)]);
         assert_eq!(q.late, 0);
-        q.push(1, 40);
+        q.push(1, 40, 0);
         assert_eq!(q.late, 1);
     }
 }

@@ -4,6 +4,7 @@
 //! `AUXTRACE` (`u64 size` of AUX data).
 
 use crate::sources::trace_dat::bytes::{read_u16, read_u32, read_u64};
+use linux_perf_event_reader::SampleFormat;
 
 pub const RECORD_LOST: u32 = 2;
 pub const RECORD_COMM: u32 = 3;
@@ -30,6 +31,88 @@ pub struct Rec<'a> {
     pub body: &'a [u8],
     /// Data that follows the record (tracing data, AUX data).
     pub trailing: &'a [u8],
+}
+
+/// The fields of a sample that cidscope uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SampleFields<'a> {
+    pub pid: Option<i32>,
+    pub tid: Option<i32>,
+    pub timestamp: Option<u64>,
+    pub cpu: Option<u32>,
+    pub raw: Option<std::borrow::Cow<'a, [u8]>>,
+}
+
+impl<'a> SampleFields<'a> {
+    /// The sample fields that can precede the raw data, in the kernel's order (perf_output_sample).
+    const LEADING: SampleFormat = SampleFormat::IDENTIFIER
+        .union(SampleFormat::IP)
+        .union(SampleFormat::TID)
+        .union(SampleFormat::TIME)
+        .union(SampleFormat::ADDR)
+        .union(SampleFormat::ID)
+        .union(SampleFormat::STREAM_ID)
+        .union(SampleFormat::CPU)
+        .union(SampleFormat::PERIOD)
+        .union(SampleFormat::CALLCHAIN)
+        .union(SampleFormat::RAW);
+
+    /// Whether [`SampleFields::read`] reads samples of this format: nothing after the raw data
+    /// and no read values (tracepoint recordings, with or without -g).
+    pub fn covers(format: SampleFormat) -> bool {
+        Self::LEADING.contains(format)
+    }
+
+    /// Reads a sample body directly, or `None` if it is too short for its format (the caller
+    /// then lets linux-perf-event-reader say what is wrong). Only for formats it [`covers`].
+    ///
+    /// [`covers`]: SampleFields::covers
+    pub fn read(body: &'a [u8], format: SampleFormat, big: bool) -> Option<SampleFields<'a>> {
+        let mut at = 0usize;
+        let mut take = |n: usize| -> Option<&'a [u8]> {
+            let b = body.get(at..at.checked_add(n)?)?;
+            at += n;
+            Some(b)
+        };
+        let has = |f: SampleFormat| format.contains(f);
+        let mut out = SampleFields::default();
+        for f in [SampleFormat::IDENTIFIER, SampleFormat::IP] {
+            if has(f) {
+                take(8)?;
+            }
+        }
+        if has(SampleFormat::TID) {
+            out.pid = Some(read_u32(take(4)?, big) as i32);
+            out.tid = Some(read_u32(take(4)?, big) as i32);
+        }
+        if has(SampleFormat::TIME) {
+            out.timestamp = Some(read_u64(take(8)?, big));
+        }
+        for f in [
+            SampleFormat::ADDR,
+            SampleFormat::ID,
+            SampleFormat::STREAM_ID,
+        ] {
+            if has(f) {
+                take(8)?;
+            }
+        }
+        if has(SampleFormat::CPU) {
+            out.cpu = Some(read_u32(take(8)?, big));
+        }
+        if has(SampleFormat::PERIOD) {
+            take(8)?;
+        }
+        if has(SampleFormat::CALLCHAIN) {
+            let n = usize::try_from(read_u64(take(8)?, big)).ok()?;
+            take(n.checked_mul(8)?)?;
+        }
+        if has(SampleFormat::RAW) {
+            let n = read_u32(take(4)?, big) as usize;
+            out.raw = Some(std::borrow::Cow::Borrowed(take(n)?));
+        }
+        Some(out)
+    }
 }
 
 /// Why the walk stopped before the end.

@@ -33,6 +33,19 @@ use ring::{CpuOut, Locate, Walk};
 
 /// Loads a trace.dat held in memory.
 pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
+    let (mut trace, cpus) = decode(name, data, opts)?;
+    trace.events = merge::merge(cpus).into();
+    trace.ensure_sorted();
+    Ok(trace)
+}
+
+/// Reads a trace.dat held in memory into its metadata (strings, tasks, warnings; no events)
+/// and each CPU's events in ring order, to be merged in time order by [`merge`].
+pub fn decode(
+    name: &str,
+    data: &[u8],
+    opts: &LoadOptions,
+) -> Result<(Trace, Vec<Vec<Event>>), SourceError> {
     let err =
         |e: BinError| SourceError::at_offset(name, e.offset, format!("trace.dat: {}", e.message));
     let layout = layout::read(data).map_err(err)?;
@@ -112,22 +125,9 @@ pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, Source
             ),
         );
     }
-    let mut events = merge::merge(outs.into_iter().map(|(_, o)| o.events).collect());
-    // A loss marker of a CPU with no event before it carries u64::MAX: "at the end"; it takes the
-    // time of the capture's last event (sorted last either way).
-    let end = events
-        .iter()
-        .map(|e| e.ts)
-        .filter(|&t| t != u64::MAX)
-        .max()
-        .unwrap_or(0);
-    for e in events.iter_mut().filter(|e| e.ts == u64::MAX) {
-        e.ts = end;
-    }
-    trace.events = events.into();
-    note_tasks(&mut trace, &layout);
-    trace.ensure_sorted();
-    Ok(trace)
+    let cpus: Vec<Vec<Event>> = outs.into_iter().map(|(_, o)| o.events).collect();
+    note_tasks(&mut trace, &layout, &cpus);
+    Ok((trace, cpus))
 }
 
 /// Reads every CPU, on up to as many threads as there are cores (each with its own copy of the
@@ -305,13 +305,15 @@ fn read_cpu(
 
 /// One `TaskMeta` per task that recorded an event: comm from the saved cmdlines, as
 /// `trace-cmd report` prints it (`<idle>` for 0, `<...>` when unknown).
-fn note_tasks(trace: &mut Trace, layout: &Layout) {
+fn note_tasks(trace: &mut Trace, layout: &Layout, cpus: &[Vec<Event>]) {
     let mut seen = rustc_hash::FxHashSet::default();
-    for e in &trace.events {
+    for e in cpus.iter().flatten() {
         if !e.kind.is_lost() {
             seen.insert(e.tid);
         }
     }
+    let mut seen: Vec<_> = seen.into_iter().collect();
+    seen.sort_unstable();
     for tid in seen {
         let comm: &[u8] = match layout.cmdlines.get(&tid) {
             Some(c) => c,
