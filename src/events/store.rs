@@ -410,6 +410,11 @@ impl Iterator for Iter<'_> {
         let n = self.end - self.i;
         (n, Some(n))
     }
+    /// Jumps without decoding the events skipped (`skip` and `nth` would otherwise decode each).
+    fn nth(&mut self, n: usize) -> Option<Event> {
+        self.i = self.i.saturating_add(n).min(self.end);
+        self.next()
+    }
 }
 
 impl DoubleEndedIterator for Iter<'_> {
@@ -507,6 +512,12 @@ mod tests {
             }
             prop_assert!(store.iter().eq(events.iter().copied()));
             prop_assert!(store.iter().rev().eq(events.iter().rev().copied()));
+            for k in [0, 1, events.len() / 3, events.len(), events.len() + 5] {
+                prop_assert!(store.iter().skip(k).eq(events.iter().skip(k).copied()));
+                prop_assert_eq!(store.iter().nth(k), events.get(k).copied());
+                let mut it = store.range(1..events.len());
+                prop_assert_eq!(it.nth(k), events.get(1..).and_then(|e| e.get(k)).copied());
+            }
         }
     }
 

@@ -285,7 +285,7 @@ impl Timeline {
             mm_stats,
             alarms,
         };
-        for (i, ev) in trace.events.iter().enumerate().skip(self.applied) {
+        for (i, ev) in (self.applied..).zip(trace.events.range(self.applied..n)) {
             if i % *interval == 0 {
                 checkpoints.push(Checkpoint {
                     next_event: i,

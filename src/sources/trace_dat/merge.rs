@@ -43,6 +43,19 @@ pub fn merge_chunks(
     sink: &mut dyn FnMut(&mut Vec<Event>) -> bool,
 ) {
     let chunk = chunk.max(1);
+    if streams.len() == 1 {
+        // nothing to interleave: place the untimed markers, then copy out piece by piece
+        let one = merge(streams);
+        let mut buf = Vec::with_capacity(one.len().min(chunk));
+        for piece in one.chunks(chunk) {
+            buf.extend_from_slice(piece);
+            if !sink(&mut buf) {
+                return;
+            }
+            buf.clear();
+        }
+        return;
+    }
     let total = streams.iter().map(Vec::len).sum::<usize>();
     let mut buf: Vec<Event> = Vec::with_capacity(total.min(chunk));
     // The time of the event before in the merged list; before the first, the first real time.
@@ -149,11 +162,19 @@ mod tests {
             assert_eq!(got, whole, "chunks of {chunk}");
         }
         let mut pieces = 0;
-        merge_chunks(vec![a, b], 10, &mut |_| {
+        merge_chunks(vec![a.clone(), b], 10, &mut |_| {
             pieces += 1;
             pieces < 2
         });
         assert_eq!(pieces, 2, "a sink that says stop is not called again");
+        // one stream: the same pieces as any other
+        let mut got = Vec::new();
+        merge_chunks(vec![a.clone()], 7, &mut |buf| {
+            assert!(buf.len() <= 7);
+            got.extend_from_slice(buf);
+            true
+        });
+        assert_eq!(got, a);
     }
 
     #[test]
