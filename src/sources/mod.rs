@@ -251,19 +251,9 @@ impl Opened {
             Format::TraceDat => trace_dat::decode(&self.name, &self.data, opts).map(|(t, cpus)| {
                 stream_merged(t, cpus, sink);
             }),
-            Format::PerfData => {
-                // perf.data is read in one pass on one core: map its pages on the other.
-                let done = AtomicBool::new(false);
-                let r = std::thread::scope(|s| {
-                    if !opts.serial {
-                        s.spawn(|| prefault(&self.data, &done));
-                    }
-                    let r = perf_data::decode(&self.name, &self.data, opts);
-                    done.store(true, Ordering::Relaxed);
-                    r
-                });
-                r.map(|(t, evs)| stream_merged(t, vec![evs], sink))
-            }
+            Format::PerfData => perf_data::decode(&self.name, &self.data, opts).map(|(t, evs)| {
+                stream_merged(t, vec![evs], sink);
+            }),
             Format::Live | Format::Sim => load_bytes(
                 &self.name,
                 &self.data,
@@ -291,19 +281,6 @@ impl Opened {
             },
         )
     }
-}
-
-/// Touches one byte per page of `data` until `stop`, so that a reader walking it finds the
-/// pages mapped (the page faults of a large file cost as much as reading it).
-fn prefault(data: &[u8], stop: &AtomicBool) {
-    let mut sum = 0u8;
-    for (i, chunk) in data.chunks(4096).enumerate() {
-        if i % 256 == 0 && stop.load(Ordering::Relaxed) {
-            break;
-        }
-        sum = sum.wrapping_add(std::hint::black_box(chunk[0]));
-    }
-    std::hint::black_box(sum);
 }
 
 /// Events per delta of a binary capture.

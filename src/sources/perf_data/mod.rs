@@ -34,9 +34,13 @@ use crate::events::{Event, EventKind, Format, StrId, TID_UNKNOWN, TaskMeta, Tid,
 use attrs::{Attr, Attrs};
 use header::{HEADER_EVENT_DESC, HEADER_NRCPUS, HEADER_TRACING_DATA, Mode};
 use linux_perf_event_reader::{EventRecord, RawData, RawEventRecord, RecordType};
-use order::{Item, Queue};
+use order::{Item, Orderer};
 use records::*;
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// Records per batch handed from the walk to the decoding stage.
+const WALK_BATCH: usize = 4096;
 
 /// Loads a perf.data held in memory.
 pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
@@ -61,18 +65,17 @@ pub fn decode(
         data,
         big,
         attrs: None,
+        order: Orderer::default(),
+        deliver: Vec::new(),
         pending_attrs: Vec::new(),
         desc: Vec::new(),
         decoder: None,
         trace: Trace::new(name, Format::PerfData),
         events: Vec::new(),
         threads: tasks::Threads::default(),
-        queue: Queue::default(),
-        ready: Vec::new(),
         ticks: TickInfer::default(),
         bad: 0,
         first_bad: None,
-        unknown: 0,
         other_names: FxHashMap::default(),
         non_tracepoint: Default::default(),
         lost_records: 0,
@@ -92,7 +95,12 @@ struct Reader<'a> {
     name: &'a str,
     data: &'a [u8],
     big: bool,
-    attrs: Option<Attrs>,
+    /// Shared with `order` (the walk of file mode runs on its own thread).
+    attrs: Option<Arc<Attrs>>,
+    /// Puts records in perf's delivery order.
+    order: Orderer,
+    /// Records `order` released, to apply (pipe mode).
+    deliver: Vec<Item>,
     /// Pipe mode: attrs seen so far (the `Attrs` index is rebuilt when one arrives).
     pending_attrs: Vec<Attr>,
     desc: Vec<(String, Vec<u64>)>,
@@ -101,12 +109,9 @@ struct Reader<'a> {
     /// The samples as decoded, before the tick is inferred and they go into the trace's store.
     events: Vec<Event>,
     threads: tasks::Threads,
-    queue: Queue,
-    ready: Vec<Item>,
     ticks: TickInfer,
     bad: u64,
     first_bad: Option<String>,
-    unknown: u64,
     other_names: FxHashMap<usize, StrId>,
     /// Samples of attributes that are not tracepoints, per attribute index.
     non_tracepoint: std::collections::BTreeMap<usize, u64>,
@@ -133,10 +138,9 @@ impl<'a> Reader<'a> {
         }
         let mut a = Attrs::new(list, self.big).map_err(|e| BinError::new(h.attrs.offset, e))?;
         a.name_events(&self.desc);
-        self.attrs = Some(a);
+        self.set_attrs(Some(Arc::new(a)));
         let start = h.data.offset as usize;
         let end = h.data.offset.saturating_add(h.data.size) as usize;
-        let mut recs = Records::new(self.data, start, end, self.big);
         // Tracepoint samples are ~100 bytes: reserve instead of growing (and copying) the list.
         self.events
             .reserve((h.data.size as usize).min(self.data.len()) / 112);
@@ -144,23 +148,68 @@ impl<'a> Reader<'a> {
             p.total
                 .store(h.data.size, std::sync::atomic::Ordering::Relaxed);
         }
-        let mut n = 0u32;
-        while let Some(rec) = recs.next() {
-            self.record(rec)?;
-            n = n.wrapping_add(1);
-            if n.is_multiple_of(65536) {
-                if let Some(p) = &opts.progress {
-                    p.done.store(
-                        (recs.pos() - start) as u64,
-                        std::sync::atomic::Ordering::Relaxed,
-                    );
+        // Two stages on two cores: a thread walks the records and puts them in delivery order,
+        // this one decodes what it releases. (Pipe mode stays on one thread: its attributes
+        // may change between records.)
+        let (data, big) = (self.data, self.big);
+        let mut order = std::mem::take(&mut self.order);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(16);
+        let (walked, order) = std::thread::scope(|s| {
+            let walker = s.spawn(move || {
+                let mut recs = Records::new(data, start, end, big);
+                let mut batch = Vec::with_capacity(WALK_BATCH);
+                let mut n = 0u32;
+                let r = (|| {
+                    while let Some(rec) = recs.next() {
+                        order.record(rec, &mut batch)?;
+                        if batch.len() >= WALK_BATCH && tx.send(std::mem::take(&mut batch)).is_err()
+                        {
+                            return Ok(None);
+                        }
+                        n = n.wrapping_add(1);
+                        if n.is_multiple_of(65536) {
+                            if let Some(p) = &opts.progress {
+                                p.done.store(
+                                    (recs.pos() - start) as u64,
+                                    std::sync::atomic::Ordering::Relaxed,
+                                );
+                            }
+                            if opts.cancelled() {
+                                return Ok(None);
+                            }
+                        }
+                    }
+                    order.finish(&mut batch);
+                    Ok(recs.stop.clone())
+                })();
+                if r.is_ok() && !batch.is_empty() {
+                    let _ = tx.send(batch);
                 }
-                if opts.cancelled() {
-                    return Ok(None);
+                (r, order)
+            });
+            for batch in rx {
+                for it in batch {
+                    self.process(it.src, it.attr as usize);
                 }
             }
-        }
-        Ok(recs.stop)
+            walker.join().unwrap_or_else(|_| {
+                (
+                    Err(BinError::new(
+                        start as u64,
+                        "internal error: the record walk failed",
+                    )),
+                    Orderer::default(),
+                )
+            })
+        });
+        self.order = order;
+        walked
+    }
+
+    /// The attributes records are matched against, for both stages.
+    fn set_attrs(&mut self, a: Option<Arc<Attrs>>) {
+        self.order.attrs = a.clone();
+        self.attrs = a;
     }
 
     fn pipe(&mut self, opts: &LoadOptions) -> BinResult<Option<Stop>> {
@@ -172,7 +221,7 @@ impl<'a> Reader<'a> {
                 RECORD_HEADER_ATTR => match attrs::parse_header_attr(rec.body, self.big) {
                     Ok(a) => {
                         self.pending_attrs.push(a);
-                        self.attrs = None;
+                        self.set_attrs(None);
                     }
                     Err(e) => return Err(BinError::new(rec.offset as u64, e)),
                 },
@@ -182,8 +231,9 @@ impl<'a> Reader<'a> {
                     match feat {
                         f if f == HEADER_EVENT_DESC as u64 => {
                             self.desc = attrs::event_desc(body, self.big);
-                            if let Some(a) = &mut self.attrs {
-                                a.name_events(&self.desc);
+                            if let Some(mut a) = self.attrs.take() {
+                                Arc::make_mut(&mut a).name_events(&self.desc);
+                                self.set_attrs(Some(a));
                             }
                         }
                         f if f == HEADER_NRCPUS as u64 => self.nrcpus(body),
@@ -201,7 +251,7 @@ impl<'a> Reader<'a> {
                         let mut a = Attrs::new(self.pending_attrs.clone(), self.big)
                             .map_err(|e| BinError::new(rec.offset as u64, e))?;
                         a.name_events(&self.desc);
-                        self.attrs = Some(a);
+                        self.set_attrs(Some(Arc::new(a)));
                     }
                     self.record(rec)?;
                 }
@@ -245,58 +295,15 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// A record from the stream.
+    /// A record from the stream (pipe mode): ordered, and what is released applied.
     fn record(&mut self, rec: Rec) -> BinResult<()> {
-        match rec.rtype {
-            RECORD_SAMPLE | RECORD_COMM | RECORD_FORK | RECORD_EXIT | RECORD_LOST
-            | RECORD_LOST_SAMPLES => {
-                let Some(a) = &self.attrs else {
-                    self.unknown += 1;
-                    return Ok(());
-                };
-                let Some(idx) = a.of_record(rec.rtype, rec.body) else {
-                    self.unknown += 1;
-                    return Ok(());
-                };
-                let parse = &a.list[idx].parse;
-                // a sample's time sits at a fixed offset: read it without building a record
-                let ts = match parse.sample_record_time_offset_from_start {
-                    Some(o) if rec.rtype == RECORD_SAMPLE => rec
-                        .body
-                        .get(o as usize..o as usize + 8)
-                        .map(|b| read_u64(b, self.big)),
-                    _ => RawEventRecord::new(
-                        RecordType(rec.rtype),
-                        rec.misc,
-                        RawData::Single(rec.body),
-                        *parse,
-                    )
-                    .timestamp(),
-                };
-                let src = rec.offset as u64;
-                match ts {
-                    Some(ts) if ts != 0 => self.queue.push(ts, src, idx as u32),
-                    // Untimed records (synthesized at the start) are delivered at once.
-                    _ => self.process(src, idx),
-                }
-            }
-            RECORD_FINISHED_ROUND => {
-                let mut ready = std::mem::take(&mut self.ready);
-                self.queue.round(&mut ready);
-                for it in ready.drain(..) {
-                    self.process(it.src, it.attr as usize);
-                }
-                self.ready = ready;
-            }
-            RECORD_COMPRESSED | RECORD_COMPRESSED2 => {
-                return Err(BinError::new(
-                    rec.offset as u64,
-                    "found a PERF_RECORD_COMPRESSED record (perf record -z): compressed perf.data is not supported; record without -z",
-                ));
-            }
-            _ => {}
+        let mut out = std::mem::take(&mut self.deliver);
+        let r = self.order.record(rec, &mut out);
+        for it in out.drain(..) {
+            self.process(it.src, it.attr as usize);
         }
-        Ok(())
+        self.deliver = out;
+        r
     }
 
     /// Applies the record at byte offset `src` (of attribute `idx`), in time order.
@@ -473,9 +480,9 @@ impl<'a> Reader<'a> {
     }
 
     fn finish(mut self, stop: Option<Stop>) -> (Trace, Vec<Event>) {
-        let mut ready = std::mem::take(&mut self.ready);
-        self.queue.finish(&mut ready);
-        for it in ready.drain(..) {
+        let mut out = std::mem::take(&mut self.deliver);
+        self.order.finish(&mut out);
+        for it in out.drain(..) {
             self.process(it.src, it.attr as usize);
         }
         let name = self.name;
@@ -529,10 +536,10 @@ impl<'a> Reader<'a> {
                 ),
             );
         }
-        if self.unknown > 0 {
+        if self.order.unknown > 0 {
             self.trace.warn(
                 "unknown-event-id",
-                format!("{name}: {} records name an event id that no attribute lists; they were skipped", self.unknown),
+                format!("{name}: {} records name an event id that no attribute lists; they were skipped", self.order.unknown),
             );
         }
         if self.bad > 0 {
@@ -545,12 +552,12 @@ impl<'a> Reader<'a> {
                 ),
             );
         }
-        if self.queue.late > 0 {
+        if self.order.queue.late > 0 {
             self.trace.warn(
                 "records-out-of-round",
                 format!(
                     "{name}: {} records are older than records of an earlier finished round (perf reports them as out of order)",
-                    self.queue.late
+                    self.order.queue.late
                 ),
             );
         }

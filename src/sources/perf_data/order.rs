@@ -6,6 +6,83 @@
 //! end everything is released. A record older than what was already released is passed on late
 //! (perf does the same and counts it), and the reader sorts and warns.
 
+use super::attrs::Attrs;
+use super::records::*;
+use crate::sources::trace_dat::bytes::{BinError, BinResult, read_u64};
+use linux_perf_event_reader::{RawData, RawEventRecord, RecordType};
+use std::sync::Arc;
+
+/// The first stage of reading: each record's attribute and time, and the order perf delivers
+/// records in. Knows nothing of what the records hold.
+#[derive(Default)]
+pub struct Orderer {
+    pub attrs: Option<Arc<Attrs>>,
+    pub queue: Queue,
+    /// Records whose event id no attribute lists (skipped).
+    pub unknown: u64,
+}
+
+impl Orderer {
+    /// Takes a record of the stream; what is due (untimed records at once, a round's records
+    /// at its end) goes to `out` in delivery order. A record cidscope cannot read is an error.
+    pub fn record(&mut self, rec: Rec, out: &mut Vec<Item>) -> BinResult<()> {
+        match rec.rtype {
+            RECORD_SAMPLE | RECORD_COMM | RECORD_FORK | RECORD_EXIT | RECORD_LOST
+            | RECORD_LOST_SAMPLES => {
+                let Some(a) = &self.attrs else {
+                    self.unknown += 1;
+                    return Ok(());
+                };
+                let Some(idx) = a.of_record(rec.rtype, rec.body) else {
+                    self.unknown += 1;
+                    return Ok(());
+                };
+                let parse = &a.list[idx].parse;
+                let big = matches!(parse.endian, linux_perf_event_reader::Endianness::BigEndian);
+                // a sample's time sits at a fixed offset: read it without building a record
+                let ts = match parse.sample_record_time_offset_from_start {
+                    Some(o) if rec.rtype == RECORD_SAMPLE => rec
+                        .body
+                        .get(o as usize..o as usize + 8)
+                        .map(|b| read_u64(b, big)),
+                    _ => RawEventRecord::new(
+                        RecordType(rec.rtype),
+                        rec.misc,
+                        RawData::Single(rec.body),
+                        *parse,
+                    )
+                    .timestamp(),
+                };
+                let src = rec.offset as u64;
+                match ts {
+                    Some(ts) if ts != 0 => self.queue.push(ts, src, idx as u32),
+                    // Untimed records (synthesized at the start) are delivered at once.
+                    _ => out.push(Item {
+                        ts: 0,
+                        seq: 0,
+                        src,
+                        attr: idx as u32,
+                    }),
+                }
+            }
+            RECORD_FINISHED_ROUND => self.queue.round(out),
+            RECORD_COMPRESSED | RECORD_COMPRESSED2 => {
+                return Err(BinError::new(
+                    rec.offset as u64,
+                    "found a PERF_RECORD_COMPRESSED record (perf record -z): compressed perf.data is not supported; record without -z",
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// End of data: everything still queued, in order.
+    pub fn finish(&mut self, out: &mut Vec<Item>) {
+        self.queue.finish(out);
+    }
+}
+
 /// Where a queued record is: an offset in the file (or in decompressed records).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Item {
