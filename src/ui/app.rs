@@ -126,6 +126,8 @@ pub struct App {
     /// when the selection or the data changes).
     pub weights: Vec<(u64, u16)>,
     weights_stale: bool,
+    /// Events loaded when the weights were last rebuilt.
+    weights_at: usize,
     /// Models to run once the capture is read: (policies, parameters).
     pub model_request: Option<(
         Vec<crate::model::policies::PolicyKind>,
@@ -197,6 +199,7 @@ impl App {
             summaries: None,
             weights: Vec::new(),
             weights_stale: false,
+            weights_at: 0,
         }
     }
 
@@ -356,8 +359,12 @@ impl App {
             }
         }
         self.refresh_mm_list();
-        if self.weights_stale {
+        // The series is rebuilt from the whole index: while loading, only each time the trace
+        // has doubled (a load of many deltas then costs twice one rebuild, not one per delta).
+        let n = self.trace.events.len();
+        if self.weights_stale && (self.loading.is_none() || n >= 2 * self.weights_at.max(1 << 16)) {
             self.weights_stale = false;
+            self.weights_at = n;
             self.refresh_weights();
         }
         if self.follow_load {
