@@ -534,10 +534,14 @@ pub fn parse_ts(s: &[u8]) -> Option<u64> {
     let mut v: u64 = 0;
     let mut i = 0;
     while i < s.len() && s[i].is_ascii_digit() {
+        if i == 10 {
+            // more than ten digits of seconds: no clock of ours
+            return None;
+        }
         v = v * 10 + (s[i] - b'0') as u64;
         i += 1;
     }
-    if i == 0 || i > 10 {
+    if i == 0 {
         return None;
     }
     if i == s.len() {
@@ -649,6 +653,8 @@ mod tests {
         assert_eq!(parse_ts(b"1.1234567890"), None);
         assert_eq!(parse_ts(b"1./"), None);
         assert_eq!(parse_ts(b"5."), Some(5_000_000_000));
+        assert_eq!(parse_ts(b"12345678901"), None);
+        assert_eq!(parse_ts(b"99999999999999999999999999.5"), None);
         assert_eq!(
             parse_ts(b"9999999999.999999999"),
             Some(9_999_999_999_999_999_999)
