@@ -124,14 +124,20 @@ pub(crate) fn run_app(mut app: App, tick: &mut dyn FnMut(&mut App)) -> Result<Ap
         if app.quit {
             break;
         }
+        let drawn = std::time::Instant::now();
         guard.terminal.draw(|f| view::draw(f, &app)).map_err(tio)?;
+        let draw_ms = drawn.elapsed().as_millis() as u64;
         if panic_for_test {
             panic!("CIDSCOPE_TEST_PANIC is set: panicking inside the TUI on purpose");
         }
         // Poll with a timeout so a SIGTERM (and, while loading, new data) is noticed without
         // input.
         let playing = app.demo.as_ref().is_some_and(|d| d.playing);
-        let wait = if app.loading.is_some() || app.live.is_some() || playing {
+        let wait = if app.loading.is_some() {
+            // Frames of a trace still loading walk its lanes without summaries and share this
+            // thread with indexing: spend at most a third of it drawing.
+            (2 * draw_ms).clamp(30, 250)
+        } else if app.live.is_some() || playing {
             30
         } else {
             100

@@ -77,6 +77,15 @@ impl Shown {
     }
 }
 
+/// Whether `[a, b)` holds more segments of `lane` than a frame should walk per cell.
+fn spans_many(lane: &SegLane, a: u64, b: u64) -> bool {
+    match (lane.index_at(a), lane.index_at(b)) {
+        (Some(i), Some(j)) => j - i > 64,
+        (None, Some(j)) => j > 64,
+        _ => false,
+    }
+}
+
 /// What the cells of one lane show across the window.
 pub fn cells(
     app: &App,
@@ -96,6 +105,12 @@ pub fn cells(
             let (a, b) = axis.range(x);
             let seg = match pyramid {
                 Some(p) => p.cell(lane, a, b, end, admits).seg,
+                // Still loading (no summaries yet) and the column spans many segments: show
+                // the segment at its middle rather than walk them all on every frame.
+                None if app.loading.is_some() && spans_many(lane, a, b) => lane
+                    .index_at(a + (b - a) / 2)
+                    .map(|i| lane.at(i))
+                    .filter(|s| admits(s)),
                 None => summarize(lane, a, b, end, admits).seg,
             };
             let shown = match seg {
@@ -328,5 +343,64 @@ fn draw_ruler(
     }
     if let Some(cx) = axis.col_of(app.cursor_ts()) {
         buf.set_string(area.x + lw + cx, area.y, "▼", theme.mark(theme.cursor));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::{LoadOptions, load_bytes};
+    use crate::ui::app::LoadMsg;
+
+    /// While a capture loads, a column holding many segments shows one of its own segments (the
+    /// one at its middle); once loaded, every column shows the exact dominant segment.
+    #[test]
+    fn a_loading_frame_samples_busy_columns_and_a_loaded_one_is_exact() {
+        let data = crate::testing::synth_ftrace(60_000, 4, 3, 4, 7);
+        let trace =
+            load_bytes("synth.txt", &data, &LoadOptions::default()).expect("synthetic trace");
+        let mut app = App::loading("synth.txt", trace.format, Default::default());
+        let mut d = crate::events::TraceDelta::default();
+        d.events = trace.events.iter().collect();
+        d.new_strings = (1..trace.strings.len() as u32)
+            .map(|i| trace.strings.get(crate::events::StrId(i)).into())
+            .collect();
+        d.tasks = trace.tasks.iter().map(|(&t, &m)| (t, m)).collect();
+        app.on_load(LoadMsg::Delta(d));
+        assert!(app.loading.is_some());
+        let end = app.timeline.last_ts;
+        let axis = TimeAxis {
+            t0: app.timeline.first_ts,
+            span: end - app.timeline.first_ts,
+            cols: 40,
+        };
+        let mut sampled = 0;
+        for lane in &app.timeline.lanes {
+            let shown = cells(&app, lane, end, Admit::AllTasks, axis, None);
+            for (x, (_, seg)) in shown.iter().enumerate() {
+                let (a, b) = axis.range(x as u16);
+                if !spans_many(lane, a, b) {
+                    continue;
+                }
+                sampled += 1;
+                if let Some(s) = seg {
+                    let i = lane
+                        .index_at(a + (b - a) / 2)
+                        .expect("a segment at the middle");
+                    assert_eq!(*s, lane.at(i), "column {x}");
+                    assert!(s.tid != 0);
+                }
+            }
+        }
+        assert!(sampled > 0, "the synthetic trace has busy columns");
+        app.on_load(LoadMsg::Done(Ok(())));
+        for lane in &app.timeline.lanes {
+            let shown = cells(&app, lane, end, Admit::AllTasks, axis, None);
+            for (x, (_, seg)) in shown.iter().enumerate() {
+                let (a, b) = axis.range(x as u16);
+                let exact = summarize(lane, a, b, end, |s: &Segment| s.tid != 0).seg;
+                assert_eq!(*seg, exact, "column {x}");
+            }
+        }
     }
 }
