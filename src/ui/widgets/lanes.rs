@@ -360,12 +360,14 @@ mod tests {
         let trace =
             load_bytes("synth.txt", &data, &LoadOptions::default()).expect("synthetic trace");
         let mut app = App::loading("synth.txt", trace.format, Default::default());
-        let mut d = crate::events::TraceDelta::default();
-        d.events = trace.events.iter().collect();
-        d.new_strings = (1..trace.strings.len() as u32)
-            .map(|i| trace.strings.get(crate::events::StrId(i)).into())
-            .collect();
-        d.tasks = trace.tasks.iter().map(|(&t, &m)| (t, m)).collect();
+        let d = crate::events::TraceDelta {
+            events: trace.events.iter().collect(),
+            new_strings: (1..trace.strings.len() as u32)
+                .map(|i| trace.strings.get(crate::events::StrId(i)).into())
+                .collect(),
+            tasks: trace.tasks.iter().map(|(&t, &m)| (t, m)).collect(),
+            ..Default::default()
+        };
         app.on_load(LoadMsg::Delta(d));
         assert!(app.loading.is_some());
         let end = app.timeline.last_ts;
