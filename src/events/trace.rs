@@ -124,12 +124,10 @@ pub struct TraceDelta {
 }
 
 impl TraceDelta {
-    /// A whole trace as deltas of at most `chunk` events each (for readers that do not stream):
-    /// the first carries the strings, tasks and warnings. Converting a chunk at a time keeps
-    /// the expanded events of only one chunk in memory. Stops when `sink` returns false.
-    pub fn split(t: Trace, chunk: usize, sink: &mut dyn FnMut(&mut TraceDelta) -> bool) {
-        let n = t.events.len();
-        let mut d = TraceDelta {
+    /// What a delta carries of a whole trace besides its events: strings, tasks, CPU count,
+    /// warnings and format (the first delta of a capture read whole).
+    pub fn metadata(t: Trace) -> TraceDelta {
+        TraceDelta {
             events: Vec::new(),
             new_strings: (1..t.strings.len() as u32)
                 .map(|i| t.strings.get(super::StrId(i)).into())
@@ -138,23 +136,6 @@ impl TraceDelta {
             ncpus_hint: t.ncpus_hint,
             warnings: t.warnings,
             format: Some(t.format),
-        };
-        let mut a = 0;
-        loop {
-            let b = (a + chunk.max(1)).min(n);
-            d.events = t.events.range(a..b).collect();
-            if !sink(&mut d) || b == n {
-                return;
-            }
-            a = b;
-            d = TraceDelta {
-                events: Vec::new(),
-                new_strings: Vec::new(),
-                tasks: Vec::new(),
-                ncpus_hint: t.ncpus_hint,
-                warnings: Vec::new(),
-                format: Some(t.format),
-            };
         }
     }
 }

@@ -262,7 +262,10 @@ impl Opened {
                     ..opts.clone()
                 },
             )
-            .map(|t| TraceDelta::split(t, BINARY_DELTA_EVENTS, sink)),
+            .map(|t| {
+                let evs = t.events.iter().collect();
+                stream_merged(t, vec![evs], sink)
+            }),
         };
         if let Some(p) = &opts.progress {
             p.done.store(self.data.len() as u64, Ordering::Relaxed);
@@ -293,16 +296,7 @@ fn stream_merged(
     cpus: Vec<Vec<crate::events::Event>>,
     sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
 ) {
-    let mut d = TraceDelta {
-        events: Vec::new(),
-        new_strings: (1..t.strings.len() as u32)
-            .map(|i| t.strings.get(crate::events::StrId(i)).into())
-            .collect(),
-        tasks: t.tasks.into_iter().collect(),
-        ncpus_hint: t.ncpus_hint,
-        warnings: t.warnings,
-        format: Some(t.format),
-    };
+    let mut d = TraceDelta::metadata(t);
     let mut sent = false;
     trace_dat::merge::merge_chunks(cpus, BINARY_DELTA_EVENTS, &mut |buf| {
         std::mem::swap(&mut d.events, buf);

@@ -381,28 +381,6 @@ fn split_at_lines_every(data: &[u8], size: usize) -> Vec<(usize, usize)> {
     out
 }
 
-/// Splits `data` into about `n` pieces that each end at a newline.
-pub fn split_at_lines(data: &[u8], n: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::with_capacity(n);
-    let mut start = 0;
-    for k in 1..n {
-        let target = data.len() * k / n;
-        if target <= start {
-            continue;
-        }
-        match memchr::memchr(b'\n', &data[target..]) {
-            Some(p) => {
-                let end = target + p + 1;
-                out.push((start, end));
-                start = end;
-            }
-            None => break,
-        }
-    }
-    out.push((start, data.len()));
-    out
-}
-
 const PREFETCH_AHEAD: usize = 2048;
 
 #[inline(always)]
@@ -672,8 +650,8 @@ mod tests {
     #[test]
     fn split_keeps_lines_whole() {
         let data = b"aaa\nbb\ncccc\nd\neeeee\n";
-        for n in 1..8 {
-            let r = split_at_lines(data, n);
+        for size in 1..12 {
+            let r = split_at_lines_every(data, size);
             assert_eq!(r.first().unwrap().0, 0);
             assert_eq!(r.last().unwrap().1, data.len());
             for w in r.windows(2) {

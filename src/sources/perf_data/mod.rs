@@ -358,16 +358,7 @@ impl<'a> Reader<'a> {
                 self.lost_records += 1;
                 self.lost(cd.timestamp, cd.cpu, l.count);
             }
-            EventRecord::Sample(s) => {
-                let f = records::SampleFields {
-                    pid: s.pid,
-                    tid: s.tid,
-                    timestamp: s.timestamp,
-                    cpu: s.cpu,
-                    raw: s.raw.map(|r| r.as_slice()),
-                };
-                self.sample(idx, f, rec.offset as u64)
-            }
+            EventRecord::Sample(s) => self.sample(idx, s.into(), rec.offset as u64),
             EventRecord::Raw(_) if rec.rtype == RECORD_LOST_SAMPLES => {
                 let count = rec.body.get(..8).map_or(0, |b| read_u64(b, self.big));
                 let cd = common();
@@ -643,13 +634,7 @@ mod tests {
                 let Ok(EventRecord::Sample(s)) = raw.parse() else {
                     panic!("{f}: sample at {} does not parse", rec.offset);
                 };
-                let want = records::SampleFields {
-                    pid: s.pid,
-                    tid: s.tid,
-                    timestamp: s.timestamp,
-                    cpu: s.cpu,
-                    raw: s.raw.map(|r| r.as_slice()),
-                };
+                let want = records::SampleFields::from(s.clone());
                 if attr.fast_sample {
                     direct += 1;
                     let got = records::SampleFields::read(rec.body, attr.attr.sample_format, big);

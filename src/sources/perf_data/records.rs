@@ -43,6 +43,18 @@ pub struct SampleFields<'a> {
     pub raw: Option<std::borrow::Cow<'a, [u8]>>,
 }
 
+impl<'a> From<linux_perf_event_reader::SampleRecord<'a>> for SampleFields<'a> {
+    fn from(s: linux_perf_event_reader::SampleRecord<'a>) -> SampleFields<'a> {
+        SampleFields {
+            pid: s.pid,
+            tid: s.tid,
+            timestamp: s.timestamp,
+            cpu: s.cpu,
+            raw: s.raw.map(|r| r.as_slice()),
+        }
+    }
+}
+
 impl<'a> SampleFields<'a> {
     /// The sample fields that can precede the raw data, in the kernel's order (perf_output_sample).
     const LEADING: SampleFormat = SampleFormat::IDENTIFIER
