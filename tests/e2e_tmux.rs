@@ -1,98 +1,16 @@
 //! End to end: the real binary in a real terminal (tmux), driven by keys, read from the screen.
 
-use std::process::Command;
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+mod common;
 
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(cmd: &str) -> Tmux {
-        assert!(
-            Command::new("tmux").arg("-V").output().is_ok(),
-            "tmux is needed for this test (.ci/run installs it)"
-        );
-        let socket = format!("cidscope-e2e-{}-{}", std::process::id(), rand_suffix());
-        let ok = Command::new("tmux")
-            .args([
-                "-L",
-                &socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-s",
-                "t",
-            ])
-            .args(["-x", "120", "-y", "40"])
-            .arg(cmd)
-            .env("TERM", "xterm-256color")
-            .status()
-            .expect("tmux new-session")
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Tmux { socket }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let ok = Command::new("tmux")
-                .args(["-L", &self.socket, "send-keys", "-t", "t", k])
-                .status()
-                .expect("send-keys")
-                .success();
-            assert!(ok);
-            sleep(Duration::from_millis(60));
-        }
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"])
-            .output()
-            .expect("capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits until the screen contains `needle`, returning the screen.
-    fn wait_for(&self, needle: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if s.contains(needle) {
-                return s;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "timed out waiting for {needle:?}; screen:\n{s}"
-            );
-            sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
-    }
-}
-
-fn rand_suffix() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() % 1_000_000)
-}
+use common::tmux::Tmux;
 
 #[test]
 fn scrub_help_and_quit_in_a_real_terminal() {
     let bin = env!("CARGO_BIN_EXE_cidscope");
-    let t = Tmux::start(&format!(
-        "{bin} traces/hackbench-pipe.ftrace.txt; echo EXITED=$?; sleep 60"
-    ));
+    let t = Tmux::start(
+        "e2e",
+        &format!("{bin} traces/hackbench-pipe.ftrace.txt; echo EXITED=$?; sleep 60"),
+    );
     let s = t.wait_for("event 1 of 15176");
     assert!(s.contains("tgid 3082 hackbench"), "{s}");
     t.keys(&["Right", "Right", "l"]);
@@ -129,9 +47,10 @@ fn scrub_help_and_quit_in_a_real_terminal() {
 #[test]
 fn search_markers_and_jumps_without_a_mouse() {
     let bin = env!("CARGO_BIN_EXE_cidscope");
-    let t = Tmux::start(&format!(
-        "{bin} traces/hackbench-pipe.ftrace.txt; echo EXITED=$?; sleep 60"
-    ));
+    let t = Tmux::start(
+        "e2e",
+        &format!("{bin} traces/hackbench-pipe.ftrace.txt; echo EXITED=$?; sleep 60"),
+    );
     t.wait_for("event 1 of 15176");
     // search a task by tid; n walks the matches
     t.keys(&["/"]);
@@ -204,10 +123,10 @@ fn a_large_capture_shows_progress_and_quits_during_the_load() {
         }
     }
     let bin = env!("CARGO_BIN_EXE_cidscope");
-    let t = Tmux::start(&format!(
-        "{bin} {}; echo EXITED=$?; sleep 60",
-        path.display()
-    ));
+    let t = Tmux::start(
+        "e2e",
+        &format!("{bin} {}; echo EXITED=$?; sleep 60", path.display()),
+    );
     let s = t.wait_for("loading ");
     assert!(s.contains("% "), "a progress figure: {s}");
     t.keys(&["q"]);
@@ -227,9 +146,12 @@ fn live_session_follows_pauses_and_ends_scrubbable() {
         })
         .unwrap_or(false);
     let attach = if root { "--attach" } else { "" };
-    let t = Tmux::start(&format!(
-        "{bin} live {attach} --duration 4 --workload hog:3,migrate:1:20ms; echo EXITED=$?; sleep 60"
-    ));
+    let t = Tmux::start(
+        "e2e",
+        &format!(
+            "{bin} live {attach} --duration 4 --workload hog:3,migrate:1:20ms; echo EXITED=$?; sleep 60"
+        ),
+    );
     t.wait_for("● LIVE");
     let s = t.wait_for("user space: CIDs the threads read from their rseq areas");
     if root {
@@ -258,9 +180,12 @@ fn live_session_follows_pauses_and_ends_scrubbable() {
 #[test]
 fn sim_and_compare_in_a_real_terminal() {
     let bin = env!("CARGO_BIN_EXE_cidscope");
-    let t = Tmux::start(&format!(
-        "{bin} sim --cpus 16 --policy resume-batch --batch 4 --workload hogs --threads 20 --duration 400ms; echo EXITED=$?; sleep 60"
-    ));
+    let t = Tmux::start(
+        "e2e",
+        &format!(
+            "{bin} sim --cpus 16 --policy resume-batch --batch 4 --workload hogs --threads 20 --duration 400ms; echo EXITED=$?; sleep 60"
+        ),
+    );
     t.wait_for("resume-batch model");
     t.keys(&["s"]);
     t.wait_for("scan start 1 of ");
@@ -268,9 +193,12 @@ fn sim_and_compare_in_a_real_terminal() {
     t.wait_for("scan batch ");
     t.keys(&["q"]);
     t.wait_for("EXITED=0");
-    let t = Tmux::start(&format!(
-        "{bin} traces/v5-workers.ftrace.txt --compare observed,lazy-compact,owner-mode; echo EXITED=$?; sleep 60"
-    ));
+    let t = Tmux::start(
+        "e2e",
+        &format!(
+            "{bin} traces/v5-workers.ftrace.txt --compare observed,lazy-compact,owner-mode; echo EXITED=$?; sleep 60"
+        ),
+    );
     let s = t.wait_for("lazy-compact model: 3492/3492 rseq_updates predicted");
     assert!(s.contains("owner-mode model"), "{s}");
     assert!(s.contains("diff"), "{s}");

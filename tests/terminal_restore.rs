@@ -1,77 +1,38 @@
 //! The terminal is always restored: after q, Ctrl-C, SIGTERM, SIGHUP-style hangups and a panic,
 //! the shell is back in cooked mode with echo, the cursor is visible and the main screen shows.
 
+mod common;
+
+use common::tmux::Tmux;
 use std::process::Command;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+/// A shell in a real terminal, to run cidscope from and inspect afterwards.
 struct Shell {
-    socket: String,
+    t: Tmux,
 }
 
 impl Shell {
     fn start(env: &str) -> Shell {
-        let socket = format!(
-            "cidscope-restore-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() % 1_000_000_000)
-        );
-        let ok = Command::new("tmux")
-            .args([
-                "-L",
-                &socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-s",
-                "t",
-            ])
-            .args(["-x", "120", "-y", "40"])
-            .arg(format!("env {env} PS1='$ ' bash --norc --noprofile"))
-            .env("TERM", "xterm-256color")
-            .status()
-            .expect("tmux (installed by .ci/run)")
-            .success();
-        assert!(ok);
-        Shell { socket }
+        Shell {
+            t: Tmux::start(
+                "restore",
+                &format!("env {env} PS1='$ ' bash --norc --noprofile"),
+            ),
+        }
     }
 
     fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .output()
-            .expect("tmux");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        self.t.tmux(args)
     }
 
     fn send(&self, keys: &[&str]) {
-        for k in keys {
-            self.tmux(&["send-keys", "-t", "t", k]);
-            sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn screen(&self) -> String {
-        self.tmux(&["capture-pane", "-p", "-t", "t"])
+        self.t.keys(keys)
     }
 
     fn wait_for(&self, needle: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if s.contains(needle) {
-                return s;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "timed out waiting for {needle:?}:\n{s}"
-            );
-            sleep(Duration::from_millis(100));
-        }
+        self.t.wait_for(needle)
     }
 
     /// Starts cidscope from the shell and waits for its first frame.
@@ -128,14 +89,6 @@ impl Shell {
             line.contains("isig") && !line.contains("-isig"),
             "no signals: {line}"
         );
-    }
-}
-
-impl Drop for Shell {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
     }
 }
 

@@ -2,6 +2,8 @@
 //! buffer dumps (TUI snapshots).
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use std::io::Read;
