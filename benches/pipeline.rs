@@ -24,20 +24,7 @@ fn text_1m() -> &'static [u8] {
 /// 10 M events: the 1 M capture repeated ten times, shifted in time.
 fn trace_10m() -> &'static Trace {
     static T: OnceLock<Trace> = OnceLock::new();
-    T.get_or_init(|| {
-        let base = load_bytes("synth", text_1m(), &LoadOptions::default()).expect("synth loads");
-        let span = base.events.last().map_or(0, |e| e.ts) - base.events.ts(0) + 1_000_000;
-        let mut t = base.clone();
-        t.events.reserve(base.events.len() * 9);
-        for k in 1..10u64 {
-            t.events.extend(base.events.iter().map(|e| {
-                let mut e = e;
-                e.ts += k * span;
-                e
-            }));
-        }
-        t
-    })
+    T.get_or_init(cidscope::testing::synth_trace_10m)
 }
 
 fn timeline_10m() -> &'static Timeline {

@@ -1,22 +1,11 @@
 //! Profiling aid: renders frames of a 10 M-event trace at one zoom.
-use cidscope::sources::{LoadOptions, load_bytes};
 use cidscope::ui::{app::App, keys::Action, view};
 use ratatui::{Terminal, backend::TestBackend};
 use std::time::Instant;
 
 fn main() {
     let zoom = std::env::args().nth(1).unwrap_or_else(|| "whole".into());
-    let text = cidscope::testing::synth_ftrace(1_000_000, 8, 40, 10, 1);
-    let base = load_bytes("synth", &text, &LoadOptions::default()).unwrap();
-    let span = base.events.last().unwrap().ts - base.events.ts(0) + 1_000_000;
-    let mut t = base.clone();
-    for k in 1..10u64 {
-        t.events.extend(base.events.iter().map(|e| {
-            let mut e = e;
-            e.ts += k * span;
-            e
-        }));
-    }
+    let t = cidscope::testing::synth_trace_10m();
     let t0 = Instant::now();
     let mut app = App::new(t);
     eprintln!("index {:?}", t0.elapsed());

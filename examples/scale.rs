@@ -4,7 +4,6 @@
 //! Prints: load and index throughput, seek percentiles, frame time per zoom at 240x60, resident
 //! memory per event, and the time to the first frame of FILE through the streaming loader.
 
-use cidscope::events::Trace;
 use cidscope::sources::{LoadOptions, load, load_bytes, open};
 use cidscope::ui::{app::App, keys::Action, view};
 use ratatui::{Terminal, backend::TestBackend};
@@ -60,25 +59,6 @@ fn pct(v: &mut [Duration], p: f64) -> Duration {
     v[((v.len() - 1) as f64 * p) as usize]
 }
 
-fn synthetic_10m() -> Trace {
-    let text = cidscope::testing::synth_ftrace(1_000_000, 8, 40, 10, 1);
-    let base = load_bytes("synth", &text, &LoadOptions::default()).expect("synthetic");
-    drop(text);
-    let span = base.events.last().map_or(0, |e| e.ts) - base.events.ts(0) + 1_000_000;
-    let mut t = base.clone();
-    t.events.reserve(base.events.len() * 9);
-    for k in 1..10u64 {
-        t.events.extend(base.events.iter().map(|e| {
-            let mut e = e;
-            e.ts += k * span;
-            e
-        }));
-    }
-    drop(base);
-    t.events.shrink_to_fit();
-    t
-}
-
 fn main() {
     let file = std::env::args().nth(1);
     cidscope::sources::memory::tune_allocator();
@@ -115,7 +95,7 @@ fn main() {
     let t0 = Instant::now();
     let trace = match &file {
         Some(f) => load(std::path::Path::new(f), &LoadOptions::default()).expect("load"),
-        None => synthetic_10m(),
+        None => cidscope::testing::synth_trace_10m(),
     };
     let load_s = t0.elapsed().as_secs_f64();
     let n = trace.events.len();

@@ -132,6 +132,27 @@ pub fn synth_ftrace(n_events: usize, ncpus: u16, nprocs: u32, threads: u32, seed
     out
 }
 
+/// The benchmarks' 10 M-event trace: [`synth_ftrace`]'s 1 M events (8 CPUs, 40 processes of 10
+/// threads, seed 1) loaded, then repeated ten times, each copy shifted past the one before.
+pub fn synth_trace_10m() -> Trace {
+    let text = synth_ftrace(1_000_000, 8, 40, 10, 1);
+    let base = crate::sources::load_bytes("synth", &text, &Default::default())
+        .expect("the synthetic capture always parses");
+    drop(text);
+    let span = base.events.last().map_or(0, |e| e.ts) - base.events.ts(0) + 1_000_000;
+    let mut t = base.clone();
+    t.events.reserve(base.events.len() * 9);
+    for k in 1..10u64 {
+        t.events.extend(base.events.iter().map(|mut e| {
+            e.ts += k * span;
+            e
+        }));
+    }
+    drop(base);
+    t.events.shrink_to_fit();
+    t
+}
+
 /// A trace decoded from arbitrary bytes (the models' fuzz target): each 6-byte record is one
 /// canonical event — kind, CPU, task, argument — at increasing times, over a small set of
 /// tasks and CPUs so that switches, forks and reports meet each other.
