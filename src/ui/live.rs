@@ -82,12 +82,7 @@ impl LiveView {
             if !self.samples.tasks.contains_key(&s.tid) {
                 // the thread's name from the kernel trace when attached, else from /proc (the
                 // workload's threads are this process's own)
-                let proc_name = std::fs::read(format!("/proc/self/task/{}/comm", s.tid))
-                    .ok()
-                    .map(|mut b| {
-                        b.retain(|&c| c != b'\n');
-                        b
-                    });
+                let proc_name = crate::sources::live::procfs::own_thread_comm(s.tid);
                 let name = match names.tasks.get(&s.tid) {
                     Some(m) => names.strings.get(m.comm).to_vec(),
                     None => proc_name.unwrap_or_else(|| b"cidscope-live".to_vec()),

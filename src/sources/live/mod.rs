@@ -20,6 +20,7 @@ pub mod decode;
 pub mod filter;
 pub mod format;
 pub mod kallsyms;
+pub mod procfs;
 pub mod record;
 pub mod rseq_area;
 pub mod session;
