@@ -33,14 +33,6 @@ pub struct ModelChoice {
     pub params: crate::model::policies::Params,
 }
 
-/// Runs the TUI on a loaded capture until the user quits.
-pub fn run(trace: Trace, opts: UiOptions) -> Result<(), String> {
-    let mut app = App::new(trace);
-    app.theme = opts.theme;
-    app.bindings = opts.bindings;
-    run_app(app, &mut |_| {}).map(|_| ())
-}
-
 /// Runs the TUI on a simulated schedule and its model runs (`cidscope sim`).
 pub fn run_sim(
     trace: Trace,
