@@ -74,13 +74,13 @@ fn frame_render_10m(b: Bencher, zoom: &str) {
         // The App owns its trace and index; build them once per zoom.
         let mut app = App::with_timeline(t.clone(), Timeline::build(t));
         let cols = 240 - 6;
-        app.cursor = t.events.len() / 2;
+        app.state.view.cursor = t.events.len() / 2;
         match zoom {
-            "1ms/col" => app.span = 1_000_000 * cols,
-            "1us/col" => app.span = 1_000 * cols,
+            "1ms/col" => app.state.view.span = 1_000_000 * cols,
+            "1us/col" => app.state.view.span = 1_000 * cols,
             _ => {}
         }
-        app.follow_cursor();
+        app.state.follow_cursor();
         app.apply(Action::StepNext);
         app
     };

@@ -9,13 +9,13 @@ fn main() {
     let t0 = Instant::now();
     let mut app = App::new(t);
     eprintln!("index {:?}", t0.elapsed());
-    app.cursor = app.trace.events.len() / 2;
+    app.state.view.cursor = app.state.trace.events.len() / 2;
     match zoom.as_str() {
-        "1ms" => app.span = 1_000_000 * 234,
-        "1us" => app.span = 1_000 * 234,
+        "1ms" => app.state.view.span = 1_000_000 * 234,
+        "1us" => app.state.view.span = 1_000 * 234,
         _ => {}
     }
-    app.follow_cursor();
+    app.state.follow_cursor();
     app.apply(Action::StepNext);
     let mut term = Terminal::new(TestBackend::new(240, 60)).unwrap();
     let t0 = Instant::now();

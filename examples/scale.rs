@@ -69,7 +69,7 @@ fn main() {
         let mut app = App::loading(&opened.name, opened.format, Default::default());
         let mut first = None;
         let _ = opened.stream(&LoadOptions::default(), &mut |d| {
-            app.on_load(cidscope::ui::app::LoadMsg::Delta(std::mem::take(d)));
+            app.on_load(cidscope::ui::state::LoadMsg::Delta(std::mem::take(d)));
             false
         });
         let mut term = Terminal::new(TestBackend::new(240, 60)).expect("terminal");
@@ -78,7 +78,7 @@ fn main() {
         println!(
             "first frame of {f}: {:.0} ms ({} events in the first delta)",
             first.unwrap_or_default().as_secs_f64() * 1e3,
-            app.trace.events.len()
+            app.state.trace.events.len()
         );
     }
     // The baseline: after a small load, index and frame, so code pages, thread stacks and the
@@ -116,7 +116,7 @@ fn main() {
     let live_app = live_bytes() - live0;
     let live_tl = {
         let before = live_bytes();
-        let tl = cidscope::timeline::Timeline::build(&app.trace);
+        let tl = cidscope::timeline::Timeline::build(&app.state.trace);
         let after = live_bytes();
         drop(tl);
         after - before
@@ -131,12 +131,18 @@ fn main() {
         (rss_trace - rss0) as f64 / 1e6,
         (rss_app - rss_trace) as f64 / 1e6
     );
-    let lanes: usize = app.timeline.lanes.iter().map(|l| l.heap_bytes()).sum();
-    let segs: usize = app.timeline.lanes.iter().map(|l| l.len()).sum();
+    let lanes: usize = app
+        .state
+        .timeline
+        .lanes
+        .iter()
+        .map(|l| l.heap_bytes())
+        .sum();
+    let segs: usize = app.state.timeline.lanes.iter().map(|l| l.len()).sum();
     println!(
         "  heap: trace {:.1} B/event (event store {:.1}), index and view {:.1} B/event (timeline {:.1}, of which lanes {:.1} for {segs} segments)",
         live_trace as f64 / n as f64,
-        app.trace.events.heap_bytes() as f64 / n as f64,
+        app.state.trace.events.heap_bytes() as f64 / n as f64,
         (live_app - live_trace) as f64 / n as f64,
         live_tl as f64 / n as f64,
         lanes as f64 / n as f64
@@ -150,28 +156,28 @@ fn main() {
         x ^= x << 17;
         let i = (x % n as u64) as usize;
         let t = Instant::now();
-        std::hint::black_box(app.timeline.state_after(&app.trace, i));
+        std::hint::black_box(app.state.timeline.state_after(&app.state.trace, i));
         seeks.push(t.elapsed());
     }
     println!(
         "seek ({} checkpoints every {} events): p50 {:?} p99 {:?} max {:?}",
-        app.timeline.checkpoints.len(),
-        app.timeline.interval,
+        app.state.timeline.checkpoints.len(),
+        app.state.timeline.interval,
         pct(&mut seeks, 0.5),
         pct(&mut seeks, 0.99),
         pct(&mut seeks, 1.0)
     );
     // frames
     let mut term = Terminal::new(TestBackend::new(240, 60)).expect("terminal");
-    let full = app.span;
-    app.cursor = n / 2;
+    let full = app.state.view.span;
+    app.state.view.cursor = n / 2;
     for (name, span) in [
         ("whole trace", full),
         ("1 ms/column", 1_000_000 * 234),
         ("1 us/column", 1_000 * 234),
     ] {
-        app.span = span;
-        app.t0 = app.cursor_ts().saturating_sub(span / 2);
+        app.state.view.span = span;
+        app.state.view.t0 = app.state.cursor_ts().saturating_sub(span / 2);
         app.apply(Action::StepNext);
         app.apply(Action::StepPrev);
         let mut times = Vec::new();

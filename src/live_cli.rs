@@ -86,7 +86,8 @@ pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCo
     let attached = opts.attach.is_some();
     let session = LiveSession::start(opts).map_err(|e| e.to_string())?;
     let cap = match ui {
-        Some(ui) => crate::ui::live::run_live(session, ui, std::process::id(), attached, ncpus)?,
+        Some(ui) => crate::ui::run_live(session, ui, std::process::id(), attached, ncpus)
+            .map_err(|e| e.to_string())?,
         None => {
             wait(&session);
             session.stop().map_err(|e| e.to_string())?

@@ -97,7 +97,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             })?;
             let setup = (demo.build)()?;
             let ui = ui_options(&cli.theme, &cli.keys)?;
-            cidscope::ui::demo::run_demo(demo.name, setup, ui)?;
+            cidscope::ui::run_demo(demo.name, setup, ui).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Man) => {
@@ -184,7 +184,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         .contains(&cidscope::cli::PolicyArg::Observed),
                 params: cli.model.params(),
             };
-            cidscope::ui::run_opened(opened, opts, ui, models)?;
+            cidscope::ui::run_opened(opened, opts, ui, models).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -229,6 +229,6 @@ fn run_sim(
         &others,
         &cfg.params,
     ));
-    cidscope::ui::run_sim(out.trace, runs, ui)?;
+    cidscope::ui::run_sim(out.trace, runs, ui).map_err(|e| e.to_string())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -2,8 +2,9 @@
 //! move the narration with the cursor.
 
 use cidscope::demo::DEMOS;
-use cidscope::ui::demo::app_for;
 use cidscope::ui::keys::Action;
+use cidscope::ui::run::demo_app as app_for;
+use cidscope::ui::session::demo::Demo;
 use cidscope::ui::view;
 use ratatui::{Terminal, backend::TestBackend};
 
@@ -18,7 +19,7 @@ fn narration_of_every_demo() {
     for d in DEMOS {
         let setup = (d.build)().unwrap_or_else(|e| panic!("{}: {e}", d.name));
         let mut app = app_for(d.name, setup);
-        let n = app.demo.as_ref().map_or(0, |s| s.steps.len());
+        let n = app.session_as::<Demo>().map_or(0, |s| s.steps.len());
         let first = render(&app);
         assert!(
             first.contains(&format!("demo {} — step 1 of {n}", d.name)),
@@ -36,30 +37,38 @@ fn narration_of_every_demo() {
 fn stepping_and_playing() {
     let d = &DEMOS[0];
     let mut app = app_for(d.name, (d.build)().expect("demo"));
-    let steps = app.demo.as_ref().expect("demo").steps.clone();
+    let steps = app.session_as::<Demo>().expect("demo").steps.clone();
     // ] and [ visit every step in time order and stop at the ends
     for (k, s) in steps.iter().enumerate() {
-        assert_eq!(app.demo.as_ref().expect("demo").current, k);
-        assert!(app.cursor_ts() >= s.ts);
+        assert_eq!(app.session_as::<Demo>().expect("demo").current, k);
+        assert!(app.state.cursor_ts() >= s.ts);
         app.apply(Action::NextStep);
     }
-    assert_eq!(app.demo.as_ref().expect("demo").current, steps.len() - 1);
+    assert_eq!(
+        app.session_as::<Demo>().expect("demo").current,
+        steps.len() - 1
+    );
     app.apply(Action::PrevStep);
-    assert_eq!(app.demo.as_ref().expect("demo").current, steps.len() - 2);
+    assert_eq!(
+        app.session_as::<Demo>().expect("demo").current,
+        steps.len() - 2
+    );
     // playing from the start passes the second step's moment and the narration follows
-    app.go_to_step(0);
+    let (demo, st) = app.session_mut::<Demo>().expect("demo");
+    demo.go_to_step(0, st);
     app.apply(Action::TogglePause);
-    assert!(app.demo.as_ref().expect("demo").playing);
+    assert!(app.session_as::<Demo>().expect("demo").playing);
     app.apply(Action::Faster);
     let target = steps[1].ts;
     for _ in 0..100_000 {
-        if app.cursor_ts() >= target {
+        if app.state.cursor_ts() >= target {
             break;
         }
-        app.play(100_000_000);
+        let (demo, st) = app.session_mut::<Demo>().expect("demo");
+        demo.play(100_000_000, st);
     }
-    assert!(app.cursor_ts() >= target);
-    assert!(app.demo.as_ref().expect("demo").current >= 1);
+    assert!(app.state.cursor_ts() >= target);
+    assert!(app.session_as::<Demo>().expect("demo").current >= 1);
 }
 
 #[test]

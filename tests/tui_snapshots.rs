@@ -66,7 +66,7 @@ fn compare_view() {
         &Params::default(),
     );
     let mut a = App::new(t);
-    a.set_models(runs);
+    a.state.set_models(runs);
     for _ in 0..6 {
         a.apply(Action::NextCidChange);
     }
@@ -94,20 +94,20 @@ fn scan_batch_widget() {
     cfg.duration_ns = 300_000_000;
     let out = simulate(&cfg);
     let mut a = App::new(out.trace);
-    a.show_observed = false;
-    a.set_models(vec![out.run]);
+    a.state.models.show_observed = false;
+    a.state.set_models(vec![out.run]);
     a.apply(Action::NextScan);
     a.apply(Action::NextScan);
     // step until the scan is in its second batch
     for _ in 0..400 {
-        let at = a.models[0].scan_at(a.cursor_ts());
+        let at = a.state.models.views[0].scan_at(a.state.cursor_ts());
         if at.as_ref().is_some_and(|(p, _, _)| p.done == 2) {
             break;
         }
         a.apply(Action::StepNext);
     }
-    let (p, cpus, _) = a.models[0]
-        .scan_at(a.cursor_ts())
+    let (p, cpus, _) = a.state.models.views[0]
+        .scan_at(a.state.cursor_ts())
         .expect("a scan in progress");
     assert_eq!((p.done, p.of), (2, 16));
     assert_eq!(cpus, (8..16).collect::<Vec<u16>>());

@@ -1,8 +1,9 @@
 //! Terminal input (keys, mouse) turned into changes of [`App`]: keys go through the binding
 //! table, or into a prompt; the mouse puts the cursor, selects a range, zooms and hovers.
 
-use super::app::{App, Mode};
+use super::app::App;
 use super::keys::action_for;
+use super::overlays::Mode;
 use super::view;
 use crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
@@ -26,10 +27,10 @@ pub fn handle(app: &mut App, ev: &TermEvent, area: Rect, drag: &mut Drag) {
 
 pub fn key(app: &mut App, k: &KeyEvent) {
     if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
-        app.quit = true;
+        app.state.quit = true;
         return;
     }
-    match &app.mode {
+    match &app.state.overlays.mode {
         Mode::Prompt { .. } => match k.code {
             KeyCode::Enter => app.submit(),
             KeyCode::Esc => app.cancel_mode(),
@@ -48,8 +49,8 @@ pub fn key(app: &mut App, k: &KeyEvent) {
         Mode::Normal => {
             if let Some(a) = action_for(&app.bindings, k) {
                 app.apply(a);
-            } else if app.show_help {
-                app.show_help = false;
+            } else if app.state.overlays.show_help {
+                app.state.overlays.show_help = false;
             }
         }
     }
@@ -57,39 +58,40 @@ pub fn key(app: &mut App, k: &KeyEvent) {
 
 fn mouse(app: &mut App, m: &MouseEvent, area: Rect, drag: &mut Drag) {
     let hit = view::hit(area, app, m.column, m.row);
+    let st = &mut app.state;
     match m.kind {
-        MouseEventKind::Moved => app.hover = hit,
+        MouseEventKind::Moved => st.view.hover = hit,
         MouseEventKind::Down(MouseButton::Left) => {
             if let Some((_, ts)) = hit {
                 drag.start = Some((m.column, ts));
-                let i = app.event_near(ts);
-                app.set_cursor(i);
+                let i = st.event_near(ts);
+                st.set_cursor(i);
             }
         }
         MouseEventKind::Drag(MouseButton::Left) => {
             if let (Some((col, a)), Some((_, b))) = (drag.start, hit)
                 && col != m.column
             {
-                app.sel_a = Some(a);
-                app.sel_b = Some(b);
+                st.sel.a = Some(a);
+                st.sel.b = Some(b);
             }
-            app.hover = hit;
+            st.view.hover = hit;
         }
         MouseEventKind::Up(MouseButton::Left) => {
             if let (Some((col, _)), Some(_)) = (drag.start.take(), hit)
                 && col != m.column
             {
-                app.describe_selection();
+                st.describe_selection();
             }
         }
         MouseEventKind::ScrollUp => {
             if let Some((_, ts)) = hit {
-                app.zoom_at(0.5, ts);
+                st.zoom_at(0.5, ts);
             }
         }
         MouseEventKind::ScrollDown => {
             if let Some((_, ts)) = hit {
-                app.zoom_at(2.0, ts);
+                st.zoom_at(2.0, ts);
             }
         }
         _ => {}

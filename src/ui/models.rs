@@ -2,11 +2,76 @@
 //! weight curve, its compaction triggers and scan progress. Rebuilt when the selection changes,
 //! so drawing never computes more than a frame needs.
 
-use super::app::MmSel;
+use super::selection::MmSel;
 use crate::model::MmId;
 use crate::model::policies::run::ScanProgress;
-use crate::model::policies::{PolicyRun, Trigger};
+use crate::model::policies::{Params, PolicyKind, PolicyRun, Trigger};
 use crate::timeline::{SegLane, Segment};
+
+/// The CID models shown beside (or instead of) what the capture shows.
+pub struct Models {
+    pub views: Vec<ModelView>,
+    /// Whether the observed lanes are shown (a `--compare` list may leave them out).
+    pub show_observed: bool,
+    /// Jump targets of the first model.
+    pub marks: ModelMarks,
+    /// Models to run once the capture is read: (policies, parameters).
+    pub request: Option<(Vec<PolicyKind>, Params)>,
+}
+
+impl Default for Models {
+    fn default() -> Models {
+        Models {
+            views: Vec::new(),
+            show_observed: true,
+            marks: ModelMarks::default(),
+            request: None,
+        }
+    }
+}
+
+/// Points in time a jump key can reach, beyond what the observed timeline holds (the model
+/// layers add tick/resume triggers and scan starts).
+#[derive(Clone, Debug, Default)]
+pub struct ModelMarks {
+    pub ticks: Vec<u64>,
+    pub resumes: Vec<u64>,
+    pub scans: Vec<u64>,
+}
+
+impl Models {
+    /// Shows these runs, for the selection `sel` on `ncpus` CPUs.
+    pub fn set(&mut self, runs: Vec<PolicyRun>, sel: MmSel, ncpus: usize) {
+        self.views = runs
+            .into_iter()
+            .map(|r| ModelView::new(r, sel, ncpus))
+            .collect();
+        self.refresh_marks();
+    }
+
+    /// Follows a new selection in the views and their jump targets.
+    pub fn select(&mut self, sel: MmSel, ncpus: usize) {
+        for m in &mut self.views {
+            m.select(sel, ncpus);
+        }
+        self.refresh_marks();
+    }
+
+    fn refresh_marks(&mut self) {
+        let mut marks = ModelMarks::default();
+        if let Some(m) = self.views.first() {
+            for (ts, trig) in m.triggers() {
+                match trig {
+                    Trigger::Tick => marks.ticks.push(ts),
+                    Trigger::Resume => marks.resumes.push(ts),
+                }
+            }
+            marks.scans = m.scan_starts().collect();
+            marks.scans.sort_unstable();
+        }
+        self.marks = marks;
+    }
+}
 
 pub struct ModelView {
     pub run: PolicyRun,

@@ -1,6 +1,7 @@
 //! `/` search: by tid, comm or CID. The result is the list of matching event indices, which
 //! `n`/`N` walk.
 
+use super::error::InputError;
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::MmId;
 use crate::timeline::Timeline;
@@ -18,15 +19,16 @@ pub enum Query {
 }
 
 impl Query {
-    pub fn parse(s: &str) -> Result<Query, String> {
+    pub fn parse(s: &str) -> Result<Query, InputError> {
         let s = s.trim();
         if s.is_empty() {
-            return Err("empty search: type a tid, a comm or cid:N".into());
+            return Err(InputError::EmptySearch);
         }
-        let num = |v: &str, what: &str| {
-            v.trim()
-                .parse::<i64>()
-                .map_err(|_| format!("{what}: expected a number, found \"{v}\""))
+        let num = |v: &str, what: &'static str| {
+            v.trim().parse::<i64>().map_err(|_| InputError::NotANumber {
+                what,
+                found: v.to_string(),
+            })
         };
         if let Some(v) = s.strip_prefix("tid:") {
             return Ok(Query::Tid(num(v, "tid")? as Tid));

@@ -1,6 +1,7 @@
 //! The rseq accounting pane: per task and overall, how often the rseq area was updated, at what
 //! rate, per switch-in and per exit to user, and how many critical sections were aborted.
 
+use super::pane::{Pane, Rows};
 use crate::events::fmt_dur;
 use crate::ui::app::App;
 use ratatui::buffer::Buffer;
@@ -9,22 +10,27 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
-pub struct AccountingPane<'a> {
-    pub app: &'a App,
-}
+/// Shown (`p`) in place of the cursor pane.
+pub struct AccountingPane;
 
 fn ratio(r: Option<f64>) -> String {
     r.map_or("-".into(), |v| format!("{v:.2}"))
 }
 
-impl Widget for AccountingPane<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let app = self.app;
+impl Pane for AccountingPane {
+    fn rows(&self, app: &App, _screen: Rect) -> Rows {
+        match app.state.overlays.accounting {
+            Some(_) => Rows::Fill(4),
+            None => Rows::Hidden,
+        }
+    }
+
+    fn draw(&self, app: &App, _screen: Rect, area: Rect, buf: &mut Buffer) {
         let theme = &app.theme;
-        let Some(acc) = &app.accounting else {
+        let Some(acc) = &app.state.overlays.accounting else {
             return;
         };
-        let scope = match app.selection() {
+        let scope = match app.state.sel.range() {
             Some((a, b)) => format!("range A–B, {}", fmt_dur(b - a)),
             None => format!("whole capture, {}", fmt_dur(acc.span_ns)),
         };
@@ -77,7 +83,11 @@ impl Widget for AccountingPane<'_> {
         tasks.sort_by_key(|(tid, a)| (std::cmp::Reverse(a.rseq_updates), **tid));
         let room = (inner.height as usize).saturating_sub(lines.len());
         for (tid, a) in tasks.into_iter().take(room) {
-            lines.push(Line::raw(row(tid.to_string(), app.trace.comm_of(*tid), a)));
+            lines.push(Line::raw(row(
+                tid.to_string(),
+                app.state.trace.comm_of(*tid),
+                a,
+            )));
         }
         Paragraph::new(lines).render(inner, buf);
     }

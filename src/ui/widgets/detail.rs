@@ -1,28 +1,32 @@
 //! The cursor's detail pane: the time, the event under the cursor, who runs on each CPU with
 //! which CID, the selected mm's observed cidmask, and the CID history of the event's task.
 
+use super::pane::{Pane, Rows};
 use crate::events::{EventKind, fmt_dur, fmt_ts};
 use crate::model::MmId;
-use crate::ui::app::{App, MmSel};
+use crate::ui::app::App;
+use crate::ui::models::ModelView;
+use crate::ui::samples::Samples;
+use crate::ui::selection::MmSel;
+use crate::ui::state::State;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
-pub struct Detail<'a> {
-    pub app: &'a App,
-}
+pub struct Detail;
 
-pub fn mm_label(app: &App, mm: MmId) -> String {
+/// A process as `tgid comm`.
+pub fn mm_label(st: &State, mm: MmId) -> String {
     if mm == MmId::UNKNOWN {
         return "mm unknown".into();
     }
     if mm == MmId::NONE {
         return "-".into();
     }
-    match app.timeline.mm_info(mm) {
-        Some(i) => match app.trace.comm_of(i.leader).as_str() {
+    match st.timeline.mm_info(mm) {
+        Some(i) => match st.trace.comm_of(i.leader).as_str() {
             "?" => i.label(),
             comm => format!("{} {comm}", i.label()),
         },
@@ -32,17 +36,12 @@ pub fn mm_label(app: &App, mm: MmId) -> String {
 
 /// A model at the cursor: its slots of the selected process, weight and triggers, and the
 /// scan-batch widget (batch k of N, its CPUs, time since the complete scan began).
-fn model_lines<'a>(
-    app: &'a App,
-    k: usize,
-    m: &'a crate::ui::models::ModelView,
-    ts: u64,
-) -> Vec<Line<'a>> {
+fn model_lines<'a>(app: &'a App, k: usize, m: &'a ModelView, ts: u64) -> Vec<Line<'a>> {
     let theme = &app.theme;
     let Some(mm) = m.mm else {
         return Vec::new();
     };
-    let color = crate::ui::widgets::weight::model_color(app, k);
+    let color = super::weight::model_color(app, k);
     let mut spans = vec![Span::styled(
         format!("  [{}] ", m.run.policy.id()),
         theme.mark(color).add_modifier(Modifier::BOLD),
@@ -111,13 +110,13 @@ fn model_lines<'a>(
 }
 
 /// Live without a kernel trace: what the threads read from their rseq areas.
-fn workload_only_lines<'a>(app: &'a App, live: &'a crate::ui::live::LiveView) -> Vec<Line<'a>> {
+fn workload_only_lines<'a>(app: &'a App, samples: &'a Samples) -> Vec<Line<'a>> {
     let theme = &app.theme;
     let mut lines = vec![
         Line::raw(format!(
             "workload only: {} CID reads by {} threads (no kernel trace: `cidscope live --attach`, as root or with CAP_PERFMON, adds the rseq_update lanes)",
-            live.samples.events.len(),
-            live.samples.tasks.len()
+            samples.trace.events.len(),
+            samples.trace.tasks.len()
         )),
         Line::styled(
             "  last CID each thread read from its rseq area:",
@@ -126,7 +125,7 @@ fn workload_only_lines<'a>(app: &'a App, live: &'a crate::ui::live::LiveView) ->
     ];
     let mut last: std::collections::BTreeMap<crate::events::Tid, (u16, i32, u64)> =
         Default::default();
-    for e in &live.samples.events {
+    for e in &samples.trace.events {
         if let EventKind::RseqUpdate { mm_cid, .. } = e.kind {
             last.insert(e.tid, (e.cpu, mm_cid, e.ts));
         }
@@ -136,11 +135,11 @@ fn workload_only_lines<'a>(app: &'a App, live: &'a crate::ui::live::LiveView) ->
             Span::raw(format!(
                 "  {:>8} {:<16} CPU{cpu:<3} ",
                 tid,
-                live.samples.comm_of(tid)
+                samples.trace.comm_of(tid)
             )),
             Span::styled(format!(" CID {cid} "), theme.cid_style(cid)),
             Span::styled(
-                format!("  at +{}", fmt_dur(ts.saturating_sub(app.origin()))),
+                format!("  at +{}", fmt_dur(ts.saturating_sub(app.state.origin()))),
                 theme.dim(),
             ),
         ]));
@@ -148,9 +147,17 @@ fn workload_only_lines<'a>(app: &'a App, live: &'a crate::ui::live::LiveView) ->
     lines
 }
 
-impl Widget for Detail<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let app = self.app;
+impl Pane for Detail {
+    /// The rest of the screen, but for the accounting pane, which takes its place.
+    fn rows(&self, app: &App, _screen: Rect) -> Rows {
+        match app.state.overlays.accounting {
+            Some(_) => Rows::Hidden,
+            None => Rows::Fill(4),
+        }
+    }
+
+    fn draw(&self, app: &App, _screen: Rect, area: Rect, buf: &mut Buffer) {
+        let st = &app.state;
         let theme = &app.theme;
         let block = Block::default()
             .borders(Borders::TOP)
@@ -158,12 +165,12 @@ impl Widget for Detail<'_> {
             .border_style(theme.dim());
         let inner = block.inner(area);
         block.render(area, buf);
-        let Some(ev) = app.cursor_event() else {
-            if let Some(live) = &app.live {
-                Paragraph::new(workload_only_lines(app, live)).render(inner, buf);
+        let Some(ev) = st.cursor_event() else {
+            if let Some(samples) = &st.samples {
+                Paragraph::new(workload_only_lines(app, samples)).render(inner, buf);
                 return;
             }
-            let msg = if app.loading.is_some() {
+            let msg = if st.loading.is_some() {
                 "reading the capture…"
             } else {
                 "no events in this capture"
@@ -171,7 +178,7 @@ impl Widget for Detail<'_> {
             Paragraph::new(msg).render(inner, buf);
             return;
         };
-        let tl = &app.timeline;
+        let tl = &st.timeline;
         let bold = Style::default().add_modifier(Modifier::BOLD);
         let mut lines = vec![
             Line::from(vec![
@@ -179,9 +186,9 @@ impl Widget for Detail<'_> {
                 Span::styled(
                     format!(
                         "(+{})  event {} of {}",
-                        fmt_dur(ev.ts.saturating_sub(app.origin())),
-                        app.cursor + 1,
-                        app.trace.events.len()
+                        fmt_dur(ev.ts.saturating_sub(st.origin())),
+                        st.view.cursor + 1,
+                        st.trace.events.len()
                     ),
                     theme.dim(),
                 ),
@@ -189,39 +196,39 @@ impl Widget for Detail<'_> {
             Line::from(format!(
                 "  [{:03}] {}-{}: {}",
                 ev.cpu,
-                app.trace.comm_of(ev.tid),
+                st.trace.comm_of(ev.tid),
                 ev.tid,
-                ev.describe(&app.trace.strings)
+                ev.describe(&st.trace.strings)
             )),
         ];
-        if let Some(h) = app.describe_hover() {
+        if let Some(h) = st.describe_hover() {
             lines.push(Line::styled(format!("  {h}"), theme.dim()));
         }
-        if let Some((a, b)) = app.selection() {
-            let (i, j) = app.event_range(a, b);
+        if let Some((a, b)) = st.sel.range() {
+            let (i, j) = st.event_range(a, b);
             lines.push(Line::from(vec![
                 Span::styled("  range A–B ", bold),
                 Span::raw(format!(
                     "Δt {}   {} events   {} CID changes{}",
                     fmt_dur(b - a),
                     j - i,
-                    app.cid_changes_in(a, b),
-                    match app.selected() {
+                    st.cid_changes_in(a, b),
+                    match st.sel.selected() {
                         MmSel::Mm(_) => " (this process)",
                         MmSel::All => "",
                     }
                 )),
             ]));
         }
-        if let Some((q, hits)) = &app.search {
+        if let Some((q, hits)) = &st.sel.search {
             lines.push(Line::styled(
                 format!("  search \"{q}\": {} matches (n / N)", hits.len()),
                 theme.dim(),
             ));
         }
-        let state = tl.state_after(&app.trace, app.cursor);
+        let state = tl.state_after(&st.trace, st.view.cursor);
         let mut task_table = Vec::new();
-        if let MmSel::Mm(mm) = app.selected() {
+        if let MmSel::Mm(mm) = st.sel.selected() {
             let mask = state.cidmask(mm);
             let mut tids: Vec<_> = state
                 .tasks
@@ -241,30 +248,30 @@ impl Widget for Detail<'_> {
                 task_table.push(Span::raw(format!(
                     " {:>7} {:<16.16} {:>3} {:<18}",
                     tid,
-                    app.trace.comm_of(tid),
+                    st.trace.comm_of(tid),
                     cid,
                     where_
                 )));
             }
-            let st = &tl.mm_stats[mm.0 as usize];
+            let stats = &tl.mm_stats[mm.0 as usize];
             lines.push(Line::from(vec![
-                Span::styled(format!("  {}: ", mm_label(app, mm)), bold),
+                Span::styled(format!("  {}: ", mm_label(st, mm)), bold),
                 Span::raw(format!(
                     "cidmask {:?} weight {}/{}   {} tasks, {} rseq_updates, CIDs seen {:?}",
                     mask,
                     mask.len(),
                     tl.ncpus,
                     tl.mm_tasks(mm).len(),
-                    st.rseq_updates,
-                    st.cids
+                    stats.rseq_updates,
+                    stats.cids
                 )),
             ]));
         }
-        for (k, m) in app.models.iter().enumerate() {
+        for (k, m) in st.models.views.iter().enumerate() {
             lines.extend(model_lines(app, k, m, ev.ts));
         }
         let many = state.cpus.len() > 8;
-        let visible = app.visible_cpus();
+        let visible = st.visible_cpus();
         for (cpu, slot) in state.cpus.iter().enumerate() {
             // on big machines, only the CPUs shown that run something
             if many && (slot.tid == 0 || !visible.contains(&cpu)) {
@@ -273,11 +280,11 @@ impl Widget for Detail<'_> {
             let who = if slot.tid == 0 {
                 "<idle>".to_string()
             } else {
-                format!("{}-{}", app.trace.comm_of(slot.tid), slot.tid)
+                format!("{}-{}", st.trace.comm_of(slot.tid), slot.tid)
             };
             let mut spans = vec![Span::raw(format!("  CPU{cpu:<3} {who:<24} "))];
             spans.push(Span::styled(
-                format!("{:<32} ", mm_label(app, slot.mm)),
+                format!("{:<32} ", mm_label(st, slot.mm)),
                 theme.dim(),
             ));
             match (slot.tid, slot.cid) {
@@ -297,11 +304,11 @@ impl Widget for Detail<'_> {
             EventKind::SchedSwitch { next_tid, .. } => next_tid,
             _ => ev.tid,
         };
-        let hist = tl.cid_history(&app.trace, task, app.cursor, 8);
+        let hist = tl.cid_history(&st.trace, task, st.view.cursor, 8);
         if !hist.is_empty() {
             let mut spans = vec![Span::raw(format!("  task {task} CID history: "))];
             for (i, cid) in hist {
-                let t = app.trace.events.ts(i).saturating_sub(app.origin());
+                let t = st.trace.events.ts(i).saturating_sub(st.origin());
                 spans.push(Span::styled(format!(" {cid} "), theme.cid_style(cid)));
                 spans.push(Span::styled(
                     format!(" from +{}  ", fmt_dur(t)),

@@ -2,7 +2,7 @@
 //! there. One widget draws every kind of lane set: what the capture shows, a model's per-CPU
 //! slots of the selected process, and (live) the CIDs threads read from their rseq areas.
 
-use super::{TimeAxis, label_width};
+use super::axis::{TimeAxis, label_width};
 use crate::events::{Trace, fmt_dur};
 use crate::timeline::{SegLane, Segment, lanes::summarize};
 use crate::ui::app::App;
@@ -96,7 +96,7 @@ pub fn cells(
     pyramid: Option<&crate::timeline::summary::LanePyramid>,
 ) -> Vec<(Shown, Option<Segment>)> {
     let admits = |s: &Segment| match admit {
-        Admit::Selection => app.admits(s),
+        Admit::Selection => app.state.sel.admits(s),
         Admit::AllTasks => s.tid != 0,
         Admit::Slots => s.cid().is_some() || s.tid != 0,
     };
@@ -107,7 +107,7 @@ pub fn cells(
                 Some(p) => p.cell(lane, a, b, end, admits).seg,
                 // Still loading (no summaries yet) and the column spans many segments: show
                 // the segment at its middle rather than walk them all on every frame.
-                None if app.loading.is_some() && spans_many(lane, a, b) => lane
+                None if app.state.loading.is_some() && spans_many(lane, a, b) => lane
                     .index_at(a + (b - a) / 2)
                     .map(|i| lane.at(i))
                     .filter(|s| admits(s)),
@@ -133,23 +133,24 @@ pub fn cells(
 impl Widget for Lanes<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
+        let st = &app.state;
         let theme = &app.theme;
         let set = &self.set;
         if area.height == 0 {
             return;
         }
-        let lw = label_width(app.timeline.ncpus.max(self.cpus.len() as u32));
+        let lw = label_width(st.timeline.ncpus.max(self.cpus.len() as u32));
         let cols = area.width.saturating_sub(lw);
         let axis = TimeAxis {
-            t0: app.t0,
-            span: app.span,
+            t0: st.view.t0,
+            span: st.view.span,
             cols,
         };
-        let cursor_col = axis.col_of(app.cursor_ts());
+        let cursor_col = axis.col_of(st.cursor_ts());
         draw_ruler(app, &set.marks, axis, Rect { height: 1, ..area }, lw, buf);
         let rpc = self.rows_per_cpu.max(1);
         let rows = (area.height.saturating_sub(1) / rpc) as usize;
-        let sel_cols = app.selection().map(|(a, b)| {
+        let sel_cols = st.sel.range().map(|(a, b)| {
             let first = if a < axis.t0 { Some(0) } else { axis.col_of(a) };
             let last = if b >= axis.t0 + axis.span {
                 Some(cols.saturating_sub(1))
@@ -298,7 +299,7 @@ fn draw_ruler(
     lw: u16,
     buf: &mut Buffer,
 ) {
-    let theme = &app.theme;
+    let (st, theme) = (&app.state, &app.theme);
     buf.set_string(
         area.x,
         area.y,
@@ -311,7 +312,7 @@ fn draw_ruler(
         let (a, _) = axis.range(x);
         let label = format!(
             "|+{}",
-            fmt_dur(a.saturating_sub(app.origin())).replace(' ', "")
+            fmt_dur(a.saturating_sub(st.origin())).replace(' ', "")
         );
         buf.set_string(area.x + lw + x, area.y, &label, theme.dim());
         x += step.max(label.len() as u16 + 2);
@@ -321,7 +322,7 @@ fn draw_ruler(
             buf.set_string(area.x + lw + cx, area.y, ch.to_string(), theme.mark(color));
         }
     }
-    for (name, &ts) in &app.marks {
+    for (name, &ts) in &st.sel.marks {
         if let Some(cx) = axis.col_of(ts) {
             buf.set_string(
                 area.x + lw + cx,
@@ -331,7 +332,7 @@ fn draw_ruler(
             );
         }
     }
-    for (name, ts) in [("A", app.sel_a), ("B", app.sel_b)] {
+    for (name, ts) in [("A", st.sel.a), ("B", st.sel.b)] {
         if let Some(cx) = ts.and_then(|t| axis.col_of(t)) {
             buf.set_string(
                 area.x + lw + cx,
@@ -341,7 +342,7 @@ fn draw_ruler(
             );
         }
     }
-    if let Some(cx) = axis.col_of(app.cursor_ts()) {
+    if let Some(cx) = axis.col_of(st.cursor_ts()) {
         buf.set_string(area.x + lw + cx, area.y, "▼", theme.mark(theme.cursor));
     }
 }
@@ -350,7 +351,7 @@ fn draw_ruler(
 mod tests {
     use super::*;
     use crate::sources::{LoadOptions, load_bytes};
-    use crate::ui::app::LoadMsg;
+    use crate::ui::state::LoadMsg;
 
     /// While a capture loads, a column holding many segments shows one of its own segments (the
     /// one at its middle); once loaded, every column shows the exact dominant segment.
@@ -369,15 +370,16 @@ mod tests {
             ..Default::default()
         };
         app.on_load(LoadMsg::Delta(d));
-        assert!(app.loading.is_some());
-        let end = app.timeline.last_ts;
+        assert!(app.state.loading.is_some());
+        let tl = &app.state.timeline;
+        let end = tl.last_ts;
         let axis = TimeAxis {
-            t0: app.timeline.first_ts,
-            span: end - app.timeline.first_ts,
+            t0: tl.first_ts,
+            span: end - tl.first_ts,
             cols: 40,
         };
         let mut sampled = 0;
-        for lane in &app.timeline.lanes {
+        for lane in &tl.lanes {
             let shown = cells(&app, lane, end, Admit::AllTasks, axis, None);
             for (x, (_, seg)) in shown.iter().enumerate() {
                 let (a, b) = axis.range(x as u16);
@@ -396,7 +398,7 @@ mod tests {
         }
         assert!(sampled > 0, "the synthetic trace has busy columns");
         app.on_load(LoadMsg::Done(Ok(())));
-        for lane in &app.timeline.lanes {
+        for lane in &app.state.timeline.lanes {
             let shown = cells(&app, lane, end, Admit::AllTasks, axis, None);
             for (x, (_, seg)) in shown.iter().enumerate() {
                 let (a, b) = axis.range(x as u16);

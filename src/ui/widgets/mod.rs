@@ -1,76 +1,25 @@
-//! One file per pane. Widgets only draw state; they change nothing.
+//! One file per pane, each implementing [`pane::Pane`]; [`PANES`] stacks them. Widgets only
+//! draw state; they change nothing.
 
 pub mod accounting;
+pub mod axis;
 pub mod detail;
 pub mod help;
+pub mod lane_stack;
 pub mod lanes;
 pub mod narration;
+pub mod pane;
 pub mod status;
+pub mod title;
 pub mod weight;
 
-/// Maps screen columns to time for the lanes and the graphs under them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TimeAxis {
-    pub t0: u64,
-    pub span: u64,
-    pub cols: u16,
-}
-
-impl TimeAxis {
-    /// `[start, end)` of column `x`.
-    pub fn range(&self, x: u16) -> (u64, u64) {
-        let c = self.cols.max(1) as u128;
-        let a = self.t0 + (self.span as u128 * x as u128 / c) as u64;
-        let b = self.t0 + (self.span as u128 * (x as u128 + 1) / c) as u64;
-        (a, b.max(a + 1))
-    }
-
-    /// The column showing `ts`, if visible.
-    pub fn col_of(&self, ts: u64) -> Option<u16> {
-        if ts < self.t0 || ts >= self.t0 + self.span {
-            return None;
-        }
-        // The largest x whose column starts at or before ts (the inverse of `range`).
-        let (d, c, s) = (
-            (ts - self.t0) as u128,
-            self.cols as u128,
-            self.span.max(1) as u128,
-        );
-        let x = ((d + 1) * c).div_ceil(s).saturating_sub(1) as u16;
-        Some(x.min(self.cols.saturating_sub(1)))
-    }
-
-    pub fn ns_per_col(&self) -> u64 {
-        self.span / self.cols.max(1) as u64
-    }
-}
-
-/// Width of the label column left of lanes and graphs ("CPU 12 ").
-pub fn label_width(ncpus: u32) -> u16 {
-    let digits = ncpus.saturating_sub(1).max(1).to_string().len() as u16;
-    4 + digits + 1
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn axis_columns_partition_the_window() {
-        let ax = TimeAxis {
-            t0: 1000,
-            span: 1000,
-            cols: 7,
-        };
-        let mut prev = ax.t0;
-        for x in 0..7 {
-            let (a, b) = ax.range(x);
-            assert_eq!(a, prev);
-            prev = b;
-            assert_eq!(ax.col_of(a), Some(x));
-        }
-        assert_eq!(prev, 2000);
-        assert_eq!(ax.col_of(999), None);
-        assert_eq!(ax.col_of(2000), None);
-    }
-}
+/// The screen, top to bottom. A new pane is a file in this folder and a line here.
+pub const PANES: &[&dyn pane::Pane] = &[
+    &title::TitleBar,
+    &lane_stack::LaneStack,
+    &weight::WeightPane,
+    &narration::Narration,
+    &accounting::AccountingPane,
+    &detail::Detail,
+    &status::StatusLine,
+];

@@ -1,33 +1,32 @@
 //! The narration pane of a demo: where the presenter is, what this moment shows, and how to go
 //! on.
 
+use super::pane::{Pane, Rows};
 use crate::events::fmt_dur;
 use crate::ui::app::App;
+use crate::ui::session::demo::Demo;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
-pub struct Narration<'a> {
-    pub app: &'a App,
-}
+pub struct Narration;
 
-/// Rows the narration wants at this width.
-pub fn height(app: &App, width: u16) -> u16 {
-    let Some(d) = &app.demo else {
-        return 0;
-    };
-    let text = d.steps.get(d.current).map_or(0, |s| s.text.chars().count());
-    let inner = width.saturating_sub(4).max(20) as usize;
-    (text.div_ceil(inner) as u16 + 3).min(10)
-}
+impl Pane for Narration {
+    /// The rows the narration's text wraps to at the screen's width, over the cursor pane.
+    fn rows(&self, app: &App, screen: Rect) -> Rows {
+        let Some(d) = app.session_as::<Demo>() else {
+            return Rows::Hidden;
+        };
+        let text = d.steps.get(d.current).map_or(0, |s| s.text.chars().count());
+        let inner = screen.width.saturating_sub(4).max(20) as usize;
+        Rows::Upto((text.div_ceil(inner) as u16 + 3).min(10))
+    }
 
-impl Widget for Narration<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let app = self.app;
+    fn draw(&self, app: &App, _screen: Rect, area: Rect, buf: &mut Buffer) {
         let theme = &app.theme;
-        let Some(d) = &app.demo else {
+        let Some(d) = app.session_as::<Demo>() else {
             return;
         };
         let Some(step) = d.steps.get(d.current) else {

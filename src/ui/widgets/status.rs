@@ -1,12 +1,49 @@
-//! The status bar: file, format, event count, visible window, lost events, warnings.
+//! The bottom line: a prompt or the last message when there is one, else the status bar (file,
+//! format, event count, visible window, lost events, warnings; a load's progress; a live
+//! session's counters).
 
+use super::pane::{Pane, Rows};
 use crate::events::{fmt_dur, fmt_ts};
 use crate::ui::app::App;
+use crate::ui::overlays::Mode;
+use crate::ui::session::live::Live;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
+
+pub struct StatusLine;
+
+impl Pane for StatusLine {
+    fn rows(&self, _app: &App, _screen: Rect) -> Rows {
+        Rows::Fixed(1)
+    }
+
+    fn draw(&self, app: &App, _screen: Rect, area: Rect, buf: &mut Buffer) {
+        let theme = &app.theme;
+        let ov = &app.state.overlays;
+        let prompt = match &ov.mode {
+            Mode::Prompt { kind, text } => Some(format!("{}{text}▏", kind.label())),
+            Mode::SetMark => Some("set marker: press a letter or digit (Esc cancels)".into()),
+            Mode::JumpMark => {
+                let names: String = app.state.sel.marks.keys().collect();
+                Some(format!(
+                    "jump to marker: press one of {names} (Esc cancels)"
+                ))
+            }
+            Mode::Normal => ov.message.clone(),
+        };
+        match prompt {
+            Some(p) => Line::styled(
+                format!(" {p}"),
+                theme.mark(theme.title).add_modifier(Modifier::BOLD),
+            )
+            .render(area, buf),
+            None => StatusBar { app }.render(area, buf),
+        }
+    }
+}
 
 pub struct StatusBar<'a> {
     pub app: &'a App,
@@ -15,8 +52,9 @@ pub struct StatusBar<'a> {
 impl Widget for StatusBar<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
+        let st = &app.state;
         let theme = &app.theme;
-        if let Some(l) = &app.loading {
+        if let Some(l) = &st.loading {
             use std::sync::atomic::Ordering;
             let done = l.progress.done.load(Ordering::Relaxed);
             let total = l.progress.total.load(Ordering::Relaxed).max(1);
@@ -25,7 +63,7 @@ impl Widget for StatusBar<'_> {
             let filled = (frac * bar_w as f64).round() as usize;
             let line = Line::from(vec![
                 Span::styled(
-                    format!(" loading {} ", app.trace.path),
+                    format!(" loading {} ", st.trace.path),
                     Style::default().add_modifier(Modifier::BOLD),
                 ),
                 Span::styled("█".repeat(filled), theme.mark(theme.title)),
@@ -35,13 +73,13 @@ impl Widget for StatusBar<'_> {
                     frac * 100.0,
                     crate::sources::memory::human(done),
                     crate::sources::memory::human(total),
-                    app.trace.events.len()
+                    st.trace.events.len()
                 )),
             ]);
             line.render(area, buf);
             return;
         }
-        if let Some(l) = &app.live {
+        if let Some(l) = app.session_as::<Live>() {
             let c = &l.counters;
             let state = if l.finished {
                 Span::styled(" ■ ENDED ", Style::default().add_modifier(Modifier::BOLD))
@@ -61,13 +99,13 @@ impl Widget for StatusBar<'_> {
                 Span::raw(format!(
                     "{:.0} events/s │ {} events │ lost {} │ {} │ {} rseq samples",
                     c.event_rate,
-                    app.trace.events.len(),
+                    st.trace.events.len(),
                     c.lost_events,
                     crate::events::fmt_dur(c.duration_ns),
                     c.rseq_samples
                 )),
             ];
-            if !l.attached {
+            if !st.samples.as_ref().is_some_and(|s| s.attached) {
                 spans.push(Span::styled(
                     " │ workload only (no kernel trace: live --attach, as root)",
                     theme.dim(),
@@ -77,39 +115,43 @@ impl Widget for StatusBar<'_> {
             Line::from(spans).render(area, buf);
             return;
         }
-        if let Some(e) = &app.load_error {
-            Line::styled(format!(" load stopped: {e}"), theme.mark(theme.alarm)).render(area, buf);
+        if let Some(e) = &st.load_error {
+            Line::styled(
+                format!(" load stopped: {e} (events before it are shown)"),
+                theme.mark(theme.alarm),
+            )
+            .render(area, buf);
             return;
         }
         // the index knows where the lost markers are: no walk over every event per frame
-        let lost: u64 = app
+        let lost: u64 = st
             .timeline
             .lost_at
             .iter()
-            .filter_map(|&i| match app.trace.events.get(i).map(|e| e.kind) {
+            .filter_map(|&i| match st.trace.events.get(i).map(|e| e.kind) {
                 Some(crate::events::EventKind::Lost { count }) => count.map(u64::from),
                 _ => None,
             })
             .sum();
-        let markers = app.timeline.lost_at.len();
+        let markers = st.timeline.lost_at.len();
         let sep = Span::styled(" │ ", theme.dim());
         let cols = area.width.saturating_sub(8).max(1) as u64;
         let mut spans = vec![
             Span::styled(
-                format!(" {} ", app.trace.path),
+                format!(" {} ", st.trace.path),
                 Style::default().add_modifier(Modifier::BOLD),
             ),
             sep.clone(),
-            Span::raw(app.trace.format.id()),
+            Span::raw(st.trace.format.id()),
             sep.clone(),
-            Span::raw(format!("{} events", app.trace.events.len())),
+            Span::raw(format!("{} events", st.trace.events.len())),
             sep.clone(),
             Span::raw(format!(
                 "window {}–{} ({}, {}/col)",
-                fmt_ts(app.t0),
-                fmt_ts(app.t1()),
-                fmt_dur(app.span),
-                fmt_dur(app.span / cols)
+                fmt_ts(st.view.t0),
+                fmt_ts(st.view.t1()),
+                fmt_dur(st.view.span),
+                fmt_dur(st.view.span / cols)
             )),
             sep.clone(),
         ];
@@ -121,12 +163,12 @@ impl Widget for StatusBar<'_> {
         } else {
             spans.push(Span::styled("no lost events", theme.dim()));
         }
-        if !app.trace.warnings.is_empty() {
+        if !st.trace.warnings.is_empty() {
             spans.push(sep);
             spans.push(Span::styled(
                 format!(
                     "{} warnings (see `cidscope stats`)",
-                    app.trace.warnings.len()
+                    st.trace.warnings.len()
                 ),
                 theme.mark(theme.alarm),
             ));

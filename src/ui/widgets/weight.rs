@@ -1,11 +1,42 @@
 //! The selected mm's cidmask weight over the visible window, with the CPU-count bound drawn.
 
-use super::{TimeAxis, label_width};
-use crate::ui::app::{App, MmSel};
+use super::axis::{TimeAxis, label_width, time_under};
+use super::pane::{Hit, Pane, Rows};
+use crate::ui::app::App;
+use crate::ui::models::ModelView;
+use crate::ui::selection::MmSel;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
-use ratatui::widgets::Widget;
+use ratatui::widgets::{Block, Borders, Widget};
+
+/// The weight pane: its title (what the bars and lines are) over the graph.
+pub struct WeightPane;
+
+impl Pane for WeightPane {
+    fn rows(&self, _app: &App, _screen: Rect) -> Rows {
+        Rows::Fixed(7)
+    }
+
+    fn draw(&self, app: &App, _screen: Rect, area: Rect, buf: &mut Buffer) {
+        let block = Block::default()
+            .borders(Borders::TOP)
+            .title(title(app))
+            .border_style(app.theme.dim());
+        let inner = block.inner(area);
+        block.render(area, buf);
+        WeightGraph { app }.render(inner, buf);
+    }
+
+    fn hit(&self, app: &App, _screen: Rect, area: Rect, col: u16, row: u16) -> Option<Hit> {
+        let st = &app.state;
+        // the lanes' label column, so a column means the same time in both
+        let lw = label_width(st.timeline.ncpus.max(st.visible_cpus().len() as u32));
+        let inner = Block::default().borders(Borders::TOP).inner(area);
+        let t = time_under(inner, lw, st.view.t0, st.view.span, col, row)?;
+        Some((None, t))
+    }
+}
 
 pub struct WeightGraph<'a> {
     pub app: &'a App,
@@ -27,22 +58,23 @@ pub fn max_in(series: &[(u64, u16)], a: u64, b: u64) -> u16 {
 impl Widget for WeightGraph<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
+        let st = &app.state;
         let theme = &app.theme;
-        let tl = &app.timeline;
+        let tl = &st.timeline;
         if area.height < 2 {
             return;
         }
         let bound = tl
             .ncpus
-            .max(app.live.as_ref().map_or(0, |l| l.samples_tl.ncpus))
+            .max(st.samples.as_ref().map_or(0, |s| s.timeline.ncpus))
             .max(1);
         let lw = label_width(tl.ncpus);
         // live without a kernel trace: the weight of the CIDs the threads read
-        let live_only = app
-            .live
+        let live_only = st
+            .samples
             .as_ref()
-            .filter(|l| !l.attached && !l.weights.is_empty());
-        let selected = match (app.selected(), live_only) {
+            .filter(|s| !s.attached && !s.weights.is_empty());
+        let selected = match (st.sel.selected(), live_only) {
             (_, Some(_)) => Some(crate::model::MmId(0)),
             (MmSel::Mm(mm), None) => Some(mm),
             (MmSel::All, None) => None,
@@ -57,10 +89,11 @@ impl Widget for WeightGraph<'_> {
             return;
         };
         // the summaries of the series, when built for this selection
-        let sums = app
+        let sums = st
+            .derived
             .summaries
             .as_ref()
-            .filter(|s| s.sel == app.selected() && live_only.is_none());
+            .filter(|s| s.sel == st.sel.selected() && live_only.is_none());
         // Bars: the observed weight, or (no observed lanes, e.g. sim) the first model's; the
         // other models are drawn as lines over them.
         let bars = if let Some(l) = live_only {
@@ -68,25 +101,26 @@ impl Widget for WeightGraph<'_> {
                 points: &l.weights[..],
                 pyramid: None,
             }
-        } else if app.show_observed || app.models.is_empty() {
+        } else if st.models.show_observed || st.models.views.is_empty() {
             Series {
-                points: &app.weights[..],
+                points: &st.derived.weights[..],
                 pyramid: sums.and_then(|s| s.weight.as_ref()),
             }
         } else {
             Series {
-                points: &app.models[0].weights[..],
+                points: &st.models.views[0].weights[..],
                 pyramid: sums
                     .and_then(|s| s.models.first())
                     .and_then(|m| m.1.as_ref()),
             }
         };
-        let first_overlay =
-            usize::from(live_only.is_none() && !(app.show_observed || app.models.is_empty()));
-        let overlays: &[crate::ui::models::ModelView] = if live_only.is_some() {
+        let first_overlay = usize::from(
+            live_only.is_none() && !(st.models.show_observed || st.models.views.is_empty()),
+        );
+        let overlays: &[ModelView] = if live_only.is_some() {
             &[]
         } else {
-            &app.models[first_overlay..]
+            &st.models.views[first_overlay..]
         };
         let (series, bar_pyr) = (bars.points, bars.pyramid);
         type Pyr = crate::timeline::summary::MaxPyramid;
@@ -96,8 +130,8 @@ impl Widget for WeightGraph<'_> {
         };
         let cols = area.width.saturating_sub(lw);
         let axis = TimeAxis {
-            t0: app.t0,
-            span: app.span,
+            t0: st.view.t0,
+            span: st.view.span,
             cols,
         };
         // Top row: the bound (no CID may reach it); the rows below hold the bars.
@@ -125,7 +159,7 @@ impl Widget for WeightGraph<'_> {
             format!("{:>w$} ", 0, w = (lw - 1) as usize),
             theme.dim(),
         );
-        let cursor_col = axis.col_of(app.cursor_ts());
+        let cursor_col = axis.col_of(st.cursor_ts());
         let weight_style = theme.mark(theme.weight);
         for x in 0..cols {
             let (a, b) = axis.range(x);
@@ -186,15 +220,16 @@ pub fn model_color(app: &App, k: usize) -> ratatui::style::Color {
 
 /// The weight pane's title: what the bars and the lines are.
 pub fn title(app: &App) -> String {
+    let models = &app.state.models;
     let mut s = String::from(" cidmask weight: ");
-    if app.show_observed || app.models.is_empty() {
+    if models.show_observed || models.views.is_empty() {
         s.push_str("bars = observed (confirmed CIDs of running tasks)");
-        for m in &app.models {
+        for m in &models.views {
             s.push_str(&format!(", ━ {}", m.run.policy.id()));
         }
     } else {
-        s.push_str(&format!("bars = {} model", app.models[0].run.policy.id()));
-        for m in &app.models[1..] {
+        s.push_str(&format!("bars = {} model", models.views[0].run.policy.id()));
+        for m in &models.views[1..] {
             s.push_str(&format!(", ━ {}", m.run.policy.id()));
         }
     }

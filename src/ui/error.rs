@@ -1,0 +1,36 @@
+//! The UI's errors: what ends a TUI run, and what is wrong with a line typed at a prompt.
+
+use crate::sources::SourceError;
+use crate::sources::live::LiveError;
+
+/// Why a TUI run ended with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum UiError {
+    #[error(
+        "the TUI needs a terminal (stdin and stdout); for headless output use `cidscope stats`, `sim --json` or `live --json`"
+    )]
+    NoTerminal,
+    #[error("terminal: {0}")]
+    Terminal(#[from] std::io::Error),
+    #[error("cannot start the loader thread: {0}")]
+    LoaderThread(#[source] std::io::Error),
+    /// The capture failed before any of its events arrived (after some, the TUI shows them).
+    #[error(transparent)]
+    Load(#[from] SourceError),
+    /// The live session did not stop cleanly.
+    #[error(transparent)]
+    Live(#[from] LiveError),
+}
+
+/// A search or CPU list that cannot be used: shown on the message line, the prompt closes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    #[error("empty search: type a tid, a comm or cid:N")]
+    EmptySearch,
+    #[error("{what}: expected a number, found \"{found}\"")]
+    NotANumber { what: &'static str, found: String },
+    #[error("CPU list: expected N or N-M, found \"{part}\"")]
+    CpuListSyntax { part: String },
+    #[error("CPU list: {part} is outside 0-{max}")]
+    CpuOutOfRange { part: String, max: usize },
+}

@@ -1,0 +1,115 @@
+//! Jumps: the cursor to the next or previous search match, CID change, alarm, lost-event gap,
+//! or (from the model layers) compaction trigger and scan start.
+
+use super::keys::Action;
+use super::state::State;
+
+/// Carries out a jump action; false for any other action.
+pub fn jump(st: &mut State, action: Action) -> bool {
+    use Action as A;
+    let fwd = matches!(
+        action,
+        A::SearchNext
+            | A::NextCidChange
+            | A::NextAlarm
+            | A::NextLost
+            | A::NextTick
+            | A::NextResume
+            | A::NextScan
+    );
+    match action {
+        A::SearchNext | A::SearchPrev => match &st.sel.search {
+            None => st.overlays.message = Some("no search yet: press / to search".into()),
+            Some((_, hits)) if hits.is_empty() => {
+                st.overlays.message = Some("the last search matched nothing".into())
+            }
+            Some((_, hits)) => {
+                let hits = hits.clone();
+                jump_in(st, &hits, fwd, "match")
+            }
+        },
+        A::NextCidChange | A::PrevCidChange => {
+            let mm = st.sel.selected_mm();
+            let idx: Vec<u32> = st
+                .timeline
+                .cid_changes
+                .iter()
+                .filter(|(_, m)| mm.is_none_or(|s| s == *m))
+                .map(|&(i, _)| i)
+                .collect();
+            jump_in(st, &idx, fwd, "CID change");
+        }
+        A::NextAlarm | A::PrevAlarm => {
+            let mm = st.sel.selected_mm();
+            let ts: Vec<u64> = st
+                .timeline
+                .alarms
+                .iter()
+                .filter(|a| mm.is_none_or(|m| a.mm() == m))
+                .map(|a| a.ts)
+                .collect();
+            jump_to_time(st, &ts, fwd, "alarm");
+        }
+        A::NextLost | A::PrevLost => {
+            let idx: Vec<u32> = st.timeline.lost_at.iter().map(|&i| i as u32).collect();
+            jump_in(st, &idx, fwd, "lost-event gap");
+        }
+        A::NextTick | A::PrevTick => {
+            let ts = st.models.marks.ticks.clone();
+            jump_model(st, &ts, fwd, "tick-triggered compaction");
+        }
+        A::NextResume | A::PrevResume => {
+            let ts = st.models.marks.resumes.clone();
+            jump_model(st, &ts, fwd, "resume-triggered compaction");
+        }
+        A::NextScan | A::PrevScan => {
+            let ts = st.models.marks.scans.clone();
+            jump_model(st, &ts, fwd, "scan start");
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Moves the cursor to the next/previous entry of a sorted list of event indices.
+pub fn jump_in(st: &mut State, idx: &[u32], forward: bool, what: &str) {
+    let cur = st.view.cursor as u32;
+    let target = if forward {
+        idx.get(idx.partition_point(|&i| i <= cur)).copied()
+    } else {
+        idx.partition_point(|&i| i < cur)
+            .checked_sub(1)
+            .map(|k| idx[k])
+    };
+    st.overlays.message = Some(match target {
+        Some(i) => {
+            st.set_cursor(i as usize);
+            let pos = idx.partition_point(|&k| k < i) + 1;
+            format!("{what} {pos} of {}", idx.len())
+        }
+        None if idx.is_empty() => format!("no {what} here"),
+        None => {
+            let dir = if forward { "after" } else { "before" };
+            format!("no {what} {dir} the cursor")
+        }
+    });
+}
+
+/// Like `jump_in` for a sorted list of times.
+fn jump_to_time(st: &mut State, ts: &[u64], forward: bool, what: &str) {
+    let idx: Vec<u32> = ts
+        .iter()
+        .map(|&t| st.first_event_at_or_after(t) as u32)
+        .collect();
+    jump_in(st, &idx, forward, what);
+}
+
+fn jump_model(st: &mut State, ts: &[u64], forward: bool, what: &str) {
+    if ts.is_empty() {
+        st.overlays.message = Some(format!(
+            "no {what}: the kernel does not trace them; they come from a CID model (--policy)"
+        ));
+        return;
+    }
+    jump_to_time(st, ts, forward, what);
+}

@@ -1,0 +1,40 @@
+//! What is shown over or instead of the panes, and what the next keys mean: the help, a prompt
+//! or a pending marker key, the message line, the accounting pane.
+
+/// What the next keys mean.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    #[default]
+    Normal,
+    /// Typing a line at the bottom of the screen.
+    Prompt { kind: PromptKind, text: String },
+    /// The next character names a marker to set.
+    SetMark,
+    /// The next character names a marker to jump to.
+    JumpMark,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PromptKind {
+    Search,
+    Cpus,
+}
+
+impl PromptKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            PromptKind::Search => "/",
+            PromptKind::Cpus => "CPUs (e.g. 0-3,7; empty = all): ",
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Overlays {
+    pub show_help: bool,
+    pub mode: Mode,
+    /// A one-line message for the user (result of the last action).
+    pub message: Option<String>,
+    /// The rseq accounting pane, when shown: over the A–B range if set, else the whole capture.
+    pub accounting: Option<crate::stats::accounting::Accounting>,
+}

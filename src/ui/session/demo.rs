@@ -1,0 +1,109 @@
+//! A teaching demo: the narrated steps, where the presenter is, and whether it plays. Its keys
+//! step through the narrated moments, play and stop, and change the playing speed.
+
+use super::Session;
+use crate::demo::Step;
+use crate::ui::keys::Action;
+use crate::ui::state::State;
+use crate::ui::viewport::MIN_SPAN;
+use std::time::{Duration, Instant};
+
+pub struct Demo {
+    pub name: String,
+    /// In time order.
+    pub steps: Vec<Step>,
+    pub current: usize,
+    pub playing: bool,
+    /// Trace time per second of real time.
+    pub speed: u64,
+    /// When the last frame played (None: not playing yet).
+    pub last_tick: Option<Instant>,
+}
+
+impl Demo {
+    /// A demo of these steps (sorted here: playing forward passes them in time order).
+    pub fn new(name: &str, mut steps: Vec<Step>, speed: u64) -> Demo {
+        steps.sort_by_key(|s| s.ts);
+        Demo {
+            name: name.to_string(),
+            steps,
+            current: 0,
+            playing: false,
+            speed,
+            last_tick: None,
+        }
+    }
+
+    /// Shows step `k`, its moment and its window; stops playing.
+    pub fn go_to_step(&mut self, k: usize, st: &mut State) {
+        let Some(step) = self.steps.get(k) else {
+            return;
+        };
+        self.current = k;
+        self.playing = false;
+        self.last_tick = None;
+        st.view.cursor = st.first_event_at_or_after(step.ts);
+        st.view.span = step.span.max(MIN_SPAN);
+        st.view.t0 = step.ts.saturating_sub(st.view.span / 3).max(st.min_t0());
+    }
+
+    /// Playing: moves the cursor on by `dt_ns` of real time at the demo's speed, and the
+    /// narration with it.
+    pub fn play(&mut self, dt_ns: u64, st: &mut State) {
+        if !self.playing {
+            return;
+        }
+        let advance = (dt_ns as u128 * self.speed as u128 / 1_000_000_000) as u64;
+        let target = st.cursor_ts().saturating_add(advance.max(1));
+        let i = st.trace.events.partition_point_ts(|t| t <= target);
+        let last = st.trace.events.len().saturating_sub(1);
+        st.view.cursor = i.saturating_sub(1).max(st.view.cursor).min(last);
+        let ts = st.cursor_ts();
+        // the narration follows the moments the cursor passes
+        while self.current + 1 < self.steps.len() && self.steps[self.current + 1].ts <= ts {
+            self.current += 1;
+        }
+        if st.view.cursor >= last {
+            self.playing = false;
+        }
+        if ts >= st.view.t1() {
+            st.view.t0 = ts.saturating_sub(st.view.span / 10);
+        }
+    }
+}
+
+impl Session for Demo {
+    fn tick(&mut self, st: &mut State) {
+        let now = Instant::now();
+        if !self.playing {
+            return;
+        }
+        let dt = self
+            .last_tick
+            .map_or(0, |t| now.duration_since(t).as_nanos() as u64);
+        self.last_tick = Some(now);
+        self.play(dt, st);
+    }
+
+    fn apply(&mut self, action: Action, st: &mut State) -> bool {
+        match action {
+            Action::TogglePause => {
+                self.playing = !self.playing;
+                self.last_tick = None;
+            }
+            Action::Faster => self.speed = (self.speed * 2).min(10_000_000_000),
+            Action::Slower => self.speed = (self.speed / 2).max(1_000),
+            Action::NextStep => {
+                let next = (self.current + 1).min(self.steps.len().saturating_sub(1));
+                self.go_to_step(next, st);
+            }
+            Action::PrevStep => self.go_to_step(self.current.saturating_sub(1), st),
+            _ => return false,
+        }
+        true
+    }
+
+    fn frame_wait(&self, _st: &State, _draw_ms: u64) -> Duration {
+        Duration::from_millis(if self.playing { 30 } else { 100 })
+    }
+}

@@ -1,0 +1,101 @@
+//! A live session: a [`LiveSession`] source feeds the same state as a replay. The view follows
+//! the newest data; space pauses the view while the capture goes on; after a pause or the end,
+//! the whole session scrubs like a replay.
+
+use super::Session;
+use crate::sources::live::{LiveCounters, LiveSession};
+use crate::ui::keys::Action;
+use crate::ui::state::State;
+use crate::ui::viewport::MIN_SPAN;
+use std::time::Duration;
+
+/// How much time the view shows while it follows a live session.
+pub const LIVE_WINDOW: u64 = 2_000_000_000;
+
+pub struct Live {
+    source: LiveSession,
+    /// The process whose threads are the workload.
+    pid: u32,
+    ncpus: u32,
+    pub paused: bool,
+    pub finished: bool,
+    pub counters: LiveCounters,
+}
+
+impl Live {
+    pub fn new(source: LiveSession, pid: u32, ncpus: u32) -> Live {
+        Live {
+            source,
+            pid,
+            ncpus,
+            paused: false,
+            finished: false,
+            counters: LiveCounters::default(),
+        }
+    }
+
+    /// The source, to stop it once the TUI ends.
+    pub fn into_source(self) -> LiveSession {
+        self.source
+    }
+}
+
+impl Session for Live {
+    fn tick(&mut self, st: &mut State) {
+        if self.finished {
+            return;
+        }
+        let batch = self.source.poll();
+        let finished = self.source.is_finished();
+        batch.apply_to(&mut st.trace);
+        st.timeline.extend(&st.trace);
+        self.counters = batch.counters;
+        if let Some(s) = st.samples.as_mut() {
+            s.add(&batch.samples, &st.trace, self.pid, self.ncpus, finished);
+        }
+        if finished {
+            self.finished = true;
+            self.paused = true;
+            st.overlays.message = Some(format!(
+                "the session ended after {}: scrub it like a replay",
+                crate::events::fmt_dur(self.counters.duration_ns)
+            ));
+        }
+        st.refresh_mm_list();
+        if !self.paused {
+            follow_newest(st);
+        }
+    }
+
+    fn apply(&mut self, action: Action, st: &mut State) -> bool {
+        if action != Action::TogglePause {
+            return false;
+        }
+        self.paused = !self.paused;
+        if !self.paused {
+            follow_newest(st);
+        }
+        true
+    }
+
+    fn frame_wait(&self, _st: &State, _draw_ms: u64) -> Duration {
+        Duration::from_millis(30)
+    }
+}
+
+/// The window ends at the newest data, the cursor on the newest event.
+pub fn follow_newest(st: &mut State) {
+    let samples = st.samples.as_ref().map(|s| &s.timeline);
+    let last = st.timeline.last_ts.max(samples.map_or(0, |s| s.last_ts));
+    let first = st.timeline.first_ts.min(
+        samples
+            .filter(|s| s.applied() > 0)
+            .map_or(u64::MAX, |s| s.first_ts),
+    );
+    let first = if first == u64::MAX { last } else { first };
+    st.view.cursor = st.trace.events.len().saturating_sub(1);
+    // show the last LIVE_WINDOW of data, or all of it while there is less
+    let span = LIVE_WINDOW.max(MIN_SPAN);
+    st.view.span = span;
+    st.view.t0 = last.saturating_sub(span * 9 / 10).max(first.min(last));
+}
