@@ -17,7 +17,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 pub struct Detail;
 
-/// A process as `tgid comm`.
+/// A process: its label and the comm of its leader.
 pub fn mm_label(st: &State, mm: MmId) -> String {
     if mm == MmId::UNKNOWN {
         return "mm unknown".into();
