@@ -11,8 +11,9 @@ use super::owner_mode::OwnerMode;
 use super::run::{PolicyRun, PredictedUpdate, SlotChange, TaskCidChange, Violation, WeightChange};
 use super::{CpuSet, Params, PolicyKind, Regime, RqClockMode};
 use crate::events::Tid;
+use crate::model::lane::{Segment, SlotFlags};
+use crate::model::seglane::SegLane;
 use crate::model::{Alarm, AlarmKind, MmId};
-use crate::timeline::{SegLane, Segment};
 use rustc_hash::FxHashMap;
 
 /// The events that drive every policy (§1.1). Tid 0 is the idle task (no mm, no CID).
@@ -162,7 +163,7 @@ pub struct Core {
     dirty_tasks: Vec<Tid>,
     dirty_mms: Vec<MmId>,
     dirty_cpus: Vec<u16>,
-    last_slot: FxHashMap<(MmId, u16), (Tid, Option<i32>, u8)>,
+    last_slot: FxHashMap<(MmId, u16), (Tid, Option<i32>, SlotFlags)>,
     last_task: FxHashMap<Tid, (MmId, Option<i32>)>,
     last_weight: FxHashMap<MmId, u32>,
     /// (mm, CID) → the running task holding it, for the ABI alarms.
@@ -894,29 +895,25 @@ impl Engine {
                     tid: 0,
                     mm: MmId::NONE,
                     cid: Segment::NO_CID,
-                    flags: 0,
+                    flags: SlotFlags::EMPTY,
                 },
                 Some(t) => {
                     let vis = if t.active { k.visible_cid(t) } else { None };
                     let flags = match (&self.policy, t.mm) {
-                        (PolicyState::Slot(p), Some(m)) => {
-                            p.slot_view(m, c).1 & super::slot_flags::LAZY
-                        }
+                        (PolicyState::Slot(p), Some(m)) => p.slot_view(m, c).1 & SlotFlags::LAZY,
                         (PolicyState::Owner(_), Some(_)) => super::owner_mode::flags_of(t.cid),
-                        _ => 0,
+                        _ => SlotFlags::EMPTY,
                     };
                     Segment {
                         start: now,
                         tid: t.tid,
                         mm: t.mm.unwrap_or(MmId::UNKNOWN),
                         cid: vis.unwrap_or(Segment::NO_CID),
-                        flags: flags | if vis.is_some() { Segment::CONFIRMED } else { 0 },
+                        flags: flags | Segment::CONFIRMED.when(vis.is_some()),
                     }
                 }
             };
-            let same = |a: &Segment, b: &Segment| {
-                (a.tid, a.mm, a.cid, a.flags) == (b.tid, b.mm, b.cid, b.flags)
-            };
+            let same = |a: &Segment, b: &Segment| a.same_state(b);
             let last = lane.last();
             let lane = &mut k.run.lanes[c as usize];
             match last {

@@ -6,10 +6,11 @@
 //! the tick, resume and scan handlers, in [`super::resume_batch`].
 
 use super::driver::Core;
-use super::run::{Compaction, ScanCycle, Trigger, slot_flags};
+use super::run::{Compaction, ScanCycle, Trigger};
 use super::{CpuSet, KernelVersion, Regime, ScanScope};
 use crate::events::Tid;
 use crate::model::MmId;
+use crate::model::lane::SlotFlags;
 
 /// `SCHED_MM_CID_PERIOD_NS`: a slot unused this long is old.
 pub const SCHED_MM_CID_PERIOD_NS: u64 = 100_000_000;
@@ -839,14 +840,14 @@ impl SlotPolicy {
         )
     }
 
-    pub(super) fn slot_view(&self, id: MmId, c: u16) -> (Option<i32>, u8) {
+    pub(super) fn slot_view(&self, id: MmId, c: u16) -> (Option<i32>, SlotFlags) {
         match self.mm(id).and_then(|m| m.pcpu_cid.get(c as usize)) {
             Some(s) => match s.cid {
-                Cid::Unset => (None, slot_flags::UNSET),
-                Cid::Valid(n) => (Some(n as i32), slot_flags::VALID),
-                Cid::Lazy(n) => (Some(n as i32), slot_flags::LAZY),
+                Cid::Unset => (None, SlotFlags::UNSET),
+                Cid::Valid(n) => (Some(n as i32), SlotFlags::VALID),
+                Cid::Lazy(n) => (Some(n as i32), SlotFlags::LAZY),
             },
-            None => (None, slot_flags::UNSET),
+            None => (None, SlotFlags::UNSET),
         }
     }
 

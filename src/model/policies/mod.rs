@@ -40,7 +40,7 @@ pub use driver::{Core, DriverEvent, Engine, Task};
 pub use replay::{Replayer, infer_hz, replay, replay_all, resolve_params};
 pub use run::{
     Agreement, Compaction, Disagreement, MmAgreement, ModeChange, PolicyRun, PredictedUpdate,
-    ScanCycle, SlotChange, Tally, TaskCidChange, Trigger, Violation, WeightChange, slot_flags,
+    ScanCycle, SlotChange, Tally, TaskCidChange, Trigger, Violation, WeightChange,
 };
 
 /// Which CID policy a model runs.

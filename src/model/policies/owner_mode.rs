@@ -4,10 +4,11 @@
 //! synchronously in fork/exit with a fixup walk (modelled atomically, §4.4).
 
 use super::driver::Core;
-use super::run::{ModeChange, slot_flags};
+use super::run::ModeChange;
 use super::{CpuSet, Regime};
 use crate::events::Tid;
 use crate::model::MmId;
+use crate::model::lane::SlotFlags;
 
 /// `MM_CID_UNSET`: no CID.
 pub const UNSET: u32 = 1 << 31;
@@ -34,14 +35,14 @@ pub fn in_transit(x: u32) -> bool {
 pub fn visible(x: u32) -> Option<i32> {
     (x & UNSET == 0).then(|| plain(x) as i32)
 }
-/// ONCPU/TRANSIT of a word as [`slot_flags`].
-pub fn flags_of(x: u32) -> u8 {
-    let mut f = 0;
+/// ONCPU/TRANSIT of a word as [`SlotFlags`].
+pub fn flags_of(x: u32) -> SlotFlags {
+    let mut f = SlotFlags::EMPTY;
     if on_cpu(x) {
-        f |= slot_flags::ONCPU;
+        f |= SlotFlags::ONCPU;
     }
     if in_transit(x) {
-        f |= slot_flags::TRANSIT;
+        f |= SlotFlags::TRANSIT;
     }
     f
 }
@@ -673,10 +674,10 @@ impl OwnerMode {
         )
     }
 
-    pub(super) fn slot_view(&self, id: MmId, c: u16) -> (Option<i32>, u8) {
+    pub(super) fn slot_view(&self, id: MmId, c: u16) -> (Option<i32>, SlotFlags) {
         match self.mm(id).and_then(|m| m.pcpu_cid.get(c as usize)) {
             Some(&x) => (visible(x), flags_of(x)),
-            None => (None, 0),
+            None => (None, SlotFlags::EMPTY),
         }
     }
 

@@ -2,26 +2,11 @@
 
 use super::{Params, PolicyKind};
 use crate::events::Tid;
+use crate::model::lane::{Segment, SlotFlags};
+use crate::model::seglane::SegLane;
 use crate::model::{Alarm, MmId};
-use crate::timeline::{SegLane, Segment};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-
-/// Flags of a slot or a CID word. LAZY/TRANSIT/ONCPU equal [`Segment`]'s flags, so
-/// `flags & (LAZY | TRANSIT | ONCPU)` can go straight into a timeline segment.
-pub mod slot_flags {
-    use crate::timeline::Segment;
-    /// lazy-compact: `MM_CID_LAZY_PUT` (bit 31): released at its CPU's next switch-out.
-    pub const LAZY: u8 = Segment::LAZY;
-    /// owner-mode: `MM_CID_TRANSIT` (bit 29): a CID in a mode-switch fixup.
-    pub const TRANSIT: u8 = Segment::TRANSIT;
-    /// owner-mode: `MM_CID_ONCPU` (bit 30): the CPU owns the CID.
-    pub const ONCPU: u8 = Segment::ONCPU;
-    /// lazy-compact: a valid CID in the slot.
-    pub const VALID: u8 = 16;
-    /// lazy-compact: `MM_CID_UNSET`, no CID.
-    pub const UNSET: u8 = 32;
-}
 
 /// A per-(mm, CPU) slot (`pcpu_cid`) changed, or the task of the mm running on the CPU did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -34,7 +19,7 @@ pub struct SlotChange {
     pub tid: Tid,
     /// The CID number in the slot (`None` = `Unset`).
     pub cid: Option<i32>,
-    pub flags: u8,
+    pub flags: SlotFlags,
 }
 
 /// A task's user-visible CID changed (`None`: it holds none).
