@@ -6,6 +6,7 @@
 //! (who runs, `NR`/`ids_changed` bookkeeping), the policy its handler of §2.4/§3.2/§4.4, then the
 //! engine records every slot, task CID, weight and lane that the handler marked dirty.
 
+use super::invariant::Invariant;
 use super::lazy_compact::SlotPolicy;
 use super::owner_mode::OwnerMode;
 use super::run::{PolicyRun, PredictedUpdate, SlotChange, TaskCidChange, Violation, WeightChange};
@@ -302,7 +303,7 @@ impl Core {
         self.dirty_cpus.push(c);
     }
 
-    pub fn violation(&mut self, mm: Option<MmId>, invariant: &'static str, detail: String) {
+    pub fn violation(&mut self, mm: Option<MmId>, invariant: Invariant, detail: String) {
         // Bounded: a broken model floods; the first ones explain it.
         if self.run.violations.len() < 10_000 {
             self.run.violations.push(Violation {
@@ -933,7 +934,7 @@ impl Engine {
     }
 
     /// Runs every invariant check of the policy now; returns (mm, invariant, detail).
-    pub fn check_invariants(&self) -> Vec<(Option<MmId>, &'static str, String)> {
+    pub fn check_invariants(&self) -> Vec<(Option<MmId>, Invariant, String)> {
         let mut v = match &self.policy {
             PolicyState::Slot(p) => p.check(&self.core),
             PolicyState::Owner(p) => p.check(&self.core),
@@ -953,14 +954,14 @@ impl Engine {
             if n < 0 || n as u32 >= self.core.p.cpus {
                 v.push((
                     Some(mm),
-                    "ABI",
+                    Invariant::Abi,
                     format!("task {tid} runs with CID {n} >= P"),
                 ));
             }
             if let Some(o) = seen.insert((mm, n), tid) {
                 v.push((
                     Some(mm),
-                    "ABI",
+                    Invariant::Abi,
                     format!("tasks {o} and {tid} run with the same CID {n}"),
                 ));
             }
@@ -1017,7 +1018,7 @@ impl Engine {
     }
 
     /// Records a violation from outside the handlers (replay consistency checks).
-    pub fn note(&mut self, mm: Option<MmId>, invariant: &'static str, detail: String) {
+    pub fn note(&mut self, mm: Option<MmId>, invariant: Invariant, detail: String) {
         self.core.violation(mm, invariant, detail);
     }
 }

@@ -6,6 +6,7 @@
 //! the tick, resume and scan handlers, in [`super::resume_batch`].
 
 use super::driver::Core;
+use super::invariant::Invariant;
 use super::run::{Compaction, ScanCycle, Trigger};
 use super::{CpuSet, KernelVersion, Regime, ScanScope};
 use crate::events::Tid;
@@ -193,7 +194,7 @@ impl SlotPolicy {
                 if n >= bound {
                     k.violation(
                         Some(id),
-                        "L3",
+                        Invariant::L3,
                         format!(
                             "first free CID {n} >= nr_cpus_allowed {bound}: the kernel would spin here"
                         ),
@@ -204,7 +205,7 @@ impl SlotPolicy {
             None => {
                 k.violation(
                     Some(id),
-                    "EXHAUSTED",
+                    Invariant::Exhausted,
                     format!("no free CID below {p} for CPU {c}: the kernel would spin forever"),
                 );
                 0
@@ -873,12 +874,12 @@ impl SlotPolicy {
             }
         }
         for b in bad {
-            k.violation(Some(id), "L5", b);
+            k.violation(Some(id), Invariant::L5, b);
         }
     }
 
     /// L1–L4 (+ R1 for resume-batch) over every live mm.
-    pub(super) fn check(&self, k: &Core) -> Vec<(Option<MmId>, &'static str, String)> {
+    pub(super) fn check(&self, k: &Core) -> Vec<(Option<MmId>, Invariant, String)> {
         let mut v = Vec::new();
         let p = k.p.cpus;
         let v6_4 = k.p.version == KernelVersion::V6_4;
@@ -893,14 +894,14 @@ impl SlotPolicy {
                     if held.set(n) {
                         v.push((
                             Some(id),
-                            "L1",
+                            Invariant::L1,
                             format!("CID {n} held by two slots (CPU {c})"),
                         ));
                     }
                     if !m.cidmask.test(n) {
                         v.push((
                             Some(id),
-                            "L1",
+                            Invariant::L1,
                             format!("slot of CPU {c} holds {n}, not set in cidmask"),
                         ));
                     }
@@ -908,14 +909,18 @@ impl SlotPolicy {
             }
             for n in m.cidmask.iter() {
                 if !held.test(n) {
-                    v.push((Some(id), "L1", format!("cidmask bit {n} held by no slot")));
+                    v.push((
+                        Some(id),
+                        Invariant::L1,
+                        format!("cidmask bit {n} held by no slot"),
+                    ));
                 }
             }
             // L3 range
             let bound = if v6_4 { p } else { m.nr_cpus_allowed.min(p) };
             for n in m.cidmask.iter() {
                 if n >= bound {
-                    v.push((Some(id), "L3", format!("CID {n} >= {bound}")));
+                    v.push((Some(id), Invariant::L3, format!("CID {n} >= {bound}")));
                 }
             }
             // L4 weight
@@ -923,7 +928,7 @@ impl SlotPolicy {
             if w != slots || (!v6_4 && w > m.nr_cpus_allowed) {
                 v.push((
                     Some(id),
-                    "L4",
+                    Invariant::L4,
                     format!(
                         "weight {w}, non-Unset slots {slots}, nr_cpus_allowed {}",
                         m.nr_cpus_allowed
@@ -943,7 +948,7 @@ impl SlotPolicy {
                 if m.scan_batch > n.max(super::batches_per_scan(p, k.p.batch)) {
                     v.push((
                         Some(id),
-                        "R1",
+                        Invariant::R1,
                         format!("scan_batch {} > N={n}", m.scan_batch),
                     ));
                 }
@@ -961,7 +966,7 @@ impl SlotPolicy {
                 (Some(n), Cid::Valid(s) | Cid::Lazy(s)) if n == s => {}
                 (got, _) => v.push((
                     Some(id),
-                    "L2",
+                    Invariant::L2,
                     format!("task {tid} on CPU {c} has CID {got:?}, slot is {slot:?}"),
                 )),
             }

@@ -28,6 +28,7 @@
 
 pub mod cpuset;
 pub mod driver;
+pub mod invariant;
 pub mod lazy_compact;
 pub mod owner_mode;
 pub mod replay;
@@ -37,6 +38,7 @@ pub mod script;
 
 pub use cpuset::CpuSet;
 pub use driver::{Core, DriverEvent, Engine, Task};
+pub use invariant::Invariant;
 pub use replay::{Replayer, infer_hz, replay, replay_all, resolve_params};
 pub use run::{
     Agreement, Compaction, Disagreement, MmAgreement, ModeChange, PolicyRun, PredictedUpdate,

@@ -4,6 +4,7 @@
 //! synchronously in fork/exit with a fixup walk (modelled atomically, §4.4).
 
 use super::driver::Core;
+use super::invariant::Invariant;
 use super::run::ModeChange;
 use super::{CpuSet, Regime};
 use crate::events::Tid;
@@ -256,7 +257,7 @@ impl OwnerMode {
         }
         k.violation(
             Some(id),
-            "EXHAUSTED",
+            Invariant::Exhausted,
             format!("no free CID below P={p}: the kernel would live-lock here"),
         );
         UNSET
@@ -520,7 +521,11 @@ impl OwnerMode {
                 let had_free = free_below(m);
                 xt = m.converge(xt, lim);
                 if check && had_free && plain(xt) >= lim {
-                    k.violation(Some(id), "O6", format!("task {tid} kept {xt} >= {lim}"));
+                    k.violation(
+                        Some(id),
+                        Invariant::O6,
+                        format!("task {tid} kept {xt} >= {lim}"),
+                    );
                 }
             } else {
                 if on_cpu(xc) {
@@ -547,7 +552,11 @@ impl OwnerMode {
                 let had_free = free_below(m);
                 xc = m.converge(xc, lim);
                 if check && had_free && plain(xc) >= lim {
-                    k.violation(Some(id), "O6", format!("CPU {c} kept {xc} >= {lim}"));
+                    k.violation(
+                        Some(id),
+                        Invariant::O6,
+                        format!("CPU {c} kept {xc} >= {lim}"),
+                    );
                 }
             } else {
                 if on_task(xt) {
@@ -686,7 +695,7 @@ impl OwnerMode {
     }
 
     /// O1–O5 (O6 is checked inside `SCHEDIN`).
-    pub(super) fn check(&self, k: &Core) -> Vec<(Option<MmId>, &'static str, String)> {
+    pub(super) fn check(&self, k: &Core) -> Vec<(Option<MmId>, Invariant, String)> {
         let mut v = Vec::new();
         let p = k.p.cpus;
         for (i, m) in self.mms.iter().enumerate().filter(|(_, m)| m.live) {
@@ -697,7 +706,7 @@ impl OwnerMode {
             // O2
             for n in m.cidmask.iter() {
                 if n >= p {
-                    v.push((Some(id), "O2", format!("CID {n} >= P={p}")));
+                    v.push((Some(id), Invariant::O2, format!("CID {n} >= P={p}")));
                 }
             }
             // O3 ownership
@@ -733,7 +742,11 @@ impl OwnerMode {
             for (n, &o) in owners.iter().enumerate() {
                 let set = m.cidmask.test(n as u32);
                 if set && o != 1 || !set && o != 0 {
-                    v.push((Some(id), "O3", format!("CID {n}: set={set}, owners={o}")));
+                    v.push((
+                        Some(id),
+                        Invariant::O3,
+                        format!("CID {n}: set={set}, owners={o}"),
+                    ));
                 }
             }
             let w = m.cidmask.weight();
@@ -741,14 +754,14 @@ impl OwnerMode {
                 if oncpu != 0 {
                     v.push((
                         Some(id),
-                        "O3",
+                        Invariant::O3,
                         format!("per-task mode with {oncpu} ONCPU slots"),
                     ));
                 }
                 if w != flagless_tasks + transit_tasks || w > m.users {
                     v.push((
                         Some(id),
-                        "O3",
+                        Invariant::O3,
                         format!(
                             "per-task: weight {w}, task owners {}, users {}",
                             flagless_tasks + transit_tasks,
@@ -759,7 +772,7 @@ impl OwnerMode {
             } else if m.mode == ONCPU && flagless_tasks != 0 {
                 v.push((
                     Some(id),
-                    "O3",
+                    Invariant::O3,
                     format!("per-CPU mode with {flagless_tasks} tasks owning flagless CIDs"),
                 ));
             }
@@ -767,7 +780,7 @@ impl OwnerMode {
             if in_transit(m.mode) {
                 v.push((
                     Some(id),
-                    "O4",
+                    Invariant::O4,
                     format!("mode {:#x} left in TRANSIT", m.mode),
                 ));
             }
@@ -775,14 +788,14 @@ impl OwnerMode {
             if m.mode == 0 && m.users > m.max_cids {
                 v.push((
                     Some(id),
-                    "O5",
+                    Invariant::O5,
                     format!("per-task with users {} > max_cids {}", m.users, m.max_cids),
                 ));
             }
             if m.mode == ONCPU && !m.update_deferred && (m.pcpu_thrs < 1 || m.users < m.pcpu_thrs) {
                 v.push((
                     Some(id),
-                    "O5",
+                    Invariant::O5,
                     format!("per-CPU with users {} < pcpu_thrs {}", m.users, m.pcpu_thrs),
                 ));
             }
@@ -797,10 +810,18 @@ impl OwnerMode {
             let Some(n) = visible(t.cid) else { continue };
             let n = n as u32;
             if n >= p {
-                v.push((Some(id), "O2", format!("task {tid} runs with CID {n} >= P")));
+                v.push((
+                    Some(id),
+                    Invariant::O2,
+                    format!("task {tid} runs with CID {n} >= P"),
+                ));
             }
             if let Some(o) = seen.insert((id, n), tid) {
-                v.push((Some(id), "O1", format!("tasks {o} and {tid} share CID {n}")));
+                v.push((
+                    Some(id),
+                    Invariant::O1,
+                    format!("tasks {o} and {tid} share CID {n}"),
+                ));
             }
         }
         v

@@ -5,6 +5,7 @@
 //! Everything else is lazy-compact's ([`super::lazy_compact::SlotPolicy`]).
 
 use super::driver::Core;
+use super::invariant::Invariant;
 use super::lazy_compact::{Cid, LcMm, SCHED_MM_CID_PERIOD_NS, SlotPolicy};
 use super::run::{Compaction, ScanCycle, Trigger};
 use super::{ScanScope, batches_per_scan};
@@ -67,7 +68,7 @@ impl SlotPolicy {
             {
                 k.violation(
                     Some(id),
-                    "R4",
+                    Invariant::R4,
                     format!("rule B twice within D jiffies for task {curr}"),
                 );
             }
@@ -132,7 +133,7 @@ impl SlotPolicy {
         if k.p.check_invariants && bad {
             k.violation(
                 Some(id),
-                "R3",
+                Invariant::R3,
                 format!("batch in task {tid} without rseq or exiting"),
             );
         }
@@ -182,7 +183,7 @@ impl SlotPolicy {
             {
                 k.violation(
                     Some(id),
-                    "R2",
+                    Invariant::R2,
                     format!("cycle start at J={j} less than D after J={last}"),
                 );
             }
@@ -218,7 +219,7 @@ impl SlotPolicy {
         if k.p.check_invariants && from != (nb - 1) * b {
             k.violation(
                 Some(id),
-                "R1",
+                Invariant::R1,
                 format!(
                     "batch {nb} starts at CPU index {from}, expected {}",
                     (nb - 1) * b

@@ -1,5 +1,6 @@
 //! A recorded model run: every state change a view needs, time-ordered, keyed by [`MmId`].
 
+use super::invariant::Invariant;
 use super::{Params, PolicyKind};
 use crate::events::Tid;
 use crate::model::lane::{Segment, SlotFlags};
@@ -125,7 +126,7 @@ pub struct Violation {
     #[serde(serialize_with = "ser_opt_mm")]
     pub mm: Option<MmId>,
     /// The invariant's name in the spec (`L1`, `R4`, `O3`, `EXHAUSTED`, ...).
-    pub invariant: &'static str,
+    pub invariant: Invariant,
     pub detail: String,
 }
 
