@@ -1,7 +1,26 @@
 //! The invariants of the models specification (`cid-models.md` §2.6, §3.3, §4.6) by name, plus
 //! the two impossible states every policy can reach.
 
+use crate::model::tasks::MmId;
 use std::fmt;
+
+/// A broken invariant found by a check: in which mm (if one), which, and what was seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub mm: Option<MmId>,
+    pub invariant: Invariant,
+    pub detail: String,
+}
+
+impl Finding {
+    pub fn new(mm: Option<MmId>, invariant: Invariant, detail: String) -> Finding {
+        Finding {
+            mm,
+            invariant,
+            detail,
+        }
+    }
+}
 
 /// Which invariant a [`super::run::Violation`] broke. Displays (and serializes) as the spec's
 /// name: `L1`, `R4`, `O3`, `EXHAUSTED`, `ABI`.

@@ -1,11 +1,13 @@
 //! A recorded model run: every state change a view needs, time-ordered, keyed by [`MmId`].
 
 use super::invariant::Invariant;
-use super::{Params, PolicyKind};
+use super::kind::PolicyKind;
+use super::params::Params;
 use crate::events::Tid;
+use crate::model::alarm::Alarm;
 use crate::model::lane::{Segment, SlotFlags};
 use crate::model::seglane::SegLane;
-use crate::model::{Alarm, MmId};
+use crate::model::tasks::MmId;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -226,12 +228,6 @@ pub struct PolicyRun {
     pub agreement: Option<Agreement>,
     /// Driver events the model handled.
     pub model_events: u64,
-}
-
-impl serde::Serialize for PolicyKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.id())
-    }
 }
 
 fn ser_mm<S: serde::Serializer>(mm: &MmId, s: S) -> Result<S::Ok, S::Error> {
