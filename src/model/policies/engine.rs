@@ -294,7 +294,7 @@ impl<P: CidPolicy> Driver<'_, P> {
         }
         let (parent_cpu, parent_mm, parent_rseq, parent_kthread, parent_mask) =
             match core.task(parent) {
-                Some(p) => (p.cpu, p.mm, p.has_rseq, p.kthread, p.cpus_mask.clone()),
+                Some(pt) => (pt.cpu, pt.mm, pt.has_rseq, pt.kthread, pt.cpus_mask.clone()),
                 None => (0, None, true, parent == 0, None),
             };
         let fast = core.regime == Regime::Fast;

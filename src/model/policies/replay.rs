@@ -624,15 +624,15 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
 
 /// Resolves `cpus`/`hz` of `params` from the capture.
 pub fn resolve_params(trace: &Trace, params: &Params) -> (Params, u64) {
-    let mut p = params.clone();
-    if p.cpus == 0 {
-        p.cpus = trace.cpu_count();
+    let mut resolved = params.clone();
+    if resolved.cpus == 0 {
+        resolved.cpus = trace.cpu_count();
     }
-    if p.hz == 0 {
-        p.hz = infer_hz(trace).unwrap_or(Params::DEFAULT_HZ);
+    if resolved.hz == 0 {
+        resolved.hz = infer_hz(trace).unwrap_or(Params::DEFAULT_HZ);
     }
-    let phase = tick_phase(trace, p.hz);
-    (p, phase)
+    let phase = tick_phase(trace, resolved.hz);
+    (resolved, phase)
 }
 
 /// Replays `trace` through `policy`. `params.cpus == 0` takes the capture's CPU count,

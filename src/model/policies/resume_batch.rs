@@ -24,8 +24,8 @@ pub const RSEQ_UNPREEMPTED_THRESHOLD: u64 = SCHED_MM_CID_PERIOD_NS;
 /// `NEEDS_SCAN(mm)` (`mm_cid_needs_scan`): a scan is in progress, or the period is due
 /// (strict `>`, `time_after`). `len` is the number of CPUs a complete scan walks (P).
 pub fn needs_scan(m: &Mm, j: u64, b: u32, len: u32) -> bool {
-    let k = m.scan_batch;
-    if k != 0 && b.saturating_mul(k) < len {
+    let done = m.scan_batch;
+    if done != 0 && b.saturating_mul(done) < len {
         return true;
     }
     m.next_scan.is_none_or(|ns| j > ns)

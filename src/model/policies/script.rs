@@ -172,8 +172,8 @@ impl Script {
     /// The lazy-compact state of a model running lazy-compact or resume-batch (which wraps it).
     fn slots(&self) -> Option<&lazy_compact::LazyCompact> {
         match &self.engine.policy {
-            AnyPolicy::LazyCompact(p) => Some(p),
-            AnyPolicy::ResumeBatch(p) => Some(&p.slots),
+            AnyPolicy::LazyCompact(lc) => Some(lc),
+            AnyPolicy::ResumeBatch(rb) => Some(&rb.slots),
             _ => None,
         }
     }
@@ -185,8 +185,8 @@ impl Script {
 
     pub fn lc_mut(&mut self, mm: MmId) -> Option<&mut lazy_compact::Mm> {
         let slots = match &mut self.engine.policy {
-            AnyPolicy::LazyCompact(p) => p,
-            AnyPolicy::ResumeBatch(p) => &mut p.slots,
+            AnyPolicy::LazyCompact(lc) => lc,
+            AnyPolicy::ResumeBatch(rb) => &mut rb.slots,
             _ => return None,
         };
         slots.mms.get_mut(mm.0 as usize).filter(|m| m.live)
@@ -200,7 +200,7 @@ impl Script {
     /// resume-batch's own state of task `tid`.
     pub fn rb_task(&self, tid: Tid) -> Option<&resume_batch::TaskState> {
         match &self.engine.policy {
-            AnyPolicy::ResumeBatch(p) => p.task(&self.engine.core, tid),
+            AnyPolicy::ResumeBatch(rb) => rb.task(&self.engine.core, tid),
             _ => None,
         }
     }
@@ -208,7 +208,7 @@ impl Script {
     /// owner-mode state of `mm`.
     pub fn om(&self, mm: MmId) -> Option<&owner_mode::Mm> {
         match &self.engine.policy {
-            AnyPolicy::OwnerMode(p) => p.mm(mm),
+            AnyPolicy::OwnerMode(om) => om.mm(mm),
             _ => None,
         }
     }
@@ -216,7 +216,7 @@ impl Script {
     /// owner-mode state of task `tid` (its CID word).
     pub fn om_task(&self, tid: Tid) -> Option<&owner_mode::TaskState> {
         match &self.engine.policy {
-            AnyPolicy::OwnerMode(p) => self.engine.core.task(tid).map(|t| p.tasks.get(t)),
+            AnyPolicy::OwnerMode(om) => self.engine.core.task(tid).map(|t| om.tasks.get(t)),
             _ => None,
         }
     }
