@@ -49,11 +49,11 @@ pub trait CidPolicy {
 
     // ------------------------------------------------------------------ driver events (§1.1)
 
-    /// A task that existed before the model started joins `mm` (replay).
+    /// A task that existed before the model started joins `mm` (replay); `t.mm` is set.
     fn existing(&mut self, _core: &mut Core, _tid: Tid, _mm: MmId) {}
 
-    /// `FORK(parent, child, shares_mm)`: the child is already in `core.tasks` with its mm set;
-    /// `parent_mm` is the parent's.
+    /// `FORK(parent, child, shares_mm)`: the child is already in `core.tasks` with its mm set
+    /// (not yet `active`: a policy that gives it a CID sets that); `parent_mm` is the parent's.
     fn fork(
         &mut self,
         _core: &mut Core,
@@ -64,7 +64,9 @@ pub trait CidPolicy {
     ) {
     }
 
-    /// `EXEC(t)` into the fresh mm `new_mm`, on the task's CPU after exec balancing.
+    /// `EXEC(t)` into the fresh mm `new_mm`, on the task's CPU after exec balancing. `t.mm` is
+    /// still the old mm (release on it first); the engine sets it to `new_mm` afterwards, so a
+    /// policy that allocates in the new mm here sets `t.mm` itself first.
     fn exec(&mut self, _core: &mut Core, _tid: Tid, _new_mm: MmId) {}
 
     /// `EXIT(t)`: the task still has its mm; the engine marks it exiting afterwards.
