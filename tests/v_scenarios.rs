@@ -36,7 +36,7 @@ fn v4(hz: u32) {
         s.at(first_tick + k * tick);
         s.tick(5);
         let before = (s.updates(), s.engine.core.run.compactions.len());
-        if s.engine.core.task(100).is_some_and(|t| t.nr) {
+        if s.engine.core.task(100).is_some_and(|t| t.notify_resume) {
             s.advance(20_000);
             s.ret(100);
         }
@@ -69,7 +69,7 @@ fn v4(hz: u32) {
     }
     // the next tick: rule (B) re-gets the CID, no UPDATE (unchanged)
     assert_eq!(per_tick[first + 16].1, 0);
-    assert!(s.engine.core.task(100).unwrap().last_rule_b.is_some());
+    assert!(s.rb_task(100).unwrap().last_rule_b.is_some());
     // cycles restart every D+1 jiffies (R5)
     let starts: Vec<u64> = per_tick
         .iter()
@@ -190,28 +190,20 @@ fn v6_owner_mode_transitions() {
     s.switch(0, 0).register(100);
     let om = s.om(mm).unwrap();
     assert_eq!((om.users, om.mode, om.max_cids), (1, 0, 1));
-    assert_eq!(s.engine.core.task(100).unwrap().cid, 0);
+    assert_eq!(s.om_task(100).unwrap().cid, 0);
     s.thread(100, 101, 0); // worker A: users 2, gets 1
     let om = s.om(mm).unwrap();
     assert_eq!((om.users, om.mode, om.max_cids), (2, 0, 2));
-    assert_eq!(s.engine.core.task(101).unwrap().cid, 1);
+    assert_eq!(s.om_task(101).unwrap().cid, 1);
     s.thread(100, 102, 0); // users 3 > max_cids 2: per-CPU
     let om = s.om(mm).unwrap();
     assert_eq!((om.users, om.mode, om.pcpu_thrs), (3, ONCPU, 1));
-    assert_eq!(
-        s.engine.core.task(101).unwrap().cid,
-        UNSET,
-        "A had not run: loses 1"
-    );
-    assert_eq!(
-        s.engine.core.task(100).unwrap().cid,
-        TRANSIT,
-        "main: 0|TRANSIT"
-    );
+    assert_eq!(s.om_task(101).unwrap().cid, UNSET, "A had not run: loses 1");
+    assert_eq!(s.om_task(100).unwrap().cid, TRANSIT, "main: 0|TRANSIT");
     s.switch(1, 0); // main's schedout: CPU 1 owns 0
     assert_eq!(s.om(mm).unwrap().pcpu_cid[1], ONCPU);
     s.run(0, 101); // first worker on CPU 0: slot is the zero-filled 0, allocates 1|ONCPU
-    assert_eq!(s.engine.core.task(101).unwrap().cid, 1 | ONCPU);
+    assert_eq!(s.om_task(101).unwrap().cid, 1 | ONCPU);
     for w in 103..=104 {
         s.thread(100, w, 0);
     }
@@ -383,7 +375,7 @@ fn v9_owner_mode_convergence() {
     let om = s.om(mm).unwrap();
     assert_eq!((om.users, om.mode, om.max_cids), (8, 0, 8));
     for t in 100..108u32 {
-        assert_eq!(s.engine.core.task(t).unwrap().cid, t - 100);
+        assert_eq!(s.om_task(t).unwrap().cid, t - 100);
     }
     // five exit, leaving CIDs {0, 5, 7}
     for t in [101u32, 102, 103, 104, 106] {

@@ -70,7 +70,7 @@ pub fn export(trace: &Trace, tl: &Timeline, extra: &[Instant]) -> Value {
                 None => "no CID".to_string(),
             };
             let args = json!({"tid": s.tid, "comm": comm, "cid": s.cid(),
-                "confirmed": s.flags & Segment::CONFIRMED != 0,
+                "confirmed": s.flags.contains(Segment::CONFIRMED),
                 "process": if s.mm.is_real() { tl.mm_info(s.mm).map(|i| i.label()) } else { None }});
             ev.push(json!({"ph": "X", "name": name, "pid": CPUS_PID, "tid": cpu,
                 "ts": us(s.start), "dur": us(end - s.start), "args": args}));
@@ -84,7 +84,7 @@ pub fn export(trace: &Trace, tl: &Timeline, extra: &[Instant]) -> Value {
                 }
                 ev.push(json!({"ph": "X", "name": name, "pid": pid, "tid": s.tid,
                     "ts": us(s.start), "dur": us(end - s.start),
-                    "args": {"cpu": cpu, "cid": s.cid(), "confirmed": s.flags & Segment::CONFIRMED != 0}}));
+                    "args": {"cpu": cpu, "cid": s.cid(), "confirmed": s.flags.contains(Segment::CONFIRMED)}}));
             }
         }
     }

@@ -2,10 +2,16 @@
 //! policies would do. Models read canonical events only; they know no file format and no UI.
 
 pub mod alarm;
+pub mod error;
+pub mod lane;
 pub mod observed;
 pub mod policies;
+pub mod seglane;
 pub mod tasks;
 
 pub use alarm::{Alarm, AlarmKind};
+pub use error::ModelError;
+pub use lane::{Segment, SlotFlags};
 pub use observed::{Context, CpuSlot, ObservedState};
+pub use seglane::SegLane;
 pub use tasks::{MmId, MmInfo, MmOrigin};

@@ -577,7 +577,12 @@ impl<'a> Sim<'a> {
                 continue;
             }
             // work queued by the tick (or a changed CID) is handled on the way back to user
-            let nr = self.rep.engine.core.task(tid).is_some_and(|x| x.nr);
+            let nr = self
+                .rep
+                .engine
+                .core
+                .task(tid)
+                .is_some_and(|x| x.notify_resume);
             if nr && !self.tasks[t].pending_exec {
                 self.ret_user(t);
             }

@@ -6,42 +6,15 @@
 //!   costs one clone plus at most `interval` applications, never a replay from the start.
 
 pub mod lanes;
-mod seglane;
 pub mod summary;
 
 use crate::events::{EventKind, Tid, Trace};
+/// Lanes and their segments are the model's types (a policy run records lanes too).
+pub use crate::model::lane::{Segment, SlotFlags};
 use crate::model::observed::{Context, CpuSlot, NoSink, ObservedState, Sink};
+pub use crate::model::seglane::SegLane;
 use crate::model::{Alarm, MmId, MmInfo};
 use rustc_hash::FxHashMap;
-pub use seglane::SegLane;
-
-/// A CPU's state from `start` until the next segment of the lane.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment {
-    pub start: u64,
-    pub tid: Tid,
-    pub mm: MmId,
-    /// `NO_CID` when the task never reported one.
-    pub cid: i32,
-    pub flags: u8,
-}
-
-impl Segment {
-    pub const NO_CID: i32 = i32::MIN;
-    /// The task reported this CID since it was switched in.
-    pub const CONFIRMED: u8 = 1;
-    /// Model slot states (simulated lanes).
-    pub const LAZY: u8 = 2;
-    pub const TRANSIT: u8 = 4;
-    pub const ONCPU: u8 = 8;
-
-    pub fn cid(&self) -> Option<i32> {
-        (self.cid != Self::NO_CID).then_some(self.cid)
-    }
-    pub fn confirmed(&self) -> bool {
-        self.flags & Self::CONFIRMED != 0
-    }
-}
 
 /// Per-mm facts gathered while indexing.
 #[derive(Clone, Debug, Default)]
@@ -119,7 +92,7 @@ fn idle_segment(start: u64) -> Segment {
         tid: 0,
         mm: MmId::NONE,
         cid: Segment::NO_CID,
-        flags: 0,
+        flags: SlotFlags::EMPTY,
     }
 }
 
@@ -173,11 +146,7 @@ impl Sink for Recorder<'_> {
             tid: slot.tid,
             mm: slot.mm,
             cid: slot.cid.unwrap_or(Segment::NO_CID),
-            flags: if slot.confirmed {
-                Segment::CONFIRMED
-            } else {
-                0
-            },
+            flags: Segment::CONFIRMED.when(slot.confirmed),
         };
         let lane = &mut self.lanes[c];
         match lane.last() {
@@ -188,7 +157,7 @@ impl Sink for Recorder<'_> {
         let n = lane.len();
         if n >= 2 {
             let (a, b) = (lane.at(n - 2), lane.at(n - 1));
-            if (a.tid, a.mm, a.cid, a.flags) == (b.tid, b.mm, b.cid, b.flags) {
+            if a.same_state(&b) {
                 lane.pop();
             }
         }

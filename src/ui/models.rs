@@ -118,7 +118,7 @@ impl ModelView {
                         mm,
                         cid: s.cid.unwrap_or(Segment::NO_CID),
                         flags: (s.flags & (Segment::LAZY | Segment::TRANSIT | Segment::ONCPU))
-                            | if s.tid != 0 { Segment::CONFIRMED } else { 0 },
+                            | Segment::CONFIRMED.when(s.tid != 0),
                     };
                     let lane = &mut lanes[c];
                     match lane.last() {

@@ -1,5 +1,6 @@
 //! A fixed-size bitset for CPU masks and `cidmask`: what `struct cpumask` is to the kernel.
 
+use crate::model::error::ModelError;
 use std::fmt;
 
 /// A set of small non-negative integers (CPU numbers or CIDs) below a fixed bound.
@@ -123,23 +124,23 @@ impl CpuSet {
     }
 
     /// Parses a CPU list as the kernel prints it: `1,3-5,8`.
-    pub fn parse_list(s: &str, bound: u32) -> Result<CpuSet, String> {
+    pub fn parse_list(s: &str, bound: u32) -> Result<CpuSet, ModelError> {
         let mut set = CpuSet::new(bound);
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (a, b) = match part.split_once('-') {
                 Some((a, b)) => (a, b),
                 None => (part, part),
             };
-            let a: u32 = a.trim().parse().map_err(|_| {
-                format!("expected a CPU number or range like 2-5, found \"{part}\"")
-            })?;
-            let b: u32 = b.trim().parse().map_err(|_| {
-                format!("expected a CPU number or range like 2-5, found \"{part}\"")
-            })?;
+            let entry = || ModelError::CpuListEntry {
+                part: part.to_string(),
+            };
+            let a: u32 = a.trim().parse().map_err(|_| entry())?;
+            let b: u32 = b.trim().parse().map_err(|_| entry())?;
             if a > b || b >= bound {
-                return Err(format!(
-                    "CPU range \"{part}\" is outside 0..{bound} (the simulated CPUs)"
-                ));
+                return Err(ModelError::CpuOutOfRange {
+                    part: part.to_string(),
+                    bound,
+                });
             }
             for i in a..=b {
                 set.set(i);
@@ -186,7 +187,13 @@ mod tests {
     fn cpu_lists() {
         let s = CpuSet::parse_list("1,3-5", 8).unwrap();
         assert_eq!(s.iter().collect::<Vec<_>>(), vec![1, 3, 4, 5]);
-        assert!(CpuSet::parse_list("7-9", 8).is_err());
-        assert!(CpuSet::parse_list("x", 8).is_err());
+        assert_eq!(
+            CpuSet::parse_list("7-9", 8).unwrap_err().to_string(),
+            "CPU range \"7-9\" is outside 0..8 (the simulated CPUs)"
+        );
+        assert_eq!(
+            CpuSet::parse_list("x", 8).unwrap_err().to_string(),
+            "expected a CPU number or range like 2-5, found \"x\""
+        );
     }
 }

@@ -2,14 +2,24 @@
 //! (`pcpu_cid`) and is lent to whichever task of the mm runs there; it is kept lazily after
 //! switch-out and reclaimed by a scan queued from the tick every 100 ms (`task_mm_cid_work`).
 //!
-//! [`SlotPolicy`] holds §2's state for both slot policies; `resume-batch` (§3) replaces only
-//! the tick, resume and scan handlers, in [`super::resume_batch`].
+//! `resume-batch` (§3) wraps this policy and replaces only its triggers (tick, resume, signal)
+//! and its scan by batches ([`super::resume_batch`]); the allocation, the handlers of
+//! fork/exec/exit/switch/migrate/affinity, the compaction passes ([`scan`]), the checks
+//! ([`checks`]) and the replay seeding ([`seed`]) are shared.
 
-use super::driver::Core;
-use super::run::{Compaction, ScanCycle, Trigger, slot_flags};
-use super::{CpuSet, KernelVersion, Regime, ScanScope};
+mod checks;
+mod scan;
+mod seed;
+
+use super::core::Core;
+use super::cpuset::CpuSet;
+use super::invariant::{Finding, Invariant};
+use super::params::{KernelVersion, Params, Regime};
+use super::policy::{CidPolicy, ObservedUpdate};
+use super::task::{PerTask, Task};
 use crate::events::Tid;
-use crate::model::MmId;
+use crate::model::lane::SlotFlags;
+use crate::model::tasks::MmId;
 
 /// `SCHED_MM_CID_PERIOD_NS`: a slot unused this long is old.
 pub const SCHED_MM_CID_PERIOD_NS: u64 = 100_000_000;
@@ -53,7 +63,7 @@ impl PcpuCid {
 
 /// The per-mm state of §2.2 (+ §3.1's `scan_batch`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LcMm {
+pub struct Mm {
     pub live: bool,
     pub cidmask: CpuSet,
     pub pcpu_cid: Vec<PcpuCid>,
@@ -82,13 +92,13 @@ pub struct LcMm {
     pub preexisting: bool,
 }
 
-impl LcMm {
-    fn new(p: u32, allowed: Option<&CpuSet>) -> LcMm {
-        let mask = allowed.cloned().unwrap_or_else(|| CpuSet::full(p));
-        LcMm {
+impl Mm {
+    fn new(cpus: u32, allowed: Option<&CpuSet>) -> Mm {
+        let mask = allowed.cloned().unwrap_or_else(|| CpuSet::full(cpus));
+        Mm {
             live: true,
-            cidmask: CpuSet::new(p),
-            pcpu_cid: vec![PcpuCid::INIT; p as usize],
+            cidmask: CpuSet::new(cpus),
+            pcpu_cid: vec![PcpuCid::INIT; cpus as usize],
             next_scan: None,
             next_scan_unknown: false,
             mm_users: 1,
@@ -96,7 +106,7 @@ impl LcMm {
             mm_cpus_allowed: mask,
             max_nr_cid: 0,
             scan_batch: 0,
-            visited: CpuSet::new(p),
+            visited: CpuSet::new(cpus),
             cycle_cpus: Vec::new(),
             open_cycle: None,
             last_cycle_start: None,
@@ -105,58 +115,92 @@ impl LcMm {
         }
     }
 
-    fn dead(p: u32) -> LcMm {
-        let mut m = LcMm::new(p, None);
+    fn dead(cpus: u32) -> Mm {
+        let mut m = Mm::new(cpus, None);
         m.live = false;
         m.mm_users = 0;
         m
     }
 }
 
-/// State of the slot policies: lazy-compact (`resume == false`) or resume-batch.
-#[derive(Clone, Debug, Default)]
-pub struct SlotPolicy {
-    pub resume: bool,
-    pub mms: Vec<LcMm>,
+/// The per-task state of §2.2 (+ §3.1's `last_cid_reset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskState {
+    pub mm_cid: Option<u32>,
+    pub last_mm_cid: Option<u32>,
+    pub migrate_from_cpu: Option<u16>,
+    pub cid_work_pending: bool,
+    /// J of the last `mm_cid_get` (resume-batch's rule B reads it; lazy-compact keeps it
+    /// unread).
+    pub last_cid_reset: u64,
+    /// The task is counted in its mm's `mm_users` (dropped by `exit_mm`, i.e. after the
+    /// exit's futex wakeups, at its final switch-out in the model).
+    pub holds_mm_users: bool,
 }
 
-impl SlotPolicy {
-    pub fn new(resume: bool) -> SlotPolicy {
-        SlotPolicy {
-            resume,
-            mms: Vec::new(),
-        }
-    }
+impl TaskState {
+    pub const NEW: TaskState = TaskState {
+        mm_cid: None,
+        last_mm_cid: None,
+        migrate_from_cpu: None,
+        cid_work_pending: false,
+        last_cid_reset: 0,
+        holds_mm_users: false,
+    };
+}
 
-    pub fn mm(&self, id: MmId) -> Option<&LcMm> {
+/// The state of policy `lazy-compact`: every mm by id, every task by key.
+#[derive(Clone, Debug)]
+pub struct LazyCompact {
+    pub mms: Vec<Mm>,
+    pub tasks: PerTask<TaskState>,
+}
+
+impl LazyCompact {
+    pub fn mm(&self, id: MmId) -> Option<&Mm> {
         self.mms.get(id.0 as usize).filter(|m| m.live)
     }
 
-    pub(super) fn slot(&mut self, k: &Core, id: MmId) -> &mut LcMm {
+    /// The slot of `id` in the table (a dead mm until created).
+    pub(crate) fn slot(&mut self, core: &Core, id: MmId) -> &mut Mm {
         let i = id.0 as usize;
         if self.mms.len() <= i {
-            self.mms.resize_with(i + 1, || LcMm::dead(k.p.cpus));
+            self.mms.resize_with(i + 1, || Mm::dead(core.params.cpus));
         }
         &mut self.mms[i]
     }
 
+    /// The state of task `tid` (`None`: no such task).
+    pub fn task(&self, core: &Core, tid: Tid) -> Option<&TaskState> {
+        core.task(tid).map(|t| self.tasks.get(t))
+    }
+
+    /// The task now holds CID `n` (`mm_cid` and `last_mm_cid`).
+    fn hold(&mut self, core: &Core, tid: Tid, n: u32) {
+        if let Some(t) = core.task(tid) {
+            let st = self.tasks.get_mut(t);
+            st.mm_cid = Some(n);
+            st.last_mm_cid = Some(n);
+        }
+    }
+
     /// `NEW_MM(t)` (+ `mm_init_cid`).
-    fn new_mm(&mut self, k: &mut Core, id: MmId, owner: Tid) -> &mut LcMm {
-        let mask = k.task(owner).and_then(|t| t.cpus_mask.clone());
-        let p = k.p.cpus;
-        let m = self.slot(k, id);
-        *m = LcMm::new(p, mask.as_ref());
-        k.mark_mm(id);
+    fn new_mm(&mut self, core: &mut Core, id: MmId, owner: Tid) -> &mut Mm {
+        let mask = core.task(owner).and_then(|t| t.cpus_mask.clone());
+        let cpus = core.params.cpus;
+        let m = self.slot(core, id);
+        *m = Mm::new(cpus, mask.as_ref());
+        core.mark_mm(id);
         &mut self.mms[id.0 as usize]
     }
 
     // ------------------------------------------------------------------ allocation (§2.3)
 
     /// `ALLOC(mm, c)`: `__mm_cid_try_get` in the form of the configured kernel version.
-    fn alloc(&mut self, k: &mut Core, id: MmId, c: u16) -> u32 {
-        let p = k.p.cpus;
-        let ver = k.p.version;
-        let m = self.slot(k, id);
+    fn alloc(&mut self, core: &mut Core, id: MmId, c: u16) -> u32 {
+        let cpus = core.params.cpus;
+        let ver = core.params.version;
+        let m = self.slot(core, id);
         let c = c as usize;
         if ver != KernelVersion::V6_4 {
             let lim = m.nr_cpus_allowed.min(m.mm_users);
@@ -182,17 +226,17 @@ impl SlotPolicy {
             }
         }
         let bound = if ver == KernelVersion::V6_4 {
-            p
+            cpus
         } else {
             m.nr_cpus_allowed
         };
-        match m.cidmask.first_zero(p) {
+        match m.cidmask.first_zero(cpus) {
             Some(n) => {
                 m.cidmask.set(n);
                 if n >= bound {
-                    k.violation(
+                    core.violation(
                         Some(id),
-                        "L3",
+                        Invariant::L3,
                         format!(
                             "first free CID {n} >= nr_cpus_allowed {bound}: the kernel would spin here"
                         ),
@@ -201,10 +245,10 @@ impl SlotPolicy {
                 n
             }
             None => {
-                k.violation(
+                core.violation(
                     Some(id),
-                    "EXHAUSTED",
-                    format!("no free CID below {p} for CPU {c}: the kernel would spin forever"),
+                    Invariant::Exhausted,
+                    format!("no free CID below {cpus} for CPU {c}: the kernel would spin forever"),
                 );
                 0
             }
@@ -212,16 +256,14 @@ impl SlotPolicy {
     }
 
     /// `GET(mm, t, c)` (`mm_cid_get`): the CID task `tid` gets on CPU `c`.
-    pub(super) fn get(&mut self, k: &mut Core, id: MmId, tid: Tid, c: u16) -> u32 {
-        if self.resume {
-            let j = k.jiffies();
-            if let Some(t) = k.task_mut(tid) {
-                t.last_cid_reset = j;
-            }
+    pub(crate) fn get(&mut self, core: &mut Core, id: MmId, tid: Tid, c: u16) -> u32 {
+        let j = core.jiffies();
+        if let Some(t) = core.task(tid) {
+            self.tasks.get_mut(t).last_cid_reset = j;
         }
-        let now_c = k.rq_clock(c);
-        let v6_4 = k.p.version == KernelVersion::V6_4;
-        let m = self.slot(k, id);
+        let now_c = core.rq_clock(c);
+        let v6_4 = core.params.version == KernelVersion::V6_4;
+        let m = self.slot(core, id);
         m.visited.set(c as u32);
         let s = &mut m.pcpu_cid[c as usize];
         match s.cid {
@@ -236,7 +278,7 @@ impl SlotPolicy {
             }
             Cid::Unset => {}
         }
-        let n = self.alloc(k, id, c);
+        let n = self.alloc(core, id, c);
         let m = &mut self.mms[id.0 as usize];
         let s = &mut m.pcpu_cid[c as usize];
         s.cid = Cid::Valid(n);
@@ -244,22 +286,189 @@ impl SlotPolicy {
             s.recent_cid = Some(n);
         }
         s.time = now_c;
-        k.mark_slot(id, c);
+        core.mark_slot(id, c);
         n
+    }
+
+    // ------------------------------------------------------------------ mm references
+
+    fn drop_user(&mut self, core: &Core, id: MmId) {
+        let m = self.slot(core, id);
+        if m.live {
+            m.mm_users = m.mm_users.saturating_sub(1);
+        }
+    }
+
+    /// EXIT-style release on `t.cpu` (`sched_mm_cid_exit_signals` / `_before_execve`).
+    fn release(&mut self, core: &mut Core, tid: Tid) {
+        let Some(t) = core.task(tid) else { return };
+        let (Some(id), c) = (t.mm, t.cpu) else { return };
+        let m = self.slot(core, id);
+        if m.live {
+            let s = &mut m.pcpu_cid[c as usize];
+            if let Some(n) = s.cid.number() {
+                s.cid = Cid::Unset;
+                m.cidmask.clear(n);
+            }
+            core.mark_slot(id, c);
+        }
+        if let Some(t) = core.task_mut(tid) {
+            t.active = false;
+            let st = self.tasks.get_mut(t);
+            st.mm_cid = None;
+            st.last_mm_cid = None;
+        }
+    }
+}
+
+impl CidPolicy for LazyCompact {
+    const ID: &'static str = "lazy-compact";
+    const DESCRIPTION: &'static str = "Linux 6.4-6.18: per-CPU lazy CIDs, 100 ms task-work scan";
+    const REGIME: Regime = Regime::Legacy;
+
+    fn new(_params: &Params) -> LazyCompact {
+        LazyCompact {
+            mms: Vec::new(),
+            tasks: PerTask::new(TaskState::NEW),
+        }
     }
 
     // ------------------------------------------------------------------ handlers (§2.4)
 
-    pub(super) fn switch(&mut self, k: &mut Core, c: u16, prev: Tid, next: Tid) {
-        let now_c = k.rq_clock(c);
-        // exit_mm: an exiting task drops its mm_users reference before its last schedule()
-        if k.task(prev).is_some_and(|t| t.exiting) {
-            self.mm_put(k, prev);
+    /// A task that existed before the model: joins its mm as a user, no CID until it runs.
+    fn existing(&mut self, core: &mut Core, tid: Tid, id: MmId) {
+        let seed = core.params.seed;
+        let cpus = core.params.cpus;
+        let m = self.slot(core, id);
+        if m.live {
+            m.mm_users += 1;
+        } else {
+            *m = Mm::new(cpus, None);
+            m.preexisting = true;
+            m.next_scan_unknown = seed;
+            m.unseeded = seed.then(|| CpuSet::full(cpus));
         }
-        if let Some(p) = k.task(prev)
-            && let (true, Some(id)) = (p.active, p.mm)
+        core.mark_mm(id);
+        if let Some(t) = core.task_mut(tid) {
+            t.active = true;
+            let st = self.tasks.get_mut(t);
+            st.mm_cid = None;
+            st.last_mm_cid = None;
+            st.holds_mm_users = true;
+        }
+        // Already running: it holds its CPU's CID.
+        if let Some(t) = core.task(tid).filter(|t| t.running) {
+            let c = t.cpu;
+            let n = self.get(core, id, tid, c);
+            self.hold(core, tid, n);
+        }
+    }
+
+    fn fork(
+        &mut self,
+        core: &mut Core,
+        _parent: Tid,
+        child: Tid,
+        shares_mm: bool,
+        parent_mm: Option<MmId>,
+    ) {
+        let (j, d) = (core.jiffies(), core.scan_delay());
+        // init_sched_mm_cid, before copy_mm: re-arm a single-user mm
+        let mut copied = (None, false);
+        if let Some(pm) = parent_mm {
+            let m = self.slot(core, pm);
+            if m.live {
+                if m.mm_users == 1 {
+                    m.next_scan = Some(j + d);
+                    m.next_scan_unknown = false;
+                }
+                copied = (m.next_scan, m.next_scan_unknown);
+            }
+        }
+        let child_mm = core.task(child).and_then(|t| t.mm);
+        match (shares_mm, child_mm) {
+            (true, Some(id)) => {
+                let cpus = core.params.cpus;
+                let m = self.slot(core, id);
+                if m.live {
+                    m.mm_users += 1;
+                } else {
+                    // parent's mm unknown to the model until now
+                    *m = Mm::new(cpus, None);
+                    m.preexisting = true;
+                    m.mm_users = 2;
+                }
+                core.mark_mm(id);
+            }
+            (false, Some(id)) => {
+                // dup_mm: memcpy copies next_scan, mm_init_cid resets the rest
+                let m = self.new_mm(core, id, child);
+                m.next_scan = copied.0;
+                m.next_scan_unknown = copied.1;
+            }
+            _ => {}
+        }
+        if let Some(t) = core.task_mut(child) {
+            t.active = t.mm.is_some(); // no CID until the first switch-in
+            let holds_mm_users = t.mm.is_some();
+            *self.tasks.get_mut(t) = TaskState {
+                holds_mm_users,
+                ..TaskState::NEW
+            };
+        }
+    }
+
+    fn exec(&mut self, core: &mut Core, tid: Tid, new_mm: MmId) {
+        self.release(core, tid);
+        // exec_mmap drops the old mm
+        if let Some(t) = core.task(tid)
+            && self.tasks.get(t).holds_mm_users
+            && let Some(id) = t.mm
         {
-            let m = self.slot(k, id);
+            self.drop_user(core, id);
+        }
+        let cpu = core.task(tid).map_or(0, |t| t.cpu);
+        self.new_mm(core, new_mm, tid); // mm_alloc zeroes next_scan
+        if let Some(t) = core.task_mut(tid) {
+            t.mm = Some(new_mm);
+            t.active = true;
+            let st = self.tasks.get_mut(t);
+            st.cid_work_pending = false;
+            st.holds_mm_users = true;
+        }
+        let n = self.get(core, new_mm, tid, cpu);
+        self.hold(core, tid, n);
+    }
+
+    /// `EXIT(t)`: the CID is released now; `mm_users` drops at `exit_mm`, after the exit's
+    /// futex wakeups (a joiner woken there still sees the exiting thread counted).
+    fn exit(&mut self, core: &mut Core, tid: Tid) {
+        self.release(core, tid);
+    }
+
+    /// `mmput` of a task's reference (exit_mm).
+    fn mm_put(&mut self, core: &mut Core, tid: Tid) {
+        let Some(t) = core.task(tid) else { return };
+        if !self.tasks.get(t).holds_mm_users {
+            return;
+        }
+        if let Some(id) = t.mm {
+            self.drop_user(core, id);
+        }
+        self.tasks.get_mut(t).holds_mm_users = false;
+    }
+
+    fn switch(&mut self, core: &mut Core, c: u16, prev: Tid, next: Tid) {
+        let now_c = core.rq_clock(c);
+        // exit_mm: an exiting task drops its mm_users reference before its last schedule()
+        if core.task(prev).is_some_and(|t| t.exiting) {
+            self.mm_put(core, prev);
+        }
+        if let Some(t) = core.task(prev)
+            && let (true, Some(id)) = (t.active, t.mm)
+        {
+            self.tasks.get_mut(t).mm_cid = None; // last_mm_cid kept
+            let m = self.slot(core, id);
             let s = &mut m.pcpu_cid[c as usize];
             s.time = now_c;
             // mm_cid_put_lazy
@@ -267,41 +476,40 @@ impl SlotPolicy {
                 s.cid = Cid::Unset;
                 m.cidmask.clear(n);
             }
-            k.mark_slot(id, c);
-            if let Some(p) = k.task_mut(prev) {
-                p.mm_cid = None; // last_mm_cid kept
-            }
+            core.mark_slot(id, c);
         }
-        if let Some(n) = k.task(next)
-            && let (true, Some(id)) = (n.active, n.mm)
+        if let Some(t) = core.task(next)
+            && let (true, Some(id)) = (t.active, t.mm)
         {
-            let cid = self.get(k, id, next, c);
-            let fast = k.regime == Regime::Fast;
-            k.mark_slot(id, c);
-            if let Some(n) = k.task_mut(next) {
-                n.mm_cid = Some(cid);
-                n.last_mm_cid = Some(cid);
-                if fast && n.written_cid != Some(cid as i32) {
-                    n.ids_changed = true;
+            let cid = self.get(core, id, next, c);
+            let fast = core.regime == Regime::Fast;
+            core.mark_slot(id, c);
+            if let Some(t) = core.task_mut(next) {
+                if fast && t.written_cid != Some(cid as i32) {
+                    t.ids_changed = true;
                 }
+                let st = self.tasks.get_mut(t);
+                st.mm_cid = Some(cid);
+                st.last_mm_cid = Some(cid);
             }
         }
     }
 
     /// `MIGRATE(t, src, dst)`: `sched_mm_cid_migrate_from` + `sched_mm_cid_migrate_to`.
-    pub(super) fn migrate(&mut self, k: &mut Core, tid: Tid, src: u16, dst: u16) {
-        let ver = k.p.version;
-        let p = k.p.cpus;
-        let Some(t) = k.task_mut(tid) else { return };
-        t.migrate_from_cpu = Some(src);
+    fn migrate(&mut self, core: &mut Core, tid: Tid, src: u16, dst: u16) {
+        let ver = core.params.version;
+        let cpus = core.params.cpus;
+        let Some(t) = core.task(tid) else { return };
+        let st = self.tasks.get_mut(t);
+        st.migrate_from_cpu = Some(src);
+        let last = st.last_mm_cid;
         let Some(id) = t.mm else { return };
         if !t.active {
             return;
         }
-        let task_nr_allowed = t.nr_cpus_allowed(p);
-        let last = t.last_mm_cid;
-        let now_dst = k.rq_clock(dst);
-        let m = self.slot(k, id);
+        let task_nr_allowed = t.nr_cpus_allowed(cpus);
+        let now_dst = core.rq_clock(dst);
+        let m = self.slot(core, id);
         let d = m.pcpu_cid[dst as usize];
         // Replay seeding: a slot of a pre-existing mm not observed yet is most likely set (the
         // mm ran there before the capture, and recent_cid survives scans).
@@ -324,10 +532,10 @@ impl SlotPolicy {
         if m.pcpu_cid[src as usize].cid != Cid::Valid(n) {
             return;
         }
-        if k.user_on(id, src) {
+        if core.user_on(id, src) {
             // src still in use by another task of the mm
-            if let Some(t) = k.task_mut(tid) {
-                t.last_mm_cid = None;
+            if let Some(t) = core.task(tid) {
+                self.tasks.get_mut(t).last_mm_cid = None;
             }
             return;
         }
@@ -336,10 +544,10 @@ impl SlotPolicy {
         if ver != KernelVersion::V6_4 {
             m.pcpu_cid[src as usize].recent_cid = None;
         }
-        k.mark_slot(id, src);
+        core.mark_slot(id, src);
         if dst_set {
             m.cidmask.clear(n); // drop it
-            k.mark_mm(id);
+            core.mark_mm(id);
             return;
         }
         // the CID follows the task
@@ -350,18 +558,16 @@ impl SlotPolicy {
         }
         s.time = now_dst;
         m.visited.set(dst as u32);
-        k.mark_slot(id, dst);
+        core.mark_slot(id, dst);
     }
 
-    pub(super) fn tick(&mut self, k: &mut Core, c: u16) {
-        if self.resume {
-            return self.rb_tick(k, c);
-        }
-        let curr = k.curr[c as usize];
-        let j = k.jiffies();
-        let Some(t) = k.task(curr) else { return };
+    /// `TICK(c)`: queue the scan as task work when its period is due.
+    fn tick(&mut self, core: &mut Core, c: u16) {
+        let curr = core.curr[c as usize];
+        let j = core.jiffies();
+        let Some(t) = core.task(curr) else { return };
         let Some(id) = t.mm else { return };
-        if t.kthread || t.exiting || t.cid_work_pending {
+        if t.kthread || t.exiting || self.tasks.get(t).cid_work_pending {
             return;
         }
         let Some(m) = self.mm(id) else { return };
@@ -372,606 +578,93 @@ impl SlotPolicy {
             return;
         }
         // task_work_add(TWA_RESUME)
-        if let Some(t) = k.task_mut(curr) {
-            t.cid_work_pending = true;
-            t.nr = true;
-            t.nr_from_tick = true;
+        if let Some(t) = core.task_mut(curr) {
+            t.notify_resume = true;
+            t.notify_resume_from_tick = true;
+            self.tasks.get_mut(t).cid_work_pending = true;
         }
     }
 
-    pub(super) fn ret_user(&mut self, k: &mut Core, tid: Tid) {
-        if self.resume {
-            return self.rb_ret_user(k, tid);
-        }
-        let Some(t) = k.task_mut(tid) else { return };
-        if !t.nr {
+    /// `RET_USER(t)`: the queued scan runs as task work, then the rseq handler.
+    fn ret_user(&mut self, core: &mut Core, tid: Tid) {
+        if core.take_notify_resume(tid).is_none() {
             return; // no NR: no scan, no UPDATE
         }
-        t.nr = false;
-        t.nr_from_tick = false;
-        if t.cid_work_pending {
-            t.cid_work_pending = false;
-            self.scan(k, tid); // task work runs first
+        let work = core
+            .task(tid)
+            .is_some_and(|t| std::mem::take(&mut self.tasks.get_mut(t).cid_work_pending));
+        if work {
+            self.scan(core, tid); // task work runs first
         }
-        k.rseq_notify(tid);
+        let cid = self.cid_of(core, tid);
+        core.rseq_notify(tid, cid);
     }
 
-    pub(super) fn signal(&mut self, k: &mut Core, tid: Tid) {
-        if self.resume {
-            return self.rb_signal(k, tid);
-        }
-        // rseq_signal_deliver calls the handler directly (legacy only)
-        if k.regime == Regime::Legacy && k.task(tid).is_some_and(|t| t.has_rseq && !t.exiting) {
-            k.emit_update(tid);
-        }
-    }
-
-    /// The CPUs a scan of `id` walks, given the scan scope.
-    pub(super) fn scan_cpus(&self, k: &Core, id: MmId) -> Vec<u16> {
-        let p = k.p.cpus;
-        match (k.p.scan, self.mm(id)) {
-            (ScanScope::Visited, Some(m)) => (0..p)
-                .filter(|&c| m.visited.test(c) || m.pcpu_cid[c as usize].cid != Cid::Unset)
-                .map(|c| c as u16)
-                .collect(),
-            _ => (0..p as u16).collect(),
-        }
-    }
-
-    /// `SCAN(t)`: `task_mm_cid_work`, run as task work at `RET_USER`.
-    fn scan(&mut self, k: &mut Core, tid: Tid) {
-        let Some(t) = k.task(tid) else { return };
-        let Some(id) = t.mm else { return };
-        if t.exiting {
-            return;
-        }
-        let (cpu, j, d) = (t.cpu, k.jiffies(), k.scan_delay());
-        let m = self.slot(k, id);
-        if m.next_scan.is_none() {
-            m.next_scan = Some(j + d); // the first call only arms
-        }
-        m.next_scan_unknown = false;
-        let due = m.next_scan.is_some_and(|ns| j >= ns);
-        let mut rec = Compaction {
-            ts: k.now,
-            mm: id,
-            cpu,
-            tid,
-            trigger: Trigger::Tick,
-            batch: None,
-            cpus_scanned: Vec::new(),
-            freed: Vec::new(),
-            lazied: Vec::new(),
-            scanned: false,
-            weight_after: m.cidmask.weight(),
-            cost_ns: 0,
-            next_scan_at: None,
-        };
-        if !due {
-            self.push_rec(k, id, rec);
-            return;
-        }
-        m.next_scan = Some(j + d);
-        let cpus = self.scan_cpus(k, id);
-        let w = self.clear_passes(k, id, &cpus, &mut rec);
-        let m = &mut self.mms[id.0 as usize];
-        m.visited.clear_all();
-        rec.cpus_scanned = cpus;
-        rec.scanned = true;
-        rec.weight_after = m.cidmask.weight();
-        let _ = w;
-        k.run.scans.push(ScanCycle {
-            mm: id,
-            start_ts: k.now,
-            end_ts: Some(k.now),
-            batches: 1,
-        });
-        self.push_rec(k, id, rec);
-    }
-
-    /// Records a compaction attempt, with when the mm's next period opens.
-    pub(super) fn push_rec(&self, k: &mut Core, id: MmId, mut rec: Compaction) {
-        rec.next_scan_at = self
-            .mm(id)
-            .and_then(|m| m.next_scan)
-            .map(|j| k.time_of_jiffies(j));
-        k.run.compactions.push(rec);
-    }
-
-    /// The age pass then the weight pass over `cpus`; returns W (weight after the age pass).
-    pub(super) fn clear_passes(
-        &mut self,
-        k: &mut Core,
-        id: MmId,
-        cpus: &[u16],
-        rec: &mut Compaction,
-    ) -> u32 {
-        for &c in cpus {
-            self.clear_old(k, id, c, rec);
-        }
-        let w = self.slot(k, id).cidmask.weight();
-        for &c in cpus {
-            self.clear_weight(k, id, c, w, rec);
-        }
-        if k.p.check_invariants {
-            self.check_l5(k, id, cpus, w);
-        }
-        k.mark_mm(id);
-        w
-    }
-
-    /// `CLEAR_OLD(mm, c)`: `sched_mm_cid_remote_clear_old`.
-    fn clear_old(&mut self, k: &mut Core, id: MmId, c: u16, rec: &mut Compaction) {
-        let rq = k.rq_clock(c);
-        let on = k.user_on(id, c);
-        let m = self.slot(k, id);
-        let s = &mut m.pcpu_cid[c as usize];
-        if on {
-            s.time = rq; // infrequently scheduled tasks keep their slot
-            return;
-        }
-        if rq < s.time + SCHED_MM_CID_PERIOD_NS {
-            return;
-        }
-        self.remote_clear(k, id, c, rec);
-    }
-
-    /// `CLEAR_WEIGHT(mm, c, W)`.
-    fn clear_weight(&mut self, k: &mut Core, id: MmId, c: u16, w: u32, rec: &mut Compaction) {
-        let m = self.slot(k, id);
-        if let Cid::Valid(n) = m.pcpu_cid[c as usize].cid
-            && n >= w
-        {
-            self.remote_clear(k, id, c, rec);
-        }
-    }
-
-    /// `REMOTE_CLEAR(mm, c)`: `sched_mm_cid_remote_clear`.
-    fn remote_clear(&mut self, k: &mut Core, id: MmId, c: u16, rec: &mut Compaction) {
-        let on = k.user_on(id, c);
-        let m = self.slot(k, id);
-        let s = &mut m.pcpu_cid[c as usize];
-        let Cid::Valid(n) = s.cid else { return };
-        if on {
-            s.cid = Cid::Lazy(n); // released at its switch-out
-            rec.lazied.push(n as i32);
-        } else {
-            s.cid = Cid::Unset; // recent_cid is NOT cleared
-            m.cidmask.clear(n);
-            rec.freed.push(n as i32);
-        }
-        k.mark_slot(id, c);
-    }
-
-    pub(super) fn fork(
-        &mut self,
-        k: &mut Core,
-        parent: Tid,
-        child: Tid,
-        shares_mm: bool,
-        parent_mm: Option<MmId>,
-    ) {
-        let (j, d) = (k.jiffies(), k.scan_delay());
-        // init_sched_mm_cid, before copy_mm: re-arm a single-user mm
-        let mut copied = (None, false);
-        if let Some(pm) = parent_mm {
-            let m = self.slot(k, pm);
-            if m.live {
-                if m.mm_users == 1 {
-                    m.next_scan = Some(j + d);
-                    m.next_scan_unknown = false;
-                }
-                copied = (m.next_scan, m.next_scan_unknown);
-            }
-        }
-        let child_mm = k.task(child).and_then(|t| t.mm);
-        match (shares_mm, child_mm) {
-            (true, Some(id)) => {
-                let m = self.slot(k, id);
-                if m.live {
-                    m.mm_users += 1;
-                } else {
-                    // parent's mm unknown to the model until now
-                    *m = LcMm::new(k.p.cpus, None);
-                    m.preexisting = true;
-                    m.mm_users = 2;
-                }
-                k.mark_mm(id);
-            }
-            (false, Some(id)) => {
-                // dup_mm: memcpy copies next_scan, mm_init_cid resets the rest
-                let m = self.new_mm(k, id, child);
-                m.next_scan = copied.0;
-                m.next_scan_unknown = copied.1;
-            }
-            _ => {}
-        }
-        let _ = parent;
-        if let Some(t) = k.task_mut(child) {
-            t.mm_cid = None;
-            t.last_mm_cid = None;
-            t.migrate_from_cpu = None;
-            t.cid_work_pending = false;
-            t.active = t.mm.is_some(); // no CID until the first switch-in
-            t.holds_mm_users = t.mm.is_some();
-        }
-    }
-
-    /// `mmput` of a task's reference (exit_mm).
-    pub(super) fn mm_put(&mut self, k: &mut Core, tid: Tid) {
-        let Some(t) = k.task(tid).filter(|t| t.holds_mm_users) else {
-            return;
-        };
-        if let Some(id) = t.mm {
-            self.drop_user(k, id);
-        }
-        if let Some(t) = k.task_mut(tid) {
-            t.holds_mm_users = false;
-        }
-    }
-
-    fn drop_user(&mut self, k: &mut Core, id: MmId) {
-        let m = self.slot(k, id);
-        if m.live {
-            m.mm_users = m.mm_users.saturating_sub(1);
-        }
-    }
-
-    /// EXIT-style release on `t.cpu` (`sched_mm_cid_exit_signals` / `_before_execve`).
-    fn release(&mut self, k: &mut Core, tid: Tid) {
-        let Some(t) = k.task(tid) else { return };
-        let (Some(id), c) = (t.mm, t.cpu) else { return };
-        let m = self.slot(k, id);
-        if m.live {
-            let s = &mut m.pcpu_cid[c as usize];
-            if let Some(n) = s.cid.number() {
-                s.cid = Cid::Unset;
-                m.cidmask.clear(n);
-            }
-            k.mark_slot(id, c);
-        }
-        if let Some(t) = k.task_mut(tid) {
-            t.active = false;
-            t.mm_cid = None;
-            t.last_mm_cid = None;
-        }
-    }
-
-    /// `EXIT(t)`: the CID is released now; `mm_users` drops at `exit_mm`, after the exit's
-    /// futex wakeups (a joiner woken there still sees the exiting thread counted).
-    pub(super) fn exit(&mut self, k: &mut Core, tid: Tid) {
-        self.release(k, tid);
-    }
-
-    pub(super) fn exec(&mut self, k: &mut Core, tid: Tid, new_mm: MmId) {
-        self.release(k, tid);
-        // exec_mmap drops the old mm
-        if let Some(t) = k.task(tid).filter(|t| t.holds_mm_users)
-            && let Some(id) = t.mm
-        {
-            self.drop_user(k, id);
-        }
-        let cpu = k.task(tid).map_or(0, |t| t.cpu);
-        self.new_mm(k, new_mm, tid); // mm_alloc zeroes next_scan
-        if let Some(t) = k.task_mut(tid) {
-            t.mm = Some(new_mm);
-            t.active = true;
-            t.cid_work_pending = false;
-            t.holds_mm_users = true;
-        }
-        let n = self.get(k, new_mm, tid, cpu);
-        if let Some(t) = k.task_mut(tid) {
-            t.mm_cid = Some(n);
-            t.last_mm_cid = Some(n);
-        }
-    }
-
-    /// A task that existed before the model: joins its mm as a user, no CID until it runs.
-    pub(super) fn existing(&mut self, k: &mut Core, tid: Tid, id: MmId) {
-        let seed = k.p.seed;
-        let p = k.p.cpus;
-        let old = k.task(tid).and_then(|t| t.mm);
-        if old == Some(id) {
-            return;
-        }
-        let m = self.slot(k, id);
-        if m.live {
-            m.mm_users += 1;
-        } else {
-            *m = LcMm::new(p, None);
-            m.preexisting = true;
-            m.next_scan_unknown = seed;
-            m.unseeded = seed.then(|| CpuSet::full(p));
-        }
-        k.mark_mm(id);
-        if let Some(t) = k.task_mut(tid) {
-            t.mm = Some(id);
-            t.active = true;
-            t.mm_cid = None;
-            t.last_mm_cid = None;
-            t.holds_mm_users = true;
-        }
-        // Already running: it holds its CPU's CID.
-        if let Some(t) = k.task(tid).filter(|t| t.running) {
-            let c = t.cpu;
-            let n = self.get(k, id, tid, c);
-            if let Some(t) = k.task_mut(tid) {
-                t.mm_cid = Some(n);
-                t.last_mm_cid = Some(n);
-            }
-        }
-    }
-
-    pub(super) fn affinity(&mut self, k: &mut Core, tid: Tid, mask: &CpuSet) {
-        if k.p.version == KernelVersion::V6_4 {
+    fn affinity(&mut self, core: &mut Core, tid: Tid, mask: &CpuSet) {
+        if core.params.version == KernelVersion::V6_4 {
             return; // per-task nr_cpus_allowed only
         }
-        let Some(id) = k.task(tid).and_then(|t| t.mm) else {
+        let Some(id) = core.task(tid).and_then(|t| t.mm) else {
             return;
         };
-        let m = self.slot(k, id);
+        let m = self.slot(core, id);
         if m.live {
             m.mm_cpus_allowed.union_with(mask); // grow-only
             m.nr_cpus_allowed = m.mm_cpus_allowed.weight().max(1);
         }
     }
 
-    // ------------------------------------------------------------------ replay seeding
+    // ------------------------------------------------------------------ views
 
-    /// Replay: makes the model agree with an observed `UPDATE` of `tid` on `c` (CID `n`) on a
-    /// slot of a pre-existing mm that was not observed before. Returns whether it seeded.
-    pub fn seed_slot(&mut self, k: &mut Core, tid: Tid, c: u16, n: u32) -> bool {
-        let Some(id) = k.task(tid).and_then(|t| t.mm) else {
-            return false;
-        };
-        let p = k.p.cpus;
-        if n >= p || c as u32 >= p {
-            return false;
-        }
-        let now_c = k.rq_clock(c);
-        let m = self.slot(k, id);
-        let Some(unseeded) = m.unseeded.as_mut() else {
-            return false;
-        };
-        if !unseeded.test(c as u32) {
-            return false;
-        }
-        unseeded.clear(c as u32);
-        // Another slot holding n lost it in the kernel while we were not looking: moved by
-        // migrate_to when this task came from there (the steal also clears recent_cid).
-        let from = k.task(tid).and_then(|t| t.migrate_from_cpu);
-        for d in 0..p as usize {
-            if d != c as usize && m.pcpu_cid[d].cid.number() == Some(n) {
-                m.pcpu_cid[d].cid = Cid::Unset;
-                if from == Some(d as u16) {
-                    m.pcpu_cid[d].recent_cid = None;
-                }
-                k.mark_slot(id, d as u16);
-            }
-        }
-        let s = &mut m.pcpu_cid[c as usize];
-        if let Some(old) = s.cid.number()
-            && old != n
-        {
-            m.cidmask.clear(old);
-        }
-        s.cid = Cid::Valid(n);
-        s.recent_cid = Some(n);
-        s.time = now_c;
-        m.cidmask.set(n);
-        m.max_nr_cid = m.max_nr_cid.max(n + 1);
-        k.mark_slot(id, c);
-        if let Some(t) = k.task_mut(tid) {
-            t.mm_cid = Some(n);
-            t.last_mm_cid = Some(n);
-        }
-        true
+    fn visible_cid(&self, task: &Task) -> Option<i32> {
+        self.tasks.get(task).mm_cid.map(|n| n as i32)
     }
 
-    /// Replay: an observed tick-queued scan of a pre-existing mm whose `next_scan` is unknown:
-    /// the scan was due, so queue it now; it runs in the `RET_USER` that follows.
-    pub fn seed_scan(&mut self, k: &mut Core, tid: Tid) -> bool {
-        let Some(id) = k.task(tid).and_then(|t| t.mm) else {
-            return false;
-        };
-        let j = k.jiffies();
-        let m = self.slot(k, id);
-        if !m.live || !m.next_scan_unknown {
-            return false;
-        }
-        m.next_scan_unknown = false;
-        m.next_scan = Some(j);
-        if self.resume {
-            return true;
-        }
-        if let Some(t) = k.task_mut(tid) {
-            t.cid_work_pending = true;
-            t.nr = true;
-        }
-        true
-    }
-
-    // ------------------------------------------------------------------ views and checks
-
-    pub(super) fn describe(&self, k: &Core, id: MmId) -> String {
-        let Some(m) = self.mm(id) else {
-            return format!("mm {} unknown to the model", id.0);
-        };
-        let slots: Vec<String> = m
-            .pcpu_cid
-            .iter()
-            .enumerate()
-            .map(|(c, s)| {
-                let v = match s.cid {
-                    Cid::Unset => "Unset".to_string(),
-                    Cid::Valid(n) => format!("Valid({n})"),
-                    Cid::Lazy(n) => format!("Lazy({n})"),
-                };
-                let r = s.recent_cid.map_or("-".into(), |r| r.to_string());
-                let seed = if m.unseeded.as_ref().is_some_and(|u| u.test(c as u32)) {
-                    " unseeded"
-                } else {
-                    ""
-                };
-                format!("CPU{c}={v} recent={r}{seed}")
-            })
-            .collect();
-        let running: Vec<String> = (0..k.p.cpus as u16)
-            .filter_map(|c| k.curr_task(c).filter(|t| t.mm == Some(id)))
-            .map(|t| format!("{}@CPU{}={:?}", t.tid, t.cpu, t.mm_cid))
-            .collect();
-        let j = k.jiffies();
-        let ns = match (m.next_scan_unknown, m.next_scan) {
-            (true, _) => "unknown".to_string(),
-            (false, None) => "0 (due)".to_string(),
-            (false, Some(n)) => format!("J{:+}", n as i64 - j as i64),
-        };
-        format!(
-            "cidmask {:?} mm_users {} max_nr_cid {} nr_cpus_allowed {} next_scan {} scan_batch {} slots [{}] running [{}]",
-            m.cidmask,
-            m.mm_users,
-            m.max_nr_cid,
-            m.nr_cpus_allowed,
-            ns,
-            m.scan_batch,
-            slots.join(" "),
-            running.join(" ")
-        )
-    }
-
-    pub(super) fn slot_view(&self, id: MmId, c: u16) -> (Option<i32>, u8) {
+    fn slot_view(&self, id: MmId, c: u16) -> (Option<i32>, SlotFlags) {
         match self.mm(id).and_then(|m| m.pcpu_cid.get(c as usize)) {
             Some(s) => match s.cid {
-                Cid::Unset => (None, slot_flags::UNSET),
-                Cid::Valid(n) => (Some(n as i32), slot_flags::VALID),
-                Cid::Lazy(n) => (Some(n as i32), slot_flags::LAZY),
+                Cid::Unset => (None, SlotFlags::UNSET),
+                Cid::Valid(n) => (Some(n as i32), SlotFlags::VALID),
+                Cid::Lazy(n) => (Some(n as i32), SlotFlags::LAZY),
             },
-            None => (None, slot_flags::UNSET),
+            None => (None, SlotFlags::UNSET),
         }
     }
 
-    pub(super) fn weight(&self, id: MmId) -> u32 {
+    fn weight(&self, id: MmId) -> u32 {
         self.mm(id).map_or(0, |m| m.cidmask.weight())
     }
 
-    /// L5 for the CPUs just scanned with weight W.
-    fn check_l5(&self, k: &mut Core, id: MmId, cpus: &[u16], w: u32) {
-        let Some(m) = self.mm(id) else { return };
-        let mut bad = Vec::new();
-        for &c in cpus {
-            let s = m.pcpu_cid[c as usize];
-            let on = k.user_on(id, c);
-            match s.cid {
-                Cid::Valid(n) if n >= w => bad.push(format!(
-                    "CPU {c} keeps Valid({n}) >= W={w} after the weight pass (in use: {on})"
-                )),
-                Cid::Valid(n) if !on && k.rq_clock(c) >= s.time + SCHED_MM_CID_PERIOD_NS => {
-                    bad.push(format!("CPU {c} keeps Valid({n}) idle >= 100 ms"))
-                }
-                _ => {}
-            }
-        }
-        for b in bad {
-            k.violation(Some(id), "L5", b);
-        }
+    fn lane_flags(&self, _task: &Task, mm: MmId, cpu: u16) -> SlotFlags {
+        self.slot_view(mm, cpu).1 & SlotFlags::LAZY
     }
 
-    /// L1–L4 (+ R1 for resume-batch) over every live mm.
-    pub(super) fn check(&self, k: &Core) -> Vec<(Option<MmId>, &'static str, String)> {
-        let mut v = Vec::new();
-        let p = k.p.cpus;
-        let v6_4 = k.p.version == KernelVersion::V6_4;
-        for (i, m) in self.mms.iter().enumerate().filter(|(_, m)| m.live) {
-            let id = MmId(i as u32);
-            // L1 bijection
-            let mut held = CpuSet::new(p);
-            let mut slots = 0;
-            for (c, s) in m.pcpu_cid.iter().enumerate() {
-                if let Some(n) = s.cid.number() {
-                    slots += 1;
-                    if held.set(n) {
-                        v.push((
-                            Some(id),
-                            "L1",
-                            format!("CID {n} held by two slots (CPU {c})"),
-                        ));
-                    }
-                    if !m.cidmask.test(n) {
-                        v.push((
-                            Some(id),
-                            "L1",
-                            format!("slot of CPU {c} holds {n}, not set in cidmask"),
-                        ));
-                    }
-                }
-            }
-            for n in m.cidmask.iter() {
-                if !held.test(n) {
-                    v.push((Some(id), "L1", format!("cidmask bit {n} held by no slot")));
-                }
-            }
-            // L3 range
-            let bound = if v6_4 { p } else { m.nr_cpus_allowed.min(p) };
-            for n in m.cidmask.iter() {
-                if n >= bound {
-                    v.push((Some(id), "L3", format!("CID {n} >= {bound}")));
-                }
-            }
-            // L4 weight
-            let w = m.cidmask.weight();
-            if w != slots || (!v6_4 && w > m.nr_cpus_allowed) {
-                v.push((
-                    Some(id),
-                    "L4",
-                    format!(
-                        "weight {w}, non-Unset slots {slots}, nr_cpus_allowed {}",
-                        m.nr_cpus_allowed
-                    ),
-                ));
-            }
-            // R1 batch range
-            if self.resume {
-                let n = super::batches_per_scan(
-                    if m.cycle_cpus.is_empty() {
-                        p
-                    } else {
-                        m.cycle_cpus.len() as u32
-                    },
-                    k.p.batch,
-                );
-                if m.scan_batch > n.max(super::batches_per_scan(p, k.p.batch)) {
-                    v.push((
-                        Some(id),
-                        "R1",
-                        format!("scan_batch {} > N={n}", m.scan_batch),
-                    ));
-                }
-            }
+    /// L1–L4 over every live mm (L5 is checked after each scan).
+    fn check(&self, core: &Core) -> Vec<Finding> {
+        self.check_with(core, |_, _, _| {})
+    }
+
+    fn describe(&self, core: &Core, id: MmId) -> String {
+        self.describe_mm(core, id)
+    }
+
+    fn seed_from_update(&mut self, core: &mut Core, update: &ObservedUpdate) -> bool {
+        let seeded = self.seed(core, update);
+        if seeded.scan_due
+            && let Some(t) = core.task_mut(update.tid)
+        {
+            // the scan was due: queue it now; it runs in the RET_USER that follows
+            t.notify_resume = true;
+            self.tasks.get_mut(t).cid_work_pending = true;
         }
-        // L2 uniqueness: running active tasks hold their slot's CID
-        for (c, &tid) in k.curr.iter().enumerate() {
-            let Some(t) = k.task(tid) else { continue };
-            let (true, Some(id)) = (t.active, t.mm) else {
-                continue;
-            };
-            let Some(m) = self.mm(id) else { continue };
-            let slot = m.pcpu_cid[c].cid;
-            match (t.mm_cid, slot) {
-                (Some(n), Cid::Valid(s) | Cid::Lazy(s)) if n == s => {}
-                (got, _) => v.push((
-                    Some(id),
-                    "L2",
-                    format!("task {tid} on CPU {c} has CID {got:?}, slot is {slot:?}"),
-                )),
-            }
-        }
-        v
+        seeded.slot
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::policies::registry::AnyPolicy;
     use crate::model::policies::script::Script;
     use crate::model::policies::{Params, PolicyKind};
 
@@ -1015,7 +708,7 @@ mod tests {
             }
             // the scan runs as task work of task 100 (not running: call it directly)
             s.engine.core.now = s.now;
-            if let crate::model::policies::driver::PolicyState::Slot(p) = &mut s.engine.policy {
+            if let AnyPolicy::LazyCompact(p) = &mut s.engine.policy {
                 p.scan(&mut s.engine.core, 100);
             }
             let m = s.lc(mm).unwrap();
@@ -1095,27 +788,5 @@ mod tests {
         s.step(crate::model::policies::DriverEvent::MmPut { tid: 101 });
         s.switch(1, 100);
         assert_eq!(s.cid(100), Some(1));
-    }
-}
-
-#[cfg(test)]
-mod time_tests {
-    use crate::model::policies::PolicyKind;
-    use crate::model::policies::script::Script;
-
-    #[test]
-    fn jiffies_and_their_times_round_trip() {
-        for (hz, phase) in [(1000u32, 0u64), (250, 1_234_567), (300, 17)] {
-            let mut s = Script::new(PolicyKind::LazyCompact, 2, hz);
-            s.engine.core.jiffy_phase = phase;
-            let k = &s.engine.core;
-            for j in [1u64, 2, 25, 1000, 123_456] {
-                let t = k.time_of_jiffies(j);
-                assert_eq!(k.jiffies_at(t), j, "HZ {hz} J {j}");
-                if t > 0 {
-                    assert_eq!(k.jiffies_at(t - 1), j - 1);
-                }
-            }
-        }
     }
 }

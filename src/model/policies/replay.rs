@@ -22,12 +22,14 @@
 //! tick-scan signature (no switch-in or migration since the task's previous update, a tick on
 //! its CPU in between): the model then runs that scan. Without seeding, such mms start empty.
 
-use super::driver::{DriverEvent, Engine, PolicyState};
+use super::engine::{DriverEvent, Engine};
+use super::kind::PolicyKind;
+use super::params::Params;
+use super::policy::ObservedUpdate;
 use super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, Tally};
-use super::{Params, PolicyKind};
 use crate::events::{CLONE_VM, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
-use crate::model::{MmId, MmInfo};
+use crate::model::tasks::{MmId, MmInfo, MmOrigin};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// HZ from the spacing of consecutive ticks on one CPU: the lowest candidate HZ (100, 250,
@@ -410,16 +412,16 @@ impl Replayer {
         let since = self.since.insert(tid, Since::default()).unwrap_or_default();
         let mm = self.engine.core.task(tid).and_then(|t| t.mm);
         let mut seeded = false;
-        if let (PolicyState::Slot(p), Some(id)) = (&mut self.engine.policy, mm) {
-            let pre = p.mm(id).is_some_and(|m| m.preexisting);
-            if pre && self.engine.core.p.seed {
-                if !since.switched && since.ticked {
-                    p.seed_scan(&mut self.engine.core, tid);
-                }
-                if observed >= 0 {
-                    seeded = p.seed_slot(&mut self.engine.core, tid, cpu, observed as u32);
-                }
-            }
+        if let Some(id) = mm
+            && self.engine.core.params.seed
+        {
+            seeded = self.engine.seed_from_update(&ObservedUpdate {
+                tid,
+                cpu,
+                mm: id,
+                cid: observed,
+                after_tick_scan: !since.switched && since.ticked,
+            });
         }
         let before = self.engine.core.run.updates.len();
         self.engine.step(
@@ -505,7 +507,7 @@ impl Replayer {
             checked: self.total.checked,
             agreed: self.total.agreed,
             first_disagreement: self.first.clone(),
-            seeded: self.engine.core.p.seed,
+            seeded: self.engine.core.params.seed,
             seeds: self.seeds,
             fresh: self.fresh,
             preexisting: self.pre,
@@ -598,7 +600,7 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
     // in a join or wait): count the leader named by the TGID column.
     let mut leaders: Vec<(Tid, Option<MmId>)> = Vec::new();
     for (i, info) in infos.0.iter().enumerate() {
-        if let (Some(g), crate::model::MmOrigin::Tgid) = (info.tgid, info.origin)
+        if let (Some(g), MmOrigin::Tgid) = (info.tgid, info.origin)
             && !seen.contains(&g)
             && !created.contains(&g)
         {
@@ -622,15 +624,15 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
 
 /// Resolves `cpus`/`hz` of `params` from the capture.
 pub fn resolve_params(trace: &Trace, params: &Params) -> (Params, u64) {
-    let mut p = params.clone();
-    if p.cpus == 0 {
-        p.cpus = trace.cpu_count();
+    let mut resolved = params.clone();
+    if resolved.cpus == 0 {
+        resolved.cpus = trace.cpu_count();
     }
-    if p.hz == 0 {
-        p.hz = infer_hz(trace).unwrap_or(Params::DEFAULT_HZ);
+    if resolved.hz == 0 {
+        resolved.hz = infer_hz(trace).unwrap_or(Params::DEFAULT_HZ);
     }
-    let phase = tick_phase(trace, p.hz);
-    (p, phase)
+    let phase = tick_phase(trace, resolved.hz);
+    (resolved, phase)
 }
 
 /// Replays `trace` through `policy`. `params.cpus == 0` takes the capture's CPU count,

@@ -2,144 +2,119 @@
 //! split in batches of B CPUs, one batch per call from the end of the rseq resume handler; a
 //! long runner gets the calls from the tick (rule A) or refreshes its own CID (rule B).
 //!
-//! Everything else is lazy-compact's ([`super::lazy_compact::SlotPolicy`]).
+//! It wraps [`LazyCompact`] and replaces only its triggers: `TICK`, `RET_USER` and `SIGNAL`
+//! (§3.2), plus the replay seeding of a due scan (no task work to queue) and the R-invariants.
+//! Everything else goes to the wrapped policy.
 
-use super::driver::Core;
-use super::lazy_compact::{Cid, LcMm, SCHED_MM_CID_PERIOD_NS, SlotPolicy};
+use super::core::Core;
+use super::cpuset::CpuSet;
+use super::invariant::{Finding, Invariant};
+use super::lazy_compact::{Cid, LazyCompact, Mm, SCHED_MM_CID_PERIOD_NS};
+use super::params::{Params, Regime, ScanScope, batches_per_scan};
+use super::policy::{CidPolicy, ObservedUpdate};
 use super::run::{Compaction, ScanCycle, Trigger};
-use super::{ScanScope, batches_per_scan};
+use super::task::{PerTask, Task};
 use crate::events::Tid;
-use crate::model::MmId;
+use crate::model::lane::SlotFlags;
+use crate::model::tasks::MmId;
 
 /// `RSEQ_UNPREEMPTED_THRESHOLD`: a task counts as a long runner after this much runtime.
 pub const RSEQ_UNPREEMPTED_THRESHOLD: u64 = SCHED_MM_CID_PERIOD_NS;
 
 /// `NEEDS_SCAN(mm)` (`mm_cid_needs_scan`): a scan is in progress, or the period is due
 /// (strict `>`, `time_after`). `len` is the number of CPUs a complete scan walks (P).
-pub fn needs_scan(m: &LcMm, j: u64, b: u32, len: u32) -> bool {
-    let k = m.scan_batch;
-    if k != 0 && b.saturating_mul(k) < len {
+pub fn needs_scan(m: &Mm, j: u64, b: u32, len: u32) -> bool {
+    let done = m.scan_batch;
+    if done != 0 && b.saturating_mul(done) < len {
         return true;
     }
     m.next_scan.is_none_or(|ns| j > ns)
 }
 
-impl SlotPolicy {
-    fn cycle_len(&self, k: &Core, id: MmId) -> u32 {
-        match (k.p.scan, self.mm(id)) {
+/// What resume-batch adds to a task (`last_cid_reset` is lazy-compact's, set by every GET).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaskState {
+    /// J of the last rule-(B) refresh (R4 check).
+    pub last_rule_b: Option<u64>,
+}
+
+/// The state of policy `resume-batch`: lazy-compact's, plus its own per-task state.
+#[derive(Clone, Debug)]
+pub struct ResumeBatch {
+    /// The wrapped policy: the slots, the cidmask, and every handler but the triggers.
+    pub slots: LazyCompact,
+    pub tasks: PerTask<TaskState>,
+}
+
+impl ResumeBatch {
+    pub fn mm(&self, id: MmId) -> Option<&Mm> {
+        self.slots.mm(id)
+    }
+
+    /// The state of task `tid` (`None`: no such task).
+    pub fn task(&self, core: &Core, tid: Tid) -> Option<&TaskState> {
+        core.task(tid).map(|t| self.tasks.get(t))
+    }
+
+    fn cycle_len(&self, core: &Core, id: MmId) -> u32 {
+        match (core.params.scan, self.slots.mm(id)) {
             (ScanScope::Visited, Some(m)) if !m.cycle_cpus.is_empty() => m.cycle_cpus.len() as u32,
-            _ => k.p.cpus,
+            _ => core.params.cpus,
         }
     }
 
-    /// `TICK(c)` (`task_tick_mm_cid`, resume-batch form).
-    pub(super) fn rb_tick(&mut self, k: &mut Core, c: u16) {
-        let curr = k.curr[c as usize];
-        let (j, d, b) = (k.jiffies(), k.scan_delay(), k.p.batch);
-        let Some(t) = k.task(curr) else { return };
-        let Some(id) = t.mm else { return };
-        if t.exiting || t.kthread || t.nr {
-            return; // NR already pending: nothing
+    /// Rule (B): the long runner `curr` on `c` refreshes its own CID.
+    fn refresh_own_cid(&mut self, core: &mut Core, c: u16, curr: Tid, id: MmId, j: u64) {
+        let d = core.scan_delay();
+        if core.params.check_invariants
+            && let Some(last) = core.task(curr).and_then(|t| self.tasks.get(t).last_rule_b)
+            && j < last + d
+        {
+            core.violation(
+                Some(id),
+                Invariant::R4,
+                format!("rule B twice within D jiffies for task {curr}"),
+            );
         }
-        if k.pick_runtime(t) < RSEQ_UNPREEMPTED_THRESHOLD {
-            return;
+        let now_c = core.rq_clock(c);
+        let m = self.slots.slot(core, id);
+        let s = &mut m.pcpu_cid[c as usize];
+        s.time = now_c;
+        if let Cid::Lazy(n) = s.cid {
+            s.cid = Cid::Unset;
+            m.cidmask.clear(n);
         }
-        let (has_rseq, active, reset) = (t.has_rseq, t.active, t.last_cid_reset);
-        let len = self.cycle_len(k, id);
-        let Some(m) = self.mm(id) else { return };
-        if m.next_scan_unknown {
-            return;
-        }
-        if needs_scan(m, j, b, len) {
-            // (A) force a batch on return to user
-            if has_rseq && let Some(t) = k.task_mut(curr) {
-                t.nr = true;
-                t.nr_from_tick = true;
+        core.mark_slot(id, c);
+        let old = self.slots.task(core, curr).and_then(|st| st.mm_cid);
+        let n = self.slots.get(core, id, curr, c);
+        if let Some(t) = core.task_mut(curr) {
+            let st = self.slots.tasks.get_mut(t);
+            st.mm_cid = Some(n);
+            st.last_mm_cid = Some(n);
+            self.tasks.get_mut(t).last_rule_b = Some(j);
+            if old != Some(n) && t.has_rseq {
+                t.notify_resume = true; // rseq_preempt
+                t.notify_resume_from_tick = true;
             }
-        } else if j > reset + d {
-            // (B) refresh the task's own CID
-            if !active {
-                return;
-            }
-            if k.p.check_invariants
-                && let Some(last) = k.task(curr).and_then(|t| t.last_rule_b)
-                && j < last + d
-            {
-                k.violation(
-                    Some(id),
-                    "R4",
-                    format!("rule B twice within D jiffies for task {curr}"),
-                );
-            }
-            let now_c = k.rq_clock(c);
-            let m = self.slot(k, id);
-            let s = &mut m.pcpu_cid[c as usize];
-            s.time = now_c;
-            if let Cid::Lazy(n) = s.cid {
-                s.cid = Cid::Unset;
-                m.cidmask.clear(n);
-            }
-            k.mark_slot(id, c);
-            let old = k.task(curr).and_then(|t| t.mm_cid);
-            let n = self.get(k, id, curr, c);
-            if let Some(t) = k.task_mut(curr) {
-                t.mm_cid = Some(n);
-                t.last_mm_cid = Some(n);
-                t.last_rule_b = Some(j);
-                if old != Some(n) && t.has_rseq {
-                    t.nr = true; // rseq_preempt
-                    t.nr_from_tick = true;
-                }
-            }
-        }
-    }
-
-    /// `RET_USER(t)`: `UPDATE` then one `BATCH` at the end of the rseq notify handler.
-    pub(super) fn rb_ret_user(&mut self, k: &mut Core, tid: Tid) {
-        let Some(t) = k.task_mut(tid) else { return };
-        if !t.nr {
-            return; // no NR: no UPDATE, no batch
-        }
-        t.nr = false;
-        let trigger = if t.nr_from_tick {
-            Trigger::Tick
-        } else {
-            Trigger::Resume
-        };
-        t.nr_from_tick = false;
-        if t.has_rseq && !t.exiting {
-            k.rseq_notify(tid);
-            self.batch(k, tid, trigger);
-        }
-    }
-
-    /// `SIGNAL(t)`: the handler is called directly at signal delivery (legacy regime).
-    pub(super) fn rb_signal(&mut self, k: &mut Core, tid: Tid) {
-        if k.regime != super::Regime::Legacy {
-            return;
-        }
-        if k.task(tid).is_some_and(|t| t.has_rseq && !t.exiting) {
-            k.emit_update(tid);
-            self.batch(k, tid, Trigger::Resume);
         }
     }
 
     /// `BATCH(t)`: one call of the batched `task_mm_cid_work`.
-    pub fn batch(&mut self, k: &mut Core, tid: Tid, trigger: Trigger) {
-        let Some(t) = k.task(tid) else { return };
+    pub fn batch(&mut self, core: &mut Core, tid: Tid, trigger: Trigger) {
+        let Some(t) = core.task(tid) else { return };
         let Some(id) = t.mm else { return };
         let (cpu, bad) = (t.cpu, !t.has_rseq || t.exiting);
-        if k.p.check_invariants && bad {
-            k.violation(
+        if core.params.check_invariants && bad {
+            core.violation(
                 Some(id),
-                "R3",
+                Invariant::R3,
                 format!("batch in task {tid} without rseq or exiting"),
             );
         }
-        let (j, d, b) = (k.jiffies(), k.scan_delay(), k.p.batch);
-        let now = k.now;
-        let len = self.cycle_len(k, id);
-        let m = self.slot(k, id);
+        let (j, d, b) = (core.jiffies(), core.scan_delay(), core.params.batch);
+        let now = core.now;
+        let len = self.cycle_len(core, id);
+        let m = self.slots.slot(core, id);
         if !m.live {
             return;
         }
@@ -172,42 +147,42 @@ impl SlotPolicy {
             }
             m.next_scan_unknown = false;
             if m.next_scan.is_some_and(|ns| j < ns) {
-                self.push_rec(k, id, rec); // not due: no-op
+                self.slots.push_rec(core, id, rec); // not due: no-op
                 return;
             }
             m.next_scan = Some(j + d);
-            if k.p.check_invariants
+            if core.params.check_invariants
                 && let Some(last) = m.last_cycle_start
                 && j < last + d
             {
-                k.violation(
+                core.violation(
                     Some(id),
-                    "R2",
+                    Invariant::R2,
                     format!("cycle start at J={j} less than D after J={last}"),
                 );
             }
-            let m = self.slot(k, id);
+            let m = self.slots.slot(core, id);
             m.last_cycle_start = Some(j);
             // the CPUs of this cycle
-            let cpus = match k.p.scan {
+            let cpus = match core.params.scan {
                 ScanScope::All => Vec::new(),
-                ScanScope::Visited => self.scan_cpus(k, id),
+                ScanScope::Visited => self.slots.scan_cpus(core, id),
             };
-            let m = self.slot(k, id);
+            let m = self.slots.slot(core, id);
             m.cycle_cpus = cpus;
             m.visited.clear_all();
-            k.run.scans.push(ScanCycle {
+            core.run.scans.push(ScanCycle {
                 mm: id,
                 start_ts: now,
                 end_ts: None,
                 batches: 0,
             });
-            let idx = k.run.scans.len() - 1;
-            self.slot(k, id).open_cycle = Some(idx);
+            let idx = core.run.scans.len() - 1;
+            self.slots.slot(core, id).open_cycle = Some(idx);
         }
-        let len = self.cycle_len(k, id);
+        let len = self.cycle_len(core, id);
         let n = batches_per_scan(len, b);
-        let m = self.slot(k, id);
+        let m = self.slots.slot(core, id);
         m.scan_batch = nb;
         let to = (from + b).min(len);
         let cpus: Vec<u16> = if m.cycle_cpus.is_empty() {
@@ -215,24 +190,24 @@ impl SlotPolicy {
         } else {
             m.cycle_cpus[from as usize..to as usize].to_vec()
         };
-        if k.p.check_invariants && from != (nb - 1) * b {
-            k.violation(
+        if core.params.check_invariants && from != (nb - 1) * b {
+            core.violation(
                 Some(id),
-                "R1",
+                Invariant::R1,
                 format!(
                     "batch {nb} starts at CPU index {from}, expected {}",
                     (nb - 1) * b
                 ),
             );
         }
-        self.clear_passes(k, id, &cpus, &mut rec);
-        let m = self.slot(k, id);
+        self.slots.clear_passes(core, id, &cpus, &mut rec);
+        let m = self.slots.slot(core, id);
         rec.weight_after = m.cidmask.weight();
         rec.cpus_scanned = cpus;
         rec.scanned = true;
         rec.batch = Some((nb, n));
         if let Some(idx) = m.open_cycle {
-            if let Some(s) = k.run.scans.get_mut(idx) {
+            if let Some(s) = core.run.scans.get_mut(idx) {
                 s.batches = nb;
                 if nb == n {
                     s.end_ts = Some(now);
@@ -242,20 +217,181 @@ impl SlotPolicy {
                 m.open_cycle = None;
             }
         }
-        self.push_rec(k, id, rec);
+        self.slots.push_rec(core, id, rec);
+    }
+}
+
+impl CidPolicy for ResumeBatch {
+    const ID: &'static str = "resume-batch";
+    const DESCRIPTION: &'static str =
+        "2025 series (never merged): batched scan from the rseq resume handler";
+    const REGIME: Regime = Regime::Legacy;
+
+    fn new(params: &Params) -> ResumeBatch {
+        ResumeBatch {
+            slots: LazyCompact::new(params),
+            tasks: PerTask::new(TaskState::default()),
+        }
+    }
+
+    // ------------------------------------------------------------------ lazy-compact's (§2.4)
+
+    fn existing(&mut self, core: &mut Core, tid: Tid, mm: MmId) {
+        self.slots.existing(core, tid, mm);
+    }
+
+    fn fork(
+        &mut self,
+        core: &mut Core,
+        parent: Tid,
+        child: Tid,
+        shares_mm: bool,
+        parent_mm: Option<MmId>,
+    ) {
+        self.slots.fork(core, parent, child, shares_mm, parent_mm);
+    }
+
+    fn exec(&mut self, core: &mut Core, tid: Tid, new_mm: MmId) {
+        self.slots.exec(core, tid, new_mm);
+    }
+
+    fn exit(&mut self, core: &mut Core, tid: Tid) {
+        self.slots.exit(core, tid);
+    }
+
+    fn mm_put(&mut self, core: &mut Core, tid: Tid) {
+        self.slots.mm_put(core, tid);
+    }
+
+    fn switch(&mut self, core: &mut Core, cpu: u16, prev: Tid, next: Tid) {
+        self.slots.switch(core, cpu, prev, next);
+    }
+
+    fn migrate(&mut self, core: &mut Core, tid: Tid, src: u16, dst: u16) {
+        self.slots.migrate(core, tid, src, dst);
+    }
+
+    fn affinity(&mut self, core: &mut Core, tid: Tid, mask: &CpuSet) {
+        self.slots.affinity(core, tid, mask);
+    }
+
+    // ------------------------------------------------------------------ the triggers (§3.2)
+
+    /// `TICK(c)` (`task_tick_mm_cid`, resume-batch form).
+    fn tick(&mut self, core: &mut Core, c: u16) {
+        let curr = core.curr[c as usize];
+        let (j, d, b) = (core.jiffies(), core.scan_delay(), core.params.batch);
+        let Some(t) = core.task(curr) else { return };
+        let Some(id) = t.mm else { return };
+        if t.exiting || t.kthread || t.notify_resume {
+            return; // NR already pending: nothing
+        }
+        if core.pick_runtime(t) < RSEQ_UNPREEMPTED_THRESHOLD {
+            return;
+        }
+        let (has_rseq, active) = (t.has_rseq, t.active);
+        let reset = self.slots.tasks.get(t).last_cid_reset;
+        let len = self.cycle_len(core, id);
+        let Some(m) = self.slots.mm(id) else { return };
+        if m.next_scan_unknown {
+            return;
+        }
+        if needs_scan(m, j, b, len) {
+            // (A) force a batch on return to user
+            if has_rseq && let Some(t) = core.task_mut(curr) {
+                t.notify_resume = true;
+                t.notify_resume_from_tick = true;
+            }
+        } else if j > reset + d {
+            // (B) refresh the task's own CID
+            if active {
+                self.refresh_own_cid(core, c, curr, id, j);
+            }
+        }
+    }
+
+    /// `RET_USER(t)`: `UPDATE` then one `BATCH` at the end of the rseq notify handler.
+    fn ret_user(&mut self, core: &mut Core, tid: Tid) {
+        let Some(trigger) = core.take_notify_resume(tid) else {
+            return; // no NR: no UPDATE, no batch
+        };
+        if core.task(tid).is_some_and(|t| t.has_rseq && !t.exiting) {
+            let cid = self.cid_of(core, tid);
+            core.rseq_notify(tid, cid);
+            self.batch(core, tid, trigger);
+        }
+    }
+
+    /// `SIGNAL(t)`: the handler is called directly at signal delivery (legacy regime).
+    fn signal(&mut self, core: &mut Core, tid: Tid) {
+        if core.regime != Regime::Legacy {
+            return;
+        }
+        if core.task(tid).is_some_and(|t| t.has_rseq && !t.exiting) {
+            let cid = self.cid_of(core, tid);
+            core.emit_update(tid, cid);
+            self.batch(core, tid, Trigger::Resume);
+        }
+    }
+
+    // ------------------------------------------------------------------ views
+
+    fn visible_cid(&self, task: &Task) -> Option<i32> {
+        self.slots.visible_cid(task)
+    }
+
+    fn slot_view(&self, mm: MmId, cpu: u16) -> (Option<i32>, SlotFlags) {
+        self.slots.slot_view(mm, cpu)
+    }
+
+    fn weight(&self, mm: MmId) -> u32 {
+        self.slots.weight(mm)
+    }
+
+    fn lane_flags(&self, task: &Task, mm: MmId, cpu: u16) -> SlotFlags {
+        self.slots.lane_flags(task, mm, cpu)
+    }
+
+    /// L1–L4, and R1 (batch range) for each mm.
+    fn check(&self, core: &Core) -> Vec<Finding> {
+        let (cpus, b) = (core.params.cpus, core.params.batch);
+        self.slots.check_with(core, |id, m, found| {
+            let cycle = if m.cycle_cpus.is_empty() {
+                cpus
+            } else {
+                m.cycle_cpus.len() as u32
+            };
+            let n = batches_per_scan(cycle, b);
+            if m.scan_batch > n.max(batches_per_scan(cpus, b)) {
+                found.push(Finding::new(
+                    Some(id),
+                    Invariant::R1,
+                    format!("scan_batch {} > N={n}", m.scan_batch),
+                ));
+            }
+        })
+    }
+
+    fn describe(&self, core: &Core, mm: MmId) -> String {
+        self.slots.describe(core, mm)
+    }
+
+    /// As lazy-compact, but a due scan needs nothing queued: the batch follows the update.
+    fn seed_from_update(&mut self, core: &mut Core, update: &ObservedUpdate) -> bool {
+        self.slots.seed(core, update).slot
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::policies::driver::PolicyState;
+    use crate::model::policies::PolicyKind;
+    use crate::model::policies::registry::AnyPolicy;
     use crate::model::policies::script::Script;
-    use crate::model::policies::{PolicyKind, batches_per_scan};
 
     fn call_batch(s: &mut Script, tid: Tid) {
         s.engine.core.now = s.now;
-        if let PolicyState::Slot(p) = &mut s.engine.policy {
+        if let AnyPolicy::ResumeBatch(p) = &mut s.engine.policy {
             p.batch(&mut s.engine.core, tid, Trigger::Resume);
         }
     }

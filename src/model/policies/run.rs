@@ -1,27 +1,15 @@
 //! A recorded model run: every state change a view needs, time-ordered, keyed by [`MmId`].
 
-use super::{Params, PolicyKind};
+use super::invariant::Invariant;
+use super::kind::PolicyKind;
+use super::params::Params;
 use crate::events::Tid;
-use crate::model::{Alarm, MmId};
-use crate::timeline::{SegLane, Segment};
+use crate::model::alarm::Alarm;
+use crate::model::lane::{Segment, SlotFlags};
+use crate::model::seglane::SegLane;
+use crate::model::tasks::MmId;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-
-/// Flags of a slot or a CID word. LAZY/TRANSIT/ONCPU equal [`Segment`]'s flags, so
-/// `flags & (LAZY | TRANSIT | ONCPU)` can go straight into a timeline segment.
-pub mod slot_flags {
-    use crate::timeline::Segment;
-    /// lazy-compact: `MM_CID_LAZY_PUT` (bit 31): released at its CPU's next switch-out.
-    pub const LAZY: u8 = Segment::LAZY;
-    /// owner-mode: `MM_CID_TRANSIT` (bit 29): a CID in a mode-switch fixup.
-    pub const TRANSIT: u8 = Segment::TRANSIT;
-    /// owner-mode: `MM_CID_ONCPU` (bit 30): the CPU owns the CID.
-    pub const ONCPU: u8 = Segment::ONCPU;
-    /// lazy-compact: a valid CID in the slot.
-    pub const VALID: u8 = 16;
-    /// lazy-compact: `MM_CID_UNSET`, no CID.
-    pub const UNSET: u8 = 32;
-}
 
 /// A per-(mm, CPU) slot (`pcpu_cid`) changed, or the task of the mm running on the CPU did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -34,7 +22,7 @@ pub struct SlotChange {
     pub tid: Tid,
     /// The CID number in the slot (`None` = `Unset`).
     pub cid: Option<i32>,
-    pub flags: u8,
+    pub flags: SlotFlags,
 }
 
 /// A task's user-visible CID changed (`None`: it holds none).
@@ -140,7 +128,7 @@ pub struct Violation {
     #[serde(serialize_with = "ser_opt_mm")]
     pub mm: Option<MmId>,
     /// The invariant's name in the spec (`L1`, `R4`, `O3`, `EXHAUSTED`, ...).
-    pub invariant: &'static str,
+    pub invariant: Invariant,
     pub detail: String,
 }
 
@@ -240,12 +228,6 @@ pub struct PolicyRun {
     pub agreement: Option<Agreement>,
     /// Driver events the model handled.
     pub model_events: u64,
-}
-
-impl serde::Serialize for PolicyKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.id())
-    }
 }
 
 fn ser_mm<S: serde::Serializer>(mm: &MmId, s: S) -> Result<S::Ok, S::Error> {

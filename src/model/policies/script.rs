@@ -1,12 +1,14 @@
 //! A scripted driver: feeds an [`Engine`] by hand, for tests, examples and scenario checks.
 //! Time is explicit (`at`/`advance`), mms get ids in creation order.
 
-use super::driver::{DriverEvent, Engine, PolicyState};
-use super::lazy_compact::LcMm;
-use super::owner_mode::OmMm;
-use super::{CpuSet, Params, PolicyKind};
+use super::cpuset::CpuSet;
+use super::engine::{DriverEvent, Engine};
+use super::kind::PolicyKind;
+use super::params::Params;
+use super::registry::AnyPolicy;
+use super::{lazy_compact, owner_mode, resume_batch};
 use crate::events::Tid;
-use crate::model::MmId;
+use crate::model::tasks::MmId;
 
 pub struct Script {
     pub engine: Engine,
@@ -147,8 +149,8 @@ impl Script {
     }
 
     pub fn affinity(&mut self, tid: Tid, cpus: &[u32]) -> &mut Self {
-        let p = self.engine.core.p.cpus;
-        let mask = CpuSet::from_iter_bounded(p, cpus.iter().copied());
+        let bound = self.engine.core.params.cpus;
+        let mask = CpuSet::from_iter_bounded(bound, cpus.iter().copied());
         self.step(DriverEvent::Affinity { tid, mask })
     }
 
@@ -167,26 +169,55 @@ impl Script {
         self.engine.core.run.updates.len()
     }
 
-    /// lazy-compact / resume-batch state of `mm`.
-    pub fn lc(&self, mm: MmId) -> Option<&LcMm> {
+    /// The lazy-compact state of a model running lazy-compact or resume-batch (which wraps it).
+    fn slots(&self) -> Option<&lazy_compact::LazyCompact> {
         match &self.engine.policy {
-            PolicyState::Slot(p) => p.mm(mm),
-            PolicyState::Owner(_) => None,
+            AnyPolicy::LazyCompact(lc) => Some(lc),
+            AnyPolicy::ResumeBatch(rb) => Some(&rb.slots),
+            _ => None,
         }
     }
 
-    pub fn lc_mut(&mut self, mm: MmId) -> Option<&mut LcMm> {
-        match &mut self.engine.policy {
-            PolicyState::Slot(p) => p.mms.get_mut(mm.0 as usize).filter(|m| m.live),
-            PolicyState::Owner(_) => None,
+    /// lazy-compact / resume-batch state of `mm`.
+    pub fn lc(&self, mm: MmId) -> Option<&lazy_compact::Mm> {
+        self.slots()?.mm(mm)
+    }
+
+    pub fn lc_mut(&mut self, mm: MmId) -> Option<&mut lazy_compact::Mm> {
+        let slots = match &mut self.engine.policy {
+            AnyPolicy::LazyCompact(lc) => lc,
+            AnyPolicy::ResumeBatch(rb) => &mut rb.slots,
+            _ => return None,
+        };
+        slots.mms.get_mut(mm.0 as usize).filter(|m| m.live)
+    }
+
+    /// lazy-compact / resume-batch state of task `tid`.
+    pub fn lc_task(&self, tid: Tid) -> Option<&lazy_compact::TaskState> {
+        self.slots()?.task(&self.engine.core, tid)
+    }
+
+    /// resume-batch's own state of task `tid`.
+    pub fn rb_task(&self, tid: Tid) -> Option<&resume_batch::TaskState> {
+        match &self.engine.policy {
+            AnyPolicy::ResumeBatch(rb) => rb.task(&self.engine.core, tid),
+            _ => None,
         }
     }
 
     /// owner-mode state of `mm`.
-    pub fn om(&self, mm: MmId) -> Option<&OmMm> {
+    pub fn om(&self, mm: MmId) -> Option<&owner_mode::Mm> {
         match &self.engine.policy {
-            PolicyState::Owner(p) => p.mm(mm),
-            PolicyState::Slot(_) => None,
+            AnyPolicy::OwnerMode(om) => om.mm(mm),
+            _ => None,
+        }
+    }
+
+    /// owner-mode state of task `tid` (its CID word).
+    pub fn om_task(&self, tid: Tid) -> Option<&owner_mode::TaskState> {
+        match &self.engine.policy {
+            AnyPolicy::OwnerMode(om) => self.engine.core.task(tid).map(|t| om.tasks.get(t)),
+            _ => None,
         }
     }
 
@@ -196,7 +227,7 @@ impl Script {
             .engine
             .check_invariants()
             .into_iter()
-            .map(|(mm, inv, d)| format!("{inv} mm {:?}: {d}", mm.map(|m| m.0)))
+            .map(|f| format!("{} mm {:?}: {}", f.invariant, f.mm.map(|m| m.0), f.detail))
             .collect();
         v.extend(
             self.engine

@@ -52,9 +52,9 @@ fn model_lines<'a>(app: &'a App, k: usize, m: &'a ModelView, ts: u64) -> Vec<Lin
     }
     for s in slots.iter().filter(|s| s.cid.is_some()) {
         let cid = s.cid.unwrap_or(0);
-        let state = if s.flags & crate::timeline::Segment::LAZY != 0 {
+        let state = if s.flags.contains(crate::timeline::Segment::LAZY) {
             "lazy"
-        } else if s.flags & crate::timeline::Segment::TRANSIT != 0 {
+        } else if s.flags.contains(crate::timeline::Segment::TRANSIT) {
             "transit"
         } else if s.tid != 0 {
             "in use"

@@ -62,7 +62,7 @@ pub enum Shown {
         /// Confirmed by the task's report (observed), or held by a running task (model).
         confirmed: bool,
         /// The slot's flags (models): LAZY, TRANSIT, ONCPU.
-        flags: u8,
+        flags: crate::timeline::SlotFlags,
         /// A model slot kept while no task of the mm runs on the CPU.
         kept: bool,
     },
@@ -119,7 +119,7 @@ pub fn cells(
                     None => Shown::NoCid,
                     Some(cid) => Shown::Cid {
                         cid,
-                        confirmed: s.flags & Segment::CONFIRMED != 0,
+                        confirmed: s.flags.contains(Segment::CONFIRMED),
                         flags: s.flags & (Segment::LAZY | Segment::TRANSIT | Segment::ONCPU),
                         kept: admit == Admit::Slots && s.tid == 0,
                     },
@@ -232,13 +232,13 @@ fn cell_text(app: &App, shown: Shown, run: usize) -> (String, Style) {
             } else {
                 label[label.len() - run..].to_string()
             };
-            let (fill, style) = if flags & Segment::LAZY != 0 {
+            let (fill, style) = if flags.contains(Segment::LAZY) {
                 // released at the CPU's next switch-out
                 (
                     '~',
                     theme.mark(theme.lazy_slot).add_modifier(Modifier::BOLD),
                 )
-            } else if flags & Segment::TRANSIT != 0 {
+            } else if flags.contains(Segment::TRANSIT) {
                 (
                     '≈',
                     theme.mark(theme.transit_slot).add_modifier(Modifier::BOLD),

@@ -3,9 +3,9 @@
 //! [`TimeColumn`] entry, ~4 bytes) and the index of its state in the lane's table (2 bytes, 4 once
 //! a lane has seen more than 65,535 states): about 6 bytes per segment instead of 24.
 
-use super::Segment;
+use super::lane::{Segment, SlotFlags};
+use super::tasks::MmId;
 use crate::events::{Tid, TimeColumn};
-use crate::model::MmId;
 use rustc_hash::FxHashMap;
 
 /// A segment without its start: what the lane's table holds.
@@ -14,7 +14,7 @@ struct State {
     tid: Tid,
     mm: MmId,
     cid: i32,
-    flags: u8,
+    flags: SlotFlags,
 }
 
 impl State {
@@ -276,6 +276,7 @@ mod tests {
             let mut t = 0u64;
             for (op, tid, cid, flags) in ops {
                 t += tid as u64 % 5000;
+                let flags = SlotFlags::from_bits(flags).unwrap_or_default();
                 let s = Segment { start: t, tid, mm: MmId(tid % 7), cid, flags };
                 match op {
                     0 => prop_assert_eq!(lane.pop(), v.pop()),

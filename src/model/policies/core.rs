@@ -1,0 +1,287 @@
+//! The policy-independent state of a model (§1): tasks, who runs where, time and jiffies, the
+//! rseq emission of §1.2, and the run being recorded. Policies get it in every handler.
+
+use super::dirty::Dirty;
+use super::invariant::Invariant;
+use super::kind::PolicyKind;
+use super::params::{Params, Regime, RqClockMode};
+use super::run::{PolicyRun, PredictedUpdate, Trigger, Violation};
+use super::task::{Task, TaskKey};
+use crate::events::Tid;
+use crate::model::alarm::{Alarm, AlarmKind};
+use crate::model::seglane::SegLane;
+use crate::model::tasks::MmId;
+use rustc_hash::FxHashMap;
+
+/// Violations kept per run: a broken model floods; the first ones explain it.
+const MAX_VIOLATIONS: usize = 10_000;
+
+/// Policy-independent state.
+pub struct Core {
+    /// Resolved parameters (`cpus`, `hz` > 0).
+    pub params: Params,
+    pub kind: PolicyKind,
+    pub regime: Regime,
+    /// Time of the event being applied, ns.
+    pub now: u64,
+    /// Offset of jiffy boundaries in the clock of the events (ns, < one tick).
+    pub jiffy_phase: u64,
+    pub tasks: FxHashMap<Tid, Task>,
+    /// Task running on each CPU (0 = idle).
+    pub curr: Vec<Tid>,
+    /// `rq->clock` per CPU (used with [`RqClockMode::Stale`]).
+    pub rq_clock: Vec<u64>,
+    pub tick_stopped: Vec<bool>,
+    pub run: PolicyRun,
+    /// What the event being applied changed.
+    pub dirty: Dirty,
+    /// Tasks created so far (the next [`TaskKey`]).
+    created: u32,
+}
+
+impl Core {
+    pub fn new(kind: PolicyKind, params: Params) -> Core {
+        let n = params.cpus as usize;
+        let regime = params.regime_for(kind);
+        let mut run = PolicyRun::new(kind, params.clone());
+        run.lanes = vec![SegLane::new(); n];
+        Core {
+            kind,
+            regime,
+            now: 0,
+            jiffy_phase: 0,
+            tasks: FxHashMap::default(),
+            curr: vec![0; n],
+            rq_clock: vec![0; n],
+            tick_stopped: vec![false; n],
+            run,
+            params,
+            dirty: Dirty::default(),
+            created: 0,
+        }
+    }
+
+    // ------------------------------------------------------------------ time
+
+    /// jiffies at the current time. Starts at 1 so that `J + D` is never the kernel's "0 = due".
+    pub fn jiffies(&self) -> u64 {
+        self.jiffies_at(self.now)
+    }
+
+    pub fn jiffies_at(&self, ts: u64) -> u64 {
+        let period = self.params.tick_ns();
+        (ts + period - self.jiffy_phase.min(period - 1)) / period
+    }
+
+    /// The time (ns) at which jiffies reach `j`.
+    pub fn time_of_jiffies(&self, j: u64) -> u64 {
+        let period = self.params.tick_ns();
+        (j * period + self.jiffy_phase.min(period - 1)).saturating_sub(period)
+    }
+
+    /// D = `msecs_to_jiffies(100)`.
+    pub fn scan_delay(&self) -> u64 {
+        self.params.scan_delay_jiffies()
+    }
+
+    /// `rq->clock` of CPU `c` as the age pass reads it.
+    pub fn rq_clock(&self, c: u16) -> u64 {
+        match self.params.rq_clock {
+            RqClockMode::Now => self.now,
+            RqClockMode::Stale => self.rq_clock.get(c as usize).copied().unwrap_or(self.now),
+        }
+    }
+
+    /// Scheduling activity on `c` updates its `rq->clock`.
+    pub fn touch_rq(&mut self, c: u16) {
+        if let Some(r) = self.rq_clock.get_mut(c as usize) {
+            *r = self.now;
+        }
+    }
+
+    // ------------------------------------------------------------------ tasks
+
+    pub fn task(&self, tid: Tid) -> Option<&Task> {
+        if tid == 0 {
+            return None;
+        }
+        self.tasks.get(&tid)
+    }
+
+    pub fn task_mut(&mut self, tid: Tid) -> Option<&mut Task> {
+        if tid == 0 {
+            return None;
+        }
+        self.tasks.get_mut(&tid)
+    }
+
+    /// A new task (no mm, rseq registered) with its own [`TaskKey`], not stored yet.
+    pub fn new_task(&mut self, tid: Tid) -> Task {
+        let key = TaskKey::nth(self.created);
+        self.created += 1;
+        Task::new(tid, key)
+    }
+
+    /// The task with this tid, created if unknown. Tid 0 is never stored; callers check.
+    pub fn ensure(&mut self, tid: Tid) -> &mut Task {
+        let created = &mut self.created;
+        self.tasks.entry(tid).or_insert_with(|| {
+            let key = TaskKey::nth(*created);
+            *created += 1;
+            Task::new(tid, key)
+        })
+    }
+
+    /// Task running on `c`, if any.
+    pub fn curr_task(&self, c: u16) -> Option<&Task> {
+        self.task(*self.curr.get(c as usize)?)
+    }
+
+    /// `user_on(mm, c)`: the task on `c` belongs to `mm` and its CID is active.
+    pub fn user_on(&self, mm: MmId, c: u16) -> bool {
+        self.curr_task(c)
+            .is_some_and(|t| t.active && t.mm == Some(mm))
+    }
+
+    /// `pick_runtime` of a running task.
+    pub fn pick_runtime(&self, t: &Task) -> u64 {
+        if t.running {
+            self.now.saturating_sub(t.switched_in)
+        } else {
+            0
+        }
+    }
+
+    /// Raises TIF_NOTIFY_RESUME for `tid` from a source other than the tick.
+    pub fn set_notify_resume(&mut self, tid: Tid) {
+        if let Some(t) = self.task_mut(tid) {
+            t.set_notify_resume();
+        }
+    }
+
+    /// The return to user consumes TIF_NOTIFY_RESUME: `None` when it was not set (nothing
+    /// happens), else who raised it.
+    pub fn take_notify_resume(&mut self, tid: Tid) -> Option<Trigger> {
+        let t = self.task_mut(tid)?;
+        if !t.notify_resume {
+            return None;
+        }
+        let trigger = if t.notify_resume_from_tick {
+            Trigger::Tick
+        } else {
+            Trigger::Resume
+        };
+        t.notify_resume = false;
+        t.notify_resume_from_tick = false;
+        Some(trigger)
+    }
+
+    // ------------------------------------------------------------------ what changed
+
+    pub fn mark_slot(&mut self, mm: MmId, c: u16) {
+        self.dirty.slots.push((mm, c));
+        self.dirty.mms.push(mm);
+    }
+
+    pub fn mark_task(&mut self, tid: Tid) {
+        if tid != 0 {
+            self.dirty.tasks.push(tid);
+        }
+    }
+
+    pub fn mark_mm(&mut self, mm: MmId) {
+        self.dirty.mms.push(mm);
+    }
+
+    pub fn mark_cpu(&mut self, c: u16) {
+        self.dirty.cpus.push(c);
+    }
+
+    pub fn violation(&mut self, mm: Option<MmId>, invariant: Invariant, detail: String) {
+        if self.run.violations.len() < MAX_VIOLATIONS {
+            self.run.violations.push(Violation {
+                ts: self.now,
+                mm,
+                invariant,
+                detail,
+            });
+        }
+    }
+
+    // ------------------------------------------------------------------ rseq (§1.2)
+
+    /// Emits `UPDATE(t)` with `cid`, the CID the policy gives the task now.
+    pub fn emit_update(&mut self, tid: Tid, cid: Option<i32>) {
+        let Some(t) = self.task(tid) else { return };
+        let Some(mm) = t.mm else { return };
+        let cid = cid.unwrap_or(-1);
+        let (cpu, bound) = (t.cpu, self.params.cpus);
+        self.run.updates.push(PredictedUpdate {
+            ts: self.now,
+            tid,
+            mm,
+            cpu,
+            cid,
+        });
+        if cid < 0 || cid as u32 >= bound {
+            self.run.alarms.push(Alarm {
+                ts: self.now,
+                cpu,
+                kind: AlarmKind::CidOutOfRange {
+                    mm,
+                    tid,
+                    cid,
+                    bound,
+                },
+            });
+        }
+        if let Some(t) = self.task_mut(tid) {
+            t.written_cid = Some(cid);
+        }
+    }
+
+    /// The rseq part of the resume handler, after task work, with TIF_NOTIFY_RESUME already
+    /// consumed: legacy emits for every registered non-exiting task, fast only when the IDs
+    /// changed. `cid` is the task's CID now. Returns whether an `UPDATE` was emitted.
+    pub fn rseq_notify(&mut self, tid: Tid, cid: Option<i32>) -> bool {
+        let regime = self.regime;
+        let Some(t) = self.task_mut(tid) else {
+            return false;
+        };
+        let emit = t.has_rseq
+            && !t.exiting
+            && match regime {
+                Regime::Legacy => true,
+                Regime::Fast => t.ids_changed,
+            };
+        if regime == Regime::Fast {
+            t.ids_changed = false;
+            t.user_irq = false;
+        }
+        if emit {
+            self.emit_update(tid, cid);
+        }
+        emit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jiffies_and_their_times_round_trip() {
+        for (hz, phase) in [(1000u32, 0u64), (250, 1_234_567), (300, 17)] {
+            let mut core = Core::new(PolicyKind::LazyCompact, Params::with_cpus(2));
+            core.params.hz = hz;
+            core.jiffy_phase = phase;
+            for j in [1u64, 2, 25, 1000, 123_456] {
+                let t = core.time_of_jiffies(j);
+                assert_eq!(core.jiffies_at(t), j, "HZ {hz} J {j}");
+                if t > 0 {
+                    assert_eq!(core.jiffies_at(t - 1), j - 1);
+                }
+            }
+        }
+    }
+}

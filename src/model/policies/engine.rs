@@ -1,0 +1,507 @@
+//! The driver loop: applies driver events (§1.1) to a model. For each event the engine does the
+//! policy-independent part (who runs where, TIF_NOTIFY_RESUME and `ids_changed` bookkeeping of
+//! §1.2), then the policy's handler, then the recorder records what changed.
+//!
+//! [`Engine`] holds any registered policy; each event is dispatched once to a [`Driver`] generic
+//! over the concrete policy, so the handlers and the recorder's views are static calls.
+
+use super::core::Core;
+use super::cpuset::CpuSet;
+use super::invariant::{Finding, Invariant};
+use super::kind::PolicyKind;
+use super::params::{Params, Regime};
+use super::policy::{CidPolicy, ObservedUpdate};
+use super::recorder::Recorder;
+use super::registry::{AnyPolicy, with_policy};
+use super::run::PolicyRun;
+use crate::events::Tid;
+use crate::model::tasks::MmId;
+use rustc_hash::FxHashMap;
+
+/// The events that drive every policy (§1.1). Tid 0 is the idle task (no mm, no CID).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DriverEvent {
+    /// A task that existed before the model started (replay), attached to `mm` as a user.
+    Existing {
+        tid: Tid,
+        mm: Option<MmId>,
+        cpu: u16,
+        has_rseq: bool,
+    },
+    /// clone/fork; `shares_mm` = CLONE_VM. `new_mm` names the child's mm when it gets one.
+    Fork {
+        parent: Tid,
+        child: Tid,
+        shares_mm: bool,
+        new_mm: Option<MmId>,
+    },
+    /// Successful execve on `cpu` (after exec balancing) into the fresh mm `new_mm`.
+    Exec { tid: Tid, cpu: u16, new_mm: MmId },
+    /// Thread exit (CID release, then the mm reference is dropped).
+    Exit { tid: Tid },
+    /// Context switch on `cpu`. `prev` is informative: the engine switches out whoever it
+    /// believes runs there.
+    Switch { cpu: u16, prev: Tid, next: Tid },
+    /// `set_task_cpu` of a non-running task plus its enqueue on `dst`.
+    Migrate { tid: Tid, src: u16, dst: u16 },
+    /// First placement of a new task (`wake_up_new_task`): no migration.
+    WakeupNew { tid: Tid, cpu: u16 },
+    /// Scheduler tick on `cpu`.
+    Tick { cpu: u16 },
+    /// The tick of `cpu` stopped (nohz); the next `Tick` restarts it.
+    TickStop { cpu: u16 },
+    /// The task leaves the kernel for user space. `observed`: a traced `rseq_update` proves it
+    /// happened with TIF_NOTIFY_RESUME set and rseq registered (replay), so both are forced.
+    RetUser { tid: Tid, observed: bool },
+    /// The task's allowed CPUs changed.
+    Affinity { tid: Tid, mask: CpuSet },
+    /// rseq registration.
+    RseqReg { tid: Tid },
+    /// Signal delivery.
+    Signal { tid: Tid },
+    /// owner-mode deferred work (kworker).
+    Work { mm: MmId },
+    /// `exit_mm`'s `mmput` of an exiting task: its `mm_users` reference goes away (after the
+    /// exit's futex wakeup of a joiner, before `exit_notify`; the final switch-out at the
+    /// latest).
+    MmPut { tid: Tid },
+}
+
+/// A model: the core, the recorder and one policy.
+pub struct Engine {
+    pub core: Core,
+    pub policy: AnyPolicy,
+    recorder: Recorder,
+}
+
+impl Engine {
+    /// A fresh model. `params.cpus` and `params.hz` must be set (> 0).
+    pub fn new(kind: PolicyKind, mut params: Params) -> Engine {
+        params.cpus = params.cpus.max(1);
+        if params.hz == 0 {
+            params.hz = Params::DEFAULT_HZ;
+        }
+        params.batch = params.batch.max(1);
+        let policy = kind.build(&params);
+        Engine {
+            core: Core::new(kind, params),
+            policy,
+            recorder: Recorder::default(),
+        }
+    }
+
+    pub fn kind(&self) -> PolicyKind {
+        self.core.kind
+    }
+
+    /// The CID `tid` would see now.
+    pub fn task_cid(&self, tid: Tid) -> Option<i32> {
+        with_policy!(&self.policy, policy => policy.cid_of(&self.core, tid))
+    }
+
+    /// Applies one driver event at `ts` (ns; events must come in time order).
+    pub fn step(&mut self, ts: u64, ev: &DriverEvent) {
+        let (core, recorder) = (&mut self.core, &mut self.recorder);
+        with_policy!(&mut self.policy, policy => Driver { core, recorder, policy }.step(ts, ev))
+    }
+
+    /// Runs every invariant check of the policy now, plus the ABI ones.
+    pub fn check_invariants(&self) -> Vec<Finding> {
+        let core = &self.core;
+        with_policy!(&self.policy, policy => check_all(core, policy))
+    }
+
+    /// A non-leader exec: the exec'ing thread `old` takes over the leader's pid `new`.
+    pub fn rename(&mut self, old: Tid, new: Tid) {
+        if old == new || old == 0 || new == 0 {
+            return;
+        }
+        let core = &mut self.core;
+        let Some(mut t) = core.tasks.remove(&old) else {
+            return;
+        };
+        if let Some(leader) = core.tasks.remove(&new)
+            && leader.running
+            && let Some(c) = core.curr.get_mut(leader.cpu as usize)
+            && *c == new
+        {
+            *c = 0;
+        }
+        for tid in [old, new] {
+            self.recorder.forget(tid);
+        }
+        t.tid = new;
+        if t.running
+            && let Some(c) = core.curr.get_mut(t.cpu as usize)
+            && *c == old
+        {
+            *c = new;
+        }
+        core.tasks.insert(new, t);
+        with_policy!(&mut self.policy, policy => policy.rename_task(old, new));
+        core.mark_task(new);
+    }
+
+    /// The model's view of one mm, for disagreement reports.
+    pub fn describe_mm(&self, mm: MmId) -> String {
+        with_policy!(&self.policy, policy => policy.describe(&self.core, mm))
+    }
+
+    /// Replay: lets the policy seed a pre-existing mm from an observed update (§5). Call it
+    /// before the update's `RetUser`.
+    pub fn seed_from_update(&mut self, update: &ObservedUpdate) -> bool {
+        let core = &mut self.core;
+        with_policy!(&mut self.policy, policy => policy.seed_from_update(core, update))
+    }
+
+    /// Ends the run and hands over the recording.
+    pub fn finish(self) -> PolicyRun {
+        self.core.run
+    }
+
+    /// Records a violation from outside the handlers (replay consistency checks).
+    pub fn note(&mut self, mm: Option<MmId>, invariant: Invariant, detail: String) {
+        self.core.violation(mm, invariant, detail);
+    }
+}
+
+/// The policy's invariants, then the common ones: no two running threads of one mm share a
+/// CID; CIDs < P.
+fn check_all<P: CidPolicy>(core: &Core, policy: &P) -> Vec<Finding> {
+    let mut found = policy.check(core);
+    let mut seen: FxHashMap<(MmId, i32), Tid> = FxHashMap::default();
+    for &tid in &core.curr {
+        let Some(t) = core.task(tid) else {
+            continue;
+        };
+        let (Some(mm), true) = (t.mm, t.active) else {
+            continue;
+        };
+        let Some(n) = policy.visible_cid(t) else {
+            continue;
+        };
+        if n < 0 || n as u32 >= core.params.cpus {
+            found.push(Finding::new(
+                Some(mm),
+                Invariant::Abi,
+                format!("task {tid} runs with CID {n} >= P"),
+            ));
+        }
+        if let Some(o) = seen.insert((mm, n), tid) {
+            found.push(Finding::new(
+                Some(mm),
+                Invariant::Abi,
+                format!("tasks {o} and {tid} run with the same CID {n}"),
+            ));
+        }
+    }
+    found
+}
+
+/// One event's worth of engine, for one concrete policy.
+struct Driver<'a, P> {
+    core: &'a mut Core,
+    recorder: &'a mut Recorder,
+    policy: &'a mut P,
+}
+
+impl<P: CidPolicy> Driver<'_, P> {
+    fn step(mut self, ts: u64, ev: &DriverEvent) {
+        let core = &mut *self.core;
+        core.now = core.now.max(ts);
+        core.run.model_events += 1;
+        match *ev {
+            DriverEvent::Existing {
+                tid,
+                mm,
+                cpu,
+                has_rseq,
+            } => self.existing(tid, mm, cpu, has_rseq),
+            DriverEvent::Fork {
+                parent,
+                child,
+                shares_mm,
+                new_mm,
+            } => self.fork(parent, child, shares_mm, new_mm),
+            DriverEvent::Exec { tid, cpu, new_mm } => self.exec(tid, cpu, new_mm),
+            DriverEvent::Exit { tid } => self.exit(tid),
+            DriverEvent::Switch { cpu, next, .. } => self.switch(cpu, next),
+            DriverEvent::Migrate { tid, src, dst } => self.migrate(tid, src, dst),
+            DriverEvent::WakeupNew { tid, cpu } => self.wakeup_new(tid, cpu),
+            DriverEvent::Tick { cpu } => self.tick(cpu),
+            DriverEvent::TickStop { cpu } => {
+                if let Some(s) = core.tick_stopped.get_mut(cpu as usize) {
+                    *s = true;
+                }
+            }
+            DriverEvent::RetUser { tid, observed } => self.ret_user(tid, observed),
+            DriverEvent::Affinity { tid, ref mask } => {
+                if let Some(t) = core.task_mut(tid) {
+                    t.cpus_mask = Some(mask.clone());
+                }
+                self.policy.affinity(core, tid, mask);
+            }
+            DriverEvent::RseqReg { tid } => self.rseq_reg(tid),
+            DriverEvent::Signal { tid } => self.policy.signal(core, tid),
+            DriverEvent::MmPut { tid } => self.policy.mm_put(core, tid),
+            DriverEvent::Work { mm } => self.policy.work(core, mm),
+        }
+        self.recorder.flush(self.core, self.policy);
+        if self.core.params.check_invariants {
+            for f in self.policy.check(self.core) {
+                self.core.violation(f.mm, f.invariant, f.detail);
+            }
+        }
+    }
+
+    fn existing(&mut self, tid: Tid, mm: Option<MmId>, cpu: u16, has_rseq: bool) {
+        if tid == 0 {
+            return;
+        }
+        let core = &mut *self.core;
+        let cpu = cpu.min(core.params.cpus.saturating_sub(1) as u16);
+        if let Some(t) = core.task(tid)
+            && (t.mm == mm || mm.is_none())
+        {
+            return;
+        }
+        let t = core.ensure(tid);
+        if t.mm.is_none() && !t.running {
+            t.cpu = cpu;
+        }
+        t.has_rseq = has_rseq;
+        if let Some(mm) = mm {
+            t.mm = Some(mm);
+            self.policy.existing(core, tid, mm);
+        }
+        core.mark_task(tid);
+    }
+
+    fn fork(&mut self, parent: Tid, child: Tid, shares_mm: bool, new_mm: Option<MmId>) {
+        if child == 0 {
+            return;
+        }
+        let core = &mut *self.core;
+        // A reused pid starts over.
+        if let Some(old) = core.tasks.remove(&child) {
+            if old.running
+                && let Some(c) = core.curr.get_mut(old.cpu as usize)
+                && *c == child
+            {
+                *c = 0;
+            }
+            self.recorder.forget(child);
+        }
+        let (parent_cpu, parent_mm, parent_rseq, parent_kthread, parent_mask) =
+            match core.task(parent) {
+                Some(pt) => (pt.cpu, pt.mm, pt.has_rseq, pt.kthread, pt.cpus_mask.clone()),
+                None => (0, None, true, parent == 0, None),
+            };
+        let fast = core.regime == Regime::Fast;
+        let mut t = core.new_task(child);
+        t.cpu = parent_cpu;
+        t.kthread = parent_kthread;
+        t.cpus_mask = parent_mask;
+        // A CLONE_VM child registers rseq itself; a process inherits the registration, and
+        // rseq_migrate at fork sets TIF_NOTIFY_RESUME for it.
+        t.has_rseq = !shares_mm && parent_rseq;
+        t.notify_resume = t.has_rseq;
+        t.ids_changed = fast;
+        t.mm = if shares_mm { parent_mm } else { new_mm };
+        core.tasks.insert(child, t);
+        self.policy.fork(core, parent, child, shares_mm, parent_mm);
+        core.mark_task(child);
+        core.mark_task(parent);
+    }
+
+    fn exec(&mut self, tid: Tid, cpu: u16, new_mm: MmId) {
+        if tid == 0 || cpu as u32 >= self.core.params.cpus {
+            return;
+        }
+        if self.core.curr[cpu as usize] != tid {
+            self.switch(cpu, tid);
+        }
+        let core = &mut *self.core;
+        core.touch_rq(cpu);
+        let fast = core.regime == Regime::Fast;
+        {
+            let t = core.ensure(tid);
+            t.cpu = cpu;
+            t.ids_changed |= fast;
+        }
+        // the policy releases on the old mm (still the task's) and joins the new one
+        self.policy.exec(core, tid, new_mm);
+        if let Some(t) = core.task_mut(tid) {
+            t.mm = Some(new_mm);
+            // rseq_execve: the new image registers again
+            t.has_rseq = false;
+            t.exiting = false;
+        }
+        core.mark_task(tid);
+        core.mark_cpu(cpu);
+    }
+
+    fn exit(&mut self, tid: Tid) {
+        let core = &mut *self.core;
+        if core.task(tid).is_none() {
+            return;
+        }
+        self.policy.exit(core, tid);
+        if let Some(t) = core.task_mut(tid) {
+            t.exiting = true;
+            t.active = false;
+            if t.running {
+                let c = t.cpu;
+                core.mark_cpu(c);
+            }
+        }
+        core.mark_task(tid);
+    }
+
+    /// SWITCH(c, curr(c), next).
+    fn switch(&mut self, cpu: u16, next: Tid) {
+        let core = &mut *self.core;
+        if cpu as u32 >= core.params.cpus {
+            return;
+        }
+        let c = cpu as usize;
+        let prev = core.curr[c];
+        if prev == next {
+            return;
+        }
+        // A task runs on one CPU: if the model still has `next` elsewhere, a switch-out was
+        // not seen there; do it now.
+        if next != 0
+            && let Some(d) = core.task(next).filter(|t| t.running).map(|t| t.cpu)
+            && d != cpu
+        {
+            self.switch(d, 0);
+        }
+        let core = &mut *self.core;
+        if next != 0 {
+            core.ensure(next);
+        }
+        core.curr[c] = next;
+        core.touch_rq(cpu);
+        let legacy = core.regime == Regime::Legacy;
+        if let Some(t) = core.task_mut(prev) {
+            t.running = false;
+            // rseq_preempt(prev) in prepare_task_switch
+            if legacy && t.has_rseq {
+                t.set_notify_resume();
+            }
+        }
+        let now = core.now;
+        if let Some(t) = core.task_mut(next) {
+            t.running = true;
+            t.cpu = cpu;
+            t.switched_in = now;
+        }
+        self.policy.switch(core, cpu, prev, next);
+        // rseq-fast: TIF_NOTIFY_RESUME for next after the CID step when its IDs changed or it
+        // entered the kernel from user mode by interrupt
+        if !legacy
+            && let Some(t) = core.task_mut(next)
+            && t.has_rseq
+            && (t.user_irq || t.ids_changed)
+        {
+            t.notify_resume = true;
+        }
+        core.mark_task(prev);
+        core.mark_task(next);
+        core.mark_cpu(cpu);
+    }
+
+    fn migrate(&mut self, tid: Tid, src: u16, dst: u16) {
+        let cpus = self.core.params.cpus;
+        if tid == 0 || src == dst || src as u32 >= cpus || dst as u32 >= cpus {
+            return;
+        }
+        // Only non-running tasks migrate: a model that has it running missed its switch-out.
+        if let Some(c) = self.core.task(tid).filter(|t| t.running).map(|t| t.cpu) {
+            self.switch(c, 0);
+        }
+        let core = &mut *self.core;
+        core.touch_rq(dst);
+        let regime = core.regime;
+        {
+            let t = core.ensure(tid);
+            match regime {
+                // rseq_migrate in set_task_cpu
+                Regime::Legacy => {
+                    if t.has_rseq {
+                        t.set_notify_resume();
+                    }
+                }
+                Regime::Fast => t.ids_changed = true,
+            }
+        }
+        self.policy.migrate(core, tid, src, dst);
+        if let Some(t) = core.task_mut(tid) {
+            t.cpu = dst;
+        }
+        core.mark_task(tid);
+    }
+
+    fn wakeup_new(&mut self, tid: Tid, cpu: u16) {
+        let core = &mut *self.core;
+        let fast = core.regime == Regime::Fast;
+        if (cpu as u32) < core.params.cpus {
+            core.touch_rq(cpu);
+            if let Some(t) = core.task_mut(tid) {
+                if !t.running {
+                    t.cpu = cpu;
+                }
+                // __set_task_cpu sets ids_changed unconditionally
+                t.ids_changed |= fast;
+            }
+        }
+    }
+
+    fn tick(&mut self, cpu: u16) {
+        let core = &mut *self.core;
+        if cpu as u32 >= core.params.cpus {
+            return;
+        }
+        core.tick_stopped[cpu as usize] = false;
+        core.touch_rq(cpu);
+        let curr = core.curr[cpu as usize];
+        if let Some(t) = core.task_mut(curr)
+            && t.mm.is_some()
+            && !t.kthread
+        {
+            // the tick interrupted user mode
+            t.user_irq = true;
+        }
+        self.policy.tick(core, cpu);
+        core.mark_task(curr);
+        core.mark_cpu(cpu);
+    }
+
+    fn ret_user(&mut self, tid: Tid, observed: bool) {
+        if tid == 0 {
+            return;
+        }
+        let core = &mut *self.core;
+        if observed {
+            let t = core.ensure(tid);
+            t.has_rseq = true;
+            t.notify_resume = true;
+        }
+        self.policy.ret_user(core, tid);
+        core.mark_task(tid);
+    }
+
+    fn rseq_reg(&mut self, tid: Tid) {
+        if tid == 0 {
+            return;
+        }
+        let core = &mut *self.core;
+        let fast = core.regime == Regime::Fast;
+        let t = core.ensure(tid);
+        t.has_rseq = true;
+        t.set_notify_resume();
+        t.ids_changed |= fast;
+        self.policy.rseq_reg(core, tid);
+    }
+}

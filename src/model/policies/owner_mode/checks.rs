@@ -1,0 +1,178 @@
+//! The invariants of §4.6 (O1–O5; O6 is checked inside `SCHEDIN`) and the model's
+//! description of an mm for disagreement reports.
+
+use super::OwnerMode;
+use super::word::{ONCPU, UNSET, in_transit, on_cpu, on_task, plain, visible, word};
+use crate::events::Tid;
+use crate::model::policies::core::Core;
+use crate::model::policies::invariant::{Finding, Invariant};
+use crate::model::tasks::MmId;
+
+impl OwnerMode {
+    /// The mode, counters, slots and running tasks of `id`, as text.
+    pub(crate) fn describe_mm(&self, core: &Core, id: MmId) -> String {
+        let Some(m) = self.mm(id) else {
+            return format!("mm {} unknown to the model", id.0);
+        };
+        let slots: Vec<String> = m
+            .pcpu_cid
+            .iter()
+            .enumerate()
+            .map(|(c, &x)| format!("CPU{c}={}", word(x)))
+            .collect();
+        let running: Vec<String> = (0..core.params.cpus as u16)
+            .filter_map(|c| core.curr_task(c).filter(|t| t.mm == Some(id)))
+            .map(|t| format!("{}@CPU{}={}", t.tid, t.cpu, word(self.tasks.get(t).cid)))
+            .collect();
+        format!(
+            "mode {} users {} max_cids {} pcpu_thrs {} cidmask {:?} slots [{}] running [{}]",
+            word(m.mode),
+            m.users,
+            m.max_cids,
+            m.pcpu_thrs,
+            m.cidmask,
+            slots.join(" "),
+            running.join(" ")
+        )
+    }
+
+    /// O1–O5 over every live mm and the running tasks.
+    pub(crate) fn check_mms(&self, core: &Core) -> Vec<Finding> {
+        let mut v = Vec::new();
+        let cpus = core.params.cpus;
+        for (i, m) in self.mms.iter().enumerate().filter(|(_, m)| m.live) {
+            let id = MmId(i as u32);
+            if m.users == 0 {
+                continue; // after the last user left, only a stale slot remains
+            }
+            // O2
+            for n in m.cidmask.iter() {
+                if n >= cpus {
+                    v.push(Finding::new(
+                        Some(id),
+                        Invariant::O2,
+                        format!("CID {n} >= P={cpus}"),
+                    ));
+                }
+            }
+            // O3 ownership
+            let mut owners = vec![0u32; cpus as usize];
+            let mut flagless_tasks = 0;
+            let mut transit_tasks = 0;
+            for &u in &m.members {
+                let Some(t) = core.task(u) else { continue };
+                let word = self.tasks.get(t).cid;
+                if !t.active || word & UNSET != 0 {
+                    continue;
+                }
+                let n = plain(word);
+                if on_task(word) || (in_transit(word) && !on_cpu(word)) {
+                    if (n as usize) < owners.len() {
+                        owners[n as usize] += 1;
+                    }
+                    if on_task(word) {
+                        flagless_tasks += 1;
+                    } else {
+                        transit_tasks += 1;
+                    }
+                }
+            }
+            let mut oncpu = 0;
+            for &x in &m.pcpu_cid {
+                if on_cpu(x) {
+                    oncpu += 1;
+                    if let Some(o) = owners.get_mut(plain(x) as usize) {
+                        *o += 1;
+                    }
+                }
+            }
+            for (n, &o) in owners.iter().enumerate() {
+                let set = m.cidmask.test(n as u32);
+                if set && o != 1 || !set && o != 0 {
+                    v.push(Finding::new(
+                        Some(id),
+                        Invariant::O3,
+                        format!("CID {n}: set={set}, owners={o}"),
+                    ));
+                }
+            }
+            let w = m.cidmask.weight();
+            if m.mode == 0 {
+                if oncpu != 0 {
+                    v.push(Finding::new(
+                        Some(id),
+                        Invariant::O3,
+                        format!("per-task mode with {oncpu} ONCPU slots"),
+                    ));
+                }
+                if w != flagless_tasks + transit_tasks || w > m.users {
+                    v.push(Finding::new(
+                        Some(id),
+                        Invariant::O3,
+                        format!(
+                            "per-task: weight {w}, task owners {}, users {}",
+                            flagless_tasks + transit_tasks,
+                            m.users
+                        ),
+                    ));
+                }
+            } else if m.mode == ONCPU && flagless_tasks != 0 {
+                v.push(Finding::new(
+                    Some(id),
+                    Invariant::O3,
+                    format!("per-CPU mode with {flagless_tasks} tasks owning flagless CIDs"),
+                ));
+            }
+            // O4
+            if in_transit(m.mode) {
+                v.push(Finding::new(
+                    Some(id),
+                    Invariant::O4,
+                    format!("mode {:#x} left in TRANSIT", m.mode),
+                ));
+            }
+            // O5
+            if m.mode == 0 && m.users > m.max_cids {
+                v.push(Finding::new(
+                    Some(id),
+                    Invariant::O5,
+                    format!("per-task with users {} > max_cids {}", m.users, m.max_cids),
+                ));
+            }
+            if m.mode == ONCPU && !m.update_deferred && (m.pcpu_thrs < 1 || m.users < m.pcpu_thrs) {
+                v.push(Finding::new(
+                    Some(id),
+                    Invariant::O5,
+                    format!("per-CPU with users {} < pcpu_thrs {}", m.users, m.pcpu_thrs),
+                ));
+            }
+        }
+        // O1 uniqueness / O2 for running tasks
+        let mut seen: rustc_hash::FxHashMap<(MmId, u32), Tid> = Default::default();
+        for &tid in &core.curr {
+            let Some(t) = core.task(tid) else { continue };
+            let (Some(id), true) = (t.mm, t.active) else {
+                continue;
+            };
+            let Some(n) = visible(self.tasks.get(t).cid) else {
+                continue;
+            };
+            let n = n as u32;
+            if n >= cpus {
+                v.push(Finding::new(
+                    Some(id),
+                    Invariant::O2,
+                    format!("task {tid} runs with CID {n} >= P"),
+                ));
+            }
+            if let Some(o) = seen.insert((id, n), tid) {
+                v.push(Finding::new(
+                    Some(id),
+                    Invariant::O1,
+                    format!("tasks {o} and {tid} share CID {n}"),
+                ));
+            }
+        }
+        v
+    }
+}

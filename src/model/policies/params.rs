@@ -1,0 +1,153 @@
+//! What a model is configured with: kernel variant, rseq regime, clocks, scan scope, and the
+//! numbers of §0 (P, HZ, B).
+
+use super::kind::PolicyKind;
+
+/// Kernel-version variants of lazy-compact's `ALLOC` and `MIGRATE` (§2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KernelVersion {
+    /// 6.4–6.12: first-zero allocation only, no `recent_cid`, per-task `nr_cpus_allowed`.
+    V6_4,
+    /// 6.13 (and 6.13.y before the S3 backport): `recent_cid` + expansion, no shrink.
+    V6_13,
+    /// 6.14–6.18: with the `max_nr_cid` shrink.
+    #[default]
+    V6_14,
+}
+
+impl KernelVersion {
+    pub fn id(self) -> &'static str {
+        match self {
+            KernelVersion::V6_4 => "6.4",
+            KernelVersion::V6_13 => "6.13",
+            KernelVersion::V6_14 => "6.14",
+        }
+    }
+    pub fn from_id(s: &str) -> Option<KernelVersion> {
+        match s {
+            "6.4" | "6.4-6.12" => Some(KernelVersion::V6_4),
+            "6.13" => Some(KernelVersion::V6_13),
+            "6.14" | "6.14-6.18" | "6.18" => Some(KernelVersion::V6_14),
+            _ => None,
+        }
+    }
+}
+
+/// rseq `UPDATE` emission regime (§1.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Regime {
+    /// ≤ 6.18: an `UPDATE` on every return to user with TIF_NOTIFY_RESUME.
+    Legacy,
+    /// ≥ 6.19: an `UPDATE` only when the task's IDs changed.
+    Fast,
+}
+
+impl Regime {
+    pub fn id(self) -> &'static str {
+        match self {
+            Regime::Legacy => "legacy",
+            Regime::Fast => "fast",
+        }
+    }
+}
+
+/// What `rq_clock(c)` reads in the age pass (§2.4 fidelity note).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RqClockMode {
+    /// Always the current time (the spec's default).
+    #[default]
+    Now,
+    /// The CPU's clock advances only on scheduling activity on that CPU (switch, tick,
+    /// enqueue), so a CPU that went idle tick-less keeps an old clock (unverified effect).
+    Stale,
+}
+
+/// Which CPUs a scan (lazy-compact `SCAN`, resume-batch `BATCH`) walks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ScanScope {
+    /// Every possible CPU, as all three policies do.
+    #[default]
+    All,
+    /// Only CPUs the mm ran on since its last complete scan, plus CPUs still holding one of
+    /// its CIDs (the seed-001 "visited_cpus" idea of §7; not part of any policy).
+    Visited,
+}
+
+/// Model parameters. `cpus == 0` and `hz == 0` mean "take them from the capture" in a replay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Params {
+    /// P: possible CPUs (`nr_cpu_ids`).
+    pub cpus: u32,
+    /// CONFIG_HZ.
+    pub hz: u32,
+    /// B: resume-batch `CONFIG_RSEQ_CID_SCAN_BATCH`.
+    pub batch: u32,
+    pub version: KernelVersion,
+    /// `None`: the policy's own regime.
+    pub regime: Option<Regime>,
+    pub rq_clock: RqClockMode,
+    pub scan: ScanScope,
+    /// Replay only: seed the state of mms that existed before the capture from their first
+    /// observations (see [`replay`]).
+    pub seed: bool,
+    /// Check every invariant of the policy (L1–L5, R1–R5, O1–O6) after every event and
+    /// record breaks as [`Violation`]s. Costly: tests and `--check`.
+    pub check_invariants: bool,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            cpus: 0,
+            hz: 0,
+            batch: 8,
+            version: KernelVersion::default(),
+            regime: None,
+            rq_clock: RqClockMode::default(),
+            scan: ScanScope::default(),
+            seed: true,
+            check_invariants: false,
+        }
+    }
+}
+
+impl Params {
+    pub const DEFAULT_HZ: u32 = 1000;
+
+    pub fn with_cpus(cpus: u32) -> Params {
+        Params {
+            cpus,
+            hz: Self::DEFAULT_HZ,
+            ..Default::default()
+        }
+    }
+
+    /// The rseq regime a model of `kind` runs in: the one asked for, else the policy's own.
+    pub fn regime_for(&self, kind: PolicyKind) -> Regime {
+        self.regime.unwrap_or(kind.default_regime())
+    }
+
+    /// `msecs_to_jiffies(100)`: the scan period D in jiffies (HZ=250 → 25, HZ=1000 → 100).
+    pub fn scan_delay_jiffies(&self) -> u64 {
+        (100 * self.hz as u64).div_ceil(1000).max(1)
+    }
+
+    /// One jiffy in ns.
+    pub fn tick_ns(&self) -> u64 {
+        1_000_000_000 / self.hz.max(1) as u64
+    }
+}
+
+/// `ceil(P / B)`: batches in one complete resume-batch scan (§6 V1).
+pub fn batches_per_scan(cpus: u32, batch: u32) -> u32 {
+    cpus.div_ceil(batch.max(1))
+}
+
+/// The CPU count at which a complete batched scan takes `period_ms` when one batch of `b`
+/// CPUs takes `ms_per_batch` (§6 V12: 100 / (15/16) · 8 ≈ 853).
+pub fn cpus_for_scan_period(ms_per_batch: f64, b: u32, period_ms: f64) -> f64 {
+    if ms_per_batch <= 0.0 {
+        return f64::INFINITY;
+    }
+    period_ms / ms_per_batch * b as f64
+}

@@ -1,0 +1,153 @@
+//! The interface of a CID policy: its handlers of the driver events of §1.1 and the views the
+//! recorder, the checks and the replay read.
+//!
+//! The engine does the policy-independent part of every event first (who runs where,
+//! TIF_NOTIFY_RESUME and `ids_changed` bookkeeping, `has_rseq`, the allowed-CPU mask), then calls
+//! the policy's handler, then records what the handler marked dirty through the views. A policy
+//! keeps its per-mm state and its per-task state (a [`super::task::PerTask`] table) itself; the
+//! shared task fields are in [`Task`].
+//!
+//! Handlers default to doing nothing, except `ret_user` and `signal`, whose defaults are the
+//! plain rseq behaviour of §1.2 (an `UPDATE` without compaction work).
+
+use super::core::Core;
+use super::cpuset::CpuSet;
+use super::invariant::Finding;
+use super::params::{Params, Regime};
+use super::task::Task;
+use crate::events::Tid;
+use crate::model::lane::SlotFlags;
+use crate::model::tasks::MmId;
+
+/// An observed `rseq_update` a replay may seed a pre-existing mm's state from (§5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObservedUpdate {
+    pub tid: Tid,
+    pub cpu: u16,
+    /// The task's mm in the model.
+    pub mm: MmId,
+    /// The CID user space saw (negative: none).
+    pub cid: i32,
+    /// No switch-in or migration since the task's previous update and a tick on its CPU in
+    /// between: the update came from a tick-queued scan.
+    pub after_tick_scan: bool,
+}
+
+/// A model of one of the kernel's mm_cid policies.
+pub trait CidPolicy {
+    /// The name on the command line and in JSON (`lazy-compact`).
+    const ID: &'static str;
+    /// One line on what the policy is, for listings.
+    const DESCRIPTION: &'static str;
+    /// The rseq emission regime of the kernels that ran this policy (§1.2).
+    const REGIME: Regime;
+
+    /// A policy with no mm yet; `params` are resolved (`cpus`, `hz`, `batch` > 0).
+    fn new(params: &Params) -> Self
+    where
+        Self: Sized;
+
+    // ------------------------------------------------------------------ driver events (§1.1)
+
+    /// A task that existed before the model started joins `mm` (replay); `t.mm` is set.
+    fn existing(&mut self, _core: &mut Core, _tid: Tid, _mm: MmId) {}
+
+    /// `FORK(parent, child, shares_mm)`: the child is already in `core.tasks` with its mm set
+    /// (not yet `active`: a policy that gives it a CID sets that); `parent_mm` is the parent's.
+    fn fork(
+        &mut self,
+        _core: &mut Core,
+        _parent: Tid,
+        _child: Tid,
+        _shares_mm: bool,
+        _parent_mm: Option<MmId>,
+    ) {
+    }
+
+    /// `EXEC(t)` into the fresh mm `new_mm`, on the task's CPU after exec balancing. `t.mm` is
+    /// still the old mm (release on it first); the engine sets it to `new_mm` afterwards, so a
+    /// policy that allocates in the new mm here sets `t.mm` itself first.
+    fn exec(&mut self, _core: &mut Core, _tid: Tid, _new_mm: MmId) {}
+
+    /// `EXIT(t)`: the task still has its mm; the engine marks it exiting afterwards.
+    fn exit(&mut self, _core: &mut Core, _tid: Tid) {}
+
+    /// `exit_mm`'s `mmput` of an exiting task.
+    fn mm_put(&mut self, _core: &mut Core, _tid: Tid) {}
+
+    /// `SWITCH(cpu, prev, next)`, after the engine updated `curr` and who runs.
+    fn switch(&mut self, _core: &mut Core, _cpu: u16, _prev: Tid, _next: Tid) {}
+
+    /// `MIGRATE(t, src, dst)` of a task that does not run; `t.cpu` is still `src`.
+    fn migrate(&mut self, _core: &mut Core, _tid: Tid, _src: u16, _dst: u16) {}
+
+    /// `TICK(cpu)`.
+    fn tick(&mut self, _core: &mut Core, _cpu: u16) {}
+
+    /// `RET_USER(t)`: by default, consume TIF_NOTIFY_RESUME and run the rseq handler.
+    fn ret_user(&mut self, core: &mut Core, tid: Tid) {
+        if core.take_notify_resume(tid).is_some() {
+            let cid = self.cid_of(core, tid);
+            core.rseq_notify(tid, cid);
+        }
+    }
+
+    /// `AFFINITY(t, mask)`, after the engine set the task's mask.
+    fn affinity(&mut self, _core: &mut Core, _tid: Tid, _mask: &CpuSet) {}
+
+    /// `RSEQ_REG(t)`, after the engine marked the task registered.
+    fn rseq_reg(&mut self, _core: &mut Core, _tid: Tid) {}
+
+    /// `SIGNAL(t)`: by default, `rseq_signal_deliver` calls the handler directly (legacy only).
+    fn signal(&mut self, core: &mut Core, tid: Tid) {
+        if core.regime == Regime::Legacy && core.task(tid).is_some_and(|t| t.has_rseq && !t.exiting)
+        {
+            let cid = self.cid_of(core, tid);
+            core.emit_update(tid, cid);
+        }
+    }
+
+    /// `WORK(mm)`: deferred work of the policy (a kworker).
+    fn work(&mut self, _core: &mut Core, _mm: MmId) {}
+
+    /// A non-leader exec renamed task `old` to `new` (the engine moved the task, and with its
+    /// key its per-task rows); for state the policy keeps by tid.
+    fn rename_task(&mut self, _old: Tid, _new: Tid) {}
+
+    // ------------------------------------------------------------------ views
+
+    /// The CID user space would see now (`task_mm_cid(t)`), `None` when it has none.
+    fn visible_cid(&self, task: &Task) -> Option<i32>;
+
+    /// [`Self::visible_cid`] of `tid`.
+    fn cid_of(&self, core: &Core, tid: Tid) -> Option<i32> {
+        core.task(tid).and_then(|t| self.visible_cid(t))
+    }
+
+    /// The per-(mm, CPU) slot: its CID number and flags.
+    fn slot_view(&self, mm: MmId, cpu: u16) -> (Option<i32>, SlotFlags);
+
+    /// The weight of the mm's `cidmask`.
+    fn weight(&self, mm: MmId) -> u32;
+
+    /// The flags the lane of `cpu` shows for `task` of `mm` running there
+    /// ([`SlotFlags::LANE_STATES`] only).
+    fn lane_flags(&self, _task: &Task, _mm: MmId, _cpu: u16) -> SlotFlags {
+        SlotFlags::EMPTY
+    }
+
+    /// Every invariant of the policy, now.
+    fn check(&self, _core: &Core) -> Vec<Finding> {
+        Vec::new()
+    }
+
+    /// The model's view of one mm, for disagreement reports.
+    fn describe(&self, core: &Core, mm: MmId) -> String;
+
+    /// Replay: make the state of a pre-existing mm agree with an observed update it could not
+    /// have predicted (§5). Returns whether the observation was used as a seed (then it is not
+    /// checked).
+    fn seed_from_update(&mut self, _core: &mut Core, _update: &ObservedUpdate) -> bool {
+        false
+    }
+}
