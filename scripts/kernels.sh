@@ -21,8 +21,7 @@
 #   re-placed for 6.18.15), -3 (3/4). Every hunk must apply with no fuzz. Config: defconfig +
 #   kvm_guest.config + scripts/kernel-guest.config, olddefconfig, then every fragment line is checked.
 #   Built with `nice -n 19 make -j2 bzImage` (~21 CPU-minutes: ~11 min alone on 2 cores, 30 min on a
-#   busy box); missing build tools are
-#   installed with apt-get. Prints `6.18.15-cidscope-seed000 .../build/arch/x86/boot/bzImage .../build/.config`.
+#   busy box); missing build tools are installed with apt-get. Prints `6.18.15-cidscope-seed000 .../build/arch/x86/boot/bzImage .../build/.config`.
 #
 # apt runs on a PRIVATE sources list, lists dir and cache in the cache dir (the system's apt config is
 # never touched); the mirror is the one in this machine's apt sources (/etc/apt/sources.list.d/*.sources
