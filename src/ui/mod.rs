@@ -11,6 +11,7 @@ pub mod search;
 pub mod terminal;
 pub mod theme;
 pub mod view;
+pub mod vm;
 pub mod widgets;
 
 use crate::events::Trace;
