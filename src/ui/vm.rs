@@ -51,9 +51,9 @@ pub fn run_vm(
         }
         feed.push(&run.take_text());
         let finished = run.is_finished();
-        let mut d = feed.take(finished);
-        if !d.events.is_empty() || !d.tasks.is_empty() || d.ncpus_hint.is_some() {
-            app.on_load(LoadMsg::Delta(std::mem::take(&mut d)));
+        let d = feed.take(finished);
+        if !(d.events.is_empty() && d.new_strings.is_empty() && d.tasks.is_empty()) {
+            app.on_load(LoadMsg::Delta(d));
         }
         app.message = Some(format!("cidscope vm: {}", report::progress_line(&st, cfg)));
         if finished {

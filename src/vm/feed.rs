@@ -147,7 +147,9 @@ impl Feed {
     }
 
     /// What is ready: events older than the newest by [`SLACK_NS`] (all of them with `all`,
-    /// at the end), with the strings and tasks they refer to.
+    /// at the end), with the strings and tasks they refer to. A delta may carry strings and no
+    /// event (the events that use them are still held back): apply every delta that is not
+    /// wholly empty, or later string ids go astray.
     pub fn take(&mut self, all: bool) -> TraceDelta {
         self.pending.sort_by_key(|e| e.ts);
         let newest = self.pending.last().map_or(0, |e| e.ts);

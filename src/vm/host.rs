@@ -106,6 +106,8 @@ pub struct Status {
     /// Things worth telling (a fallback to TCG, guest warnings), in order.
     pub notes: Vec<String>,
     pub initrd_bytes: u64,
+    /// CONFIG_HZ of the guest kernel and where it came from, once known.
+    pub hz: Option<(u32, String)>,
 }
 
 /// How a run went, once it is over.
@@ -210,6 +212,7 @@ impl VmRun {
                 boot: None,
                 notes: Vec::new(),
                 initrd_bytes: 0,
+                hz: None,
             }),
             text: Mutex::new(Vec::new()),
             text_dropped: AtomicU64::new(0),
@@ -625,7 +628,6 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         let mut s = sh.lock();
         s.hello = Some(b.hello.clone());
         s.boot = Some(boot_time);
-        s.phase = Phase::Running;
     }
     let hello = b.hello.clone();
     let (hz, hz_source) = match hello.hz {
@@ -638,6 +640,11 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
             None => (None, None),
         },
     };
+    {
+        let mut s = sh.lock();
+        s.hz = hz.zip(hz_source.clone());
+        s.phase = Phase::Running;
+    }
     let workload = super::workload::Workload::parse(&cfg.workload, cfg.threads, hello.cpus)
         .map(|w| w.describe())
         .unwrap_or_else(|_| cfg.workload.clone());

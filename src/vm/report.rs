@@ -42,28 +42,36 @@ pub fn kernel_model(h: &RecordHeader, m: &ModelOverride) -> Option<(PolicyKind, 
     ))
 }
 
-/// The stats of the capture, as `cidscope stats --json --policy P` prints them for it, plus
-/// `kernel_version`, `hz`, `hz_source` and `vm` (how the run went).
-/// `file` is the `--record` path, or `vm:KERNEL` when the capture was not kept.
+/// The stats of the capture under the model of [`kernel_model`]; `file` is the `--record`
+/// path, or `vm:KERNEL` when the capture is not kept.
+pub fn capture_stats(
+    o: &Outcome,
+    cfg: &VmConfig,
+    m: &ModelOverride,
+    record: Option<&std::path::Path>,
+) -> Result<crate::stats::Stats, String> {
+    let mut trace = crate::sources::load(&o.capture, &crate::sources::LoadOptions::default())
+        .map_err(|e| e.to_string())?;
+    trace.path = match record {
+        Some(p) => p.display().to_string(),
+        None => format!("vm:{}", cfg.kernel.display()),
+    };
+    Ok(match kernel_model(&o.header, m) {
+        Some((p, params)) => crate::stats::policy::compute_with_models(&trace, &[p], &params),
+        None => crate::stats::compute(&trace),
+    })
+}
+
+/// The stats JSON (see [`capture_stats`]) with `kernel_version`, `hz`, `hz_source`, `vm`.
 pub fn stats_json(
     o: &Outcome,
     cfg: &VmConfig,
     m: &ModelOverride,
     record: Option<&std::path::Path>,
 ) -> Result<serde_json::Value, String> {
-    let trace = crate::sources::load(&o.capture, &crate::sources::LoadOptions::default())
-        .map_err(|e| e.to_string())?;
-    let s = match kernel_model(&o.header, m) {
-        Some((p, params)) => crate::stats::policy::compute_with_models(&trace, &[p], &params),
-        None => crate::stats::compute(&trace),
-    };
+    let s = capture_stats(o, cfg, m, record)?;
     let mut v = serde_json::to_value(&s).map_err(|e| e.to_string())?;
     if let Some(obj) = v.as_object_mut() {
-        let file = match record {
-            Some(p) => p.display().to_string(),
-            None => format!("vm:{}", cfg.kernel.display()),
-        };
-        obj.insert("file".into(), file.into());
         obj.insert(
             "kernel_version".into(),
             o.header.kernel_version.clone().into(),
@@ -126,13 +134,13 @@ pub fn progress_line(s: &Status, cfg: &VmConfig) -> String {
 }
 
 /// The summary printed without `--json` when no terminal shows the TUI.
-pub fn render_text(o: &Outcome, cfg: &VmConfig, m: &ModelOverride) -> Result<String, String> {
-    let trace = crate::sources::load(&o.capture, &crate::sources::LoadOptions::default())
-        .map_err(|e| e.to_string())?;
-    let s = match kernel_model(&o.header, m) {
-        Some((p, params)) => crate::stats::policy::compute_with_models(&trace, &[p], &params),
-        None => crate::stats::compute(&trace),
-    };
+pub fn render_text(
+    o: &Outcome,
+    cfg: &VmConfig,
+    m: &ModelOverride,
+    record: Option<&std::path::Path>,
+) -> Result<String, String> {
+    let s = capture_stats(o, cfg, m, record)?;
     let mut t = format!(
         "vm          Linux {} on {} vCPUs ({}), HZ {}; {} for {:.2} s; boot {}, run {}, wall {}\n",
         o.header.kernel_version,
@@ -279,7 +287,7 @@ pub fn finish(
         t.push('\n');
         emit(&t)?;
     } else {
-        emit(&render_text(o, cfg, m)?)?;
+        emit(&render_text(o, cfg, m, record)?)?;
     }
     Ok(ExitCode::SUCCESS)
 }
