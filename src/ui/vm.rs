@@ -36,12 +36,14 @@ pub fn run_vm(
             return;
         }
         let st = run.status();
-        if let (false, Some(h)) = (hello, &st.hello) {
+        // once the guest said hello and its HZ is resolved: its kernel's model
+        let up = matches!(st.phase, Phase::Running | Phase::Collecting | Phase::Done);
+        if let (false, true, Some(h)) = (hello, up, &st.hello) {
             hello = true;
             feed.set_cpus(h.cpus);
             let header = crate::vm::protocol::RecordHeader {
                 kernel_version: h.kernel.clone(),
-                hz: h.hz,
+                hz: st.hz.as_ref().map(|z| z.0),
                 cpus: h.cpus,
                 ..Default::default()
             };

@@ -365,7 +365,9 @@ fn failure(what: String, console: &Path, qemu_err: &Tail) -> String {
     let mut m = what;
     let tail = file_tail(console, 25);
     if tail.is_empty() {
-        m.push_str("\nThe guest console stayed empty (the kernel printed nothing).");
+        m.push_str(
+            "\nThe guest console stayed empty (the kernel boots `quiet`: --append loglevel=7 shows its whole log).",
+        );
     } else {
         m.push_str("\nLast lines of the guest console:");
         for l in tail {
@@ -524,13 +526,28 @@ fn boot(plan: &Plan, timeout: Duration, sh: &Shared) -> Result<Booted, BootFail>
         }
         match s.read(&mut b) {
             Ok(0) => {
-                // the guest closed the port: QEMU is ending
-                let _ = child.wait();
-                return Err(fail(failure(
-                    "the guest closed its console before cidscope said hello".into(),
-                    &plan.console,
-                    &err,
-                )));
+                // the port closed: QEMU is ending (a kernel it cannot load, a guest that died)
+                let t = Instant::now();
+                let mut st = None;
+                while st.is_none() && t.elapsed() < Duration::from_secs(3) {
+                    st = child.try_wait().ok().flatten();
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                let what = match st {
+                    Some(st) => format!(
+                        "QEMU ended ({st}) before cidscope started in the guest ({accel}, {} vCPUs, {:.1} s after start)",
+                        plan.cpus,
+                        start.elapsed().as_secs_f64()
+                    ),
+                    None => {
+                        kill_child(&mut child);
+                        "the guest closed its console before cidscope said hello".into()
+                    }
+                };
+                return Err(BootFail {
+                    msg: failure(what, &plan.console, &err),
+                    retry: plan.accel == Accel::Kvm,
+                });
             }
             Ok(n) => buf.extend_from_slice(&b[..n]),
             Err(e)
@@ -630,14 +647,20 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         s.boot = Some(boot_time);
     }
     let hello = b.hello.clone();
-    let (hz, hz_source) = match hello.hz {
-        Some(h) => (Some(h), Some("guest".to_string())),
-        None => match qemu::config_beside(&cfg.kernel, Some(&hello.kernel))
-            .and_then(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t)))
-            .and_then(|(p, t)| super::guest::config_hz(&t).map(|h| (h, p)))
-        {
-            Some((h, p)) => (Some(h), Some(format!("config {}", p.display()))),
-            None => (None, None),
+    // HZ: the guest's own config, else the config beside the image, else the guest's jiffies
+    let beside = || {
+        let p = qemu::config_beside(&cfg.kernel, Some(&hello.kernel))?;
+        let h = super::guest::config_hz(&std::fs::read_to_string(&p).ok()?)?;
+        Some((h, format!("config file {}", p.display())))
+    };
+    let (hz, hz_source) = match (hello.hz, hello.hz_from.as_deref()) {
+        (Some(h), Some("config.gz")) => (Some(h), Some("guest /proc/config.gz".to_string())),
+        (measured, _) => match beside() {
+            Some((h, src)) => (Some(h), Some(src)),
+            None => (
+                measured,
+                measured.map(|_| "guest jiffies rate (/proc/timer_list)".to_string()),
+            ),
         },
     };
     {

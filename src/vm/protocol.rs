@@ -4,7 +4,7 @@
 //! `end`: all arrived, power off).
 //!
 //! ```text
-//! #cidscope-vm hello v=1 kernel=6.18.15+deb13-cloud-amd64 hz=250 cpus=16 mode=tracefs
+//! #cidscope-vm hello v=1 kernel=6.18.15+deb13-cloud-amd64 hz=250 hz_from=jiffies cpus=16 mode=tracefs
 //! #cidscope-vm warn hrtimer_expire_entry%20filter...
 //! #cidscope-vm running workload=churn threads=8
 //!             init-1       (      1) [015] .....    41.865114: rseq_update: cpu_id=15 ...
@@ -31,8 +31,10 @@ pub struct Hello {
     pub version: u32,
     /// `uname -r` of the guest.
     pub kernel: String,
-    /// CONFIG_HZ from the guest's /proc/config.gz, when it has one.
+    /// CONFIG_HZ of the guest, when it knows it.
     pub hz: Option<u32>,
+    /// How: `config.gz` (/proc/config.gz) or `jiffies` (their rate in /proc/timer_list).
+    pub hz_from: Option<String>,
     /// Possible CPUs of the guest (the bound of every CID).
     pub cpus: u32,
     pub mode: String,
@@ -74,10 +76,11 @@ impl Control {
     pub fn line(&self) -> String {
         let body = match self {
             Control::Hello(h) => format!(
-                "hello v={} kernel={} hz={} cpus={} mode={}",
+                "hello v={} kernel={} hz={} hz_from={} cpus={} mode={}",
                 h.version,
                 encode_value(&h.kernel),
                 h.hz.map_or("?".to_string(), |h| h.to_string()),
+                h.hz_from.as_deref().map_or("?".into(), encode_value),
                 h.cpus,
                 encode_value(&h.mode)
             ),
@@ -116,6 +119,10 @@ impl Control {
                         version,
                         kernel,
                         hz: get(args, "hz").and_then(|h| h.parse().ok()),
+                        hz_from: get(args, "hz_from")
+                            .filter(|v| *v != "?")
+                            .map(decode_value)
+                            .transpose()?,
                         cpus,
                         mode: decode_value(get(args, "mode").unwrap_or(""))?,
                     }))
@@ -146,8 +153,7 @@ impl Control {
 pub struct RecordHeader {
     pub kernel_version: String,
     pub hz: Option<u32>,
-    /// Where `hz` came from: `guest` (/proc/config.gz), `config` (the config file beside the
-    /// image), or absent.
+    /// Where `hz` came from: `guest /proc/config.gz` or `config file PATH` (beside the image).
     pub hz_source: Option<String>,
     pub cpus: u32,
     pub workload: String,
@@ -206,6 +212,7 @@ mod tests {
                 version: 1,
                 kernel: "6.18.15+deb13-cloud-amd64".into(),
                 hz: Some(250),
+                hz_from: Some("config.gz".into()),
                 cpus: 16,
                 mode: "tracefs".into(),
             }),
@@ -213,6 +220,7 @@ mod tests {
                 version: 1,
                 kernel: "7.2.13 custom build".into(),
                 hz: None,
+                hz_from: None,
                 cpus: 64,
                 mode: "attach".into(),
             }),

@@ -226,9 +226,10 @@ fn watch(run: &VmRun, cfg: &VmConfig, sigint: &AtomicBool) -> Result<(), String>
                         secs(s.boot.unwrap_or_default()),
                         h.map_or("?", |h| h.kernel.as_str()),
                         h.map_or(0, |h| h.cpus),
-                        h.and_then(|h| h.hz)
-                            .map_or("from the config beside the image, if any".into(), |z| z
-                                .to_string()),
+                        s.hz.as_ref().map_or(
+                            "unknown (no /proc/config.gz in the guest, no config beside the image: the model infers it from the tick)".to_string(),
+                            |(z, src)| format!("{z} (from {src})")
+                        ),
                         cfg.workload,
                         cfg.duration_ns as f64 / 1e9
                     ));

@@ -81,6 +81,46 @@ fn own_hz() -> Option<u32> {
     config_hz(&text)
 }
 
+/// `now at T nsecs` and the first `jiffies: N` of /proc/timer_list.
+pub fn timer_list_clock(text: &str) -> Option<(u64, u64)> {
+    let now = text
+        .lines()
+        .find_map(|l| l.strip_prefix("now at "))
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())?;
+    let j = text
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("jiffies: "))
+        .and_then(|n| n.trim().parse().ok())?;
+    Some((now, j))
+}
+
+/// The CONFIG_HZ choice (100, 250, 300, 1000) nearest to a measured jiffies rate, if within 15%.
+pub fn snap_hz(rate: f64) -> Option<u32> {
+    [100u32, 250, 300, 1000]
+        .into_iter()
+        .min_by(|a, b| {
+            let da = (rate / *a as f64 - 1.0).abs();
+            let db = (rate / *b as f64 - 1.0).abs();
+            da.total_cmp(&db)
+        })
+        .filter(|&h| (rate / h as f64 - 1.0).abs() < 0.15)
+}
+
+/// HZ from the rate jiffies advance at over 300 ms (when there is no /proc/config.gz).
+fn measured_hz() -> Option<u32> {
+    let read = || {
+        std::fs::read_to_string("/proc/timer_list")
+            .ok()
+            .and_then(|t| timer_list_clock(&t))
+    };
+    let (t0, j0) = read()?;
+    std::thread::sleep(Duration::from_millis(300));
+    let (t1, j1) = read()?;
+    let dt = t1.checked_sub(t0).filter(|&d| d > 100_000_000)?;
+    snap_hz(j1.checked_sub(j0)? as f64 * 1e9 / dt as f64)
+}
+
 /// The virtio console to the host, or (without one) stderr, which the host sees in the
 /// console log.
 struct Link {
@@ -188,10 +228,18 @@ fn agent(link: &mut Link, flags: &FromHost) -> Result<(), String> {
         std::fs::read_to_string("/proc/cmdline").map_err(|e| format!("/proc/cmdline: {e}"))?;
     let cfg = GuestConfig::from_cmdline(&cmdline)?;
     let io = |e: io::Error| format!("writing to /dev/hvc0: {e}");
+    let (hz, hz_from) = match own_hz() {
+        Some(h) => (Some(h), Some("config.gz".to_string())),
+        None => match measured_hz() {
+            Some(h) => (Some(h), Some("jiffies".to_string())),
+            None => (None, None),
+        },
+    };
     link.control(&Control::Hello(Hello {
         version: 1,
         kernel: sys::kernel_release(),
-        hz: own_hz(),
+        hz,
+        hz_from,
         cpus: crate::sources::live::possible_cpus(),
         mode: cfg.mode.name().into(),
     }))
@@ -367,5 +415,21 @@ mod tests {
             Some(250)
         );
         assert_eq!(config_hz("CONFIG_HZ_1000=y\n"), None);
+    }
+
+    #[test]
+    fn hz_from_the_jiffies_rate() {
+        let t = "Timer List Version: v0.10\nHRTIMER_MAX_CLOCK_BASES: 8\nnow at 2402257030214 nsecs\n\ncpu: 0\n  .idle_jiffies   : 4295492119\njiffies: 4295492802\n";
+        assert_eq!(timer_list_clock(t), Some((2402257030214, 4295492802)));
+        assert_eq!(timer_list_clock("jiffies: 4\n"), None);
+        assert_eq!(snap_hz(249.0), Some(250));
+        assert_eq!(snap_hz(296.0), Some(300));
+        assert_eq!(snap_hz(1010.0), Some(1000));
+        assert_eq!(snap_hz(97.0), Some(100));
+        assert_eq!(snap_hz(600.0), None);
+        // this machine's own rate is one of them
+        if let Some(h) = measured_hz() {
+            assert!([100, 250, 300, 1000].contains(&h));
+        }
     }
 }
