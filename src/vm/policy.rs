@@ -38,7 +38,7 @@ mod tests {
 
     #[test]
     fn releases_map_to_their_policy() {
-        let p = |r: &str| for_release(r).map(|(k, v)| (k, v));
+        let p = for_release;
         assert_eq!(
             p("6.18.15+deb13-cloud-amd64"),
             Some((PolicyKind::LazyCompact, KernelVersion::V6_14))

@@ -401,7 +401,8 @@ fn exec_parent(t: u32, end: Instant, errors: &Errors) {
                     if !st.success() {
                         errors.push(format!("exec child ended with {st}"));
                     }
-                    live.swap_remove(i);
+                    // reaped by try_wait; wait() just returns its status
+                    let _ = live.swap_remove(i).wait();
                 }
                 _ => i += 1,
             }
