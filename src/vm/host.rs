@@ -140,11 +140,16 @@ impl TempDir {
             .map(PathBuf::from)
             .filter(|p| p.is_dir())
             .unwrap_or_else(std::env::temp_dir);
-        let p = base.join(format!(
+        let name = format!(
             "cidscope-vm-{}-{}",
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
-        ));
+        );
+        // the socket inside must fit a sockaddr_un (108 bytes)
+        let p = match base.join(&name) {
+            p if p.as_os_str().len() <= 80 => p,
+            _ => PathBuf::from("/tmp").join(&name),
+        };
         std::fs::create_dir_all(&p).map_err(|e| format!("{}: {e}", p.display()))?;
         Ok(TempDir(p))
     }
