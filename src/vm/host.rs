@@ -781,6 +781,7 @@ fn stream(
     let mut sent_stop = false;
     let mut stop_at: Option<Instant> = None;
     let mut last_data = Instant::now();
+    let mut kept: Vec<u8> = Vec::new();
     let started = Instant::now();
     // the workload's length, plus the time a slow guest takes to drain and send
     let deadline = started
@@ -820,17 +821,22 @@ fn stream(
                 events += 1;
             }
             if cfg.keep_text {
-                let mut t = sh.text.lock().unwrap_or_else(|p| p.into_inner());
-                if t.len() + line.len() < MAX_KEPT_TEXT {
-                    t.extend_from_slice(line);
-                    t.push(b'\n');
-                } else {
-                    sh.text_dropped
-                        .fetch_add(line.len() as u64 + 1, Ordering::Relaxed);
-                }
+                kept.extend_from_slice(line);
+                kept.push(b'\n');
             }
         }
         buf.drain(..start);
+        if !kept.is_empty() {
+            // one lock per read, not per line
+            let mut t = sh.text.lock().unwrap_or_else(|p| p.into_inner());
+            if t.len() + kept.len() < MAX_KEPT_TEXT {
+                t.extend_from_slice(&kept);
+            } else {
+                sh.text_dropped
+                    .fetch_add(kept.len() as u64, Ordering::Relaxed);
+            }
+            kept.clear();
+        }
         {
             let mut st = sh.lock();
             if cfg.attach && st.phase == Phase::Running && events > 0 {
@@ -892,6 +898,13 @@ fn stream(
         }
     }
     spool.flush().map_err(io)?;
+    if !kept.is_empty() {
+        // the lines before `end`, read with it
+        sh.text
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(&kept);
+    }
     if end.is_some() {
         sh.phase(Phase::Collecting);
         let _ = s.write_all(format!("{ACK}\n").as_bytes());

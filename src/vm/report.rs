@@ -56,6 +56,11 @@ pub fn capture_stats(
         Some(p) => p.display().to_string(),
         None => format!("vm:{}", cfg.kernel.display()),
     };
+    // messages name the capture as the user knows it, not the temporary file
+    let tmp = o.capture.display().to_string();
+    for w in &mut trace.warnings {
+        w.message = w.message.replace(&tmp, &trace.path);
+    }
     Ok(match kernel_model(&o.header, m) {
         Some((p, params)) => crate::stats::policy::compute_with_models(&trace, &[p], &params),
         None => crate::stats::compute(&trace),
