@@ -2,7 +2,9 @@
 //!
 //! The boots need a kernel image in `CIDSCOPE_VM_KERNEL` (e.g. a Debian
 //! `/boot/vmlinuz-6.18.*`) and `qemu-system-x86_64`. Without them these tests say so and pass,
-//! unless `CIDSCOPE_REQUIRE_VM=1` (CI), which makes the absence a failure.
+//! unless `CIDSCOPE_REQUIRE_VM=1` (CI), which makes the absence a failure. The host side's
+//! handling of a guest's stream (and of a guest that fails, dies or stays silent) is also
+//! checked without QEMU, against a scripted stand-in ([`fake_qemu_main`]).
 
 use cidscope::events::EventKind;
 use std::path::{Path, PathBuf};
@@ -324,4 +326,173 @@ fn every_named_workload_runs_in_the_worker_role() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("workload is missing"));
+}
+
+// ---------------------------------------------------------------- the host side, without QEMU
+
+/// A stand-in for QEMU: the test binary run by a shell script given as `--qemu`. It connects
+/// to the capture socket named in its arguments and plays a scripted guest.
+#[test]
+fn fake_qemu_main() {
+    let Ok(args) = std::env::var("CIDSCOPE_FAKE_QEMU_ARGS") else {
+        return; // an ordinary test run
+    };
+    use std::io::{BufRead, Write};
+    let opt = |key: &str| {
+        args.split(' ')
+            .find_map(|a| a.split(',').find_map(|kv| kv.strip_prefix(key)))
+            .map(String::from)
+    };
+    let console = opt("path=").expect("console path"); // the first path= is the console file
+    let sock = args
+        .split(' ')
+        .find(|a| a.starts_with("socket,"))
+        .and_then(|a| a.split(',').find_map(|kv| kv.strip_prefix("path=")))
+        .expect("socket path")
+        .to_string();
+    std::fs::write(
+        &console,
+        "[    0.000000] Linux version 6.18.0-fake\n[    0.100000] fake console line\n",
+    )
+    .unwrap();
+    let scenario = std::env::var("CIDSCOPE_FAKE_SCENARIO").unwrap_or_default();
+    let mut s = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+    if scenario == "silent" {
+        std::thread::sleep(std::time::Duration::from_secs(30));
+        return;
+    }
+    let hello =
+        "#cidscope-vm hello v=1 kernel=6.18.0-fake hz=250 hz_from=config.gz cpus=2 mode=tracefs\n";
+    s.write_all(hello.as_bytes()).unwrap();
+    if scenario == "error" {
+        s.write_all(b"#cidscope-vm error this%20kernel%20has%20no%20rseq\n")
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        return;
+    }
+    s.write_all(b"#cidscope-vm running workload=churn\n")
+        .unwrap();
+    let lines = "\
+            init-1       (      1) [000] .....     1.000000: task_newtask: pid=50 comm=init clone_flags=1200000 oom_score_adj=0
+            init-1       (      1) [000] .....     1.000010: sched_process_fork: comm=init pid=1 child_comm=init child_pid=50
+          <idle>-0       (-------) [001] d..2.     1.000100: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=init next_pid=50 next_prio=120
+         cw-main-50      (     50) [001] .....     1.000200: rseq_update: cpu_id=1 node_id=0 mm_cid=0
+";
+    s.write_all(lines.as_bytes()).unwrap();
+    if scenario == "die" {
+        return; // the guest ends before its capture does
+    }
+    s.write_all(b"#cidscope-vm end status=ok lost=0 worker=0\n")
+        .unwrap();
+    // wait for the host's ack, as the guest does before it powers off
+    let mut r = std::io::BufReader::new(s.try_clone().unwrap());
+    let mut l = String::new();
+    r.read_line(&mut l).unwrap();
+    assert_eq!(l.trim(), "ack");
+}
+
+/// `--qemu` pointing at the test binary's [`fake_qemu_main`], playing `scenario`.
+fn fake_qemu(scenario: &str) -> (PathBuf, PathBuf) {
+    let exe = std::env::current_exe().unwrap();
+    let script = tmp(&format!("fake-qemu-{scenario}"));
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nCIDSCOPE_FAKE_QEMU_ARGS=\"$*\" CIDSCOPE_FAKE_SCENARIO={scenario} exec {} fake_qemu_main --exact --nocapture --test-threads 1 >/dev/null\n",
+            exe.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let kernel = tmp("fake-bzImage-host");
+    let mut b = vec![0u8; 4096];
+    b[0x202..0x206].copy_from_slice(b"HdrS");
+    std::fs::write(&kernel, &b).unwrap();
+    (script, kernel)
+}
+
+#[test]
+fn the_host_reads_a_guest_stream_into_a_record_and_json() {
+    let (qemu, kernel) = fake_qemu("ok");
+    let rec = tmp("fake.txt");
+    let (code, out, err) = run(&[
+        "vm",
+        "--kernel",
+        kernel.to_str().unwrap(),
+        "--qemu",
+        qemu.to_str().unwrap(),
+        "--accel",
+        "tcg",
+        "--cpus",
+        "2",
+        "--json",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["kernel_version"], "6.18.0-fake");
+    assert_eq!(v["hz"], 250);
+    assert_eq!(v["hz_source"], "guest /proc/config.gz");
+    assert_eq!(v["events"], 4);
+    assert_eq!(v["ncpus"], 2);
+    assert_eq!(v["file"], rec.to_str().unwrap());
+    assert_eq!(v["model_agreement"]["policy"], "lazy-compact");
+    assert_eq!(v["model_agreement"]["hz"], 250);
+    assert_eq!(v["vm"]["events_received"], 4);
+    assert_eq!(v["tasks"]["50"]["tgid"], 50);
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert!(
+        text.starts_with("# cidscope-vm: kernel_version=6.18.0-fake hz=250 cpus=2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# entries-in-buffer/entries-written: 4/4   #P:2"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("#cidscope-vm "),
+        "control lines stay out of the record: {text}"
+    );
+    std::fs::remove_file(&rec).ok();
+}
+
+#[test]
+fn a_guest_that_fails_or_dies_ends_the_run_with_its_words() {
+    for (scenario, want) in [
+        (
+            "error",
+            "cidscope in the guest failed: this kernel has no rseq",
+        ),
+        (
+            "die",
+            "the guest ended before its capture did (4 events received)",
+        ),
+        ("silent", "the guest did not boot within 3 s"),
+    ] {
+        let (qemu, kernel) = fake_qemu(scenario);
+        let (code, _, err) = run(&[
+            "vm",
+            "--kernel",
+            kernel.to_str().unwrap(),
+            "--qemu",
+            qemu.to_str().unwrap(),
+            "--accel",
+            "tcg",
+            "--cpus",
+            "2",
+            "--boot-timeout",
+            "3",
+            "--json",
+        ]);
+        assert_eq!(code, 2, "{scenario}: {err}");
+        assert!(err.contains(want), "{scenario}: {err}");
+        if scenario != "error" {
+            assert!(
+                err.contains("  | [    0.100000] fake console line"),
+                "{scenario}: {err}"
+            );
+        }
+    }
 }
