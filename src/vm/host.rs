@@ -133,6 +133,18 @@ pub struct Outcome {
 #[derive(Debug)]
 pub struct TempDir(pub PathBuf);
 
+/// Temporary directories alive now: removed at exit too, when the process leaves through
+/// `exit()` without dropping them (the TUI's signal watchdog on a hangup).
+static LIVE_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+extern "C" fn remove_live_dirs() {
+    if let Ok(dirs) = LIVE_DIRS.try_lock() {
+        for d in dirs.iter() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
 impl TempDir {
     pub fn new() -> Result<TempDir, String> {
         static N: AtomicU64 = AtomicU64::new(0);
@@ -151,6 +163,12 @@ impl TempDir {
             _ => PathBuf::from("/tmp").join(&name),
         };
         std::fs::create_dir_all(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        static HOOK: std::sync::Once = std::sync::Once::new();
+        HOOK.call_once(|| super::sys::at_exit(remove_live_dirs));
+        LIVE_DIRS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(p.clone());
         Ok(TempDir(p))
     }
 }
@@ -158,6 +176,10 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+        LIVE_DIRS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|d| d != &self.0);
     }
 }
 
@@ -419,6 +441,7 @@ fn boot(plan: &Plan, timeout: Duration, sh: &Shared) -> Result<Booted, BootFail>
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // (the signal comes when this thread ends: it lives until QEMU has exited)
     super::sys::kill_with_parent(&mut cmd);
     let mut child = cmd
         .spawn()
@@ -612,7 +635,12 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         AccelChoice::Kvm => vec![Accel::Kvm],
         AccelChoice::Auto => match qemu::kvm_usable() {
             Ok(()) => vec![Accel::Kvm, Accel::Tcg],
-            Err(_) => vec![Accel::Tcg],
+            Err(e) => {
+                sh.note(format!(
+                    "KVM is not usable ({e}; on most systems: be in the kvm group): TCG, slower"
+                ));
+                vec![Accel::Tcg]
+            }
         },
     };
     let mut plan = Plan {
@@ -806,7 +834,11 @@ fn stream(
                         break 'read;
                     }
                     Some(Ok(Control::Warn(w))) => sh.note(format!("guest: {w}")),
-                    Some(Ok(Control::Error(e))) => guest_error = Some(e),
+                    Some(Ok(Control::Error(e))) => {
+                        // the guest's last word: it powers off once answered
+                        guest_error = Some(e);
+                        break 'read;
+                    }
                     Some(Ok(Control::Progress { events: n })) => sh.lock().events = n,
                     Some(Ok(Control::Running { .. })) => sh.phase(Phase::Running),
                     Some(Ok(Control::Hello(_))) => {}
@@ -905,7 +937,7 @@ fn stream(
             .unwrap_or_else(|p| p.into_inner())
             .extend_from_slice(&kept);
     }
-    if end.is_some() {
+    if end.is_some() || guest_error.is_some() {
         sh.phase(Phase::Collecting);
         let _ = s.write_all(format!("{ACK}\n").as_bytes());
     }

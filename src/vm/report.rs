@@ -178,7 +178,8 @@ pub fn run_headless(
     emit: &mut dyn FnMut(&str) -> Result<(), String>,
 ) -> Result<ExitCode, String> {
     let sigint = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
         let _ = signal_hook::flag::register(sig, Arc::clone(&sigint));
     }
     let run = VmRun::start(cfg.clone())?;

@@ -29,6 +29,15 @@ pub fn kill_with_parent(cmd: &mut std::process::Command) {
     }
 }
 
+/// Runs `f` when the process exits through `exit()` (`std::process::exit` included: the TUI's
+/// signal watchdog leaves that way), where destructors do not run.
+pub fn at_exit(f: extern "C" fn()) {
+    // SAFETY: `f` is a plain function with the signature atexit expects; it lives forever.
+    unsafe {
+        libc::atexit(f);
+    }
+}
+
 /// `mount -t FSTYPE SOURCE TARGET`.
 pub fn mount(source: &str, target: &str, fstype: &str) -> io::Result<()> {
     let (s, t, f) = (cstring(source)?, cstring(target)?, cstring(fstype)?);
