@@ -612,6 +612,19 @@ fn append_line(cfg: &VmConfig, guest: &GuestConfig, extra_lib_dirs: &[String]) -
 }
 
 fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
+    if let Some(c) = qemu::config_beside(&cfg.kernel, None)
+        .and_then(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t)))
+    {
+        let problems = qemu::config_problems(&c.1, cfg.attach);
+        if !problems.is_empty() {
+            sh.note(format!(
+                "{} {} (from {}): the guest may not boot or stream",
+                problems[0],
+                problems[1..].join(", "),
+                c.0.display()
+            ));
+        }
+    }
     let tmp = TempDir::new()?;
     let exe = match &cfg.guest_exe {
         Some(p) => p.clone(),

@@ -134,6 +134,32 @@ pub fn config_beside(kernel: &Path, release: Option<&str>) -> Option<PathBuf> {
     cands.into_iter().find(|p| p.is_file())
 }
 
+/// Options the guest cannot do without, built in (the initramfs holds no modules).
+const NEEDED: &[(&str, &str)] = &[
+    ("CONFIG_BLK_DEV_INITRD", "the initramfs"),
+    ("CONFIG_DEVTMPFS", "/dev"),
+    ("CONFIG_SERIAL_8250_CONSOLE", "the serial console"),
+    ("CONFIG_VIRTIO_PCI", "the virtio-serial device"),
+    ("CONFIG_VIRTIO_CONSOLE", "/dev/hvc0, the capture's way out"),
+    ("CONFIG_RSEQ", "rseq and its rseq_update tracepoint"),
+    ("CONFIG_EVENT_TRACING", "the tracepoints"),
+];
+
+/// What a kernel config lacks for `cidscope vm` (`attach`: also CONFIG_PERF_EVENTS).
+pub fn config_problems(config: &str, attach: bool) -> Vec<String> {
+    let set = |k: &str| config.lines().any(|l| l.strip_prefix(k) == Some("=y"));
+    let mut v: Vec<String> = NEEDED
+        .iter()
+        .chain(attach.then_some(&("CONFIG_PERF_EVENTS", "perf_event_open")))
+        .filter(|(k, _)| !set(k))
+        .map(|(k, why)| format!("{k}=y ({why})"))
+        .collect();
+    if !v.is_empty() {
+        v.insert(0, "the kernel's config lacks".into());
+    }
+    v
+}
+
 /// Everything one QEMU run needs.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -246,6 +272,25 @@ mod tests {
             Some(dir.join("config-6.18"))
         );
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn configs_that_cannot_run_the_guest_are_named() {
+        let good: String = NEEDED.iter().map(|(k, _)| format!("{k}=y\n")).collect();
+        assert!(config_problems(&good, false).is_empty());
+        let p = config_problems(&good, true);
+        assert_eq!(p.len(), 2);
+        assert!(p[1].starts_with("CONFIG_PERF_EVENTS=y"));
+        let m = good.replace("CONFIG_VIRTIO_CONSOLE=y", "CONFIG_VIRTIO_CONSOLE=m");
+        let p = config_problems(&m, false);
+        assert!(p[1].contains("CONFIG_VIRTIO_CONSOLE=y (/dev/hvc0"), "{p:?}");
+        // the test kernel's own config, when there is one beside it
+        if let Some(f) =
+            std::env::var_os("CIDSCOPE_VM_KERNEL").and_then(|k| config_beside(Path::new(&k), None))
+        {
+            let t = std::fs::read_to_string(&f).unwrap();
+            assert!(config_problems(&t, true).is_empty(), "{}", f.display());
+        }
     }
 
     #[test]
