@@ -7,12 +7,14 @@
 //! A stage of its own: it uses the sources (readers, live workload and attach), the model and
 //! the stats, never the UI (the TUI glue is `ui::vm`).
 //!
-//! * host: [`host`] (QEMU, boot, the stream), [`qemu`], [`initramfs`] ([`cpio`], [`elf`]),
-//!   [`feed`] (the stream as trace deltas), [`report`] (stats JSON, progress lines)
+//! * host: [`host`] (the run), [`boot`] (a QEMU start and the guest's hello), [`stream`] (the
+//!   capture as it arrives), [`qemu`], [`initramfs`] ([`cpio`], [`elf`]), [`tempdir`], [`feed`]
+//!   (the stream as trace deltas), [`report`] (stats JSON, progress lines)
 //! * both: [`cmdline`] (host → guest, on the kernel command line), [`protocol`] (guest → host)
 //! * guest: [`guest`] (PID 1 and the worker roles), [`workload`]
 //! * every `unsafe`: [`sys`]
 
+pub mod boot;
 pub mod cmdline;
 pub mod cpio;
 pub mod elf;
@@ -24,7 +26,9 @@ pub mod policy;
 pub mod protocol;
 pub mod qemu;
 pub mod report;
+pub mod stream;
 pub mod sys;
+pub mod tempdir;
 pub mod workload;
 
 pub use host::{Outcome, Phase, Status, VmConfig, VmRun};
