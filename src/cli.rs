@@ -146,6 +146,9 @@ pub enum Command {
     Man,
     /// Simulate a workload under a CID policy (deterministic for a given --seed).
     Sim(SimArgs),
+    /// Boot a kernel image in QEMU (KVM, else TCG; no root), run a workload in it and capture
+    /// its CIDs: the live TUI, --record FILE or --json stats with the model agreement.
+    Vm(VmArgs),
 }
 
 #[derive(Args, Debug)]
@@ -455,4 +458,80 @@ pub struct DemoArgs {
     /// List the demos and exit.
     #[arg(long)]
     pub list: bool,
+}
+
+/// `cidscope vm`: the accelerator.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AccelArg {
+    /// KVM where /dev/kvm opens and the guest boots, else TCG
+    #[default]
+    Auto,
+    /// hardware virtualization only
+    Kvm,
+    /// QEMU's emulator (single-threaded: multi-threaded TCG crashed guests at boot)
+    Tcg,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = crate::vm::workload::HELP)]
+pub struct VmArgs {
+    /// Kernel image to boot (bzImage or ELF vmlinux), x86-64, Linux >= 6.3 with CONFIG_RSEQ.
+    // (its own id: the global `--kernel` of the model variants keeps the id `kernel`)
+    #[arg(id = "vm_kernel", long = "kernel", value_name = "PATH")]
+    pub kernel: PathBuf,
+    /// lazy-compact variant of the model, when the guest kernel's own is not wanted (what
+    /// `--kernel 6.4|6.13|6.14` is for the other commands).
+    #[arg(
+        id = "kernel",
+        long = "kernel-variant",
+        value_enum,
+        value_name = "VARIANT"
+    )]
+    pub kernel_variant: Option<KernelArg>,
+    /// Virtual CPUs (the guest's possible CPUs: the bound of every CID).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub cpus: u32,
+    /// Workload to run in the guest: a name below or a `cidscope live` SPEC.
+    #[arg(long, default_value = "workers", value_name = "W")]
+    pub workload: String,
+    /// Threads (or processes) of a named workload (default in brackets below).
+    #[arg(long, value_name = "T")]
+    pub threads: Option<u32>,
+    /// How long the workload runs: 1s, 500ms, 2.5s.
+    #[arg(long, default_value = "1s", value_parser = parse_duration_ns, value_name = "D")]
+    pub duration: u64,
+    /// Save the capture as ftrace text that `cidscope FILE` and `cidscope stats FILE` replay.
+    #[arg(long, value_name = "OUT")]
+    pub record: Option<PathBuf>,
+    /// Print the capture's stats as JSON (the keys of `stats --json`, model_agreement under the
+    /// guest kernel's policy, kernel_version, hz, vm) instead of opening the TUI.
+    #[arg(long)]
+    pub json: bool,
+    /// Capture with perf_event_open in the guest (the path of `cidscope attach --all`) instead
+    /// of tracefs.
+    #[arg(long)]
+    pub attach: bool,
+    /// More kernel command-line parameters, e.g. "nohz_full=2-7" (after cidscope's own, so
+    /// they win; "loglevel=7" shows the whole boot log on failures).
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub append: Option<String>,
+    /// Guest memory in MiB (default 1024 + 16 per vCPU).
+    #[arg(long, value_name = "MB")]
+    pub memory: Option<u32>,
+    /// Seconds to wait for the guest's first word (default: 60 with KVM, 60 + 2 per vCPU with
+    /// TCG).
+    #[arg(long, value_name = "SECS")]
+    pub boot_timeout: Option<u64>,
+    /// The QEMU binary (default: qemu-system-x86_64 in PATH).
+    #[arg(long, value_name = "PATH")]
+    pub qemu: Option<PathBuf>,
+    /// Accelerator.
+    #[arg(long, value_enum, default_value_t = AccelArg::Auto)]
+    pub accel: AccelArg,
+    /// Trace buffer per guest CPU in KiB (default 4096 up to 16 CPUs, less beyond).
+    #[arg(long, value_name = "KB")]
+    pub buffer_kb: Option<u32>,
+    /// gzip the initramfs (smaller; a TCG guest takes longer to unpack it).
+    #[arg(long)]
+    pub gzip_initrd: bool,
 }

@@ -17,6 +17,7 @@ pub mod stats;
 pub mod testing;
 pub mod timeline;
 pub mod ui;
+pub mod vm;
 
 /// The demo capture bundled into the binary: opened when `cidscope` runs without a file.
 pub const DEMO_NAME: &str = "demo: hackbench-pipe.ftrace.txt (bundled)";

@@ -1,4 +1,4 @@
-use cidscope::cli::{Cli, Command, LoadArgs, ModelArgs, SimArgs};
+use cidscope::cli::{Cli, Command, LoadArgs, ModelArgs, SimArgs, VmArgs};
 use cidscope::sources::{self, LoadOptions};
 use clap::Parser;
 use std::process::ExitCode;
@@ -35,6 +35,10 @@ fn ui_options(
 }
 
 fn main() -> ExitCode {
+    // cidscope as the init of a `cidscope vm` guest, or one of its worker processes
+    if let Some(code) = cidscope::vm::guest::entry() {
+        return code;
+    }
     sources::memory::tune_allocator();
     let cli = Cli::parse();
     match run(cli) {
@@ -142,6 +146,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             cidscope::live_cli::run_live(&a, ui)
         }
         Some(Command::Attach(a)) => cidscope::live_cli::run_attach(&a),
+        Some(Command::Vm(a)) => run_vm(&a, &cli.model, || ui_options(&cli.theme, &cli.keys)),
         None if cli.check => {
             let Some(file) = &cli.file else {
                 return Err("--check needs a capture file".into());
@@ -230,5 +235,66 @@ fn run_sim(
         &cfg.params,
     ));
     cidscope::ui::run_sim(out.trace, runs, ui).map_err(|e| e.to_string())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cidscope vm`: the TUI when a person watches; progress on stderr and the summary (or JSON)
+/// when piped or asked for --json.
+fn run_vm(
+    a: &VmArgs,
+    m: &ModelArgs,
+    ui: impl FnOnce() -> Result<cidscope::ui::UiOptions, String>,
+) -> Result<ExitCode, String> {
+    use cidscope::vm;
+    use std::io::IsTerminal;
+    let mut cfg = vm::VmConfig {
+        threads: a.threads,
+        duration_ns: a.duration,
+        attach: a.attach,
+        append: a.append.clone(),
+        memory_mb: a.memory,
+        boot_timeout: a.boot_timeout.map(std::time::Duration::from_secs),
+        qemu: a.qemu.clone(),
+        accel: match a.accel {
+            cidscope::cli::AccelArg::Auto => vm::qemu::AccelChoice::Auto,
+            cidscope::cli::AccelArg::Kvm => vm::qemu::AccelChoice::Kvm,
+            cidscope::cli::AccelArg::Tcg => vm::qemu::AccelChoice::Tcg,
+        },
+        buffer_kb: a.buffer_kb,
+        gzip_initrd: a.gzip_initrd,
+        ..vm::VmConfig::new(a.kernel.clone(), a.cpus, &a.workload)
+    };
+    let over = vm::ModelOverride {
+        policy: m.policy.and_then(|p| p.kind()),
+        version: m.kernel.map(|_| m.params().version),
+        hz: m.hz,
+        base: m.params(),
+    };
+    let mut out = |t: &str| emit(t.as_bytes());
+    if a.json || !std::io::stdout().is_terminal() {
+        return vm::report::run_headless(cfg, a.record.clone(), a.json, &over, &mut out);
+    }
+    cfg.keep_text = true;
+    let ui = ui()?;
+    let run = vm::VmRun::start(cfg.clone())?;
+    let run = cidscope::ui::vm::run_vm(run, &cfg, &over, ui).map_err(|e| e.to_string())?;
+    if !run.is_finished() {
+        if a.record.is_none() {
+            // quit before the end and nothing to save: the VM goes at once
+            run.kill();
+            return Ok(ExitCode::SUCCESS);
+        }
+        eprintln!("cidscope vm: stopping the guest to save --record (Ctrl-C kills it)");
+        run.request_stop();
+    }
+    let o = run.wait()?;
+    if let Some(p) = &a.record {
+        std::fs::copy(&o.capture, p)
+            .map_err(|e| format!("--record {}: cannot write: {e}", p.display()))?;
+        eprintln!(
+            "cidscope vm: recorded {} (replay: cidscope {0})",
+            p.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -28,6 +28,7 @@ pub mod terminal;
 pub mod theme;
 pub mod view;
 pub mod viewport;
+pub mod vm;
 pub mod widgets;
 
 pub use error::UiError;

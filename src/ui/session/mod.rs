@@ -8,6 +8,7 @@
 pub mod demo;
 pub mod live;
 pub mod replay;
+pub mod vm;
 
 use super::keys::Action;
 use super::state::State;

@@ -1,0 +1,286 @@
+//! The guest's ftrace text as it streams in, turned into [`TraceDelta`]s for a view that grows
+//! with it (the TUI's loading path).
+//!
+//! Each piece of whole lines goes through the ftrace reader on its own; its string ids are made
+//! those of the whole stream. `trace_pipe` merges the per-CPU buffers as it reads them, so a
+//! record written late on one CPU can come after newer ones of another: events wait
+//! [`SLACK_NS`] of trace time before they are handed out in time order, and one older than
+//! what was already handed out is placed at that point (counted in a warning).
+
+use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, TraceDelta, Warning};
+use crate::sources::{LoadOptions, ftrace_text::FtraceText, text};
+use rustc_hash::FxHashMap;
+
+/// How long (in trace time) an event waits for older ones from other CPUs.
+pub const SLACK_NS: u64 = 50_000_000;
+
+pub struct Feed {
+    name: String,
+    strings: Strings,
+    sent_strings: usize,
+    tasks: FxHashMap<Tid, TaskMeta>,
+    changed: Vec<Tid>,
+    pending: Vec<Event>,
+    /// Time of the last event handed out.
+    frontier: u64,
+    late: u64,
+    bad_lines: u64,
+    first_bad: Option<String>,
+    ncpus: Option<u32>,
+    ncpus_sent: bool,
+    warnings: Vec<Warning>,
+}
+
+impl Feed {
+    pub fn new(name: &str) -> Feed {
+        Feed {
+            name: name.into(),
+            strings: Strings::new(),
+            sent_strings: 1,
+            tasks: FxHashMap::default(),
+            changed: Vec::new(),
+            pending: Vec::new(),
+            frontier: 0,
+            late: 0,
+            bad_lines: 0,
+            first_bad: None,
+            ncpus: None,
+            ncpus_sent: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The guest's possible CPUs (the bound of every CID), for the first delta.
+    pub fn set_cpus(&mut self, n: u32) {
+        self.ncpus = Some(n);
+    }
+
+    /// Takes in whole lines of ftrace text. Lines that do not parse are skipped and counted.
+    pub fn push(&mut self, lines: &[u8]) {
+        if lines.is_empty() {
+            return;
+        }
+        let opts = LoadOptions {
+            format: Some(Format::Ftrace),
+            skip_bad_lines: true,
+            serial: true,
+            no_memory_check: true,
+            ..LoadOptions::default()
+        };
+        // local string ids (1.. in each call) → ids of the whole stream
+        let mut remap: Vec<StrId> = vec![StrId(0)];
+        let mut hint = None;
+        let (strings, tasks, changed, pending, bad, first_bad, warnings) = (
+            &mut self.strings,
+            &mut self.tasks,
+            &mut self.changed,
+            &mut self.pending,
+            &mut self.bad_lines,
+            &mut self.first_bad,
+            &mut self.warnings,
+        );
+        let r = text::stream_text(
+            &self.name,
+            lines,
+            Format::Ftrace,
+            &FtraceText,
+            &opts,
+            &mut |d| {
+                for s in d.new_strings.drain(..) {
+                    remap.push(strings.intern(&s));
+                }
+                hint = hint.or(d.ncpus_hint);
+                let re = |id: StrId| remap.get(id.0 as usize).copied().unwrap_or_default();
+                for mut e in d.events.drain(..) {
+                    match &mut e.kind {
+                        EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
+                        EventKind::Other { name } => *name = re(*name),
+                        _ => {}
+                    }
+                    pending.push(e);
+                }
+                for (tid, m) in d.tasks.drain(..) {
+                    let m = TaskMeta {
+                        tgid: m.tgid,
+                        comm: re(m.comm),
+                    };
+                    match tasks.get_mut(&tid) {
+                        Some(old) if old.tgid.is_none() && m.tgid.is_some() => {
+                            old.tgid = m.tgid;
+                            changed.push(tid);
+                        }
+                        Some(_) => {}
+                        None => {
+                            tasks.insert(tid, m);
+                            changed.push(tid);
+                        }
+                    }
+                }
+                for w in d.warnings.drain(..) {
+                    match w.code {
+                        "bad-lines-skipped" => {
+                            // "...skipped (first at line N: MESSAGE)"
+                            let n = w
+                                .message
+                                .split(": ")
+                                .nth(1)
+                                .and_then(|m| m.split(' ').next())
+                                .and_then(|n| n.parse::<u64>().ok())
+                                .unwrap_or(1);
+                            *bad += n;
+                            first_bad.get_or_insert(w.message);
+                        }
+                        "truncated-line" => {}
+                        _ => warnings.push(w),
+                    }
+                }
+                true
+            },
+        );
+        if self.ncpus.is_none() && !self.ncpus_sent {
+            self.ncpus = hint;
+        }
+        if let Err(e) = r {
+            self.bad_lines += 1;
+            self.first_bad.get_or_insert(e.to_string());
+        }
+    }
+
+    /// What is ready: events older than the newest by [`SLACK_NS`] (all of them with `all`,
+    /// at the end), with the strings and tasks they refer to. A delta may carry strings and no
+    /// event (the events that use them are still held back): apply every delta that is not
+    /// wholly empty, or later string ids go astray.
+    pub fn take(&mut self, all: bool) -> TraceDelta {
+        self.pending.sort_by_key(|e| e.ts);
+        let newest = self.pending.last().map_or(0, |e| e.ts);
+        let cut = if all {
+            self.pending.len()
+        } else {
+            self.pending
+                .partition_point(|e| e.ts.saturating_add(SLACK_NS) <= newest)
+        };
+        let mut events: Vec<Event> = self.pending.drain(..cut).collect();
+        for e in &mut events {
+            if e.ts < self.frontier {
+                if !e.kind.is_lost() {
+                    self.late += 1;
+                }
+                e.ts = self.frontier;
+            }
+            self.frontier = e.ts;
+        }
+        let mut d = TraceDelta {
+            events,
+            new_strings: (self.sent_strings..self.strings.len())
+                .map(|i| self.strings.get(StrId(i as u32)).into())
+                .collect(),
+            tasks: self
+                .changed
+                .drain(..)
+                .filter_map(|t| self.tasks.get(&t).map(|m| (t, *m)))
+                .collect(),
+            ncpus_hint: self.ncpus.take(),
+            warnings: std::mem::take(&mut self.warnings),
+            format: Some(Format::Ftrace),
+        };
+        self.sent_strings = self.strings.len();
+        self.ncpus_sent |= d.ncpus_hint.is_some();
+        if all {
+            if self.late > 0 {
+                d.warnings.push(Warning {
+                    code: "late-records",
+                    message: format!(
+                        "{} records arrived more than {} ms (trace time) after newer ones; they were placed at the point they arrived",
+                        self.late,
+                        SLACK_NS / 1_000_000
+                    ),
+                });
+            }
+            if self.bad_lines > 0 {
+                d.warnings.push(Warning {
+                    code: "bad-lines-skipped",
+                    message: format!(
+                        "{} lines of the stream did not parse and were skipped ({})",
+                        self.bad_lines,
+                        self.first_bad.clone().unwrap_or_default()
+                    ),
+                });
+            }
+        }
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::Trace;
+
+    #[test]
+    fn pieces_of_a_capture_give_the_capture() {
+        let text = crate::DEMO_TRACE;
+        let whole = crate::sources::load_bytes("demo", text, &LoadOptions::default()).unwrap();
+        // cut at line boundaries into uneven pieces
+        let mut feed = Feed::new("vm");
+        feed.set_cpus(2);
+        let mut trace = Trace::new("vm", Format::Ftrace);
+        let mut start = 0;
+        let mut k = 0;
+        while start < text.len() {
+            let want = start + 1000 + (k * 7919) % 50_000;
+            k += 1;
+            let end = if want >= text.len() {
+                text.len()
+            } else {
+                want + memchr::memchr(b'\n', &text[want..]).map_or(text.len() - want, |p| p + 1)
+            };
+            feed.push(&text[start..end]);
+            trace.apply(&mut feed.take(false));
+            start = end;
+        }
+        trace.apply(&mut feed.take(true));
+        assert_eq!(trace.ncpus_hint, Some(2));
+        assert_eq!(trace.events.len(), whole.events.len());
+        for (a, b) in whole.events.iter().zip(trace.events.iter()) {
+            assert_eq!((a.ts, a.tid, a.cpu), (b.ts, b.tid, b.cpu));
+            assert_eq!(a.describe(&whole.strings), b.describe(&trace.strings));
+        }
+        for (tid, m) in &whole.tasks {
+            let n = &trace.tasks[tid];
+            assert_eq!(n.tgid, m.tgid);
+            assert_eq!(trace.strings.get(n.comm), whole.strings.get(m.comm));
+        }
+    }
+
+    #[test]
+    fn late_records_wait_for_the_slack_then_are_placed_in_order() {
+        let line = |cpu: u32, ts: &str| {
+            format!(
+                "            a-7       (      7) [{cpu:03}] .....  {ts}: rseq_update: cpu_id={cpu} node_id=0 mm_cid=0\n"
+            )
+        };
+        let mut f = Feed::new("vm");
+        f.push(format!("{}{}", line(0, "1.000000"), line(1, "1.100000")).as_bytes());
+        let d = f.take(false);
+        // only the first is 50 ms older than the newest
+        assert_eq!(d.events.len(), 1);
+        // an older one from another CPU still fits before the one held back
+        f.push(line(2, "1.050000").as_bytes());
+        f.push(line(3, "0.500000").as_bytes());
+        let d = f.take(true);
+        let ts: Vec<u64> = d.events.iter().map(|e| e.ts).collect();
+        // 0.5 s came after 1.0 s was handed out: it is placed there
+        assert_eq!(ts, [1_000_000_000, 1_050_000_000, 1_100_000_000]);
+        assert!(d.warnings.iter().any(|w| w.code == "late-records"));
+        let mut g = Feed::new("vm");
+        g.push(b"garbage line\n");
+        g.push(line(0, "2.0").as_bytes());
+        let d = g.take(true);
+        assert_eq!(d.events.len(), 1);
+        assert!(
+            d.warnings.iter().any(|w| w.code == "bad-lines-skipped"),
+            "{:?}",
+            d.warnings
+        );
+    }
+}

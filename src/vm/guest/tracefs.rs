@@ -1,0 +1,140 @@
+//! tracefs in the guest: the events of the model captures, record-tgid, the tick filter, and a
+//! non-blocking `trace_pipe` to stream from.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// The events of `traces/capture-models.sh`, in the kernel's `system:event` names.
+pub const EVENTS: &[&str] = &[
+    "rseq:rseq_update",
+    "sched:sched_switch",
+    "sched:sched_migrate_task",
+    "sched:sched_process_fork",
+    "sched:sched_process_exec",
+    "sched:sched_process_exit",
+    "sched:sched_wakeup_new",
+    "task:task_newtask",
+    "timer:hrtimer_expire_entry",
+    "timer:tick_stop",
+];
+
+/// Filters that keep only the scheduler tick among the hrtimer expiries: the handler is
+/// `tick_nohz_handler` since 6.10 (`tick_sched_timer` before).
+const TICK_FILTERS: &[&str] = &[
+    "function.function == tick_nohz_handler",
+    "function.function == tick_sched_timer",
+];
+
+pub struct Tracefs {
+    pub root: PathBuf,
+}
+
+fn write(path: &Path, text: &str) -> io::Result<()> {
+    let mut f = OpenOptions::new().write(true).truncate(true).open(path)?;
+    f.write_all(text.as_bytes())
+}
+
+impl Tracefs {
+    /// Mounts tracefs at `/sys/kernel/tracing` unless it is there.
+    pub fn mount() -> Result<Tracefs, String> {
+        let root = PathBuf::from("/sys/kernel/tracing");
+        if !root.join("trace").exists() {
+            super::super::sys::mount("nodev", "/sys/kernel/tracing", "tracefs")
+                .map_err(|e| format!("mount -t tracefs nodev /sys/kernel/tracing: {e}"))?;
+        }
+        Ok(Tracefs { root })
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.root.join(p)
+    }
+
+    /// Buffer size, record-tgid, the events and the tick filter; what could not be set is
+    /// returned as warnings (an event this kernel lacks is not fatal, rseq_update is).
+    pub fn setup(&self, buffer_kb: u32) -> Result<Vec<String>, String> {
+        let mut warn = Vec::new();
+        let set = |p: &str, v: &str| {
+            write(&self.path(p), v).map_err(|e| format!("{}: {e}", self.path(p).display()))
+        };
+        set("tracing_on", "0")?;
+        if let Err(e) = set("buffer_size_kb", &buffer_kb.to_string()) {
+            warn.push(format!("buffer_size_kb {buffer_kb}: {e}"));
+        }
+        set("options/record-tgid", "1")?;
+        set("set_event", "")?;
+        let mut set_event = OpenOptions::new()
+            .append(true)
+            .open(self.path("set_event"))
+            .map_err(|e| format!("set_event: {e}"))?;
+        for ev in EVENTS {
+            if let Err(e) = set_event.write_all(format!("{ev}\n").as_bytes()) {
+                if *ev == "rseq:rseq_update" {
+                    return Err(format!(
+                        "this kernel has no {ev} tracepoint ({e}): it needs CONFIG_RSEQ and Linux >= 6.3"
+                    ));
+                }
+                warn.push(format!("event {ev} not enabled: {e}"));
+            }
+        }
+        let filter = "events/timer/hrtimer_expire_entry/filter";
+        if self.path(filter).exists() && !TICK_FILTERS.iter().any(|f| set(filter, f).is_ok()) {
+            warn.push(
+                "hrtimer_expire_entry: no tick filter took (tick_nohz_handler, tick_sched_timer): every hrtimer expiry is recorded".into(),
+            );
+        }
+        set("trace", "")?;
+        Ok(warn)
+    }
+
+    pub fn tracing_on(&self, on: bool) -> Result<(), String> {
+        write(&self.path("tracing_on"), if on { "1" } else { "0" })
+            .map_err(|e| format!("tracing_on: {e}"))
+    }
+
+    /// `trace_pipe`, non-blocking: a read of an empty buffer says WouldBlock instead of waiting.
+    pub fn open_pipe(&self) -> Result<File, String> {
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.path("trace_pipe"))
+            .map_err(|e| format!("trace_pipe: {e}"))
+    }
+
+    /// Events the ring buffers overwrote or dropped, over every CPU (`per_cpu/cpuN/stats`).
+    pub fn lost(&self) -> u64 {
+        let Ok(rd) = std::fs::read_dir(self.path("per_cpu")) else {
+            return 0;
+        };
+        rd.filter_map(|e| e.ok())
+            .filter_map(|e| std::fs::read_to_string(e.path().join("stats")).ok())
+            .map(|s| parse_lost(&s))
+            .sum()
+    }
+}
+
+/// `overrun: N` plus `dropped events: N` of one `per_cpu/cpuN/stats` file.
+pub fn parse_lost(stats: &str) -> u64 {
+    stats
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            matches!(k.trim(), "overrun" | "dropped events")
+                .then(|| v.trim().parse::<u64>().ok())
+                .flatten()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_counts_from_per_cpu_stats() {
+        let s = "entries: 120\noverrun: 3\ncommit overrun: 0\nbytes: 6000\noldest event ts:  1.0\nnow ts:  2.0\ndropped events: 4\nread events: 9\n";
+        assert_eq!(parse_lost(s), 7);
+        assert_eq!(parse_lost(""), 0);
+    }
+}

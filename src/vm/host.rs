@@ -1,0 +1,457 @@
+//! The host side of `cidscope vm`: writes the initramfs, boots QEMU (KVM, falling back to TCG),
+//! reads the guest's stream from a Unix socket, and ends every way a boot can go wrong with a
+//! message and the console's last lines instead of a hang.
+//!
+//! [`VmRun::start`] checks what it can at once (QEMU, the kernel image, the workload) and does
+//! the rest on a thread of its own; the caller polls [`VmRun::status`] (progress lines, the TUI)
+//! and takes the stream's text with [`VmRun::take_text`].
+
+use super::boot::boot;
+use super::cmdline::{CaptureMode, GuestConfig};
+use super::protocol::{End, Hello, RecordHeader};
+use super::qemu::{self, Accel, AccelChoice, Plan};
+use super::stream::{compose, stream};
+pub use super::tempdir::TempDir;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// What `cidscope vm` was asked to do.
+#[derive(Clone, Debug)]
+pub struct VmConfig {
+    pub kernel: PathBuf,
+    pub cpus: u32,
+    pub workload: String,
+    pub threads: Option<u32>,
+    pub duration_ns: u64,
+    pub attach: bool,
+    /// More kernel parameters (`nohz_full=2-7`).
+    pub append: Option<String>,
+    pub memory_mb: Option<u32>,
+    pub boot_timeout: Option<Duration>,
+    pub qemu: Option<PathBuf>,
+    pub accel: AccelChoice,
+    /// Per-CPU trace buffer in KiB (default: by CPU count).
+    pub buffer_kb: Option<u32>,
+    /// The binary that becomes the guest's /init (default: this one).
+    pub guest_exe: Option<PathBuf>,
+    pub gzip_initrd: bool,
+    /// Keep the stream's text for [`VmRun::take_text`] (the TUI).
+    pub keep_text: bool,
+}
+
+impl VmConfig {
+    pub fn new(kernel: PathBuf, cpus: u32, workload: &str) -> VmConfig {
+        VmConfig {
+            kernel,
+            cpus,
+            workload: workload.into(),
+            threads: None,
+            duration_ns: 1_000_000_000,
+            attach: false,
+            append: None,
+            memory_mb: None,
+            boot_timeout: None,
+            qemu: None,
+            accel: AccelChoice::Auto,
+            buffer_kb: None,
+            guest_exe: None,
+            gzip_initrd: false,
+            keep_text: false,
+        }
+    }
+
+    /// Guest memory: 1 GiB plus 16 MiB per vCPU (per-CPU areas and trace buffers).
+    pub fn memory(&self) -> u32 {
+        self.memory_mb.unwrap_or(1024 + 16 * self.cpus)
+    }
+
+    /// Trace buffer per CPU: 4 MiB up to 16 CPUs, less beyond (the stream drains it as it runs).
+    pub fn buffer(&self) -> u32 {
+        self.buffer_kb
+            .unwrap_or_else(|| (65536 / self.cpus.max(1)).clamp(1024, 4096))
+    }
+
+    /// The wait for the guest's first word: TCG boots take about half a second per vCPU here.
+    pub fn boot_timeout_for(&self, accel: Accel) -> Duration {
+        self.boot_timeout.unwrap_or(match accel {
+            Accel::Kvm => Duration::from_secs(60),
+            Accel::Tcg => Duration::from_secs(60 + 2 * self.cpus as u64),
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Preparing,
+    Booting(Accel),
+    Running,
+    /// The workload ended; the rest of the capture is arriving.
+    Collecting,
+    Done,
+    Failed,
+}
+
+/// A snapshot for progress lines.
+#[derive(Clone, Debug)]
+pub struct Status {
+    pub phase: Phase,
+    pub hello: Option<Hello>,
+    /// Event lines received so far (attach mode: the guest's own count until the end).
+    pub events: u64,
+    pub bytes: u64,
+    pub elapsed: Duration,
+    pub boot: Option<Duration>,
+    /// Things worth telling (a fallback to TCG, guest warnings), in order.
+    pub notes: Vec<String>,
+    pub initrd_bytes: u64,
+    /// CONFIG_HZ of the guest kernel and where it came from, once known.
+    pub hz: Option<(u32, String)>,
+}
+
+/// How a run went, once it is over.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The capture as ftrace text (header comment + tracefs header + events).
+    pub capture: PathBuf,
+    pub header: RecordHeader,
+    pub end: End,
+    pub accel: Accel,
+    pub boot: Duration,
+    pub run: Duration,
+    pub wall: Duration,
+    pub events: u64,
+    pub notes: Vec<String>,
+    pub initrd_bytes: u64,
+    pub libs: Vec<String>,
+    /// Holds the temporary directory (and `capture` when it lies there) until dropped.
+    pub tmp: TempDir,
+}
+
+pub(super) struct Shared {
+    pub(super) status: Mutex<Status>,
+    pub(super) text: Mutex<Vec<u8>>,
+    /// Text not kept because the consumer fell this far behind (bytes).
+    pub(super) text_dropped: AtomicU64,
+    pub(super) stop: AtomicBool,
+    pub(super) kill: AtomicBool,
+    pub(super) started: Instant,
+}
+
+impl Shared {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Status> {
+        self.status.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    pub(super) fn note(&self, n: String) {
+        self.lock().notes.push(n);
+    }
+    pub(super) fn phase(&self, p: Phase) {
+        self.lock().phase = p;
+    }
+}
+
+/// The most text kept for a consumer that does not take it (then it is counted, not kept).
+pub(super) const MAX_KEPT_TEXT: usize = 256 << 20;
+
+/// A run of the VM.
+pub struct VmRun {
+    shared: Arc<Shared>,
+    thread: Option<std::thread::JoinHandle<Result<Outcome, String>>>,
+}
+
+impl VmRun {
+    /// Checks QEMU, the kernel image and the workload now; boots on a thread of its own.
+    pub fn start(cfg: VmConfig) -> Result<VmRun, String> {
+        if cfg.cpus == 0 || cfg.cpus > 255 {
+            return Err(format!(
+                "--cpus {}: expected 1..=255 (QEMU's pc machine)",
+                cfg.cpus
+            ));
+        }
+        let qemu = qemu::find(cfg.qemu.as_deref())?;
+        qemu::check_kernel(&cfg.kernel)?;
+        super::workload::Workload::parse(&cfg.workload, cfg.threads, cfg.cpus)?;
+        if cfg.accel == AccelChoice::Kvm {
+            qemu::kvm_usable().map_err(|e| format!("--accel kvm: {e}"))?;
+        }
+        let shared = Arc::new(Shared {
+            status: Mutex::new(Status {
+                phase: Phase::Preparing,
+                hello: None,
+                events: 0,
+                bytes: 0,
+                elapsed: Duration::ZERO,
+                boot: None,
+                notes: Vec::new(),
+                initrd_bytes: 0,
+                hz: None,
+            }),
+            text: Mutex::new(Vec::new()),
+            text_dropped: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            kill: AtomicBool::new(false),
+            started: Instant::now(),
+        });
+        let sh = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("cidscope-vm".into())
+            .spawn(move || {
+                let r = run(&cfg, &qemu, &sh);
+                sh.phase(if r.is_ok() {
+                    Phase::Done
+                } else {
+                    Phase::Failed
+                });
+                r
+            })
+            .map_err(|e| format!("cannot start the VM thread: {e}"))?;
+        Ok(VmRun {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn status(&self) -> Status {
+        let mut s = self.shared.lock().clone();
+        s.elapsed = self.shared.started.elapsed();
+        s
+    }
+
+    /// The stream's ftrace text since the last call (with `keep_text`), whole lines.
+    pub fn take_text(&self) -> Vec<u8> {
+        let mut t = self.shared.text.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::take(&mut *t)
+    }
+
+    /// Bytes of text dropped because [`VmRun::take_text`] was not called for too long.
+    pub fn text_dropped(&self) -> u64 {
+        self.shared.text_dropped.load(Ordering::Relaxed)
+    }
+
+    /// Asks the guest to end its workload now and send what it has (Ctrl-C).
+    pub fn request_stop(&self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Ends QEMU at once (a second Ctrl-C, the TUI quitting).
+    pub fn kill(&self) {
+        self.shared.kill.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    }
+
+    /// Waits for the run to end.
+    pub fn wait(mut self) -> Result<Outcome, String> {
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err("the VM thread panicked".into()),
+            None => Err("the VM run was already collected".into()),
+        }
+    }
+}
+
+impl Drop for VmRun {
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            self.shared.kill.store(true, Ordering::Relaxed);
+            let _ = t.join();
+        }
+    }
+}
+
+/// The kernel command line: a serial console, reboot (= QEMU exits) on panic, the guest's
+/// instructions, and the user's `--append` last (so it overrides).
+fn append_line(cfg: &VmConfig, guest: &GuestConfig, extra_lib_dirs: &[String]) -> String {
+    let mut a = format!(
+        "console=ttyS0 panic=-1 quiet rdinit=/init {}",
+        guest.param()
+    );
+    if !extra_lib_dirs.is_empty() {
+        a.push_str(&format!(" LD_LIBRARY_PATH={}", extra_lib_dirs.join(":")));
+    }
+    if let Some(u) = &cfg.append {
+        a.push(' ');
+        a.push_str(u);
+    }
+    a
+}
+
+fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
+    if let Some(c) = qemu::config_beside(&cfg.kernel, None)
+        .and_then(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t)))
+    {
+        let problems = qemu::config_problems(&c.1, cfg.attach);
+        if !problems.is_empty() {
+            sh.note(format!(
+                "{} {} (from {}): the guest may not boot or stream",
+                problems[0],
+                problems[1..].join(", "),
+                c.0.display()
+            ));
+        }
+    }
+    let tmp = TempDir::new()?;
+    let exe = match &cfg.guest_exe {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().map_err(|e| format!("finding this executable: {e}"))?,
+    };
+    let initrd = super::initramfs::build(&exe, &tmp.0.join("initrd.img"), cfg.gzip_initrd)?;
+    sh.lock().initrd_bytes = initrd.bytes;
+    let guest = GuestConfig {
+        mode: if cfg.attach {
+            CaptureMode::Attach
+        } else {
+            CaptureMode::Tracefs
+        },
+        workload: cfg.workload.clone(),
+        threads: cfg.threads,
+        duration_ns: cfg.duration_ns,
+        buffer_kb: cfg.buffer(),
+    };
+    let accels: Vec<Accel> = match cfg.accel {
+        AccelChoice::Tcg => vec![Accel::Tcg],
+        AccelChoice::Kvm => vec![Accel::Kvm],
+        AccelChoice::Auto => match qemu::kvm_usable() {
+            Ok(()) => vec![Accel::Kvm, Accel::Tcg],
+            Err(e) => {
+                sh.note(format!(
+                    "KVM is not usable ({e}; on most systems: be in the kvm group): TCG, slower"
+                ));
+                vec![Accel::Tcg]
+            }
+        },
+    };
+    let mut plan = Plan {
+        qemu: qemu.to_path_buf(),
+        accel: accels[0],
+        cpus: cfg.cpus,
+        memory_mb: cfg.memory(),
+        kernel: cfg.kernel.clone(),
+        initrd: initrd.path.clone(),
+        append: append_line(cfg, &guest, &initrd.extra_lib_dirs),
+        console: tmp.0.join("console.log"),
+        socket: tmp.0.join("capture.sock"),
+    };
+    let mut booted = None;
+    for (i, &accel) in accels.iter().enumerate() {
+        plan.accel = accel;
+        sh.phase(Phase::Booting(accel));
+        let t = Instant::now();
+        match boot(&plan, cfg.boot_timeout_for(accel), sh) {
+            Ok(b) => {
+                booted = Some((b, t.elapsed()));
+                break;
+            }
+            Err(f) if f.retry && i + 1 < accels.len() => {
+                let first = f.msg.lines().next().unwrap_or("").to_string();
+                sh.note(format!(
+                    "KVM did not boot the guest ({first}); falling back to TCG"
+                ));
+            }
+            Err(f) => return Err(f.msg),
+        }
+    }
+    let (b, boot_time) = booted.ok_or("no accelerator to try")?;
+    {
+        let mut s = sh.lock();
+        s.hello = Some(b.hello.clone());
+        s.boot = Some(boot_time);
+    }
+    let hello = b.hello.clone();
+    // HZ: the guest's own config, else the config beside the image, else the guest's jiffies
+    let beside = || {
+        let p = qemu::config_beside(&cfg.kernel, Some(&hello.kernel))?;
+        let h = super::guest::config_hz(&std::fs::read_to_string(&p).ok()?)?;
+        Some((h, format!("config file {}", p.display())))
+    };
+    let (hz, hz_source) = match (hello.hz, hello.hz_from.as_deref()) {
+        (Some(h), Some("config.gz")) => (Some(h), Some("guest /proc/config.gz".to_string())),
+        (measured, _) => match beside() {
+            Some((h, src)) => (Some(h), Some(src)),
+            None => (
+                measured,
+                measured.map(|_| "guest jiffies rate (/proc/timer_list)".to_string()),
+            ),
+        },
+    };
+    {
+        let mut s = sh.lock();
+        s.hz = hz.zip(hz_source.clone());
+        s.phase = Phase::Running;
+    }
+    let workload = super::workload::Workload::parse(&cfg.workload, cfg.threads, hello.cpus)
+        .map(|w| w.describe())
+        .unwrap_or_else(|_| cfg.workload.clone());
+    let header = RecordHeader {
+        kernel_version: hello.kernel.clone(),
+        hz,
+        hz_source,
+        cpus: hello.cpus,
+        workload,
+        mode: guest.mode.name().into(),
+        accel: plan.accel.name().into(),
+    };
+    let run_start = Instant::now();
+    let body_path = tmp.0.join("body.txt");
+    let streamed = stream(cfg, sh, b, &body_path, &plan)?;
+    let run = run_start.elapsed();
+    // the capture file: the facts, the tracefs header (trace_pipe has none), the events
+    let capture = tmp.0.join("capture.txt");
+    compose(&capture, &header, guest.mode, streamed.events, &body_path)?;
+    let _ = std::fs::remove_file(&body_path);
+    let notes = sh.lock().notes.clone();
+    Ok(Outcome {
+        capture,
+        header,
+        end: streamed.end,
+        accel: plan.accel,
+        boot: boot_time,
+        run,
+        wall: sh.started.elapsed(),
+        events: streamed.events,
+        notes,
+        initrd_bytes: initrd.bytes,
+        libs: initrd.libs.iter().map(|n| n.guest_path.clone()).collect(),
+        tmp,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_scale_with_the_cpu_count() {
+        let mut c = VmConfig::new("/k".into(), 16, "churn");
+        assert_eq!(c.memory(), 1024 + 256);
+        assert_eq!(c.buffer(), 4096);
+        assert_eq!(c.boot_timeout_for(Accel::Tcg), Duration::from_secs(92));
+        c.cpus = 64;
+        assert_eq!(c.buffer(), 1024);
+        c.memory_mb = Some(512);
+        assert_eq!(c.memory(), 512);
+        c.boot_timeout = Some(Duration::from_secs(5));
+        assert_eq!(c.boot_timeout_for(Accel::Tcg), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_command_line_ends_with_the_users_words() {
+        let mut c = VmConfig::new("/k".into(), 4, "churn");
+        c.append = Some("nohz_full=2-3 loglevel=7".into());
+        let g = GuestConfig {
+            mode: CaptureMode::Tracefs,
+            workload: "churn".into(),
+            threads: None,
+            duration_ns: 1,
+            buffer_kb: 1024,
+        };
+        let a = append_line(&c, &g, &["/opt/lib".into()]);
+        assert!(a.starts_with("console=ttyS0 panic=-1"), "{a}");
+        assert!(a.ends_with(" nohz_full=2-3 loglevel=7"), "{a}");
+        assert!(a.contains(" LD_LIBRARY_PATH=/opt/lib "), "{a}");
+        assert!(a.contains(&g.param()));
+    }
+}

@@ -1,0 +1,35 @@
+//! `cidscope vm`: a test box on any laptop. Boots a kernel image in QEMU (KVM where it works,
+//! TCG otherwise) with cidscope itself as the guest's init, runs one of cidscope's workloads
+//! there, and streams the capture back over virtio-serial: into the live TUI, a `--record`
+//! file, or `--json` stats with the model agreement under the guest kernel's own policy.
+//! Nothing but QEMU is needed on the host, and no root.
+//!
+//! A stage of its own: it uses the sources (readers, live workload and attach), the model and
+//! the stats, never the UI (the TUI glue is `ui::vm`).
+//!
+//! * host: [`host`] (the run), [`boot`] (a QEMU start and the guest's hello), [`stream`] (the
+//!   capture as it arrives), [`qemu`], [`initramfs`] ([`cpio`], [`elf`]), [`tempdir`], [`feed`]
+//!   (the stream as trace deltas), [`report`] (stats JSON, progress lines)
+//! * both: [`cmdline`] (host → guest, on the kernel command line), [`protocol`] (guest → host)
+//! * guest: [`guest`] (PID 1 and the worker roles), [`workload`]
+//! * every `unsafe`: [`sys`]
+
+pub mod boot;
+pub mod cmdline;
+pub mod cpio;
+pub mod elf;
+pub mod feed;
+pub mod guest;
+pub mod host;
+pub mod initramfs;
+pub mod policy;
+pub mod protocol;
+pub mod qemu;
+pub mod report;
+pub mod stream;
+pub mod sys;
+pub mod tempdir;
+pub mod workload;
+
+pub use host::{Outcome, Phase, Status, VmConfig, VmRun};
+pub use report::ModelOverride;

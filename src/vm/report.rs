@@ -1,0 +1,340 @@
+//! What `cidscope vm` reports: progress lines on stderr, the stats of the capture with the
+//! model agreement under the guest kernel's policy (`--json`: the keys of `stats --json` plus
+//! `kernel_version`, `hz` and `vm`), and the headless run that prints them.
+
+use super::host::{Outcome, Phase, Status, VmConfig, VmRun};
+use super::protocol::RecordHeader;
+use crate::model::policies::{KernelVersion, Params, PolicyKind};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Model flags the user gave (`--policy`, `--kernel`, `--hz`, ...); what they leave open comes
+/// from the guest kernel.
+#[derive(Clone, Debug, Default)]
+pub struct ModelOverride {
+    pub policy: Option<PolicyKind>,
+    pub version: Option<KernelVersion>,
+    pub hz: Option<u32>,
+    /// The rest of the parameters (regime, scan, seeding, ...).
+    pub base: Params,
+}
+
+/// The model to replay the capture through: the user's, else the one of the guest's release
+/// ([`super::policy::for_release`]), with the guest's HZ when it is known.
+pub fn kernel_model(h: &RecordHeader, m: &ModelOverride) -> Option<(PolicyKind, Params)> {
+    let from_release = super::policy::for_release(&h.kernel_version);
+    let policy = m.policy.or(from_release.map(|p| p.0))?;
+    let version = m
+        .version
+        .or(from_release.filter(|p| p.0 == policy).map(|p| p.1))
+        .unwrap_or_default();
+    Some((
+        policy,
+        Params {
+            hz: m.hz.or(h.hz).unwrap_or(0),
+            version,
+            ..m.base.clone()
+        },
+    ))
+}
+
+/// The stats of the capture under the model of [`kernel_model`]; `file` is the `--record`
+/// path, or `vm:KERNEL` when the capture is not kept.
+pub fn capture_stats(
+    o: &Outcome,
+    cfg: &VmConfig,
+    m: &ModelOverride,
+    record: Option<&std::path::Path>,
+) -> Result<crate::stats::Stats, String> {
+    let mut trace = crate::sources::load(&o.capture, &crate::sources::LoadOptions::default())
+        .map_err(|e| e.to_string())?;
+    trace.path = match record {
+        Some(p) => p.display().to_string(),
+        None => format!("vm:{}", cfg.kernel.display()),
+    };
+    // messages name the capture as the user knows it, not the temporary file
+    let tmp = o.capture.display().to_string();
+    for w in &mut trace.warnings {
+        w.message = w.message.replace(&tmp, &trace.path);
+    }
+    Ok(match kernel_model(&o.header, m) {
+        Some((p, params)) => crate::stats::policy::compute_with_models(&trace, &[p], &params),
+        None => crate::stats::compute(&trace),
+    })
+}
+
+/// The stats JSON (see [`capture_stats`]) with `kernel_version`, `hz`, `hz_source`, `vm`.
+pub fn stats_json(
+    o: &Outcome,
+    cfg: &VmConfig,
+    m: &ModelOverride,
+    record: Option<&std::path::Path>,
+) -> Result<serde_json::Value, String> {
+    let s = capture_stats(o, cfg, m, record)?;
+    let mut v = serde_json::to_value(&s).map_err(|e| e.to_string())?;
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert(
+            "kernel_version".into(),
+            o.header.kernel_version.clone().into(),
+        );
+        obj.insert("hz".into(), o.header.hz.into());
+        obj.insert("hz_source".into(), o.header.hz_source.clone().into());
+        obj.insert(
+            "vm".into(),
+            serde_json::json!({
+                "accel": o.accel.name(),
+                "cpus": o.header.cpus,
+                "memory_mb": cfg.memory(),
+                "workload": o.header.workload,
+                "mode": o.header.mode,
+                "duration_s": cfg.duration_ns as f64 / 1e9,
+                "boot_s": o.boot.as_secs_f64(),
+                "run_s": o.run.as_secs_f64(),
+                "wall_s": o.wall.as_secs_f64(),
+                "events_received": o.events,
+                "lost_in_guest": o.end.lost,
+                "status": o.end.status,
+                "worker_exit": o.end.worker,
+                "initrd_bytes": o.initrd_bytes,
+                "guest_libs": o.libs,
+                "notes": o.notes,
+            }),
+        );
+    }
+    Ok(v)
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+/// One line saying what the VM is doing (stderr while headless; the TUI's message line).
+pub fn progress_line(s: &Status, cfg: &VmConfig) -> String {
+    match s.phase {
+        Phase::Preparing => "preparing the initramfs".into(),
+        Phase::Booting(a) => format!(
+            "booting {} on {} vCPUs with {} ({} so far)",
+            cfg.kernel.display(),
+            cfg.cpus,
+            a.name().to_uppercase(),
+            secs(s.elapsed)
+        ),
+        Phase::Running | Phase::Collecting => {
+            let h = s.hello.as_ref();
+            format!(
+                "Linux {} up after {}, {} running: {} events received",
+                h.map_or("?", |h| h.kernel.as_str()),
+                secs(s.boot.unwrap_or_default()),
+                cfg.workload,
+                s.events
+            )
+        }
+        Phase::Done => format!("the VM run ended: {} events", s.events),
+        Phase::Failed => "the VM run failed".into(),
+    }
+}
+
+/// The summary printed without `--json` when no terminal shows the TUI.
+pub fn render_text(
+    o: &Outcome,
+    cfg: &VmConfig,
+    m: &ModelOverride,
+    record: Option<&std::path::Path>,
+) -> Result<String, String> {
+    let s = capture_stats(o, cfg, m, record)?;
+    let mut t = format!(
+        "vm          Linux {} on {} vCPUs ({}), HZ {}; {} for {:.2} s; boot {}, run {}, wall {}\n",
+        o.header.kernel_version,
+        o.header.cpus,
+        o.accel.name().to_uppercase(),
+        o.header.hz.map_or("unknown".into(), |h| h.to_string()),
+        o.header.workload,
+        cfg.duration_ns as f64 / 1e9,
+        secs(o.boot),
+        secs(o.run),
+        secs(o.wall)
+    );
+    t.push_str(&crate::stats::render_text(&s));
+    t.push_str(&crate::stats::policy::render_text(&s));
+    Ok(t)
+}
+
+fn say(line: &str) {
+    let mut e = std::io::stderr().lock();
+    let _ = writeln!(e, "cidscope vm: {line}");
+}
+
+/// Runs the VM without the TUI: progress on stderr, Ctrl-C stops the guest (twice: kills it),
+/// then `--record`, and `--json` or the text summary on stdout.
+pub fn run_headless(
+    cfg: VmConfig,
+    record: Option<PathBuf>,
+    json: bool,
+    m: &ModelOverride,
+    emit: &mut dyn FnMut(&str) -> Result<(), String>,
+) -> Result<ExitCode, String> {
+    let sigint = Arc::new(AtomicBool::new(false));
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        let _ = signal_hook::flag::register(sig, Arc::clone(&sigint));
+    }
+    let run = VmRun::start(cfg.clone())?;
+    let outcome = watch(&run, &cfg, &sigint);
+    let o = match outcome {
+        Ok(()) => run.wait()?,
+        Err(e) => {
+            drop(run);
+            return Err(e);
+        }
+    };
+    finish(&o, &cfg, record.as_deref(), json, m, emit)
+}
+
+/// Prints progress until the run ends; Ctrl-C asks the guest to stop, a second one kills it.
+fn watch(run: &VmRun, cfg: &VmConfig, sigint: &AtomicBool) -> Result<(), String> {
+    let mut last_phase = None;
+    let mut notes = 0;
+    let mut last_count = (Instant::now(), u64::MAX);
+    let mut interrupts = 0;
+    while !run.is_finished() {
+        std::thread::sleep(Duration::from_millis(100));
+        if sigint.swap(false, Ordering::Relaxed) {
+            interrupts += 1;
+            if interrupts == 1 {
+                say("stopping the guest's workload (Ctrl-C again kills the VM)");
+                run.request_stop();
+            } else {
+                say("killing the VM");
+                run.kill();
+            }
+        }
+        let s = run.status();
+        for n in &s.notes[notes..] {
+            say(n);
+        }
+        notes = s.notes.len();
+        if last_phase != Some(s.phase) {
+            last_phase = Some(s.phase);
+            match s.phase {
+                Phase::Booting(_) => say(&format!(
+                    "initramfs {:.1} MB; {}",
+                    s.initrd_bytes as f64 / 1e6,
+                    progress_line(&s, cfg)
+                )),
+                Phase::Running => {
+                    let h = s.hello.as_ref();
+                    say(&format!(
+                        "guest up after {}: Linux {}, {} CPUs, HZ {}; running {} for {:.2} s",
+                        secs(s.boot.unwrap_or_default()),
+                        h.map_or("?", |h| h.kernel.as_str()),
+                        h.map_or(0, |h| h.cpus),
+                        s.hz.as_ref().map_or(
+                            "unknown (no /proc/config.gz in the guest, no config beside the image: the model infers it from the tick)".to_string(),
+                            |(z, src)| format!("{z} (from {src})")
+                        ),
+                        cfg.workload,
+                        cfg.duration_ns as f64 / 1e9
+                    ));
+                    last_count = (Instant::now(), s.events);
+                }
+                _ => {}
+            }
+        }
+        if matches!(s.phase, Phase::Running | Phase::Collecting)
+            && last_count.0.elapsed() >= Duration::from_secs(1)
+            && s.events != last_count.1
+        {
+            say(&format!("{} events received", s.events));
+            last_count = (Instant::now(), s.events);
+        }
+    }
+    Ok(())
+}
+
+/// After a successful run: the record, then the JSON or text summary.
+pub fn finish(
+    o: &Outcome,
+    cfg: &VmConfig,
+    record: Option<&std::path::Path>,
+    json: bool,
+    m: &ModelOverride,
+    emit: &mut dyn FnMut(&str) -> Result<(), String>,
+) -> Result<ExitCode, String> {
+    say(&format!(
+        "done in {} (boot {}, workload and capture {}): {} events, {} lost in the guest{}",
+        secs(o.wall),
+        secs(o.boot),
+        secs(o.run),
+        o.events,
+        o.end.lost,
+        if o.end.status == "stopped" {
+            " (stopped early)"
+        } else {
+            ""
+        }
+    ));
+    if o.end.worker != 0 {
+        say(&format!(
+            "warning: the workload process ended with status {} (its messages are on the guest console)",
+            o.end.worker
+        ));
+    }
+    if let Some(p) = record {
+        std::fs::copy(&o.capture, p)
+            .map_err(|e| format!("--record {}: cannot write: {e}", p.display()))?;
+        say(&format!("recorded {} (replay: cidscope {0})", p.display()));
+    }
+    if json {
+        let v = stats_json(o, cfg, m, record)?;
+        let mut t = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+        t.push('\n');
+        emit(&t)?;
+    } else {
+        emit(&render_text(o, cfg, m, record)?)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(kernel: &str, hz: Option<u32>) -> RecordHeader {
+        RecordHeader {
+            kernel_version: kernel.into(),
+            hz,
+            cpus: 16,
+            ..RecordHeader::default()
+        }
+    }
+
+    #[test]
+    fn the_guest_kernel_picks_the_model_unless_the_user_did() {
+        let none = ModelOverride::default();
+        let (p, params) =
+            kernel_model(&header("6.18.15+deb13-cloud-amd64", Some(250)), &none).unwrap();
+        assert_eq!(
+            (p, params.hz, params.version),
+            (PolicyKind::LazyCompact, 250, KernelVersion::V6_14)
+        );
+        let (p, params) = kernel_model(&header("6.12.117", None), &none).unwrap();
+        assert_eq!(
+            (p, params.hz, params.version),
+            (PolicyKind::LazyCompact, 0, KernelVersion::V6_4)
+        );
+        let (p, _) = kernel_model(&header("7.2.13", None), &none).unwrap();
+        assert_eq!(p, PolicyKind::OwnerMode);
+        let user = ModelOverride {
+            policy: Some(PolicyKind::ResumeBatch),
+            hz: Some(1000),
+            ..ModelOverride::default()
+        };
+        let (p, params) = kernel_model(&header("6.18.15", Some(250)), &user).unwrap();
+        assert_eq!((p, params.hz), (PolicyKind::ResumeBatch, 1000));
+        assert!(kernel_model(&header("5.15.0", None), &none).is_none());
+    }
+}

@@ -1,0 +1,242 @@
+//! The guest's stream after its hello: ftrace lines to the capture file (and the TUI), control
+//! lines to the run's status, until the guest's `end`; then the capture file is composed.
+
+use super::boot::{Booted, failure, kill_child};
+use super::cmdline::CaptureMode;
+use super::host::{MAX_KEPT_TEXT, Phase, Shared, VmConfig};
+use super::protocol::{ACK, Control, End, RecordHeader, STOP};
+use super::qemu::Plan;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// The tracefs column header, as `cat trace` prints it with record-tgid.
+const FTRACE_HEADER: &str = "\
+#                                          _-----=> irqs-off/BH-disabled
+#                                         / _----=> need-resched
+#                                        | / _---=> hardirq/softirq
+#                                        || / _--=> preempt-depth
+#                                        ||| / _-=> migrate-disable
+#                                        |||| /     delay
+#           TASK-PID       TGID    CPU#  |||||  TIMESTAMP  FUNCTION
+#              | |           |       |   |||||     |         |
+";
+
+/// Writes the capture: the `# cidscope-vm:` facts, then (tracefs) the header `cat trace`
+/// prints, with `#P:` the guest's possible CPUs, then the streamed lines.
+pub fn compose(
+    out: &Path,
+    header: &RecordHeader,
+    mode: CaptureMode,
+    events: u64,
+    body: &Path,
+) -> Result<(), String> {
+    let err = |e: std::io::Error| format!("{}: {e}", out.display());
+    let f = std::fs::File::create(out).map_err(err)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    w.write_all(header.line().as_bytes()).map_err(err)?;
+    if mode == CaptureMode::Tracefs {
+        write!(
+            w,
+            "# tracer: nop\n#\n# entries-in-buffer/entries-written: {events}/{events}   #P:{}\n#\n{FTRACE_HEADER}",
+            header.cpus
+        )
+        .map_err(err)?;
+    }
+    let mut b = std::fs::File::open(body).map_err(|e| format!("{}: {e}", body.display()))?;
+    std::io::copy(&mut b, &mut w).map_err(err)?;
+    w.flush().map_err(err)
+}
+
+pub(super) struct Streamed {
+    pub(super) end: End,
+    pub(super) events: u64,
+}
+
+/// Reads the guest's stream to its `end` (or the guest's death), writing the ftrace lines to
+/// `body`; answers `end` with `ack` and waits for QEMU to exit.
+pub(super) fn stream(
+    cfg: &VmConfig,
+    sh: &Shared,
+    b: Booted,
+    body: &Path,
+    plan: &Plan,
+) -> Result<Streamed, String> {
+    let Booted {
+        mut child,
+        stream,
+        rest,
+        hello: _,
+        err,
+    } = b;
+    let file = std::fs::File::create(body).map_err(|e| format!("{}: {e}", body.display()))?;
+    let mut spool = std::io::BufWriter::with_capacity(1 << 20, file);
+    let mut buf = rest;
+    let mut rd = [0u8; 1 << 16];
+    let mut s = &stream;
+    let mut events = 0u64;
+    let mut bytes = 0u64;
+    let mut end: Option<End> = None;
+    let mut guest_error: Option<String> = None;
+    let mut sent_stop = false;
+    let mut stop_at: Option<Instant> = None;
+    let mut last_data = Instant::now();
+    let mut kept: Vec<u8> = Vec::new();
+    let started = Instant::now();
+    // the workload's length, plus the time a slow guest takes to drain and send
+    let deadline = started
+        + Duration::from_nanos(cfg.duration_ns)
+        + Duration::from_secs(120 + 2 * cfg.cpus as u64);
+    let stall = Duration::from_secs(120);
+    let io = |e: std::io::Error| format!("{}: {e}", body.display());
+    'read: loop {
+        // whole lines first
+        let mut start = 0;
+        while let Some(p) = memchr::memchr(b'\n', &buf[start..]) {
+            let mut line = &buf[start..start + p];
+            start += p + 1;
+            if line.last() == Some(&b'\r') {
+                line = &line[..line.len() - 1];
+            }
+            if line.starts_with(super::protocol::PREFIX.as_bytes()) {
+                let l = String::from_utf8_lossy(line);
+                match Control::parse(&l) {
+                    Some(Ok(Control::End(e))) => {
+                        end = Some(e);
+                        break 'read;
+                    }
+                    Some(Ok(Control::Warn(w))) => sh.note(format!("guest: {w}")),
+                    Some(Ok(Control::Error(e))) => {
+                        // the guest's last word: it powers off once answered
+                        guest_error = Some(e);
+                        break 'read;
+                    }
+                    Some(Ok(Control::Progress { events: n })) => sh.lock().events = n,
+                    Some(Ok(Control::Running { .. })) => sh.phase(Phase::Running),
+                    Some(Ok(Control::Hello(_))) => {}
+                    Some(Err(e)) => sh.note(e),
+                    None => {}
+                }
+                continue;
+            }
+            spool.write_all(line).map_err(io)?;
+            spool.write_all(b"\n").map_err(io)?;
+            if !line.starts_with(b"#") && !line.starts_with(b"CPU:") && !line.is_empty() {
+                events += 1;
+            }
+            if cfg.keep_text {
+                kept.extend_from_slice(line);
+                kept.push(b'\n');
+            }
+        }
+        buf.drain(..start);
+        if !kept.is_empty() {
+            // one lock per read, not per line
+            let mut t = sh.text.lock().unwrap_or_else(|p| p.into_inner());
+            if t.len() + kept.len() < MAX_KEPT_TEXT {
+                t.extend_from_slice(&kept);
+            } else {
+                sh.text_dropped
+                    .fetch_add(kept.len() as u64, Ordering::Relaxed);
+            }
+            kept.clear();
+        }
+        {
+            let mut st = sh.lock();
+            if cfg.attach && st.phase == Phase::Running && events > 0 {
+                st.phase = Phase::Collecting;
+            }
+            if !cfg.attach || events > 0 {
+                st.events = st.events.max(events);
+            }
+            st.bytes = bytes;
+        }
+        if sh.kill.load(Ordering::Relaxed) {
+            kill_child(&mut child);
+            return Err("stopped: QEMU was killed".into());
+        }
+        if sh.stop.load(Ordering::Relaxed) && !sent_stop {
+            sent_stop = true;
+            stop_at = Some(Instant::now());
+            let _ = s.write_all(format!("{STOP}\n").as_bytes());
+        }
+        let timed_out = Instant::now() > deadline || last_data.elapsed() > stall;
+        if timed_out && stop_at.is_none() {
+            sh.note(format!(
+                "the guest ran past its time (workload {} s, nothing new for {} s): asking it to stop",
+                cfg.duration_ns / 1_000_000_000,
+                last_data.elapsed().as_secs()
+            ));
+            let _ = s.write_all(format!("{STOP}\n").as_bytes());
+            stop_at = Some(Instant::now());
+        }
+        if stop_at.is_some_and(|t| t.elapsed() > Duration::from_secs(20)) {
+            kill_child(&mut child);
+            return Err(failure(
+                "the guest did not end its capture in time after being asked to stop; QEMU was killed".into(),
+                &plan.console,
+                &err,
+            ));
+        }
+        match s.read(&mut rd) {
+            Ok(0) => break,
+            Ok(n) => {
+                bytes += n as u64;
+                last_data = Instant::now();
+                buf.extend_from_slice(&rd[..n]);
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+            }
+            Err(e) => {
+                kill_child(&mut child);
+                return Err(format!("reading the guest's stream: {e}"));
+            }
+        }
+    }
+    spool.flush().map_err(io)?;
+    if !kept.is_empty() {
+        // the lines before `end`, read with it
+        sh.text
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(&kept);
+    }
+    if end.is_some() || guest_error.is_some() {
+        sh.phase(Phase::Collecting);
+        let _ = s.write_all(format!("{ACK}\n").as_bytes());
+    }
+    // the guest powers off after the ack; QEMU then exits
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(15) {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if let Ok(None) = child.try_wait() {
+        sh.note("the guest did not power off after its capture; QEMU was killed".into());
+        kill_child(&mut child);
+    }
+    match (end, guest_error) {
+        (Some(end), None) => Ok(Streamed { end, events }),
+        (_, Some(e)) => Err(failure(
+            format!("cidscope in the guest failed: {e}"),
+            &plan.console,
+            &err,
+        )),
+        (None, None) => Err(failure(
+            format!("the guest ended before its capture did ({events} events received)"),
+            &plan.console,
+            &err,
+        )),
+    }
+}
