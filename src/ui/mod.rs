@@ -17,6 +17,7 @@ pub mod models;
 pub mod navigate;
 pub mod options;
 pub mod overlays;
+pub mod picker;
 pub mod prompt;
 pub mod run;
 pub mod samples;

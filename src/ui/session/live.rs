@@ -62,6 +62,7 @@ impl Session for Live {
             ));
         }
         st.refresh_mm_list();
+        st.refresh_threads();
         if !self.paused {
             follow_newest(st);
         }

@@ -9,7 +9,9 @@ pub mod lane_stack;
 pub mod lanes;
 pub mod narration;
 pub mod pane;
+pub mod picker;
 pub mod status;
+pub mod thread_lanes;
 pub mod title;
 pub mod weight;
 

@@ -32,6 +32,9 @@ impl Pane for StatusLine {
                     "jump to marker: press one of {names} (Esc cancels)"
                 ))
             }
+            Mode::Picker(_) => Some(
+                "pick a process: type to filter (comm or tgid) · ↑↓ PgUp PgDn Home End · Enter shows it · Esc closes".into(),
+            ),
             Mode::Normal => ov.message.clone(),
         };
         match prompt {
