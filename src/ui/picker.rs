@@ -23,6 +23,8 @@ pub struct PickerRow {
     pub cids: Vec<i32>,
     /// The process began inside the capture (fork or exec): every CID it got was seen.
     pub born: bool,
+    /// How: "fork", "exec", or "" (it existed before the capture).
+    pub born_by: &'static str,
 }
 
 impl PickerRow {
@@ -55,6 +57,7 @@ pub fn rows(tl: &Timeline, trace: &Trace, sel: &Selection) -> Vec<PickerRow> {
         rseq_updates: tl.mm_stats.iter().map(|s| s.rseq_updates).sum(),
         cids: Vec::new(),
         born: false,
+        born_by: "",
     }];
     // tasks per mm in one pass (not one pass over all tasks per process)
     let mut threads = vec![0usize; tl.mms.len()];
@@ -77,6 +80,11 @@ pub fn rows(tl: &Timeline, trace: &Trace, sel: &Selection) -> Vec<PickerRow> {
             rseq_updates: stats.rseq_updates,
             cids: stats.cids.clone(),
             born: info.begins_in_capture(),
+            born_by: match info.origin {
+                crate::model::MmOrigin::Fork => "fork",
+                crate::model::MmOrigin::Exec => "exec",
+                _ => "",
+            },
         });
     }
     out

@@ -37,7 +37,7 @@ fn row_text(r: &PickerRow) -> String {
     };
     let born = match r.sel {
         crate::ui::selection::MmSel::All => "",
-        _ if r.born => "yes",
+        _ if r.born => r.born_by,
         _ => "no",
     };
     format!(
@@ -53,7 +53,7 @@ impl Widget for PickerOverlay<'_> {
         let theme = &self.app.theme;
         let p = self.picker;
         let rows = p.filtered();
-        let w = 80.min(area.width);
+        let w = 88.min(area.width);
         let h = (rows.len() as u16 + 5).clamp(7, area.height.saturating_sub(2).max(7));
         let h = h.min(area.height);
         let r = Rect {
@@ -75,8 +75,8 @@ impl Widget for PickerOverlay<'_> {
             ]),
             Line::styled(
                 format!(
-                    " {:<18} {:>8} {:>7} {:>12}  {:<16} {:<4}",
-                    "comm", "tgid", "threads", "rseq_updates", "CIDs seen", "born"
+                    " {:<18} {:>8} {:>7} {:>12}  {:<16} {}",
+                    "comm", "tgid", "threads", "rseq_updates", "CIDs seen", "born in capture"
                 ),
                 theme.dim().add_modifier(Modifier::UNDERLINED),
             ),
