@@ -209,3 +209,30 @@ fn thread_lanes_view() {
     assert!(s.contains("▏CPU1"), "{s}");
     insta::assert_snapshot!("thread_lanes_view", s);
 }
+
+/// "Why" in the cursor pane at a CID change of the compare capture: the observed cause, each
+/// model's cause for its own CID and its nearest compaction with what it freed and lazied.
+#[test]
+fn why_at_the_cursor() {
+    use cidscope::model::policies::{Params, PolicyKind, replay_all};
+    let t = load(
+        Path::new("traces/v5-workers.ftrace.txt"),
+        &LoadOptions::default(),
+    )
+    .expect("load");
+    let runs = replay_all(&t, &[PolicyKind::LazyCompact], &Params::default());
+    let mut a = App::new(t);
+    a.state.set_models(runs);
+    // to a tick-triggered compaction, then on to the next CID change
+    a.apply(Action::NextTick);
+    a.apply(Action::NextCidChange);
+    let s = render(&a);
+    assert!(s.contains("why [observed] task "), "{s}");
+    assert!(s.contains("[lazy-compact] nearest compaction"), "{s}");
+    assert!(s.contains("freed "), "{s}");
+    insta::assert_snapshot!(s);
+    // without a model, the pane says what the capture cannot tell
+    let mut a = app("traces/v5-workers.ftrace.txt");
+    a.apply(Action::NextCidChange);
+    assert!(render(&a).contains("not in the capture"));
+}

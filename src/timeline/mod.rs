@@ -7,6 +7,7 @@
 
 pub mod lanes;
 pub mod summary;
+pub mod why;
 
 use crate::events::{EventKind, Tid, Trace};
 /// Lanes and their segments are the model's types (a policy run records lanes too).
