@@ -141,7 +141,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             cidscope::live_cli::run_live(&a, ui)
         }
-        Some(Command::Attach(a)) => cidscope::live_cli::run_attach(&a),
+        Some(Command::Attach(a)) => {
+            // like live: the TUI when a person watches, the summary when piped or --json
+            use std::io::IsTerminal;
+            let ui = if !a.json && std::io::stdout().is_terminal() {
+                Some(ui_options(&cli.theme, &cli.keys)?)
+            } else {
+                None
+            };
+            cidscope::live_cli::run_attach(&a, ui)
+        }
         None if cli.check => {
             let Some(file) = &cli.file else {
                 return Err("--check needs a capture file".into());

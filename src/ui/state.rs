@@ -25,6 +25,8 @@ pub struct State {
     pub loading: Option<Loading>,
     /// Live: the CIDs the workload's threads read from their rseq areas.
     pub samples: Option<Samples>,
+    /// A live session feeds the trace (attach): data keeps arriving.
+    pub streaming: bool,
     pub quit: bool,
     /// A load error after some events arrived: shown, with the events before it kept.
     pub load_error: Option<SourceError>,
@@ -55,6 +57,7 @@ impl State {
             derived: Derived::default(),
             loading: None,
             samples: None,
+            streaming: false,
             quit: false,
             load_error: None,
             fatal: None,
@@ -76,7 +79,7 @@ impl State {
 
     /// Whether data still arrives: a capture being read, or a live session.
     pub fn growing(&self) -> bool {
-        self.loading.is_some() || self.samples.is_some()
+        self.loading.is_some() || self.samples.is_some() || self.streaming
     }
 
     /// Shows model runs beside the capture (the compare view with more than one).
