@@ -56,9 +56,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Export(a)) => {
-            if a.perfetto.is_none() && a.csv.is_none() {
+            if a.perfetto.is_none() && a.csv.is_none() && a.svg.is_none() {
                 return Err(
-                    "export: name an output with --perfetto OUT.json and/or --csv OUT.csv".into(),
+                    "export: name an output with --perfetto OUT.json, --csv OUT.csv and/or --svg OUT.svg".into(),
                 );
             }
             let trace =
@@ -75,6 +75,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 let v = cidscope::export::perfetto::export(&trace, &tl, &extra);
                 let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
                 serde_json::to_writer(std::io::BufWriter::new(f), &v)
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+            if let Some(p) = &a.svg {
+                let theme = cidscope::ui::theme::Theme::resolve(cli.theme.as_deref(), false)
+                    .map_err(|e| e.to_string())?;
+                let opts = cidscope::ui::svg_colors::svg_options(
+                    &trace,
+                    &tl,
+                    (a.from, a.to),
+                    a.tgid,
+                    &theme,
+                )?;
+                std::fs::write(p, cidscope::export::svg::render(&trace, &tl, &opts))
                     .map_err(|e| format!("{}: {e}", p.display()))?;
             }
             if let Some(p) = &a.csv {

@@ -25,6 +25,7 @@ pub mod search;
 pub mod selection;
 pub mod session;
 pub mod state;
+pub mod svg_colors;
 pub mod terminal;
 pub mod theme;
 pub mod view;
