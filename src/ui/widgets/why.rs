@@ -143,7 +143,18 @@ pub fn lines<'a>(app: &'a App, task: Tid, ts: u64) -> Vec<Line<'a>> {
             format!("[{}] ", m.run.policy.id()),
             theme.mark(color).add_modifier(Modifier::BOLD),
         );
-        if let Some(w) = m.run.why_cid(task, ts) {
+        if let Some(w) = m.run.why_cid(task, ts).filter(|w| w.change.cid.is_none()) {
+            out.push(Line::from(vec![
+                label.clone(),
+                tag.clone(),
+                Span::raw(format!(
+                    "task {task} holds no CID in the model ({}){}",
+                    offset(w.change.ts, ts),
+                    w.old
+                        .map_or(String::new(), |c| format!(": it last held CID {c}"))
+                )),
+            ]));
+        } else if let Some(w) = m.run.why_cid(task, ts) {
             out.push(Line::from(vec![
                 label.clone(),
                 tag.clone(),
