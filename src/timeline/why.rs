@@ -9,7 +9,7 @@ use crate::events::{EventKind, Tid, Trace};
 use crate::model::MmId;
 
 /// How far back (in events) the search for the task's previous report goes.
-const SCAN_LIMIT: usize = 200_000;
+const SCAN_LIMIT: usize = 50_000;
 /// How many segments back a CPU's lane is searched for the CID it last showed for the process.
 const LANE_LIMIT: usize = 10_000;
 
