@@ -23,6 +23,8 @@ shot main 120 36 1.5 + + + l l l l l l l l l l -- "$bin" traces/hackbench-pipe.f
 shot compare 120 40 2 c c c c c c + + + + + + -- "$bin" traces/v5-workers.ftrace.txt --compare observed,lazy-compact,owner-mode
 shot scan-batch 120 40 2 s l l l l l l l l + + + + + + -- "$bin" sim --cpus 128 --policy resume-batch --batch 8 --workload cyclictest --threads 64 --duration 300ms
 shot demo 120 40 2 "]" "]" -- "$bin" demo workers
+shot picker 120 36 1.5 P m c w -- "$bin" traces/v5-workers.ftrace.txt
+shot threads 120 40 1.5 v c c c c c c + + + + + + + + + + -- "$bin" traces/v5-workers.ftrace.txt
 shot accounting 120 36 1.5 p -- "$bin" traces/hackbench-pipe.ftrace.txt
 shot help 120 40 1.5 "?" -- "$bin" traces/hackbench-pipe.ftrace.txt
 shot live 120 36 3 -- "$bin" live --attach --workload hog:3,migrate:1:20ms --duration 10

@@ -171,6 +171,29 @@ pub struct ExportArgs {
     /// Write one CSV row per event to this file.
     #[arg(long, value_name = "OUT.csv")]
     pub csv: Option<PathBuf>,
+    /// Write an SVG picture (lanes of per-CPU CID slots, cidmask weight, time axis, legend;
+    /// colours from --theme) to this file.
+    #[arg(long, value_name = "OUT.svg")]
+    pub svg: Option<PathBuf>,
+    /// SVG: where the window starts, counted from the capture's first event (0, 1s, 2.5ms,
+    /// 300us). Default: the first event.
+    #[arg(long, value_name = "T", value_parser = parse_offset_ns)]
+    pub from: Option<u64>,
+    /// SVG: where the window ends, counted from the capture's first event. Default: the last.
+    #[arg(long, value_name = "T", value_parser = parse_offset_ns)]
+    pub to: Option<u64>,
+    /// SVG: the process to draw, by TGID. Default: the one the TUI opens on (the busiest
+    /// process born in the capture, else the busiest).
+    #[arg(long, value_name = "N")]
+    pub tgid: Option<u32>,
+}
+
+/// `0` or a duration as `parse_duration_ns` takes it: an offset into a capture.
+pub fn parse_offset_ns(s: &str) -> Result<u64, String> {
+    match s.trim() {
+        "0" => Ok(0),
+        t => parse_duration_ns(t),
+    }
 }
 
 #[derive(Args, Debug)]

@@ -105,7 +105,10 @@ pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run_attach(a: &AttachArgs) -> Result<ExitCode, String> {
+/// `cidscope attach`: with `ui`, the live TUI on the process (or, `--all`, every process, in
+/// the picker) until the user quits; without, until the duration ends or Ctrl-C. Then the
+/// recording and the summary.
+pub fn run_attach(a: &AttachArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCode, String> {
     let scope = match (a.pid, a.all) {
         (Some(p), false) => {
             if !Path::new(&format!("/proc/{p}")).exists() {
@@ -124,8 +127,14 @@ pub fn run_attach(a: &AttachArgs) -> Result<ExitCode, String> {
         ..LiveOptions::default()
     };
     let session = LiveSession::start(opts).map_err(|e| e.to_string())?;
-    wait(&session);
-    let cap = session.stop().map_err(|e| e.to_string())?;
+    let cap = match ui {
+        Some(ui) => crate::ui::run::run_attach(session, ui, a.pid, possible_cpus())
+            .map_err(|e| e.to_string())?,
+        None => {
+            wait(&session);
+            session.stop().map_err(|e| e.to_string())?
+        }
+    };
     if let Some(p) = &a.record {
         write_record(p, &cap)?;
     }

@@ -60,9 +60,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Export(a)) => {
-            if a.perfetto.is_none() && a.csv.is_none() {
+            if a.perfetto.is_none() && a.csv.is_none() && a.svg.is_none() {
                 return Err(
-                    "export: name an output with --perfetto OUT.json and/or --csv OUT.csv".into(),
+                    "export: name an output with --perfetto OUT.json, --csv OUT.csv and/or --svg OUT.svg".into(),
                 );
             }
             let trace =
@@ -79,6 +79,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 let v = cidscope::export::perfetto::export(&trace, &tl, &extra);
                 let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
                 serde_json::to_writer(std::io::BufWriter::new(f), &v)
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+            if let Some(p) = &a.svg {
+                let theme = cidscope::ui::theme::Theme::resolve(cli.theme.as_deref(), false)
+                    .map_err(|e| e.to_string())?;
+                let opts = cidscope::ui::svg_colors::svg_options(
+                    &trace,
+                    &tl,
+                    (a.from, a.to),
+                    a.tgid,
+                    &theme,
+                )?;
+                std::fs::write(p, cidscope::export::svg::render(&trace, &tl, &opts))
                     .map_err(|e| format!("{}: {e}", p.display()))?;
             }
             if let Some(p) = &a.csv {
@@ -145,7 +158,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             cidscope::live_cli::run_live(&a, ui)
         }
-        Some(Command::Attach(a)) => cidscope::live_cli::run_attach(&a),
+        Some(Command::Attach(a)) => {
+            // like live: the TUI when a person watches, the summary when piped or --json
+            use std::io::IsTerminal;
+            let ui = if !a.json && std::io::stdout().is_terminal() {
+                Some(ui_options(&cli.theme, &cli.keys)?)
+            } else {
+                None
+            };
+            cidscope::live_cli::run_attach(&a, ui)
+        }
         Some(Command::Vm(a)) => run_vm(&a, &cli.model, || ui_options(&cli.theme, &cli.keys)),
         None if cli.check => {
             let Some(file) = &cli.file else {

@@ -207,3 +207,84 @@ fn sim_and_compare_in_a_real_terminal() {
     t.keys(&["q"]);
     t.wait_for("EXITED=0");
 }
+
+#[test]
+fn picker_filters_and_picks_and_thread_lanes_toggle() {
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let t = Tmux::start(
+        "e2e",
+        &format!("{bin} traces/v5-workers.ftrace.txt; echo EXITED=$?; sleep 60"),
+    );
+    // the first pick: the busiest process born in the capture
+    let s = t.wait_for("event 1 of 7980");
+    assert!(s.contains("tgid 1244 (after exec) mcwork"), "{s}");
+    t.keys(&["P"]);
+    t.wait_for("processes — type to filter");
+    // filter to the rustc process (tgid 1216), then pick it
+    t.keys(&["1", "2", "1", "6"]);
+    let s = t.wait_for("filter: 1216");
+    assert!(s.contains("1 of 24 shown"), "{s}");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("showing tgid 1216");
+    assert!(
+        s.contains("│ tgid 1216"),
+        "the title shows the process:\n{s}"
+    );
+    assert!(!s.contains("processes — type to filter"), "closed:\n{s}");
+    // Esc closes the picker without a change
+    t.keys(&["P"]);
+    t.wait_for("processes — type to filter");
+    t.keys(&["Escape"]);
+    let s = t.wait_for("per-CPU CID slots");
+    assert!(s.contains("│ tgid 1216"), "{s}");
+    // search switches process: tgid:1244
+    t.keys(&["/", "t", "g", "i", "d", ":", "1", "2", "4", "4", "Enter"]);
+    let s = t.wait_for("showing tgid 1244");
+    assert!(s.contains("│ tgid 1244 (after exec) mcwork"), "{s}");
+    // thread lanes and back
+    t.keys(&["v"]);
+    let s = t.wait_for("thread lanes: the CID each thread holds");
+    assert!(s.contains("5 threads of tgid 1244"), "{s}");
+    assert!(s.contains("1248"), "a row per thread:\n{s}");
+    t.keys(&["v"]);
+    t.wait_for("per-CPU CID slots");
+    t.keys(&["q"]);
+    t.wait_for("EXITED=0");
+}
+
+/// `attach --pid P` opens the live TUI on the process (as root; otherwise it says why and the
+/// test passes, like tests/live.rs).
+#[test]
+fn attach_opens_the_tui_on_a_pid() {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false);
+    if !root {
+        println!("SKIP attach_opens_the_tui_on_a_pid: attaching needs root (CI runs as root)");
+        return;
+    }
+    // a busy process of our own: glibc registers rseq for it, so it reports CIDs
+    let mut busy = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .expect("sh");
+    let pid = busy.id();
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let t = Tmux::start(
+        "e2e",
+        &format!("{bin} attach --pid {pid} --duration 30; echo EXITED=$?; sleep 60"),
+    );
+    let s = t.wait_for(&format!("attach --pid {pid}"));
+    assert!(s.contains("● LIVE"), "{s}");
+    let s = t.wait_for(&format!("│ tgid {pid}"));
+    assert!(s.contains("per-CPU CID slots"), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("EXITED=");
+    assert!(s.contains("EXITED=0"), "{s}");
+    assert!(s.contains("rseq "), "the summary follows the TUI:\n{s}");
+    let _ = busy.kill();
+    let _ = busy.wait();
+}

@@ -218,3 +218,92 @@ fn model_triggers_become_instants_with_policy() {
     assert!(total > 0);
     assert_eq!(compactions.len() as u64, total);
 }
+
+/// `export --svg`: a well-formed SVG (parsed by a real XML parser) with a lane per CPU holding
+/// CID boxes of the process, the weight path, the bound, a time axis and a legend; --from/--to
+/// choose the window and --tgid the process.
+#[test]
+fn svg_has_a_lane_per_cpu_and_the_weight_path() {
+    let dir = std::env::temp_dir().join(format!("cidscope-svg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let out = dir.join("lanes.svg");
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cidscope"))
+            .args(["export", "traces/hackbench-pipe.ftrace.txt", "--svg"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .expect("run")
+    };
+    let o = run(&["--from", "0", "--to", "20ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).expect("svg");
+    let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    assert_eq!(
+        root.tag_name().namespace(),
+        Some("http://www.w3.org/2000/svg")
+    );
+    let class = |n: &roxmltree::Node, c: &str| n.attribute("class") == Some(c);
+    let lanes: Vec<_> = doc.descendants().filter(|n| class(n, "lane")).collect();
+    assert_eq!(lanes.len(), 2, "a lane per CPU of the capture");
+    for (cpu, lane) in lanes.iter().enumerate() {
+        assert_eq!(lane.attribute("data-cpu"), Some(cpu.to_string().as_str()));
+        let label = lane
+            .descendants()
+            .find(|n| n.tag_name().name() == "text")
+            .and_then(|n| n.text());
+        assert_eq!(label, Some(format!("CPU{cpu}").as_str()));
+    }
+    let boxes: Vec<_> = doc.descendants().filter(|n| class(n, "cid")).collect();
+    assert!(boxes.len() > 10, "CID boxes: {}", boxes.len());
+    for b in &boxes {
+        let cid: i32 = b
+            .attribute("data-cid")
+            .expect("cid")
+            .parse()
+            .expect("number");
+        assert!((0..2).contains(&cid), "CIDs stay below the 2 possible CPUs");
+        let x: f64 = b.attribute("x").expect("x").parse().expect("x");
+        assert!((64.0..=1184.0).contains(&x), "inside the plot: {x}");
+        assert!(b.attribute("fill").is_some_and(|f| f.starts_with('#')));
+        assert!(b.descendants().any(|n| n.tag_name().name() == "title"));
+    }
+    let weight = doc
+        .descendants()
+        .find(|n| class(n, "weight"))
+        .expect("the weight path");
+    assert_eq!(weight.tag_name().name(), "path");
+    let d = weight.attribute("d").expect("d");
+    assert!(
+        d.starts_with('M') && d.contains(" H") && d.contains(" V"),
+        "{d}"
+    );
+    assert!(doc.descendants().any(|n| class(&n, "bound")));
+    assert!(doc.descendants().any(|n| class(&n, "legend")));
+    let ticks: Vec<&str> = doc
+        .descendants()
+        .filter(|n| class(n, "axis"))
+        .flat_map(|a| a.descendants())
+        .filter_map(|n| n.text())
+        .filter(|t| t.starts_with('+'))
+        .collect();
+    assert!(ticks.len() >= 4, "{ticks:?}");
+    assert!(text.contains("(20.000 ms)"), "the window is named");
+    // another process by --tgid; an unknown one is refused naming it
+    let o = run(&["--tgid", "1385"]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    if o.status.success() {
+        let t = std::fs::read_to_string(&out).expect("svg");
+        assert!(t.contains("tgid 1385"), "{t}");
+    } else {
+        assert!(err.contains("--tgid 1385"), "{err}");
+    }
+    let o = run(&["--tgid", "4000000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--tgid 4000000"));
+    let o = run(&["--from", "30ms", "--to", "10ms"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

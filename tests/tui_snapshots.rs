@@ -136,3 +136,103 @@ fn scan_batch_widget() {
     assert!(s.contains("CPUs 8-15"));
     insta::assert_snapshot!(s);
 }
+
+/// The process picker over the compare capture: every process with rseq activity, filtered by
+/// a typed substring, the cursor's row highlighted.
+#[test]
+fn process_picker() {
+    use cidscope::ui::overlays::Mode;
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut a = app("traces/v5-workers.ftrace.txt");
+    a.apply(Action::PickProcess);
+    let whole = render(&a);
+    assert!(whole.contains("rseq_updates"), "{whole}");
+    assert!(whole.contains("all tasks"), "{whole}");
+    for c in "mcw".chars() {
+        cidscope::ui::picker::key(
+            &mut a.state,
+            &KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
+        );
+    }
+    let s = render(&a);
+    assert!(matches!(a.state.overlays.mode, Mode::Picker(_)));
+    assert!(s.contains("filter: mcw"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+/// Thread lanes: a row per thread of the selected process with its CID over time and the CPU
+/// of each run, observed and a model's, under the same cursor.
+#[test]
+fn thread_lanes_view() {
+    use cidscope::model::policies::{Params, PolicyKind, replay_all};
+    let t = load(
+        Path::new("traces/v5-workers.ftrace.txt"),
+        &LoadOptions::default(),
+    )
+    .expect("load");
+    let runs = replay_all(&t, &[PolicyKind::LazyCompact], &Params::default());
+    let mut a = App::new(t);
+    a.state.set_models(runs);
+    a.apply(Action::ToggleThreads);
+    for _ in 0..6 {
+        a.apply(Action::NextCidChange);
+    }
+    for _ in 0..5 {
+        a.apply(Action::ZoomIn);
+    }
+    let th = a
+        .state
+        .derived
+        .threads
+        .as_ref()
+        .expect("thread lanes built");
+    assert!(th.tids.len() >= 2, "{:?}", th.tids);
+    assert_eq!(th.models.len(), 1, "the model's thread lanes too");
+    let s = render(&a);
+    assert!(s.contains("thread lanes"), "{s}");
+    assert!(s.contains("lazy-compact model"), "{s}");
+    insta::assert_snapshot!("thread_lanes_view_with_model", s);
+    // back to the CPU lanes
+    a.apply(Action::ToggleThreads);
+    assert!(a.state.derived.threads.is_none());
+    assert!(render(&a).contains("per-CPU CID slots"));
+    // without a model, two rows per thread fit: the CPU of each run under its CIDs
+    let mut a = app("traces/v5-workers.ftrace.txt");
+    a.apply(Action::ToggleThreads);
+    for _ in 0..6 {
+        a.apply(Action::NextCidChange);
+    }
+    for _ in 0..10 {
+        a.apply(Action::ZoomIn);
+    }
+    let s = render(&a);
+    assert!(s.contains("▏CPU1"), "{s}");
+    insta::assert_snapshot!("thread_lanes_view", s);
+}
+
+/// "Why" in the cursor pane at a CID change of the compare capture: the observed cause, each
+/// model's cause for its own CID and its nearest compaction with what it freed and lazied.
+#[test]
+fn why_at_the_cursor() {
+    use cidscope::model::policies::{Params, PolicyKind, replay_all};
+    let t = load(
+        Path::new("traces/v5-workers.ftrace.txt"),
+        &LoadOptions::default(),
+    )
+    .expect("load");
+    let runs = replay_all(&t, &[PolicyKind::LazyCompact], &Params::default());
+    let mut a = App::new(t);
+    a.state.set_models(runs);
+    // to a tick-triggered compaction, then on to the next CID change
+    a.apply(Action::NextTick);
+    a.apply(Action::NextCidChange);
+    let s = render(&a);
+    assert!(s.contains("why [observed] task "), "{s}");
+    assert!(s.contains("[lazy-compact] nearest compaction"), "{s}");
+    assert!(s.contains("freed "), "{s}");
+    insta::assert_snapshot!(s);
+    // without a model, the pane says what the capture cannot tell
+    let mut a = app("traces/v5-workers.ftrace.txt");
+    a.apply(Action::NextCidChange);
+    assert!(render(&a).contains("not in the capture"));
+}

@@ -8,6 +8,7 @@ pub mod observed;
 pub mod policies;
 pub mod seglane;
 pub mod tasks;
+pub mod thread_lanes;
 
 pub use alarm::{Alarm, AlarmKind};
 pub use error::ModelError;
@@ -15,3 +16,4 @@ pub use lane::{Segment, SlotFlags};
 pub use observed::{Context, CpuSlot, ObservedState};
 pub use seglane::SegLane;
 pub use tasks::{MmId, MmInfo, MmOrigin};
+pub use thread_lanes::ThreadLanes;

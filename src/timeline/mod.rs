@@ -7,12 +7,14 @@
 
 pub mod lanes;
 pub mod summary;
+pub mod why;
 
 use crate::events::{EventKind, Tid, Trace};
 /// Lanes and their segments are the model's types (a policy run records lanes too).
 pub use crate::model::lane::{Segment, SlotFlags};
 use crate::model::observed::{Context, CpuSlot, NoSink, ObservedState, Sink};
 pub use crate::model::seglane::SegLane;
+pub use crate::model::thread_lanes::ThreadLanes;
 use crate::model::{Alarm, MmId, MmInfo};
 use rustc_hash::FxHashMap;
 
@@ -447,6 +449,31 @@ impl Timeline {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The process a view opens on: the one with the most rseq_updates among those born in the
+    /// capture (every CID they got was seen), else the one with the most rseq_updates.
+    pub fn first_pick(&self) -> Option<MmId> {
+        let active = self.mms_by_activity();
+        active
+            .iter()
+            .copied()
+            .find(|m| self.mms[m.0 as usize].begins_in_capture())
+            .or_else(|| active.first().copied())
+    }
+
+    /// A lane per thread of `mm` (the CID each holds over time, wherever it runs), derived
+    /// from the CPU lanes on demand: only for the process asked for.
+    pub fn thread_lanes(&self, mm: MmId) -> ThreadLanes {
+        ThreadLanes::build(&self.lanes, mm, self.last_ts)
+    }
+
+    /// The process of thread-group `tgid`, if the capture has it (the newest, after an exec).
+    pub fn mm_of_tgid(&self, tgid: Tid) -> Option<MmId> {
+        (0..self.mms.len() as u32)
+            .rev()
+            .map(MmId)
+            .find(|m| self.mms[m.0 as usize].tgid == Some(tgid))
     }
 
     /// mms ordered for cycling in the UI: most rseq_updates first.

@@ -120,6 +120,29 @@ impl App {
                 prompt::refresh_search(st);
                 st.refresh_models();
             }
+            A::PickProcess => st.overlays.mode = Mode::Picker(super::picker::Picker::open(st)),
+            A::ToggleThreads => {
+                st.view.threads = !st.view.threads;
+                st.refresh_threads();
+                if st.view.threads && st.sel.selected_mm().is_none() {
+                    st.overlays.message = Some("thread lanes show one process: P picks one".into());
+                }
+            }
+            A::ScrollUp | A::ScrollDown => match &st.derived.threads {
+                Some(t) if st.view.threads => {
+                    let last = t.tids.len().saturating_sub(1);
+                    let v = &mut st.view;
+                    v.thread_scroll = if action == A::ScrollUp {
+                        v.thread_scroll.saturating_sub(1)
+                    } else {
+                        (v.thread_scroll + 1).min(last)
+                    };
+                }
+                _ => {
+                    st.overlays.message =
+                        Some("↑ and ↓ scroll the thread lanes: v shows them".into())
+                }
+            },
             A::Search => {
                 st.overlays.mode = Mode::Prompt {
                     kind: PromptKind::Search,

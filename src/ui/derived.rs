@@ -4,8 +4,10 @@
 
 use super::models::ModelView;
 use super::selection::{MmSel, Selection};
+use crate::events::Tid;
+use crate::model::MmId;
 use crate::timeline::summary::{LanePyramid, MaxPyramid};
-use crate::timeline::{SegLane, Timeline};
+use crate::timeline::{SegLane, ThreadLanes, Timeline};
 
 /// Below this many lane segments a frame reads the segments directly (exact and fast enough).
 pub const SUMMARY_THRESHOLD: usize = 50_000;
@@ -31,6 +33,83 @@ pub struct Derived {
     pub weights_stale: bool,
     /// Events loaded when the weights were last rebuilt.
     pub weights_at: usize,
+    /// Thread lanes of the selected process (built when the thread view is on).
+    pub threads: Option<Threads>,
+}
+
+/// The thread lanes of one process: what the capture shows and what each model gives it.
+pub struct Threads {
+    pub sel: MmSel,
+    /// Events loaded when they were built.
+    pub built_at: usize,
+    pub when: std::time::Instant,
+    /// Rows: every thread that ran in any set, by tid.
+    pub tids: Vec<Tid>,
+    pub observed: ThreadLanes,
+    /// Per model view.
+    pub models: Vec<ThreadLanes>,
+    /// Summary pyramids of the observed and model thread lanes (big captures): per set, per
+    /// row of `tids`.
+    pub pyramids: Option<Vec<Vec<LanePyramid>>>,
+}
+
+impl Threads {
+    pub fn build(
+        tl: &Timeline,
+        models: &[ModelView],
+        mm: MmId,
+        built_at: usize,
+        growing: bool,
+    ) -> Threads {
+        let observed = tl.thread_lanes(mm);
+        let models: Vec<ThreadLanes> = models
+            .iter()
+            .map(|m| m.run.thread_lanes(mm, tl.last_ts))
+            .collect();
+        let mut tids: Vec<Tid> = observed
+            .tids
+            .iter()
+            .chain(models.iter().flat_map(|m| m.tids.iter()))
+            .copied()
+            .collect();
+        tids.sort_unstable();
+        tids.dedup();
+        let segs = observed.segments() + models.iter().map(ThreadLanes::segments).sum::<usize>();
+        let pyramids = (segs >= SUMMARY_THRESHOLD && !growing).then(|| {
+            std::iter::once(&observed)
+                .chain(models.iter())
+                .map(|set| {
+                    tids.iter()
+                        .map(|&t| {
+                            LanePyramid::build(
+                                set.lane_of(t).unwrap_or(SegLane::empty()),
+                                tl.first_ts,
+                                tl.last_ts,
+                                |s| s.tid != 0,
+                            )
+                        })
+                        .collect()
+                })
+                .collect()
+        });
+        Threads {
+            sel: MmSel::Mm(mm),
+            built_at,
+            when: std::time::Instant::now(),
+            tids,
+            observed,
+            models,
+            pyramids,
+        }
+    }
+
+    /// The lanes of set `k` (0 = observed, 1.. = the model views).
+    pub fn set(&self, k: usize) -> Option<&ThreadLanes> {
+        match k {
+            0 => Some(&self.observed),
+            k => self.models.get(k - 1),
+        }
+    }
 }
 
 impl Derived {

@@ -40,6 +40,7 @@ pub fn key(app: &mut App, k: &KeyEvent) {
             }
             _ => {}
         },
+        Mode::Picker(_) => super::picker::key(&mut app.state, k),
         Mode::SetMark | Mode::JumpMark => match k.code {
             KeyCode::Char(c) => {
                 app.type_char(c);
@@ -61,6 +62,10 @@ fn mouse(app: &mut App, m: &MouseEvent, area: Rect, drag: &mut Drag) {
     let st = &mut app.state;
     match m.kind {
         MouseEventKind::Moved => st.view.hover = hit,
+        // a click on the title line opens the process picker
+        MouseEventKind::Down(MouseButton::Left) if m.row == area.y && hit.is_none() => {
+            app.apply(super::keys::Action::PickProcess);
+        }
         MouseEventKind::Down(MouseButton::Left) => {
             if let Some((_, ts)) = hit {
                 drag.start = Some((m.column, ts));

@@ -25,7 +25,8 @@ pub fn jump(st: &mut State, action: Action) -> bool {
             }
             Some((_, hits)) => {
                 let hits = hits.clone();
-                jump_in(st, &hits, fwd, "match")
+                jump_in(st, &hits, fwd, "match");
+                super::prompt::follow_match(st);
             }
         },
         A::NextCidChange | A::PrevCidChange => {

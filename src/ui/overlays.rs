@@ -12,6 +12,8 @@ pub enum Mode {
     SetMark,
     /// The next character names a marker to jump to.
     JumpMark,
+    /// The process picker is open (`P`): keys filter and move through it.
+    Picker(super::picker::Picker),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

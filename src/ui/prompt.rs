@@ -37,7 +37,7 @@ pub fn type_char(st: &mut State, c: char) -> bool {
             }
             true
         }
-        Mode::Normal => false,
+        Mode::Normal | Mode::Picker(_) => false,
     }
 }
 
@@ -65,6 +65,7 @@ pub fn submit(st: &mut State) {
                     st.overlays.message = Some("no match".into());
                 } else {
                     jump_in(st, &hits, true, "match");
+                    follow_match(st);
                 }
             }
             Err(e) => st.overlays.message = Some(e.to_string()),
@@ -84,6 +85,33 @@ pub fn refresh_search(st: &mut State) {
         let hits = search::find(&st.trace, &st.timeline, &q, st.sel.selected_mm());
         st.sel.search = Some((text.clone(), hits));
     }
+}
+
+/// After a jump to a match of a query naming a task (tid:, tgid:, comm:): shows the process of
+/// the task it matched, if another one is shown.
+pub fn follow_match(st: &mut State) {
+    let Some(q) = st
+        .sel
+        .search
+        .as_ref()
+        .and_then(|(t, _)| Query::parse(t).ok())
+    else {
+        return;
+    };
+    if !q.selects_process() {
+        return;
+    }
+    let Some(tid) = search::matched_task(&st.trace, &st.timeline, &q, st.view.cursor) else {
+        return;
+    };
+    let mm = st.timeline.task_mm(tid);
+    if st.sel.selected_mm() == Some(mm) || !st.sel.mm_list.contains(&mm) {
+        return;
+    }
+    let msg = st.overlays.message.take().unwrap_or_default();
+    st.select(super::selection::MmSel::Mm(mm));
+    let label = super::widgets::detail::mm_label(st, mm);
+    st.overlays.message = Some(format!("{msg} · showing {label}"));
 }
 
 /// `0-3,7` → the CPUs; empty → all (None).

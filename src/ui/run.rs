@@ -98,6 +98,40 @@ pub fn run_demo(name: &str, setup: crate::demo::Setup, opts: UiOptions) -> Resul
     run_app(styled(demo_app(name, setup), opts)).map(|_| ())
 }
 
+/// Runs the TUI on an attach session (`cidscope attach`: the kernel's events, no workload of
+/// its own) until the user quits; shows process `pid` first (when it has rseq activity), else
+/// the first pick. Returns the whole capture.
+pub fn run_attach(
+    source: LiveSession,
+    opts: UiOptions,
+    pid: Option<u32>,
+    ncpus: u32,
+) -> Result<LiveCapture, UiError> {
+    let app = styled(attach_app(source, pid, ncpus), opts);
+    let app = run_app(app)?;
+    let live = app
+        .into_session::<Live>()
+        .expect("run_attach runs a Live session"); // invariant: built by attach_app
+    Ok(live.into_source().stop()?)
+}
+
+/// The app of an attach session, before its first tick.
+pub fn attach_app(source: LiveSession, pid: Option<u32>, ncpus: u32) -> App {
+    let mut trace = source.empty_trace();
+    if trace.ncpus_hint.is_none() {
+        trace.ncpus_hint = Some(ncpus);
+    }
+    let mut state = State::new(trace, Timeline::empty(Timeline::DEFAULT_INTERVAL));
+    state.sel.prefer_tgid = pid;
+    state.streaming = true;
+    let mut live = Live::new(source, pid.unwrap_or(0), ncpus);
+    live.label = Some(match pid {
+        Some(p) => format!("attach --pid {p}"),
+        None => "attach --all".into(),
+    });
+    App::with_session(state, Box::new(live))
+}
+
 /// Runs the TUI on a live session until the user quits; returns the whole capture.
 pub fn run_live(
     source: LiveSession,

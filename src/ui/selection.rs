@@ -17,8 +17,10 @@ pub struct Selection {
     /// mms with rseq activity, most active first; Tab cycles [All, mms...].
     pub mm_list: Vec<MmId>,
     pub mm_pos: usize,
-    /// The process was chosen by cidscope (most active), not by the user.
+    /// The process was chosen by cidscope (the first pick), not by the user.
     pub mm_auto: bool,
+    /// While cidscope chooses: the process to pick when it shows up (`attach --pid P`).
+    pub prefer_tgid: Option<crate::events::Tid>,
     /// Named markers (`m` + letter): times.
     pub marks: BTreeMap<char, u64>,
     /// A/B range markers: times.
@@ -31,10 +33,11 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// The most active process of `mm_list` selected (all tasks when there is none).
-    pub fn new(mm_list: Vec<MmId>) -> Selection {
+    /// `first` selected (see [`crate::timeline::Timeline::first_pick`]), else the most active
+    /// process of `mm_list` (all tasks when there is none).
+    pub fn new(mm_list: Vec<MmId>, first: Option<MmId>) -> Selection {
         Selection {
-            mm_pos: usize::from(!mm_list.is_empty()),
+            mm_pos: first_pos(&mm_list, first),
             mm_list,
             mm_auto: true,
             ..Selection::default()
@@ -78,6 +81,19 @@ impl Selection {
         }
     }
 
+    /// Selects `sel` (all tasks, or a process of the list) as the user's choice; false when
+    /// the process is not in the list.
+    pub fn select(&mut self, sel: MmSel) -> bool {
+        match sel {
+            MmSel::All => {
+                self.mm_pos = 0;
+                self.mm_auto = false;
+                true
+            }
+            MmSel::Mm(m) => self.select_mm(m),
+        }
+    }
+
     /// The next (or previous) entry of [all tasks, mms...], wrapping around.
     pub fn cycle_mm(&mut self, forward: bool) {
         let k = self.mm_list.len() + 1;
@@ -88,13 +104,13 @@ impl Selection {
         };
     }
 
-    /// Takes a new process list (the data grew), keeping the user's choice, or the most
-    /// active process while cidscope chooses. Returns whether the selection changed.
-    pub fn update_mm_list(&mut self, mm_list: Vec<MmId>) -> bool {
+    /// Takes a new process list (the data grew), keeping the user's choice, or the first pick
+    /// while cidscope chooses. Returns whether the selection changed.
+    pub fn update_mm_list(&mut self, mm_list: Vec<MmId>, first: Option<MmId>) -> bool {
         let keep = self.selected();
         self.mm_list = mm_list;
         self.mm_pos = match keep {
-            _ if self.mm_auto => usize::from(!self.mm_list.is_empty()),
+            _ if self.mm_auto => first_pos(&self.mm_list, first),
             MmSel::All => 0,
             MmSel::Mm(m) => self
                 .mm_list
@@ -111,5 +127,13 @@ impl Selection {
             (Some(a), Some(b)) => Some((a.min(b), a.max(b))),
             _ => None,
         }
+    }
+}
+
+/// Position of `first` in [all tasks, mms...]; the most active process when it is not listed.
+fn first_pos(mm_list: &[MmId], first: Option<MmId>) -> usize {
+    match first.and_then(|f| mm_list.iter().position(|&m| m == f)) {
+        Some(p) => p + 1,
+        None => usize::from(!mm_list.is_empty()),
     }
 }

@@ -25,6 +25,8 @@ pub struct State {
     pub loading: Option<Loading>,
     /// Live: the CIDs the workload's threads read from their rseq areas.
     pub samples: Option<Samples>,
+    /// A live session feeds the trace (attach): data keeps arriving.
+    pub streaming: bool,
     pub quit: bool,
     /// A load error after some events arrived: shown, with the events before it kept.
     pub load_error: Option<SourceError>,
@@ -46,7 +48,7 @@ pub enum LoadMsg {
 impl State {
     pub fn new(trace: Trace, timeline: Timeline) -> State {
         let mut st = State {
-            sel: Selection::new(timeline.mms_by_activity()),
+            sel: Selection::new(timeline.mms_by_activity(), timeline.first_pick()),
             view: Viewport::whole(&timeline),
             trace,
             timeline,
@@ -55,6 +57,7 @@ impl State {
             derived: Derived::default(),
             loading: None,
             samples: None,
+            streaming: false,
             quit: false,
             load_error: None,
             fatal: None,
@@ -76,7 +79,7 @@ impl State {
 
     /// Whether data still arrives: a capture being read, or a live session.
     pub fn growing(&self) -> bool {
-        self.loading.is_some() || self.samples.is_some()
+        self.loading.is_some() || self.samples.is_some() || self.streaming
     }
 
     /// Shows model runs beside the capture (the compare view with more than one).
@@ -99,6 +102,64 @@ impl State {
         let growing = self.growing();
         self.derived
             .refresh_summaries(&self.timeline, &self.sel, &self.models.views, growing);
+        self.derived.threads = None;
+        self.refresh_threads();
+    }
+
+    /// Builds the thread lanes of the selected process when the thread view is on and they are
+    /// missing or outdated (data still growing: at most every 300 ms).
+    pub fn refresh_threads(&mut self) {
+        use super::derived::Threads;
+        use super::selection::MmSel;
+        if !self.view.threads {
+            self.derived.threads = None;
+            return;
+        }
+        let (sel, n) = (self.sel.selected(), self.trace.events.len());
+        let fresh = self.derived.threads.as_ref().is_some_and(|t| {
+            t.sel == sel
+                && (t.built_at == n || t.when.elapsed() < std::time::Duration::from_millis(300))
+        });
+        if fresh {
+            return;
+        }
+        let growing = self.growing();
+        self.derived.threads = match sel {
+            MmSel::Mm(mm) => Some(Threads::build(
+                &self.timeline,
+                &self.models.views,
+                mm,
+                n,
+                growing,
+            )),
+            MmSel::All => None,
+        };
+        let rows = self.derived.threads.as_ref().map_or(0, |t| t.tids.len());
+        self.view.thread_scroll = self.view.thread_scroll.min(rows.saturating_sub(1));
+    }
+
+    /// Rows of lanes per set: a thread's (thread view) or a CPU's.
+    pub fn lane_row_count(&self) -> usize {
+        match (&self.derived.threads, self.view.threads) {
+            (Some(t), true) => t.tids.len().saturating_sub(self.view.thread_scroll),
+            (None, true) => 0,
+            _ => self.visible_cpus().len(),
+        }
+    }
+
+    /// Width of the label column left of the lanes and graphs: room for "CPU12" or, in the
+    /// thread view, the longest tid; every pane with a time axis uses it, so columns align.
+    pub fn lane_label_width(&self) -> u16 {
+        let cpus = super::widgets::axis::label_width(
+            self.timeline.ncpus.max(self.visible_cpus().len() as u32),
+        );
+        match (&self.derived.threads, self.view.threads) {
+            (Some(t), true) => {
+                let digits = t.tids.iter().max().map_or(1, |m| m.to_string().len()) as u16;
+                cpus.max(digits + 1).min(12)
+            }
+            _ => cpus,
+        }
     }
 
     /// Follows the selection in the model views and their jump targets.
@@ -155,16 +216,45 @@ impl State {
         if self.view.follow_load {
             (self.view.t0, self.view.span) = full_window(&self.timeline);
         }
+        self.refresh_threads();
     }
 
     /// Recomputes the process list as data grows, keeping the user's choice.
     pub fn refresh_mm_list(&mut self) {
-        if self.sel.update_mm_list(self.timeline.mms_by_activity()) {
+        let first = self.first_pick();
+        if self
+            .sel
+            .update_mm_list(self.timeline.mms_by_activity(), first)
+        {
             self.derived.weights_stale = true;
+            self.derived.threads = None;
             if !self.models.views.is_empty() {
                 self.refresh_models();
             }
         }
+        if let super::overlays::Mode::Picker(p) = &mut self.overlays.mode {
+            p.refresh(&self.timeline, &self.trace, &self.sel);
+        }
+    }
+
+    /// The process cidscope picks while the user has not: the one asked for (`attach --pid`),
+    /// else the timeline's first pick.
+    pub fn first_pick(&self) -> Option<crate::model::MmId> {
+        self.sel
+            .prefer_tgid
+            .and_then(|t| self.timeline.mm_of_tgid(t))
+            .or_else(|| self.timeline.first_pick())
+    }
+
+    /// Shows `sel` (the user's choice): the search, the models and the derived series follow.
+    pub fn select(&mut self, sel: super::selection::MmSel) {
+        if self.sel.selected() == sel && !self.sel.mm_auto {
+            return;
+        }
+        self.sel.select(sel);
+        super::prompt::refresh_search(self);
+        self.derived.threads = None;
+        self.refresh_models();
     }
 
     /// The time the ruler's `+` offsets count from: the start of the data shown.

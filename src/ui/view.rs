@@ -86,6 +86,9 @@ pub fn draw(f: &mut Frame, app: &App) {
     for (pane, area) in layout(app, screen) {
         pane.draw(app, screen, area, f.buffer_mut());
     }
+    if let super::overlays::Mode::Picker(p) = &app.state.overlays.mode {
+        super::widgets::picker::PickerOverlay { app, picker: p }.render(screen, f.buffer_mut());
+    }
     if app.state.overlays.show_help {
         Help { app }.render(screen, f.buffer_mut());
     }

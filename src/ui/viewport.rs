@@ -18,6 +18,10 @@ pub struct Viewport {
     pub follow_load: bool,
     /// Where the mouse points: (CPU lane, time).
     pub hover: Option<(Option<usize>, u64)>,
+    /// A lane per thread of the selected process instead of a lane per CPU (`v`).
+    pub threads: bool,
+    /// The first thread row shown (thread lanes scroll when they outnumber the rows).
+    pub thread_scroll: usize,
 }
 
 impl Viewport {

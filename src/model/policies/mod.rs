@@ -48,6 +48,7 @@ pub mod resume_batch;
 pub mod run;
 pub mod script;
 pub mod task;
+pub mod why;
 
 pub use self::core::Core;
 pub use cpuset::CpuSet;

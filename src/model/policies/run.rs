@@ -336,6 +336,12 @@ impl PolicyRun {
         self.modes[..end].iter().rev().find(|m| m.mm == mm)
     }
 
+    /// A lane per thread of `mm`: the model's CID of each thread over time (from the model's
+    /// per-CPU lanes, whose last segments end at `end`).
+    pub fn thread_lanes(&self, mm: MmId, end: u64) -> crate::model::ThreadLanes {
+        crate::model::ThreadLanes::build(&self.lanes, mm, end)
+    }
+
     /// The model's lane segment of `cpu` covering `ts`.
     pub fn segment_at(&self, cpu: usize, ts: u64) -> Option<Segment> {
         let lane = self.lanes.get(cpu)?;

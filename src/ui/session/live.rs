@@ -20,6 +20,8 @@ pub struct Live {
     pub paused: bool,
     pub finished: bool,
     pub counters: LiveCounters,
+    /// What the session is, for the status bar (`attach --pid P`); None for `live`.
+    pub label: Option<String>,
 }
 
 impl Live {
@@ -31,6 +33,7 @@ impl Live {
             paused: false,
             finished: false,
             counters: LiveCounters::default(),
+            label: None,
         }
     }
 
@@ -62,6 +65,7 @@ impl Session for Live {
             ));
         }
         st.refresh_mm_list();
+        st.refresh_threads();
         if !self.paused {
             follow_newest(st);
         }

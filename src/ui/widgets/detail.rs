@@ -270,6 +270,11 @@ impl Pane for Detail {
         for (k, m) in st.models.views.iter().enumerate() {
             lines.extend(model_lines(app, k, m, ev.ts));
         }
+        let task = match ev.kind {
+            EventKind::SchedSwitch { next_tid, .. } => next_tid,
+            _ => ev.tid,
+        };
+        lines.extend(super::why::lines(app, task, ev.ts));
         let many = state.cpus.len() > 8;
         let visible = st.visible_cpus();
         for (cpu, slot) in state.cpus.iter().enumerate() {
@@ -300,10 +305,6 @@ impl Pane for Detail {
             }
             lines.push(Line::from(spans));
         }
-        let task = match ev.kind {
-            EventKind::SchedSwitch { next_tid, .. } => next_tid,
-            _ => ev.tid,
-        };
         let hist = tl.cid_history(&st.trace, task, st.view.cursor, 8);
         if !hist.is_empty() {
             let mut spans = vec![Span::raw(format!("  task {task} CID history: "))];

@@ -2,7 +2,7 @@
 //! CIDs the threads read), a title per set when there is more than one kind, and under two
 //! compared sets a diff row.
 
-use super::axis::{TimeAxis, label_width, time_under};
+use super::axis::{TimeAxis, time_under};
 use super::lanes::{Admit, LaneSet, Lanes, RulerMark, cells};
 use super::pane::{Hit, Pane, Rows};
 use crate::timeline::SegLane;
@@ -34,7 +34,7 @@ pub fn lane_sets(st: &State) -> Vec<SetKind> {
         v.push(SetKind::Observed);
     }
     v.extend((0..st.models.views.len()).map(SetKind::Model));
-    if st.samples.is_some() {
+    if st.samples.is_some() && !st.view.threads {
         v.push(SetKind::LiveSamples);
     }
     if v.is_empty() {
@@ -63,19 +63,15 @@ fn lane_room(screen: Rect) -> u16 {
     screen.height.saturating_sub(1 + 1 + 7 + 1 + 10).max(2)
 }
 
-/// Rows per CPU on this screen.
+/// Rows per CPU (or per thread) on this screen.
 pub fn screen_rpc(screen: Rect, st: &State) -> u16 {
-    rows_per_cpu(
-        screen,
-        st.visible_cpus().len(),
-        lane_sets(st).len(),
-        titled(st),
-    )
+    rows_per_cpu(screen, st.lane_row_count(), lane_sets(st).len(), titled(st))
 }
 
-/// Whether each set gets a title row (when there is more than the observed set).
+/// Whether each set gets a title row (when there is more than the observed set, or in the
+/// thread view, which names the process).
 pub fn titled(st: &State) -> bool {
-    !st.models.views.is_empty() || st.samples.is_some()
+    !st.models.views.is_empty() || st.samples.is_some() || st.view.threads
 }
 
 /// Rows of one lane set: its title (if titled), its ruler, its CPUs.
@@ -92,8 +88,8 @@ impl Pane for LaneStack {
     fn rows(&self, app: &App, screen: Rect) -> Rows {
         let st = &app.state;
         let sets = lane_sets(st);
-        let extra = u16::from(has_diff_row(&sets));
-        let (ncpus, titled) = (st.visible_cpus().len(), titled(st));
+        let extra = u16::from(has_diff_row(&sets) && !st.view.threads);
+        let (ncpus, titled) = (st.lane_row_count().max(1), titled(st));
         let rpc = rows_per_cpu(screen, ncpus, sets.len(), titled);
         let lane_rows =
             (sets.len() as u16 * set_rows(ncpus, rpc, titled) + extra).min(lane_room(screen));
@@ -107,6 +103,9 @@ impl Pane for LaneStack {
         let cpus = st.visible_cpus();
         let sets = lane_sets(st);
         let filter_note = match &st.sel.cpu_filter {
+            _ if st.view.threads => {
+                " thread lanes: the CID each thread holds (v: per-CPU lanes) ".to_string()
+            }
             Some(_) => format!(" per-CPU CID slots (CPUs {cpus:?}; f to change) "),
             None => " per-CPU CID slots ".to_string(),
         };
@@ -118,7 +117,7 @@ impl Pane for LaneStack {
         let rpc = screen_rpc(screen, st);
         let lanes_inner = inner(area);
         let with_titles = titled(st);
-        let per_set = set_rows(cpus.len(), rpc, with_titles);
+        let per_set = set_rows(st.lane_row_count().max(1), rpc, with_titles);
         // the CPUs of the current scan batch, highlighted in the model lanes
         let batch_cpus: Vec<u16> = st
             .models
@@ -139,7 +138,10 @@ impl Pane for LaneStack {
                 height: h,
                 ..lanes_inner
             };
-            let (set, title) = lane_set(app, kind, &batch_cpus);
+            let (set, mut title) = lane_set(app, kind, &batch_cpus);
+            if st.view.threads {
+                title = super::thread_lanes::title(app, kind, &title);
+            }
             let lanes_part = if with_titles {
                 buf.set_string(
                     part.x,
@@ -155,16 +157,21 @@ impl Pane for LaneStack {
             } else {
                 part
             };
-            Lanes {
-                app,
-                set,
-                cpus: &cpus,
-                rows_per_cpu: rpc,
+            if st.view.threads {
+                super::thread_lanes::ThreadRows::of_set(app, kind, set.marks, rpc)
+                    .render(lanes_part, buf);
+            } else {
+                Lanes {
+                    app,
+                    set,
+                    cpus: &cpus,
+                    rows_per_cpu: rpc,
+                }
+                .render(lanes_part, buf);
             }
-            .render(lanes_part, buf);
             y += h;
         }
-        if has_diff_row(&sets) && y < lanes_inner.y + lanes_inner.height {
+        if has_diff_row(&sets) && !st.view.threads && y < lanes_inner.y + lanes_inner.height {
             draw_diff_row(
                 app,
                 &sets,
@@ -182,25 +189,29 @@ impl Pane for LaneStack {
     fn hit(&self, app: &App, screen: Rect, area: Rect, col: u16, row: u16) -> Option<Hit> {
         let st = &app.state;
         let cpus = st.visible_cpus();
-        let lw = label_width(st.timeline.ncpus.max(cpus.len() as u32));
+        let lw = st.lane_label_width();
         let pane = inner(area);
         let t = time_under(pane, lw, st.view.t0, st.view.span, col, row)?;
         let rpc = screen_rpc(screen, st);
         let title_rows = u16::from(titled(st));
-        let per_set = set_rows(cpus.len(), rpc, titled(st));
+        let per_set = set_rows(st.lane_row_count().max(1), rpc, titled(st));
         let within = (row - pane.y) % per_set.max(1);
-        let cpu = if within <= title_rows {
-            None
-        } else {
-            cpus.get(((within - 1 - title_rows) / rpc) as usize)
-                .copied()
+        let k = (within > title_rows).then(|| ((within - 1 - title_rows) / rpc) as usize);
+        let cpu = match (&st.derived.threads, st.view.threads) {
+            // on a thread's row: the CPU it runs on then
+            (Some(th), true) => k
+                .and_then(|k| th.tids.get(st.view.thread_scroll + k))
+                .and_then(|&tid| th.observed.cpu_at(tid, t))
+                .map(usize::from),
+            (None, true) => None,
+            _ => k.and_then(|k| cpus.get(k).copied()),
         };
         Some((cpu, t))
     }
 }
 
 /// The lanes of one set, with its ruler marks and title.
-fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'a>, String) {
+pub fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'a>, String) {
     let st = &app.state;
     let theme = &app.theme;
     let sums = st
@@ -310,7 +321,7 @@ fn draw_diff_row(app: &App, sets: &[SetKind], cpus: &[usize], area: Rect, buf: &
         .take(2)
         .map(|&k| lane_set(app, k, &[]).0)
         .collect();
-    let lw = label_width(st.timeline.ncpus.max(cpus.len() as u32));
+    let lw = st.lane_label_width();
     let axis = TimeAxis {
         t0: st.view.t0,
         span: st.view.span,

@@ -139,7 +139,9 @@ impl Widget for Lanes<'_> {
         if area.height == 0 {
             return;
         }
-        let lw = label_width(st.timeline.ncpus.max(self.cpus.len() as u32));
+        let lw = st
+            .lane_label_width()
+            .max(label_width(self.cpus.len() as u32));
         let cols = area.width.saturating_sub(lw);
         let axis = TimeAxis {
             t0: st.view.t0,
@@ -215,7 +217,7 @@ impl Widget for Lanes<'_> {
 }
 
 /// Text and style of a run of `run` equal cells.
-fn cell_text(app: &App, shown: Shown, run: usize) -> (String, Style) {
+pub fn cell_text(app: &App, shown: Shown, run: usize) -> (String, Style) {
     let theme = &app.theme;
     match shown {
         Shown::Free => ("·".repeat(run), theme.dim()),
@@ -291,7 +293,7 @@ fn draw_task_row(
 }
 
 /// Time labels every ~16 columns, the set's marks, the user's markers and the cursor.
-fn draw_ruler(
+pub fn draw_ruler(
     app: &App,
     marks: &[RulerMark],
     axis: TimeAxis,

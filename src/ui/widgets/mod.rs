@@ -9,9 +9,12 @@ pub mod lane_stack;
 pub mod lanes;
 pub mod narration;
 pub mod pane;
+pub mod picker;
 pub mod status;
+pub mod thread_lanes;
 pub mod title;
 pub mod weight;
+pub mod why;
 
 /// The screen, top to bottom. A new pane is a file in this folder and a line here.
 pub const PANES: &[&dyn pane::Pane] = &[

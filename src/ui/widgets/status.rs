@@ -32,6 +32,9 @@ impl Pane for StatusLine {
                     "jump to marker: press one of {names} (Esc cancels)"
                 ))
             }
+            Mode::Picker(_) => Some(
+                "pick a process: type to filter (comm or tgid) · ↑↓ PgUp PgDn Home End · Enter shows it · Esc closes".into(),
+            ),
             Mode::Normal => ov.message.clone(),
         };
         match prompt {
@@ -94,18 +97,21 @@ impl Widget for StatusBar<'_> {
                     theme.mark(theme.alarm).add_modifier(Modifier::BOLD),
                 )
             };
-            let mut spans = vec![
-                state,
-                Span::raw(format!(
-                    "{:.0} events/s │ {} events │ lost {} │ {} │ {} rseq samples",
-                    c.event_rate,
-                    st.trace.events.len(),
-                    c.lost_events,
-                    crate::events::fmt_dur(c.duration_ns),
-                    c.rseq_samples
-                )),
-            ];
-            if !st.samples.as_ref().is_some_and(|s| s.attached) {
+            let mut spans = vec![state];
+            if let Some(label) = &l.label {
+                spans.push(Span::styled(format!("{label} │ "), theme.dim()));
+            }
+            spans.push(Span::raw(format!(
+                "{:.0} events/s │ {} events │ lost {} │ {}",
+                c.event_rate,
+                st.trace.events.len(),
+                c.lost_events,
+                crate::events::fmt_dur(c.duration_ns),
+            )));
+            if st.samples.is_some() {
+                spans.push(Span::raw(format!(" │ {} rseq samples", c.rseq_samples)));
+            }
+            if st.samples.as_ref().is_some_and(|s| !s.attached) {
                 spans.push(Span::styled(
                     " │ workload only (no kernel trace: live --attach, as root)",
                     theme.dim(),

@@ -1,6 +1,6 @@
 //! The selected mm's cidmask weight over the visible window, with the CPU-count bound drawn.
 
-use super::axis::{TimeAxis, label_width, time_under};
+use super::axis::{TimeAxis, time_under};
 use super::pane::{Hit, Pane, Rows};
 use crate::ui::app::App;
 use crate::ui::models::ModelView;
@@ -31,7 +31,7 @@ impl Pane for WeightPane {
     fn hit(&self, app: &App, _screen: Rect, area: Rect, col: u16, row: u16) -> Option<Hit> {
         let st = &app.state;
         // the lanes' label column, so a column means the same time in both
-        let lw = label_width(st.timeline.ncpus.max(st.visible_cpus().len() as u32));
+        let lw = st.lane_label_width();
         let inner = Block::default().borders(Borders::TOP).inner(area);
         let t = time_under(inner, lw, st.view.t0, st.view.span, col, row)?;
         Some((None, t))
@@ -68,7 +68,7 @@ impl Widget for WeightGraph<'_> {
             .ncpus
             .max(st.samples.as_ref().map_or(0, |s| s.timeline.ncpus))
             .max(1);
-        let lw = label_width(tl.ncpus);
+        let lw = st.lane_label_width();
         // live without a kernel trace: the weight of the CIDs the threads read
         let live_only = st
             .samples
