@@ -7,8 +7,10 @@ pub mod detail;
 pub mod help;
 pub mod lane_stack;
 pub mod lanes;
+pub mod legend;
 pub mod narration;
 pub mod pane;
+pub mod scrolled;
 pub mod status;
 pub mod title;
 pub mod weight;
@@ -20,6 +22,7 @@ pub const PANES: &[&dyn pane::Pane] = &[
     &weight::WeightPane,
     &narration::Narration,
     &accounting::AccountingPane,
+    &legend::Legend,
     &detail::Detail,
     &status::StatusLine,
 ];
