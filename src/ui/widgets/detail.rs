@@ -160,7 +160,7 @@ pub fn min_rows(screen: Rect) -> u16 {
 
 /// The guarantees broken at the cursor, explained: who holds which CID where since when, and
 /// what it means (wrapped to the pane's `width`: nothing of it is cut).
-fn alarm_lines<'a>(app: &'a App, width: u16) -> Vec<Line<'a>> {
+fn alarm_lines<'a>(app: &'a App, broken: &[Broken], width: u16) -> Vec<Line<'a>> {
     let st = &app.state;
     let theme = &app.theme;
     let alarm = theme.alarm_cid_style();
@@ -181,9 +181,9 @@ fn alarm_lines<'a>(app: &'a App, width: u16) -> Vec<Line<'a>> {
         ])
     };
     let mut out = Vec::new();
-    for b in alarms::at_cursor(st) {
+    for b in broken {
         let mm = mm_label(st, b.mm());
-        match &b {
+        match b {
             Broken::Duplicate { cid, holders, .. } => {
                 out.push(Line::from(vec![
                     Span::styled("  ⚠ alarm: ", head),
@@ -277,9 +277,10 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
             ev.describe(&st.trace.strings)
         )),
     ];
-    let alarm_lines = alarm_lines(app, inner.width);
+    let broken = alarms::at_cursor(st);
+    let alarm_lines = alarm_lines(app, &broken, inner.width);
     // the CPUs and CIDs of the broken guarantees, drawn in the alarm style below
-    let alarming: Vec<(usize, i32)> = alarms::at_cursor(st)
+    let alarming: Vec<(usize, i32)> = broken
         .iter()
         .flat_map(|b| match b {
             Broken::Duplicate { cid, holders, .. } => {
