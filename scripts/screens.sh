@@ -27,5 +27,7 @@ shot picker 120 36 1.5 P m c w -- "$bin" traces/v5-workers.ftrace.txt
 shot threads 120 40 1.5 v c c c c c c + + + + + + + + + + -- "$bin" traces/v5-workers.ftrace.txt
 shot accounting 120 36 1.5 p -- "$bin" traces/hackbench-pipe.ftrace.txt
 shot help 120 40 1.5 "?" -- "$bin" traces/hackbench-pipe.ftrace.txt
+shot legend 120 40 2 c c c c c c + + + + + + L -- "$bin" traces/v5-workers.ftrace.txt --compare observed,lazy-compact,owner-mode
+shot small 80 24 2 -- "$bin" demo workers
 shot live 120 36 3 -- "$bin" live --attach --workload hog:3,migrate:1:20ms --duration 10
 shot live-workload-only 120 36 3 -- "$bin" live --workload hog:3,migrate:1:20ms --duration 10

@@ -201,16 +201,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 None => sources::open_static(cidscope::DEMO_NAME, cidscope::DEMO_TRACE, &opts),
             }
             .map_err(|e| e.to_string())?;
-            let models = cidscope::ui::ModelChoice {
-                policies: cli.model.models(),
-                // --compare lists what to show; `observed` is the capture itself
-                show_observed: cli.model.compare.is_empty()
-                    || cli
-                        .model
-                        .compare
-                        .contains(&cidscope::cli::PolicyArg::Observed),
-                params: cli.model.params(),
-            };
+            // --compare lists what to show (`observed` is the capture itself); --policy adds its
+            // model beside the capture
+            let models = cidscope::ui::ModelChoice::from_flags(
+                cli.model.policy,
+                &cli.model.compare,
+                cli.model.params(),
+            );
             cidscope::ui::run_opened(opened, opts, ui, models).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
@@ -243,20 +240,31 @@ fn run_sim(
         return Ok(ExitCode::SUCCESS);
     }
     let ui = ui()?;
-    // --compare: the same schedule through the other models too, in aligned lanes
+    // --compare: the same schedule through the other models too, in aligned lanes (each once;
+    // the simulated policy is the first)
     let mut runs = vec![out.run];
-    let others: Vec<_> = m
-        .compare
-        .iter()
-        .filter_map(|p| p.kind())
-        .filter(|&k| k != cfg.policy)
-        .collect();
+    let mut others = Vec::new();
+    for k in m.compare.iter().filter_map(|p| p.kind()) {
+        if k != cfg.policy && !others.contains(&k) {
+            others.push(k);
+        }
+    }
     runs.extend(cidscope::model::policies::replay_all(
         &out.trace,
         &others,
         &cfg.params,
     ));
-    cidscope::ui::run_sim(out.trace, runs, ui).map_err(|e| e.to_string())?;
+    // a schedule has no kernel of its own to observe: say so rather than drop it silently
+    let note = m
+        .compare
+        .contains(&cidscope::cli::PolicyArg::Observed)
+        .then(|| {
+            format!(
+                "sim: no observed lanes (the schedule's rseq_updates are the {} model's own)",
+                cfg.policy.id()
+            )
+        });
+    cidscope::ui::run_sim(out.trace, runs, ui, note).map_err(|e| e.to_string())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,9 +9,80 @@ use cidscope::ui::view;
 use ratatui::{Terminal, backend::TestBackend};
 
 fn render(app: &cidscope::ui::app::App) -> String {
-    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    render_at(app, 120, 40)
+}
+
+fn render_at(app: &cidscope::ui::app::App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
     term.draw(|f| view::draw(f, app)).expect("draw");
     term.backend().to_string()
+}
+
+/// At 80×24 every demo shows each of its lane sets, or says which are hidden and how to reach
+/// them; and scrolling reaches each hidden set.
+#[test]
+fn every_demo_at_80x24_shows_its_sets_or_says_which_are_hidden() {
+    use cidscope::ui::widgets::lane_stack::{lane_sets, set_name};
+    for d in DEMOS {
+        let setup = (d.build)().unwrap_or_else(|e| panic!("{}: {e}", d.name));
+        let mut app = app_for(d.name, setup);
+        app.set_screen(ratatui::layout::Rect::new(0, 0, 80, 24));
+        let s = render_at(&app, 80, 24);
+        let names: Vec<String> = lane_sets(&app.state)
+            .into_iter()
+            .map(|k| set_name(&app.state, k))
+            .collect();
+        let hidden: Vec<&String> = names
+            .iter()
+            .filter(|n| !s.contains(&format!("▸ {n}")))
+            .collect();
+        if !hidden.is_empty() {
+            assert!(
+                s.contains("lane sets below") || s.contains("lane set below"),
+                "{s}"
+            );
+            for n in &hidden {
+                assert!(
+                    s.contains(n.as_str()),
+                    "{}: {n} neither shown nor named:\n{s}",
+                    d.name
+                );
+            }
+            // ↓ scrolls to each of them in turn
+            for n in &hidden {
+                let mut seen = false;
+                for _ in 0..names.len() * 200 {
+                    app.apply(Action::ScrollDown);
+                    if render_at(&app, 80, 24).contains(&format!("▸ {n}")) {
+                        seen = true;
+                        break;
+                    }
+                }
+                assert!(seen, "{}: ↓ never shows {n}", d.name);
+            }
+        }
+        insta::assert_snapshot!(format!("demo_{}_80x24", d.name), s);
+    }
+}
+
+/// Keys other than the demo's move the cursor, and the narration follows it: after `g` it is
+/// before the first step, after `G` at the last.
+#[test]
+fn the_narration_follows_the_cursor_moved_by_other_keys() {
+    let d = &DEMOS[0];
+    let mut app = app_for(d.name, (d.build)().expect("demo"));
+    let n = app.session_as::<Demo>().expect("demo").steps.len();
+    for _ in 0..n {
+        app.apply(Action::NextStep);
+    }
+    assert!(render(&app).contains(&format!("step {n} of {n}")));
+    app.apply(Action::First);
+    let s = render(&app);
+    assert!(s.contains(&format!("before step 1 of {n}")), "{s}");
+    app.apply(Action::NextStep);
+    assert!(render(&app).contains(&format!("step 1 of {n}")));
+    app.apply(Action::Last);
+    assert!(render(&app).contains(&format!("step {n} of {n}")));
 }
 
 #[test]

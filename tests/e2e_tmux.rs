@@ -27,13 +27,13 @@ fn scrub_help_and_quit_in_a_real_terminal() {
     t.keys(&["Tab"]);
     t.wait_for("[2/4]");
     t.keys(&["?"]);
-    t.wait_for("keys — press any key to close");
+    t.wait_for("keys and glyphs");
     t.keys(&["Escape"]);
     let s = t.wait_for("per-CPU CID slots");
-    assert!(
-        !s.contains("press any key to close"),
-        "Esc closes the help:\n{s}"
-    );
+    assert!(!s.contains("keys and glyphs"), "Esc closes the help:\n{s}");
+    // on the main screen Esc closes nothing and never quits
+    t.keys(&["Escape"]);
+    t.wait_for("nothing to close: q quits");
     t.keys(&["q"]);
     // The TUI ends and the shell line shows its exit status.
     let s = t.wait_for("EXITED=");
@@ -256,13 +256,7 @@ fn picker_filters_and_picks_and_thread_lanes_toggle() {
 /// test passes, like tests/live.rs).
 #[test]
 fn attach_opens_the_tui_on_a_pid() {
-    let root = std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false);
-    if !root {
+    if !is_root() {
         println!("SKIP attach_opens_the_tui_on_a_pid: attaching needs root (CI runs as root)");
         return;
     }
@@ -287,4 +281,216 @@ fn attach_opens_the_tui_on_a_pid() {
     assert!(s.contains("rseq "), "the summary follows the TUI:\n{s}");
     let _ = busy.kill();
     let _ = busy.wait();
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// The rows of the weight graph: between its title and the cursor pane's.
+fn weight_rows(screen: &str) -> Vec<&str> {
+    screen
+        .lines()
+        .skip_while(|l| !l.contains("cidmask weight:"))
+        .skip(1)
+        .take_while(|l| !l.starts_with(" cursor"))
+        .collect()
+}
+
+/// `live --attach` draws the cidmask weight of its workload while the session runs and after
+/// it ended (the kernel trace's weight, as the replay of its recording does).
+#[test]
+fn live_attach_draws_the_weight_during_and_after_the_session() {
+    if !is_root() {
+        println!("SKIP live_attach_draws_the_weight: attaching needs root (CI runs as root)");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let t = Tmux::start(
+        "e2e",
+        &format!(
+            "{bin} live --attach --duration 6 --workload hog:3,migrate:1:20ms; echo EXITED=$?; sleep 60"
+        ),
+    );
+    t.wait_for("● LIVE");
+    let start = std::time::Instant::now();
+    let during = loop {
+        let s = t.screen();
+        if s.contains("● LIVE") && weight_rows(&s).iter().any(|l| l.contains('█')) {
+            break s;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5) && !s.contains("ENDED"),
+            "no weight drawn while the session runs:\n{s}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(during.contains("kernel: rseq_update events"), "{during}");
+    let after = t.wait_for("the session ended after");
+    assert!(
+        weight_rows(&after).iter().any(|l| l.contains('█')),
+        "no weight drawn after the session:\n{after}"
+    );
+    t.keys(&["q"]);
+    t.wait_for("EXITED=0");
+}
+
+/// At 80×24 the compare view shows its three sets and the demo shows its first set and names
+/// the hidden ones, which ↓ brings into view.
+#[test]
+fn small_terminals_show_the_rows_or_say_what_is_hidden() {
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let t = Tmux::start_sized(
+        "e2e",
+        &format!(
+            "{bin} traces/v5-workers.ftrace.txt --compare observed,lazy-compact,owner-mode; echo EXITED=$?; sleep 60"
+        ),
+        80,
+        24,
+    );
+    let s = t.wait_for("▸ owner-mode");
+    for set in ["▸ observed", "▸ lazy-compact", "diff "] {
+        assert!(s.contains(set), "{set}:\n{s}");
+    }
+    t.keys(&["q"]);
+    t.wait_for("EXITED=0");
+    let t = Tmux::start_sized(
+        "e2e",
+        &format!("{bin} demo workers; echo EXITED=$?; sleep 60"),
+        80,
+        24,
+    );
+    let s = t.wait_for("demo workers");
+    assert!(s.contains("▸ observed"), "{s}");
+    assert!(
+        s.contains("▾ 3 lane sets below: lazy-compact, resume-batch, owner-mode"),
+        "{s}"
+    );
+    t.keys(&["Down"]);
+    let s = t.wait_for("▸ lazy-compact");
+    assert!(s.contains("▴ 1 lane set above: observed"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("EXITED=0");
+}
+
+/// Parses a ruler's label row ("time  |+1.25ms   |+1.50ms ..."): its labels, each checked to
+/// read `|+<number><unit>` with one unit for the row.
+fn ruler_labels(row: &str) -> Vec<f64> {
+    let rest = row.strip_prefix("time").expect("a label row");
+    let mut unit: Option<String> = None;
+    rest.split_whitespace()
+        .map(|tok| {
+            let body = tok
+                .strip_prefix("|+")
+                .unwrap_or_else(|| panic!("label {tok:?} of {row:?} does not start with |+"));
+            let split = body
+                .find(|c: char| c.is_ascii_alphabetic())
+                .unwrap_or_else(|| panic!("label {tok:?} has no unit"));
+            let (num, u) = body.split_at(split);
+            assert!(
+                ["ns", "us", "ms", "s"].contains(&u),
+                "label {tok:?}: unit {u:?}"
+            );
+            assert_eq!(
+                *unit.get_or_insert(u.to_string()),
+                u,
+                "one unit per row: {row:?}"
+            );
+            num.parse::<f64>()
+                .unwrap_or_else(|_| panic!("label {tok:?}: {num:?} is not a number"))
+        })
+        .collect()
+}
+
+/// The batched-scan demo's ruler, at each step and zoom: marks have a row of their own, so
+/// every time label is whole and well formed, and neighbours differ at every zoom.
+#[test]
+fn ruler_labels_are_never_overwritten() {
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let t = Tmux::start_sized(
+        "e2e",
+        &format!("{bin} demo batched-scan; echo EXITED=$?; sleep 60"),
+        120,
+        50,
+    );
+    t.wait_for("demo batched-scan");
+    let mut checked = 0;
+    for keys in [
+        &[][..],
+        &["]"],
+        &["]"],
+        &["+", "+", "+"],
+        &["+", "+", "+", "+"],
+        &["]"],
+    ] {
+        t.keys(keys);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let s = t.screen();
+        let row = s
+            .lines()
+            .find(|l| l.starts_with("time "))
+            .unwrap_or_else(|| panic!("no label row:\n{s}"));
+        let labels = ruler_labels(row.trim_end());
+        assert!(labels.len() >= 3, "{row}");
+        for w in labels.windows(2) {
+            assert!(w[0] < w[1], "labels increase and differ: {row}");
+        }
+        // the marks are on their own row, under the labels
+        let marks = s
+            .lines()
+            .find(|l| l.starts_with("marks"))
+            .expect("marks row");
+        assert!(
+            marks.contains('r') || marks.contains('S') || marks.contains('▼'),
+            "{marks}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 6);
+    // the demo's third step is batch 8: its CPUs 56-63 are among the lanes shown
+    t.keys(&["g"]);
+    t.wait_for("before step 1 of");
+    t.keys(&["]", "]", "]"]);
+    let s = t.wait_for("step 3 of");
+    assert!(s.contains("scan batch 8 of 16"), "{s}");
+    for cpu in [56, 63] {
+        assert!(
+            s.lines().any(|l| l.starts_with(&format!("CPU{cpu} "))),
+            "CPU{cpu} not shown:\n{s}"
+        );
+    }
+    t.keys(&["q"]);
+    t.wait_for("EXITED=0");
+}
+
+/// `L` shows the legend in the cursor pane's place, `L` or Esc hides it.
+#[test]
+fn the_legend_is_shown_by_its_key() {
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let t = Tmux::start(
+        "e2e",
+        &format!("{bin} traces/hackbench-pipe.ftrace.txt; echo EXITED=$?; sleep 60"),
+    );
+    t.wait_for("event 1 of 15176");
+    t.keys(&["L"]);
+    let s = t.wait_for("legend — L closes");
+    assert!(
+        s.contains("a CID not yet confirmed since the task was switched in"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("event 1 of 15176"),
+        "the legend takes the cursor pane's place"
+    );
+    t.keys(&["J", "J", "J"]);
+    t.wait_for("lines 4-");
+    t.keys(&["Escape"]);
+    t.wait_for("event 1 of 15176");
+    t.keys(&["q"]);
+    t.wait_for("EXITED=0");
 }

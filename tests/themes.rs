@@ -80,3 +80,44 @@ fn invalid_theme_exits_2_naming_file_and_key() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Every theme file in themes/ (not only those built in): no slot that is not a CID takes a
+/// colour of the CID palette, so a selection, a lost-event mark, an alarm or a marker never
+/// reads as a CID; your markers never share the colour of another ruler mark.
+#[test]
+fn no_theme_file_gives_a_mark_a_cid_colour() {
+    use cidscope::ui::theme::NON_CID_SLOTS;
+    let mut files: Vec<_> = std::fs::read_dir("themes")
+        .expect("themes/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= BUILTIN.len());
+    for f in files {
+        let name = f.display().to_string();
+        let text = std::fs::read_to_string(&f).expect("read");
+        let t = Theme::from_json(&name, &text, None).expect("parses");
+        for key in NON_CID_SLOTS {
+            let c = t.slot(key).expect("slot");
+            assert!(
+                !t.cid_palette.contains(&c),
+                "{name}: {key} = {c:?} is also a CID colour"
+            );
+        }
+        for other in [
+            "tick_marker",
+            "resume_marker",
+            "scan_batch",
+            "alarm",
+            "lost",
+            "cursor",
+        ] {
+            assert_ne!(
+                t.marker,
+                t.slot(other).expect("slot"),
+                "{name}: marker = {other}"
+            );
+        }
+    }
+}

@@ -100,9 +100,16 @@ impl SimConfig {
 
     /// From the command line.
     pub fn from_args(a: &SimArgs, m: &ModelArgs) -> Result<SimConfig, String> {
-        let policy = m.policy.and_then(|p| p.kind()).ok_or_else(|| {
-            "sim needs a model: --policy lazy-compact, resume-batch or owner-mode".to_string()
-        })?;
+        // the simulated policy: --policy, else the first model --compare names
+        let policy = m
+            .policy
+            .and_then(|p| p.kind())
+            .or_else(|| m.compare.iter().find_map(|p| p.kind()))
+            .ok_or_else(|| {
+                "sim needs a model: --policy lazy-compact, resume-batch or owner-mode \
+                 (or --compare A,B: A is simulated, B replays its schedule)"
+                    .to_string()
+            })?;
         if a.cpus == 0 || a.cpus > 8192 {
             return Err(format!(
                 "--cpus {}: expected a CPU count between 1 and 8192",

@@ -1,12 +1,14 @@
 //! The app: the state the panes draw, the session driving it, and what each action does.
 //! Rendering only reads it.
 
-use super::keys::{Action, Binding, default_bindings};
+use super::alarms;
+use super::keys::{Action, Binding, default_bindings, keys_for};
 use super::overlays::{Mode, PromptKind};
 use super::session::Session;
 use super::session::replay::Replay;
 use super::state::{LoadMsg, State};
 use super::theme::Theme;
+use super::widgets::{help, lane_stack};
 use super::{navigate, prompt};
 use crate::events::Trace;
 use crate::timeline::Timeline;
@@ -71,6 +73,125 @@ impl App {
     /// Brings in new data before a frame.
     pub fn tick(&mut self) {
         self.session.tick(&mut self.state);
+        self.follow_lanes();
+    }
+
+    /// The screen the next frame is drawn on (the lane window is planned for it).
+    pub fn set_screen(&mut self, screen: ratatui::layout::Rect) {
+        if self.state.view.screen != screen {
+            self.state.view.screen = screen;
+            self.state.view.lanes.followed = None;
+            self.follow_lanes();
+        }
+    }
+
+    /// After the cursor moved: brings the lanes it is about into the lane window (the current
+    /// scan batch, the tasks of an alarm, else the event's CPU; in the thread view the alarm's
+    /// threads, else the event's task), moving the window as little as needed. A manual scroll
+    /// stays until the cursor moves again.
+    pub fn follow_lanes(&mut self) {
+        let cursor = self.state.view.cursor;
+        if self.state.view.lanes.followed == Some(cursor) {
+            return;
+        }
+        self.state.view.lanes.followed = Some(cursor);
+        let plan = lane_stack::plan(self, self.state.view.screen);
+        if plan.max_lane_top() == 0 || plan.lanes.is_empty() {
+            return;
+        }
+        let st = &self.state;
+        let idx = if plan.threads {
+            thread_focus(st)
+        } else {
+            cpu_focus(st)
+        };
+        let (Some(&lo), Some(&hi)) = (idx.iter().min(), idx.iter().max()) else {
+            return;
+        };
+        let (k, top) = (plan.lanes.len(), plan.lane_top);
+        if lo >= top && hi < top + k {
+            return;
+        }
+        let top = if hi - lo + 1 > k || lo < top {
+            lo
+        } else {
+            hi + 1 - k
+        };
+        let top = top.min(plan.max_lane_top());
+        let view = &mut self.state.view;
+        if plan.threads {
+            view.thread_scroll = top;
+        } else {
+            view.lanes.cpu_top = top;
+        }
+    }
+
+    /// Scrolls the lane stack by `delta` lanes (a page: the window's size): through the CPUs
+    /// (or threads) while some are out of sight, then through the lane sets.
+    fn scroll_lanes(&mut self, delta: isize, page: bool) {
+        let plan = lane_stack::plan(self, self.state.view.screen);
+        let st = &mut self.state;
+        st.view.lanes.followed = Some(st.view.cursor);
+        let mut top = plan.lane_top;
+        let mut set_top = plan.shown.start;
+        let (max_lane, max_set) = (plan.max_lane_top(), plan.max_set_top());
+        if max_lane == 0 && max_set == 0 {
+            st.overlays.message = Some("every lane is shown: nothing to scroll".into());
+        } else {
+            let step = if page {
+                if max_lane > 0 {
+                    plan.lanes.len().max(1) as isize
+                } else {
+                    plan.shown.len().max(1) as isize
+                }
+            } else {
+                1
+            } * delta.signum();
+            let lane = top as isize + step;
+            if max_lane > 0 && (0..=max_lane as isize).contains(&lane) {
+                top = lane as usize;
+            } else if max_set > 0 {
+                // past the lanes' end: on to the next (or previous) lane set
+                let set = (set_top as isize + delta.signum()).clamp(0, max_set as isize);
+                if set as usize != set_top {
+                    set_top = set as usize;
+                    top = if delta > 0 { 0 } else { max_lane };
+                }
+            } else {
+                top = lane.clamp(0, max_lane as isize) as usize;
+            }
+        }
+        let view = &mut st.view;
+        view.lanes.set_top = set_top;
+        if plan.threads {
+            view.thread_scroll = top;
+        } else {
+            view.lanes.cpu_top = top;
+        }
+    }
+
+    /// Scrolls the pane under the graph (cursor, legend or accounting) by `delta` lines.
+    fn scroll_pane(&mut self, delta: isize) {
+        let screen = self.state.view.screen;
+        let len = crate::ui::view::layout(self, screen)
+            .into_iter()
+            .find_map(|(p, area)| p.scroll_len(self, area));
+        let Some((total, height)) = len else {
+            return;
+        };
+        let max = total.saturating_sub(height as usize) as isize;
+        let ov = &mut self.state.overlays;
+        let cur = (ov.pane_scroll as isize).min(max);
+        ov.pane_scroll = (cur + delta).clamp(0, max) as u16;
+    }
+
+    /// Scrolls the help by `delta` lines.
+    fn scroll_help(&mut self, delta: isize) {
+        let screen = self.state.view.screen;
+        let total = help::lines(self, screen.width.saturating_sub(3).min(159) as usize).len();
+        let max = total.saturating_sub(screen.height.saturating_sub(2) as usize) as isize;
+        let ov = &mut self.state.overlays;
+        ov.help_scroll = ((ov.help_scroll as isize).min(max) + delta).clamp(0, max) as u16;
     }
 
     /// Takes in what a loader read (see [`State::on_load`]).
@@ -80,9 +201,39 @@ impl App {
 
     pub fn apply(&mut self, action: Action) {
         use Action as A;
+        // the help scrolls with the scroll keys; every other key closes it
+        if self.state.overlays.show_help {
+            let page = self.state.view.screen.height.saturating_sub(4).max(1) as isize;
+            match action {
+                A::ScrollUp | A::PaneUp => return self.scroll_help(-1),
+                A::ScrollDown | A::PaneDown => return self.scroll_help(1),
+                A::ScrollPageUp | A::PageBack => return self.scroll_help(-page),
+                A::ScrollPageDown | A::PageForward => return self.scroll_help(page),
+                _ => {}
+            }
+        }
+        match action {
+            A::ScrollUp | A::ScrollDown | A::ScrollPageUp | A::ScrollPageDown => {
+                self.state.overlays.message = None;
+                let up = matches!(action, A::ScrollUp | A::ScrollPageUp);
+                let page = matches!(action, A::ScrollPageUp | A::ScrollPageDown);
+                return self.scroll_lanes(if up { -1 } else { 1 }, page);
+            }
+            A::PaneUp | A::PaneDown => {
+                return self.scroll_pane(if action == A::PaneUp { -1 } else { 1 });
+            }
+            _ => {}
+        }
+        self.apply_state(action);
+        self.session.after_action(&mut self.state);
+        self.follow_lanes();
+    }
+
+    fn apply_state(&mut self, action: Action) {
+        use Action as A;
         let st = &mut self.state;
         st.overlays.message = None;
-        if !matches!(action, A::ToggleHelp | A::Quit | A::ForceQuit) {
+        if !matches!(action, A::ToggleHelp | A::Quit | A::ForceQuit | A::Close) {
             st.view.follow_load = false;
         }
         if matches!(action, A::NextMm | A::PrevMm) {
@@ -91,10 +242,32 @@ impl App {
         let n = st.trace.events.len();
         match action {
             A::ForceQuit => st.quit = true,
-            A::Quit if st.overlays.show_help => st.overlays.show_help = false,
+            A::Quit | A::Close if st.overlays.show_help => st.overlays.show_help = false,
             A::Quit => st.quit = true,
-            A::ToggleHelp => st.overlays.show_help = !st.overlays.show_help,
+            A::ToggleHelp => {
+                st.overlays.show_help = !st.overlays.show_help;
+                st.overlays.help_scroll = 0;
+            }
             _ if st.overlays.show_help => st.overlays.show_help = false,
+            // Esc closes what is open, front first; it never quits
+            A::Close if st.overlays.show_legend => st.overlays.show_legend = false,
+            A::Close if st.overlays.accounting.is_some() => st.overlays.accounting = None,
+            A::Close => {
+                st.overlays.message = Some(format!(
+                    "nothing to close: {} quits",
+                    keys_for(&self.bindings, A::Quit)
+                ))
+            }
+            A::ToggleLegend => {
+                st.overlays.show_legend = !st.overlays.show_legend;
+                st.overlays.pane_scroll = 0;
+            }
+            A::ScrollUp
+            | A::ScrollDown
+            | A::ScrollPageUp
+            | A::ScrollPageDown
+            | A::PaneUp
+            | A::PaneDown => {}
             A::TogglePause | A::NextStep | A::PrevStep | A::Faster | A::Slower => {
                 if !self.session.apply(action, st) {
                     st.overlays.message = Some(
@@ -128,21 +301,6 @@ impl App {
                     st.overlays.message = Some("thread lanes show one process: P picks one".into());
                 }
             }
-            A::ScrollUp | A::ScrollDown => match &st.derived.threads {
-                Some(t) if st.view.threads => {
-                    let last = t.tids.len().saturating_sub(1);
-                    let v = &mut st.view;
-                    v.thread_scroll = if action == A::ScrollUp {
-                        v.thread_scroll.saturating_sub(1)
-                    } else {
-                        (v.thread_scroll + 1).min(last)
-                    };
-                }
-                _ => {
-                    st.overlays.message =
-                        Some("↑ and ↓ scroll the thread lanes: v shows them".into())
-                }
-            },
             A::Search => {
                 st.overlays.mode = Mode::Prompt {
                     kind: PromptKind::Search,
@@ -177,9 +335,18 @@ impl App {
                 st.sel.b = None;
             }
             A::ToggleAccounting => {
+                st.overlays.pane_scroll = 0;
                 st.overlays.accounting = match st.overlays.accounting {
+                    // shown behind the legend: bring it to the front
+                    Some(_) if st.overlays.show_legend => {
+                        st.overlays.show_legend = false;
+                        st.overlays.accounting.take()
+                    }
                     Some(_) => None,
-                    None => Some(st.compute_accounting()),
+                    None => {
+                        st.overlays.show_legend = false;
+                        Some(st.compute_accounting())
+                    }
                 };
             }
             A::SearchNext
@@ -224,6 +391,51 @@ impl App {
     pub fn submit(&mut self) {
         prompt::submit(&mut self.state);
     }
+}
+
+/// The CPUs the cursor is about, as positions among the visible CPUs: the current scan batch,
+/// the tasks of an alarm, else the event's CPU.
+fn cpu_focus(st: &State) -> Vec<usize> {
+    let mut focus: Vec<usize> = lane_stack::batch_cpus(st)
+        .into_iter()
+        .map(usize::from)
+        .collect();
+    if focus.is_empty() {
+        focus = alarms::at_cursor(st)
+            .iter()
+            .flat_map(|b| b.cpus())
+            .collect();
+    }
+    if focus.is_empty() {
+        focus.extend(st.cursor_event().map(|e| e.cpu as usize));
+    }
+    let visible = st.visible_cpus();
+    focus
+        .iter()
+        .filter_map(|c| visible.iter().position(|v| v == c))
+        .collect()
+}
+
+/// The threads the cursor is about, as rows of the thread lanes: the tasks of an alarm, else
+/// the event's task (the one switched in at a switch).
+fn thread_focus(st: &State) -> Vec<usize> {
+    let Some(th) = &st.derived.threads else {
+        return Vec::new();
+    };
+    let mut focus: Vec<crate::events::Tid> = alarms::at_cursor(st)
+        .iter()
+        .flat_map(|b| b.tids())
+        .collect();
+    if focus.is_empty() {
+        focus.extend(st.cursor_event().map(|e| match e.kind {
+            crate::events::EventKind::SchedSwitch { next_tid, .. } => next_tid,
+            _ => e.tid,
+        }));
+    }
+    focus
+        .iter()
+        .filter_map(|t| th.tids.binary_search(t).ok())
+        .collect()
 }
 
 #[cfg(test)]
@@ -294,8 +506,19 @@ mod tests {
         }
         a.submit();
         assert_eq!(a.state.view.cursor, 2);
+        // the search wraps, and says so
         a.apply(Action::SearchNext);
-        assert_eq!(msg(&a).as_deref(), Some("no match after the cursor"));
+        assert_eq!(
+            msg(&a).as_deref(),
+            Some("match 1 of 1 (wrapped past the end)")
+        );
+        assert_eq!(a.state.view.cursor, 2);
+        a.apply(Action::First);
+        a.apply(Action::SearchPrev);
+        assert_eq!(
+            msg(&a).as_deref(),
+            Some("match 1 of 1 (wrapped past the start)")
+        );
         a.apply(Action::First);
         a.apply(Action::NextCidChange);
         assert_eq!(a.state.view.cursor, 1, "task 1 went 0 -> 1 at event 1");
@@ -312,6 +535,32 @@ mod tests {
         assert!(msg(&a).unwrap_or_default().contains("--policy"));
         a.apply(Action::NextLost);
         assert_eq!(msg(&a).as_deref(), Some("no lost-event gap here"));
+    }
+
+    /// Esc closes what is open, front first, and never quits; q quits (closing the help first).
+    #[test]
+    fn esc_closes_and_never_quits() {
+        let mut a = app();
+        a.apply(Action::ToggleAccounting);
+        a.apply(Action::ToggleLegend);
+        a.apply(Action::ToggleHelp);
+        a.apply(Action::Close);
+        assert!(!a.state.overlays.show_help && a.state.overlays.show_legend);
+        a.apply(Action::Close);
+        assert!(!a.state.overlays.show_legend && a.state.overlays.accounting.is_some());
+        a.apply(Action::Close);
+        assert!(a.state.overlays.accounting.is_none());
+        a.apply(Action::Close);
+        assert!(!a.state.quit);
+        assert_eq!(
+            a.state.overlays.message.as_deref(),
+            Some("nothing to close: q quits")
+        );
+        a.apply(Action::ToggleHelp);
+        a.apply(Action::Quit);
+        assert!(!a.state.quit && !a.state.overlays.show_help);
+        a.apply(Action::Quit);
+        assert!(a.state.quit);
     }
 
     #[test]

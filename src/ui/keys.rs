@@ -42,8 +42,12 @@ actions! {
     PrevMm = "prev-mm": "previous process (mm)",
     PickProcess = "pick-process": "process picker: type to filter by comm or tgid, Enter picks",
     ToggleThreads = "thread-lanes": "thread lanes (a row per thread of the process) or CPU lanes",
-    ScrollUp = "scroll-up": "thread lanes: scroll up a row",
-    ScrollDown = "scroll-down": "thread lanes: scroll down a row",
+    ScrollUp = "scroll-up": "lanes: scroll up a CPU, a thread row or to the lane sets above",
+    ScrollDown = "scroll-down": "lanes: scroll down a CPU, a thread row or to the lane sets below",
+    ScrollPageUp = "scroll-page-up": "lanes: scroll up a screen of CPUs or thread rows",
+    ScrollPageDown = "scroll-page-down": "lanes: scroll down a screen of CPUs or thread rows",
+    PaneUp = "pane-up": "scroll the cursor pane (or the legend, accounting, help) up",
+    PaneDown = "pane-down": "scroll the cursor pane (or the legend, accounting, help) down",
     Search = "search": "search by tid, comm or CID (tid:N, tgid:N, cid:N, comm:TEXT)",
     SearchNext = "search-next": "next search match",
     SearchPrev = "search-prev": "previous search match",
@@ -71,8 +75,10 @@ actions! {
     PrevStep = "prev-step": "demo: previous narrated moment",
     Faster = "faster": "demo: play faster",
     Slower = "slower": "demo: play slower",
+    ToggleLegend = "legend": "show or hide the legend: every glyph, mark and colour",
     ToggleHelp = "help": "show or hide this help",
-    Quit = "quit": "close the overlay or prompt, or quit",
+    Close = "close": "close the help, legend, accounting pane, picker or prompt (never quits)",
+    Quit = "quit": "quit (with the help shown: close it)",
     ForceQuit = "force-quit": "quit from anywhere",
 }
 
@@ -99,6 +105,13 @@ impl Key {
             mods: KeyModifiers::CONTROL,
         }
     }
+    /// A non-character key with Shift (`Shift-↓`); characters carry Shift themselves (`G`).
+    pub const fn shift(code: KeyCode) -> Key {
+        Key {
+            code,
+            mods: KeyModifiers::SHIFT,
+        }
+    }
 
     pub fn name(&self) -> String {
         let base = match self.code {
@@ -120,6 +133,11 @@ impl Key {
             KeyCode::F(n) => format!("F{n}"),
             _ => "?".to_string(),
         };
+        let base = if self.mods.contains(KeyModifiers::SHIFT) && Self::shift_counts(self.code) {
+            format!("Shift-{base}")
+        } else {
+            base
+        };
         if self.mods.contains(KeyModifiers::CONTROL) {
             format!("Ctrl-{base}")
         } else {
@@ -133,7 +151,18 @@ impl Key {
             let k = Key::parse(rest)?;
             return Some(Key {
                 code: k.code,
-                mods: KeyModifiers::CONTROL,
+                mods: KeyModifiers::CONTROL | k.mods,
+            });
+        }
+        if s != "Shift-Tab"
+            && let Some(rest) = s
+                .strip_prefix("Shift-")
+                .or_else(|| s.strip_prefix("shift-"))
+        {
+            let k = Key::parse(rest)?;
+            return Self::shift_counts(k.code).then_some(Key {
+                code: k.code,
+                mods: KeyModifiers::SHIFT | k.mods,
             });
         }
         let code = match s {
@@ -163,13 +192,25 @@ impl Key {
         Some(Key::plain(code))
     }
 
+    /// Whether Shift makes a different key of `code`: not for characters, where it is implied
+    /// by the character itself ('G', '?', '+'), nor for Shift-Tab, a key code of its own.
+    fn shift_counts(code: KeyCode) -> bool {
+        !matches!(code, KeyCode::Char(_) | KeyCode::BackTab)
+    }
+
     fn matches(&self, ev: &KeyEvent) -> bool {
         if self.code != ev.code {
             return false;
         }
-        // Shift is implied by the character itself ('G', '?', '+').
-        let mods = ev.modifiers - KeyModifiers::SHIFT;
-        mods == self.mods - KeyModifiers::SHIFT
+        let relevant = |m: KeyModifiers| {
+            let m = m & (KeyModifiers::CONTROL | KeyModifiers::SHIFT | KeyModifiers::ALT);
+            if Self::shift_counts(self.code) {
+                m
+            } else {
+                m - KeyModifiers::SHIFT
+            }
+        };
+        relevant(ev.modifiers) == relevant(self.mods)
     }
 }
 
@@ -199,6 +240,10 @@ pub fn default_bindings() -> Vec<Binding> {
         b(vec![c('v')], A::ToggleThreads),
         b(vec![Key::plain(Up)], A::ScrollUp),
         b(vec![Key::plain(Down)], A::ScrollDown),
+        b(vec![Key::shift(Up)], A::ScrollPageUp),
+        b(vec![Key::shift(Down)], A::ScrollPageDown),
+        b(vec![c('K')], A::PaneUp),
+        b(vec![c('J')], A::PaneDown),
         b(vec![c('/')], A::Search),
         b(vec![c('n')], A::SearchNext),
         b(vec![c('N')], A::SearchPrev),
@@ -226,8 +271,10 @@ pub fn default_bindings() -> Vec<Binding> {
         b(vec![c('[')], A::PrevStep),
         b(vec![c('>')], A::Faster),
         b(vec![c('<')], A::Slower),
+        b(vec![c('L')], A::ToggleLegend),
         b(vec![c('?')], A::ToggleHelp),
-        b(vec![c('q'), Key::plain(Esc)], A::Quit),
+        b(vec![Key::plain(Esc)], A::Close),
+        b(vec![c('q')], A::Quit),
         b(vec![Key::ctrl('c')], A::ForceQuit),
     ]
 }
@@ -323,6 +370,20 @@ pub fn action_for(bindings: &[Binding], ev: &KeyEvent) -> Option<Action> {
         .map(|b| b.action)
 }
 
+/// The keys bound to `action`, as the help names them (`↓` or `j/k`), for hints on screen.
+pub fn keys_for(bindings: &[Binding], action: Action) -> String {
+    let names: Vec<String> = bindings
+        .iter()
+        .filter(|b| b.action == action)
+        .flat_map(|b| b.keys.iter().map(Key::name))
+        .collect();
+    if names.is_empty() {
+        format!("({} is unbound)", action.name())
+    } else {
+        names.join("/")
+    }
+}
+
 /// Rows of the help overlay / README key table: (keys, what they do).
 pub fn help_rows(bindings: &[Binding]) -> Vec<(String, &'static str)> {
     bindings
@@ -388,6 +449,30 @@ mod tests {
             action_for(&b, &key(KeyCode::Char('k'), KeyModifiers::NONE)),
             None
         );
+        // Shift makes another key of an arrow, not of a character or of Shift-Tab
+        assert_eq!(
+            action_for(&b, &key(KeyCode::Down, KeyModifiers::NONE)),
+            Some(Action::ScrollDown)
+        );
+        assert_eq!(
+            action_for(&b, &key(KeyCode::Down, KeyModifiers::SHIFT)),
+            Some(Action::ScrollPageDown)
+        );
+        assert_eq!(
+            action_for(&b, &key(KeyCode::BackTab, KeyModifiers::SHIFT)),
+            Some(Action::PrevMm)
+        );
+        assert_eq!(
+            action_for(&b, &key(KeyCode::Char('J'), KeyModifiers::SHIFT)),
+            Some(Action::PaneDown)
+        );
+        assert_eq!(
+            action_for(&b, &key(KeyCode::Esc, KeyModifiers::NONE)),
+            Some(Action::Close)
+        );
+        assert_eq!(Key::parse("Shift-↓"), Some(Key::shift(KeyCode::Down)));
+        assert_eq!(Key::shift(KeyCode::Down).name(), "Shift-↓");
+        assert_eq!(Key::parse("Shift-x"), None);
     }
 
     #[test]
@@ -399,7 +484,8 @@ mod tests {
         }
         let rows = help_rows(&b);
         assert_eq!(rows.len(), b.len());
-        assert!(rows.iter().any(|(k, _)| k == "q Esc"));
+        assert!(rows.iter().any(|(k, _)| k == "q"));
+        assert!(rows.iter().any(|(k, _)| k == "Esc"));
         // no key is bound twice
         let mut seen = Vec::new();
         for x in &b {

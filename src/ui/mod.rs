@@ -7,10 +7,12 @@
 //! * drawing: [`view`] stacks the panes of [`widgets::PANES`], each a pure function of the app;
 //! * running: [`run`] (one entry point per kind of run), [`event_loop`], [`terminal`].
 
+pub mod alarms;
 pub mod app;
 pub mod derived;
 pub mod error;
 pub mod event_loop;
+pub mod glyphs;
 pub mod input;
 pub mod keys;
 pub mod models;

@@ -13,7 +13,7 @@ pub struct Models {
     pub views: Vec<ModelView>,
     /// Whether the observed lanes are shown (a `--compare` list may leave them out).
     pub show_observed: bool,
-    /// Jump targets of the first model.
+    /// Jump targets of every model shown.
     pub marks: ModelMarks,
     /// Models to run once the capture is read: (policies, parameters).
     pub request: Option<(Vec<PolicyKind>, Params)>,
@@ -57,17 +57,22 @@ impl Models {
         self.refresh_marks();
     }
 
+    /// The jump targets of every model: a key jumps to the next mark of any model shown (the
+    /// first model alone may have none: owner-mode never scans).
     fn refresh_marks(&mut self) {
         let mut marks = ModelMarks::default();
-        if let Some(m) = self.views.first() {
+        for m in &self.views {
             for (ts, trig) in m.triggers() {
                 match trig {
                     Trigger::Tick => marks.ticks.push(ts),
                     Trigger::Resume => marks.resumes.push(ts),
                 }
             }
-            marks.scans = m.scan_starts().collect();
-            marks.scans.sort_unstable();
+            marks.scans.extend(m.scan_starts());
+        }
+        for v in [&mut marks.ticks, &mut marks.resumes, &mut marks.scans] {
+            v.sort_unstable();
+            v.dedup();
         }
         self.marks = marks;
     }

@@ -25,7 +25,7 @@ pub fn jump(st: &mut State, action: Action) -> bool {
             }
             Some((_, hits)) => {
                 let hits = hits.clone();
-                jump_in(st, &hits, fwd, "match");
+                jump_wrapping(st, &hits, fwd, "match");
                 super::prompt::follow_match(st);
             }
         },
@@ -96,6 +96,31 @@ pub fn jump_in(st: &mut State, idx: &[u32], forward: bool, what: &str) {
     });
 }
 
+/// Like `jump_in`, but past the last entry on to the first (and before the first on to the
+/// last), as a search does.
+pub fn jump_wrapping(st: &mut State, idx: &[u32], forward: bool, what: &str) {
+    let cur = st.view.cursor as u32;
+    let past_end = if forward {
+        idx.partition_point(|&i| i <= cur) == idx.len()
+    } else {
+        idx.partition_point(|&i| i < cur) == 0
+    };
+    if !past_end || idx.is_empty() {
+        return jump_in(st, idx, forward, what);
+    }
+    let (target, pos) = if forward {
+        (idx[0], 1)
+    } else {
+        (idx[idx.len() - 1], idx.len())
+    };
+    st.set_cursor(target as usize);
+    let edge = if forward { "end" } else { "start" };
+    st.overlays.message = Some(format!(
+        "{what} {pos} of {} (wrapped past the {edge})",
+        idx.len()
+    ));
+}
+
 /// Like `jump_in` for a sorted list of times.
 fn jump_to_time(st: &mut State, ts: &[u64], forward: bool, what: &str) {
     let idx: Vec<u32> = ts
@@ -107,9 +132,22 @@ fn jump_to_time(st: &mut State, ts: &[u64], forward: bool, what: &str) {
 
 fn jump_model(st: &mut State, ts: &[u64], forward: bool, what: &str) {
     if ts.is_empty() {
-        st.overlays.message = Some(format!(
-            "no {what}: the kernel does not trace them; they come from a CID model (--policy)"
-        ));
+        let models: Vec<&str> = st.models.views.iter().map(|m| m.run.policy.id()).collect();
+        st.overlays.message = Some(if models.is_empty() {
+            format!(
+                "no {what}: the kernel does not trace them; they come from a CID model (--policy)"
+            )
+        } else {
+            let whose = match st.sel.selected_mm() {
+                Some(_) => "for this process",
+                None => "for any process",
+            };
+            format!(
+                "no {what} in the {} model{} {whose}",
+                models.join(", "),
+                if models.len() == 1 { "" } else { "s" }
+            )
+        });
         return;
     }
     jump_to_time(st, ts, forward, what);

@@ -1,5 +1,5 @@
 //! What is shown over or instead of the panes, and what the next keys mean: the help, a prompt
-//! or a pending marker key, the message line, the accounting pane.
+//! or a pending marker key, the message line, the legend and the accounting pane.
 
 /// What the next keys mean.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -34,6 +34,12 @@ impl PromptKind {
 #[derive(Default)]
 pub struct Overlays {
     pub show_help: bool,
+    /// The first line of the help shown (it scrolls when it does not fit).
+    pub help_scroll: u16,
+    /// The legend (`L`): every glyph, mark and colour, in the cursor pane's place.
+    pub show_legend: bool,
+    /// The first line shown of the pane under the graph (cursor, legend or accounting).
+    pub pane_scroll: u16,
     pub mode: Mode,
     /// A one-line message for the user (result of the last action).
     pub message: Option<String>,

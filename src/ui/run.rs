@@ -36,6 +36,7 @@ pub fn run_opened(
         state.models.show_observed = models.show_observed;
         state.models.request = Some((models.policies, models.params));
     }
+    state.overlays.message = models.note;
     // A small bound: the reader stays at most two segments ahead of the screen.
     let (tx, rx) = mpsc::sync_channel::<LoadMsg>(2);
     let lopts = crate::sources::LoadOptions {
@@ -63,13 +64,15 @@ pub fn run_opened(
 }
 
 /// Runs the TUI on a simulated schedule and its model runs (`cidscope sim`): a replay of the
-/// schedule.
+/// schedule; `note` goes on the message line.
 pub fn run_sim(
     trace: Trace,
     runs: Vec<crate::model::policies::PolicyRun>,
     opts: UiOptions,
+    note: Option<String>,
 ) -> Result<(), UiError> {
     let mut app = styled(App::new(trace), opts);
+    app.state.overlays.message = note;
     // The schedule's rseq_updates are the simulated policy's own predictions: the model lanes
     // (its slots) say more than repeating them as observed lanes.
     app.state.models.show_observed = false;
@@ -145,7 +148,9 @@ pub fn run_live(
         trace.ncpus_hint = Some(ncpus);
     }
     let mut state = State::new(trace, Timeline::empty(Timeline::DEFAULT_INTERVAL));
-    state.samples = Some(Samples::new(pid, attached));
+    let mut samples = Samples::new(pid, attached);
+    samples.privileged = crate::sources::live::sys::geteuid() == 0;
+    state.samples = Some(samples);
     let live = Box::new(Live::new(source, pid, ncpus));
     let app = run_app(styled(App::with_session(state, live), opts))?;
     let live = app

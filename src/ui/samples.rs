@@ -14,6 +14,8 @@ pub struct Samples {
     /// Whether the kernel's events come with them (`live --attach`); without, the samples are
     /// all there is to show.
     pub attached: bool,
+    /// Whether this process may attach (root): then only `--attach` is missing.
+    pub privileged: bool,
     /// The samples as rseq_update events of their threads (one trace, indexed like a capture).
     pub trace: Trace,
     pub timeline: Timeline,
@@ -28,11 +30,21 @@ impl Samples {
     pub fn new(pid: u32, attached: bool) -> Samples {
         Samples {
             attached,
+            privileged: false,
             trace: Trace::new(format!("rseq areas of process {pid}"), Format::Live),
             timeline: Timeline::empty(Timeline::DEFAULT_INTERVAL),
             pending: Vec::new(),
             late_samples: 0,
             weights: Vec::new(),
+        }
+    }
+
+    /// How to get the kernel's rseq_update lanes, which a session without `--attach` lacks.
+    pub fn attach_hint(&self) -> &'static str {
+        if self.privileged {
+            "add --attach for the kernel's rseq_update lanes"
+        } else {
+            "--attach adds the kernel's rseq_update lanes; it needs root or CAP_PERFMON"
         }
     }
 

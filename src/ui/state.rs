@@ -138,15 +138,6 @@ impl State {
         self.view.thread_scroll = self.view.thread_scroll.min(rows.saturating_sub(1));
     }
 
-    /// Rows of lanes per set: a thread's (thread view) or a CPU's.
-    pub fn lane_row_count(&self) -> usize {
-        match (&self.derived.threads, self.view.threads) {
-            (Some(t), true) => t.tids.len().saturating_sub(self.view.thread_scroll),
-            (None, true) => 0,
-            _ => self.visible_cpus().len(),
-        }
-    }
-
     /// Width of the label column left of the lanes and graphs: room for "CPU12" or, in the
     /// thread view, the longest tid; every pane with a time axis uses it, so columns align.
     pub fn lane_label_width(&self) -> u16 {

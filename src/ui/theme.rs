@@ -42,8 +42,10 @@ pub struct Theme {
     pub weight: Color,
     pub bound: Color,
     pub title: Color,
-    /// Background of a selected time range (A/B markers).
+    /// Background of a selected time range.
     pub selection: Color,
+    /// Your named markers and the A/B range ends on the ruler.
+    pub marker: Color,
     /// No colour at all (NO_COLOR): styles use modifiers only.
     pub monochrome: bool,
 }
@@ -73,6 +75,28 @@ pub const SLOTS: &[(&str, &str)] = &[
     ("bound", "the CPU-count bound"),
     ("title", "titles"),
     ("selection", "a selected time range"),
+    ("marker", "your named markers and the A/B range ends"),
+];
+
+/// Slots that are not CIDs yet share cells with them (lanes, ruler, weight): a theme must never
+/// give one of them a colour of `cid_palette`, or a mark would read as a CID (a test checks
+/// every built-in theme). `text`, `dim` and `background` are the page itself, and `cid_text`
+/// is drawn on the CID colours.
+pub const NON_CID_SLOTS: &[&str] = &[
+    "free_slot",
+    "lazy_slot",
+    "transit_slot",
+    "tick_marker",
+    "resume_marker",
+    "scan_batch",
+    "alarm",
+    "lost",
+    "cursor",
+    "weight",
+    "bound",
+    "title",
+    "selection",
+    "marker",
 ];
 
 /// A theme that could not be used: which file, which key, what was wrong.
@@ -123,7 +147,8 @@ impl Theme {
             weight: Color::Cyan,
             bound: Color::Red,
             title: Color::LightCyan,
-            selection: Color::Blue,
+            selection: Color::Gray,
+            marker: Color::Gray,
             monochrome: false,
         }
     }
@@ -151,11 +176,17 @@ impl Theme {
             &mut t.bound,
             &mut t.title,
             &mut t.selection,
+            &mut t.marker,
         ] {
             *c = Color::Reset;
         }
         t.monochrome = true;
         t
+    }
+
+    /// The colour of a slot named as in theme files (not `cid_palette`).
+    pub fn slot(&self, key: &str) -> Option<Color> {
+        self.clone().slot_mut(key).map(|c| *c)
     }
 
     fn slot_mut(&mut self, key: &str) -> Option<&mut Color> {
@@ -177,6 +208,7 @@ impl Theme {
             "bound" => &mut self.bound,
             "title" => &mut self.title,
             "selection" => &mut self.selection,
+            "marker" => &mut self.marker,
             _ => return None,
         })
     }
@@ -268,22 +300,19 @@ impl Theme {
         self.cid_palette[cid.unsigned_abs() as usize % self.cid_palette.len()]
     }
 
-    /// A confirmed CID: its colour as background.
+    /// A confirmed CID: its colour as background (the glyph table's style).
     pub fn cid_style(&self, cid: i32) -> Style {
-        if self.monochrome {
-            return Style::default().add_modifier(Modifier::REVERSED);
-        }
-        Style::default().bg(self.cid_color(cid)).fg(self.cid_text)
+        super::glyphs::CID.style(self, cid)
     }
 
-    /// An unconfirmed (stale) CID: its colour as foreground only.
+    /// An unconfirmed (stale) CID: its colour as a dim foreground only.
     pub fn cid_stale_style(&self, cid: i32) -> Style {
-        if self.monochrome {
-            return Style::default().add_modifier(Modifier::DIM);
-        }
-        Style::default()
-            .fg(self.cid_color(cid))
-            .add_modifier(Modifier::DIM)
+        super::glyphs::UNCONFIRMED.style(self, cid)
+    }
+
+    /// A CID that breaks an rseq guarantee (a duplicate, or at or above its bound).
+    pub fn alarm_cid_style(&self) -> Style {
+        super::glyphs::ALARM_CELL.style(self, 0)
     }
 
     pub fn text(&self) -> Style {
@@ -335,6 +364,53 @@ mod tests {
         }
         assert_eq!(Theme::default().name, "default");
         assert_eq!(Theme::default().alarm, Color::LightRed);
+    }
+
+    /// No slot that is not a CID may take a colour of the CID palette, in any built-in theme
+    /// (nor in the fallback): a selection, a lost-event mark or an alarm would read as a CID.
+    /// Your markers never share a colour with the other ruler marks either.
+    #[test]
+    fn no_slot_reuses_a_cid_colour() {
+        let mut themes: Vec<Theme> = BUILTIN
+            .iter()
+            .map(|(n, _)| Theme::load(n).expect("builtin"))
+            .collect();
+        themes.push(Theme::fallback());
+        themes.push(Theme::default());
+        for t in &themes {
+            for key in NON_CID_SLOTS {
+                let c = t.slot(key).expect("a slot");
+                assert!(
+                    !t.cid_palette.contains(&c),
+                    "theme {}: {key} = {c:?} is a CID colour",
+                    t.name
+                );
+            }
+            for other in [
+                "tick_marker",
+                "resume_marker",
+                "scan_batch",
+                "alarm",
+                "lost",
+                "transit_slot",
+                "cursor",
+            ] {
+                assert_ne!(
+                    t.marker,
+                    t.slot(other).unwrap(),
+                    "theme {}: marker = {other}",
+                    t.name
+                );
+            }
+        }
+        // the list is every slot but the page's own and the text drawn on CIDs
+        for (key, _) in SLOTS {
+            assert!(
+                NON_CID_SLOTS.contains(key)
+                    || ["cid_text", "text", "dim", "background"].contains(key),
+                "{key}"
+            );
+        }
     }
 
     #[test]

@@ -201,11 +201,13 @@ mod tests {
         let screen = Rect::new(0, 0, 120, 40);
         let l = layout(&a, screen);
         let (lanes, weight) = (l[1].1, l[2].1);
-        // the lanes: top border, ruler, then two rows per CPU (CIDs, tasks)
-        let (_, t0) = hit(screen, &a, 20, lanes.y + 2).expect("on a lane");
-        assert_eq!(hit(screen, &a, 20, lanes.y + 2).map(|h| h.0), Some(Some(0)));
-        assert_eq!(hit(screen, &a, 20, lanes.y + 4).map(|h| h.0), Some(Some(1)));
+        // the lanes: top border, time labels, marks, then two rows per CPU (CIDs, tasks)
+        let (_, t0) = hit(screen, &a, 20, lanes.y + 3).expect("on a lane");
+        assert_eq!(hit(screen, &a, 20, lanes.y + 3).map(|h| h.0), Some(Some(0)));
+        assert_eq!(hit(screen, &a, 20, lanes.y + 4).map(|h| h.0), Some(Some(0)));
+        assert_eq!(hit(screen, &a, 20, lanes.y + 5).map(|h| h.0), Some(Some(1)));
         assert_eq!(hit(screen, &a, 20, lanes.y + 1).map(|h| h.0), Some(None));
+        assert_eq!(hit(screen, &a, 20, lanes.y + 2).map(|h| h.0), Some(None));
         // the graph shares the lanes' time axis; the label column and the title hit nothing
         assert_eq!(hit(screen, &a, 20, weight.y + 3), Some((None, t0)));
         assert_eq!(hit(screen, &a, 0, lanes.y + 2), None);

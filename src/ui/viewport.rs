@@ -3,6 +3,7 @@
 //! needs the events (the cursor's time, its limits) is the state's.
 
 use crate::timeline::Timeline;
+use ratatui::layout::Rect;
 
 /// Narrowest window: 1 µs per column at 200 columns.
 pub const MIN_SPAN: u64 = 200;
@@ -22,7 +23,30 @@ pub struct Viewport {
     pub threads: bool,
     /// The first thread row shown (thread lanes scroll when they outnumber the rows).
     pub thread_scroll: usize,
+    /// The vertical scroll of the lane stack.
+    pub lanes: LaneScroll,
+    /// The size of the screen last drawn: what the lane stack's window is planned for.
+    pub screen: Rect,
 }
+
+/// Which part of the lane stack is on screen when not all of it fits: the first CPU shown (an
+/// index into the CPUs shown, the same for every lane set) and the first lane set shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaneScroll {
+    pub cpu_top: usize,
+    pub set_top: usize,
+    /// The cursor (event index) the window last followed: a cursor move brings its CPUs into
+    /// view again; a manual scroll stays until the cursor moves.
+    pub followed: Option<usize>,
+}
+
+/// The screen size assumed before the first frame (and by tests that draw none).
+pub const DEFAULT_SCREEN: Rect = Rect {
+    x: 0,
+    y: 0,
+    width: 120,
+    height: 40,
+};
 
 impl Viewport {
     /// A window showing the whole of a timeline, the cursor on its first event.
@@ -31,6 +55,7 @@ impl Viewport {
         Viewport {
             t0,
             span,
+            screen: DEFAULT_SCREEN,
             ..Viewport::default()
         }
     }

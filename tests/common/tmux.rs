@@ -1,5 +1,5 @@
 //! A real terminal for end-to-end tests: a tmux server of the test's own (its socket), one
-//! detached 120×40 session `t`, driven by keys and read from the screen.
+//! detached session `t` (120×40 unless sized), driven by keys and read from the screen.
 
 use std::process::Command;
 use std::thread::sleep;
@@ -13,6 +13,11 @@ impl Tmux {
     /// Starts a session running `cmd`; `tag` names the server's socket (with pid and time, so
     /// parallel tests never share one).
     pub fn start(tag: &str, cmd: &str) -> Tmux {
+        Tmux::start_sized(tag, cmd, 120, 40)
+    }
+
+    /// Like [`Tmux::start`], on a terminal of `cols` × `rows`.
+    pub fn start_sized(tag: &str, cmd: &str, cols: u16, rows: u16) -> Tmux {
         assert!(
             Command::new("tmux").arg("-V").output().is_ok(),
             "tmux is needed for this test (.ci/run installs it)"
@@ -32,7 +37,7 @@ impl Tmux {
                 "-s",
                 "t",
             ])
-            .args(["-x", "120", "-y", "40"])
+            .args(["-x", &cols.to_string(), "-y", &rows.to_string()])
             .arg(cmd)
             .env("TERM", "xterm-256color")
             .status()

@@ -13,11 +13,16 @@ pub struct Demo {
     /// In time order.
     pub steps: Vec<Step>,
     pub current: usize,
+    /// The cursor is before the first step's moment (moved there with another key).
+    pub before_first: bool,
     pub playing: bool,
     /// Trace time per second of real time.
     pub speed: u64,
     /// When the last frame played (None: not playing yet).
     pub last_tick: Option<Instant>,
+    /// The cursor the narration was last set for: when other keys move the cursor, the
+    /// narration follows it to the step whose moment it passed.
+    narrated_at: Option<usize>,
 }
 
 impl Demo {
@@ -28,9 +33,11 @@ impl Demo {
             name: name.to_string(),
             steps,
             current: 0,
+            before_first: false,
             playing: false,
             speed,
             last_tick: None,
+            narrated_at: None,
         }
     }
 
@@ -40,11 +47,26 @@ impl Demo {
             return;
         };
         self.current = k;
+        self.before_first = false;
         self.playing = false;
         self.last_tick = None;
         st.view.cursor = st.first_event_at_or_after(step.ts);
         st.view.span = step.span.max(MIN_SPAN);
         st.view.t0 = step.ts.saturating_sub(st.view.span / 3).max(st.min_t0());
+        self.narrated_at = Some(st.view.cursor);
+    }
+
+    /// The narration of the cursor's place, after a key other than the demo's moved it: the
+    /// last step whose moment is at or before the cursor (or "before step 1").
+    pub fn follow_cursor(&mut self, st: &State) {
+        if self.narrated_at == Some(st.view.cursor) {
+            return;
+        }
+        self.narrated_at = Some(st.view.cursor);
+        let ts = st.cursor_ts();
+        let passed = self.steps.partition_point(|s| s.ts <= ts);
+        self.before_first = passed == 0;
+        self.current = passed.saturating_sub(1);
     }
 
     /// Playing: moves the cursor on by `dt_ns` of real time at the demo's speed, and the
@@ -60,9 +82,13 @@ impl Demo {
         st.view.cursor = i.saturating_sub(1).max(st.view.cursor).min(last);
         let ts = st.cursor_ts();
         // the narration follows the moments the cursor passes
+        if self.before_first && self.steps.first().is_some_and(|s| s.ts <= ts) {
+            self.before_first = false;
+        }
         while self.current + 1 < self.steps.len() && self.steps[self.current + 1].ts <= ts {
             self.current += 1;
         }
+        self.narrated_at = Some(st.view.cursor);
         if st.view.cursor >= last {
             self.playing = false;
         }
@@ -76,6 +102,7 @@ impl Session for Demo {
     fn tick(&mut self, st: &mut State) {
         let now = Instant::now();
         if !self.playing {
+            self.follow_cursor(st);
             return;
         }
         let dt = self
@@ -94,13 +121,27 @@ impl Session for Demo {
             Action::Faster => self.speed = (self.speed * 2).min(10_000_000_000),
             Action::Slower => self.speed = (self.speed / 2).max(1_000),
             Action::NextStep => {
-                let next = (self.current + 1).min(self.steps.len().saturating_sub(1));
+                self.follow_cursor(st);
+                let next = if self.before_first {
+                    0
+                } else {
+                    (self.current + 1).min(self.steps.len().saturating_sub(1))
+                };
                 self.go_to_step(next, st);
             }
-            Action::PrevStep => self.go_to_step(self.current.saturating_sub(1), st),
+            Action::PrevStep => {
+                self.follow_cursor(st);
+                self.go_to_step(self.current.saturating_sub(1), st)
+            }
             _ => return false,
         }
         true
+    }
+
+    fn after_action(&mut self, st: &mut State) {
+        if !self.playing {
+            self.follow_cursor(st);
+        }
     }
 
     fn frame_wait(&self, _st: &State, _draw_ms: u64) -> Duration {

@@ -7,7 +7,11 @@ use crate::sources::live::{LiveCounters, LiveSession};
 use crate::ui::keys::Action;
 use crate::ui::state::State;
 use crate::ui::viewport::MIN_SPAN;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The weight series is rebuilt from the whole index at most this often while data arrives
+/// (and at most a fifth of the time: never more than 4 × what the last rebuild took).
+const WEIGHT_EVERY: Duration = Duration::from_millis(250);
 
 /// How much time the view shows while it follows a live session.
 pub const LIVE_WINDOW: u64 = 2_000_000_000;
@@ -22,6 +26,8 @@ pub struct Live {
     pub counters: LiveCounters,
     /// What the session is, for the status bar (`attach --pid P`); None for `live`.
     pub label: Option<String>,
+    /// When the weight series was last rebuilt, and how long that took.
+    weights_built: Option<(Instant, Duration)>,
 }
 
 impl Live {
@@ -34,12 +40,34 @@ impl Live {
             finished: false,
             counters: LiveCounters::default(),
             label: None,
+            weights_built: None,
         }
     }
 
     /// The source, to stop it once the TUI ends.
     pub fn into_source(self) -> LiveSession {
         self.source
+    }
+}
+
+impl Live {
+    /// The kernel trace's weight series for the selected process, rebuilt as it grows
+    /// (throttled), and once more when the session ends.
+    fn refresh_weights(&mut self, st: &mut State, finished: bool) {
+        if !st.derived.weights_stale {
+            return;
+        }
+        let due = self
+            .weights_built
+            .is_none_or(|(at, took)| at.elapsed() >= WEIGHT_EVERY.max(took * 4));
+        if !(due || finished) {
+            return;
+        }
+        let start = Instant::now();
+        st.derived.refresh_weights(&st.timeline, st.sel.selected());
+        st.derived.weights_stale = false;
+        st.derived.weights_at = st.trace.events.len();
+        self.weights_built = Some((start, start.elapsed()));
     }
 }
 
@@ -50,8 +78,12 @@ impl Session for Live {
         }
         let batch = self.source.poll();
         let finished = self.source.is_finished();
+        let before = st.trace.events.len();
         batch.apply_to(&mut st.trace);
         st.timeline.extend(&st.trace);
+        if st.trace.events.len() > before {
+            st.derived.weights_stale = true;
+        }
         self.counters = batch.counters;
         if let Some(s) = st.samples.as_mut() {
             s.add(&batch.samples, &st.trace, self.pid, self.ncpus, finished);
@@ -65,6 +97,7 @@ impl Session for Live {
             ));
         }
         st.refresh_mm_list();
+        self.refresh_weights(st, finished);
         st.refresh_threads();
         if !self.paused {
             follow_newest(st);

@@ -23,6 +23,10 @@ pub trait Session: Any {
     /// session has no such action: the app then says which session has it.
     fn apply(&mut self, action: Action, st: &mut State) -> bool;
 
+    /// After an action of the app's own moved the cursor or changed the view (a demo's
+    /// narration follows the cursor).
+    fn after_action(&mut self, _st: &mut State) {}
+
     /// How long the event loop waits for input before the next tick, after a frame that took
     /// `draw_ms` to draw.
     fn frame_wait(&self, st: &State, draw_ms: u64) -> Duration;

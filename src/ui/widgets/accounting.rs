@@ -8,7 +8,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 /// Shown (`p`) in place of the cursor pane.
 pub struct AccountingPane;
@@ -18,28 +17,37 @@ fn ratio(r: Option<f64>) -> String {
 }
 
 impl Pane for AccountingPane {
-    fn rows(&self, app: &App, _screen: Rect) -> Rows {
-        match app.state.overlays.accounting {
-            Some(_) => Rows::Fill(4),
-            None => Rows::Hidden,
+    fn rows(&self, app: &App, screen: Rect) -> Rows {
+        let ov = &app.state.overlays;
+        match ov.accounting {
+            // the legend, when also asked for, is in front
+            Some(_) if !ov.show_legend => Rows::Fill(super::detail::min_rows(screen)),
+            _ => Rows::Hidden,
         }
     }
 
     fn draw(&self, app: &App, _screen: Rect, area: Rect, buf: &mut Buffer) {
+        if let Some((title, lines)) = lines(app) {
+            super::scrolled::draw(app, &title, lines, area, buf);
+        }
+    }
+
+    fn scroll_len(&self, app: &App, area: Rect) -> Option<(usize, u16)> {
+        let (_, lines) = lines(app)?;
+        Some((lines.len(), area.height.saturating_sub(1)))
+    }
+}
+
+/// The pane's title and lines.
+fn lines(app: &App) -> Option<(String, Vec<Line<'static>>)> {
+    {
         let theme = &app.theme;
-        let Some(acc) = &app.state.overlays.accounting else {
-            return;
-        };
+        let acc = app.state.overlays.accounting.as_ref()?;
         let scope = match app.state.sel.range() {
             Some((a, b)) => format!("range A–B, {}", fmt_dur(b - a)),
             None => format!("whole capture, {}", fmt_dur(acc.span_ns)),
         };
-        let block = Block::default()
-            .borders(Borders::TOP)
-            .title(format!(" rseq accounting ({scope}) — p closes "))
-            .border_style(theme.dim());
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let title = format!("rseq accounting ({scope}) — p closes");
         let header = format!(
             "  {:>8} {:<16} {:>9} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9}",
             "tid", "comm", "updates", "per s", "fixups", "sw-ins", "upd/sw-in", "exits", "upd/exit"
@@ -81,14 +89,24 @@ impl Pane for AccountingPane {
         }
         let mut tasks: Vec<_> = acc.tasks.iter().collect();
         tasks.sort_by_key(|(tid, a)| (std::cmp::Reverse(a.rseq_updates), **tid));
-        let room = (inner.height as usize).saturating_sub(lines.len());
-        for (tid, a) in tasks.into_iter().take(room) {
+        // a frame builds at most this many rows (the busiest tasks); the rest are counted
+        const MAX_ROWS: usize = 2000;
+        let more = tasks.len().saturating_sub(MAX_ROWS);
+        for (tid, a) in tasks.into_iter().take(MAX_ROWS) {
             lines.push(Line::raw(row(
                 tid.to_string(),
                 app.state.trace.comm_of(*tid),
                 a,
             )));
         }
-        Paragraph::new(lines).render(inner, buf);
+        if more > 0 {
+            lines.push(Line::styled(
+                format!(
+                    "  … and {more} tasks with fewer updates (cidscope stats --json lists all)"
+                ),
+                theme.dim(),
+            ));
+        }
+        Some((title, lines))
     }
 }

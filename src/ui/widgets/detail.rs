@@ -4,6 +4,7 @@
 use super::pane::{Pane, Rows};
 use crate::events::{EventKind, fmt_dur, fmt_ts};
 use crate::model::MmId;
+use crate::ui::alarms::{self, Broken, Holder};
 use crate::ui::app::App;
 use crate::ui::models::ModelView;
 use crate::ui::samples::Samples;
@@ -13,7 +14,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+use ratatui::widgets::{Block, Borders};
 
 pub struct Detail;
 
@@ -114,9 +115,10 @@ fn workload_only_lines<'a>(app: &'a App, samples: &'a Samples) -> Vec<Line<'a>> 
     let theme = &app.theme;
     let mut lines = vec![
         Line::raw(format!(
-            "workload only: {} CID reads by {} threads (no kernel trace: `cidscope live --attach`, as root or with CAP_PERFMON, adds the rseq_update lanes)",
+            "workload only: {} CID reads by {} threads (no kernel trace: {})",
             samples.trace.events.len(),
-            samples.trace.tasks.len()
+            samples.trace.tasks.len(),
+            samples.attach_hint()
         )),
         Line::styled(
             "  last CID each thread read from its rseq area:",
@@ -147,191 +149,319 @@ fn workload_only_lines<'a>(app: &'a App, samples: &'a Samples) -> Vec<Line<'a>> 
     lines
 }
 
+/// The least rows of the pane under the graph (cursor, legend or accounting) on this screen.
+pub fn min_rows(screen: Rect) -> u16 {
+    match screen.height {
+        50.. => 10,
+        30.. => 6,
+        _ => 3,
+    }
+}
+
+/// The guarantees broken at the cursor, explained: who holds which CID where since when, and
+/// what it means (wrapped to the pane's `width`: nothing of it is cut).
+fn alarm_lines<'a>(app: &'a App, broken: &[Broken], width: u16) -> Vec<Line<'a>> {
+    let st = &app.state;
+    let theme = &app.theme;
+    let alarm = theme.alarm_cid_style();
+    let head = theme.mark(theme.alarm).add_modifier(Modifier::BOLD);
+    let holder = |h: &Holder| {
+        let since = h.since.map_or(String::new(), |t| {
+            format!(", since +{}", fmt_dur(t.saturating_sub(st.origin())))
+        });
+        Line::from(vec![
+            Span::raw(format!(
+                "    {}-{} on CPU{} holds ",
+                st.trace.comm_of(h.tid),
+                h.tid,
+                h.cpu
+            )),
+            Span::styled(format!(" CID {} ", h.cid), alarm),
+            Span::styled(since, theme.dim()),
+        ])
+    };
+    let mut out = Vec::new();
+    for b in broken {
+        let mm = mm_label(st, b.mm());
+        match b {
+            Broken::Duplicate { cid, holders, .. } => {
+                out.push(Line::from(vec![
+                    Span::styled("  ⚠ alarm: ", head),
+                    Span::styled(
+                        format!(
+                            "{} running tasks of {mm} hold CID {cid} at once",
+                            holders.len()
+                        ),
+                        head,
+                    ),
+                ]));
+                out.extend(holders.iter().map(holder));
+            }
+            Broken::OutOfRange {
+                holder: h, bound, ..
+            } => {
+                out.push(Line::from(vec![
+                    Span::styled("  ⚠ alarm: ", head),
+                    Span::styled(
+                        format!(
+                            "CID {} of {mm} is at or above its bound {bound} (possible CPUs)",
+                            h.cid
+                        ),
+                        head,
+                    ),
+                ]));
+                out.push(holder(h));
+            }
+        }
+        for l in super::help::entry(vec![], 4, b.meaning(), width as usize) {
+            out.push(Line::from(
+                l.into_iter()
+                    .map(|s| s.style(theme.dim()))
+                    .collect::<Vec<_>>(),
+            ));
+        }
+    }
+    // a model's own alarms at this instant
+    let ts = st.cursor_ts();
+    for m in &st.models.views {
+        for a in m
+            .run
+            .alarms
+            .iter()
+            .filter(|a| a.ts == ts && m.mm.is_none_or(|mm| a.mm() == mm))
+        {
+            out.push(Line::from(vec![
+                Span::styled(format!("  ⚠ [{}] model alarm: ", m.run.policy.id()), head),
+                Span::raw(format!("{} (CPU{})", a.describe(), a.cpu)),
+            ]));
+        }
+    }
+    out
+}
+
+/// The cursor pane's lines, most telling first (a small pane shows the first few).
+fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
+    let st = &app.state;
+    let theme = &app.theme;
+    let Some(ev) = st.cursor_event() else {
+        if let Some(samples) = &st.samples {
+            return workload_only_lines(app, samples);
+        }
+        let msg = if st.loading.is_some() {
+            "reading the capture…"
+        } else {
+            "no events in this capture"
+        };
+        return vec![Line::raw(msg)];
+    };
+    let tl = &st.timeline;
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(format!("{} ", fmt_ts(ev.ts)), bold),
+            Span::styled(
+                format!(
+                    "(+{})  event {} of {}",
+                    fmt_dur(ev.ts.saturating_sub(st.origin())),
+                    st.view.cursor + 1,
+                    st.trace.events.len()
+                ),
+                theme.dim(),
+            ),
+        ]),
+        Line::from(format!(
+            "  [{:03}] {}-{}: {}",
+            ev.cpu,
+            st.trace.comm_of(ev.tid),
+            ev.tid,
+            ev.describe(&st.trace.strings)
+        )),
+    ];
+    let broken = alarms::at_cursor(st);
+    let alarm_lines = alarm_lines(app, &broken, inner.width);
+    // the CPUs and CIDs of the broken guarantees, drawn in the alarm style below
+    let alarming: Vec<(usize, i32)> = broken
+        .iter()
+        .flat_map(|b| match b {
+            Broken::Duplicate { cid, holders, .. } => {
+                holders.iter().map(|h| (h.cpu, *cid)).collect::<Vec<_>>()
+            }
+            Broken::OutOfRange { holder, .. } => vec![(holder.cpu, holder.cid)],
+        })
+        .collect();
+    lines.extend(alarm_lines);
+    if let Some(h) = st.describe_hover() {
+        lines.push(Line::styled(format!("  {h}"), theme.dim()));
+    }
+    if let Some((a, b)) = st.sel.range() {
+        let (i, j) = st.event_range(a, b);
+        lines.push(Line::from(vec![
+            Span::styled("  range A–B ", bold),
+            Span::raw(format!(
+                "Δt {}   {} events   {} CID changes{}",
+                fmt_dur(b - a),
+                j - i,
+                st.cid_changes_in(a, b),
+                match st.sel.selected() {
+                    MmSel::Mm(_) => " (this process)",
+                    MmSel::All => "",
+                }
+            )),
+        ]));
+    }
+    if let Some((q, hits)) = &st.sel.search {
+        lines.push(Line::styled(
+            format!("  search \"{q}\": {} matches (n / N)", hits.len()),
+            theme.dim(),
+        ));
+    }
+    let state = tl.state_after(&st.trace, st.view.cursor);
+    let mut task_table = Vec::new();
+    let mut cidmask_line = None;
+    if let MmSel::Mm(mm) = st.sel.selected() {
+        let mask = state.cidmask(mm);
+        let mut tids: Vec<_> = state
+            .tasks
+            .iter()
+            .filter(|(_, t)| t.mm == mm && !t.exited)
+            .map(|(&tid, t)| (tid, *t))
+            .collect();
+        tids.sort_by_key(|&(tid, _)| tid);
+        for (tid, t) in tids {
+            let where_ = match t.on_cpu {
+                Some(c) if state.cpus.get(c as usize).is_some_and(|s| s.tid == tid) => {
+                    format!("running on CPU{c}")
+                }
+                _ => "not running".into(),
+            };
+            let cid = t.cid.map_or("-".to_string(), |c| c.to_string());
+            task_table.push(Span::raw(format!(
+                " {:>7} {:<16.16} {:>3} {:<18}",
+                tid,
+                st.trace.comm_of(tid),
+                cid,
+                where_
+            )));
+        }
+        let stats = &tl.mm_stats[mm.0 as usize];
+        cidmask_line = Some(Line::from(vec![
+            Span::styled(format!("  {}: ", mm_label(st, mm)), bold),
+            Span::raw(format!(
+                "cidmask {:?} weight {}/{}   {} tasks, {} rseq_updates, CIDs seen {:?}",
+                mask,
+                mask.len(),
+                tl.ncpus,
+                tl.mm_tasks(mm).len(),
+                stats.rseq_updates,
+                stats.cids
+            )),
+        ]));
+    }
+    let model_lines: Vec<Line> = st
+        .models
+        .views
+        .iter()
+        .enumerate()
+        .flat_map(|(k, m)| model_lines(app, k, m, ev.ts))
+        .collect();
+    // what the lanes show first: the observed cidmask, or (no observed lanes, as in sim) the
+    // models and their scan progress
+    if st.models.show_observed {
+        lines.extend(cidmask_line);
+        lines.extend(model_lines);
+    } else {
+        lines.extend(model_lines);
+        lines.extend(cidmask_line);
+    }
+    // why the cursor task has its CID: the capture's cause and each model's
+    let task = match ev.kind {
+        EventKind::SchedSwitch { next_tid, .. } => next_tid,
+        _ => ev.tid,
+    };
+    lines.extend(super::why::lines(app, task, ev.ts, inner.width));
+    let many = state.cpus.len() > 8;
+    let visible = st.visible_cpus();
+    for (cpu, slot) in state.cpus.iter().enumerate() {
+        // on big machines, only the CPUs shown that run something
+        if many && (slot.tid == 0 || !visible.contains(&cpu)) {
+            continue;
+        }
+        let who = if slot.tid == 0 {
+            "<idle>".to_string()
+        } else {
+            format!("{}-{}", st.trace.comm_of(slot.tid), slot.tid)
+        };
+        let mut spans = vec![Span::raw(format!("  CPU{cpu:<3} {who:<24} "))];
+        spans.push(Span::styled(
+            format!("{:<32} ", mm_label(st, slot.mm)),
+            theme.dim(),
+        ));
+        match (slot.tid, slot.cid) {
+            (0, _) => {}
+            (_, None) => spans.push(Span::styled("no CID reported", theme.dim())),
+            (_, Some(c)) if alarming.contains(&(cpu, c)) => spans.push(Span::styled(
+                format!(" CID {c} ⚠ "),
+                theme.alarm_cid_style(),
+            )),
+            (_, Some(c)) if slot.confirmed => {
+                spans.push(Span::styled(format!(" CID {c} "), theme.cid_style(c)))
+            }
+            (_, Some(c)) => spans.push(Span::styled(
+                format!(" CID {c}? (reported before its switch-in; not confirmed yet)"),
+                theme.cid_stale_style(c),
+            )),
+        }
+        lines.push(Line::from(spans));
+    }
+    let hist = tl.cid_history(&st.trace, task, st.view.cursor, 8);
+    if !hist.is_empty() {
+        let mut spans = vec![Span::raw(format!("  task {task} CID history: "))];
+        for (i, cid) in hist {
+            let t = st.trace.events.ts(i).saturating_sub(st.origin());
+            spans.push(Span::styled(format!(" {cid} "), theme.cid_style(cid)));
+            spans.push(Span::styled(
+                format!(" from +{}  ", fmt_dur(t)),
+                theme.dim(),
+            ));
+        }
+        lines.push(Line::from(spans));
+    }
+    if !task_table.is_empty() {
+        lines.push(Line::styled(
+            format!(
+                "  live tasks of this process ({}): tid, comm, last reported CID, where",
+                task_table.len()
+            ),
+            theme.dim(),
+        ));
+        // two columns of 48 characters where the pane is wide enough
+        let per_line = (inner.width as usize / 50).max(1);
+        for chunk in task_table.chunks(per_line) {
+            lines.push(Line::from(chunk.to_vec()));
+        }
+    }
+    lines
+}
+
 impl Pane for Detail {
-    /// The rest of the screen, but for the accounting pane, which takes its place.
-    fn rows(&self, app: &App, _screen: Rect) -> Rows {
-        match app.state.overlays.accounting {
-            Some(_) => Rows::Hidden,
-            None => Rows::Fill(4),
+    /// The rest of the screen, but for the legend or the accounting pane, which take its place.
+    fn rows(&self, app: &App, screen: Rect) -> Rows {
+        let ov = &app.state.overlays;
+        if ov.accounting.is_some() || ov.show_legend {
+            Rows::Hidden
+        } else {
+            Rows::Fill(min_rows(screen))
         }
     }
 
     fn draw(&self, app: &App, _screen: Rect, area: Rect, buf: &mut Buffer) {
-        let st = &app.state;
-        let theme = &app.theme;
-        let block = Block::default()
-            .borders(Borders::TOP)
-            .title(" cursor ")
-            .border_style(theme.dim());
-        let inner = block.inner(area);
-        block.render(area, buf);
-        let Some(ev) = st.cursor_event() else {
-            if let Some(samples) = &st.samples {
-                Paragraph::new(workload_only_lines(app, samples)).render(inner, buf);
-                return;
-            }
-            let msg = if st.loading.is_some() {
-                "reading the capture…"
-            } else {
-                "no events in this capture"
-            };
-            Paragraph::new(msg).render(inner, buf);
-            return;
-        };
-        let tl = &st.timeline;
-        let bold = Style::default().add_modifier(Modifier::BOLD);
-        let mut lines = vec![
-            Line::from(vec![
-                Span::styled(format!("{} ", fmt_ts(ev.ts)), bold),
-                Span::styled(
-                    format!(
-                        "(+{})  event {} of {}",
-                        fmt_dur(ev.ts.saturating_sub(st.origin())),
-                        st.view.cursor + 1,
-                        st.trace.events.len()
-                    ),
-                    theme.dim(),
-                ),
-            ]),
-            Line::from(format!(
-                "  [{:03}] {}-{}: {}",
-                ev.cpu,
-                st.trace.comm_of(ev.tid),
-                ev.tid,
-                ev.describe(&st.trace.strings)
-            )),
-        ];
-        if let Some(h) = st.describe_hover() {
-            lines.push(Line::styled(format!("  {h}"), theme.dim()));
-        }
-        if let Some((a, b)) = st.sel.range() {
-            let (i, j) = st.event_range(a, b);
-            lines.push(Line::from(vec![
-                Span::styled("  range A–B ", bold),
-                Span::raw(format!(
-                    "Δt {}   {} events   {} CID changes{}",
-                    fmt_dur(b - a),
-                    j - i,
-                    st.cid_changes_in(a, b),
-                    match st.sel.selected() {
-                        MmSel::Mm(_) => " (this process)",
-                        MmSel::All => "",
-                    }
-                )),
-            ]));
-        }
-        if let Some((q, hits)) = &st.sel.search {
-            lines.push(Line::styled(
-                format!("  search \"{q}\": {} matches (n / N)", hits.len()),
-                theme.dim(),
-            ));
-        }
-        let state = tl.state_after(&st.trace, st.view.cursor);
-        let mut task_table = Vec::new();
-        if let MmSel::Mm(mm) = st.sel.selected() {
-            let mask = state.cidmask(mm);
-            let mut tids: Vec<_> = state
-                .tasks
-                .iter()
-                .filter(|(_, t)| t.mm == mm && !t.exited)
-                .map(|(&tid, t)| (tid, *t))
-                .collect();
-            tids.sort_by_key(|&(tid, _)| tid);
-            for (tid, t) in tids {
-                let where_ = match t.on_cpu {
-                    Some(c) if state.cpus.get(c as usize).is_some_and(|s| s.tid == tid) => {
-                        format!("running on CPU{c}")
-                    }
-                    _ => "not running".into(),
-                };
-                let cid = t.cid.map_or("-".to_string(), |c| c.to_string());
-                task_table.push(Span::raw(format!(
-                    " {:>7} {:<16.16} {:>3} {:<18}",
-                    tid,
-                    st.trace.comm_of(tid),
-                    cid,
-                    where_
-                )));
-            }
-            let stats = &tl.mm_stats[mm.0 as usize];
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {}: ", mm_label(st, mm)), bold),
-                Span::raw(format!(
-                    "cidmask {:?} weight {}/{}   {} tasks, {} rseq_updates, CIDs seen {:?}",
-                    mask,
-                    mask.len(),
-                    tl.ncpus,
-                    tl.mm_tasks(mm).len(),
-                    stats.rseq_updates,
-                    stats.cids
-                )),
-            ]));
-        }
-        for (k, m) in st.models.views.iter().enumerate() {
-            lines.extend(model_lines(app, k, m, ev.ts));
-        }
-        let task = match ev.kind {
-            EventKind::SchedSwitch { next_tid, .. } => next_tid,
-            _ => ev.tid,
-        };
-        lines.extend(super::why::lines(app, task, ev.ts));
-        let many = state.cpus.len() > 8;
-        let visible = st.visible_cpus();
-        for (cpu, slot) in state.cpus.iter().enumerate() {
-            // on big machines, only the CPUs shown that run something
-            if many && (slot.tid == 0 || !visible.contains(&cpu)) {
-                continue;
-            }
-            let who = if slot.tid == 0 {
-                "<idle>".to_string()
-            } else {
-                format!("{}-{}", st.trace.comm_of(slot.tid), slot.tid)
-            };
-            let mut spans = vec![Span::raw(format!("  CPU{cpu:<3} {who:<24} "))];
-            spans.push(Span::styled(
-                format!("{:<32} ", mm_label(st, slot.mm)),
-                theme.dim(),
-            ));
-            match (slot.tid, slot.cid) {
-                (0, _) => {}
-                (_, None) => spans.push(Span::styled("no CID reported", theme.dim())),
-                (_, Some(c)) if slot.confirmed => {
-                    spans.push(Span::styled(format!(" CID {c} "), theme.cid_style(c)))
-                }
-                (_, Some(c)) => spans.push(Span::styled(
-                    format!(" CID {c}? (reported before its switch-in; not confirmed yet)"),
-                    theme.cid_stale_style(c),
-                )),
-            }
-            lines.push(Line::from(spans));
-        }
-        let hist = tl.cid_history(&st.trace, task, st.view.cursor, 8);
-        if !hist.is_empty() {
-            let mut spans = vec![Span::raw(format!("  task {task} CID history: "))];
-            for (i, cid) in hist {
-                let t = st.trace.events.ts(i).saturating_sub(st.origin());
-                spans.push(Span::styled(format!(" {cid} "), theme.cid_style(cid)));
-                spans.push(Span::styled(
-                    format!(" from +{}  ", fmt_dur(t)),
-                    theme.dim(),
-                ));
-            }
-            lines.push(Line::from(spans));
-        }
-        if !task_table.is_empty() {
-            lines.push(Line::styled(
-                format!(
-                    "  live tasks of this process ({}): tid, comm, last reported CID, where",
-                    task_table.len()
-                ),
-                theme.dim(),
-            ));
-            // two columns of 48 characters where the pane is wide enough
-            let per_line = (inner.width as usize / 50).max(1);
-            for chunk in task_table.chunks(per_line) {
-                lines.push(Line::from(chunk.to_vec()));
-            }
-        }
-        Paragraph::new(lines).render(inner, buf);
+        let inner = Block::default().borders(Borders::TOP).inner(area);
+        let lines = cursor_lines(app, inner);
+        super::scrolled::draw(app, "cursor", lines, area, buf);
+    }
+
+    fn scroll_len(&self, app: &App, area: Rect) -> Option<(usize, u16)> {
+        let inner = Block::default().borders(Borders::TOP).inner(area);
+        Some((cursor_lines(app, inner).len(), inner.height))
     }
 }

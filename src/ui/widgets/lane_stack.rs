@@ -1,17 +1,28 @@
 //! The lanes pane: the stacked lane sets (what the capture shows, each model's slots, live the
-//! CIDs the threads read), a title per set when there is more than one kind, and under two
-//! compared sets a diff row.
+//! CIDs the threads read) under one shared row of time labels; each set has a title (when there
+//! is more than one kind) and a row of its marks; under two compared sets a diff row.
+//!
+//! In the thread view (`v`) each set has a lane per thread of the selected process instead of a
+//! lane per CPU, under the same time row and marks rows.
+//!
+//! When the screen cannot hold it all, the stack degrades in a fixed order and says so: first a
+//! row per lane instead of two, then a window of the lanes (the same for every set, while it
+//! keeps at least four; ↑/↓ scroll it and it follows the cursor's CPUs, or its thread), then a
+//! window of the sets with a notice row naming the hidden ones.
 
 use super::axis::{TimeAxis, time_under};
-use super::lanes::{Admit, LaneSet, Lanes, RulerMark, cells};
+use super::lanes::{Admit, LaneSet, Lanes, RulerMark, cells, draw_marks_row, draw_time_row};
 use super::pane::{Hit, Pane, Rows};
 use crate::timeline::SegLane;
 use crate::ui::app::App;
+use crate::ui::glyphs;
+use crate::ui::keys::{Action, keys_for};
 use crate::ui::state::State;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::widgets::{Block, Borders, Widget};
+use std::ops::Range;
 
 pub struct LaneStack;
 
@@ -34,6 +45,7 @@ pub fn lane_sets(st: &State) -> Vec<SetKind> {
         v.push(SetKind::Observed);
     }
     v.extend((0..st.models.views.len()).map(SetKind::Model));
+    // the threads' own reads have no thread lanes
     if st.samples.is_some() && !st.view.threads {
         v.push(SetKind::LiveSamples);
     }
@@ -41,6 +53,16 @@ pub fn lane_sets(st: &State) -> Vec<SetKind> {
         v.push(SetKind::Observed);
     }
     v
+}
+
+/// A set's short name, for notices.
+pub fn set_name(st: &State, kind: SetKind) -> String {
+    match kind {
+        SetKind::Observed if st.samples.is_some() => "kernel".into(),
+        SetKind::Observed => "observed".into(),
+        SetKind::Model(k) => st.models.views[k].run.policy.id().to_string(),
+        SetKind::LiveSamples => "user space".into(),
+    }
 }
 
 /// Whether a diff row goes under the sets (two or more to compare).
@@ -51,32 +73,133 @@ pub fn has_diff_row(sets: &[SetKind]) -> bool {
         >= 2
 }
 
-/// Rows per CPU lane: two (CIDs and tasks) when the screen has room for them.
-pub fn rows_per_cpu(screen: Rect, ncpus: usize, sets: usize, titled: bool) -> u16 {
-    let two = sets as u16 * set_rows(ncpus, 2, titled) + 1;
-    if two <= lane_room(screen) { 2 } else { 1 }
-}
-
-/// Rows the lanes may take: what is left after the title, the weight graph, the status bar
-/// and at least 10 rows of cursor pane.
-fn lane_room(screen: Rect) -> u16 {
-    screen.height.saturating_sub(1 + 1 + 7 + 1 + 10).max(2)
-}
-
-/// Rows per CPU (or per thread) on this screen.
-pub fn screen_rpc(screen: Rect, st: &State) -> u16 {
-    rows_per_cpu(screen, st.lane_row_count(), lane_sets(st).len(), titled(st))
-}
-
 /// Whether each set gets a title row (when there is more than the observed set, or in the
 /// thread view, which names the process).
 pub fn titled(st: &State) -> bool {
     !st.models.views.is_empty() || st.samples.is_some() || st.view.threads
 }
 
-/// Rows of one lane set: its title (if titled), its ruler, its CPUs.
-pub fn set_rows(ncpus: usize, rpc: u16, titled: bool) -> u16 {
-    ncpus as u16 * rpc + 1 + u16::from(titled)
+/// Rows the lanes may take inside their border: what the screen leaves after the title, the
+/// weight graph, a demo's narration, the least of the cursor pane and the status bar.
+pub fn lane_room(app: &App, screen: Rect) -> u16 {
+    let others = 1
+        + super::weight::pane_rows(screen)
+        + super::narration::rows_wanted(app, screen)
+        + super::detail::min_rows(screen)
+        + 1;
+    screen.height.saturating_sub(others + 1).max(2)
+}
+
+/// What of the stack is on a screen: which sets, which lanes, how many rows each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub sets: Vec<SetKind>,
+    /// The sets shown (a window of `sets`).
+    pub shown: Range<usize>,
+    /// A lane per thread of the selected process (`v`) instead of a lane per CPU.
+    pub threads: bool,
+    /// The lanes every shown set draws, top to bottom: a window of the visible CPUs (their
+    /// numbers), or in the thread view of the threads (indices into the thread lanes' tids).
+    pub lanes: Vec<usize>,
+    /// The lanes there are (the visible CPUs after the `f` filter, or the threads), of which
+    /// `lanes` is the window from `lane_top`.
+    pub nlanes: usize,
+    pub lane_top: usize,
+    /// Rows per lane: 2 (CIDs and, under them, tasks or a thread's CPUs) when there is room,
+    /// else 1.
+    pub rpc: u16,
+    /// Each set has a title row.
+    pub titled: bool,
+    /// The diff row under the sets.
+    pub diff: bool,
+    /// A notice row for hidden sets.
+    pub notice: bool,
+    /// Rows of content (inside the border).
+    pub rows: u16,
+    pub label_width: u16,
+}
+
+impl Plan {
+    /// Rows of one shown set: title, marks, lanes.
+    pub fn set_rows(&self) -> u16 {
+        u16::from(self.titled) + 1 + self.lanes.len() as u16 * self.rpc
+    }
+
+    pub fn max_lane_top(&self) -> usize {
+        self.nlanes - self.lanes.len()
+    }
+
+    pub fn max_set_top(&self) -> usize {
+        self.sets.len() - self.shown.len()
+    }
+}
+
+/// Plans the stack for `screen`, from the state's scroll position.
+pub fn plan(app: &App, screen: Rect) -> Plan {
+    let st = &app.state;
+    let sets = lane_sets(st);
+    let visible = st.visible_cpus();
+    let threads = st.view.threads;
+    let c = match (&st.derived.threads, threads) {
+        (Some(t), true) => t.tids.len(),
+        (None, true) => 0,
+        _ => visible.len(),
+    };
+    let s = sets.len();
+    let titled = titled(st);
+    let chrome = u16::from(titled) + 1;
+    // threads of different sets are not the same lane: no diff row in the thread view
+    let diff = has_diff_row(&sets) && !threads;
+    let fixed = 1 + u16::from(diff);
+    let full_room = lane_room(app, screen);
+    let need = |rpc: u16, k: usize, n: usize| fixed + n as u16 * (chrome + k as u16 * rpc);
+    let (rpc, k, n, notice) = if need(2, c, s) <= full_room {
+        (2, c, s, false)
+    } else if need(1, c, s) <= full_room {
+        (1, c, s, false)
+    } else {
+        // a window of lanes anyway: on a small screen give the cursor pane a few more rows
+        let room = full_room - if screen.height < 30 { full_room / 6 } else { 0 };
+        let per_set = room.saturating_sub(fixed) / s as u16;
+        // a window of the lanes in every set, as long as it keeps a few (of a few, all)
+        let min_window = c.clamp(1, 4) as u16;
+        if per_set >= chrome + min_window {
+            (1, (per_set - chrome) as usize, s, false)
+        } else {
+            // a window of the sets, whole where they fit, and a row saying what is hidden
+            let avail = room.saturating_sub(fixed + 1);
+            let k = c.min(avail.saturating_sub(chrome).max(1) as usize);
+            let n = ((avail / (chrome + k as u16)) as usize).clamp(1, s);
+            (1, k, n, true)
+        }
+    };
+    let k = k.min(c);
+    let top = if threads {
+        st.view.thread_scroll
+    } else {
+        st.view.lanes.cpu_top
+    };
+    let lane_top = top.min(c - k);
+    let set_top = st.view.lanes.set_top.min(s - n);
+    let rows = need(rpc, k, n) + u16::from(notice);
+    Plan {
+        shown: set_top..set_top + n,
+        threads,
+        lanes: if threads {
+            (lane_top..lane_top + k).collect()
+        } else {
+            visible[lane_top..lane_top + k].to_vec()
+        },
+        nlanes: c,
+        lane_top,
+        rpc,
+        titled,
+        diff,
+        notice,
+        rows,
+        label_width: st.lane_label_width(),
+        sets,
+    }
 }
 
 /// The area inside a pane's top border.
@@ -84,141 +207,246 @@ fn inner(r: Rect) -> Rect {
     Block::default().borders(Borders::TOP).inner(r)
 }
 
+/// The pane's title: what it shows and what is out of sight.
+fn border_title(app: &App, plan: &Plan) -> String {
+    let st = &app.state;
+    let v = keys_for(&app.bindings, Action::ToggleThreads);
+    let mut t = if plan.threads && plan.max_lane_top() > 0 {
+        // what is out of sight first: the title may be cut on a narrow screen
+        format!(
+            " thread lanes {}-{} shown of {}: {} {} scroll ({v}: per-CPU lanes)",
+            plan.lane_top + 1,
+            plan.lane_top + plan.lanes.len(),
+            plan.nlanes,
+            keys_for(&app.bindings, Action::ScrollUp),
+            keys_for(&app.bindings, Action::ScrollDown),
+        )
+    } else if plan.threads {
+        format!(" thread lanes: the CID each thread holds ({v}: per-CPU lanes)")
+    } else {
+        String::from(" per-CPU CID slots")
+    };
+    if !plan.threads && st.sel.cpu_filter.is_some() {
+        t.push_str(&format!(
+            " (CPUs {:?}; {} to change)",
+            st.visible_cpus(),
+            keys_for(&app.bindings, Action::FilterCpus)
+        ));
+    }
+    if !plan.threads && plan.max_lane_top() > 0 {
+        let (a, b) = (
+            plan.lanes.first().copied().unwrap_or(0),
+            plan.lanes.last().copied().unwrap_or(0),
+        );
+        t.push_str(&format!(
+            " · CPUs {a}-{b} shown of {}: {} {} scroll, {} filters",
+            plan.nlanes,
+            keys_for(&app.bindings, Action::ScrollUp),
+            keys_for(&app.bindings, Action::ScrollDown),
+            keys_for(&app.bindings, Action::FilterCpus)
+        ));
+    }
+    if plan.max_set_top() > 0 {
+        t.push_str(&format!(
+            " · {} of {} lane sets shown",
+            plan.shown.len(),
+            plan.sets.len()
+        ));
+    }
+    t.push(' ');
+    t
+}
+
+/// The notice row: which sets are above and below the window, and how to see them.
+fn notice_text(app: &App, plan: &Plan) -> String {
+    let st = &app.state;
+    let names = |r: Range<usize>| -> String {
+        plan.sets[r]
+            .iter()
+            .map(|&k| set_name(st, k))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut parts = Vec::new();
+    let side = |n: usize, arrow_dir: (&str, &str), names: String, key: String| {
+        let (sets, them) = if n == 1 {
+            ("lane set", "it")
+        } else {
+            ("lane sets", "them")
+        };
+        let (arrow, dir) = arrow_dir;
+        format!("{arrow} {n} {sets} {dir}: {names} ({key} shows {them})")
+    };
+    if plan.shown.start > 0 {
+        parts.push(side(
+            plan.shown.start,
+            ("▴", "above"),
+            names(0..plan.shown.start),
+            keys_for(&app.bindings, Action::ScrollUp),
+        ));
+    }
+    let below = plan.sets.len() - plan.shown.end;
+    if below > 0 {
+        parts.push(side(
+            below,
+            ("▾", "below"),
+            names(plan.shown.end..plan.sets.len()),
+            keys_for(&app.bindings, Action::ScrollDown),
+        ));
+    }
+    format!("{}; or enlarge the terminal", parts.join(" · "))
+}
+
 impl Pane for LaneStack {
     fn rows(&self, app: &App, screen: Rect) -> Rows {
-        let st = &app.state;
-        let sets = lane_sets(st);
-        let extra = u16::from(has_diff_row(&sets) && !st.view.threads);
-        let (ncpus, titled) = (st.lane_row_count().max(1), titled(st));
-        let rpc = rows_per_cpu(screen, ncpus, sets.len(), titled);
-        let lane_rows =
-            (sets.len() as u16 * set_rows(ncpus, rpc, titled) + extra).min(lane_room(screen));
+        let p = plan(app, screen);
         // and the top border
-        Rows::Fixed(lane_rows + 1)
+        Rows::Fixed(p.rows.min(lane_room(app, screen)) + 1)
     }
 
     fn draw(&self, app: &App, screen: Rect, area: Rect, buf: &mut Buffer) {
         let st = &app.state;
         let theme = &app.theme;
-        let cpus = st.visible_cpus();
-        let sets = lane_sets(st);
-        let filter_note = match &st.sel.cpu_filter {
-            _ if st.view.threads => {
-                " thread lanes: the CID each thread holds (v: per-CPU lanes) ".to_string()
-            }
-            Some(_) => format!(" per-CPU CID slots (CPUs {cpus:?}; f to change) "),
-            None => " per-CPU CID slots ".to_string(),
-        };
+        let plan = plan(app, screen);
         Block::default()
             .borders(Borders::TOP)
-            .title(filter_note)
+            .title(border_title(app, &plan))
             .border_style(theme.dim())
             .render(area, buf);
-        let rpc = screen_rpc(screen, st);
-        let lanes_inner = inner(area);
-        let with_titles = titled(st);
-        let per_set = set_rows(st.lane_row_count().max(1), rpc, with_titles);
+        let pane = inner(area);
+        if pane.height == 0 {
+            return;
+        }
+        let lw = plan.label_width;
+        let axis = TimeAxis {
+            t0: st.view.t0,
+            span: st.view.span,
+            cols: pane.width.saturating_sub(lw),
+        };
+        let bottom = pane.y + pane.height;
+        let row = |y: u16| Rect {
+            y,
+            height: 1,
+            ..pane
+        };
+        draw_time_row(app, axis, row(pane.y), lw, buf);
         // the CPUs of the current scan batch, highlighted in the model lanes
-        let batch_cpus: Vec<u16> = st
-            .models
-            .views
-            .first()
-            .and_then(|m| m.scan_at(st.cursor_ts()))
-            .filter(|(p, _, _)| !p.complete)
-            .map(|(_, cpus, _)| cpus)
-            .unwrap_or_default();
-        let mut y = lanes_inner.y;
-        for &kind in &sets {
-            let h = per_set.min((lanes_inner.y + lanes_inner.height).saturating_sub(y));
-            if h == 0 {
+        let batch_cpus = batch_cpus(st);
+        let mut y = pane.y + 1;
+        for &kind in &plan.sets[plan.shown.clone()] {
+            if y >= bottom {
                 break;
             }
+            let (set, mut title) = lane_set(app, kind, &batch_cpus);
+            if plan.threads {
+                title = super::thread_lanes::title(app, &plan, &title);
+            }
+            if plan.titled {
+                buf.set_stringn(
+                    pane.x,
+                    y,
+                    format!("▸ {title}"),
+                    pane.width as usize,
+                    theme.mark(theme.title).add_modifier(Modifier::BOLD),
+                );
+                y += 1;
+            }
+            if y < bottom {
+                draw_marks_row(app, &set.marks, axis, row(y), lw, buf);
+                y += 1;
+            }
+            let h = (plan.lanes.len() as u16 * plan.rpc).min(bottom.saturating_sub(y));
             let part = Rect {
                 y,
                 height: h,
-                ..lanes_inner
+                ..pane
             };
-            let (set, mut title) = lane_set(app, kind, &batch_cpus);
-            if st.view.threads {
-                title = super::thread_lanes::title(app, kind, &title);
-            }
-            let lanes_part = if with_titles {
-                buf.set_string(
-                    part.x,
-                    part.y,
-                    format!("▸ {title}"),
-                    theme.mark(theme.title).add_modifier(Modifier::BOLD),
-                );
-                Rect {
-                    y: part.y + 1,
-                    height: part.height.saturating_sub(1),
-                    ..part
-                }
-            } else {
-                part
-            };
-            if st.view.threads {
-                super::thread_lanes::ThreadRows::of_set(app, kind, set.marks, rpc)
-                    .render(lanes_part, buf);
+            if plan.threads {
+                super::thread_lanes::ThreadRows::of_set(app, kind, &set, &plan.lanes, plan.rpc, lw)
+                    .render(part, buf);
             } else {
                 Lanes {
                     app,
-                    set,
-                    cpus: &cpus,
-                    rows_per_cpu: rpc,
+                    set: &set,
+                    cpus: &plan.lanes,
+                    rows_per_cpu: plan.rpc,
+                    label_width: lw,
                 }
-                .render(lanes_part, buf);
+                .render(part, buf);
             }
             y += h;
         }
-        if has_diff_row(&sets) && !st.view.threads && y < lanes_inner.y + lanes_inner.height {
-            draw_diff_row(
-                app,
-                &sets,
-                &cpus,
-                Rect {
-                    y,
-                    height: 1,
-                    ..lanes_inner
-                },
-                buf,
+        if plan.diff && y < bottom {
+            draw_diff_row(app, &plan.sets, lw, row(y), buf);
+            y += 1;
+        }
+        if plan.notice && y < bottom {
+            buf.set_stringn(
+                pane.x,
+                y,
+                notice_text(app, &plan),
+                pane.width as usize,
+                theme.mark(theme.title),
             );
         }
     }
 
     fn hit(&self, app: &App, screen: Rect, area: Rect, col: u16, row: u16) -> Option<Hit> {
         let st = &app.state;
-        let cpus = st.visible_cpus();
-        let lw = st.lane_label_width();
+        let plan = plan(app, screen);
         let pane = inner(area);
-        let t = time_under(pane, lw, st.view.t0, st.view.span, col, row)?;
-        let rpc = screen_rpc(screen, st);
-        let title_rows = u16::from(titled(st));
-        let per_set = set_rows(st.lane_row_count().max(1), rpc, titled(st));
-        let within = (row - pane.y) % per_set.max(1);
-        let k = (within > title_rows).then(|| ((within - 1 - title_rows) / rpc) as usize);
-        let cpu = match (&st.derived.threads, st.view.threads) {
-            // on a thread's row: the CPU it runs on then
-            (Some(th), true) => k
-                .and_then(|k| th.tids.get(st.view.thread_scroll + k))
-                .and_then(|&tid| th.observed.cpu_at(tid, t))
-                .map(usize::from),
-            (None, true) => None,
-            _ => k.and_then(|k| cpus.get(k).copied()),
+        let t = time_under(pane, plan.label_width, st.view.t0, st.view.span, col, row)?;
+        // below the time row: each shown set's title, marks and lane rows
+        let Some(mut within) = (row - pane.y).checked_sub(1) else {
+            return Some((None, t));
         };
-        Some((cpu, t))
+        for _ in plan.shown.clone() {
+            let chrome = u16::from(plan.titled) + 1;
+            if within < chrome {
+                return Some((None, t));
+            }
+            within -= chrome;
+            let lanes = plan.lanes.len() as u16 * plan.rpc;
+            if within < lanes {
+                let lane = plan.lanes.get((within / plan.rpc) as usize).copied();
+                if !plan.threads {
+                    return Some((lane, t));
+                }
+                // on a thread's row: the CPU it runs on then
+                let cpu = st
+                    .derived
+                    .threads
+                    .as_ref()
+                    .and_then(|th| Some((th, *th.tids.get(lane?)?)))
+                    .and_then(|(th, tid)| th.observed.cpu_at(tid, t))
+                    .map(usize::from);
+                return Some((cpu, t));
+            }
+            within -= lanes;
+        }
+        Some((None, t))
     }
 }
 
+/// The CPUs of the first model's scan batch at the cursor, while a complete scan is under way.
+pub fn batch_cpus(st: &State) -> Vec<u16> {
+    st.models
+        .views
+        .iter()
+        .find_map(|m| m.scan_at(st.cursor_ts()).filter(|(p, _, _)| !p.complete))
+        .map(|(_, cpus, _)| cpus)
+        .unwrap_or_default()
+}
+
 /// The lanes of one set, with its ruler marks and title.
-pub fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'a>, String) {
+fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'a>, String) {
     let st = &app.state;
-    let theme = &app.theme;
     let sums = st
         .derived
         .summaries
         .as_ref()
         .filter(|s| s.sel == st.sel.selected());
+    let mm = st.sel.selected_mm();
     match kind {
         SetKind::Observed => {
             let mut marks: Vec<RulerMark> = st
@@ -226,9 +454,17 @@ pub fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneS
                 .lost_at
                 .iter()
                 .filter_map(|&i| st.trace.events.get(i))
-                .map(|e| (e.ts, '!', theme.lost))
+                .map(|e| (e.ts, glyphs::LOST))
                 .collect();
-            marks.extend(st.timeline.alarms.iter().map(|a| (a.ts, 'X', theme.alarm)));
+            let alarms = st
+                .timeline
+                .alarms
+                .iter()
+                .filter(|a| mm.is_none_or(|m| a.mm() == m));
+            marks.extend(alarms.clone().map(|a| (a.ts, glyphs::ALARM)));
+            let duplicates = alarms
+                .clone()
+                .any(|a| matches!(a.kind, crate::model::alarm::AlarmKind::DuplicateCid { .. }));
             let title = if st.samples.is_some() {
                 "kernel: rseq_update events".to_string()
             } else {
@@ -243,6 +479,8 @@ pub fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneS
                     marks,
                     highlight: &[],
                     pyramids: sums.map(|s| &s.observed[..]),
+                    bound: st.timeline.ncpus.max(1),
+                    duplicates,
                 },
                 title,
             )
@@ -252,19 +490,24 @@ pub fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneS
             let mut marks: Vec<RulerMark> = m
                 .triggers()
                 .map(|(ts, t)| match t {
-                    crate::model::policies::Trigger::Tick => (ts, 't', theme.tick_marker),
-                    crate::model::policies::Trigger::Resume => (ts, 'r', theme.resume_marker),
+                    crate::model::policies::Trigger::Tick => (ts, glyphs::TICK),
+                    crate::model::policies::Trigger::Resume => (ts, glyphs::RESUME),
                 })
                 .collect();
-            marks.extend(m.scan_starts().map(|ts| (ts, 'S', theme.scan_batch)));
+            marks.extend(m.scan_starts().map(|ts| (ts, glyphs::SCAN)));
             marks.extend(
                 m.run
                     .modes
                     .iter()
                     .filter(|c| m.mm.is_none_or(|mm| mm == c.mm))
-                    .map(|c| (c.ts, 'M', theme.transit_slot)),
+                    .map(|c| (c.ts, glyphs::MODE)),
             );
-            marks.extend(m.run.alarms.iter().map(|a| (a.ts, 'X', theme.alarm)));
+            let alarms = m
+                .run
+                .alarms
+                .iter()
+                .filter(|a| m.mm.is_none_or(|mm| a.mm() == mm));
+            marks.extend(alarms.clone().map(|a| (a.ts, glyphs::ALARM)));
             let mut title = m.title();
             if let (Some(mm), crate::model::policies::PolicyKind::OwnerMode) = (m.mm, m.run.policy)
                 && let Some(c) = m.run.mode_at(mm, st.cursor_ts())
@@ -289,6 +532,10 @@ pub fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneS
                     marks,
                     highlight,
                     pyramids: sums.and_then(|s| s.models.get(k)).map(|p| &p.0[..]),
+                    bound: st.timeline.ncpus.max(1),
+                    duplicates: alarms.clone().any(|a| {
+                        matches!(a.kind, crate::model::alarm::AlarmKind::DuplicateCid { .. })
+                    }),
                 },
                 title,
             )
@@ -304,6 +551,8 @@ pub fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneS
                     marks: Vec::new(),
                     highlight: &[],
                     pyramids: None,
+                    bound: samples.timeline.ncpus.max(st.timeline.ncpus).max(1),
+                    duplicates: false,
                 },
                 "user space: CIDs the threads read from their rseq areas".to_string(),
             )
@@ -312,7 +561,7 @@ pub fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneS
 }
 
 /// Under compared sets: per column, how many CPUs show different CIDs in the first two sets.
-fn draw_diff_row(app: &App, sets: &[SetKind], cpus: &[usize], area: Rect, buf: &mut Buffer) {
+fn draw_diff_row(app: &App, sets: &[SetKind], lw: u16, area: Rect, buf: &mut Buffer) {
     let st = &app.state;
     let theme = &app.theme;
     let cmp: Vec<LaneSet> = sets
@@ -321,14 +570,14 @@ fn draw_diff_row(app: &App, sets: &[SetKind], cpus: &[usize], area: Rect, buf: &
         .take(2)
         .map(|&k| lane_set(app, k, &[]).0)
         .collect();
-    let lw = st.lane_label_width();
     let axis = TimeAxis {
         t0: st.view.t0,
         span: st.view.span,
         cols: area.width.saturating_sub(lw),
     };
+    // every visible CPU counts, not only the window's: the row sums the whole machine
     let mut diff = vec![0u32; axis.cols as usize];
-    for &cpu in cpus {
+    for cpu in st.visible_cpus() {
         let a = cmp[0].lanes.get(cpu).unwrap_or(SegLane::empty());
         let b = cmp[1].lanes.get(cpu).unwrap_or(SegLane::empty());
         let ca = cells(
@@ -363,32 +612,29 @@ fn draw_diff_row(app: &App, sets: &[SetKind], cpus: &[usize], area: Rect, buf: &
     );
     for (x, &d) in diff.iter().enumerate() {
         let (ch, style) = match d {
-            0 => ("·".to_string(), theme.dim()),
+            0 => (
+                glyphs::DIFF_SAME.sym.to_string(),
+                glyphs::DIFF_SAME.style(theme, 0),
+            ),
             1 => (
-                "≠".to_string(),
-                theme.mark(theme.alarm).add_modifier(Modifier::BOLD),
+                glyphs::DIFF_ONE.sym.to_string(),
+                glyphs::DIFF_ONE.style(theme, 0),
             ),
-            n => (
-                n.min(9).to_string(),
-                theme.mark(theme.alarm).add_modifier(Modifier::BOLD),
-            ),
+            n => (n.min(9).to_string(), glyphs::DIFF_MANY.style(theme, 0)),
         };
         buf.set_string(area.x + lw + x as u16, area.y, ch, style);
     }
     let note = " ≠ CIDs differ (count = CPUs) ";
     if area.width as usize > note.len() + lw as usize {
-        let x = area.x + area.width - note.len() as u16;
+        let x = area.x + area.width - note.chars().count() as u16;
         let names: Vec<String> = sets
             .iter()
             .filter(|s| matches!(s, SetKind::Observed | SetKind::Model(_)))
             .take(2)
-            .map(|s| match s {
-                SetKind::Model(k) => st.models.views[*k].run.policy.id().to_string(),
-                _ => "observed".to_string(),
-            })
+            .map(|&s| set_name(st, s))
             .collect();
         let label = format!(" {} vs {}:{note}", names[0], names[1]);
-        let x = x.saturating_sub((label.len() - note.len()) as u16);
+        let x = x.saturating_sub((label.chars().count() - note.chars().count()) as u16);
         buf.set_string(x, area.y, label, theme.dim());
     }
 }

@@ -2,13 +2,15 @@
 //! there. One widget draws every kind of lane set: what the capture shows, a model's per-CPU
 //! slots of the selected process, and (live) the CIDs threads read from their rseq areas.
 
-use super::axis::{TimeAxis, label_width};
-use crate::events::{Trace, fmt_dur};
+use super::axis::TimeAxis;
+use crate::events::Trace;
+use crate::model::MmId;
 use crate::timeline::{SegLane, Segment, lanes::summarize};
 use crate::ui::app::App;
+use crate::ui::glyphs::{self, Glyph};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::widgets::Widget;
 
 /// Which segments of a lane a cell shows.
@@ -22,8 +24,8 @@ pub enum Admit {
     Slots,
 }
 
-/// A mark on the ruler: time, character, colour.
-pub type RulerMark = (u64, char, Color);
+/// A mark on the ruler: its time and its glyph (character and colour from the glyph table).
+pub type RulerMark = (u64, Glyph);
 
 /// What one set of lanes shows.
 pub struct LaneSet<'a> {
@@ -33,21 +35,36 @@ pub struct LaneSet<'a> {
     pub admit: Admit,
     /// Names tasks in the row under the CIDs.
     pub names: &'a Trace,
-    /// Extra ruler marks (lost events, alarms, triggers).
+    /// The set's own ruler marks (lost events, alarms, triggers, scans, mode switches).
     pub marks: Vec<RulerMark>,
     /// CPUs to highlight in the label column (the current scan batch).
     pub highlight: &'a [u16],
     /// Summary pyramids of these lanes under this admission (big captures).
     pub pyramids: Option<&'a [crate::timeline::summary::LanePyramid]>,
+    /// The bound no CID may reach (possible CPUs): CIDs at or above it are drawn as alarms.
+    pub bound: u32,
+    /// Whether the set has duplicate-CID alarms, so that columns are checked for them.
+    pub duplicates: bool,
+}
+
+impl LaneSet<'_> {
+    /// The cells of CPU `cpu` across the window.
+    pub fn cells_of(&self, app: &App, cpu: usize, axis: TimeAxis) -> Vec<(Shown, Option<Segment>)> {
+        let lane = self.lanes.get(cpu).unwrap_or(SegLane::empty());
+        let pyr = self.pyramids.and_then(|p| p.get(cpu));
+        cells(app, lane, self.end, self.admit, axis, pyr)
+    }
 }
 
 pub struct Lanes<'a> {
     pub app: &'a App,
-    pub set: LaneSet<'a>,
-    /// CPUs shown, top to bottom (a filter may hide some; rows run out on huge machines).
+    pub set: &'a LaneSet<'a>,
+    /// CPUs shown, top to bottom (the window of the lane stack).
     pub cpus: &'a [usize],
     /// Rows per CPU: 1 = CID cells only; 2 = CID cells and, under them, the task of each run.
     pub rows_per_cpu: u16,
+    /// Width of the label column.
+    pub label_width: u16,
 }
 
 /// What one cell shows.
@@ -73,6 +90,32 @@ impl Shown {
         match self {
             Shown::Cid { cid, .. } => Some(*cid),
             _ => None,
+        }
+    }
+
+    /// The glyph this cell is drawn with (alarm cells aside).
+    pub fn glyph(&self) -> Glyph {
+        match *self {
+            Shown::Free => glyphs::FREE,
+            Shown::NoCid => glyphs::NO_CID,
+            Shown::Cid {
+                confirmed,
+                flags,
+                kept,
+                ..
+            } => {
+                if flags.contains(Segment::LAZY) {
+                    glyphs::LAZY
+                } else if flags.contains(Segment::TRANSIT) {
+                    glyphs::TRANSIT
+                } else if kept {
+                    glyphs::KEPT
+                } else if confirmed {
+                    glyphs::CID
+                } else {
+                    glyphs::UNCONFIRMED
+                }
+            }
         }
     }
 }
@@ -130,18 +173,44 @@ pub fn cells(
         .collect()
 }
 
+/// Per column, the (mm, CID) pairs held on more than one CPU of the set: two tasks of one
+/// process with one CID at once (observed: confirmed CIDs only, as the kernel's guarantee is
+/// about CIDs the tasks can read).
+pub fn duplicate_cids(app: &App, set: &LaneSet, axis: TimeAxis) -> Vec<Vec<(MmId, i32)>> {
+    let mut per_col: Vec<Vec<(MmId, i32)>> = vec![Vec::new(); axis.cols as usize];
+    for cpu in 0..set.lanes.len() {
+        for (x, (shown, seg)) in set.cells_of(app, cpu, axis).into_iter().enumerate() {
+            if let (Shown::Cid { cid, confirmed, .. }, Some(s)) = (shown, seg)
+                && (confirmed || set.admit == Admit::Slots)
+                && s.mm.is_real()
+            {
+                per_col[x].push((s.mm, cid));
+            }
+        }
+    }
+    for col in &mut per_col {
+        col.sort_unstable();
+        let mut dups: Vec<(MmId, i32)> = col
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0])
+            .collect();
+        dups.dedup();
+        *col = dups;
+    }
+    per_col
+}
+
 impl Widget for Lanes<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
         let st = &app.state;
         let theme = &app.theme;
-        let set = &self.set;
+        let set = self.set;
         if area.height == 0 {
             return;
         }
-        let lw = st
-            .lane_label_width()
-            .max(label_width(self.cpus.len() as u32));
+        let lw = self.label_width;
         let cols = area.width.saturating_sub(lw);
         let axis = TimeAxis {
             t0: st.view.t0,
@@ -149,9 +218,8 @@ impl Widget for Lanes<'_> {
             cols,
         };
         let cursor_col = axis.col_of(st.cursor_ts());
-        draw_ruler(app, &set.marks, axis, Rect { height: 1, ..area }, lw, buf);
         let rpc = self.rows_per_cpu.max(1);
-        let rows = (area.height.saturating_sub(1) / rpc) as usize;
+        let rows = (area.height / rpc) as usize;
         let sel_cols = st.sel.range().map(|(a, b)| {
             let first = if a < axis.t0 { Some(0) } else { axis.col_of(a) };
             let last = if b >= axis.t0 + axis.span {
@@ -161,12 +229,15 @@ impl Widget for Lanes<'_> {
             };
             (first, last)
         });
+        let dups = if set.duplicates {
+            duplicate_cids(app, set, axis)
+        } else {
+            Vec::new()
+        };
         for (r, &cpu) in self.cpus.iter().take(rows).enumerate() {
-            let y = area.y + 1 + r as u16 * rpc;
+            let y = area.y + r as u16 * rpc;
             let label_style = if set.highlight.contains(&(cpu as u16)) {
-                theme
-                    .mark(theme.scan_batch)
-                    .add_modifier(Modifier::BOLD | Modifier::REVERSED)
+                glyphs::BATCH_CPU.style(theme, 0)
             } else {
                 theme.text()
             };
@@ -176,26 +247,39 @@ impl Widget for Lanes<'_> {
                 format!("CPU{cpu:<w$}", w = (lw - 3) as usize),
                 label_style,
             );
-            let lane = set.lanes.get(cpu).unwrap_or(SegLane::empty());
-            let pyr = set.pyramids.and_then(|p| p.get(cpu));
-            let shown_segs = cells(app, lane, set.end, set.admit, axis, pyr);
+            let shown_segs = set.cells_of(app, cpu, axis);
             if rpc >= 2 {
                 let segs: Vec<Option<Segment>> = shown_segs.iter().map(|c| c.1).collect();
                 draw_task_row(app, set.names, &segs, area.x + lw, y + 1, buf);
             }
-            let shown: Vec<Shown> = shown_segs.iter().map(|c| c.0).collect();
+            // a cell breaking a guarantee: its CID at or above the bound, or held twice
+            let alarming = |x: usize, shown: Shown| match (shown, shown_segs[x].1) {
+                (Shown::Cid { cid, .. }, Some(seg)) => {
+                    cid < 0
+                        || cid as u32 >= set.bound
+                        || dups.get(x).is_some_and(|d| d.contains(&(seg.mm, cid)))
+                }
+                _ => false,
+            };
+            let shown: Vec<(Shown, bool)> = shown_segs
+                .iter()
+                .enumerate()
+                .map(|(x, c)| (c.0, alarming(x, c.0)))
+                .collect();
             let mut x = 0usize;
             while x < shown.len() {
                 let run = shown[x..].iter().take_while(|&&s| s == shown[x]).count();
-                let (text, style) = cell_text(app, shown[x], run);
+                let (text, style) = cell_text(app, shown[x].0, shown[x].1, run);
                 buf.set_string(area.x + lw + x as u16, y, text, style);
                 x += run;
             }
             if let Some((Some(c0), Some(c1))) = sel_cols {
                 for cx in c0..=c1.min(cols.saturating_sub(1)) {
                     let cell = &mut buf[(area.x + lw + cx, y)];
-                    let st = if cell.symbol() == "·" || cell.symbol() == "-" {
-                        cell.style().bg(theme.selection)
+                    let st = if cell.symbol() == glyphs::FREE.sym
+                        || cell.symbol() == glyphs::NO_CID.sym
+                    {
+                        cell.style().patch(glyphs::RANGE.style(theme, 0))
                     } else {
                         cell.style().add_modifier(Modifier::UNDERLINED)
                     };
@@ -208,57 +292,36 @@ impl Widget for Lanes<'_> {
                 cell.set_style(st);
             }
         }
-        if self.cpus.len() > rows && rows > 0 {
-            let note = format!(" {} of {} CPUs shown: f filters ", rows, self.cpus.len());
-            let x = area.x + area.width.saturating_sub(note.len() as u16);
-            buf.set_string(x, area.y + area.height - 1, note, theme.dim());
-        }
     }
 }
 
 /// Text and style of a run of `run` equal cells.
-pub fn cell_text(app: &App, shown: Shown, run: usize) -> (String, Style) {
+pub fn cell_text(app: &App, shown: Shown, alarm: bool, run: usize) -> (String, Style) {
     let theme = &app.theme;
-    match shown {
-        Shown::Free => ("·".repeat(run), theme.dim()),
-        Shown::NoCid => ("-".repeat(run), theme.dim()),
-        Shown::Cid {
-            cid,
-            confirmed,
-            flags,
-            kept,
-        } => {
-            let label = cid.to_string();
-            let mut t: String = if label.len() <= run {
-                label
-            } else {
-                label[label.len() - run..].to_string()
-            };
-            let (fill, style) = if flags.contains(Segment::LAZY) {
-                // released at the CPU's next switch-out
-                (
-                    '~',
-                    theme.mark(theme.lazy_slot).add_modifier(Modifier::BOLD),
-                )
-            } else if flags.contains(Segment::TRANSIT) {
-                (
-                    '≈',
-                    theme.mark(theme.transit_slot).add_modifier(Modifier::BOLD),
-                )
-            } else if kept {
-                // held in the CPU's slot while no task of the mm runs there
-                ('▒', theme.cid_stale_style(cid))
-            } else if confirmed {
-                (' ', theme.cid_style(cid))
-            } else {
-                ('░', theme.cid_stale_style(cid))
-            };
-            while t.chars().count() < run {
-                t.push(fill);
-            }
-            (t, style)
-        }
+    let glyph = shown.glyph();
+    let Some(cid) = shown.cid() else {
+        return (glyph.sym.repeat(run), glyph.style(theme, 0));
+    };
+    let label = cid.to_string();
+    let mut t: String = if label.len() <= run {
+        label
+    } else {
+        label[label.len() - run..].to_string()
+    };
+    // the fill after the number: the glyph's own character (a space on a CID's colour)
+    let fill = match glyph.sym.chars().nth(1) {
+        Some(c) if glyph != glyphs::CID => c,
+        _ => ' ',
+    };
+    while t.chars().count() < run {
+        t.push(fill);
     }
+    let style = if alarm {
+        glyphs::ALARM_CELL.style(theme, cid)
+    } else {
+        glyph.style(theme, cid)
+    };
+    (t, style)
 }
 
 /// Under the CID cells: the task of each run of columns, as `comm-tid` where it fits.
@@ -270,6 +333,7 @@ fn draw_task_row(
     y: u16,
     buf: &mut Buffer,
 ) {
+    let style = glyphs::TASK.style(&app.theme, 0);
     let mut x = 0usize;
     while x < segs.len() {
         let tid = segs[x].map(|s| s.tid);
@@ -283,17 +347,94 @@ fn draw_task_row(
                 label = tid.to_string();
             }
             if label.len() < run {
-                buf.set_string(x0 + x as u16, y, format!("▏{label}"), app.theme.dim());
+                buf.set_string(x0 + x as u16, y, format!("▏{label}"), style);
             } else if run >= 1 {
-                buf.set_string(x0 + x as u16, y, "▏", app.theme.dim());
+                buf.set_string(x0 + x as u16, y, "▏", style);
             }
         }
         x += run;
     }
 }
 
-/// Time labels every ~16 columns, the set's marks, the user's markers and the cursor.
-pub fn draw_ruler(
+/// Columns between time labels, at least.
+const LABEL_STEP: u16 = 16;
+
+/// The time labels of the ruler: (column, text) with text `|+1.25ms`, relative to `origin`.
+/// One unit for the whole row, from the largest offset shown, and as many decimals as make
+/// neighbouring labels differ (1 ns per column shows nanoseconds, a whole trace milliseconds).
+pub fn ruler_labels(axis: TimeAxis, origin: u64) -> Vec<(u16, String)> {
+    if axis.cols == 0 {
+        return Vec::new();
+    }
+    let far = axis
+        .t0
+        .saturating_add(axis.span)
+        .abs_diff(origin)
+        .max(axis.t0.abs_diff(origin));
+    let (unit, name) = [(1_000_000_000u64, "s"), (1_000_000, "ms"), (1_000, "us")]
+        .into_iter()
+        .find(|&(u, _)| far >= u)
+        .unwrap_or((1, "ns"));
+    // the time between two labels, at the closest they can be
+    let step_ns = (axis.span as u128 * LABEL_STEP as u128 / axis.cols as u128).max(1) as u64;
+    let mut decimals = 0usize;
+    while decimals < 9 && unit / 10u64.pow(decimals as u32) > step_ns {
+        decimals += 1;
+    }
+    // and one more, so that a label is exact to a tenth of the spacing (never below 1 ns)
+    if unit / 10u64.pow(decimals as u32) >= 10 {
+        decimals += 1;
+    }
+    let fmt = |t: u64| {
+        let (sign, d) = if t >= origin {
+            ('+', t - origin)
+        } else {
+            ('-', origin - t)
+        };
+        // rounded to the last decimal shown
+        let scale = 10u128.pow(decimals as u32);
+        let scaled = (d as u128 * scale + unit as u128 / 2) / unit as u128;
+        let (whole, frac) = (scaled / scale, scaled % scale);
+        if decimals == 0 {
+            format!("|{sign}{whole}{name}")
+        } else {
+            format!("|{sign}{whole}.{frac:0decimals$}{name}")
+        }
+    };
+    let mut out = Vec::new();
+    let mut x = 0u16;
+    while x + 8 < axis.cols {
+        let label = fmt(axis.range(x).0);
+        let w = label.chars().count() as u16;
+        if x + w > axis.cols {
+            break;
+        }
+        let next = x + LABEL_STEP.max(w + 2);
+        out.push((x, label));
+        x = next;
+    }
+    out
+}
+
+/// The row of time labels shared by every lane set (and the graph under them).
+pub fn draw_time_row(app: &App, axis: TimeAxis, area: Rect, lw: u16, buf: &mut Buffer) {
+    let theme = &app.theme;
+    buf.set_string(
+        area.x,
+        area.y,
+        format!("{:<w$}", "time", w = lw as usize),
+        theme.dim(),
+    );
+    let style = glyphs::TIME_LABEL.style(theme, 0);
+    for (x, label) in ruler_labels(axis, app.state.origin()) {
+        buf.set_string(area.x + lw + x, area.y, label, style);
+    }
+}
+
+/// A set's marks row: its own marks, the user's markers, the A/B range ends and the cursor.
+/// Where marks meet on one column the most important is drawn; the cursor draws the mark it
+/// sits on boxed in its colour instead of hiding it.
+pub fn draw_marks_row(
     app: &App,
     marks: &[RulerMark],
     axis: TimeAxis,
@@ -305,47 +446,48 @@ pub fn draw_ruler(
     buf.set_string(
         area.x,
         area.y,
-        format!("{:<w$}", "time", w = lw as usize),
+        format!("{:<w$}", "marks", w = lw as usize),
         theme.dim(),
     );
-    let step = 16u16;
-    let mut x = 0u16;
-    while x + 8 < axis.cols {
-        let (a, _) = axis.range(x);
-        let label = format!(
-            "|+{}",
-            fmt_dur(a.saturating_sub(st.origin())).replace(' ', "")
-        );
-        buf.set_string(area.x + lw + x, area.y, &label, theme.dim());
-        x += step.max(label.len() as u16 + 2);
-    }
-    for &(ts, ch, color) in marks {
-        if let Some(cx) = axis.col_of(ts) {
-            buf.set_string(area.x + lw + cx, area.y, ch.to_string(), theme.mark(color));
+    // per column, the mark drawn there: (rank, char, style); lower rank wins
+    let mut row: Vec<Option<(usize, char, Style)>> = vec![None; axis.cols as usize];
+    let mut put = |ts: u64, rank: usize, ch: char, style: Style| {
+        if let Some(x) = axis.col_of(ts)
+            && row[x as usize].is_none_or(|(r, _, _)| rank < r)
+        {
+            row[x as usize] = Some((rank, ch, style));
         }
-    }
+    };
     for (name, &ts) in &st.sel.marks {
-        if let Some(cx) = axis.col_of(ts) {
-            buf.set_string(
-                area.x + lw + cx,
-                area.y,
-                name.to_string(),
-                theme.mark(theme.title).add_modifier(Modifier::BOLD),
-            );
+        put(ts, 0, *name, glyphs::USER_MARK.style(theme, 0));
+    }
+    for (name, ts) in [('A', st.sel.a), ('B', st.sel.b)] {
+        if let Some(ts) = ts {
+            put(ts, 1, name, glyphs::RANGE_END.style(theme, 0));
         }
     }
-    for (name, ts) in [("A", st.sel.a), ("B", st.sel.b)] {
-        if let Some(cx) = ts.and_then(|t| axis.col_of(t)) {
-            buf.set_string(
-                area.x + lw + cx,
-                area.y,
-                name,
-                theme.mark(theme.cursor).add_modifier(Modifier::BOLD),
-            );
-        }
+    for &(ts, glyph) in marks {
+        let rank = 2 + glyphs::MARK_PRIORITY
+            .iter()
+            .position(|m| *m == glyph)
+            .unwrap_or(glyphs::MARK_PRIORITY.len());
+        put(ts, rank, glyph.ch(), glyph.style(theme, 0));
     }
-    if let Some(cx) = axis.col_of(st.cursor_ts()) {
-        buf.set_string(area.x + lw + cx, area.y, "▼", theme.mark(theme.cursor));
+    let cursor = axis.col_of(st.cursor_ts());
+    for (x, cell) in row.iter().enumerate() {
+        let at_cursor = cursor == Some(x as u16);
+        let (ch, style) = match cell {
+            Some((_, ch, _)) if at_cursor => (
+                *ch,
+                theme
+                    .mark(theme.cursor)
+                    .add_modifier(Modifier::REVERSED | Modifier::BOLD),
+            ),
+            Some((_, ch, style)) => (*ch, *style),
+            None if at_cursor => (glyphs::CURSOR.ch(), glyphs::CURSOR.style(theme, 0)),
+            None => continue,
+        };
+        buf.set_string(area.x + lw + x as u16, area.y, ch.to_string(), style);
     }
 }
 
@@ -406,6 +548,46 @@ mod tests {
                 let (a, b) = axis.range(x as u16);
                 let exact = summarize(lane, a, b, end, |s: &Segment| s.tid != 0).seg;
                 assert_eq!(*seg, exact, "column {x}");
+            }
+        }
+    }
+
+    /// Labels read `|+<number><unit>`, one unit per row, and neighbours always differ: at the
+    /// narrowest zoom (1 ns per column) as over the whole of a long capture.
+    #[test]
+    fn ruler_labels_follow_the_zoom() {
+        let origin = 1_000_000_000;
+        for (off, span, cols) in [
+            (5_640_000, 200, 200),              // 1 ns per column, 5.64 ms in
+            (0, 25_255_000, 114),               // a whole 25 ms capture
+            (98_646_000, 4_733_000, 112),       // batched-scan
+            (3_000_000_000, 2_000_000_000, 80), // live, seconds
+            (0, 200, 80),
+            (1_234, 900, 70),
+        ] {
+            let axis = TimeAxis {
+                t0: origin + off,
+                span,
+                cols,
+            };
+            let labels = ruler_labels(axis, origin);
+            assert!(!labels.is_empty());
+            let units: Vec<&str> = labels
+                .iter()
+                .map(|(_, l)| l.trim_start_matches(|c: char| !c.is_alphabetic()))
+                .collect();
+            assert!(units.iter().all(|u| *u == units[0]), "{labels:?}");
+            for (x, l) in &labels {
+                let num = l
+                    .strip_prefix("|+")
+                    .and_then(|r| r.strip_suffix(units[0]))
+                    .unwrap_or_else(|| panic!("{l}"));
+                assert!(num.parse::<f64>().is_ok(), "{l}");
+                assert!(*x + (l.chars().count() as u16) <= cols);
+            }
+            for w in labels.windows(2) {
+                assert_ne!(w[0].1, w[1].1, "{labels:?}");
+                assert!(w[0].0 + w[0].1.chars().count() as u16 + 1 < w[1].0);
             }
         }
     }

@@ -7,9 +7,11 @@ pub mod detail;
 pub mod help;
 pub mod lane_stack;
 pub mod lanes;
+pub mod legend;
 pub mod narration;
 pub mod pane;
 pub mod picker;
+pub mod scrolled;
 pub mod status;
 pub mod thread_lanes;
 pub mod title;
@@ -23,6 +25,7 @@ pub const PANES: &[&dyn pane::Pane] = &[
     &weight::WeightPane,
     &narration::Narration,
     &accounting::AccountingPane,
+    &legend::Legend,
     &detail::Detail,
     &status::StatusLine,
 ];

@@ -33,4 +33,10 @@ pub trait Pane: Sync {
     fn hit(&self, _app: &App, _screen: Rect, _area: Rect, _col: u16, _row: u16) -> Option<Hit> {
         None
     }
+
+    /// For panes that scroll with the pane keys (`J`/`K`): how many lines they hold, and how
+    /// many their `area` shows.
+    fn scroll_len(&self, _app: &App, _area: Rect) -> Option<(usize, u16)> {
+        None
+    }
 }

@@ -111,9 +111,9 @@ impl Widget for StatusBar<'_> {
             if st.samples.is_some() {
                 spans.push(Span::raw(format!(" │ {} rseq samples", c.rseq_samples)));
             }
-            if st.samples.as_ref().is_some_and(|s| !s.attached) {
+            if let Some(s) = st.samples.as_ref().filter(|s| !s.attached) {
                 spans.push(Span::styled(
-                    " │ workload only (no kernel trace: live --attach, as root)",
+                    format!(" │ workload only ({})", s.attach_hint()),
                     theme.dim(),
                 ));
             }
@@ -171,10 +171,11 @@ impl Widget for StatusBar<'_> {
         }
         if !st.trace.warnings.is_empty() {
             spans.push(sep);
+            let n = st.trace.warnings.len();
             spans.push(Span::styled(
                 format!(
-                    "{} warnings (see `cidscope stats`)",
-                    st.trace.warnings.len()
+                    "{n} warning{} (see `cidscope stats`)",
+                    if n == 1 { "" } else { "s" }
                 ),
                 theme.mark(theme.alarm),
             ));

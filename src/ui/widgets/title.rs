@@ -3,6 +3,7 @@
 use super::detail::mm_label;
 use super::pane::{Pane, Rows};
 use crate::ui::app::App;
+use crate::ui::keys::{Action, keys_for};
 use crate::ui::selection::MmSel;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -24,6 +25,35 @@ impl Pane for TitleBar {
             MmSel::All => "all tasks".to_string(),
             MmSel::Mm(m) => mm_label(&app.state, m),
         };
+        let k = |a: Action| keys_for(&app.bindings, a);
+        let (count, process_hint) = if sel.mm_list.is_empty() {
+            // nothing to cycle: the capture names no process
+            ("  (no process known)".to_string(), String::new())
+        } else {
+            (
+                format!("  [{}/{}]", sel.mm_pos, sel.mm_list.len()),
+                format!("{}: next process  ", k(Action::NextMm)),
+            )
+        };
+        let hints = format!(
+            "   {process_hint}{}: search  {}: legend  {}: keys  {}: quit",
+            k(Action::Search),
+            k(Action::ToggleLegend),
+            k(Action::ToggleHelp),
+            k(Action::Quit)
+        );
+        let used = 11 + shown.chars().count() + count.chars().count();
+        // on a narrow screen, the keys that explain the rest
+        let hints = if used + hints.chars().count() > area.width as usize {
+            format!(
+                "  {} keys  {} legend  {} quit",
+                k(Action::ToggleHelp),
+                k(Action::ToggleLegend),
+                k(Action::Quit)
+            )
+        } else {
+            hints
+        };
         Line::from(vec![
             Span::styled(
                 " cidscope ",
@@ -31,14 +61,8 @@ impl Pane for TitleBar {
             ),
             Span::styled("│ ", theme.dim()),
             Span::styled(shown, Style::default().add_modifier(Modifier::BOLD)),
-            Span::styled(
-                format!("  [{}/{}]", sel.mm_pos, sel.mm_list.len()),
-                theme.dim(),
-            ),
-            Span::styled(
-                "   Tab: next process  /: search  ?: keys  q: quit",
-                theme.dim(),
-            ),
+            Span::styled(count, theme.dim()),
+            Span::styled(hints, theme.dim()),
         ])
         .render(area, buf);
     }

@@ -3,19 +3,32 @@
 use super::axis::{TimeAxis, time_under};
 use super::pane::{Hit, Pane, Rows};
 use crate::ui::app::App;
+use crate::ui::glyphs;
+use crate::ui::keys::{Action, keys_for};
 use crate::ui::models::ModelView;
 use crate::ui::selection::MmSel;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
 
 /// The weight pane: its title (what the bars and lines are) over the graph.
 pub struct WeightPane;
 
+/// Rows of the weight pane (its title and the graph): fewer on small screens, where the
+/// lanes need them more.
+pub fn pane_rows(screen: Rect) -> u16 {
+    match screen.height {
+        40.. => 7,
+        30.. => 6,
+        _ => 4,
+    }
+}
+
 impl Pane for WeightPane {
-    fn rows(&self, _app: &App, _screen: Rect) -> Rows {
-        Rows::Fixed(7)
+    fn rows(&self, _app: &App, screen: Rect) -> Rows {
+        Rows::Fixed(pane_rows(screen))
     }
 
     fn draw(&self, app: &App, _screen: Rect, area: Rect, buf: &mut Buffer) {
@@ -80,10 +93,21 @@ impl Widget for WeightGraph<'_> {
             (MmSel::All, None) => None,
         };
         let Some(_) = selected else {
-            buf.set_string(
+            let msg = if st.sel.mm_list.is_empty() {
+                "cidmask weight is per process; this capture names none (no TGID, clone flags \
+                 or fork+exec): all tasks are shown"
+                    .to_string()
+            } else {
+                format!(
+                    "cidmask weight is per process: {} selects one",
+                    keys_for(&app.bindings, Action::NextMm)
+                )
+            };
+            buf.set_stringn(
                 area.x + lw,
                 area.y + area.height / 2,
-                "cidmask weight is per process: press Tab to select one",
+                msg,
+                area.width.saturating_sub(lw) as usize,
                 theme.dim(),
             );
             return;
@@ -136,14 +160,19 @@ impl Widget for WeightGraph<'_> {
         };
         // Top row: the bound (no CID may reach it); the rows below hold the bars.
         let bars = area.height - 1;
-        let bound_style = theme.mark(theme.bound);
+        let bound_style = glyphs::BOUND.style(theme, 0);
         buf.set_string(
             area.x,
             area.y,
             format!("{bound:>w$} ", w = (lw - 1) as usize),
             bound_style,
         );
-        buf.set_string(area.x + lw, area.y, "┄".repeat(cols as usize), bound_style);
+        buf.set_string(
+            area.x + lw,
+            area.y,
+            glyphs::BOUND.sym.repeat(cols as usize),
+            bound_style,
+        );
         let tag = format!(" bound = {bound} possible CPUs ");
         if cols as usize > tag.len() + 2 {
             buf.set_string(
@@ -160,12 +189,17 @@ impl Widget for WeightGraph<'_> {
             theme.dim(),
         );
         let cursor_col = axis.col_of(st.cursor_ts());
-        let weight_style = theme.mark(theme.weight);
+        let weight_style = glyphs::BARS.style(theme, 0);
         for x in 0..cols {
             let (a, b) = axis.range(x);
             let w = max_of(bar_pyr, series, a, b) as u64;
             if w > bound as u64 {
-                buf.set_string(area.x + lw + x, area.y, "▲", theme.mark(theme.alarm));
+                buf.set_string(
+                    area.x + lw + x,
+                    area.y,
+                    glyphs::OVER_BOUND.sym,
+                    glyphs::OVER_BOUND.style(theme, 0),
+                );
             }
             // height in eighths of a row
             let h = (w.min(bound as u64) * bars as u64 * 8).div_ceil(bound as u64);
@@ -188,14 +222,19 @@ impl Widget for WeightGraph<'_> {
                 }
                 let row = ((w.min(bound as u64) * bars as u64).div_ceil(bound as u64)).max(1);
                 let y = area.y + area.height - row as u16;
-                buf.set_string(area.x + lw + x, y, "━", theme.mark(model_color(app, k)));
+                buf.set_string(
+                    area.x + lw + x,
+                    y,
+                    glyphs::CURVE.sym,
+                    theme.mark(model_color(app, k + first_overlay)),
+                );
             }
             if Some(x) == cursor_col {
                 for r in 0..area.height {
                     let cell = &mut buf[(area.x + lw + x, area.y + r)];
                     if cell.symbol() == " " {
-                        cell.set_symbol("│");
-                        cell.set_style(theme.mark(theme.cursor));
+                        cell.set_symbol(glyphs::WEIGHT_CURSOR.sym);
+                        cell.set_style(glyphs::WEIGHT_CURSOR.style(theme, 0));
                     } else {
                         let st = cell.style().add_modifier(Modifier::REVERSED);
                         cell.set_style(st);
@@ -212,29 +251,58 @@ struct Series<'a> {
     pyramid: Option<&'a crate::timeline::summary::MaxPyramid>,
 }
 
-/// The colour of the k-th overlaid model curve.
+/// The colour of the k-th model (its weight curve, its name in the titles and the cursor
+/// pane): the marks' colours, never the bars' colour.
 pub fn model_color(app: &App, k: usize) -> ratatui::style::Color {
     let t = &app.theme;
-    [t.resume_marker, t.tick_marker, t.scan_batch][k % 3]
-}
-
-/// The weight pane's title: what the bars and the lines are.
-pub fn title(app: &App) -> String {
-    let models = &app.state.models;
-    let mut s = String::from(" cidmask weight: ");
-    if models.show_observed || models.views.is_empty() {
-        s.push_str("bars = observed (confirmed CIDs of running tasks)");
-        for m in &models.views {
-            s.push_str(&format!(", ━ {}", m.run.policy.id()));
-        }
-    } else {
-        s.push_str(&format!("bars = {} model", models.views[0].run.policy.id()));
-        for m in &models.views[1..] {
-            s.push_str(&format!(", ━ {}", m.run.policy.id()));
+    let mut colors: Vec<ratatui::style::Color> = Vec::new();
+    for c in [
+        t.tick_marker,
+        t.resume_marker,
+        t.scan_batch,
+        t.transit_slot,
+        t.marker,
+        t.lost,
+    ] {
+        if c != t.weight && !colors.contains(&c) {
+            colors.push(c);
         }
     }
-    s.push(' ');
-    s
+    if colors.is_empty() {
+        return t.text;
+    }
+    colors[k % colors.len()]
+}
+
+/// The weight pane's title: what the bars and the lines are, each in its colour.
+pub fn title(app: &App) -> Line<'static> {
+    let models = &app.state.models;
+    let theme = &app.theme;
+    let dim = theme.dim();
+    let mut spans = vec![Span::styled(" cidmask weight: ", dim)];
+    let bars = glyphs::BARS.style(theme, 0);
+    let first_curve = if models.show_observed || models.views.is_empty() {
+        spans.push(Span::styled("█ ", bars));
+        spans.push(Span::styled(
+            "observed (confirmed CIDs of running tasks)",
+            dim,
+        ));
+        0
+    } else {
+        spans.push(Span::styled("█ ", bars));
+        spans.push(Span::styled(
+            format!("{} model", models.views[0].run.policy.id()),
+            dim,
+        ));
+        1
+    };
+    for (k, m) in models.views.iter().enumerate().skip(first_curve) {
+        spans.push(Span::styled(", ", dim));
+        let style = theme.mark(model_color(app, k)).add_modifier(Modifier::BOLD);
+        spans.push(Span::styled(format!("━ {}", m.run.policy.id()), style));
+    }
+    spans.push(Span::styled(format!(", {} bound ", glyphs::BOUND.sym), dim));
+    Line::from(spans)
 }
 
 #[cfg(test)]

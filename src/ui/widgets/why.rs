@@ -11,8 +11,17 @@ use crate::model::policies::why::{ModelCause, SlotCid};
 use crate::timeline::why::Cause;
 use crate::ui::app::App;
 use crate::ui::models::ModelView;
-use ratatui::style::Modifier;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
+
+/// Appends a why line: its lead (`why [model]`) and its text wrapped into `width` columns under
+/// the text's start, so nothing of it is cut on a narrow pane.
+fn push<'a>(out: &mut Vec<Line<'a>>, lead: Vec<Span<'a>>, text: &str, style: Style, width: u16) {
+    let lead_w = lead.iter().map(|s| s.width()).sum();
+    for spans in super::help::entry_styled(lead, lead_w, &[(text, style)], width as usize) {
+        out.push(Line::from(spans));
+    }
+}
 
 /// `+1.2 ms before` / `+3 us after` / `at the cursor`, from `ts` to `at`.
 fn offset(at: u64, ts: u64) -> String {
@@ -100,8 +109,8 @@ fn model_cause_text(m: &ModelView, cause: &ModelCause, old: Option<i32>, at: u64
     }
 }
 
-/// The why lines for `task` at `ts`.
-pub fn lines<'a>(app: &'a App, task: Tid, ts: u64) -> Vec<Line<'a>> {
+/// The why lines for `task` at `ts`, wrapped into `width` columns.
+pub fn lines<'a>(app: &'a App, task: Tid, ts: u64, width: u16) -> Vec<Line<'a>> {
     let st = &app.state;
     let theme = &app.theme;
     let mut out = Vec::new();
@@ -130,11 +139,8 @@ pub fn lines<'a>(app: &'a App, task: Tid, ts: u64) -> Vec<Line<'a>> {
                 ch.cpu
             ));
         }
-        out.push(Line::from(vec![
-            label.clone(),
-            Span::styled("[observed] ", theme.dim()),
-            Span::raw(text),
-        ]));
+        let lead = vec![label.clone(), Span::styled("[observed] ", theme.dim())];
+        push(&mut out, lead, &text, Style::default(), width);
     }
     let mm = st.sel.selected_mm();
     for (k, m) in st.models.views.iter().enumerate() {
@@ -144,49 +150,58 @@ pub fn lines<'a>(app: &'a App, task: Tid, ts: u64) -> Vec<Line<'a>> {
             theme.mark(color).add_modifier(Modifier::BOLD),
         );
         if let Some(w) = m.run.why_cid(task, ts).filter(|w| w.change.cid.is_none()) {
-            out.push(Line::from(vec![
-                label.clone(),
-                tag.clone(),
-                Span::raw(format!(
-                    "task {task} holds no CID in the model ({}){}",
-                    offset(w.change.ts, ts),
-                    w.old
-                        .map_or(String::new(), |c| format!(": it last held CID {c}"))
-                )),
-            ]));
+            let text = format!(
+                "task {task} holds no CID in the model ({}){}",
+                offset(w.change.ts, ts),
+                w.old
+                    .map_or(String::new(), |c| format!(": it last held CID {c}"))
+            );
+            push(
+                &mut out,
+                vec![label.clone(), tag.clone()],
+                &text,
+                Style::default(),
+                width,
+            );
         } else if let Some(w) = m.run.why_cid(task, ts) {
-            out.push(Line::from(vec![
-                label.clone(),
-                tag.clone(),
-                Span::raw(format!(
-                    "task {task} {}CID {} ({}): {}",
-                    match w.old {
-                        Some(c) if w.change.cid == Some(c) => "again ".to_string(),
-                        Some(c) => format!("CID {c} → "),
-                        None => String::new(),
-                    },
-                    w.change.cid.map_or("none".into(), |c| c.to_string()),
-                    offset(w.change.ts, ts),
-                    model_cause_text(m, &w.cause, w.old, w.change.ts)
-                )),
-            ]));
+            let text = format!(
+                "task {task} {}CID {} ({}): {}",
+                match w.old {
+                    Some(c) if w.change.cid == Some(c) => "again ".to_string(),
+                    Some(c) => format!("CID {c} → "),
+                    None => String::new(),
+                },
+                w.change.cid.map_or("none".into(), |c| c.to_string()),
+                offset(w.change.ts, ts),
+                model_cause_text(m, &w.cause, w.old, w.change.ts)
+            );
+            push(
+                &mut out,
+                vec![label.clone(), tag.clone()],
+                &text,
+                Style::default(),
+                width,
+            );
         }
         if let Some(c) = mm.and_then(|mm| m.run.nearest_compaction(mm, ts)) {
-            out.push(Line::from(vec![
-                label.clone(),
-                tag,
-                Span::raw(compaction_text(m, c, ts)),
-            ]));
+            let text = compaction_text(m, c, ts);
+            push(
+                &mut out,
+                vec![label.clone(), tag],
+                &text,
+                Style::default(),
+                width,
+            );
         }
     }
     if st.models.views.is_empty() && mm.is_some() {
-        out.push(Line::from(vec![
-            label,
-            Span::styled(
-                "compactions and what they freed: not in the capture (the kernel does not trace them; --policy P shows a model's)",
-                theme.dim(),
-            ),
-        ]));
+        push(
+            &mut out,
+            vec![label],
+            "compactions and what they freed: not in the capture (the kernel does not trace them; --policy P shows a model's)",
+            theme.dim(),
+            width,
+        );
     }
     out
 }
