@@ -13,7 +13,7 @@ mod trace;
 pub use store::EventStore;
 pub use strings::{StrId, Strings, same};
 pub use time_column::TimeColumn;
-pub use trace::{Format, TaskMeta, Trace, TraceDelta, Warning};
+pub use trace::{Format, Origin, TaskMeta, Trace, TraceDelta, Warning};
 
 /// Thread id as the kernel prints it (`pid` in kernel terms). 0 is the idle task.
 pub type Tid = u32;

@@ -19,9 +19,6 @@ pub enum Format {
     PerfData,
     /// trace-cmd trace.dat.
     TraceDat,
-    /// Recorded by cidscope itself (live session or simulator).
-    Live,
-    Sim,
 }
 
 impl Format {
@@ -42,8 +39,6 @@ impl Format {
             Format::PerfScript => "perf-script",
             Format::PerfData => "perf.data",
             Format::TraceDat => "trace.dat",
-            Format::Live => "live",
-            Format::Sim => "sim",
         }
     }
 
@@ -59,13 +54,61 @@ impl Format {
             Format::PerfScript => "perf script text",
             Format::PerfData => "perf.data",
             Format::TraceDat => "trace-cmd trace.dat",
-            Format::Live => "live session",
-            Format::Sim => "simulated schedule",
         }
     }
 }
 
 impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// Where a trace's events come from: a capture file, or cidscope itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Read from a capture file of this format.
+    File(Format),
+    /// Recorded by a live session.
+    Live,
+    /// Made by the simulator.
+    Sim,
+}
+
+impl Origin {
+    /// The `format` value of `stats --json`: the file format's id, `live` or `sim`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Origin::File(f) => f.id(),
+            Origin::Live => "live",
+            Origin::Sim => "sim",
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Origin::File(f) => f.describe(),
+            Origin::Live => "live session",
+            Origin::Sim => "simulated schedule",
+        }
+    }
+
+    /// The file format, for a trace read from a file.
+    pub fn file_format(self) -> Option<Format> {
+        match self {
+            Origin::File(f) => Some(f),
+            Origin::Live | Origin::Sim => None,
+        }
+    }
+}
+
+impl From<Format> for Origin {
+    fn from(f: Format) -> Origin {
+        Origin::File(f)
+    }
+}
+
+impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.id())
     }
@@ -98,7 +141,7 @@ pub struct TaskMeta {
 pub struct Trace {
     /// The file name as the user gave it.
     pub path: String,
-    pub format: Format,
+    pub origin: Origin,
     /// Sorted by timestamp; `Lost` markers sit where the loss was noticed.
     pub events: EventStore,
     pub strings: Strings,
@@ -135,7 +178,7 @@ impl TraceDelta {
             tasks: t.tasks.into_iter().collect(),
             ncpus_hint: t.ncpus_hint,
             warnings: t.warnings,
-            format: Some(t.format),
+            format: t.origin.file_format(),
         }
     }
 }
@@ -155,17 +198,17 @@ impl Trace {
             self.ncpus_hint = d.ncpus_hint;
         }
         if let Some(f) = d.format {
-            self.format = f;
+            self.origin = Origin::File(f);
         }
         self.warnings.append(&mut d.warnings);
         self.events.reserve(d.events.len());
         self.events.extend(d.events.drain(..));
     }
 
-    pub fn new(path: impl Into<String>, format: Format) -> Trace {
+    pub fn new(path: impl Into<String>, origin: impl Into<Origin>) -> Trace {
         Trace {
             path: path.into(),
-            format,
+            origin: origin.into(),
             events: EventStore::new(),
             strings: Strings::new(),
             tasks: FxHashMap::default(),

@@ -15,7 +15,6 @@ pub fn bytes_per_input_byte(f: Format) -> f64 {
         Format::PerfData => 0.8,
         // ~30 bytes per ring-buffer record
         Format::TraceDat => 2.5,
-        Format::Live | Format::Sim => 1.0,
     }
 }
 

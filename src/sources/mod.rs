@@ -254,18 +254,6 @@ impl Opened {
             Format::PerfData => perf_data::decode(&self.name, &self.data, opts).map(|(t, evs)| {
                 stream_merged(t, vec![evs], sink);
             }),
-            Format::Live | Format::Sim => load_bytes(
-                &self.name,
-                &self.data,
-                &LoadOptions {
-                    format: Some(self.format),
-                    ..opts.clone()
-                },
-            )
-            .map(|t| {
-                let evs = t.events.iter().collect();
-                stream_merged(t, vec![evs], sink)
-            }),
         };
         if let Some(p) = &opts.progress {
             p.done.store(self.data.len() as u64, Ordering::Relaxed);
@@ -335,12 +323,6 @@ pub fn load_bytes(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, 
         Format::PerfScript => text::parse_text(name, data, format, &perf_script::PerfScript, opts)?,
         Format::PerfData => perf_data::load(name, data, opts)?,
         Format::TraceDat => trace_dat::load(name, data, opts)?,
-        Format::Live | Format::Sim => {
-            return Err(SourceError::file(
-                name,
-                format!("{} is not a file format", format.describe()),
-            ));
-        }
     };
     if let Some(p) = &opts.progress {
         p.done.store(data.len() as u64, Ordering::Relaxed);

@@ -367,7 +367,7 @@ impl Summarizer {
         }
         Stats {
             file: trace.path.clone(),
-            format: trace.format.id(),
+            format: trace.origin.id(),
             events,
             event_counts,
             cpus: (0..cpus.len() as u32 * 64)

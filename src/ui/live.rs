@@ -5,7 +5,7 @@
 
 use super::app::App;
 use super::{UiOptions, run_app};
-use crate::events::{Event, EventKind, Format, TaskMeta, Trace};
+use crate::events::{Event, EventKind, Origin, TaskMeta, Trace};
 use crate::sources::live::{LiveCapture, LiveCounters, LiveSession, RseqSample};
 use crate::timeline::Timeline;
 
@@ -38,7 +38,7 @@ impl LiveView {
             finished: false,
             attached,
             counters: LiveCounters::default(),
-            samples: Trace::new(format!("rseq areas of process {pid}"), Format::Live),
+            samples: Trace::new(format!("rseq areas of process {pid}"), Origin::Live),
             samples_tl: Timeline::empty(Timeline::DEFAULT_INTERVAL),
             pending: Vec::new(),
             late_samples: 0,

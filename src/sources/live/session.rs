@@ -33,7 +33,7 @@ use super::spec::WorkloadSpec;
 use super::sys;
 use super::workload::Workload;
 use super::{EventAux, LiveError, RseqSample};
-use crate::events::{Event, EventKind, Format, StrId, Strings, TID_UNKNOWN, TaskMeta, Tid, Trace};
+use crate::events::{Event, EventKind, Origin, StrId, Strings, TID_UNKNOWN, TaskMeta, Tid, Trace};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -294,7 +294,7 @@ impl LiveSession {
                 Some(s) => format!("live: {}", s.describe()),
                 None => format!("live: workload of process {pid}"),
             },
-            Format::Live,
+            Origin::Live,
         );
         trace.ncpus_hint = Some(ncpus);
         if let Some(a) = &attach {
@@ -408,7 +408,7 @@ impl LiveSession {
     /// An empty trace for [`LiveBatch::apply_to`].
     pub fn empty_trace(&self) -> Trace {
         let s = self.shared.lock();
-        let mut t = Trace::new(s.trace.path.clone(), Format::Live);
+        let mut t = Trace::new(s.trace.path.clone(), Origin::Live);
         t.ncpus_hint = s.trace.ncpus_hint;
         t.warnings = s.trace.warnings.clone();
         t
@@ -539,7 +539,7 @@ impl LiveSession {
         }
         let counters = self.counters();
         let mut s = self.shared.lock();
-        let mut trace = std::mem::replace(&mut s.trace, Trace::new("", Format::Live));
+        let mut trace = std::mem::replace(&mut s.trace, Trace::new("", Origin::Live));
         trace.events = s.events.copy_from(0).into();
         let aux = s.aux.copy_from(0);
         s.events = Chunked::new();

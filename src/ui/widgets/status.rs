@@ -100,7 +100,7 @@ impl Widget for StatusBar<'_> {
                 Style::default().add_modifier(Modifier::BOLD),
             ),
             sep.clone(),
-            Span::raw(app.trace.format.id()),
+            Span::raw(app.trace.origin.id()),
             sep.clone(),
             Span::raw(format!("{} events", app.trace.events.len())),
             sep.clone(),
