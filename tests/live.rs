@@ -276,7 +276,7 @@ fn recorded_session_replays_to_the_same_cid_history() {
     drop(f);
     let back = load(&path, &LoadOptions::default()).expect("replay loads");
     let _ = std::fs::remove_file(&path);
-    assert_eq!(back.origin, cidscope::events::Format::Ftrace.into());
+    assert_eq!(back.origin, cidscope::sources::formats::FTRACE.into());
     assert!(back.warnings.is_empty(), "{:?}", back.warnings);
     assert_eq!(back.events.len(), c.trace.events.len());
     let (live_h, live_t) = observed_history(&c.trace);

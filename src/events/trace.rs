@@ -4,57 +4,25 @@ use super::{Event, EventKind, EventStore, StrId, Strings, Tid};
 use rustc_hash::FxHashMap;
 use std::fmt;
 
-/// Capture formats cidscope reads. The `id` strings are the `format` values of `stats --json`.
+/// A capture file format, as the reader that reads it names it (each reader in
+/// `sources::formats` defines its own). `id` is the `format` value of `stats --json`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// Text of tracefs `trace` (with its `#` header).
-    Ftrace,
-    /// ftrace text without a header: tracefs `trace_pipe`, or `trace` with the header removed.
-    TracePipe,
-    /// `trace-cmd report` text.
-    TraceCmdReport,
-    /// `perf script` text.
-    PerfScript,
-    /// perf.data, file or pipe mode.
-    PerfData,
-    /// trace-cmd trace.dat.
-    TraceDat,
+pub struct Format {
+    id: &'static str,
+    description: &'static str,
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [
-        Format::Ftrace,
-        Format::TracePipe,
-        Format::TraceCmdReport,
-        Format::PerfScript,
-        Format::PerfData,
-        Format::TraceDat,
-    ];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Format::Ftrace => "ftrace",
-            Format::TracePipe => "trace_pipe",
-            Format::TraceCmdReport => "trace-cmd-report",
-            Format::PerfScript => "perf-script",
-            Format::PerfData => "perf.data",
-            Format::TraceDat => "trace.dat",
-        }
+    pub const fn new(id: &'static str, description: &'static str) -> Format {
+        Format { id, description }
     }
 
-    pub fn from_id(s: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.id() == s)
+    pub fn id(self) -> &'static str {
+        self.id
     }
 
     pub fn describe(self) -> &'static str {
-        match self {
-            Format::Ftrace => "ftrace text (tracefs trace)",
-            Format::TracePipe => "ftrace text (trace_pipe / no header)",
-            Format::TraceCmdReport => "trace-cmd report text",
-            Format::PerfScript => "perf script text",
-            Format::PerfData => "perf.data",
-            Format::TraceDat => "trace-cmd trace.dat",
-        }
+        self.description
     }
 }
 

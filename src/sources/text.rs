@@ -4,10 +4,10 @@
 //! own (local string table, local line numbers) and the results are stitched in order, so the
 //! parallel parse yields exactly the events of a serial one.
 
-use super::{LoadOptions, Location, SourceError};
-use crate::events::{
-    Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, Trace, TraceDelta, Warning,
-};
+use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, TraceDelta, Warning};
+use crate::sources::error::{Location, SourceError};
+use crate::sources::options::LoadOptions;
+use crate::sources::sys::prefetch::prefetch;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -90,24 +90,6 @@ pub trait LineParser: Send + Sync {
     fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), String>;
 }
 
-/// Parses a whole text capture.
-pub fn parse_text(
-    path: &str,
-    data: &[u8],
-    format: Format,
-    parser: &dyn LineParser,
-    opts: &LoadOptions,
-) -> Result<Trace, SourceError> {
-    let mut trace = Trace::new(path, format);
-    stream_text(path, data, format, parser, opts, &mut |d| {
-        trace.apply(d);
-        true
-    })?;
-    trace.ensure_sorted();
-    trace.events.shrink_to_fit();
-    Ok(trace)
-}
-
 /// Bytes per chunk: the unit of parallel work and of a streamed delta. Small enough that the
 /// first delta of a large file arrives within milliseconds and the chunks in flight stay a few
 /// MB; large enough that per-chunk costs (string tables, task maps) are noise.
@@ -168,9 +150,9 @@ impl Drop for StopOnDrop<'_> {
 
 /// Parses a text capture chunk by chunk, handing each chunk's events to `sink` as a
 /// [`TraceDelta`] (in file order); `sink` returns false to stop and may take what it keeps
-/// (what it leaves in `events` is cleared and the buffer reused). Applying every delta to an
-/// empty trace gives what [`parse_text`] gives before its final sort. On a malformed line the
-/// deltas before it have been delivered and the error names the line.
+/// (what it leaves in `events` is cleared and the buffer reused). On a malformed line the
+/// deltas before it have been delivered and the error names the line. When no `#` header line
+/// was seen and `headerless` is set, the last delta says the capture is that format.
 ///
 /// With more than one thread, workers parse chunks ahead (each a whole number of lines, with
 /// its own string table and line numbers) while this thread stitches them in order, so the
@@ -178,8 +160,8 @@ impl Drop for StopOnDrop<'_> {
 pub fn stream_text(
     path: &str,
     data: &[u8],
-    format: Format,
     parser: &dyn LineParser,
+    headerless: Option<Format>,
     opts: &LoadOptions,
     sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
 ) -> Result<(), SourceError> {
@@ -337,7 +319,7 @@ pub fn stream_text(
             code: "truncated-line",
             message: format!(
                 "{path}:{last_line}: the last line has no newline (file cut mid-line?); its partial record was not loaded: \"{}\"",
-                super::error::excerpt(p, 80)
+                crate::sources::error::excerpt(p, 80)
             ),
         });
     }
@@ -351,8 +333,8 @@ pub fn stream_text(
             ),
         });
     }
-    if format == Format::Ftrace && !st.saw_header {
-        last.format = Some(Format::TracePipe);
+    if !st.saw_header {
+        last.format = headerless;
     }
     sink(&mut last);
     Ok(())
@@ -383,18 +365,6 @@ fn split_at_lines_every(data: &[u8], size: usize) -> Vec<(usize, usize)> {
 
 const PREFETCH_AHEAD: usize = 2048;
 
-#[inline(always)]
-fn prefetch(b: &u8) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: a prefetch is a hint that never faults; `b` is a valid reference anyway.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(b as *const u8 as *const i8) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = b;
-}
-
 /// Parses whole lines into a chunk whose events go into `buf` (a reused buffer).
 fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Vec<Event>) -> Chunk {
     let mut out = Chunk::new();
@@ -417,7 +387,10 @@ fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Ve
         }
         out.lines += 1;
         if let Err(msg) = parser.line(line, &mut out) {
-            let msg = format!("{msg}; line is \"{}\"", super::error::excerpt(line, 120));
+            let msg = format!(
+                "{msg}; line is \"{}\"",
+                crate::sources::error::excerpt(line, 120)
+            );
             if opts.skip_bad_lines {
                 out.bad_lines += 1;
                 if out.first_bad.is_none() {

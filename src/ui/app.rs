@@ -1136,7 +1136,7 @@ mod tests {
 
     #[test]
     fn a_load_error_before_any_event_ends_the_run() {
-        let mut app = App::loading("x", crate::events::Format::Ftrace, Default::default());
+        let mut app = App::loading("x", crate::sources::formats::FTRACE, Default::default());
         app.on_load(LoadMsg::Done(Err("x:3: expected ...".into())));
         assert!(app.quit);
         assert_eq!(app.fatal.as_deref(), Some("x:3: expected ..."));

@@ -269,7 +269,7 @@ mod tests {
         let mut out = Vec::new();
         write_ftrace(&mut out, &orig, None).unwrap();
         let back = load_bytes("rec", &out, &LoadOptions::default()).unwrap();
-        assert_eq!(back.origin, crate::events::Format::Ftrace.into());
+        assert_eq!(back.origin, crate::sources::formats::FTRACE.into());
         assert_eq!(back.events.len(), orig.events.len());
         for (a, b) in orig.events.iter().zip(&back.events) {
             assert_eq!((a.ts, a.tid, a.cpu), (b.ts, b.tid, b.cpu));

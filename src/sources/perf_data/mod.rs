@@ -39,6 +39,9 @@ use records::*;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
+/// What this reads (the `format` of `stats --json`).
+pub const PERF_DATA: Format = Format::new("perf.data", "perf.data");
+
 /// Records per batch handed from the walk to the decoding stage.
 const WALK_BATCH: usize = 4096;
 
@@ -70,7 +73,7 @@ pub fn decode(
         pending_attrs: Vec::new(),
         desc: Vec::new(),
         decoder: None,
-        trace: Trace::new(name, Format::PerfData),
+        trace: Trace::new(name, PERF_DATA),
         events: Vec::new(),
         threads: tasks::Threads::default(),
         ticks: TickInfer::default(),

@@ -31,6 +31,9 @@ use decode::Decoder;
 use layout::{CpuRef, Layout};
 use ring::{CpuOut, Locate, Walk};
 
+/// What this reads (the `format` of `stats --json`).
+pub const TRACE_DAT: Format = Format::new("trace.dat", "trace-cmd trace.dat");
+
 /// Loads a trace.dat held in memory.
 pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
     let (mut trace, cpus) = decode(name, data, opts)?;
@@ -49,7 +52,7 @@ pub fn decode(
     let err =
         |e: BinError| SourceError::at_offset(name, e.offset, format!("trace.dat: {}", e.message));
     let layout = layout::read(data).map_err(err)?;
-    let mut trace = Trace::new(name, Format::TraceDat);
+    let mut trace = Trace::new(name, TRACE_DAT);
     trace.ncpus_hint = layout.ncpus;
     let decoder = Decoder::new(
         &layout.formats,
