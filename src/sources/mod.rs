@@ -4,6 +4,7 @@
 //! never from the file name; `--format` overrides detection. Each file format is a type in
 //! `formats/` implementing [`file_format::FileFormat`].
 
+pub mod binary;
 pub mod error;
 pub mod file_format;
 pub mod formats;
@@ -18,6 +19,7 @@ pub mod perf_script;
 pub mod sys;
 pub mod text;
 pub mod trace_dat;
+pub mod tracefs;
 
 pub use error::{Location, SourceError};
 pub use open::{Bytes, Opened, detect, load, load_bytes, open, open_static};

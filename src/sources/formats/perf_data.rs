@@ -1,11 +1,11 @@
 //! perf.data, file or pipe mode.
 
 use crate::events::{Format, Trace, TraceDelta};
+use crate::sources::binary::merge::stream_merged;
 use crate::sources::error::SourceError;
 use crate::sources::file_format::{FileFormat, Priority, Sample};
 use crate::sources::options::LoadOptions;
 use crate::sources::perf_data;
-use crate::sources::trace_dat::merge::stream_merged;
 
 pub use crate::sources::perf_data::PERF_DATA;
 

@@ -1,10 +1,12 @@
 //! trace-cmd trace.dat, versions 6 and 7.
 
 use crate::events::{Format, Trace, TraceDelta};
+use crate::sources::binary::merge::stream_merged;
 use crate::sources::error::SourceError;
 use crate::sources::file_format::{FileFormat, Priority, Sample};
 use crate::sources::options::LoadOptions;
-use crate::sources::trace_dat::{self, merge::stream_merged, meta::MAGIC};
+use crate::sources::trace_dat;
+use crate::sources::tracefs::tracing_data::MAGIC;
 
 pub use crate::sources::trace_dat::TRACE_DAT;
 

@@ -3,7 +3,7 @@
 //! `sample_id_all`, as perf itself decides).
 
 use super::header::{FileHeader, section_bytes};
-use crate::sources::trace_dat::bytes::{BinError, BinResult, Cursor};
+use crate::sources::binary::cursor::{BinError, BinResult, Cursor};
 use byteorder::{BigEndian, LittleEndian};
 use linux_perf_event_reader::{
     AttrFlags, Endianness, PerfEventAttr, PerfEventType, RawData, RecordIdParseInfo,
@@ -84,7 +84,7 @@ pub fn read_file_attrs(data: &[u8], h: &FileHeader, big: bool) -> BinResult<Vec<
         )?;
         let ids = ids_bytes
             .chunks_exact(8)
-            .map(|b| crate::sources::trace_dat::bytes::read_u64(b, big))
+            .map(|b| crate::sources::binary::cursor::read_u64(b, big))
             .collect();
         out.push(Attr::new(attr, ids, big));
     }
@@ -99,7 +99,7 @@ pub fn parse_header_attr(body: &[u8], big: bool) -> Result<Attr, String> {
         .get(size as usize..)
         .unwrap_or(&[])
         .chunks_exact(8)
-        .map(|b| crate::sources::trace_dat::bytes::read_u64(b, big))
+        .map(|b| crate::sources::binary::cursor::read_u64(b, big))
         .collect();
     Ok(Attr::new(attr, ids, big))
 }

@@ -11,7 +11,7 @@
 //!
 //! Tracepoint samples (`PERF_SAMPLE_RAW`) are decoded through the format files of the file's
 //! tracing data (`HEADER_TRACING_DATA` feature section, or the `HEADER_TRACING_DATA` record in
-//! pipe mode), which has the trace.dat v6 layout: `trace_dat::meta`, `trace_dat::decode`.
+//! pipe mode), which has the trace.dat v6 layout: `tracefs::tracing_data`, `tracefs::decode`.
 //!
 //! Why not the linux-perf-data container crate (0.13): its pipe-mode reader does not skip the
 //! tracing data that follows a `HEADER_TRACING_DATA` record, so a tracepoint recording in pipe
@@ -25,12 +25,13 @@ pub mod order;
 pub mod records;
 pub mod tasks;
 
-use super::trace_dat::bytes::{BinError, BinResult, Cursor, read_u32, read_u64};
-use super::trace_dat::decode::Decoder;
-use super::trace_dat::meta;
-use super::trace_dat::tick::TickInfer;
-use super::{LoadOptions, SourceError};
 use crate::events::{Event, EventKind, Format, StrId, TID_UNKNOWN, TaskMeta, Tid, Trace};
+use crate::sources::binary::cursor::{BinError, BinResult, Cursor, read_u32, read_u64};
+use crate::sources::binary::tick::TickInfer;
+use crate::sources::error::SourceError;
+use crate::sources::options::LoadOptions;
+use crate::sources::tracefs::decode::Decoder;
+use crate::sources::tracefs::tracing_data as meta;
 use attrs::{Attr, Attrs};
 use header::{HEADER_EVENT_DESC, HEADER_NRCPUS, HEADER_TRACING_DATA, Mode};
 use linux_perf_event_reader::{EventRecord, RawData, RawEventRecord, RecordType};

@@ -11,10 +11,10 @@
 //!   compressed (`u32` compressed size, `u32` size, data); a compressed flyrecord holds per CPU
 //!   `u32` chunk count and chunks of (`u32` compressed size, `u32` size, data).
 
-use super::bytes::{BinError, BinResult, Cursor};
 use super::compress::{self, Codec};
-use super::format::EventFormat;
-use super::meta::{self, Initial, PageHeader};
+use crate::sources::binary::cursor::{BinError, BinResult, Cursor};
+use crate::sources::tracefs::format::EventFormat;
+use crate::sources::tracefs::tracing_data::{self as meta, Initial, PageHeader};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
 

@@ -1,33 +1,28 @@
 //! trace-cmd `trace.dat`, file versions 6 and 7, read natively from the mapped bytes.
 //!
 //! * [`layout`]: the file structure (v6 header, v7 option sections, compressed sections);
-//! * [`meta`]: the metadata blocks (header page, event formats, kallsyms, cmdlines), shared with
-//!   perf.data's tracing-data section, which has the same layout;
-//! * [`format`]: tracepoint format files; [`decode`]: raw records → canonical events through
-//!   the field offsets in those files;
 //! * [`ring`]: the per-CPU ring-buffer pages (time extends, absolute stamps, padding, missed
-//!   events, truncated pages); [`merge`]: CPUs merged in time order as `trace-cmd report` does;
-//! * [`tick`]: telling the tick's hrtimer apart when no kallsyms names it;
-//! * [`bytes`], [`compress`]: bounds-checked reads, zstd/zlib.
+//!   events, truncated pages);
+//! * [`compress`]: zstd/zlib sections.
+//!
+//! Shared with perf.data: the metadata blocks (`tracefs::tracing_data`), the raw-record decoder
+//! (`tracefs::decode`), the bounds-checked cursor, the merge of CPUs in time order as
+//! `trace-cmd report` does it, and the tick inference (`binary`).
 //!
 //! Tasks: comms come from the saved cmdlines (what `trace-cmd report` prints). trace-cmd 3.x
 //! stores no tgids (no saved_tgids section exists in the format), so `TaskMeta::tgid` stays
 //! unknown for trace.dat.
 
-pub mod bytes;
 pub mod compress;
-pub mod decode;
-pub mod format;
 pub mod layout;
-pub mod merge;
-pub mod meta;
 pub mod ring;
-pub mod tick;
 
-use super::{LoadOptions, SourceError};
 use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Trace};
-use bytes::{BinError, Cursor};
-use decode::Decoder;
+use crate::sources::binary::cursor::{BinError, Cursor};
+use crate::sources::binary::{merge, tick};
+use crate::sources::error::SourceError;
+use crate::sources::options::LoadOptions;
+use crate::sources::tracefs::decode::Decoder;
 use layout::{CpuRef, Layout};
 use ring::{CpuOut, Locate, Walk};
 

@@ -14,8 +14,8 @@
 //! A periodic user timer (a cyclictest thread) fails the pinned test as soon as two threads share
 //! `hrtimer_wakeup`, or the alignment test unless its period is a multiple of 1/HZ.
 
-use super::decode::HrtimerSample;
 use crate::events::{Event, EventKind};
+use crate::sources::tracefs::decode::HrtimerSample;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 const PERIODS: [u64; 4] = [10_000_000, 4_000_000, 3_333_333, 1_000_000];

@@ -10,8 +10,8 @@
 //! * kallsyms (`u32` size + text), printk formats (`u32` size + text);
 //! * saved cmdlines (`u64` size + text `PID COMM\n`).
 
-use super::bytes::{BinResult, Cursor};
-use super::format::{self, EventFormat};
+use crate::sources::binary::cursor::{BinResult, Cursor};
+use crate::sources::tracefs::format::{self, EventFormat};
 use rustc_hash::FxHashMap;
 
 pub const MAGIC: &[u8] = b"\x17\x08\x44tracing";

@@ -2,9 +2,9 @@
 //! files stored in the capture (never constants): the same mapping as the text readers
 //! (`sources::payload`).
 
-use super::bytes::int_at;
-use super::format::{EventFormat, Field, StateLetters};
 use crate::events::{EventKind, PrevState, StrId, Strings, Tid};
+use crate::sources::binary::cursor::int_at;
+use crate::sources::tracefs::format::{EventFormat, Field, StateLetters};
 
 /// Where a field is in a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -384,7 +384,7 @@ impl Decoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::trace_dat::format::parse;
+    use crate::sources::tracefs::format::parse;
 
     fn fmt(text: &str, sys: &str) -> EventFormat {
         parse(text.as_bytes(), sys).unwrap()
