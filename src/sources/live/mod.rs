@@ -28,12 +28,13 @@ pub mod summary;
 pub mod sys;
 pub mod workload;
 
+pub use crate::events::EventAux;
 pub use attach::{Scope, check_privileges};
 pub use session::{LiveBatch, LiveCapture, LiveCounters, LiveOptions, LiveSession};
 pub use spec::WorkloadSpec;
 pub use summary::LiveSummary;
 
-use crate::events::{StrId, Tid};
+use crate::events::Tid;
 use std::fmt;
 
 /// One CID a thread read from its own rseq area: at `ts` (CLOCK_MONOTONIC ns) thread `tid` ran
@@ -44,26 +45,6 @@ pub struct RseqSample {
     pub tid: Tid,
     pub cpu: u16,
     pub cid: i32,
-}
-
-/// What an ftrace text line prints that a canonical [`crate::events::Event`] does not keep:
-/// the irq-flags columns and the fields cidscope does not model. One per event of a live
-/// capture; `record` falls back to neutral values without it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EventAux {
-    /// `common_flags` (irqs-off, need-resched, hardirq/softirq bits).
-    pub irq_flags: u8,
-    /// `common_preempt_count` (preempt depth, migrate-disable depth).
-    pub preempt_count: u8,
-    /// `group_dead` of sched_process_exit.
-    pub flag: bool,
-    /// `prev_prio` (switch), `prio` (migrate, exit), `oom_score_adj` (task_newtask).
-    pub prio: i16,
-    /// `prev_comm` (switch), `comm` (migrate, exit, newtask), `parent_comm` (fork), `filename`
-    /// (exec), `function` (hrtimer), `dependency` (tick_stop).
-    pub text: StrId,
-    /// `child_comm` (fork).
-    pub text2: StrId,
 }
 
 /// Why a live session could not start or went wrong. Every message names what to do.
