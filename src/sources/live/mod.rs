@@ -16,9 +16,7 @@
 //! [`Event`]: crate::events::Event
 
 pub mod attach;
-pub mod decode;
 pub mod filter;
-pub mod format;
 pub mod kallsyms;
 pub mod record;
 pub mod rseq_area;
@@ -26,6 +24,7 @@ pub mod session;
 pub mod spec;
 pub mod summary;
 pub mod sys;
+pub mod tracefs;
 pub mod workload;
 
 pub use crate::events::EventAux;

@@ -279,12 +279,16 @@ impl LiveSession {
         let ncpus = super::possible_cpus();
         // Opened here (so errors come back to the caller) but enabled by the capture thread, so
         // nothing is recorded before a reader runs.
+        let mut strings = Strings::new();
         let (attach, filter) = match opts.attach {
             Some(scope) => {
-                let a = Attach::open(&AttachOptions {
-                    buffer_pages: opts.buffer_pages,
-                    mount_tracefs: opts.mount_tracefs,
-                })?;
+                let a = Attach::open(
+                    &AttachOptions {
+                        buffer_pages: opts.buffer_pages,
+                        mount_tracefs: opts.mount_tracefs,
+                    },
+                    &mut strings,
+                )?;
                 (Some(a), Some(Filter::new(scope)))
             }
             None => (None, None),
@@ -343,7 +347,7 @@ impl LiveSession {
             attach,
             filter,
             workload: None,
-            strings: Strings::new(),
+            strings,
             synced_strings: 1,
             known: FxHashMap::default(),
             comms: FxHashMap::default(),

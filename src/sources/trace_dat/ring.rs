@@ -254,7 +254,7 @@ impl Walk<'_> {
                     kind,
                 });
             }
-            Err(e) => self.bad(out, cpu, pos, locate, e),
+            Err(e) => self.bad(out, cpu, pos, locate, e.to_string()),
         }
     }
 

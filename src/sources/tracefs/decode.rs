@@ -1,10 +1,21 @@
-//! Raw tracepoint records → canonical [`EventKind`]s, through the field offsets of the format
-//! files stored in the capture (never constants): the same mapping as the text readers
-//! (`sources::payload`).
+//! Raw tracepoint records (the bytes tracefs stores; PERF_SAMPLE_RAW carries the same) →
+//! canonical [`EventKind`]s, every field found through the format files (never constants): one
+//! decoder for trace.dat, perf.data and live captures. The text readers map the printed fields
+//! the same way (`sources::payload`).
 
-use crate::events::{EventKind, PrevState, StrId, Strings, Tid};
+use crate::events::{EventAux, EventKind, PrevState, StrId, Strings, Tid};
 use crate::sources::binary::cursor::int_at;
 use crate::sources::tracefs::format::{EventFormat, Field, StateLetters};
+
+/// How a field's bytes hold its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Int,
+    /// A fixed-size char array (comms).
+    CharArray,
+    /// `__data_loc`: `offset | len << 16` of bytes stored after the fields.
+    DataLoc,
+}
 
 /// Where a field is in a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,22 +23,32 @@ pub struct F {
     pub offset: u32,
     pub size: u8,
     pub signed: bool,
+    kind: Kind,
 }
 
 impl F {
     fn of(f: &Field) -> Option<F> {
-        if f.dynamic || f.size == 0 || f.size > 255 {
+        if f.size == 0 || f.size > 255 {
             return None;
         }
+        let kind = if f.dynamic {
+            Kind::DataLoc
+        } else if f.is_char_array() {
+            Kind::CharArray
+        } else {
+            Kind::Int
+        };
         Some(F {
             offset: u32::try_from(f.offset).ok()?,
             size: f.size as u8,
             signed: f.signed,
+            kind,
         })
     }
 }
 
-/// How to decode one event id.
+/// How to decode one event id. Fields an ftrace line prints but the canonical event does not
+/// keep are optional: a capture read as events does without them.
 #[derive(Clone, Debug)]
 enum Spec {
     Rseq {
@@ -37,31 +58,43 @@ enum Spec {
     },
     IpFixup,
     Switch {
+        prev_comm: Option<F>,
         prev_pid: F,
+        prev_prio: Option<F>,
         prev_state: F,
         next_comm: F,
         next_pid: F,
         next_prio: F,
     },
     Migrate {
+        comm: Option<F>,
         pid: F,
+        prio: Option<F>,
         orig: F,
         dest: F,
     },
     Fork {
+        parent_comm: Option<F>,
         parent: F,
+        child_comm: Option<F>,
         child: F,
     },
     Newtask {
         pid: F,
+        comm: Option<F>,
         flags: F,
+        oom_score_adj: Option<F>,
     },
     Exec {
+        filename: Option<F>,
         pid: F,
         old_pid: F,
     },
     Exit {
+        comm: Option<F>,
         pid: F,
+        prio: Option<F>,
+        group_dead: Option<F>,
     },
     WakeupNew {
         pid: F,
@@ -75,10 +108,19 @@ enum Spec {
     },
     TickStop {
         success: F,
+        dependency: Option<F>,
     },
     Other {
         name: StrId,
     },
+}
+
+/// The decoding of one event id.
+#[derive(Clone, Debug)]
+struct Entry {
+    spec: Spec,
+    /// The first field an ftrace line of this event needs that its format lacks.
+    missing: Option<&'static str>,
 }
 
 /// What an `hrtimer_expire_entry` record said, for telling the tick apart without kallsyms.
@@ -89,17 +131,52 @@ pub struct HrtimerSample {
     pub now: i64,
 }
 
+/// The tasks a record concerns, read without decoding its strings: enough to decide whether a
+/// process filter could keep it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peek {
+    pub common_pid: Tid,
+    /// Tasks named in the fields (prev/next of a switch, the migrated, forked, exiting task...);
+    /// `TID_UNKNOWN` when unused.
+    pub related: [Tid; 2],
+    /// task_newtask: (child, clone_flags).
+    pub new_task: Option<(Tid, u64)>,
+}
+
+/// Names of kernel functions, for the hrtimer callback an ftrace line prints.
+pub trait Symbols {
+    /// The scheduler-tick handler at `addr`, if it is one.
+    fn tick_at(&self, addr: u64) -> Option<&'static str>;
+    /// The symbol starting at `addr`.
+    fn name_at(&self, addr: u64) -> Option<&str>;
+}
+
+/// Why a record did not decode.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("event id {id} has no format in the capture")]
+    NoFormat { id: u32 },
+    #[error("record of {len} bytes too short for a field at offset {offset} (size {size})")]
+    Short { len: usize, offset: u32, size: u8 },
+    #[error("CPU {value} in a field at offset {offset}: expected below 8192")]
+    BadCpu { value: i64, offset: u32 },
+    #[error("record too short for next_comm")]
+    ShortComm,
+}
+
 /// Decodes the raw records of one capture.
 #[derive(Debug)]
 pub struct Decoder {
-    specs: Vec<Option<Spec>>,
+    specs: Vec<Option<Entry>>,
     big_endian: bool,
     states: StateLetters,
     /// Addresses of `tick_nohz_handler` / `tick_sched_timer`; `None` when the capture carries no
-    /// kallsyms and the tick has to be inferred (see `tick.rs`).
+    /// kallsyms and the tick has to be inferred (see `binary::tick`).
     tick_functions: Option<Vec<u64>>,
     pub common_type: F,
     pub common_pid: F,
+    common_flags: Option<F>,
+    common_preempt: Option<F>,
     /// Events whose format lacks a field cidscope needs (decoded as `Other`).
     pub degraded: Vec<String>,
 }
@@ -108,7 +185,56 @@ fn field(fmt: &EventFormat, name: &str) -> Option<F> {
     fmt.field(name).and_then(F::of)
 }
 
+/// Looks fields up in one format, remembering the first that is missing among those an ftrace
+/// line of the event prints.
+struct Look<'a> {
+    fmt: &'a EventFormat,
+    missing: Option<&'static str>,
+}
+
+impl Look<'_> {
+    /// A field the event needs: a number or a char array.
+    fn fixed(&mut self, name: &'static str) -> Option<F> {
+        let f = field(self.fmt, name).filter(|f| f.kind != Kind::DataLoc);
+        self.note(name, f.is_some());
+        f
+    }
+    /// A field only an ftrace line prints (a string may be stored after the fields).
+    fn text(&mut self, name: &'static str) -> Option<F> {
+        let f = self.fmt.field(name).and_then(F::of);
+        self.note(name, f.is_some());
+        f
+    }
+    fn optional(&self, name: &str) -> Option<F> {
+        field(self.fmt, name)
+    }
+    fn note(&mut self, name: &'static str, found: bool) {
+        if !found && self.missing.is_none() {
+            self.missing = Some(name);
+        }
+    }
+}
+
+fn clamp16(v: i64) -> i16 {
+    v.clamp(i16::MIN as i64, i16::MAX as i64) as i16
+}
+
+/// tick_stop's `dependency` as printed (`__print_symbolic`).
+fn dependency_name(v: i64) -> &'static str {
+    match v {
+        0 => "NONE",
+        1 => "POSIX_TIMER",
+        2 => "PERF_EVENTS",
+        4 => "SCHED",
+        8 => "CLOCK_UNSTABLE",
+        16 => "RCU",
+        32 => "RCU_EXP",
+        _ => "?",
+    }
+}
+
 impl Decoder {
+    /// The decoder of `formats` (each event's name interned in `strings`, in order).
     pub fn new(
         formats: &[EventFormat],
         big_endian: bool,
@@ -124,20 +250,26 @@ impl Decoder {
                 offset: 0,
                 size: 2,
                 signed: false,
+                kind: Kind::Int,
             },
             common_pid: F {
                 offset: 4,
                 size: 4,
                 signed: true,
+                kind: Kind::Int,
             },
+            common_flags: None,
+            common_preempt: None,
             degraded: Vec::new(),
         };
         if let Some(f) = formats.iter().find(|f| f.field("common_type").is_some()) {
             d.common_type = field(f, "common_type").unwrap_or(d.common_type);
             d.common_pid = field(f, "common_pid").unwrap_or(d.common_pid);
+            d.common_flags = field(f, "common_flags");
+            d.common_preempt = field(f, "common_preempt_count");
         }
         for fmt in formats {
-            let spec = d.spec_for(fmt, strings);
+            let entry = d.entry_for(fmt, strings);
             let id = fmt.id as usize;
             if id > 1 << 20 {
                 continue;
@@ -145,84 +277,160 @@ impl Decoder {
             if d.specs.len() <= id {
                 d.specs.resize(id + 1, None);
             }
-            d.specs[id] = Some(spec);
+            d.specs[id] = Some(entry);
         }
         d
     }
 
-    fn spec_for(&mut self, fmt: &EventFormat, strings: &mut Strings) -> Spec {
+    fn entry_for(&mut self, fmt: &EventFormat, strings: &mut Strings) -> Entry {
         let name = strings.intern(fmt.name.as_bytes());
-        let f = |n: &str| field(fmt, n);
+        let mut l = Look { fmt, missing: None };
+        // Fields in the order an ftrace line prints them, so `missing` names the first.
         let spec = match fmt.name.as_str() {
-            "rseq_update" => (|| {
-                Some(Spec::Rseq {
-                    cpu_id: f("cpu_id")?,
-                    node_id: f("node_id"),
-                    mm_cid: f("mm_cid")?,
-                })
-            })(),
-            "rseq_ip_fixup" => Some(Spec::IpFixup),
-            "sched_switch" => {
-                self.states = StateLetters::from_print_fmt(&fmt.print_fmt);
+            "rseq_update" => {
+                let cpu_id = l.fixed("cpu_id");
+                let node_id = l.optional("node_id");
+                let mm_cid = l.fixed("mm_cid");
                 (|| {
-                    Some(Spec::Switch {
-                        prev_pid: f("prev_pid")?,
-                        prev_state: f("prev_state")?,
-                        next_comm: f("next_comm")?,
-                        next_pid: f("next_pid")?,
-                        next_prio: f("next_prio")?,
+                    Some(Spec::Rseq {
+                        cpu_id: cpu_id?,
+                        node_id,
+                        mm_cid: mm_cid?,
                     })
                 })()
             }
-            "sched_migrate_task" => (|| {
-                Some(Spec::Migrate {
-                    pid: f("pid")?,
-                    orig: f("orig_cpu")?,
-                    dest: f("dest_cpu")?,
+            "rseq_ip_fixup" => Some(Spec::IpFixup),
+            "sched_switch" => {
+                self.states = StateLetters::from_print_fmt(&fmt.print_fmt);
+                let prev_comm = l.text("prev_comm");
+                let prev_pid = l.fixed("prev_pid");
+                let prev_prio = l.text("prev_prio");
+                let prev_state = l.fixed("prev_state");
+                let next_comm = l.fixed("next_comm");
+                let next_pid = l.fixed("next_pid");
+                let next_prio = l.fixed("next_prio");
+                (|| {
+                    Some(Spec::Switch {
+                        prev_comm,
+                        prev_pid: prev_pid?,
+                        prev_prio,
+                        prev_state: prev_state?,
+                        next_comm: next_comm?,
+                        next_pid: next_pid?,
+                        next_prio: next_prio?,
+                    })
+                })()
+            }
+            "sched_migrate_task" => {
+                let comm = l.text("comm");
+                let pid = l.fixed("pid");
+                let prio = l.text("prio");
+                let orig = l.fixed("orig_cpu");
+                let dest = l.fixed("dest_cpu");
+                (|| {
+                    Some(Spec::Migrate {
+                        comm,
+                        pid: pid?,
+                        prio,
+                        orig: orig?,
+                        dest: dest?,
+                    })
+                })()
+            }
+            "sched_process_fork" => {
+                let parent_comm = l.text("parent_comm");
+                let parent = l.fixed("parent_pid");
+                let child_comm = l.text("child_comm");
+                let child = l.fixed("child_pid");
+                (|| {
+                    Some(Spec::Fork {
+                        parent_comm,
+                        parent: parent?,
+                        child_comm,
+                        child: child?,
+                    })
+                })()
+            }
+            "task_newtask" => {
+                let pid = l.fixed("pid");
+                let comm = l.text("comm");
+                let flags = l.fixed("clone_flags");
+                let oom_score_adj = l.optional("oom_score_adj");
+                (|| {
+                    Some(Spec::Newtask {
+                        pid: pid?,
+                        comm,
+                        flags: flags?,
+                        oom_score_adj,
+                    })
+                })()
+            }
+            "sched_process_exec" => {
+                let filename = l.text("filename");
+                let pid = l.fixed("pid");
+                let old_pid = l.fixed("old_pid");
+                (|| {
+                    Some(Spec::Exec {
+                        filename,
+                        pid: pid?,
+                        old_pid: old_pid?,
+                    })
+                })()
+            }
+            "sched_process_exit" => {
+                let comm = l.text("comm");
+                let pid = l.fixed("pid");
+                let prio = l.text("prio");
+                let group_dead = l.optional("group_dead");
+                pid.map(|pid| Spec::Exit {
+                    comm,
+                    pid,
+                    prio,
+                    group_dead,
                 })
-            })(),
-            "sched_process_fork" => (|| {
-                Some(Spec::Fork {
-                    parent: f("parent_pid")?,
-                    child: f("child_pid")?,
-                })
-            })(),
-            "task_newtask" => (|| {
-                Some(Spec::Newtask {
-                    pid: f("pid")?,
-                    flags: f("clone_flags")?,
-                })
-            })(),
-            "sched_process_exec" => (|| {
-                Some(Spec::Exec {
-                    pid: f("pid")?,
-                    old_pid: f("old_pid")?,
-                })
-            })(),
-            "sched_process_exit" => f("pid").map(|pid| Spec::Exit { pid }),
-            "sched_wakeup_new" => (|| {
-                Some(Spec::WakeupNew {
-                    pid: f("pid")?,
-                    target: f("target_cpu")?,
-                })
-            })(),
-            "hrtimer_expire_entry" => f("function").map(|function| Spec::Hrtimer {
+            }
+            "sched_wakeup_new" => {
+                let pid = l.fixed("pid");
+                let target = l.fixed("target_cpu");
+                (|| {
+                    Some(Spec::WakeupNew {
+                        pid: pid?,
+                        target: target?,
+                    })
+                })()
+            }
+            "hrtimer_expire_entry" => l.fixed("function").map(|function| Spec::Hrtimer {
                 name,
                 function,
-                hrtimer: f("hrtimer"),
-                now: f("now"),
+                hrtimer: l.optional("hrtimer"),
+                now: l.optional("now"),
             }),
-            "tick_stop" => f("success").map(|success| Spec::TickStop { success }),
+            "tick_stop" => l.fixed("success").map(|success| Spec::TickStop {
+                success,
+                dependency: l.optional("dependency"),
+            }),
             _ => Some(Spec::Other { name }),
         };
-        spec.unwrap_or_else(|| {
+        for common in ["common_flags", "common_preempt_count", "common_pid"] {
+            l.text(common);
+        }
+        let spec = spec.unwrap_or_else(|| {
             self.degraded.push(format!("{}:{}", fmt.system, fmt.name));
             Spec::Other { name }
-        })
+        });
+        Entry {
+            spec,
+            missing: l.missing,
+        }
     }
 
     pub fn knows(&self, id: u32) -> bool {
         matches!(self.specs.get(id as usize), Some(Some(_)))
+    }
+
+    /// The first field an ftrace line of event `id` prints that its format lacks.
+    pub fn missing_for_text(&self, id: u32) -> Option<&'static str> {
+        self.entry(id).and_then(|e| e.missing)
     }
 
     /// Whether hrtimer callbacks can be named (kallsyms present).
@@ -240,6 +448,10 @@ impl Decoder {
         self.get(raw, self.common_pid)
     }
 
+    fn entry(&self, id: u32) -> Option<&Entry> {
+        self.specs.get(id as usize)?.as_ref()
+    }
+
     #[inline]
     fn get(&self, raw: &[u8], f: F) -> Option<i64> {
         int_at(
@@ -251,41 +463,66 @@ impl Decoder {
         )
     }
 
+    fn int(&self, raw: &[u8], f: F) -> Result<i64, DecodeError> {
+        self.get(raw, f).ok_or(DecodeError::Short {
+            len: raw.len(),
+            offset: f.offset,
+            size: f.size,
+        })
+    }
+
+    /// The bytes of a string field, up to its NUL.
+    fn str<'r>(&self, raw: &'r [u8], f: F) -> Result<&'r [u8], DecodeError> {
+        let short = DecodeError::Short {
+            len: raw.len(),
+            offset: f.offset,
+            size: f.size,
+        };
+        let at = f.offset as usize;
+        let s = match f.kind {
+            Kind::DataLoc => {
+                let v = self
+                    .get(
+                        raw,
+                        F {
+                            size: 4,
+                            signed: false,
+                            ..f
+                        },
+                    )
+                    .ok_or(short.clone())? as u64;
+                let (off, len) = ((v & 0xffff) as usize, ((v >> 16) & 0xffff) as usize);
+                raw.get(off..off + len).ok_or(short)?
+            }
+            Kind::CharArray | Kind::Int => raw.get(at..at + f.size as usize).ok_or(short)?,
+        };
+        Ok(&s[..memchr::memchr(0, s).unwrap_or(s.len())])
+    }
+
     /// Decodes record `raw` of event `id`. An `hrtimer_expire_entry` whose callback cannot be
-    /// named yet comes back as `Other` plus its sample, for `tick::infer`.
+    /// named yet comes back as `Other` plus its sample, for `binary::tick`.
     pub fn decode(
         &self,
         id: u32,
         raw: &[u8],
         strings: &mut Strings,
-    ) -> Result<(EventKind, Option<HrtimerSample>), String> {
-        let Some(Some(spec)) = self.specs.get(id as usize) else {
-            return Err(format!("event id {id} has no format in the capture"));
+    ) -> Result<(EventKind, Option<HrtimerSample>), DecodeError> {
+        let Some(entry) = self.entry(id) else {
+            return Err(DecodeError::NoFormat { id });
         };
-        let g = |f: F| -> Result<i64, String> {
-            self.get(raw, f).ok_or_else(|| {
-                format!(
-                    "record of {} bytes too short for a field at offset {} (size {})",
-                    raw.len(),
-                    f.offset,
-                    f.size
-                )
-            })
-        };
-        let tid = |f: F| -> Result<Tid, String> { Ok(g(f)? as Tid) };
-        let cpu = |f: F| -> Result<u16, String> {
+        let g = |f: F| self.int(raw, f);
+        let tid = |f: F| -> Result<Tid, DecodeError> { Ok(g(f)? as Tid) };
+        let cpu = |f: F| -> Result<u16, DecodeError> {
             let v = g(f)?;
             u16::try_from(v)
                 .ok()
                 .filter(|&c| (c as u32) < crate::events::Trace::MAX_CPUS)
-                .ok_or_else(|| {
-                    format!(
-                        "CPU {v} in a field at offset {}: expected below 8192",
-                        f.offset
-                    )
+                .ok_or(DecodeError::BadCpu {
+                    value: v,
+                    offset: f.offset,
                 })
         };
-        let kind = match *spec {
+        let kind = match entry.spec {
             Spec::Rseq {
                 cpu_id,
                 node_id,
@@ -305,41 +542,44 @@ impl Decoder {
                 next_comm,
                 next_pid,
                 next_prio,
+                ..
             } => {
                 let (letter, preempted) = self.states.letters(g(prev_state)? as u64);
                 let at = next_comm.offset as usize;
                 let comm = raw
                     .get(at..at + next_comm.size as usize)
-                    .ok_or("record too short for next_comm")?;
+                    .ok_or(DecodeError::ShortComm)?;
                 let comm = &comm[..memchr::memchr(0, comm).unwrap_or(comm.len())];
                 EventKind::SchedSwitch {
                     prev_tid: tid(prev_pid)?,
                     next_tid: tid(next_pid)?,
                     next_comm: strings.intern(comm),
-                    next_prio: g(next_prio)?.clamp(i16::MIN as i64, i16::MAX as i64) as i16,
+                    next_prio: clamp16(g(next_prio)?),
                     prev_state: PrevState(
                         letter | if preempted { PrevState::PREEMPTED } else { 0 },
                     ),
                 }
             }
-            Spec::Migrate { pid, orig, dest } => EventKind::SchedMigrateTask {
+            Spec::Migrate {
+                pid, orig, dest, ..
+            } => EventKind::SchedMigrateTask {
                 tid: tid(pid)?,
                 orig_cpu: cpu(orig)?,
                 dest_cpu: cpu(dest)?,
             },
-            Spec::Fork { parent, child } => EventKind::SchedProcessFork {
+            Spec::Fork { parent, child, .. } => EventKind::SchedProcessFork {
                 parent: tid(parent)?,
                 child: tid(child)?,
             },
-            Spec::Newtask { pid, flags } => EventKind::TaskNewtask {
+            Spec::Newtask { pid, flags, .. } => EventKind::TaskNewtask {
                 tid: tid(pid)?,
                 clone_flags: g(flags)? as u64,
             },
-            Spec::Exec { pid, old_pid } => EventKind::SchedProcessExec {
+            Spec::Exec { pid, old_pid, .. } => EventKind::SchedProcessExec {
                 tid: tid(pid)?,
                 old_tid: tid(old_pid)?,
             },
-            Spec::Exit { pid } => EventKind::SchedProcessExit { tid: tid(pid)? },
+            Spec::Exit { pid, .. } => EventKind::SchedProcessExit { tid: tid(pid)? },
             Spec::WakeupNew { pid, target } => EventKind::SchedWakeupNew {
                 tid: tid(pid)?,
                 target_cpu: cpu(target)?,
@@ -364,7 +604,7 @@ impl Decoder {
                     }
                 }
             }
-            Spec::TickStop { success } => EventKind::TickStop {
+            Spec::TickStop { success, .. } => EventKind::TickStop {
                 success: g(success)? != 0,
             },
             Spec::Other { name } => EventKind::Other { name },
@@ -372,12 +612,137 @@ impl Decoder {
         Ok((kind, None))
     }
 
-    /// Interned name of event `id`, for messages and for `Other`.
-    pub fn name_of(&self, id: u32) -> Option<StrId> {
-        match self.specs.get(id as usize)? {
-            Some(Spec::Other { name }) | Some(Spec::Hrtimer { name, .. }) => Some(*name),
-            _ => None,
+    /// The tasks record `raw` of event `id` names, without decoding its strings.
+    pub fn peek(&self, id: u32, raw: &[u8]) -> Option<Peek> {
+        const NONE: Tid = crate::events::TID_UNKNOWN;
+        let t = |f: F| self.get(raw, f).map(|v| v as Tid);
+        let mut new_task = None;
+        let related = match self.entry(id)?.spec {
+            Spec::Switch {
+                prev_pid, next_pid, ..
+            } => [t(prev_pid)?, t(next_pid)?],
+            Spec::Migrate { pid, .. } | Spec::Exit { pid, .. } => [t(pid)?, NONE],
+            Spec::Fork { parent, child, .. } => [t(parent)?, t(child)?],
+            Spec::Exec { pid, old_pid, .. } => [t(pid)?, t(old_pid)?],
+            Spec::Newtask { pid, flags, .. } => {
+                let child = t(pid)?;
+                new_task = Some((child, self.get(raw, flags)? as u64));
+                [child, NONE]
+            }
+            _ => [NONE, NONE],
+        };
+        Some(Peek {
+            common_pid: t(self.common_pid)?,
+            related,
+            new_task,
+        })
+    }
+
+    /// What an ftrace line of record `raw` (event `id`, decoded as `kind`) prints beyond the
+    /// event: the irq-flags columns, comms, prios, the file name, the hrtimer callback; and the
+    /// comms it names (tid, comm), for the task table.
+    pub fn line_fields(
+        &self,
+        id: u32,
+        raw: &[u8],
+        kind: &EventKind,
+        strings: &mut Strings,
+        syms: &dyn Symbols,
+    ) -> Result<(EventAux, [Option<(Tid, StrId)>; 2]), DecodeError> {
+        let Some(entry) = self.entry(id) else {
+            return Err(DecodeError::NoFormat { id });
+        };
+        let g = |f: Option<F>| f.map(|f| self.int(raw, f)).transpose();
+        let text = |f: Option<F>, strings: &mut Strings| -> Result<StrId, DecodeError> {
+            Ok(match f {
+                Some(f) => strings.intern(self.str(raw, f)?),
+                None => StrId(0),
+            })
+        };
+        let mut aux = EventAux {
+            irq_flags: g(self.common_flags)?.unwrap_or(0) as u8,
+            preempt_count: g(self.common_preempt)?.unwrap_or(0) as u8,
+            ..Default::default()
+        };
+        let mut comms = [None, None];
+        match (&entry.spec, *kind) {
+            (
+                Spec::Switch {
+                    prev_comm,
+                    prev_prio,
+                    ..
+                },
+                EventKind::SchedSwitch {
+                    prev_tid,
+                    next_tid,
+                    next_comm,
+                    ..
+                },
+            ) => {
+                aux.text = text(*prev_comm, strings)?;
+                aux.prio = clamp16(g(*prev_prio)?.unwrap_or(0));
+                comms = [Some((prev_tid, aux.text)), Some((next_tid, next_comm))];
+            }
+            (Spec::Migrate { comm, prio, .. }, EventKind::SchedMigrateTask { tid, .. }) => {
+                aux.text = text(*comm, strings)?;
+                aux.prio = clamp16(g(*prio)?.unwrap_or(0));
+                comms[0] = Some((tid, aux.text));
+            }
+            (
+                Spec::Fork {
+                    parent_comm,
+                    child_comm,
+                    ..
+                },
+                EventKind::SchedProcessFork { parent, child },
+            ) => {
+                aux.text = text(*parent_comm, strings)?;
+                aux.text2 = text(*child_comm, strings)?;
+                comms = [Some((parent, aux.text)), Some((child, aux.text2))];
+            }
+            (Spec::Exec { filename, .. }, _) => aux.text = text(*filename, strings)?,
+            (
+                Spec::Exit {
+                    comm,
+                    prio,
+                    group_dead,
+                    ..
+                },
+                EventKind::SchedProcessExit { tid },
+            ) => {
+                aux.text = text(*comm, strings)?;
+                aux.prio = clamp16(g(*prio)?.unwrap_or(0));
+                aux.flag = g(*group_dead)?.is_some_and(|v| v != 0);
+                comms[0] = Some((tid, aux.text));
+            }
+            (
+                Spec::Newtask {
+                    comm,
+                    oom_score_adj,
+                    ..
+                },
+                EventKind::TaskNewtask { tid, .. },
+            ) => {
+                aux.text = text(*comm, strings)?;
+                aux.prio = clamp16(g(*oom_score_adj)?.unwrap_or(0));
+                comms[0] = Some((tid, aux.text));
+            }
+            (Spec::Hrtimer { function, .. }, _) => {
+                let addr = self.int(raw, *function)? as u64;
+                aux.text = match (syms.tick_at(addr), syms.name_at(addr)) {
+                    (Some(tick), _) => strings.intern_str(tick),
+                    (None, Some(n)) => strings.intern_str(n),
+                    (None, None) => strings.intern(format!("0x{addr:x}").as_bytes()),
+                };
+            }
+            (Spec::TickStop { dependency, .. }, _) => {
+                if let Some(d) = g(*dependency)? {
+                    aux.text = strings.intern_str(dependency_name(d));
+                }
+            }
+            _ => {}
         }
+        Ok((aux, comms))
     }
 }
 
@@ -463,5 +828,131 @@ mod tests {
                 now: 4_000_000
             })
         );
+    }
+
+    const SWITCH: &str = "name: sched_switch\nID: 372\nformat:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;
+\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;
+\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;
+\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;
+\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;
+\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;
+\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;
+";
+
+    const EXEC: &str = "name: sched_process_exec\nID: 365\nformat:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+\tfield:__data_loc char[] filename;\toffset:8;\tsize:4;\tsigned:0;
+\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;
+\tfield:pid_t old_pid;\toffset:16;\tsize:4;\tsigned:1;
+";
+
+    struct NoSymbols;
+    impl Symbols for NoSymbols {
+        fn tick_at(&self, _: u64) -> Option<&'static str> {
+            None
+        }
+        fn name_at(&self, _: u64) -> Option<&str> {
+            None
+        }
+    }
+
+    fn put(raw: &mut [u8], off: usize, bytes: &[u8]) {
+        raw[off..off + bytes.len()].copy_from_slice(bytes);
+    }
+
+    /// A live record (native byte order): the event, then what its ftrace line prints.
+    #[test]
+    fn decodes_switch_and_its_line_fields_by_format_offsets() {
+        let f = fmt(SWITCH, "sched");
+        let mut s = Strings::new();
+        let d = Decoder::new(
+            std::slice::from_ref(&f),
+            cfg!(target_endian = "big"),
+            Some(vec![]),
+            &mut s,
+        );
+        assert_eq!(d.missing_for_text(372), None);
+        let mut raw = vec![0u8; 64];
+        put(&mut raw, 0, &372u16.to_ne_bytes());
+        raw[2] = 0x01; // irqs off
+        raw[3] = 0x02; // preempt depth 2
+        put(&mut raw, 4, &10i32.to_ne_bytes());
+        put(&mut raw, 8, b"bash");
+        put(&mut raw, 24, &10i32.to_ne_bytes());
+        put(&mut raw, 28, &120i32.to_ne_bytes());
+        put(&mut raw, 32, &0x101i64.to_ne_bytes()); // S + preempted bit
+        put(&mut raw, 40, b"my worker 1\0junk");
+        put(&mut raw, 56, &11i32.to_ne_bytes());
+        put(&mut raw, 60, &100i32.to_ne_bytes());
+        let (kind, _) = d.decode(372, &raw, &mut s).unwrap();
+        let EventKind::SchedSwitch {
+            prev_tid,
+            next_tid,
+            next_comm,
+            next_prio,
+            prev_state,
+        } = kind
+        else {
+            panic!("{kind:?}")
+        };
+        assert_eq!((prev_tid, next_tid, next_prio), (10, 11, 100));
+        assert_eq!(s.get(next_comm), b"my worker 1");
+        assert_eq!(prev_state.text(), "S+");
+        assert_eq!(d.common_pid(&raw), Some(10));
+        let (aux, comms) = d.line_fields(372, &raw, &kind, &mut s, &NoSymbols).unwrap();
+        assert_eq!((aux.irq_flags, aux.preempt_count, aux.prio), (1, 2, 120));
+        assert_eq!(s.get(aux.text), b"bash");
+        assert_eq!(comms, [Some((10, aux.text)), Some((11, next_comm))]);
+        // a short record is an error saying so, not a panic
+        assert_eq!(d.decode(372, &raw[..40], &mut s), Err(DecodeError::ShortComm));
+        assert_eq!(
+            d.decode(372, &raw[..30], &mut s),
+            Err(DecodeError::Short {
+                len: 30,
+                offset: 32,
+                size: 8
+            })
+        );
+        assert!(
+            d.line_fields(372, &raw[..20], &kind, &mut s, &NoSymbols)
+                .is_err()
+        );
+        let p = d.peek(372, &raw).unwrap();
+        assert_eq!((p.common_pid, p.related, p.new_task), (10, [10, 11], None));
+    }
+
+    #[test]
+    fn data_loc_strings_and_fields_an_ftrace_line_needs() {
+        let f = fmt(EXEC, "sched");
+        let mut s = Strings::new();
+        let d = Decoder::new(
+            std::slice::from_ref(&f),
+            cfg!(target_endian = "big"),
+            Some(vec![]),
+            &mut s,
+        );
+        let mut raw = vec![0u8; 32];
+        put(&mut raw, 4, &7i32.to_ne_bytes());
+        put(&mut raw, 8, &((9u32 << 16) | 20).to_ne_bytes());
+        put(&mut raw, 12, &7i32.to_ne_bytes());
+        put(&mut raw, 16, &8i32.to_ne_bytes());
+        put(&mut raw, 20, b"/bin/true\0");
+        let (kind, _) = d.decode(365, &raw, &mut s).unwrap();
+        assert_eq!(kind, EventKind::SchedProcessExec { tid: 7, old_tid: 8 });
+        let (aux, _) = d.line_fields(365, &raw, &kind, &mut s, &NoSymbols).unwrap();
+        assert_eq!(s.get(aux.text), b"/bin/true");
+        // a format without prev_prio still decodes events, but cannot give an ftrace line
+        let no_prio = fmt(&SWITCH.replace("prev_prio", "x_prio"), "sched");
+        let d = Decoder::new(&[no_prio], false, Some(vec![]), &mut s);
+        assert_eq!(d.missing_for_text(372), Some("prev_prio"));
+        assert!(d.degraded.is_empty());
     }
 }
