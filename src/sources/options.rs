@@ -34,7 +34,7 @@ pub struct LoadOptions {
     pub no_memory_check: bool,
     /// Threads for the parse (default: one per core for inputs of 8 MB and more).
     pub threads: Option<usize>,
-    /// Bytes per delta of a streaming load (default `text::SEGMENT_BYTES`; tests use small ones).
+    /// Bytes per delta of a streaming load (default `text::driver::SEGMENT_BYTES`; tests use small ones).
     pub segment_bytes: Option<usize>,
     pub progress: Option<Arc<Progress>>,
 }

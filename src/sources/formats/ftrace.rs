@@ -4,9 +4,9 @@ use super::trace_pipe::TRACE_PIPE;
 use crate::events::{Format, TraceDelta};
 use crate::sources::error::SourceError;
 use crate::sources::file_format::{FileFormat, Priority, Sample};
-use crate::sources::ftrace_text::{Family, FtraceText, sniff_family};
 use crate::sources::options::LoadOptions;
-use crate::sources::text::stream_text;
+use crate::sources::text::driver::stream_text;
+use crate::sources::text::ftrace::{Family, FtraceText, sniff_family};
 
 pub const FTRACE: Format = Format::new("ftrace", "ftrace text (tracefs trace)");
 

@@ -4,8 +4,8 @@ use crate::events::{Format, TraceDelta};
 use crate::sources::error::SourceError;
 use crate::sources::file_format::{FileFormat, Priority, Sample};
 use crate::sources::options::LoadOptions;
-use crate::sources::perf_script::{PerfScript as Lines, split_head};
-use crate::sources::text::stream_text;
+use crate::sources::text::driver::stream_text;
+use crate::sources::text::perf_script::{PerfScript as Lines, split_head};
 
 pub const PERF_SCRIPT: Format = Format::new("perf-script", "perf script text");
 

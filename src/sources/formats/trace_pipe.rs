@@ -3,9 +3,9 @@
 use crate::events::{Format, TraceDelta};
 use crate::sources::error::SourceError;
 use crate::sources::file_format::{FileFormat, Priority, Sample};
-use crate::sources::ftrace_text::{Family, FtraceText, sniff_family};
 use crate::sources::options::LoadOptions;
-use crate::sources::text::stream_text;
+use crate::sources::text::driver::stream_text;
+use crate::sources::text::ftrace::{Family, FtraceText, sniff_family};
 
 pub const TRACE_PIPE: Format = Format::new("trace_pipe", "ftrace text (trace_pipe / no header)");
 

@@ -912,7 +912,10 @@ mod tests {
         assert_eq!(s.get(aux.text), b"bash");
         assert_eq!(comms, [Some((10, aux.text)), Some((11, next_comm))]);
         // a short record is an error saying so, not a panic
-        assert_eq!(d.decode(372, &raw[..40], &mut s), Err(DecodeError::ShortComm));
+        assert_eq!(
+            d.decode(372, &raw[..40], &mut s),
+            Err(DecodeError::ShortComm)
+        );
         assert_eq!(
             d.decode(372, &raw[..30], &mut s),
             Err(DecodeError::Short {

@@ -190,7 +190,7 @@ pub fn parse_cmdlines(text: &[u8]) -> FxHashMap<u32, Vec<u8>> {
         let Some(sp) = line.iter().position(|&b| b == b' ') else {
             continue;
         };
-        if let Some(pid) = crate::sources::payload::parse_u64(&line[..sp]) {
+        if let Some(pid) = crate::sources::text::payload::parse_u64(&line[..sp]) {
             m.insert(pid as u32, line[sp + 1..].to_vec());
         }
     }

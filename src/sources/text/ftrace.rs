@@ -5,10 +5,11 @@
 //! spaces, dashes, digits and even `[001]`, so the line is anchored on the first `[CPU]` that is
 //! preceded by `-PID` and followed by a timestamp, not split on whitespace.
 
-use super::payload;
-use super::text::{Chunk, LineParser, parse_ts, skip_spaces, trim_end, trim_start};
 use crate::events::{Event, Tid};
 use crate::sources::file_format::Sample;
+use crate::sources::text::chunk::{Chunk, LineParser};
+use crate::sources::text::payload;
+use crate::sources::text::scan::{parse_ts, skip_spaces, trim_end, trim_start};
 
 /// Parser for every ftrace-family text format.
 pub struct FtraceText;

@@ -2,9 +2,10 @@
 //! selections (`PID/TID`, with or without `[CPU]`, `TIME:`). Comms are right-aligned and may hold
 //! spaces, so the line is anchored on the timestamp followed by a `SYS:EVENT:` token.
 
-use super::payload;
-use super::text::{Chunk, LineParser, parse_ts, skip_spaces, trim_end, trim_start};
 use crate::events::{Event, EventKind, TID_UNKNOWN, Tid};
+use crate::sources::text::chunk::{Chunk, LineParser};
+use crate::sources::text::payload;
+use crate::sources::text::scan::{parse_ts, skip_spaces, trim_end, trim_start};
 
 pub struct PerfScript;
 
