@@ -3,6 +3,7 @@
 
 pub mod accounting;
 pub mod check;
+pub mod live;
 pub mod policy;
 
 use crate::events::{EventKind, Tid, Trace};

@@ -7,8 +7,8 @@
 //!   CPU, decoded through the tracefs format files into canonical [`Event`]s. Needs root or
 //!   CAP_PERFMON plus tracefs access.
 //! * [`session::LiveSession`] runs either or both and hands out time-ordered batches without ever
-//!   blocking the capture; [`record`] writes a session as ftrace text that [`crate::sources::load`]
-//!   replays.
+//!   blocking the capture (`export::ftrace` writes a session as ftrace text that
+//!   [`crate::sources::load`] replays).
 //!
 //! Both clocks are CLOCK_MONOTONIC (perf `use_clockid`), so trace events and rseq-area samples
 //! share one time axis. All unsafe code and raw system calls live in [`sys`].
@@ -18,11 +18,9 @@
 pub mod attach;
 pub mod filter;
 pub mod kallsyms;
-pub mod record;
 pub mod rseq_area;
 pub mod session;
 pub mod spec;
-pub mod summary;
 pub mod sys;
 pub mod tracefs;
 pub mod workload;
@@ -31,7 +29,6 @@ pub use crate::events::EventAux;
 pub use attach::{Scope, check_privileges};
 pub use session::{LiveBatch, LiveCapture, LiveCounters, LiveOptions, LiveSession};
 pub use spec::WorkloadSpec;
-pub use summary::LiveSummary;
 
 use crate::events::Tid;
 use std::fmt;
