@@ -10,9 +10,9 @@
 
 use super::LiveError;
 use super::kallsyms::Kallsyms;
-use super::sys::{self, PerfAttr, PerfRing};
 use super::tracefs::Tracefs;
 use crate::events::{Event, EventAux, EventKind, StrId, Strings, TID_UNKNOWN, Tid};
+use crate::sources::sys::{self, PerfAttr, PerfRing};
 use crate::sources::tracefs::decode::{DecodeError, Decoder, Peek};
 use crate::sources::tracefs::format::EventFormat;
 use perf_event_open_sys::bindings as pb;

@@ -3,6 +3,7 @@
 //! come from these files, never from constants, so a kernel that moves a field keeps working.
 
 use super::LiveError;
+use crate::sources::sys;
 use crate::sources::tracefs::format::{EventFormat, parse};
 use std::path::{Path, PathBuf};
 
@@ -30,7 +31,7 @@ impl Tracefs {
         }
         let root = PathBuf::from(DEFAULT_MOUNT);
         if mount {
-            match super::sys::mount_tracefs(&root) {
+            match sys::mount_tracefs(&root) {
                 Ok(()) => return Ok(Tracefs { root }),
                 Err(e) => {
                     return Err(LiveError::NoTracefs {
@@ -42,7 +43,7 @@ impl Tracefs {
                 }
             }
         }
-        if super::sys::geteuid() != 0 {
+        if sys::geteuid() != 0 {
             // Only root can mount it: the fix is privileges.
             return Err(LiveError::NoPermission {
                 detail: format!(

@@ -3,5 +3,6 @@
 //! and the "tracing data" block in which trace-cmd and perf store those files.
 
 pub mod decode;
+mod fields;
 pub mod format;
 pub mod tracing_data;
