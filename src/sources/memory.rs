@@ -36,9 +36,26 @@ pub fn available() -> Option<u64> {
     }
 }
 
-/// `Err(message)` when loading `size` bytes of format `format_id`, which takes `factor` bytes of
-/// memory per byte of input, would need more memory than available.
-pub fn check(size: u64, factor: f64, format_id: &str) -> Result<(), String> {
+/// A capture that would not fit in the memory available.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a {} {format} capture needs about {} of memory to open, but only {} is available; \
+     free memory, cut the capture (e.g. a time window with trace-cmd report --ts-diff / head), \
+     or pass --no-memory-check to try anyway",
+    human(*size),
+    human(*need),
+    human(*available)
+)]
+pub struct TooLarge {
+    pub size: u64,
+    pub format: &'static str,
+    pub need: u64,
+    pub available: u64,
+}
+
+/// `Err` when loading `size` bytes of format `format`, which takes `factor` bytes of memory per
+/// byte of input, would need more memory than available.
+pub fn check(size: u64, factor: f64, format: &'static str) -> Result<(), TooLarge> {
     let need = (size as f64 * factor) as u64;
     let Some(avail) = available() else {
         return Ok(());
@@ -46,15 +63,12 @@ pub fn check(size: u64, factor: f64, format_id: &str) -> Result<(), String> {
     if need <= avail {
         return Ok(());
     }
-    Err(format!(
-        "a {} {} capture needs about {} of memory to open, but only {} is available; \
-         free memory, cut the capture (e.g. a time window with trace-cmd report --ts-diff / head), \
-         or pass --no-memory-check to try anyway",
-        human(size),
-        format_id,
-        human(need),
-        human(avail)
-    ))
+    Err(TooLarge {
+        size,
+        format,
+        need,
+        available: avail,
+    })
 }
 
 pub fn human(b: u64) -> String {

@@ -67,7 +67,7 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Opened, SourceError> {
     let reader = reader_of(&name, &map, opts)?;
     if !opts.no_memory_check {
         memory::check(meta.len(), reader.memory_factor(), reader.format().id())
-            .map_err(|m| SourceError::file(&name, m))?;
+            .map_err(|e| SourceError::file(&name, e.to_string()))?;
     }
     Ok(Opened {
         name,

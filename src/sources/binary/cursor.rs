@@ -5,10 +5,9 @@
 //! offset in the *file* (for a decompressed section: the offset of the section, plus where in its
 //! decompressed bytes the read failed).
 
-use std::fmt;
-
 /// A read past the end of the data, or a value that makes no sense.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("at byte offset {offset}: {message}")]
 pub struct BinError {
     /// Byte offset in the file.
     pub offset: u64,
@@ -21,12 +20,6 @@ impl BinError {
             offset,
             message: message.into(),
         }
-    }
-}
-
-impl fmt::Display for BinError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at byte offset {}: {}", self.offset, self.message)
     }
 }
 

@@ -140,7 +140,8 @@ impl<'a> Reader<'a> {
                 _ => {}
             }
         }
-        let mut a = Attrs::new(list, self.big).map_err(|e| BinError::new(h.attrs.offset, e))?;
+        let mut a =
+            Attrs::new(list, self.big).map_err(|e| BinError::new(h.attrs.offset, e.to_string()))?;
         a.name_events(&self.desc);
         self.set_attrs(Some(Arc::new(a)));
         let start = h.data.offset as usize;
@@ -227,7 +228,7 @@ impl<'a> Reader<'a> {
                         self.pending_attrs.push(a);
                         self.set_attrs(None);
                     }
-                    Err(e) => return Err(BinError::new(rec.offset as u64, e)),
+                    Err(e) => return Err(BinError::new(rec.offset as u64, e.to_string())),
                 },
                 RECORD_HEADER_FEATURE if rec.body.len() >= 8 => {
                     let feat = read_u64(&rec.body[..8], self.big);
@@ -253,7 +254,7 @@ impl<'a> Reader<'a> {
                 _ => {
                     if self.attrs.is_none() && !self.pending_attrs.is_empty() {
                         let mut a = Attrs::new(self.pending_attrs.clone(), self.big)
-                            .map_err(|e| BinError::new(rec.offset as u64, e))?;
+                            .map_err(|e| BinError::new(rec.offset as u64, e.to_string()))?;
                         a.name_events(&self.desc);
                         self.set_attrs(Some(Arc::new(a)));
                     }

@@ -4,6 +4,20 @@
 use crate::events::{Event, EventKind, Strings, TaskMeta, Tid, Warning};
 use rustc_hash::FxHashMap;
 
+/// What a line or a field was expected to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("expected {0}")]
+pub struct Expected(pub &'static str);
+
+/// A line that did not parse (its number is kept beside it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadLine {
+    #[error("{expected}; line is \"{excerpt}\"")]
+    Unparsed { expected: Expected, excerpt: String },
+    #[error("internal error: the parser failed in the chunk starting here")]
+    ParserFailed,
+}
+
 /// What one chunk of lines produced.
 pub struct Chunk {
     pub events: Vec<Event>,
@@ -13,11 +27,11 @@ pub struct Chunk {
     pub ncpus_hint: Option<u32>,
     /// Lines of a `#` header were seen (tracefs `trace`, not `trace_pipe`).
     pub saw_header: bool,
-    /// Skipped bad lines (with `skip_bad_lines`): count, first (local line, message).
+    /// Skipped bad lines (with `skip_bad_lines`): count, first (local line, what it was).
     pub bad_lines: u64,
-    pub first_bad: Option<(u64, String)>,
-    /// First error (local line number, message) when not skipping.
-    pub error: Option<(u64, String)>,
+    pub first_bad: Option<(u64, BadLine)>,
+    /// First error (local line number, what it was) when not skipping.
+    pub error: Option<(u64, BadLine)>,
     /// Lines in this chunk.
     pub lines: u64,
     /// Last task noted per CPU (mod 64): most lines repeat their CPU's previous task, so the
@@ -79,5 +93,5 @@ impl Chunk {
 
 /// Parses one line into `out`. Returns what was expected when the line is malformed.
 pub trait LineParser: Send + Sync {
-    fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), String>;
+    fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), Expected>;
 }

@@ -8,7 +8,7 @@ use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, Tra
 use crate::sources::error::{Location, SourceError};
 use crate::sources::options::LoadOptions;
 use crate::sources::sys::prefetch::prefetch;
-use crate::sources::text::chunk::{Chunk, LineParser};
+use crate::sources::text::chunk::{BadLine, Chunk, LineParser};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -28,7 +28,7 @@ struct Stitch {
     last_ts: Option<u64>,
     saw_header: bool,
     bad: u64,
-    first_bad: Option<(u64, String)>,
+    first_bad: Option<(u64, BadLine)>,
     ncpus_sent: bool,
 }
 
@@ -126,10 +126,9 @@ pub fn stream_text(
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
     let mut consume = |chunk: Chunk| -> Result<(Vec<Event>, bool), SourceError> {
         let mut chunk = chunk;
-        let failed = chunk
-            .error
-            .take()
-            .map(|(l, msg)| SourceError::new(path, Location::Line(st.line_base + l), msg));
+        let failed = chunk.error.take().map(|(l, bad)| {
+            SourceError::new(path, Location::Line(st.line_base + l), bad.to_string())
+        });
         // (a failed chunk keeps what it parsed before the bad line)
         merge_chunk(&mut st, &mut delta, chunk);
         let new_strings = st.strings.len();
@@ -197,11 +196,7 @@ pub fn stream_text(
                         }))
                         .unwrap_or_else(|_| {
                             let mut c = Chunk::new();
-                            c.error = Some((
-                                1,
-                                "internal error: the parser failed in the chunk starting here"
-                                    .into(),
-                            ));
+                            c.error = Some((1, BadLine::ParserFailed));
                             c
                         });
                         shared.lock().ready.insert(i, chunk);
@@ -247,7 +242,10 @@ pub fn stream_text(
         });
     }
     if st.bad > 0 {
-        let (l, m) = st.first_bad.take().unwrap_or((0, String::new()));
+        let (l, m) = st
+            .first_bad
+            .take()
+            .map_or((0, String::new()), |(l, b)| (l, b.to_string()));
         last.warnings.push(Warning {
             code: "bad-lines-skipped",
             message: format!(
@@ -309,11 +307,11 @@ fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Ve
             line = &line[..line.len() - 1];
         }
         out.lines += 1;
-        if let Err(msg) = parser.line(line, &mut out) {
-            let msg = format!(
-                "{msg}; line is \"{}\"",
-                crate::sources::error::excerpt(line, 120)
-            );
+        if let Err(expected) = parser.line(line, &mut out) {
+            let msg = BadLine::Unparsed {
+                expected,
+                excerpt: crate::sources::error::excerpt(line, 120),
+            };
             if opts.skip_bad_lines {
                 out.bad_lines += 1;
                 if out.first_bad.is_none() {

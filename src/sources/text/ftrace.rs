@@ -7,7 +7,7 @@
 
 use crate::events::{Event, Tid};
 use crate::sources::file_format::Sample;
-use crate::sources::text::chunk::{Chunk, LineParser};
+use crate::sources::text::chunk::{Chunk, Expected, LineParser};
 use crate::sources::text::payload;
 use crate::sources::text::scan::{parse_ts, skip_spaces, trim_end, trim_start};
 
@@ -235,7 +235,7 @@ pub fn lost_marker(line: &[u8]) -> Option<(u16, Option<u32>)> {
 }
 
 impl LineParser for FtraceText {
-    fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), String> {
+    fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
         let Some(&first) = line.first() else {
             return Ok(());
         };
@@ -243,8 +243,7 @@ impl LineParser for FtraceText {
             return header_line(line, out);
         }
         if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
-            let kind = payload::parse(h.name, h.rest, &mut out.strings)
-                .map_err(|e| format!("expected {e}"))?;
+            let kind = payload::parse(h.name, h.rest, &mut out.strings)?;
             out.note_task(h.cpu, h.tid, h.comm, h.tgid.flatten());
             out.events.push(Event {
                 ts: h.ts,
@@ -269,11 +268,13 @@ impl LineParser for FtraceText {
         {
             return Ok(());
         }
-        Err("expected an ftrace event line \"COMM-PID [CPU] TIMESTAMP: EVENT: FIELDS\"".into())
+        Err(Expected(
+            "an ftrace event line \"COMM-PID [CPU] TIMESTAMP: EVENT: FIELDS\"",
+        ))
     }
 }
 
-fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), String> {
+fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
     out.saw_header = true;
     if !out.events.is_empty() && !out.warned_late_header && line.starts_with(b"# tracer:") {
         out.warned_late_header = true;

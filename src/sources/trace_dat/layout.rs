@@ -383,7 +383,7 @@ fn section<'a>(
 fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
     let big = initial.big_endian;
     let cname = c.cstr("the compression name")?;
-    let codec = Codec::from_name(cname).map_err(|e| c.error(e))?;
+    let codec = Codec::from_name(cname).map_err(|e| c.error(e.to_string()))?;
     let _cver = c.cstr("the compression version")?;
     let mut next = c.u64("the offset of the first options section")?;
     let data = c.data();

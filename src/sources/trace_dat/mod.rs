@@ -278,7 +278,7 @@ fn read_cpu(
             let n = c.u32("a chunk's decompressed size")? as usize;
             let body = c.bytes(z, "a compressed chunk")?;
             compress::decompress_into(layout.codec, body, n, &mut buf)
-                .map_err(|e| BinError::new(at as u64, e))
+                .map_err(|e| BinError::new(at as u64, e.to_string()))
         })();
         if let Err(e) = r {
             return lost(
