@@ -148,6 +148,26 @@ impl TickInfer {
     }
 }
 
+/// The warning a reader adds once it tried to infer the tick: `name` the file, `lacking` what
+/// lacks the kallsyms ("the file has", "perf.data carries").
+pub fn warning(inferred: Option<&Inference>, name: &str, lacking: &str) -> (&'static str, String) {
+    match inferred {
+        Some(inf) => (
+            "tick-inferred",
+            format!(
+                "{name}: {lacking} no kallsyms to name hrtimer callbacks; {}",
+                inf.describe()
+            ),
+        ),
+        None => (
+            "tick-unknown",
+            format!(
+                "{name}: {lacking} no kallsyms to name hrtimer callbacks, and no callback looks like the scheduler tick; hrtimer_expire_entry events are counted as other events"
+            ),
+        ),
+    }
+}
+
 /// Fraction of `nows` that fall into the fullest 100 µs window of the phase modulo `period`.
 fn alignment(nows: impl Iterator<Item = i64>, period: u64, n: usize) -> f64 {
     let nb = (period / BIN) as usize;

@@ -27,7 +27,7 @@ pub mod tasks;
 
 use crate::events::{Event, EventKind, Format, StrId, TID_UNKNOWN, TaskMeta, Tid, Trace};
 use crate::sources::binary::cursor::{BinError, BinResult, Cursor, read_u32, read_u64};
-use crate::sources::binary::tick::TickInfer;
+use crate::sources::binary::tick::{self, TickInfer};
 use crate::sources::error::SourceError;
 use crate::sources::options::LoadOptions;
 use crate::sources::tracefs::decode::Decoder;
@@ -558,22 +558,12 @@ impl<'a> Reader<'a> {
             );
         }
         if self.decoder.as_ref().is_some_and(|d| !d.tick_known()) && !self.ticks.is_empty() {
-            match self.ticks.infer() {
-                Some(inf) => {
-                    self.ticks.apply(&mut self.events, inf.function);
-                    self.trace.warn(
-                        "tick-inferred",
-                        format!(
-                            "{name}: perf.data carries no kallsyms to name hrtimer callbacks; {}",
-                            inf.describe()
-                        ),
-                    );
-                }
-                None => self.trace.warn(
-                    "tick-unknown",
-                    format!("{name}: perf.data carries no kallsyms to name hrtimer callbacks, and no callback looks like the scheduler tick; hrtimer_expire_entry events are counted as other events"),
-                ),
+            let inferred = self.ticks.infer();
+            if let Some(inf) = &inferred {
+                self.ticks.apply(&mut self.events, inf.function);
             }
+            let (code, msg) = tick::warning(inferred.as_ref(), name, "perf.data carries");
+            self.trace.warn(code, msg);
         }
         let mentioned: Vec<Tid> = self
             .events

@@ -82,25 +82,18 @@ pub fn decode(
             ticks.extend(std::mem::take(&mut o.ticks));
         }
         if !ticks.is_empty() {
-            match ticks.infer() {
-                Some(inf) => {
-                    ticks.apply_with(inf.function, |cpu, i| {
-                        outs.iter_mut()
-                            .find(|(c, _)| *c == cpu)
-                            .and_then(|(_, o)| o.events.get_mut(i))
-                            .map(|e| e.kind = crate::events::EventKind::Tick)
-                            .is_some()
-                    });
-                    trace.warn(
-                        "tick-inferred",
-                        format!("{name}: the file has no kallsyms to name hrtimer callbacks; {}", inf.describe()),
-                    );
-                }
-                None => trace.warn(
-                    "tick-unknown",
-                    format!("{name}: the file has no kallsyms to name hrtimer callbacks, and no callback looks like the scheduler tick; hrtimer_expire_entry events are counted as other events"),
-                ),
+            let inferred = ticks.infer();
+            if let Some(inf) = &inferred {
+                ticks.apply_with(inf.function, |cpu, i| {
+                    outs.iter_mut()
+                        .find(|(c, _)| *c == cpu)
+                        .and_then(|(_, o)| o.events.get_mut(i))
+                        .map(|e| e.kind = EventKind::Tick)
+                        .is_some()
+                });
             }
+            let (code, msg) = tick::warning(inferred.as_ref(), name, "the file has");
+            trace.warn(code, msg);
         }
     }
     let mut bad = 0;
