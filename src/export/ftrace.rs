@@ -289,7 +289,7 @@ pub fn push_line(o: &mut Vec<u8>, trace: &Trace, ev: &Event, l: &Line) -> io::Re
 }
 
 /// The comm a trace knows for `tid` (`<idle>` for 0, `<...>` when unknown).
-fn comm_of<'t>(trace: &'t Trace, tid: Tid) -> &'t [u8] {
+fn comm_of(trace: &Trace, tid: Tid) -> &[u8] {
     match trace.tasks.get(&tid) {
         Some(m) => trace.strings.get(m.comm),
         None if tid == 0 => b"<idle>",

@@ -28,6 +28,9 @@ pub struct Peek {
     pub new_task: Option<(Tid, u64)>,
 }
 
+/// Comms a record names (tid, comm), for the task table.
+pub type Comms = [Option<(Tid, StrId)>; 2];
+
 /// Names of kernel functions, for the hrtimer callback an ftrace line prints.
 pub trait Symbols {
     /// The scheduler-tick handler at `addr`, if it is one.
@@ -366,7 +369,7 @@ impl Decoder {
         kind: &EventKind,
         strings: &mut Strings,
         syms: &dyn Symbols,
-    ) -> Result<(EventAux, [Option<(Tid, StrId)>; 2]), DecodeError> {
+    ) -> Result<(EventAux, Comms), DecodeError> {
         let Some(entry) = self.entry(id) else {
             return Err(DecodeError::NoFormat { id });
         };
