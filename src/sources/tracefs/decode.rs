@@ -52,10 +52,20 @@ pub enum DecodeError {
     ShortComm,
 }
 
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    Unknown,
+    Other(StrId),
+    Known(u32),
+}
+
 /// Decodes the raw records of one capture.
 #[derive(Debug)]
 pub struct Decoder {
-    specs: Vec<Option<Entry>>,
+    /// Per event id: how to decode it (a small table however many formats a capture holds:
+    /// the ~12 events cidscope decodes have entries, every other one is just its name).
+    specs: Vec<Slot>,
+    entries: Vec<Entry>,
     big_endian: bool,
     states: StateLetters,
     /// Addresses of `tick_nohz_handler` / `tick_sched_timer`; `None` when the capture carries no
@@ -97,6 +107,7 @@ impl Decoder {
     ) -> Decoder {
         let mut d = Decoder {
             specs: Vec::new(),
+            entries: Vec::new(),
             big_endian,
             states: StateLetters::default(),
             tick_functions,
@@ -132,21 +143,27 @@ impl Decoder {
                 d.degraded.push(format!("{}:{}", fmt.system, fmt.name));
                 Spec::Other { name }
             });
-            let entry = Entry { spec, missing };
             let id = fmt.id as usize;
             if id > 1 << 20 {
                 continue;
             }
+            let slot = match spec {
+                Spec::Other { name } if missing.is_none() => Slot::Other(name),
+                spec => {
+                    d.entries.push(Entry { spec, missing });
+                    Slot::Known(d.entries.len() as u32 - 1)
+                }
+            };
             if d.specs.len() <= id {
-                d.specs.resize(id + 1, None);
+                d.specs.resize(id + 1, Slot::Unknown);
             }
-            d.specs[id] = Some(entry);
+            d.specs[id] = slot;
         }
         d
     }
 
     pub fn knows(&self, id: u32) -> bool {
-        matches!(self.specs.get(id as usize), Some(Some(_)))
+        !matches!(self.slot(id), Slot::Unknown)
     }
 
     /// The first field an ftrace line of event `id` prints that its format lacks.
@@ -169,11 +186,21 @@ impl Decoder {
         self.get(raw, self.common_pid)
     }
 
-    fn entry(&self, id: u32) -> Option<&Entry> {
-        self.specs.get(id as usize)?.as_ref()
+    fn slot(&self, id: u32) -> Slot {
+        self.specs
+            .get(id as usize)
+            .copied()
+            .unwrap_or(Slot::Unknown)
     }
 
-    #[inline]
+    fn entry(&self, id: u32) -> Option<&Entry> {
+        match self.slot(id) {
+            Slot::Known(i) => self.entries.get(i as usize),
+            Slot::Unknown | Slot::Other(_) => None,
+        }
+    }
+
+    #[inline(always)]
     fn get(&self, raw: &[u8], f: F) -> Option<i64> {
         int_at(
             raw,
@@ -184,6 +211,7 @@ impl Decoder {
         )
     }
 
+    #[inline(always)]
     fn int(&self, raw: &[u8], f: F) -> Result<i64, DecodeError> {
         self.get(raw, f).ok_or(DecodeError::Short {
             len: raw.len(),
@@ -228,8 +256,10 @@ impl Decoder {
         raw: &[u8],
         strings: &mut Strings,
     ) -> Result<(EventKind, Option<HrtimerSample>), DecodeError> {
-        let Some(entry) = self.entry(id) else {
-            return Err(DecodeError::NoFormat { id });
+        let entry = match self.slot(id) {
+            Slot::Known(i) => &self.entries[i as usize],
+            Slot::Other(name) => return Ok((EventKind::Other { name }, None)),
+            Slot::Unknown => return Err(DecodeError::NoFormat { id }),
         };
         let g = |f: F| self.int(raw, f);
         let tid = |f: F| -> Result<Tid, DecodeError> { Ok(g(f)? as Tid) };
@@ -338,7 +368,11 @@ impl Decoder {
         const NONE: Tid = crate::events::TID_UNKNOWN;
         let t = |f: F| self.get(raw, f).map(|v| v as Tid);
         let mut new_task = None;
-        let related = match self.entry(id)?.spec {
+        if let Slot::Unknown = self.slot(id) {
+            return None;
+        }
+        let other = Spec::Other { name: StrId(0) };
+        let related = match *self.entry(id).map_or(&other, |e| &e.spec) {
             Spec::Switch {
                 prev_pid, next_pid, ..
             } => [t(prev_pid)?, t(next_pid)?],
@@ -370,9 +404,11 @@ impl Decoder {
         strings: &mut Strings,
         syms: &dyn Symbols,
     ) -> Result<(EventAux, Comms), DecodeError> {
-        let Some(entry) = self.entry(id) else {
+        if let Slot::Unknown = self.slot(id) {
             return Err(DecodeError::NoFormat { id });
-        };
+        }
+        let other = Spec::Other { name: StrId(0) };
+        let spec = self.entry(id).map_or(&other, |e| &e.spec);
         let g = |f: Option<F>| f.map(|f| self.int(raw, f)).transpose();
         let text = |f: Option<F>, strings: &mut Strings| -> Result<StrId, DecodeError> {
             Ok(match f {
@@ -386,7 +422,7 @@ impl Decoder {
             ..Default::default()
         };
         let mut comms = [None, None];
-        match (&entry.spec, *kind) {
+        match (spec, *kind) {
             (
                 Spec::Switch {
                     prev_comm,

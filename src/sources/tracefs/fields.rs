@@ -282,7 +282,8 @@ pub(super) fn resolve(fmt: &EventFormat, name: StrId) -> (Option<Spec>, Option<&
             success,
             dependency: l.optional("dependency"),
         }),
-        _ => Some(Spec::Other { name }),
+        // an event cidscope does not decode: counted by name, no line fields
+        _ => return (Some(Spec::Other { name }), None),
     };
     for common in ["common_flags", "common_preempt_count", "common_pid"] {
         l.text(common);
