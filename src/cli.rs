@@ -90,33 +90,30 @@ pub struct LoadArgs {
     pub no_memory_check: bool,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FormatArg {
-    /// tracefs `trace` text
-    Ftrace,
-    /// tracefs `trace_pipe` text (ftrace text without header)
-    TracePipe,
-    /// `trace-cmd report` text
-    TraceCmdReport,
-    /// `perf script` text
-    PerfScript,
-    /// perf.data
-    PerfData,
-    /// trace-cmd trace.dat
-    TraceDat,
+/// A `--format` value: the formats and their names come from `sources::formats::FORMATS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormatArg(pub crate::events::Format);
+
+impl ValueEnum for FormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: std::sync::LazyLock<Vec<FormatArg>> = std::sync::LazyLock::new(|| {
+            crate::sources::formats::FORMATS
+                .iter()
+                .map(|f| FormatArg(f.format()))
+                .collect()
+        });
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let f = crate::sources::formats::of(self.0)?;
+        Some(clap::builder::PossibleValue::new(f.cli_name()).help(f.cli_help()))
+    }
 }
 
 impl FormatArg {
     pub fn format(self) -> crate::events::Format {
-        use crate::events::Format;
-        match self {
-            FormatArg::Ftrace => Format::Ftrace,
-            FormatArg::TracePipe => Format::TracePipe,
-            FormatArg::TraceCmdReport => Format::TraceCmdReport,
-            FormatArg::PerfScript => Format::PerfScript,
-            FormatArg::PerfData => Format::PerfData,
-            FormatArg::TraceDat => Format::TraceDat,
-        }
+        self.0
     }
 }
 

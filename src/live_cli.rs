@@ -2,10 +2,10 @@
 //! a summary. The live TUI consumes the same session API.
 
 use crate::cli::{AttachArgs, LiveArgs};
-use crate::sources::live::summary::{AttachSummary, summarize, summarize_attach};
 use crate::sources::live::{
-    LiveCapture, LiveOptions, LiveSession, LiveSummary, Scope, WorkloadSpec, possible_cpus, record,
+    LiveCapture, LiveOptions, LiveSession, Scope, WorkloadSpec, possible_cpus,
 };
+use crate::stats::live::{AttachSummary, LiveSummary, summarize, summarize_attach};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -42,7 +42,7 @@ fn write_record(path: &Path, cap: &LiveCapture) -> Result<(), String> {
     let f = std::fs::File::create(path)
         .map_err(|e| format!("--record {}: cannot create: {e}", path.display()))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    record::write_ftrace(&mut w, &cap.trace, Some(&cap.aux))
+    crate::export::ftrace::write(&mut w, &cap.trace, Some(&cap.aux))
         .and_then(|()| w.flush())
         .map_err(|e| format!("--record {}: write failed: {e}", path.display()))
 }

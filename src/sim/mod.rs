@@ -1,5 +1,5 @@
 //! The simulator: `cidscope sim`. A deterministic schedule of a synthetic workload
-//! ([`sched`]) is written as canonical events (a [`Trace`] in [`Format::Sim`]) and run through
+//! ([`sched`]) is written as canonical events (a [`Trace`] of [`Origin::Sim`]) and run through
 //! a CID policy model as it is generated; [`record`] writes it as ftrace text that
 //! `cidscope stats FILE --policy P` replays to the same run.
 //!
@@ -21,7 +21,7 @@ pub mod record;
 pub mod sched;
 
 use crate::cli::{ModelArgs, SimArgs, WorkloadArg};
-use crate::events::{Format, Trace};
+use crate::events::{Origin, Trace};
 use crate::model::MmId;
 use crate::model::policies::{
     CpuSet, Params, PolicyKind, PolicyRun, Replayer, Trigger, batches_per_scan,
@@ -245,7 +245,7 @@ pub fn simulate(cfg: &SimConfig) -> SimOutput {
     rep.quiet_tids.insert(sched::SHELL_TID);
     let mut sim = sched::Sim::new(cfg, rep);
     sim.run();
-    let mut trace = std::mem::replace(&mut sim.trace, Trace::new("", Format::Sim));
+    let mut trace = std::mem::replace(&mut sim.trace, Trace::new("", Origin::Sim));
     trace.tasks = std::mem::take(&mut sim.meta);
     let rep = std::mem::replace(
         &mut sim.rep,

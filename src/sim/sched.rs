@@ -159,7 +159,7 @@ impl<'a> Sim<'a> {
         let p = cfg.params.cpus as usize;
         let mut trace = Trace::new(
             format!("sim:{}", cfg.workload.id()),
-            crate::events::Format::Sim,
+            crate::events::Origin::Sim,
         );
         trace.ncpus_hint = Some(cfg.params.cpus);
         Sim {

@@ -3,6 +3,7 @@
 
 pub mod accounting;
 pub mod check;
+pub mod live;
 pub mod policy;
 
 use crate::events::{EventKind, Tid, Trace};
@@ -367,7 +368,7 @@ impl Summarizer {
         }
         Stats {
             file: trace.path.clone(),
-            format: trace.format.id(),
+            format: trace.origin.id(),
             events,
             event_counts,
             cpus: (0..cpus.len() as u32 * 64)

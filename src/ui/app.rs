@@ -657,7 +657,7 @@ mod tests {
 
     #[test]
     fn a_load_error_before_any_event_ends_the_run() {
-        let mut app = App::loading("x", crate::events::Format::Ftrace, Default::default());
+        let mut app = App::loading("x", crate::sources::formats::FTRACE, Default::default());
         let e = SourceError::at_line("x", 3, "expected ...");
         app.on_load(LoadMsg::Done(Err(e.clone())));
         assert!(app.state.quit);

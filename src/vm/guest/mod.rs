@@ -358,7 +358,7 @@ fn stream_tracefs(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Resul
 }
 
 fn attach(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Result<(), String> {
-    use crate::sources::live::{LiveOptions, LiveSession, Scope, record};
+    use crate::sources::live::{LiveOptions, LiveSession, Scope};
     let io = |e: io::Error| format!("writing to /dev/hvc0: {e}");
     tracefs::Tracefs::mount()?;
     let pages = ((cfg.buffer_kb / 4).max(16) as usize).next_power_of_two();
@@ -395,7 +395,7 @@ fn attach(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Result<(), St
         link.control(&Control::Warn(format!("{}: {}", w.code, w.message)))
             .map_err(io)?;
     }
-    record::write_ftrace(&mut link.w, &cap.trace, Some(&cap.aux)).map_err(io)?;
+    crate::export::ftrace::write(&mut link.w, &cap.trace, Some(&cap.aux)).map_err(io)?;
     link.control(&Control::End(End {
         status: if stopped { "stopped" } else { "ok" }.into(),
         lost: cap.counters.lost_events,

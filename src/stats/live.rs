@@ -7,10 +7,11 @@
 //! `duplicates`: instants where two threads of the process ran with one confirmed CID, from the
 //! observed model ([`crate::model::ObservedState`]) over the trace.
 
-use super::{LiveCapture, RseqSample};
 use crate::events::{EventKind, Tid, fmt_ts};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::{Alarm, AlarmKind, MmId, MmInfo};
+use crate::sources::live::rseq_area::Registration;
+use crate::sources::live::{LiveCapture, RseqSample};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -194,8 +195,8 @@ pub fn summarize(c: &LiveCapture) -> LiveSummary {
         workload: c.workload.as_ref().map(|w| w.to_string()),
         rseq_registration: c.registration.map(|r| {
             match r {
-                super::rseq_area::Registration::Glibc => "glibc",
-                super::rseq_area::Registration::Cidscope => "cidscope",
+                Registration::Glibc => "glibc",
+                Registration::Cidscope => "cidscope",
             }
             .to_string()
         }),

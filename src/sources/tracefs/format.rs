@@ -1,5 +1,5 @@
-//! Tracepoint `format` files (`/sys/kernel/tracing/events/SYS/EVENT/format`), as stored in
-//! trace.dat files and in perf.data's tracing-data section:
+//! Tracepoint `format` files (`/sys/kernel/tracing/events/SYS/EVENT/format`), read from a live
+//! tracefs or as stored in trace.dat files and in perf.data's tracing-data section:
 //!
 //! ```text
 //! name: sched_switch
@@ -10,13 +10,16 @@
 //! print fmt: "prev_comm=%s ...", REC->prev_comm, ...
 //! ```
 //!
-//! Only what the decoder needs is kept: the name, the id, and each field's name, offset, size,
-//! signedness and whether it is a `__data_loc` (dynamic) field.
+//! Only what the decoder needs is kept: the name, the id, and each field's name, type, offset,
+//! size, signedness and whether it is a `__data_loc` (dynamic) field.
 
 /// One field of an event record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Field {
     pub name: String,
+    /// The C type as the format file prints it, an array's `[N]` moved to it (`pid_t`,
+    /// `char[16]`, `__data_loc char[]`).
+    pub ctype: String,
     pub offset: usize,
     pub size: usize,
     pub signed: bool,
@@ -24,6 +27,13 @@ pub struct Field {
     pub dynamic: bool,
     /// Declared as an array (`char prev_comm[16]`).
     pub array: bool,
+}
+
+impl Field {
+    /// A fixed-size char array (a comm).
+    pub fn is_char_array(&self) -> bool {
+        self.array && self.ctype.starts_with("char")
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,33 +49,102 @@ impl EventFormat {
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
     }
+
+    /// Says that the format lacks field `name`, and which fields it has.
+    pub fn lacks(&self, name: &str) -> String {
+        format!(
+            "the tracefs format of {}:{} has no field `{name}` (fields: {})",
+            self.system,
+            self.name,
+            self.fields
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+/// The part of a `field:` line that is missing or malformed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldPart {
+    /// `field:TYPE NAME`
+    Declaration,
+    Offset,
+    Size,
+}
+
+/// Why a format file did not parse: what was expected, on which line (1-based; 0 for a field
+/// line read on its own).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    #[error("expected \"ID: N\", found {text:?}")]
+    BadId { line: usize, text: String },
+    #[error("expected \"field:TYPE NAME; offset:N; size:N; signed:N;\", found {text:?}")]
+    BadField {
+        line: usize,
+        text: String,
+        part: FieldPart,
+    },
+    #[error("expected a \"name:\" line in the event format")]
+    NoName,
+    #[error("expected an \"ID:\" line in the format of event {event}")]
+    NoId { event: String },
+}
+
+impl FormatError {
+    /// The wording for a format file read from a live tracefs, which names the file's line.
+    pub fn in_tracefs(&self) -> String {
+        match self {
+            FormatError::BadId { line, text } => {
+                format!("line {line}: expected `ID: NUMBER`, found `{text}`")
+            }
+            FormatError::BadField { line, text, part } => match part {
+                FieldPart::Declaration => {
+                    format!("line {line}: expected `field:TYPE NAME;`, found `{text}`")
+                }
+                FieldPart::Offset => format!("line {line}: expected `offset:N;` in `{text}`"),
+                FieldPart::Size => format!("line {line}: expected `size:N;` in `{text}`"),
+            },
+            FormatError::NoName => "expected a `name:` line".into(),
+            FormatError::NoId { .. } => "expected an `ID:` line".into(),
+        }
+    }
 }
 
 /// Parses one format file; the error says what was expected.
-pub fn parse(text: &[u8], system: &str) -> Result<EventFormat, String> {
+pub fn parse(text: &[u8], system: &str) -> Result<EventFormat, FormatError> {
     let text = String::from_utf8_lossy(text);
     let mut name = None;
     let mut id = None;
     let mut fields = Vec::new();
     let mut print_fmt = String::new();
-    for line in text.lines() {
+    for (i, line) in text.lines().enumerate() {
         let t = line.trim();
         if let Some(v) = t.strip_prefix("name:") {
             name = Some(v.trim().to_string());
         } else if let Some(v) = t.strip_prefix("ID:") {
-            id = Some(
-                v.trim()
-                    .parse::<u32>()
-                    .map_err(|_| format!("expected \"ID: N\", found {t:?}"))?,
-            );
+            id = Some(v.trim().parse::<u32>().map_err(|_| FormatError::BadId {
+                line: i + 1,
+                text: t.to_string(),
+            })?);
         } else if t.starts_with("field:") {
-            fields.push(parse_field_line(t)?);
+            fields.push(parse_field_line(t).map_err(|e| match e {
+                FormatError::BadField { text, part, .. } => FormatError::BadField {
+                    line: i + 1,
+                    text,
+                    part,
+                },
+                e => e,
+            })?);
         } else if let Some(v) = t.strip_prefix("print fmt:") {
             print_fmt = v.trim().to_string();
         }
     }
-    let name = name.ok_or("expected a \"name:\" line in the event format")?;
-    let id = id.ok_or_else(|| format!("expected an \"ID:\" line in the format of event {name}"))?;
+    let name = name.ok_or(FormatError::NoName)?;
+    let id = id.ok_or_else(|| FormatError::NoId {
+        event: name.clone(),
+    })?;
     Ok(EventFormat {
         system: system.to_string(),
         name,
@@ -76,14 +155,17 @@ pub fn parse(text: &[u8], system: &str) -> Result<EventFormat, String> {
 }
 
 /// `field:char prev_comm[16];    offset:8;    size:16;    signed:0;`
-pub fn parse_field_line(line: &str) -> Result<Field, String> {
-    let bad =
-        || format!("expected \"field:TYPE NAME; offset:N; size:N; signed:N;\", found {line:?}");
+pub fn parse_field_line(line: &str) -> Result<Field, FormatError> {
+    let bad = |part| FormatError::BadField {
+        line: 0,
+        text: line.to_string(),
+        part,
+    };
     let mut parts = line.split(';').map(str::trim);
     let decl = parts
         .next()
         .and_then(|d| d.strip_prefix("field:"))
-        .ok_or_else(bad)?;
+        .ok_or_else(|| bad(FieldPart::Declaration))?;
     let (mut offset, mut size, mut signed) = (None, None, false);
     for p in parts {
         if let Some(v) = p.strip_prefix("offset:") {
@@ -105,23 +187,37 @@ pub fn parse_field_line(line: &str) -> Result<Field, String> {
     let name = base
         .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .find(|s| !s.is_empty())
-        .ok_or_else(bad)?;
+        .ok_or_else(|| bad(FieldPart::Declaration))?;
     // `__data_loc char[] name`: the name follows the brackets.
     let name = if dynamic {
         decl.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .find(|s| !s.is_empty())
-            .ok_or_else(bad)?
+            .ok_or_else(|| bad(FieldPart::Declaration))?
     } else {
         name
     };
     Ok(Field {
         name: name.to_string(),
-        offset: offset.ok_or_else(bad)?,
-        size: size.ok_or_else(bad)?,
+        ctype: ctype_of(decl),
+        offset: offset.ok_or_else(|| bad(FieldPart::Offset))?,
+        size: size.ok_or_else(|| bad(FieldPart::Size))?,
         signed,
         dynamic,
         array,
     })
+}
+
+/// The type of a declaration: all but its last word, with the word's `[N]` (`char prev_comm[16]`
+/// → `char[16]`).
+fn ctype_of(decl: &str) -> String {
+    let Some((ty, name)) = decl.rsplit_once(' ') else {
+        return String::new();
+    };
+    let mut ctype = ty.trim().to_string();
+    if let Some(b) = name.find('[') {
+        ctype.push_str(&name[b..]);
+    }
+    ctype
 }
 
 /// The `prev_state` letters of `sched_switch`, read from its print fmt:
@@ -207,9 +303,41 @@ mod tests {
         let n = f.field("name").unwrap();
         assert!(n.dynamic);
         assert_eq!(n.offset, 56);
+        assert_eq!(c.ctype, "char[16]");
+        assert!(c.is_char_array() && !c.dynamic);
+        assert_eq!(n.ctype, "__data_loc char[]");
         assert!(parse(b"ID: x\n", "s").is_err());
-        assert!(parse(b"name: a\n", "s").unwrap_err().contains("ID:"));
+        assert!(
+            parse(b"name: a\n", "s")
+                .unwrap_err()
+                .to_string()
+                .contains("ID:")
+        );
         assert!(parse(b"name: a\nID: 1\n\tfield:int x;\toffset:;\n", "s").is_err());
+    }
+
+    #[test]
+    fn errors_in_either_wording() {
+        let e = parse(b"name: x\nID: y\n", "s").unwrap_err();
+        assert_eq!(e.to_string(), "expected \"ID: N\", found \"ID: y\"");
+        assert_eq!(
+            e.in_tracefs(),
+            "line 2: expected `ID: NUMBER`, found `ID: y`"
+        );
+        let e = parse(b"name: x\nID: 1\n\tfield:int a;\tsize:4;\n", "s").unwrap_err();
+        assert!(
+            e.to_string().starts_with("expected \"field:TYPE NAME;"),
+            "{e}"
+        );
+        assert_eq!(
+            e.in_tracefs(),
+            "line 3: expected `offset:N;` in `field:int a;\tsize:4;`"
+        );
+        let f = parse(SWITCH.as_bytes(), "sched").unwrap();
+        assert!(
+            f.lacks("nope")
+                .starts_with("the tracefs format of sched:sched_switch has no field `nope` (fields: common_type, common_pid")
+        );
     }
 
     #[test]

@@ -5,9 +5,11 @@
 //! spaces, dashes, digits and even `[001]`, so the line is anchored on the first `[CPU]` that is
 //! preceded by `-PID` and followed by a timestamp, not split on whitespace.
 
-use super::payload;
-use super::text::{Chunk, LineParser, parse_ts, skip_spaces, trim_end, trim_start};
 use crate::events::{Event, Tid};
+use crate::sources::file_format::Sample;
+use crate::sources::text::chunk::{Chunk, Expected, LineParser};
+use crate::sources::text::payload;
+use crate::sources::text::scan::{parse_ts, skip_spaces, trim_end, trim_start};
 
 /// Parser for every ftrace-family text format.
 pub struct FtraceText;
@@ -149,6 +151,61 @@ fn find2(s: &[u8], from: usize, a: u8, b: u8) -> Option<usize> {
     (i..s.len()).find(|&j| s[j] == a || s[j] == b)
 }
 
+/// The three ftrace text formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// tracefs `trace`: a `#` header.
+    Trace,
+    /// `trace_pipe`: event lines only.
+    Pipe,
+    /// `trace-cmd report`: a `cpus=` / `version = ` preamble, or trace-cmd's plugin forms.
+    Report,
+}
+
+/// Where the sample first shows ftrace text (its first event line, or the header or preamble line
+/// that decides before one), and which of the three formats it is. A `# tracer:` header or a
+/// trace-cmd preamble line decides at once; otherwise up to 20 event lines are looked at.
+pub fn sniff_family(sample: &Sample) -> Option<(usize, Family)> {
+    let mut first = None;
+    let mut saw_hash_header = false;
+    let mut ftrace_lines = 0;
+    let mut plugin_form = false;
+    for (i, line) in sample.lines().enumerate() {
+        if line.starts_with(b"# tracer:") || line.starts_with(b"# entries-in-buffer") {
+            return Some((first.unwrap_or(i), Family::Trace));
+        }
+        if line.starts_with(b"#") {
+            saw_hash_header = true;
+            continue;
+        }
+        if line.starts_with(b"cpus=") || line.starts_with(b"version = ") {
+            return Some((first.unwrap_or(i), Family::Report));
+        }
+        if let Some(h) = split_head(line) {
+            first.get_or_insert(i);
+            ftrace_lines += 1;
+            // trace-cmd prints sched_switch and hrtimer through plugins.
+            if (h.name == b"sched_switch" && !h.rest.starts_with(b"prev_comm="))
+                || (h.name == b"hrtimer_expire_entry"
+                    && memchr::memmem::find(h.rest, b"/0x").is_some())
+            {
+                plugin_form = true;
+            }
+            if ftrace_lines >= 20 {
+                break;
+            }
+        }
+    }
+    let family = if plugin_form {
+        Family::Report
+    } else if saw_hash_header {
+        Family::Trace
+    } else {
+        Family::Pipe
+    };
+    first.map(|i| (i, family))
+}
+
 /// `CPU:N [LOST M EVENTS]`, `CPU:N [LOST EVENTS]` (tracefs) and `CPU:N [M EVENTS DROPPED]`
 /// (trace-cmd) → (cpu, count).
 pub fn lost_marker(line: &[u8]) -> Option<(u16, Option<u32>)> {
@@ -178,7 +235,7 @@ pub fn lost_marker(line: &[u8]) -> Option<(u16, Option<u32>)> {
 }
 
 impl LineParser for FtraceText {
-    fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), String> {
+    fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
         let Some(&first) = line.first() else {
             return Ok(());
         };
@@ -186,8 +243,7 @@ impl LineParser for FtraceText {
             return header_line(line, out);
         }
         if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
-            let kind = payload::parse(h.name, h.rest, &mut out.strings)
-                .map_err(|e| format!("expected {e}"))?;
+            let kind = payload::parse(h.name, h.rest, &mut out.strings)?;
             out.note_task(h.cpu, h.tid, h.comm, h.tgid.flatten());
             out.events.push(Event {
                 ts: h.ts,
@@ -212,11 +268,13 @@ impl LineParser for FtraceText {
         {
             return Ok(());
         }
-        Err("expected an ftrace event line \"COMM-PID [CPU] TIMESTAMP: EVENT: FIELDS\"".into())
+        Err(Expected(
+            "an ftrace event line \"COMM-PID [CPU] TIMESTAMP: EVENT: FIELDS\"",
+        ))
     }
 }
 
-fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), String> {
+fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
     out.saw_header = true;
     if !out.events.is_empty() && !out.warned_late_header && line.starts_with(b"# tracer:") {
         out.warned_late_header = true;

@@ -7,12 +7,11 @@
 
 pub use crate::events::same;
 use crate::events::{EventKind, PrevState, Strings, Trace};
+use crate::sources::text::chunk::Expected;
 
-/// Why a payload did not parse: what was expected.
-pub type PayloadError = &'static str;
-
-/// Parses the payload of event `name` (without its system prefix).
-pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKind, PayloadError> {
+/// Parses the payload of event `name` (without its system prefix); the error says what the
+/// payload was expected to hold.
+pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKind, Expected> {
     // Guards with `same` instead of slice patterns: those compile to memcmp calls, and this
     // runs once per line.
     Ok(match name {
@@ -20,8 +19,10 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
             if let Some(k) = fast_rseq_update(rest) {
                 return Ok(k);
             }
-            let cpu_id = num_i32(rest, b"cpu_id=", rest.len()).ok_or("rseq_update cpu_id=N")?;
-            let mm_cid = num_i32(rest, b"mm_cid=", rest.len()).ok_or("rseq_update mm_cid=N")?;
+            let cpu_id =
+                num_i32(rest, b"cpu_id=", rest.len()).ok_or(Expected("rseq_update cpu_id=N"))?;
+            let mm_cid =
+                num_i32(rest, b"mm_cid=", rest.len()).ok_or(Expected("rseq_update mm_cid=N"))?;
             // node_id exists since v6.3 together with mm_cid; absent means 0.
             let node_id = num_i32(rest, b"node_id=", rest.len()).unwrap_or(0);
             EventKind::RseqUpdate {
@@ -35,34 +36,38 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
         n if same(n, b"sched_migrate_task") => {
             let n = rest.len();
             EventKind::SchedMigrateTask {
-                tid: num_u32(rest, b"pid=", n).ok_or("sched_migrate_task pid=N")?,
+                tid: num_u32(rest, b"pid=", n).ok_or(Expected("sched_migrate_task pid=N"))?,
                 orig_cpu: num_cpu(rest, b"orig_cpu=", n)
-                    .ok_or("sched_migrate_task orig_cpu=N (N < 8192)")?,
+                    .ok_or(Expected("sched_migrate_task orig_cpu=N (N < 8192)"))?,
                 dest_cpu: num_cpu(rest, b"dest_cpu=", n)
-                    .ok_or("sched_migrate_task dest_cpu=N (N < 8192)")?,
+                    .ok_or(Expected("sched_migrate_task dest_cpu=N (N < 8192)"))?,
             }
         }
         n if same(n, b"sched_process_fork") => {
             let n = rest.len();
-            let child = num_u32(rest, b"child_pid=", n).ok_or("sched_process_fork child_pid=N")?;
+            let child = num_u32(rest, b"child_pid=", n)
+                .ok_or(Expected("sched_process_fork child_pid=N"))?;
             let limit = rfind_key(rest, b"child_comm=", n).unwrap_or(n);
-            let parent = num_u32(rest, b"pid=", limit).ok_or("sched_process_fork pid=N")?;
+            let parent =
+                num_u32(rest, b"pid=", limit).ok_or(Expected("sched_process_fork pid=N"))?;
             EventKind::SchedProcessFork { parent, child }
         }
         n if same(n, b"task_newtask") => {
             let n = rest.len();
             let tid = num_u32(rest, b"pid=", rfind_key(rest, b"comm=", n).unwrap_or(n))
                 .or_else(|| num_u32(rest, b"pid=", n))
-                .ok_or("task_newtask pid=N")?;
-            let flags = field(rest, b"clone_flags=", n).ok_or("task_newtask clone_flags=HEX")?;
-            let clone_flags = parse_hex(flags).ok_or("task_newtask clone_flags=HEX")?;
+                .ok_or(Expected("task_newtask pid=N"))?;
+            let flags =
+                field(rest, b"clone_flags=", n).ok_or(Expected("task_newtask clone_flags=HEX"))?;
+            let clone_flags = parse_hex(flags).ok_or(Expected("task_newtask clone_flags=HEX"))?;
             EventKind::TaskNewtask { tid, clone_flags }
         }
         n if same(n, b"sched_process_exec") => {
             let n = rest.len();
-            let old_tid = num_u32(rest, b"old_pid=", n).ok_or("sched_process_exec old_pid=N")?;
+            let old_tid =
+                num_u32(rest, b"old_pid=", n).ok_or(Expected("sched_process_exec old_pid=N"))?;
             let limit = rfind_key(rest, b"old_pid=", n).unwrap_or(n);
-            let tid = num_u32(rest, b"pid=", limit).ok_or("sched_process_exec pid=N")?;
+            let tid = num_u32(rest, b"pid=", limit).ok_or(Expected("sched_process_exec pid=N"))?;
             EventKind::SchedProcessExec { tid, old_tid }
         }
         n if same(n, b"sched_process_exit") => {
@@ -70,7 +75,7 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
             let limit = rfind_key(rest, b"prio=", n).unwrap_or(n);
             let tid = num_u32(rest, b"pid=", limit)
                 .or_else(|| num_u32(rest, b"pid=", n))
-                .ok_or("sched_process_exit pid=N")?;
+                .ok_or(Expected("sched_process_exit pid=N"))?;
             EventKind::SchedProcessExit { tid }
         }
         n if same(n, b"sched_wakeup_new") => parse_wakeup_new(rest)?,
@@ -84,7 +89,9 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
             }
         }
         n if same(n, b"tick_stop") => EventKind::TickStop {
-            success: num_i32(rest, b"success=", rest.len()).ok_or("tick_stop success=N")? != 0,
+            success: num_i32(rest, b"success=", rest.len())
+                .ok_or(Expected("tick_stop success=N"))?
+                != 0,
         },
         _ => EventKind::Other {
             name: strings.intern(name),
@@ -191,7 +198,7 @@ fn is_tick_function(rest: &[u8]) -> bool {
 
 /// tracefs: `prev_comm=A prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=B next_pid=2 next_prio=120`
 /// trace-cmd: `A:1 [120] S ==> B:2 [120]`
-fn parse_switch(rest: &[u8], strings: &mut Strings) -> Result<EventKind, PayloadError> {
+fn parse_switch(rest: &[u8], strings: &mut Strings) -> Result<EventKind, Expected> {
     let rest = trim_end(rest);
     if let Some(k) = fast_switch(rest, strings) {
         return Ok(k);
@@ -200,8 +207,10 @@ fn parse_switch(rest: &[u8], strings: &mut Strings) -> Result<EventKind, Payload
 }
 
 /// Both layouts, fields read from the right: handles comms with spaces, `=`, `==>`.
-fn parse_switch_general(rest: &[u8], strings: &mut Strings) -> Result<EventKind, PayloadError> {
-    const E: PayloadError = "sched_switch prev_comm=.. prev_pid=N prev_prio=N prev_state=S ==> next_comm=.. next_pid=N next_prio=N";
+fn parse_switch_general(rest: &[u8], strings: &mut Strings) -> Result<EventKind, Expected> {
+    const E: Expected = Expected(
+        "sched_switch prev_comm=.. prev_pid=N prev_prio=N prev_state=S ==> next_comm=.. next_pid=N next_prio=N",
+    );
     if rest.starts_with(b"prev_comm=") {
         let n = rest.len();
         let next_prio = num_i32(rest, b"next_prio=", n).ok_or(E)?;
@@ -222,7 +231,7 @@ fn parse_switch_general(rest: &[u8], strings: &mut Strings) -> Result<EventKind,
         })
     } else {
         // Plugin form. The first " ==> " preceded by ":PID [PRIO] STATE" splits prev from next.
-        const EP: PayloadError = "sched_switch PREV:PID [PRIO] STATE ==> NEXT:PID [PRIO]";
+        const EP: Expected = Expected("sched_switch PREV:PID [PRIO] STATE ==> NEXT:PID [PRIO]");
         let mut from = 0;
         loop {
             let arrow = find(rest, b" ==> ", from).ok_or(EP)?;
@@ -268,17 +277,17 @@ fn plugin_comm_pid_prio(s: &[u8]) -> Option<(&[u8], u32, i16)> {
 }
 
 /// tracefs: `comm=bash pid=1488 prio=120 target_cpu=001`; trace-cmd: `bash:1480 [120] CPU:001`
-fn parse_wakeup_new(rest: &[u8]) -> Result<EventKind, PayloadError> {
+fn parse_wakeup_new(rest: &[u8]) -> Result<EventKind, Expected> {
     let n = rest.len();
     if let Some(target) = num_cpu(rest, b"target_cpu=", n) {
         let limit = rfind_key(rest, b"prio=", n).unwrap_or(n);
-        let tid = num_u32(rest, b"pid=", limit).ok_or("sched_wakeup_new pid=N")?;
+        let tid = num_u32(rest, b"pid=", limit).ok_or(Expected("sched_wakeup_new pid=N"))?;
         return Ok(EventKind::SchedWakeupNew {
             tid,
             target_cpu: target,
         });
     }
-    const EP: PayloadError = "sched_wakeup_new comm=.. pid=N prio=N target_cpu=N";
+    const EP: Expected = Expected("sched_wakeup_new comm=.. pid=N prio=N target_cpu=N");
     let rest = trim_end(rest);
     let cpu_at = rfind(rest, b" CPU:", rest.len()).ok_or(EP)?;
     let target_cpu = parse_cpu(&rest[cpu_at + 5..]).ok_or(EP)?;
@@ -657,7 +666,7 @@ mod tests {
         let mut s = Strings::new();
         assert_eq!(
             parse(b"rseq_update", b"cpu_id=x", &mut s),
-            Err("rseq_update cpu_id=N")
+            Err(Expected("rseq_update cpu_id=N"))
         );
         assert!(parse(b"sched_switch", b"garbage", &mut s).is_err());
         assert!(parse(b"sched_switch", b"", &mut s).is_err());

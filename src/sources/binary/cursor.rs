@@ -5,10 +5,9 @@
 //! offset in the *file* (for a decompressed section: the offset of the section, plus where in its
 //! decompressed bytes the read failed).
 
-use std::fmt;
-
 /// A read past the end of the data, or a value that makes no sense.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("at byte offset {offset}: {message}")]
 pub struct BinError {
     /// Byte offset in the file.
     pub offset: u64,
@@ -21,12 +20,6 @@ impl BinError {
             offset,
             message: message.into(),
         }
-    }
-}
-
-impl fmt::Display for BinError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at byte offset {}: {}", self.offset, self.message)
     }
 }
 
@@ -211,6 +204,7 @@ impl<'a> Cursor<'a> {
     }
 }
 
+#[inline]
 pub fn read_u16(b: &[u8], big: bool) -> u16 {
     let a = [b[0], b[1]];
     if big {
@@ -220,6 +214,7 @@ pub fn read_u16(b: &[u8], big: bool) -> u16 {
     }
 }
 
+#[inline]
 pub fn read_u32(b: &[u8], big: bool) -> u32 {
     let a = [b[0], b[1], b[2], b[3]];
     if big {
@@ -229,6 +224,7 @@ pub fn read_u32(b: &[u8], big: bool) -> u32 {
     }
 }
 
+#[inline]
 pub fn read_u64(b: &[u8], big: bool) -> u64 {
     let a = [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
     if big {
@@ -239,6 +235,7 @@ pub fn read_u64(b: &[u8], big: bool) -> u64 {
 }
 
 /// Reads an unsigned integer of 1, 2, 4 or 8 bytes at `off` in `b`; `None` when out of bounds.
+#[inline]
 pub fn uint_at(b: &[u8], off: usize, size: usize, big: bool) -> Option<u64> {
     let s = b.get(off..off.checked_add(size)?)?;
     Some(match size {
@@ -251,6 +248,7 @@ pub fn uint_at(b: &[u8], off: usize, size: usize, big: bool) -> Option<u64> {
 }
 
 /// Like [`uint_at`], sign-extended when `signed`.
+#[inline]
 pub fn int_at(b: &[u8], off: usize, size: usize, signed: bool, big: bool) -> Option<i64> {
     let v = uint_at(b, off, size, big)?;
     Some(if signed && size < 8 {

@@ -2,9 +2,10 @@
 //! selections (`PID/TID`, with or without `[CPU]`, `TIME:`). Comms are right-aligned and may hold
 //! spaces, so the line is anchored on the timestamp followed by a `SYS:EVENT:` token.
 
-use super::payload;
-use super::text::{Chunk, LineParser, parse_ts, skip_spaces, trim_end, trim_start};
 use crate::events::{Event, EventKind, TID_UNKNOWN, Tid};
+use crate::sources::text::chunk::{Chunk, Expected, LineParser};
+use crate::sources::text::payload;
+use crate::sources::text::scan::{parse_ts, skip_spaces, trim_end, trim_start};
 
 pub struct PerfScript;
 
@@ -95,14 +96,13 @@ fn pid_value(s: &[u8]) -> Option<Option<Tid>> {
 }
 
 impl LineParser for PerfScript {
-    fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), String> {
+    fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
         let t = trim_start(line);
         if t.is_empty() || t[0] == b'#' {
             return Ok(());
         }
         if let Some(h) = split_head(line) {
-            let kind = payload::parse(h.name, h.rest, &mut out.strings)
-                .map_err(|e| format!("expected {e}"))?;
+            let kind = payload::parse(h.name, h.rest, &mut out.strings)?;
             // The switch names its outgoing task even when perf lost track of it.
             let tid = match (h.tid, kind) {
                 (Some(t), _) => t,
@@ -140,7 +140,9 @@ impl LineParser for PerfScript {
             out.push_lost(cpu, count);
             return Ok(());
         }
-        Err("expected a perf script line \"COMM TID [CPU] TIME: SYS:EVENT: FIELDS\"".into())
+        Err(Expected(
+            "a perf script line \"COMM TID [CPU] TIME: SYS:EVENT: FIELDS\"",
+        ))
     }
 }
 

@@ -14,8 +14,8 @@
 //! A periodic user timer (a cyclictest thread) fails the pinned test as soon as two threads share
 //! `hrtimer_wakeup`, or the alignment test unless its period is a multiple of 1/HZ.
 
-use super::decode::HrtimerSample;
 use crate::events::{Event, EventKind};
+use crate::sources::tracefs::decode::HrtimerSample;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 const PERIODS: [u64; 4] = [10_000_000, 4_000_000, 3_333_333, 1_000_000];
@@ -145,6 +145,26 @@ impl TickInfer {
             .iter()
             .filter(|&&(i, cpu, s)| s.function == function && mark(cpu, i))
             .count()
+    }
+}
+
+/// The warning a reader adds once it tried to infer the tick: `name` the file, `lacking` what
+/// lacks the kallsyms ("the file has", "perf.data carries").
+pub fn warning(inferred: Option<&Inference>, name: &str, lacking: &str) -> (&'static str, String) {
+    match inferred {
+        Some(inf) => (
+            "tick-inferred",
+            format!(
+                "{name}: {lacking} no kallsyms to name hrtimer callbacks; {}",
+                inf.describe()
+            ),
+        ),
+        None => (
+            "tick-unknown",
+            format!(
+                "{name}: {lacking} no kallsyms to name hrtimer callbacks, and no callback looks like the scheduler tick; hrtimer_expire_entry events are counted as other events"
+            ),
+        ),
     }
 }
 

@@ -4,9 +4,37 @@
 //! their CPU's next event, as `trace-cmd report` prints them, and take the time of the event
 //! before them in the merged list.
 
-use crate::events::Event;
+use crate::events::{Event, Trace, TraceDelta};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+/// Events per delta of a binary capture.
+const BINARY_DELTA_EVENTS: usize = 1 << 16;
+
+/// Hands a decoded binary capture to `sink`: the first delta carries the metadata, every delta
+/// a piece of the merged events (one buffer, reused while the sink leaves it).
+pub fn stream_merged(
+    t: Trace,
+    cpus: Vec<Vec<Event>>,
+    sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+) {
+    let mut d = TraceDelta::metadata(t);
+    let mut sent = false;
+    merge_chunks(cpus, BINARY_DELTA_EVENTS, &mut |buf| {
+        std::mem::swap(&mut d.events, buf);
+        let go = sink(&mut d);
+        std::mem::swap(&mut d.events, buf);
+        sent = true;
+        d.new_strings.clear();
+        d.tasks.clear();
+        d.warnings.clear();
+        go
+    });
+    if !sent {
+        // no events: the metadata still goes over
+        sink(&mut d);
+    }
+}
 
 /// The merged list, whole.
 pub fn merge(mut streams: Vec<Vec<Event>>) -> Vec<Event> {

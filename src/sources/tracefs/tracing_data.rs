@@ -10,8 +10,8 @@
 //! * kallsyms (`u32` size + text), printk formats (`u32` size + text);
 //! * saved cmdlines (`u64` size + text `PID COMM\n`).
 
-use super::bytes::{BinResult, Cursor};
-use super::format::{self, EventFormat};
+use crate::sources::binary::cursor::{BinResult, Cursor};
+use crate::sources::tracefs::format::{self, EventFormat};
 use rustc_hash::FxHashMap;
 
 pub const MAGIC: &[u8] = b"\x17\x08\x44tracing";
@@ -190,7 +190,7 @@ pub fn parse_cmdlines(text: &[u8]) -> FxHashMap<u32, Vec<u8>> {
         let Some(sp) = line.iter().position(|&b| b == b' ') else {
             continue;
         };
-        if let Some(pid) = crate::sources::payload::parse_u64(&line[..sp]) {
+        if let Some(pid) = crate::sources::text::payload::parse_u64(&line[..sp]) {
             m.insert(pid as u32, line[sp + 1..].to_vec());
         }
     }

@@ -4,109 +4,14 @@
 //! own (local string table, local line numbers) and the results are stitched in order, so the
 //! parallel parse yields exactly the events of a serial one.
 
-use super::{LoadOptions, Location, SourceError};
-use crate::events::{
-    Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, Trace, TraceDelta, Warning,
-};
+use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, TraceDelta, Warning};
+use crate::sources::error::{Location, SourceError};
+use crate::sources::options::LoadOptions;
+use crate::sources::sys::prefetch::prefetch;
+use crate::sources::text::chunk::{BadLine, Chunk, LineParser};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
-
-/// What one chunk of lines produced.
-pub struct Chunk {
-    pub events: Vec<Event>,
-    pub strings: Strings,
-    pub tasks: FxHashMap<Tid, TaskMeta>,
-    pub warnings: Vec<Warning>,
-    pub ncpus_hint: Option<u32>,
-    /// Lines of a `#` header were seen (tracefs `trace`, not `trace_pipe`).
-    pub saw_header: bool,
-    /// Skipped bad lines (with `skip_bad_lines`): count, first (local line, message).
-    pub bad_lines: u64,
-    pub first_bad: Option<(u64, String)>,
-    /// First error (local line number, message) when not skipping.
-    pub error: Option<(u64, String)>,
-    /// Lines in this chunk.
-    pub lines: u64,
-    /// Last task noted per CPU (mod 64): most lines repeat their CPU's previous task, so the
-    /// task map is consulted only when the task changes.
-    recent: [Tid; 64],
-    /// Byte position of the `[CPU]` column in the previous line (a parser's hint).
-    pub cpu_hint: usize,
-    pub warned_late_header: bool,
-}
-
-impl Chunk {
-    fn new() -> Chunk {
-        Chunk {
-            events: Vec::new(),
-            strings: Strings::new(),
-            tasks: FxHashMap::default(),
-            warnings: Vec::new(),
-            ncpus_hint: None,
-            saw_header: false,
-            bad_lines: 0,
-            first_bad: None,
-            error: None,
-            lines: 0,
-            recent: [Tid::MAX; 64],
-            cpu_hint: 0,
-            warned_late_header: false,
-        }
-    }
-
-    /// Records the task's comm and tgid the first time a line shows them.
-    pub fn note_task(&mut self, cpu: u16, tid: Tid, comm: &[u8], tgid: Option<Tid>) {
-        let slot = &mut self.recent[cpu as usize & 63];
-        if *slot == tid && tgid.is_none() {
-            return;
-        }
-        *slot = tid;
-        if let Some(m) = self.tasks.get_mut(&tid) {
-            if m.tgid.is_none() {
-                m.tgid = tgid;
-            }
-            return;
-        }
-        let comm = self.strings.intern(comm);
-        self.tasks.insert(tid, TaskMeta { tgid, comm });
-    }
-
-    /// A lost-event marker: placed at the time of the last event before it (fixed up across
-    /// chunks), so the stream stays in time order.
-    pub fn push_lost(&mut self, cpu: u16, count: Option<u32>) {
-        let ts = self.events.last().map_or(u64::MAX, |e| e.ts);
-        self.events.push(Event {
-            ts,
-            tid: 0,
-            cpu,
-            kind: EventKind::Lost { count },
-        });
-    }
-}
-
-/// Parses one line into `out`. Returns what was expected when the line is malformed.
-pub trait LineParser: Send + Sync {
-    fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), String>;
-}
-
-/// Parses a whole text capture.
-pub fn parse_text(
-    path: &str,
-    data: &[u8],
-    format: Format,
-    parser: &dyn LineParser,
-    opts: &LoadOptions,
-) -> Result<Trace, SourceError> {
-    let mut trace = Trace::new(path, format);
-    stream_text(path, data, format, parser, opts, &mut |d| {
-        trace.apply(d);
-        true
-    })?;
-    trace.ensure_sorted();
-    trace.events.shrink_to_fit();
-    Ok(trace)
-}
 
 /// Bytes per chunk: the unit of parallel work and of a streamed delta. Small enough that the
 /// first delta of a large file arrives within milliseconds and the chunks in flight stay a few
@@ -123,7 +28,7 @@ struct Stitch {
     last_ts: Option<u64>,
     saw_header: bool,
     bad: u64,
-    first_bad: Option<(u64, String)>,
+    first_bad: Option<(u64, BadLine)>,
     ncpus_sent: bool,
 }
 
@@ -168,9 +73,9 @@ impl Drop for StopOnDrop<'_> {
 
 /// Parses a text capture chunk by chunk, handing each chunk's events to `sink` as a
 /// [`TraceDelta`] (in file order); `sink` returns false to stop and may take what it keeps
-/// (what it leaves in `events` is cleared and the buffer reused). Applying every delta to an
-/// empty trace gives what [`parse_text`] gives before its final sort. On a malformed line the
-/// deltas before it have been delivered and the error names the line.
+/// (what it leaves in `events` is cleared and the buffer reused). On a malformed line the
+/// deltas before it have been delivered and the error names the line. When no `#` header line
+/// was seen and `headerless` is set, the last delta says the capture is that format.
 ///
 /// With more than one thread, workers parse chunks ahead (each a whole number of lines, with
 /// its own string table and line numbers) while this thread stitches them in order, so the
@@ -178,8 +83,8 @@ impl Drop for StopOnDrop<'_> {
 pub fn stream_text(
     path: &str,
     data: &[u8],
-    format: Format,
     parser: &dyn LineParser,
+    headerless: Option<Format>,
     opts: &LoadOptions,
     sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
 ) -> Result<(), SourceError> {
@@ -221,10 +126,9 @@ pub fn stream_text(
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
     let mut consume = |chunk: Chunk| -> Result<(Vec<Event>, bool), SourceError> {
         let mut chunk = chunk;
-        let failed = chunk
-            .error
-            .take()
-            .map(|(l, msg)| SourceError::new(path, Location::Line(st.line_base + l), msg));
+        let failed = chunk.error.take().map(|(l, bad)| {
+            SourceError::new(path, Location::Line(st.line_base + l), bad.to_string())
+        });
         // (a failed chunk keeps what it parsed before the bad line)
         merge_chunk(&mut st, &mut delta, chunk);
         let new_strings = st.strings.len();
@@ -292,11 +196,7 @@ pub fn stream_text(
                         }))
                         .unwrap_or_else(|_| {
                             let mut c = Chunk::new();
-                            c.error = Some((
-                                1,
-                                "internal error: the parser failed in the chunk starting here"
-                                    .into(),
-                            ));
+                            c.error = Some((1, BadLine::ParserFailed));
                             c
                         });
                         shared.lock().ready.insert(i, chunk);
@@ -337,12 +237,15 @@ pub fn stream_text(
             code: "truncated-line",
             message: format!(
                 "{path}:{last_line}: the last line has no newline (file cut mid-line?); its partial record was not loaded: \"{}\"",
-                super::error::excerpt(p, 80)
+                crate::sources::error::excerpt(p, 80)
             ),
         });
     }
     if st.bad > 0 {
-        let (l, m) = st.first_bad.take().unwrap_or((0, String::new()));
+        let (l, m) = st
+            .first_bad
+            .take()
+            .map_or((0, String::new()), |(l, b)| (l, b.to_string()));
         last.warnings.push(Warning {
             code: "bad-lines-skipped",
             message: format!(
@@ -351,8 +254,8 @@ pub fn stream_text(
             ),
         });
     }
-    if format == Format::Ftrace && !st.saw_header {
-        last.format = Some(Format::TracePipe);
+    if !st.saw_header {
+        last.format = headerless;
     }
     sink(&mut last);
     Ok(())
@@ -383,18 +286,6 @@ fn split_at_lines_every(data: &[u8], size: usize) -> Vec<(usize, usize)> {
 
 const PREFETCH_AHEAD: usize = 2048;
 
-#[inline(always)]
-fn prefetch(b: &u8) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: a prefetch is a hint that never faults; `b` is a valid reference anyway.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(b as *const u8 as *const i8) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = b;
-}
-
 /// Parses whole lines into a chunk whose events go into `buf` (a reused buffer).
 fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Vec<Event>) -> Chunk {
     let mut out = Chunk::new();
@@ -416,8 +307,11 @@ fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Ve
             line = &line[..line.len() - 1];
         }
         out.lines += 1;
-        if let Err(msg) = parser.line(line, &mut out) {
-            let msg = format!("{msg}; line is \"{}\"", super::error::excerpt(line, 120));
+        if let Err(expected) = parser.line(line, &mut out) {
+            let msg = BadLine::Unparsed {
+                expected,
+                excerpt: crate::sources::error::excerpt(line, 120),
+            };
             if opts.skip_bad_lines {
                 out.bad_lines += 1;
                 if out.first_bad.is_none() {
@@ -505,147 +399,9 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     }
 }
 
-/// `1623.480444` / `1622.415298712` / `12345` (a raw counter clock) → ns.
-pub fn parse_ts(s: &[u8]) -> Option<u64> {
-    // Runs once per line: no search for the dot, and the fraction (6 or 9 digits) read
-    // eight bytes at a time.
-    let mut v: u64 = 0;
-    let mut i = 0;
-    while i < s.len() && s[i].is_ascii_digit() {
-        if i == 10 {
-            // more than ten digits of seconds: no clock of ours
-            return None;
-        }
-        v = v * 10 + (s[i] - b'0') as u64;
-        i += 1;
-    }
-    if i == 0 {
-        return None;
-    }
-    if i == s.len() {
-        return Some(v * 1_000_000_000);
-    }
-    if s[i] != b'.' {
-        return None;
-    }
-    let frac = &s[i + 1..];
-    let f = match frac.len() {
-        0 => 0,
-        1..=8 => digits8(frac)? * 10u64.pow(9 - frac.len() as u32),
-        9 => digits8(&frac[..8])? * 10 + digits8(&frac[8..])?,
-        _ => return None,
-    };
-    Some(v * 1_000_000_000 + f)
-}
-
-/// Up to eight ASCII digits → their value, or `None` if any byte is not a digit (SWAR: the
-/// bytes are checked and combined in a u64, as simdjson does).
-fn digits8(s: &[u8]) -> Option<u64> {
-    debug_assert!(!s.is_empty() && s.len() <= 8);
-    // left-pad with '0' so the number ends in the last byte (assembled in a register: a
-    // variable-length copy to the stack costs a memcpy call and a store-forwarding stall)
-    let x = match <[u8; 8]>::try_from(s) {
-        Ok(b) => u64::from_le_bytes(b),
-        Err(_) => {
-            let mut y = 0u64;
-            for (j, &c) in s.iter().enumerate() {
-                y |= (c as u64) << (8 * j);
-            }
-            let pad = 8 * (8 - s.len() as u32);
-            (y << pad) | (0x3030_3030_3030_3030 >> (64 - pad))
-        }
-    };
-    // every byte in 0x30..=0x39
-    if (x & 0xF0F0_F0F0_F0F0_F0F0) != 0x3030_3030_3030_3030
-        || ((x.wrapping_add(0x0606_0606_0606_0606)) & 0xF0F0_F0F0_F0F0_F0F0)
-            != 0x3030_3030_3030_3030
-    {
-        return None;
-    }
-    let mut v = x - 0x3030_3030_3030_3030;
-    v = v.wrapping_mul(10).wrapping_add(v >> 8);
-    const MASK: u64 = 0x0000_00FF_0000_00FF;
-    const MUL1: u64 = 100 + (1_000_000 << 32);
-    const MUL2: u64 = 1 + (10_000 << 32);
-    v = ((v & MASK).wrapping_mul(MUL1)).wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2)) >> 32;
-    Some(v & 0xFFFF_FFFF)
-}
-
-pub fn trim_start(s: &[u8]) -> &[u8] {
-    // comms are right-aligned in a 16-wide column: skip the padding eight bytes at a time
-    let mut n = 0;
-    while s.len() >= n + 8 && s[n..n + 8] == *b"        " {
-        n += 8;
-    }
-    while n < s.len() && matches!(s[n], b' ' | b'\t') {
-        n += 1;
-    }
-    &s[n..]
-}
-
-pub fn trim_end(s: &[u8]) -> &[u8] {
-    let mut e = s.len();
-    while e > 0 && matches!(s[e - 1], b' ' | b'\t') {
-        e -= 1;
-    }
-    &s[..e]
-}
-
-/// Index of the first non-space byte at or after `i`.
-pub fn skip_spaces(s: &[u8], mut i: usize) -> usize {
-    while i < s.len() && s[i] == b' ' {
-        i += 1;
-    }
-    i
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(parse_ts(b"1623.480444"), Some(1_623_480_444_000));
-        assert_eq!(parse_ts(b"1622.415298712"), Some(1_622_415_298_712));
-        assert_eq!(parse_ts(b"0.5"), Some(500_000_000));
-        assert_eq!(parse_ts(b"77"), Some(77_000_000_000));
-        assert_eq!(parse_ts(b"1.2.3"), None);
-        assert_eq!(parse_ts(b""), None);
-        assert_eq!(parse_ts(b"99999999999.1"), None);
-    }
-
-    #[test]
-    fn timestamps_every_fraction_width() {
-        for digits in 0..=9u32 {
-            let frac = "123456789".get(..digits as usize).unwrap_or("");
-            let text = if digits == 0 {
-                "42".to_string()
-            } else {
-                format!("42.{frac}")
-            };
-            let want = 42_000_000_000 + frac.parse::<u64>().unwrap_or(0) * 10u64.pow(9 - digits);
-            assert_eq!(parse_ts(text.as_bytes()), Some(want), "{text}");
-        }
-        assert_eq!(parse_ts(b"1.0000000a"), None);
-        assert_eq!(parse_ts(b"1.12345678:"), None);
-        assert_eq!(parse_ts(b"1.1234567890"), None);
-        assert_eq!(parse_ts(b"1./"), None);
-        assert_eq!(parse_ts(b"5."), Some(5_000_000_000));
-        assert_eq!(parse_ts(b"12345678901"), None);
-        assert_eq!(parse_ts(b"99999999999999999999999999.5"), None);
-        assert_eq!(
-            parse_ts(b"9999999999.999999999"),
-            Some(9_999_999_999_999_999_999)
-        );
-    }
-
-    #[test]
-    fn trim_start_skips_padding() {
-        assert_eq!(trim_start(b"                bash"), b"bash");
-        assert_eq!(trim_start(b" \t x"), b"x");
-        assert_eq!(trim_start(b"        "), b"");
-        assert_eq!(trim_start(b"x "), b"x ");
-    }
 
     #[test]
     fn split_keeps_lines_whole() {
