@@ -2,8 +2,10 @@
 //! model agreement under the guest kernel's policy (`--json`: the keys of `stats --json` plus
 //! `kernel_version`, `hz` and `vm`), and the headless run that prints them.
 
-use super::host::{Outcome, Phase, Status, VmConfig, VmRun};
+use super::config::VmConfig;
+use super::host::{Outcome, VmRun};
 use super::protocol::RecordHeader;
+use super::status::{Phase, Status};
 use crate::model::policies::{KernelVersion, Params, PolicyKind};
 use std::io::Write;
 use std::path::PathBuf;
