@@ -9,6 +9,7 @@
 use super::boot::boot;
 use super::cmdline::{CaptureMode, GuestConfig};
 pub use super::config::VmConfig;
+use super::error::VmError;
 use super::protocol::{End, RecordHeader};
 use super::qemu::{self, Accel, AccelChoice, Plan};
 use super::status::Shared;
@@ -42,23 +43,24 @@ pub struct Outcome {
 /// A run of the VM.
 pub struct VmRun {
     shared: Arc<Shared>,
-    thread: Option<std::thread::JoinHandle<Result<Outcome, String>>>,
+    thread: Option<std::thread::JoinHandle<Result<Outcome, VmError>>>,
 }
 
 impl VmRun {
     /// Checks QEMU, the kernel image and the workload now; boots on a thread of its own.
-    pub fn start(cfg: VmConfig) -> Result<VmRun, String> {
+    pub fn start(cfg: VmConfig) -> Result<VmRun, VmError> {
         if cfg.cpus == 0 || cfg.cpus > 255 {
-            return Err(format!(
+            return Err(VmError::Setup(format!(
                 "--cpus {}: expected 1..=255 (QEMU's pc machine)",
                 cfg.cpus
-            ));
+            )));
         }
-        let qemu = qemu::find(cfg.qemu.as_deref())?;
-        qemu::check_kernel(&cfg.kernel)?;
-        super::workload::Workload::parse(&cfg.workload, cfg.threads, cfg.cpus)?;
+        let qemu = qemu::find(cfg.qemu.as_deref()).map_err(VmError::Setup)?;
+        qemu::check_kernel(&cfg.kernel).map_err(VmError::Setup)?;
+        super::workload::Workload::parse(&cfg.workload, cfg.threads, cfg.cpus)
+            .map_err(VmError::Setup)?;
         if cfg.accel == AccelChoice::Kvm {
-            qemu::kvm_usable().map_err(|e| format!("--accel kvm: {e}"))?;
+            qemu::kvm_usable().map_err(|e| VmError::Setup(format!("--accel kvm: {e}")))?;
         }
         let shared = Arc::new(Shared {
             status: Mutex::new(Status {
@@ -82,7 +84,7 @@ impl VmRun {
         let thread = std::thread::Builder::new()
             .name("cidscope-vm".into())
             .spawn(move || {
-                let r = run(&cfg, &qemu, &sh);
+                let r = run(&cfg, &qemu, &sh).map_err(VmError::Run);
                 sh.phase(if r.is_ok() {
                     Phase::Done
                 } else {
@@ -90,7 +92,7 @@ impl VmRun {
                 });
                 r
             })
-            .map_err(|e| format!("cannot start the VM thread: {e}"))?;
+            .map_err(|e| VmError::Setup(format!("cannot start the VM thread: {e}")))?;
         Ok(VmRun {
             shared,
             thread: Some(thread),
@@ -129,11 +131,11 @@ impl VmRun {
     }
 
     /// Waits for the run to end.
-    pub fn wait(mut self) -> Result<Outcome, String> {
+    pub fn wait(mut self) -> Result<Outcome, VmError> {
         match self.thread.take().map(|t| t.join()) {
             Some(Ok(r)) => r,
-            Some(Err(_)) => Err("the VM thread panicked".into()),
-            None => Err("the VM run was already collected".into()),
+            Some(Err(_)) => Err(VmError::Run("the VM thread panicked".into())),
+            None => Err(VmError::Run("the VM run was already collected".into())),
         }
     }
 }

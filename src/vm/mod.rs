@@ -14,13 +14,14 @@
 //! * both: [`cmdline`] (host → guest, on the kernel command line), [`protocol`] (guest → host),
 //!   [`role`] (cidscope run again in the guest as its workload process or an exec child)
 //! * guest: [`guest`] (PID 1 and the worker roles), [`workload`]
-//! * every `unsafe`: [`sys`]
+//! * every `unsafe`: [`sys`]; the host side's errors: [`error`]
 
 pub mod boot;
 pub mod cmdline;
 pub mod config;
 pub mod cpio;
 pub mod elf;
+pub mod error;
 pub mod feed;
 pub mod guest;
 pub mod host;
@@ -37,6 +38,7 @@ pub mod tempdir;
 pub mod workload;
 
 pub use config::VmConfig;
+pub use error::VmError;
 pub use host::{Outcome, VmRun};
 pub use report::ModelOverride;
 pub use status::{Phase, Status};
