@@ -29,6 +29,7 @@ pub enum Kind {
     Affinity,
     Spinner,
     Periodic,
+    Burst,
 }
 
 /// Name, kind, default threads (`None`: the CPU count); [`HELP`] describes each.
@@ -42,6 +43,7 @@ pub const KINDS: &[(&str, Kind, Option<u32>)] = &[
     ("affinity", Kind::Affinity, None),
     ("spinner", Kind::Spinner, Some(1)),
     ("periodic", Kind::Periodic, Some(4)),
+    ("burst", Kind::Burst, None),
 ];
 
 pub const MAX_THREADS: u32 = 1024;
@@ -69,6 +71,8 @@ Workloads (--threads T sets the count in brackets):
   affinity   T threads that set a new CPU mask every 10 ms [CPUs]
   spinner    one thread pinned to the last CPU, spinning [1]
   periodic   T cyclictest-like threads: wake every 1 ms, busy 200 us [4]
+  burst      T threads spin 100 ms at once and exit, while 4 periodic threads (wake every
+             10 ms, busy 50 us: they rarely meet a tick) run on: the case of seed 000 [CPUs]
   or a `cidscope live` SPEC, e.g. periodic:8:500us:100us,hog:2
 
 The guest's init is this cidscope binary with the libraries it links, in an initramfs written
@@ -172,6 +176,7 @@ impl Workload {
                         &errors,
                     ),
                     Kind::Churn => churn(t, end, &errors),
+                    Kind::Burst => burst(t, end, &errors),
                     Kind::Forks => forks(t, end, d, &errors),
                     Kind::Exec => exec_parent(t, end, &errors),
                     Kind::Affinity => {
@@ -325,6 +330,26 @@ fn churn(t: u32, end: Instant, errors: &Errors) {
         join_all(hs, errors);
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// The case the compaction-in-batches patches were written for (seed 000): a burst of `t`
+/// threads spreads the mm's CIDs over every CPU, then only a few periodic threads with short
+/// runtimes remain. A tick rarely lands while they run, so a compaction driven by the tick alone
+/// (lazy-compact) seldom runs, while one driven by the return to user space (resume-batch) does.
+fn burst(t: u32, end: Instant, errors: &Errors) {
+    let periodic = spawn_n("cw-periodic", 4, move |_| {
+        while running(end) {
+            spin_for(Duration::from_micros(50));
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(())
+    });
+    let burst = spawn_n("cw-burst", t, |_| {
+        spin_for(Duration::from_millis(100));
+        Ok(())
+    });
+    join_all(burst, errors);
+    join_all(periodic, errors);
 }
 
 /// `mcwork forks`: T child processes, forked before this process has any other thread; each
