@@ -25,7 +25,9 @@ pub mod order;
 pub mod records;
 pub mod tasks;
 
-use crate::events::{Event, EventKind, Format, StrId, TID_UNKNOWN, TaskMeta, Tid, Trace};
+use crate::events::{
+    CPU_UNKNOWN, Event, EventKind, Format, StrId, TID_UNKNOWN, TaskMeta, Tid, Trace,
+};
 use crate::sources::binary::cursor::{BinError, BinResult, Cursor, read_u32, read_u64};
 use crate::sources::binary::tick::{self, TickInfer};
 use crate::sources::error::SourceError;
@@ -84,6 +86,11 @@ pub fn decode(
         non_tracepoint: Default::default(),
         lost_records: 0,
         lost_samples: Vec::new(),
+        cpu_unknown: 0,
+        read_last: FxHashMap::default(),
+        read_unchanged: 0,
+        read_unknown: 0,
+        execs: 0,
     };
     let stop = match mode {
         Mode::File(h) => r.file(&h, opts).map_err(err)?,
@@ -122,6 +129,23 @@ struct Reader<'a> {
     lost_records: u64,
     /// LOST_SAMPLES records: (time, cpu, count).
     lost_samples: Vec<(Option<u64>, Option<u32>, u64)>,
+    /// Events whose sample carries no CPU (no `PERF_SAMPLE_CPU`).
+    cpu_unknown: u64,
+    /// `PERF_SAMPLE_READ`: each counter's last value, by id.
+    read_last: FxHashMap<u64, u64>,
+    /// Counter values perf drops: unchanged since the counter's last sample, or of no event.
+    read_unchanged: u64,
+    read_unknown: u64,
+    /// COMM records of an exec.
+    execs: u64,
+}
+
+/// What every event made of one sample shares.
+struct SampleAt {
+    ts: u64,
+    cpu: u16,
+    tid: Option<Tid>,
+    offset: u64,
 }
 
 impl<'a> Reader<'a> {
@@ -322,14 +346,25 @@ impl<'a> Reader<'a> {
     fn apply(&mut self, rec: Rec, idx: usize) {
         let Some(a) = &self.attrs else { return };
         let Some(attr) = a.list.get(idx) else { return };
-        // The common sample layouts are read directly; the others (and any sample the direct
-        // read rejects, for the crate's error message) go through linux-perf-event-reader.
-        if rec.rtype == RECORD_SAMPLE
-            && attr.fast_sample
-            && let Some(f) =
-                records::SampleFields::read(rec.body, attr.attr.sample_format, self.big)
-        {
-            self.sample(idx, f, rec.offset as u64);
+        // Samples are read directly (every layout, up to the raw data); the other records
+        // through linux-perf-event-reader.
+        if rec.rtype == RECORD_SAMPLE {
+            match records::SampleFields::read(
+                rec.body,
+                attr.attr.sample_format,
+                attr.read_format,
+                self.big,
+            ) {
+                Ok(f) => self.sample(idx, f, rec.offset as u64),
+                Err(what) => {
+                    let msg = format!(
+                        "{}: the sample ({} bytes) ends before its {what} (expected by the event's sample_type)",
+                        self.place(rec.offset as u64),
+                        rec.body.len() + 8
+                    );
+                    self.bad(msg);
+                }
+            }
             return;
         }
         let raw = RawEventRecord::new(
@@ -338,13 +373,12 @@ impl<'a> Reader<'a> {
             RawData::Single(rec.body),
             attr.parse,
         );
-        let where_ = || format!("byte offset {}", rec.offset);
         let parsed = match raw.parse() {
             Ok(p) => p,
             Err(e) => {
                 let msg = format!(
                     "{}: record type {} does not parse: {e}",
-                    where_(),
+                    self.place(rec.offset as u64),
                     rec.rtype
                 );
                 self.bad(msg);
@@ -356,6 +390,9 @@ impl<'a> Reader<'a> {
             EventRecord::Comm(c) => {
                 self.threads
                     .comm(c.pid, c.tid, &c.name.as_slice(), &mut self.trace.strings);
+                if c.is_execve {
+                    self.exec_comm(c.tid, common().timestamp);
+                }
             }
             EventRecord::Fork(f) => self.threads.fork(f.pid, f.tid, f.ptid),
             EventRecord::Lost(l) => {
@@ -363,7 +400,6 @@ impl<'a> Reader<'a> {
                 self.lost_records += 1;
                 self.lost(cd.timestamp, cd.cpu, l.count);
             }
-            EventRecord::Sample(s) => self.sample(idx, s.into(), rec.offset as u64),
             EventRecord::Raw(_) if rec.rtype == RECORD_LOST_SAMPLES => {
                 let count = rec.body.get(..8).map_or(0, |b| read_u64(b, self.big));
                 let cd = common();
@@ -380,7 +416,9 @@ impl<'a> Reader<'a> {
         self.events.push(Event {
             ts,
             tid: 0,
-            cpu: cpu.filter(|&c| c < Trace::MAX_CPUS).unwrap_or(0) as u16,
+            cpu: cpu
+                .filter(|&c| c < Trace::MAX_CPUS)
+                .map_or(CPU_UNKNOWN, |c| c as u16),
             kind: EventKind::Lost {
                 count: Some(count.min(u32::MAX as u64) as u32),
             },
@@ -388,66 +426,25 @@ impl<'a> Reader<'a> {
     }
 
     fn sample(&mut self, idx: usize, s: records::SampleFields, offset: u64) {
-        // formatted only when a sample is bad: this runs for every sample
-        let where_ = || format!("byte offset {offset}");
-        let Some(a) = &self.attrs else { return };
-        let attr = &a.list[idx];
         let ts = s.timestamp.unwrap_or(0);
         if ts > crate::events::MAX_TS {
-            self.bad(format!(
+            let msg = format!(
                 "{}: timestamp {ts} ns (expected below 2^63)",
-                where_()
-            ));
+                self.place(offset)
+            );
+            self.bad(msg);
             return;
         }
-        let cpu = s.cpu.unwrap_or(0);
-        if cpu >= Trace::MAX_CPUS {
-            self.bad(format!("{}: CPU {cpu} (expected below 8192)", where_()));
-            return;
-        }
-        let cpu = cpu as u16;
-        let strings = &mut self.trace.strings;
-        let (kind, hr) = match (attr.tracepoint_id(), &self.decoder, &s.raw) {
-            (Some(id), Some(d), Some(raw)) => match d.decode(id, raw, strings) {
-                Ok(k) => k,
-                Err(e) => {
-                    self.bad(format!("{}: sample of tracepoint {id}: {e}", where_()));
-                    return;
-                }
-            },
-            _ => {
-                let not_tp = attr.tracepoint_id().is_none();
-                if not_tp {
-                    *self.non_tracepoint.entry(idx).or_default() += 1;
-                }
-                let name = *self.other_names.entry(idx).or_insert_with(|| {
-                    let n = attr
-                        .name
-                        .clone()
-                        .unwrap_or_else(|| match attr.tracepoint_id() {
-                            Some(id) => format!("tracepoint-{id}"),
-                            None => "sample".into(),
-                        });
-                    let n = n.split(':').nth(1).map(str::to_string).unwrap_or(n);
-                    // a sample that is not a tracepoint is not that event, whatever its name
-                    let n = if not_tp {
-                        format!("{n} (not a tracepoint: {:?})", attr.attr.type_)
-                    } else {
-                        n
-                    };
-                    strings.intern(n.as_bytes())
-                });
-                (EventKind::Other { name }, None)
+        let cpu = match s.cpu {
+            Some(c) if c < Trace::MAX_CPUS => c as u16,
+            Some(c) => {
+                let msg = format!("{}: CPU {c} (expected below 8192)", self.place(offset));
+                self.bad(msg);
+                return;
             }
+            None => CPU_UNKNOWN,
         };
         let known = s.tid.filter(|&t| t >= 0).map(|t| t as Tid);
-        let tid = match (known, kind) {
-            (Some(t), _) => t,
-            // The kernel reports -1 for a task already unhashed (its last switch): the switch
-            // still names it, as `perf script`'s text does.
-            (None, EventKind::SchedSwitch { prev_tid, .. }) => prev_tid,
-            (None, _) => TID_UNKNOWN,
-        };
         if let Some(t) = known {
             let tgid = s.pid.filter(|&p| p >= 0).map(|p| p as Tid);
             match self.trace.tasks.get_mut(&t) {
@@ -462,10 +459,122 @@ impl<'a> Reader<'a> {
                 }
             }
         }
-        if let Some(h) = hr {
-            self.ticks.push(self.events.len(), cpu, h);
+        let at = SampleAt {
+            ts,
+            cpu,
+            tid: known,
+            offset,
+        };
+        match s.read {
+            // PERF_SAMPLE_READ: perf delivers one sample per counter whose value moved since
+            // its last sample (`deliver_sample_group` / `deliver_sample_value`).
+            Some(read) => self.sample_read(idx, &at, read, s.raw.as_deref()),
+            None => self.push_sample(idx, &at, s.raw.as_deref()),
         }
-        self.events.push(Event { ts, tid, cpu, kind });
+    }
+
+    /// The samples perf makes of a `PERF_SAMPLE_READ`: per counter (the group leader first), a
+    /// sample of that counter's event when its value changed since the counter's last sample
+    /// (the change is the sample's period; perf drops a sample of period 0).
+    fn sample_read(
+        &mut self,
+        idx: usize,
+        at: &SampleAt,
+        read: records::ReadValues,
+        raw: Option<&[u8]>,
+    ) {
+        let Some(a) = self.attrs.clone() else { return };
+        let group = a.list[idx].read_format & records::FORMAT_GROUP != 0;
+        for (k, (value, id)) in read.iter().enumerate() {
+            // without ids only a single counter (or a group's leader) is known to be this event
+            let target = match id {
+                Some(id) => a.of_id(id),
+                None if k == 0 || !group => Some(idx),
+                None => None,
+            };
+            let Some(target) = target else {
+                self.read_unknown += 1;
+                continue;
+            };
+            let key = id.unwrap_or(u64::MAX - idx as u64);
+            let prev = self.read_last.insert(key, value).unwrap_or(0);
+            if value == prev {
+                self.read_unchanged += 1;
+                continue;
+            }
+            // the leader's sample is this record (its raw data); a member's has only its name
+            self.push_sample(target, at, if target == idx { raw } else { None });
+        }
+    }
+
+    /// One sample of attribute `idx` as an event: a tracepoint decoded from its raw data, any
+    /// other event by its name.
+    fn push_sample(&mut self, idx: usize, at: &SampleAt, raw: Option<&[u8]>) {
+        let Some(a) = &self.attrs else { return };
+        let attr = &a.list[idx];
+        let strings = &mut self.trace.strings;
+        let (kind, hr) = match (attr.tracepoint_id(), &self.decoder, raw) {
+            (Some(id), Some(d), Some(raw)) => match d.decode(id, raw, strings) {
+                Ok(k) => k,
+                Err(e) => {
+                    let msg = format!("{}: sample of tracepoint {id}: {e}", self.place(at.offset));
+                    self.bad(msg);
+                    return;
+                }
+            },
+            _ => {
+                if attr.tracepoint_id().is_none() {
+                    *self.non_tracepoint.entry(idx).or_default() += 1;
+                }
+                let name = match self.other_names.get(&idx) {
+                    Some(&n) => n,
+                    None => {
+                        let n = strings.intern(attr.count_name().as_bytes());
+                        self.other_names.insert(idx, n);
+                        n
+                    }
+                };
+                (EventKind::Other { name }, None)
+            }
+        };
+        let tid = match (at.tid, kind) {
+            (Some(t), _) => t,
+            // The kernel reports -1 for a task already unhashed (its last switch): the switch
+            // still names it, as `perf script`'s text does.
+            (None, EventKind::SchedSwitch { prev_tid, .. }) => prev_tid,
+            (None, _) => TID_UNKNOWN,
+        };
+        if at.cpu == CPU_UNKNOWN {
+            self.cpu_unknown += 1;
+        }
+        if let Some(h) = hr
+            && at.cpu != CPU_UNKNOWN
+        {
+            self.ticks.push(self.events.len(), at.cpu, h);
+        }
+        self.events.push(Event {
+            ts: at.ts,
+            tid,
+            cpu: at.cpu,
+            kind,
+        });
+    }
+
+    /// An exec (a COMM record flagged `PERF_RECORD_MISC_COMM_EXEC`): from now on the task is
+    /// named by its new comm, as perf names it.
+    fn exec_comm(&mut self, tid: i32, _ts: Option<u64>) {
+        let Ok(tid) = Tid::try_from(tid) else { return };
+        let comm = self.threads.comm_of(tid, &mut self.trace.strings);
+        self.execs += 1;
+        if let Some(m) = self.trace.tasks.get_mut(&tid) {
+            m.comm = comm;
+        }
+    }
+
+    /// Where byte offset `offset` of the records is, for messages: in the file, or in the data
+    /// decompressed from a `PERF_RECORD_COMPRESSED`.
+    fn place(&self, offset: u64) -> String {
+        format!("byte offset {offset}")
     }
 
     fn bad(&mut self, msg: String) {
@@ -523,12 +632,30 @@ impl<'a> Reader<'a> {
             let Some(a) = self.attrs.as_ref().and_then(|a| a.list.get(idx)) else {
                 continue;
             };
+            let count_name = a.count_name();
             self.trace.warn(
                 "non-tracepoint-attribute",
                 format!(
-                    "{name}: attribute {idx} ({}) has type {:?}, not a tracepoint: its {n} samples are kept as events without fields",
-                    a.name.as_deref().unwrap_or("unnamed"),
-                    a.attr.type_
+                    "{name}: event {count_name} is {}, not a tracepoint: its {n} samples are kept as events named {count_name}, without fields (cidscope uses none of them)",
+                    a.kind_words(),
+                ),
+            );
+        }
+        if self.cpu_unknown > 0 {
+            self.trace.warn(
+                "cpu-unknown",
+                format!(
+                    "{name}: {} events carry no CPU (recorded without PERF_SAMPLE_CPU: perf record without -a, -C or --sample-cpu): they are kept on an unknown CPU, counted but in no CPU lane, and place no task on a CPU",
+                    self.cpu_unknown
+                ),
+            );
+        }
+        if self.read_unchanged + self.read_unknown > 0 {
+            self.trace.warn(
+                "read-values-dropped",
+                format!(
+                    "{name}: of the counter values the samples read (PERF_SAMPLE_READ), {} had not changed since the counter's last sample and {} belong to no event of the file: no sample was made of them, as perf makes none",
+                    self.read_unchanged, self.read_unknown
                 ),
             );
         }
@@ -597,7 +724,8 @@ mod tests {
     use super::*;
 
     /// The direct sample read gives what linux-perf-event-reader gives, on every sample of the
-    /// file-mode captures in `traces/`.
+    /// file-mode captures in `traces/` (the crate reads no `PERF_SAMPLE_READ`: those files
+    /// have none).
     #[test]
     fn direct_sample_read_matches_the_crate() {
         for f in [
@@ -612,7 +740,7 @@ mod tests {
             let list = attrs::read_file_attrs(&data, &h, big).expect("attrs");
             let a = Attrs::new(list, big).expect("attrs index");
             let end = (h.data.offset + h.data.size) as usize;
-            let (mut direct, mut samples) = (0, 0);
+            let mut samples = 0;
             for rec in Records::new(&data, h.data.offset as usize, end, big) {
                 if rec.rtype != RECORD_SAMPLE {
                     continue;
@@ -630,29 +758,27 @@ mod tests {
                     panic!("{f}: sample at {} does not parse", rec.offset);
                 };
                 let want = records::SampleFields::from(s.clone());
-                if attr.fast_sample {
-                    direct += 1;
-                    let got = records::SampleFields::read(rec.body, attr.attr.sample_format, big);
-                    assert_eq!(got.as_ref(), Some(&want), "{f}: sample at {}", rec.offset);
-                    // and the queued time is the sample's time
-                    let o = attr
-                        .parse
-                        .sample_record_time_offset_from_start
-                        .expect("time");
-                    assert_eq!(Some(read_u64(&rec.body[o as usize..], big)), s.timestamp);
-                }
+                let got = records::SampleFields::read(
+                    rec.body,
+                    attr.attr.sample_format,
+                    attr.read_format,
+                    big,
+                );
+                assert_eq!(got.as_ref(), Ok(&want), "{f}: sample at {}", rec.offset);
+                // and the queued time is the sample's time
+                let o = attr
+                    .parse
+                    .sample_record_time_offset_from_start
+                    .expect("time");
+                assert_eq!(Some(read_u64(&rec.body[o as usize..], big)), s.timestamp);
             }
             assert!(samples > 1000, "{f}: {samples} samples");
-            assert_eq!(
-                direct, samples,
-                "{f}: every sample of a tracepoint recording is read directly"
-            );
         }
     }
 
-    /// A sample cut short is no direct read: the crate's parse reports it.
+    /// A sample cut short names the field it ends before.
     #[test]
-    fn a_short_sample_is_left_to_the_crate() {
+    fn a_short_sample_names_what_it_lacks() {
         let fmt = SampleFormatAll::TID | SampleFormatAll::TIME | SampleFormatAll::RAW;
         let mut body = Vec::new();
         body.extend_from_slice(&7u32.to_le_bytes());
@@ -660,13 +786,73 @@ mod tests {
         body.extend_from_slice(&99u64.to_le_bytes());
         body.extend_from_slice(&4u32.to_le_bytes());
         body.extend_from_slice(b"abcd");
-        let f = records::SampleFields::read(&body, fmt, false).expect("whole sample");
+        let f = records::SampleFields::read(&body, fmt, 0, false).expect("whole sample");
         assert_eq!((f.pid, f.tid, f.timestamp), (Some(7), Some(8), Some(99)));
         assert_eq!(f.raw.as_deref(), Some(&b"abcd"[..]));
         for cut in 0..body.len() {
-            assert!(records::SampleFields::read(&body[..cut], fmt, false).is_none());
+            let e = records::SampleFields::read(&body[..cut], fmt, 0, false).unwrap_err();
+            let want = match cut {
+                0..8 => "PERF_SAMPLE_TID",
+                8..16 => "PERF_SAMPLE_TIME",
+                16..20 => "PERF_SAMPLE_RAW size",
+                _ => "PERF_SAMPLE_RAW data",
+            };
+            assert_eq!(e, want, "cut at {cut}");
         }
-        assert!(!records::SampleFields::covers(fmt | SampleFormatAll::READ));
+    }
+
+    /// Every read_format layout: one counter or a group, with or without the times, ids and
+    /// lost counts; the values and ids come back, and what follows (the raw data) is found.
+    #[test]
+    fn every_read_format_layout() {
+        use records::*;
+        let fmt = SampleFormatAll::TIME | SampleFormatAll::READ | SampleFormatAll::RAW;
+        for rf in 0..32u64 {
+            let words = |v: &[u64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+            let times = (rf & FORMAT_TOTAL_TIME_ENABLED != 0) as usize
+                + (rf & FORMAT_TOTAL_TIME_RUNNING != 0) as usize;
+            let (id, lost) = (rf & FORMAT_ID != 0, rf & FORMAT_LOST != 0);
+            let counters: &[(u64, u64)] = if rf & FORMAT_GROUP != 0 {
+                &[(10, 100), (20, 200), (30, 300)]
+            } else {
+                &[(10, 100)]
+            };
+            let mut r = vec![5u64]; // the time
+            if rf & FORMAT_GROUP != 0 {
+                r.push(counters.len() as u64);
+                r.extend(std::iter::repeat_n(777, times));
+                for &(v, i) in counters {
+                    r.push(v);
+                    if id {
+                        r.push(i);
+                    }
+                    if lost {
+                        r.push(9);
+                    }
+                }
+            } else {
+                r.push(counters[0].0);
+                r.extend(std::iter::repeat_n(777, times));
+                if id {
+                    r.push(counters[0].1);
+                }
+                if lost {
+                    r.push(9);
+                }
+            }
+            let mut body = words(&r);
+            body.extend_from_slice(&3u32.to_le_bytes());
+            body.extend_from_slice(b"xyz");
+            let f = SampleFields::read(&body, fmt, rf, false).expect("whole sample");
+            let got: Vec<_> = f.read.expect("read values").iter().collect();
+            let want: Vec<_> = counters
+                .iter()
+                .map(|&(v, i)| (v, id.then_some(i)))
+                .collect();
+            assert_eq!(got, want, "read_format {rf:#x}");
+            assert_eq!(f.raw.as_deref(), Some(&b"xyz"[..]), "read_format {rf:#x}");
+            assert!(SampleFields::read(&body[..body.len() - 8], fmt, rf, false).is_err());
+        }
     }
 
     use linux_perf_event_reader::SampleFormat as SampleFormatAll;
