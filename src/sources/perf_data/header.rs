@@ -10,6 +10,7 @@ use crate::sources::binary::cursor::{BinError, BinResult, Cursor};
 pub const HEADER_TRACING_DATA: u32 = 1;
 pub const HEADER_NRCPUS: u32 = 7;
 pub const HEADER_EVENT_DESC: u32 = 12;
+pub const HEADER_COMPRESSED: u32 = 27;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Section {

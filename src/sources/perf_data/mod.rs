@@ -20,6 +20,7 @@
 //! The container is small; the record bodies are where a maintained crate pays off.
 
 pub mod attrs;
+pub mod compressed;
 pub mod header;
 pub mod order;
 pub mod records;
@@ -28,14 +29,14 @@ pub mod tasks;
 use crate::events::{
     CPU_UNKNOWN, Event, EventKind, Format, StrId, TID_UNKNOWN, TaskMeta, Tid, Trace,
 };
-use crate::sources::binary::cursor::{BinError, BinResult, Cursor, read_u32, read_u64};
+use crate::sources::binary::cursor::{BinError, BinResult, Cursor, read_u16, read_u32, read_u64};
 use crate::sources::binary::tick::{self, TickInfer};
 use crate::sources::error::SourceError;
 use crate::sources::options::LoadOptions;
 use crate::sources::tracefs::decode::Decoder;
 use crate::sources::tracefs::tracing_data as meta;
 use attrs::{Attr, Attrs};
-use header::{HEADER_EVENT_DESC, HEADER_NRCPUS, HEADER_TRACING_DATA, Mode};
+use header::{HEADER_COMPRESSED, HEADER_EVENT_DESC, HEADER_NRCPUS, HEADER_TRACING_DATA, Mode};
 use linux_perf_event_reader::{EventRecord, RawData, RawEventRecord, RecordType};
 use order::{Item, Orderer};
 use records::*;
@@ -91,6 +92,10 @@ pub fn decode(
         read_unchanged: 0,
         read_unknown: 0,
         execs: 0,
+        inflate: None,
+        round_marks: Default::default(),
+        rec_buf: Vec::new(),
+        overflowed: 0,
     };
     let stop = match mode {
         Mode::File(h) => r.file(&h, opts).map_err(err)?,
@@ -138,7 +143,20 @@ struct Reader<'a> {
     read_unknown: u64,
     /// COMM records of an exec.
     execs: u64,
+    /// `perf record -z`: the decompressed record stream.
+    inflate: Option<compressed::Inflater>,
+    /// Where the FINISHED_ROUNDs read since fall in the decompressed records (stream offsets).
+    round_marks: std::collections::VecDeque<u64>,
+    /// A decompressed record, copied out of the stream while it is applied.
+    rec_buf: Vec<u8>,
+    /// COMPRESSED2 records whose size field had wrapped (perf 6.16+).
+    overflowed: u64,
 }
+
+/// The flag of an item's source that says it is in the decompressed stream, not the file.
+const INFLATED: u64 = 1 << 63;
+/// Decompressed bytes held before the consumed ones are dropped.
+const INFLATE_KEEP: usize = 4 << 20;
 
 /// What every event made of one sample shares.
 struct SampleAt {
@@ -170,6 +188,11 @@ impl<'a> Reader<'a> {
         self.set_attrs(Some(Arc::new(a)));
         let start = h.data.offset as usize;
         let end = h.data.offset.saturating_add(h.data.size) as usize;
+        if h.has_feature(HEADER_COMPRESSED) {
+            // perf record -z: one thread decompresses, orders and decodes
+            self.events.reserve(self.data.len() / 16);
+            return self.serial(start, end, false, opts);
+        }
         // Tracepoint samples are ~100 bytes: reserve instead of growing (and copying) the list.
         self.events
             .reserve((h.data.size as usize).min(self.data.len()) / 112);
@@ -190,7 +213,7 @@ impl<'a> Reader<'a> {
                 let mut n = 0u32;
                 let r = (|| {
                     while let Some(rec) = recs.next() {
-                        order.record(rec, &mut batch)?;
+                        order.record(rec, 0, &mut batch)?;
                         if batch.len() >= WALK_BATCH && tx.send(std::mem::take(&mut batch)).is_err()
                         {
                             return Ok(None);
@@ -242,19 +265,38 @@ impl<'a> Reader<'a> {
     }
 
     fn pipe(&mut self, opts: &LoadOptions) -> BinResult<Option<Stop>> {
-        let mut recs = Records::new(self.data, 16, self.data.len(), self.big);
         self.events.reserve(self.data.len() / 112);
+        let stop = self.serial(16, self.data.len(), true, opts)?;
+        if self.pending_attrs.is_empty() {
+            return Err(BinError::new(
+                16,
+                "expected PERF_RECORD_HEADER_ATTR records describing the events, found none",
+            ));
+        }
+        Ok(stop)
+    }
+
+    /// The records of `data[start..end]` on this thread: pipe mode (whose attributes may
+    /// change between records) and compressed files.
+    fn serial(
+        &mut self,
+        start: usize,
+        end: usize,
+        pipe: bool,
+        opts: &LoadOptions,
+    ) -> BinResult<Option<Stop>> {
+        let mut recs = Records::new(self.data, start, end, self.big);
         let mut n = 0u32;
-        for rec in recs.by_ref() {
+        while let Some(rec) = recs.next() {
             match rec.rtype {
-                RECORD_HEADER_ATTR => match attrs::parse_header_attr(rec.body, self.big) {
+                RECORD_HEADER_ATTR if pipe => match attrs::parse_header_attr(rec.body, self.big) {
                     Ok(a) => {
                         self.pending_attrs.push(a);
                         self.set_attrs(None);
                     }
                     Err(e) => return Err(BinError::new(rec.offset as u64, e.to_string())),
                 },
-                RECORD_HEADER_FEATURE if rec.body.len() >= 8 => {
+                RECORD_HEADER_FEATURE if pipe && rec.body.len() >= 8 => {
                     let feat = read_u64(&rec.body[..8], self.big);
                     let body = &rec.body[8..];
                     match feat {
@@ -269,34 +311,140 @@ impl<'a> Reader<'a> {
                         _ => {}
                     }
                 }
-                RECORD_HEADER_TRACING_DATA => {
+                RECORD_HEADER_TRACING_DATA if pipe => {
                     let start = rec.offset + 8 + rec.body.len();
                     let c =
                         Cursor::new(&self.data[..start + rec.trailing.len()], self.big).at(start);
                     self.tracing_data(c)?;
                 }
-                _ => {
-                    if self.attrs.is_none() && !self.pending_attrs.is_empty() {
-                        let mut a = Attrs::new(self.pending_attrs.clone(), self.big)
-                            .map_err(|e| BinError::new(rec.offset as u64, e.to_string()))?;
-                        a.name_events(&self.desc);
-                        self.set_attrs(Some(Arc::new(a)));
+                RECORD_COMPRESSED | RECORD_COMPRESSED2 => {
+                    self.index_attrs(rec.offset)?;
+                    self.compressed(rec)?;
+                }
+                RECORD_FINISHED_ROUND if self.inflate.is_some() => {
+                    // the round ends where its compressed records' data ends
+                    if let Some(m) = self.inflate.as_ref().and_then(|i| i.round_mark()) {
+                        self.round_marks.push_back(m);
                     }
-                    self.record(rec)?;
+                }
+                _ => {
+                    self.index_attrs(rec.offset)?;
+                    self.record(rec, 0)?;
                 }
             }
             n = n.wrapping_add(1);
-            if n.is_multiple_of(65536) && opts.cancelled() {
-                return Ok(None);
+            if n.is_multiple_of(4096) {
+                if let Some(p) = &opts.progress {
+                    p.done.store(
+                        (recs.pos() - start) as u64,
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
+                }
+                if opts.cancelled() {
+                    return Ok(None);
+                }
             }
         }
-        if self.pending_attrs.is_empty() {
-            return Err(BinError::new(
-                16,
-                "expected PERF_RECORD_HEADER_ATTR records describing the events, found none",
-            ));
+        self.overflowed += recs.overflowed;
+        if let Some(inf) = &mut self.inflate {
+            let at = recs.pos() as u64;
+            inf.finish()
+                .map_err(|e| BinError::new(at, format!("the compressed records end badly: {e}")))?;
+            self.walk_inflated()?;
         }
         Ok(recs.stop)
+    }
+
+    /// Pipe mode: the attributes index, rebuilt once the attributes read so far are complete.
+    fn index_attrs(&mut self, offset: usize) -> BinResult<()> {
+        if self.attrs.is_none() && !self.pending_attrs.is_empty() {
+            let mut a = Attrs::new(self.pending_attrs.clone(), self.big)
+                .map_err(|e| BinError::new(offset as u64, e.to_string()))?;
+            a.name_events(&self.desc);
+            self.set_attrs(Some(Arc::new(a)));
+        }
+        Ok(())
+    }
+
+    /// A compressed record: its data decompressed, and the records it completes ordered.
+    fn compressed(&mut self, rec: Rec) -> BinResult<()> {
+        let at = rec.offset as u64;
+        let data =
+            compressed::payload(rec.rtype, rec.body, self.big).map_err(|m| BinError::new(at, m))?;
+        let inf = self.inflate.get_or_insert_default();
+        for part in compressed::parts(rec.rtype, data, self.big) {
+            inf.feed(part, at).map_err(|e| {
+                BinError::new(
+                    at,
+                    format!("the PERF_RECORD_COMPRESSED here (perf record -z): {e}"),
+                )
+            })?;
+        }
+        self.walk_inflated()
+    }
+
+    /// Orders the whole records decompressed so far; drops the bytes no queued record needs.
+    fn walk_inflated(&mut self) -> BinResult<()> {
+        let mut buf = std::mem::take(&mut self.rec_buf);
+        loop {
+            let Some(inf) = &mut self.inflate else { break };
+            let p = inf.walked;
+            let Some(b) = inf.bytes_at(p).filter(|b| b.len() >= 8) else {
+                break;
+            };
+            let size = read_u16(&b[6..8], self.big) as usize;
+            if size < 8 {
+                self.rec_buf = buf;
+                return Err(BinError::new(
+                    inf.source_of(p).unwrap_or(0),
+                    format!(
+                        "the record at byte offset {p} of the records decompressed from the PERF_RECORD_COMPRESSED here declares a size of {size} bytes (below its 8-byte header): the compressed data is damaged"
+                    ),
+                ));
+            }
+            if b.len() < size {
+                break;
+            }
+            buf.clear();
+            buf.extend_from_slice(&b[..size]);
+            inf.walked += size as u64;
+            while self.round_marks.front().is_some_and(|&m| m <= p) {
+                self.round_marks.pop_front();
+                self.round();
+            }
+            let rec = Rec {
+                offset: p as usize,
+                rtype: read_u32(&buf[0..4], self.big),
+                misc: read_u16(&buf[4..6], self.big),
+                body: &buf[8..],
+                trailing: &[],
+            };
+            if let Err(e) = self.record(rec, INFLATED) {
+                self.rec_buf = buf;
+                return Err(e);
+            }
+        }
+        self.rec_buf = buf;
+        if let Some(inf) = &mut self.inflate
+            && inf.out.len() > INFLATE_KEEP
+        {
+            let keep = self
+                .order
+                .min_src_with(INFLATED)
+                .map_or(inf.walked, |m| m.min(inf.walked));
+            inf.release_before(keep);
+        }
+        Ok(())
+    }
+
+    /// A FINISHED_ROUND: the records it completes applied.
+    fn round(&mut self) {
+        let mut out = std::mem::take(&mut self.deliver);
+        self.order.queue.round(&mut out);
+        for it in out.drain(..) {
+            self.process(it.src, it.attr as usize);
+        }
+        self.deliver = out;
     }
 
     fn nrcpus(&mut self, body: &[u8]) {
@@ -324,10 +472,11 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// A record from the stream (pipe mode): ordered, and what is released applied.
-    fn record(&mut self, rec: Rec) -> BinResult<()> {
+    /// A record from the stream (pipe mode, compressed files): ordered, and what is released
+    /// applied. `flag` marks a decompressed record.
+    fn record(&mut self, rec: Rec, flag: u64) -> BinResult<()> {
         let mut out = std::mem::take(&mut self.deliver);
-        let r = self.order.record(rec, &mut out);
+        let r = self.order.record(rec, flag, &mut out);
         for it in out.drain(..) {
             self.process(it.src, it.attr as usize);
         }
@@ -337,6 +486,23 @@ impl<'a> Reader<'a> {
 
     /// Applies the record at byte offset `src` (of attribute `idx`), in time order.
     fn process(&mut self, src: u64, idx: usize) {
+        if src & INFLATED != 0 {
+            let at = src & !INFLATED;
+            let mut buf = std::mem::take(&mut self.rec_buf);
+            buf.clear();
+            if let Some(b) = self.inflate.as_ref().and_then(|i| i.bytes_at(at))
+                && b.len() >= 8
+            {
+                let size = (read_u16(&b[6..8], self.big) as usize).min(b.len());
+                buf.extend_from_slice(&b[..size]);
+            }
+            if let Some(mut rec) = Records::new(&buf, 0, buf.len(), self.big).next() {
+                rec.offset = src as usize;
+                self.apply(rec, idx);
+            }
+            self.rec_buf = buf;
+            return;
+        }
         let data = self.data;
         if let Some(rec) = Records::new(data, src as usize, data.len(), self.big).next() {
             self.apply(rec, idx);
@@ -574,7 +740,16 @@ impl<'a> Reader<'a> {
     /// Where byte offset `offset` of the records is, for messages: in the file, or in the data
     /// decompressed from a `PERF_RECORD_COMPRESSED`.
     fn place(&self, offset: u64) -> String {
-        format!("byte offset {offset}")
+        if offset & INFLATED == 0 {
+            return format!("byte offset {offset}");
+        }
+        let at = offset & !INFLATED;
+        match self.inflate.as_ref().and_then(|i| i.source_of(at)) {
+            Some(f) => format!(
+                "byte offset {at} of the records decompressed from the PERF_RECORD_COMPRESSED at byte offset {f} and before"
+            ),
+            None => format!("byte offset {at} of the decompressed records"),
+        }
     }
 
     fn bad(&mut self, msg: String) {

@@ -213,6 +213,9 @@ pub struct Records<'a> {
     end: usize,
     big: bool,
     pub stop: Option<Stop>,
+    /// `PERF_RECORD_COMPRESSED2` records whose u16 size had wrapped (a perf bug), read by
+    /// their data size.
+    pub overflowed: u64,
 }
 
 impl<'a> Records<'a> {
@@ -224,6 +227,7 @@ impl<'a> Records<'a> {
             end,
             big,
             stop: None,
+            overflowed: 0,
         }
     }
 
@@ -253,12 +257,25 @@ impl<'a> Iterator for Records<'a> {
         let h = &self.data[at..at + 8];
         let rtype = read_u32(&h[0..4], self.big);
         let misc = read_u16(&h[4..6], self.big);
-        let size = read_u16(&h[6..8], self.big) as usize;
+        let mut size = read_u16(&h[6..8], self.big) as usize;
+        if rtype == RECORD_COMPRESSED2
+            && let Some(d) = self.data.get(at + 8..at + 16)
+        {
+            // perf 6.16+ writes `header.size = ALIGN(16 + data_size, 8)` into a u16: past 64 KB
+            // it wraps (to 0, or to a small size when perf packed several records into one
+            // push), and the padding is not written. The record then ends after its data.
+            let need = 16usize
+                .saturating_add(usize::try_from(read_u64(d, self.big)).unwrap_or(usize::MAX));
+            if need > size && need <= (1 << 20) {
+                self.overflowed += 1;
+                size = need;
+            }
+        }
         if size < 8 {
             self.stop = Some(Stop::Corrupt { offset: at, size });
             return None;
         }
-        if at + size > avail {
+        if at.saturating_add(size) > avail {
             self.stop = Some(truncated(size));
             return None;
         }
