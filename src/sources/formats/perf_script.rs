@@ -5,7 +5,9 @@ use crate::sources::error::SourceError;
 use crate::sources::file_format::{FileFormat, Priority, Sample};
 use crate::sources::options::LoadOptions;
 use crate::sources::text::driver::stream_text;
-use crate::sources::text::perf_script::{PerfScript as Lines, split_head};
+use crate::sources::text::perf_script::{
+    PerfScript as Lines, is_untimed_sample, split_head, time_mode,
+};
 
 pub const PERF_SCRIPT: Format = Format::new("perf-script", "perf script text");
 
@@ -22,10 +24,11 @@ impl FileFormat for PerfScript {
         "`perf script` text"
     }
     fn sniff(&self, sample: &Sample) -> Option<usize> {
-        // `#` lines are the comments of `perf script --header`
+        // `#` lines are the comments of `perf script --header`; a sample printed without its
+        // time is recognised too, to be refused by what it lacks
         sample
             .lines()
-            .position(|l| !l.starts_with(b"#") && split_head(l).is_some())
+            .position(|l| !l.starts_with(b"#") && (split_head(l).is_some() || is_untimed_sample(l)))
     }
     fn priority(&self) -> Priority {
         // an ftrace line can read as a perf script line too
@@ -42,6 +45,10 @@ impl FileFormat for PerfScript {
         opts: &LoadOptions,
         sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
     ) -> Result<(), SourceError> {
-        stream_text(name, data, &Lines, None, opts, sink)
+        let head = &data[..data.len().min(Sample::HEAD_BYTES)];
+        let lines = Lines {
+            times: time_mode(head),
+        };
+        stream_text(name, data, &lines, None, opts, sink)
     }
 }

@@ -811,7 +811,8 @@ impl<'a> Reader<'a> {
             self.trace.warn(
                 "non-tracepoint-attribute",
                 format!(
-                    "{name}: event {count_name} is {}, not a tracepoint: its {n} samples are kept as events named {count_name}, without fields (cidscope uses none of them)",
+                    "{name}: attribute {idx} ({}) is {}, not a tracepoint: its {n} samples are kept as events named {count_name}, without fields (cidscope uses none of them)",
+                    a.name.as_deref().unwrap_or(&count_name),
                     a.kind_words(),
                 ),
             );
