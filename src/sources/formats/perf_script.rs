@@ -5,9 +5,7 @@ use crate::sources::error::SourceError;
 use crate::sources::file_format::{FileFormat, Priority, Sample};
 use crate::sources::options::LoadOptions;
 use crate::sources::text::driver::stream_text;
-use crate::sources::text::perf_script::{
-    PerfScript as Lines, is_untimed_sample, split_head, time_mode,
-};
+use crate::sources::text::perf_script::{is_untimed_sample, parser_for, split_head};
 
 pub const PERF_SCRIPT: Format = Format::new("perf-script", "perf script text");
 
@@ -46,9 +44,6 @@ impl FileFormat for PerfScript {
         sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
     ) -> Result<(), SourceError> {
         let head = &data[..data.len().min(Sample::HEAD_BYTES)];
-        let lines = Lines {
-            times: time_mode(head),
-        };
-        stream_text(name, data, &lines, None, opts, sink)
+        stream_text(name, data, parser_for(head), None, opts, sink)
     }
 }

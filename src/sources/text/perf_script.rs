@@ -31,6 +31,22 @@ pub struct PerfScript {
     pub times: TimeMode,
 }
 
+/// The parsers of absolute (and `--reltime`) and of `--deltatime` times.
+pub static ABSOLUTE: PerfScript = PerfScript {
+    times: TimeMode::Absolute,
+};
+pub static DELTA: PerfScript = PerfScript {
+    times: TimeMode::Delta,
+};
+
+/// The parser of the text that starts with `head` (see [`time_mode`]).
+pub fn parser_for(head: &[u8]) -> &'static PerfScript {
+    match time_mode(head) {
+        TimeMode::Absolute => &ABSOLUTE,
+        TimeMode::Delta => &DELTA,
+    }
+}
+
 /// Lines that are not events, and events with what their line lacked, counted per chunk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
