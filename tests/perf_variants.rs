@@ -230,3 +230,17 @@ fn a_pipe_reads_as_the_file() {
         }
     }
 }
+
+/// What loads indexes, replays under every model and renders (events on an unknown CPU
+/// included), as the fuzz targets exercise it.
+#[test]
+fn every_perf_variant_indexes_replays_and_renders() {
+    for (name, t) in corpus() {
+        if t["outcome"] != "loads" {
+            continue;
+        }
+        let trace = cidscope::sources::load(&path_of(&name), &Default::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        cidscope::testing::exercise_models(&trace);
+    }
+}

@@ -42,7 +42,7 @@ pub fn read(data: &[u8]) -> BinResult<(Mode, bool)> {
         b"PERFFILE" | b"ELIFFREP" => {
             return Err(BinError::new(
                 0,
-                "this is a perf.data of version 1 (magic \"PERFFILE\", written by perf before Linux 2.6.39): cidscope reads version 2 (\"PERFILE2\") only; a current perf still reads it: convert it with `perf inject -i OLD -o NEW.data`, or re-record",
+                "this is a perf.data of version 1 (magic \"PERFFILE\", the layout before \"PERFILE2\"): cidscope reads version 2 (\"PERFILE2\") only; a current perf still reads it: convert it with `perf inject -i OLD -o NEW.data`, or re-record",
             ));
         }
         _ => {
