@@ -1,13 +1,18 @@
 //! perf.data, file mode and pipe mode (`perf record -o -`), read natively from the mapped bytes.
 //!
 //! * [`header`]: file/pipe header, feature-section table;
-//! * [`attrs`]: event attributes and sample ids (parsed with linux-perf-event-reader, which also
-//!   decodes each record's body: sample layout from `sample_type`, `sample_id_all` trailers);
-//! * [`records`]: the record stream, with the user records that carry trailing data;
+//! * [`attrs`]: event attributes (parsed with linux-perf-event-reader, which also decodes the
+//!   bodies of records other than samples: `sample_id_all` trailers), their sample ids, and the
+//!   names perf gives them (`cycles:Pu`);
+//! * [`records`]: the record stream, with the user records that carry trailing data, and the
+//!   direct read of a sample body (every `sample_type` and `read_format` layout, up to the raw
+//!   data);
+//! * [`compressed`]: `perf record -z` (COMPRESSED, COMPRESSED2): the zstd stream across records;
 //! * [`order`]: perf's finished-round ordering; [`tasks`]: COMM/FORK thread names and processes.
 //!
-//! Not read: `perf record -z` files (zstd-compressed records) are refused with the offset of
-//! the first compressed record.
+//! A sample with `PERF_SAMPLE_READ` is delivered as perf delivers it: one sample per counter
+//! whose value changed since its last sample. A sample without `PERF_SAMPLE_CPU` is on
+//! [`CPU_UNKNOWN`]. A COMM record of an exec renames the task.
 //!
 //! Tracepoint samples (`PERF_SAMPLE_RAW`) are decoded through the format files of the file's
 //! tracing data (`HEADER_TRACING_DATA` feature section, or the `HEADER_TRACING_DATA` record in
