@@ -9,6 +9,7 @@
 //!   data);
 //! * [`compressed`]: `perf record -z` (COMPRESSED, COMPRESSED2): the zstd stream across records;
 //! * [`order`]: perf's finished-round ordering; [`tasks`]: COMM/FORK thread names and processes.
+//! * `samples`: samples made into events; `finish`: the end of a read and its warnings.
 //!
 //! A sample with `PERF_SAMPLE_READ` is delivered as perf delivers it: one sample per counter
 //! whose value changed since its last sample. A sample without `PERF_SAMPLE_CPU` is on
@@ -26,16 +27,16 @@
 
 pub mod attrs;
 pub mod compressed;
+mod finish;
 pub mod header;
 pub mod order;
 pub mod records;
+mod samples;
 pub mod tasks;
 
-use crate::events::{
-    CPU_UNKNOWN, Event, EventKind, Format, StrId, TID_UNKNOWN, TaskMeta, Tid, Trace,
-};
+use crate::events::{Event, Format, StrId, Trace};
 use crate::sources::binary::cursor::{BinError, BinResult, Cursor, read_u16, read_u32, read_u64};
-use crate::sources::binary::tick::{self, TickInfer};
+use crate::sources::binary::tick::TickInfer;
 use crate::sources::error::SourceError;
 use crate::sources::options::LoadOptions;
 use crate::sources::tracefs::decode::Decoder;
@@ -162,14 +163,6 @@ struct Reader<'a> {
 const INFLATED: u64 = 1 << 63;
 /// Decompressed bytes held before the consumed ones are dropped.
 const INFLATE_KEEP: usize = 4 << 20;
-
-/// What every event made of one sample shares.
-struct SampleAt {
-    ts: u64,
-    cpu: u16,
-    tid: Option<Tid>,
-    offset: u64,
-}
 
 impl<'a> Reader<'a> {
     fn file(&mut self, h: &header::FileHeader, opts: &LoadOptions) -> BinResult<Option<Stop>> {
@@ -580,168 +573,6 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn lost(&mut self, ts: Option<u64>, cpu: Option<u32>, count: u64) {
-        let ts = ts
-            .filter(|&t| t <= crate::events::MAX_TS)
-            .unwrap_or_else(|| self.events.last().map_or(0, |e| e.ts));
-        self.events.push(Event {
-            ts,
-            tid: 0,
-            cpu: cpu
-                .filter(|&c| c < Trace::MAX_CPUS)
-                .map_or(CPU_UNKNOWN, |c| c as u16),
-            kind: EventKind::Lost {
-                count: Some(count.min(u32::MAX as u64) as u32),
-            },
-        });
-    }
-
-    fn sample(&mut self, idx: usize, s: records::SampleFields, offset: u64) {
-        let ts = s.timestamp.unwrap_or(0);
-        if ts > crate::events::MAX_TS {
-            let msg = format!(
-                "{}: timestamp {ts} ns (expected below 2^63)",
-                self.place(offset)
-            );
-            self.bad(msg);
-            return;
-        }
-        let cpu = match s.cpu {
-            Some(c) if c < Trace::MAX_CPUS => c as u16,
-            Some(c) => {
-                let msg = format!("{}: CPU {c} (expected below 8192)", self.place(offset));
-                self.bad(msg);
-                return;
-            }
-            None => CPU_UNKNOWN,
-        };
-        let known = s.tid.filter(|&t| t >= 0).map(|t| t as Tid);
-        if let Some(t) = known {
-            let tgid = s.pid.filter(|&p| p >= 0).map(|p| p as Tid);
-            match self.trace.tasks.get_mut(&t) {
-                Some(m) => {
-                    if m.tgid.is_none() {
-                        m.tgid = tgid;
-                    }
-                }
-                None => {
-                    let comm = self.threads.comm_of(t, &mut self.trace.strings);
-                    self.trace.tasks.insert(t, TaskMeta { tgid, comm });
-                }
-            }
-        }
-        let at = SampleAt {
-            ts,
-            cpu,
-            tid: known,
-            offset,
-        };
-        match s.read {
-            // PERF_SAMPLE_READ: perf delivers one sample per counter whose value moved since
-            // its last sample (`deliver_sample_group` / `deliver_sample_value`).
-            Some(read) => self.sample_read(idx, &at, read, s.raw.as_deref()),
-            None => self.push_sample(idx, &at, s.raw.as_deref()),
-        }
-    }
-
-    /// The samples perf makes of a `PERF_SAMPLE_READ`: per counter (the group leader first), a
-    /// sample of that counter's event when its value changed since the counter's last sample
-    /// (the change is the sample's period; perf drops a sample of period 0).
-    fn sample_read(
-        &mut self,
-        idx: usize,
-        at: &SampleAt,
-        read: records::ReadValues,
-        raw: Option<&[u8]>,
-    ) {
-        let Some(a) = self.attrs.clone() else { return };
-        let group = a.list[idx].read_format & records::FORMAT_GROUP != 0;
-        for (k, (value, id)) in read.iter().enumerate() {
-            // without ids only a single counter (or a group's leader) is known to be this event
-            let target = match id {
-                Some(id) => a.of_id(id),
-                None if k == 0 || !group => Some(idx),
-                None => None,
-            };
-            let Some(target) = target else {
-                self.read_unknown += 1;
-                continue;
-            };
-            let key = id.unwrap_or(u64::MAX - idx as u64);
-            let prev = self.read_last.insert(key, value).unwrap_or(0);
-            if value == prev {
-                self.read_unchanged += 1;
-                continue;
-            }
-            // the leader's sample is this record (its raw data); a member's has only its name
-            self.push_sample(target, at, if target == idx { raw } else { None });
-        }
-    }
-
-    /// One sample of attribute `idx` as an event: a tracepoint decoded from its raw data, any
-    /// other event by its name.
-    fn push_sample(&mut self, idx: usize, at: &SampleAt, raw: Option<&[u8]>) {
-        let Some(a) = &self.attrs else { return };
-        let attr = &a.list[idx];
-        let strings = &mut self.trace.strings;
-        let (kind, hr) = match (attr.tracepoint_id(), &self.decoder, raw) {
-            (Some(id), Some(d), Some(raw)) => match d.decode(id, raw, strings) {
-                Ok(k) => k,
-                Err(e) => {
-                    let msg = format!("{}: sample of tracepoint {id}: {e}", self.place(at.offset));
-                    self.bad(msg);
-                    return;
-                }
-            },
-            _ => {
-                if attr.tracepoint_id().is_none() {
-                    *self.non_tracepoint.entry(idx).or_default() += 1;
-                }
-                let name = match self.other_names.get(&idx) {
-                    Some(&n) => n,
-                    None => {
-                        let n = strings.intern(attr.count_name().as_bytes());
-                        self.other_names.insert(idx, n);
-                        n
-                    }
-                };
-                (EventKind::Other { name }, None)
-            }
-        };
-        let tid = match (at.tid, kind) {
-            (Some(t), _) => t,
-            // The kernel reports -1 for a task already unhashed (its last switch): the switch
-            // still names it, as `perf script`'s text does.
-            (None, EventKind::SchedSwitch { prev_tid, .. }) => prev_tid,
-            (None, _) => TID_UNKNOWN,
-        };
-        if at.cpu == CPU_UNKNOWN {
-            self.cpu_unknown += 1;
-        }
-        if let Some(h) = hr
-            && at.cpu != CPU_UNKNOWN
-        {
-            self.ticks.push(self.events.len(), at.cpu, h);
-        }
-        self.events.push(Event {
-            ts: at.ts,
-            tid,
-            cpu: at.cpu,
-            kind,
-        });
-    }
-
-    /// An exec (a COMM record flagged `PERF_RECORD_MISC_COMM_EXEC`): from now on the task is
-    /// named by its new comm, as perf names it.
-    fn exec_comm(&mut self, tid: i32, _ts: Option<u64>) {
-        let Ok(tid) = Tid::try_from(tid) else { return };
-        let comm = self.threads.comm_of(tid, &mut self.trace.strings);
-        self.execs += 1;
-        if let Some(m) = self.trace.tasks.get_mut(&tid) {
-            m.comm = comm;
-        }
-    }
-
     /// Where byte offset `offset` of the records is, for messages: in the file, or in the data
     /// decompressed from a `PERF_RECORD_COMPRESSED`.
     fn place(&self, offset: u64) -> String {
@@ -762,132 +593,6 @@ impl<'a> Reader<'a> {
         if self.first_bad.is_none() {
             self.first_bad = Some(msg);
         }
-    }
-
-    fn finish(mut self, stop: Option<Stop>) -> (Trace, Vec<Event>) {
-        let mut out = std::mem::take(&mut self.deliver);
-        self.order.finish(&mut out);
-        for it in out.drain(..) {
-            self.process(it.src, it.attr as usize);
-        }
-        let name = self.name;
-        // perf record ≥ 6.x ends the file with one LOST_SAMPLES per event, repeating as counts
-        // per event what the LOST records already reported for the ring buffer: counted only
-        // when there are no LOST records (and then they are the kernel's own, e.g. AUX drops).
-        let ls = std::mem::take(&mut self.lost_samples);
-        if self.lost_records == 0 {
-            for (ts, cpu, n) in ls {
-                self.lost(ts, cpu, n);
-            }
-        } else if !ls.is_empty() {
-            let n: u64 = ls.iter().map(|x| x.2).sum();
-            self.trace.warn(
-                "lost-samples-repeated",
-                format!("{name}: {} LOST_SAMPLES records ({n} samples) repeat per event the loss the {} LOST records report; counted once", ls.len(), self.lost_records),
-            );
-        }
-        match stop {
-            Some(Stop::Truncated { offset, need, have }) => self.trace.warn(
-                "truncated-record",
-                format!(
-                    "{name}: the file ends at byte offset {} inside the record at byte offset {offset} ({need} bytes expected, {have} present): the file is truncated; the records before it were loaded, the rest is lost",
-                    offset + have
-                ),
-            ),
-            Some(Stop::Corrupt { offset, size }) => self.trace.warn(
-                "corrupt-record",
-                format!(
-                    "{name}: the record at byte offset {offset} declares a size of {size} bytes (below its 8-byte header): the records before it were loaded, the rest of the data was not read"
-                ),
-            ),
-            None => {}
-        }
-        if self.decoder.is_none() {
-            self.trace.warn(
-                "no-tracing-data",
-                format!("{name}: the file has no tracing data (tracepoint formats); samples are counted by event name only"),
-            );
-        }
-        for (&idx, &n) in &self.non_tracepoint {
-            let Some(a) = self.attrs.as_ref().and_then(|a| a.list.get(idx)) else {
-                continue;
-            };
-            let count_name = a.count_name();
-            self.trace.warn(
-                "non-tracepoint-attribute",
-                format!(
-                    "{name}: attribute {idx} ({}) is {}, not a tracepoint: its {n} samples are kept as events named {count_name}, without fields (cidscope uses none of them)",
-                    a.name.as_deref().unwrap_or(&count_name),
-                    a.kind_words(),
-                ),
-            );
-        }
-        if self.cpu_unknown > 0 {
-            self.trace.warn(
-                "cpu-unknown",
-                format!(
-                    "{name}: {} events carry no CPU (recorded without PERF_SAMPLE_CPU: perf record without -a, -C or --sample-cpu): they are kept on an unknown CPU, counted but in no CPU lane, and place no task on a CPU",
-                    self.cpu_unknown
-                ),
-            );
-        }
-        if self.read_unchanged + self.read_unknown > 0 {
-            self.trace.warn(
-                "read-values-dropped",
-                format!(
-                    "{name}: of the counter values the samples read (PERF_SAMPLE_READ), {} had not changed since the counter's last sample and {} belong to no event of the file: no sample was made of them, as perf makes none",
-                    self.read_unchanged, self.read_unknown
-                ),
-            );
-        }
-        if self.order.unknown > 0 {
-            self.trace.warn(
-                "unknown-event-id",
-                format!("{name}: {} records name an event id that no attribute lists; they were skipped", self.order.unknown),
-            );
-        }
-        if self.bad > 0 {
-            self.trace.warn(
-                "bad-records-skipped",
-                format!(
-                    "{name}: {} records could not be decoded and were skipped (first: {})",
-                    self.bad,
-                    self.first_bad.take().unwrap_or_default()
-                ),
-            );
-        }
-        if self.order.queue.late > 0 {
-            self.trace.warn(
-                "records-out-of-round",
-                format!(
-                    "{name}: {} records are older than records of an earlier finished round (perf reports them as out of order)",
-                    self.order.queue.late
-                ),
-            );
-        }
-        if self.decoder.as_ref().is_some_and(|d| !d.tick_known()) && !self.ticks.is_empty() {
-            let inferred = self.ticks.infer();
-            if let Some(inf) = &inferred {
-                self.ticks.apply(&mut self.events, inf.function);
-            }
-            let (code, msg) = tick::warning(inferred.as_ref(), name, "perf.data carries");
-            self.trace.warn(code, msg);
-        }
-        let mentioned: Vec<Tid> = self
-            .events
-            .iter()
-            .filter_map(|e| match e.kind {
-                EventKind::SchedSwitch { next_tid, .. } => Some(next_tid),
-                EventKind::SchedProcessFork { child, .. } => Some(child),
-                EventKind::SchedWakeupNew { tid, .. } | EventKind::TaskNewtask { tid, .. } => {
-                    Some(tid)
-                }
-                _ => None,
-            })
-            .collect();
-        self.threads
-            .complete(&mut self.trace.tasks, mentioned.into_iter());
-        (self.trace, self.events)
     }
 }
 

@@ -41,7 +41,7 @@ pub struct Chunk {
     pub cpu_hint: usize,
     pub warned_late_header: bool,
     /// perf script: lines skipped and events lacking a column.
-    pub perf: crate::sources::text::perf_script::Tally,
+    pub perf: crate::sources::text::perf_tally::Tally,
 }
 
 impl Chunk {

@@ -30,7 +30,7 @@ struct Stitch {
     bad: u64,
     first_bad: Option<(u64, BadLine)>,
     ncpus_sent: bool,
-    perf: crate::sources::text::perf_script::Tally,
+    perf: crate::sources::text::perf_tally::Tally,
     /// Deltas are added up into times (perf script --deltatime): the sum so far.
     cumulative: Option<u64>,
 }
@@ -260,7 +260,7 @@ pub fn stream_text(
         });
     }
     let times = match st.cumulative {
-        Some(_) => crate::sources::text::perf_script::TimeMode::Delta,
+        Some(_) => crate::sources::text::perf_tally::TimeMode::Delta,
         None => Default::default(),
     };
     last.warnings.extend(st.perf.warnings(path, times));
