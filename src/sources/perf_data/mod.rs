@@ -384,8 +384,7 @@ impl<'a> Reader<'a> {
     /// Orders the whole records decompressed so far; drops the bytes no queued record needs.
     fn walk_inflated(&mut self) -> BinResult<()> {
         let mut buf = std::mem::take(&mut self.rec_buf);
-        loop {
-            let Some(inf) = &mut self.inflate else { break };
+        while let Some(inf) = &mut self.inflate {
             let p = inf.walked;
             let Some(b) = inf.bytes_at(p).filter(|b| b.len() >= 8) else {
                 break;
