@@ -1,6 +1,6 @@
 //! A loaded capture: canonical events in time order plus what the source knew about tasks.
 
-use super::event::{Event, EventKind, Tid};
+use super::event::{CPU_UNKNOWN, Event, EventKind, Tid};
 use super::origin::{Format, Origin};
 use super::store::EventStore;
 use super::strings::{StrId, Strings};
@@ -113,10 +113,13 @@ impl Trace {
     /// The most CPUs a header may claim (the kernel's NR_CPUS limit); a larger count is corrupt.
     pub const MAX_CPUS: u32 = 8192;
 
-    /// Number of CPUs: the header's count or one past the highest CPU seen, whichever is larger.
+    /// Number of CPUs: the header's count or one past the highest CPU seen, whichever is larger
+    /// (events on an unknown CPU do not count).
     pub fn cpu_count(&self) -> u32 {
         let seen = (0..self.events.len())
-            .map(|i| self.events.cpu(i) as u32 + 1)
+            .map(|i| self.events.cpu(i))
+            .filter(|&c| c != CPU_UNKNOWN)
+            .map(|c| c as u32 + 1)
             .max()
             .unwrap_or(0);
         let hint = self

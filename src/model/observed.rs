@@ -7,7 +7,7 @@
 
 use super::alarm::{Alarm, AlarmKind};
 use super::tasks::{MmId, MmInfo, MmOrigin};
-use crate::events::{CLONE_VM, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid};
+use crate::events::{CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid};
 use rustc_hash::FxHashMap;
 
 /// The state of one CPU: who runs there and the CID it holds.
@@ -95,8 +95,18 @@ impl ObservedState {
 
     /// Applies one event.
     pub fn apply(&mut self, ev: &Event, ctx: &Context, sink: &mut impl Sink) {
+        if ev.cpu == CPU_UNKNOWN {
+            // A record on no known CPU places no task: only what needs no CPU is applied.
+            match ev.kind {
+                EventKind::TaskNewtask { .. }
+                | EventKind::SchedProcessFork { .. }
+                | EventKind::SchedProcessExec { .. }
+                | EventKind::SchedProcessExit { .. } => {}
+                _ => return,
+            }
+        }
         let c = ev.cpu as usize;
-        if c >= self.cpus.len() {
+        if ev.cpu != CPU_UNKNOWN && c >= self.cpus.len() {
             self.cpus.resize(c + 1, CpuSlot::IDLE);
         }
         if matches!(ev.kind, EventKind::Lost { .. }) {
@@ -113,7 +123,7 @@ impl ObservedState {
         }
         // Every record names the task current on its CPU: this also catches switches the
         // capture missed (on some VMs the switch away from idle is never recorded).
-        if self.cpus[c].tid != ev.tid && ev.tid != TID_UNKNOWN {
+        if ev.cpu != CPU_UNKNOWN && self.cpus[c].tid != ev.tid && ev.tid != TID_UNKNOWN {
             self.switch_in(ev.ts, ev.cpu, ev.tid, ctx, sink);
         }
         match ev.kind {

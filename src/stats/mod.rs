@@ -49,6 +49,9 @@ pub struct Stats {
     pub events: u64,
     pub event_counts: BTreeMap<String, u64>,
     pub cpus: Vec<u32>,
+    /// Events whose capture names no CPU (perf samples without PERF_SAMPLE_CPU, perf script
+    /// without the cpu column): counted in `events`, on no CPU of `cpus`.
+    pub events_cpu_unknown: u64,
     /// Possible CPUs: the bound of every CID (header count or highest CPU seen + 1).
     pub ncpus: u32,
     pub first_ts_ns: Option<u64>,
@@ -174,6 +177,7 @@ pub struct Summarizer {
     events: u64,
     lost_events: u64,
     lost_markers: u64,
+    cpu_unknown: u64,
     /// Per task with rseq_update: count, CIDs, and its mm at its last update (a task that
     /// exited is gone from the observed state by the end).
     per_tid: rustc_hash::FxHashMap<Tid, (u64, CidSet, MmId)>,
@@ -202,6 +206,7 @@ impl Summarizer {
             events: 0,
             lost_events: 0,
             lost_markers: 0,
+            cpu_unknown: 0,
             per_tid: Default::default(),
             state: ObservedState::new(hint.max(1) as usize),
             sink: Collect::default(),
@@ -227,7 +232,10 @@ impl Summarizer {
                 self.out_of_order = true;
             }
             self.prev_ts = ev.ts;
-            self.seen_cpus = self.seen_cpus.max(ev.cpu as u32 + 1);
+            let known = ev.cpu != crate::events::CPU_UNKNOWN;
+            if known {
+                self.seen_cpus = self.seen_cpus.max(ev.cpu as u32 + 1);
+            }
             // the CID bound as known so far; out-of-range alarms are re-checked at the end
             let ctx = Context {
                 tasks: &meta.tasks,
@@ -244,7 +252,9 @@ impl Summarizer {
                 k => self.kind_counts[k.index()] += 1,
             }
             self.events += 1;
-            if let Some(w) = self.cpus.get_mut(ev.cpu as usize / 64) {
+            if !known {
+                self.cpu_unknown += 1;
+            } else if let Some(w) = self.cpus.get_mut(ev.cpu as usize / 64) {
                 *w |= 1 << (ev.cpu % 64);
             }
             self.first = Some(self.first.map_or(ev.ts, |f| f.min(ev.ts)));
@@ -274,6 +284,7 @@ impl Summarizer {
             events,
             lost_events,
             lost_markers,
+            cpu_unknown,
             per_tid,
             state,
             mut sink,
@@ -375,6 +386,7 @@ impl Summarizer {
             cpus: (0..cpus.len() as u32 * 64)
                 .filter(|&c| cpus[c as usize / 64] & (1 << (c % 64)) != 0)
                 .collect(),
+            events_cpu_unknown: cpu_unknown,
             ncpus,
             first_ts_ns: first,
             last_ts_ns: last,
@@ -415,6 +427,13 @@ pub fn render_text(s: &Stats) -> String {
     let _ = writeln!(o, "format      {}", s.format);
     let _ = writeln!(o, "events      {}", s.events);
     let _ = writeln!(o, "cpus        {:?} (CID bound {})", s.cpus, s.ncpus);
+    if s.events_cpu_unknown > 0 {
+        let _ = writeln!(
+            o,
+            "            {} events on an unknown CPU (the capture does not say; not in any CPU lane)",
+            s.events_cpu_unknown
+        );
+    }
     if let (Some(a), Some(b)) = (s.first_ts_ns, s.last_ts_ns) {
         let _ = writeln!(
             o,

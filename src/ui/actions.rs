@@ -326,7 +326,11 @@ fn cpu_focus(st: &State) -> Vec<usize> {
             .collect();
     }
     if focus.is_empty() {
-        focus.extend(st.cursor_event().map(|e| e.cpu as usize));
+        focus.extend(
+            st.cursor_event()
+                .and_then(|e| e.known_cpu())
+                .map(usize::from),
+        );
     }
     let visible = st.visible_cpus();
     focus

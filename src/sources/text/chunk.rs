@@ -40,6 +40,8 @@ pub struct Chunk {
     /// Byte position of the `[CPU]` column in the previous line (a parser's hint).
     pub cpu_hint: usize,
     pub warned_late_header: bool,
+    /// perf script: lines skipped and events lacking a column.
+    pub perf: crate::sources::text::perf_tally::Tally,
 }
 
 impl Chunk {
@@ -58,6 +60,7 @@ impl Chunk {
             recent: [Tid::MAX; 64],
             cpu_hint: 0,
             warned_late_header: false,
+            perf: Default::default(),
         }
     }
 
@@ -94,4 +97,9 @@ impl Chunk {
 /// Parses one line into `out`. Returns what was expected when the line is malformed.
 pub trait LineParser: Send + Sync {
     fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), Expected>;
+
+    /// The times are deltas (each the time since the event before): the stitch adds them up.
+    fn cumulative_times(&self) -> bool {
+        false
+    }
 }

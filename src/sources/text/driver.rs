@@ -30,6 +30,9 @@ struct Stitch {
     bad: u64,
     first_bad: Option<(u64, BadLine)>,
     ncpus_sent: bool,
+    perf: crate::sources::text::perf_tally::Tally,
+    /// Deltas are added up into times (perf script --deltatime): the sum so far.
+    cumulative: Option<u64>,
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
@@ -121,6 +124,8 @@ pub fn stream_text(
         bad: 0,
         first_bad: None,
         ncpus_sent: false,
+        perf: Default::default(),
+        cumulative: parser.cumulative_times().then_some(0),
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
@@ -254,6 +259,11 @@ pub fn stream_text(
             ),
         });
     }
+    let times = match st.cumulative {
+        Some(_) => crate::sources::text::perf_tally::TimeMode::Delta,
+        None => Default::default(),
+    };
+    last.warnings.extend(st.perf.warnings(path, times));
     if !st.saw_header {
         last.format = headerless;
     }
@@ -348,6 +358,7 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         st.ncpus_sent = true;
     }
     st.saw_header |= chunk.saw_header;
+    st.perf.add(&chunk.perf);
     st.bad += chunk.bad_lines;
     if st.first_bad.is_none() {
         st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));
@@ -360,7 +371,14 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         .collect();
     let re = |id: StrId| remap.get(id.0 as usize).copied().unwrap_or_default();
     let first_real = chunk.events.iter().find(|e| e.ts != u64::MAX).map(|e| e.ts);
-    let fix = |e: &mut Event, last_ts: &mut Option<u64>| {
+    let mut sum = st.cumulative;
+    let mut fix = |e: &mut Event, last_ts: &mut Option<u64>| {
+        if let Some(s) = &mut sum
+            && e.ts != u64::MAX
+        {
+            *s = s.saturating_add(e.ts).min(crate::events::MAX_TS);
+            e.ts = *s;
+        }
         match &mut e.kind {
             EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
             EventKind::Other { name } => *name = re(*name),
@@ -378,6 +396,7 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     for e in evs.iter_mut() {
         fix(e, &mut st.last_ts);
     }
+    st.cumulative = sum;
     delta.events = evs;
     for (tid, m) in chunk.tasks {
         let m = TaskMeta {

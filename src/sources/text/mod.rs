@@ -8,4 +8,5 @@ pub mod driver;
 pub mod ftrace;
 pub mod payload;
 pub mod perf_script;
+pub mod perf_tally;
 pub mod scan;

@@ -255,8 +255,8 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
             ),
         ]),
         Line::from(format!(
-            "  [{:03}] {}-{}: {}",
-            ev.cpu,
+            "  [{}] {}-{}: {}",
+            ev.known_cpu().map_or("???".into(), |c| format!("{c:03}")),
             st.trace.comm_of(ev.tid),
             ev.tid,
             ev.describe(&st.trace.strings)
