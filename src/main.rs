@@ -3,6 +3,24 @@ use cidscope::sources::{self, LoadOptions};
 use clap::Parser;
 use std::process::ExitCode;
 
+/// Opens a capture (`-`: standard input); a stream (a pipe, `trace_pipe`) then ends at the
+/// first SIGINT, and what was read is summarised.
+fn open_capture(path: &std::path::Path, opts: &LoadOptions) -> Result<sources::Opened, String> {
+    let opened = sources::open(path, opts).map_err(|e| e.to_string())?;
+    if !opened.rereadable() {
+        sources::input::interrupt::end_streams_on_sigint()
+            .map_err(|e| format!("cannot watch for SIGINT: {e}"))?;
+    }
+    Ok(opened)
+}
+
+/// Says so when a SIGINT ended the input.
+fn note_interrupt() {
+    if sources::input::interrupt::requested() {
+        eprintln!("cidscope: the input was ended by SIGINT; this covers what was read before it");
+    }
+}
+
 fn load_options(a: &LoadArgs) -> LoadOptions {
     LoadOptions {
         format: a.format.map(|f| f.format()),
@@ -65,8 +83,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     "export: name an output with --perfetto OUT.json, --csv OUT.csv and/or --svg OUT.svg".into(),
                 );
             }
-            let trace =
-                sources::load(&a.file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
+            let opts = load_options(&cli.load);
+            let trace = open_capture(&a.file, &opts)?
+                .load(&opts)
+                .map_err(|e| e.to_string())?;
             let tl = cidscope::timeline::Timeline::build(&trace);
             if let Some(p) = &a.perfetto {
                 // with --policy / --compare: each model's compactions as instants too
@@ -128,7 +148,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Some(Command::Stats(a)) => {
             let opts = load_options(&cli.load);
-            let opened = sources::open(&a.file, &opts).map_err(|e| e.to_string())?;
+            let opened = open_capture(&a.file, &opts)?;
             let models = cli.model.models();
             let s = if models.is_empty() {
                 // a stream: memory stays flat whatever the capture's size
@@ -137,6 +157,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 let trace = opened.load(&opts).map_err(|e| e.to_string())?;
                 cidscope::stats::policy::compute_with_models(&trace, &models, &cli.model.params())
             };
+            note_interrupt();
             if a.json {
                 let mut out = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
                 out.push('\n');
@@ -173,7 +194,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let Some(file) = &cli.file else {
                 return Err("--check needs a capture file".into());
             };
-            let trace = sources::load(file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
+            let opts = load_options(&cli.load);
+            let trace = open_capture(file, &opts)?
+                .load(&opts)
+                .map_err(|e| e.to_string())?;
+            note_interrupt();
             let mut report = cidscope::stats::check::run(&trace);
             // with --policy / --compare: each model's invariants over the capture's schedule too
             let kinds = cli.model.models();

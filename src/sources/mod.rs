@@ -8,6 +8,7 @@ pub mod binary;
 pub mod error;
 pub mod file_format;
 pub mod formats;
+pub mod input;
 pub mod live;
 pub mod memory;
 pub mod open;
