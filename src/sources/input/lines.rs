@@ -75,7 +75,9 @@ impl Pieces<'static> for StreamLines<'_> {
                 return Ok(self.cut());
             }
             let len = self.buf.len();
-            self.buf.resize(len + READ, 0);
+            // no more than the segment still has room for: pieces stay near their size
+            let want = READ.min(self.target.saturating_sub(len).max(1024));
+            self.buf.resize(len + want, 0);
             let r = self.feed.fill(&mut self.buf[len..], PAUSE);
             let got = match &r {
                 Ok(Fill::Data(n)) => *n,
@@ -189,7 +191,7 @@ mod tests {
         let mut n = 0;
         while let Some(p) = s.next_piece(&stop).unwrap() {
             assert_eq!(p.last(), Some(&b'\n'));
-            assert!(p.len() < 4096 + READ + 20);
+            assert!(p.len() < 4096 + 1024 + 20, "{}", p.len());
             all.extend_from_slice(&p);
             n += 1;
         }
