@@ -249,7 +249,9 @@ impl Summarizer {
                     self.lost_events += count.unwrap_or(0) as u64;
                     continue;
                 }
-                EventKind::Other { name } => *self.other_counts.entry(name.0).or_default() += 1,
+                EventKind::Other { name } | EventKind::Function { name, .. } => {
+                    *self.other_counts.entry(name.0).or_default() += 1
+                }
                 k => self.kind_counts[k.index()] += 1,
             }
             self.events += 1;

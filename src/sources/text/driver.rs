@@ -8,7 +8,7 @@ use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, Tra
 use crate::sources::error::{Location, SourceError};
 use crate::sources::options::LoadOptions;
 use crate::sources::sys::prefetch::prefetch;
-use crate::sources::text::chunk::{BadLine, Chunk, LineParser};
+use crate::sources::text::chunk::{BadLine, Chunk, LineParser, Skipped, UNKNOWN_COMM};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -30,6 +30,14 @@ struct Stitch {
     bad: u64,
     first_bad: Option<(u64, BadLine)>,
     ncpus_sent: bool,
+    skipped: Skipped,
+    /// The last line so far may be continued by free text (see [`Chunk::cont_ok`]).
+    cont_ok: bool,
+    /// function_graph: each CPU's task as the last `=>` line named it.
+    graph_task: FxHashMap<u16, Tid>,
+    /// Tasks the task column showed only as `<...>`, and names payloads gave for tasks.
+    anon: rustc_hash::FxHashSet<Tid>,
+    names: FxHashMap<Tid, StrId>,
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
@@ -207,14 +215,38 @@ pub fn stream_pieces<'a>(
         bad: 0,
         first_bad: None,
         ncpus_sent: false,
+        skipped: Skipped::default(),
+        cont_ok: false,
+        graph_task: FxHashMap::default(),
+        anon: Default::default(),
+        names: FxHashMap::default(),
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
     let mut consume = |chunk: Chunk| -> Result<(Vec<Event>, bool), SourceError> {
         let mut chunk = chunk;
-        let failed = chunk.error.take().map(|(l, bad)| {
+        let mut failed = chunk.error.take().map(|(l, bad)| {
             SourceError::new(path, Location::Line(st.line_base + l), bad.to_string())
         });
+        // free text at the chunk's start: a continuation if the previous chunk ended on an
+        // event that allows one, else a bad line
+        if let Some((l, bad)) = chunk.leading_cont.take() {
+            if st.cont_ok {
+                st.skipped.continuation += chunk.leading_cont_n;
+            } else if opts.skip_bad_lines {
+                st.bad += chunk.leading_cont_n;
+                if st.first_bad.is_none() {
+                    st.first_bad = Some((st.line_base + l, bad));
+                }
+            } else {
+                chunk.events.clear();
+                failed = Some(SourceError::new(
+                    path,
+                    Location::Line(st.line_base + l),
+                    bad.to_string(),
+                ));
+            }
+        }
         // (a failed chunk keeps what it parsed before the bad line)
         merge_chunk(&mut st, &mut delta, chunk);
         let new_strings = st.strings.len();
@@ -374,6 +406,7 @@ pub fn stream_pieces<'a>(
             ),
         });
     }
+    last.warnings.extend(st.skipped.warnings(path));
     if !st.saw_header {
         last.format = headerless;
     }
@@ -468,6 +501,10 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         st.ncpus_sent = true;
     }
     st.saw_header |= chunk.saw_header;
+    st.skipped.add(&chunk.skipped);
+    if let Some(c) = chunk.cont_ok {
+        st.cont_ok = c;
+    }
     st.bad += chunk.bad_lines;
     if st.first_bad.is_none() {
         st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));
@@ -483,7 +520,7 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     let fix = |e: &mut Event, last_ts: &mut Option<u64>| {
         match &mut e.kind {
             EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
-            EventKind::Other { name } => *name = re(*name),
+            EventKind::Other { name } | EventKind::Function { name, .. } => *name = re(*name),
             _ => {}
         }
         // Lost markers noted before any event of their chunk take the time of the event before
@@ -498,7 +535,21 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     for e in evs.iter_mut() {
         fix(e, &mut st.last_ts);
     }
+    // function_graph without a task column: the task of a CPU before the chunk's first `=>`
+    for &i in &chunk.graph_unknown {
+        if let Some(e) = evs.get_mut(i as usize)
+            && let Some(&t) = st.graph_task.get(&e.cpu)
+        {
+            e.tid = t;
+        }
+    }
+    st.graph_task.extend(chunk.graph_task.drain());
+    for &(tid, name) in &chunk.names {
+        st.names.entry(tid).or_insert(re(name));
+    }
     delta.events = evs;
+    // (looked up, not interned: most captures never show it)
+    let anon_id = st.strings.find(UNKNOWN_COMM);
     for (tid, m) in chunk.tasks {
         let m = TaskMeta {
             tgid: m.tgid,
@@ -506,14 +557,54 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         };
         match st.tasks.get_mut(&tid) {
             Some(old) => {
+                let mut changed = false;
+                if anon_id.is_some_and(|a| old.comm == a && m.comm != a) {
+                    old.comm = m.comm;
+                    st.anon.remove(&tid);
+                    changed = true;
+                }
                 if old.tgid.is_none() && m.tgid.is_some() {
                     old.tgid = m.tgid;
+                    changed = true;
+                }
+                if changed {
                     delta.tasks.push((tid, *old));
                 }
             }
             None => {
+                if Some(m.comm) == anon_id {
+                    st.anon.insert(tid);
+                }
                 st.tasks.insert(tid, m);
                 delta.tasks.push((tid, m));
+            }
+        }
+    }
+    // `<...>` tasks get the name another line of the file gives them
+    if !st.anon.is_empty() {
+        for e in &delta.events {
+            if let EventKind::SchedSwitch {
+                next_tid,
+                next_comm,
+                ..
+            } = e.kind
+                && Some(next_comm) != anon_id
+                && st.anon.contains(&next_tid)
+            {
+                st.names.entry(next_tid).or_insert(next_comm);
+            }
+        }
+        let named: Vec<(Tid, StrId)> = st
+            .anon
+            .iter()
+            .filter_map(|t| st.names.get(t).map(|&n| (*t, n)))
+            .filter(|&(_, n)| Some(n) != anon_id)
+            .collect();
+        for (tid, name) in named {
+            st.anon.remove(&tid);
+            if let Some(m) = st.tasks.get_mut(&tid) {
+                m.comm = name;
+                delta.tasks.push((tid, *m));
             }
         }
     }

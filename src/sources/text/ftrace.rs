@@ -5,11 +5,11 @@
 //! spaces, dashes, digits and even `[001]`, so the line is anchored on the first `[CPU]` that is
 //! preceded by `-PID` and followed by a timestamp, not split on whitespace.
 
-use crate::events::{Event, Tid};
+use crate::events::{Event, EventKind, Tid};
 use crate::sources::file_format::Sample;
 use crate::sources::text::chunk::{Chunk, Expected, LineParser};
-use crate::sources::text::payload;
 use crate::sources::text::scan::{parse_ts, skip_spaces, trim_end, trim_start};
+use crate::sources::text::{payload, shapes};
 
 /// Parser for every ftrace-family text format.
 pub struct FtraceText;
@@ -59,6 +59,44 @@ pub fn split_head(line: &[u8]) -> Option<Head<'_>> {
 }
 
 fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
+    let (c, after) = cols_at(line, i)?;
+    // EVENT: PAYLOAD
+    let n0 = skip_spaces(line, after);
+    // the name ends at its colon; a space first means this is no event line
+    let colon = find2(line, n0, b':', b' ')?;
+    let name = &line[n0..colon];
+    // no event's name holds '(': that is a syscall's "sys_foo(arg: 1, ...)"
+    if name.is_empty() || line[colon] != b':' || memchr::memchr(b'(', name).is_some() {
+        return None;
+    }
+    let rest = &line[skip_spaces(line, colon + 1)..];
+    Some(Head {
+        comm: c.comm,
+        tid: c.tid,
+        tgid: c.tgid,
+        cpu: c.cpu,
+        flags: c.flags,
+        ts: c.ts,
+        name,
+        rest,
+    })
+}
+
+/// The columns before the event's name: `COMM-PID [(TGID)] [CPU] [FLAGS] SECONDS.FRACTION:`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Cols<'a> {
+    pub comm: &'a [u8],
+    pub tid: Tid,
+    pub tgid: Option<Option<Tid>>,
+    pub cpu: u16,
+    pub flags: Option<&'a [u8]>,
+    pub ts: u64,
+}
+
+/// The columns of a line whose `[CPU]` is at `i`, and where the text after the timestamp's
+/// colon starts.
+#[inline(always)]
+fn cols_at(line: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
     // [CPU]
     let mut j = i + 1;
     while j < line.len() && line[j].is_ascii_digit() {
@@ -108,25 +146,29 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
         (Some(tok), &t2[..t2.len() - 1], e2)
     };
     let ts = parse_ts(ts_tok)?;
-    // EVENT: PAYLOAD
-    let n0 = skip_spaces(line, after);
-    // the name ends at its colon; a space first means this is no event line
-    let colon = find2(line, n0, b':', b' ')?;
-    let name = &line[n0..colon];
-    if name.is_empty() || line[colon] != b':' {
-        return None;
+    Some((
+        Cols {
+            comm,
+            tid,
+            tgid,
+            cpu,
+            flags,
+            ts,
+        },
+        after,
+    ))
+}
+
+/// The columns of a line up to its timestamp, and the text after it, when the text is not
+/// `EVENT: PAYLOAD` (the slow path: stack-trace, syscall and function tracer lines).
+pub fn split_cols(line: &[u8]) -> Option<(Cols<'_>, &[u8])> {
+    let limit = line.len().min(200);
+    for i in memchr::memchr_iter(b'[', &line[..limit]) {
+        if let Some((c, after)) = cols_at(line, i) {
+            return Some((c, &line[skip_spaces(line, after)..]));
+        }
     }
-    let rest = &line[skip_spaces(line, colon + 1)..];
-    Some(Head {
-        comm,
-        tid,
-        tgid,
-        cpu,
-        flags,
-        ts,
-        name,
-        rest,
-    })
+    None
 }
 
 /// The first position at or after `from` holding `a` or `b`, eight bytes at a time (the
@@ -243,35 +285,253 @@ impl LineParser for FtraceText {
             return header_line(line, out);
         }
         if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
-            let kind = payload::parse(h.name, h.rest, &mut out.strings)?;
-            out.note_task(h.cpu, h.tid, h.comm, h.tgid.flatten());
-            out.events.push(Event {
-                ts: h.ts,
-                tid: h.tid,
-                cpu: h.cpu,
-                kind,
-            });
-            return Ok(());
+            return event_line(h, out);
         }
-        if let Some((cpu, count)) = lost_marker(line) {
-            out.push_lost(cpu, count);
-            return Ok(());
-        }
-        if let Some(n) = line.strip_prefix(b"cpus=") {
-            out.ncpus_hint = payload::parse_u64(trim_end(n)).map(|n| n as u32);
-            return Ok(());
-        }
-        // trace-cmd report preamble lines.
-        if line.starts_with(b"version = ")
-            || (line.starts_with(b"CPU ") && line.ends_with(b" is empty"))
-            || line.iter().all(|b| b.is_ascii_whitespace())
-        {
-            return Ok(());
-        }
-        Err(Expected(
-            "an ftrace event line \"COMM-PID [CPU] TIMESTAMP: EVENT: FIELDS\"",
-        ))
+        other_line(line, out)
     }
+}
+
+/// An event line: its payload parsed, its task noted.
+#[inline]
+fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
+    let kind = match payload::parse(h.name, h.rest, &mut out.strings) {
+        Ok(k) => k,
+        Err(e) => return Err(e),
+    };
+    let kind = match kind {
+        EventKind::Other { name } => {
+            let n = out.strings.get(name);
+            if n.starts_with(b"funcgraph_") || n == b"function" || n.ends_with(b"_stack") {
+                match special_event(&h, out)? {
+                    Some(k) => k,
+                    None => return Ok(()),
+                }
+            } else {
+                names_in_payload(h.name, h.rest, out);
+                kind
+            }
+        }
+        EventKind::SchedProcessExec { tid, .. } => {
+            exec_name(tid, h.rest, out);
+            kind
+        }
+        k => k,
+    };
+    out.cont_ok = Some(matches!(kind, EventKind::Other { .. }));
+    let comm = strip_buffer_prefix(h.comm);
+    out.note_task(h.cpu, h.tid, comm, h.tgid.flatten());
+    out.events.push(Event {
+        ts: h.ts,
+        tid: h.tid,
+        cpu: h.cpu,
+        kind,
+    });
+    Ok(())
+}
+
+/// trace-cmd's function tracer, function_graph and stack records: `function: func <-- parent`,
+/// `funcgraph_entry: 0.123 us | func();`, `kernel_stack: <stack trace >` (`None`: skipped).
+#[cold]
+fn special_event(h: &Head, out: &mut Chunk) -> Result<Option<EventKind>, Expected> {
+    let n = h.name;
+    if n == b"kernel_stack" || n == b"user_stack" {
+        out.skipped.stack_traces += 1;
+        out.cont_ok = Some(false);
+        return Ok(None);
+    }
+    if n == b"function" {
+        let func = h.rest.split(|&b| b == b' ').next().unwrap_or(b"");
+        let func = func.split(|&b| b == b'+').next().unwrap_or(func);
+        if !func.is_empty() {
+            return Ok(Some(EventKind::Function {
+                name: out.strings.intern(func),
+                duration_ns: u32::MAX,
+            }));
+        }
+    }
+    if (n == b"funcgraph_entry" || n == b"funcgraph_exit")
+        && let Some(body) = shapes::graph_payload(h.rest)
+    {
+        return shapes::graph_event(&body, &mut out.strings);
+    }
+    Ok(Some(EventKind::Other {
+        name: out.strings.intern(n),
+    }))
+}
+
+/// trace-cmd report of several buffers prefixes each line with the buffer's name:
+/// `xtextcmd:            sleep-5339  [001] ...` — the comm is what follows it.
+fn strip_buffer_prefix(comm: &[u8]) -> &[u8] {
+    if let Some(c) = memchr::memmem::find(comm, b":  ")
+        && c > 0
+        && !comm[..c].contains(&b' ')
+    {
+        return trim_start(&comm[c + 1..]);
+    }
+    comm
+}
+
+/// Task names in payloads of events cidscope does not model (wakeups, forks, migrations):
+/// kept to name a task the task column shows as `<...>`.
+#[inline]
+fn names_in_payload(name: &[u8], rest: &[u8], out: &mut Chunk) {
+    let (ckey, pkey): (&[u8], &[u8]) = match name {
+        b"sched_wakeup"
+        | b"sched_waking"
+        | b"sched_migrate_task"
+        | b"sched_process_exit"
+        | b"sched_process_free"
+        | b"sched_process_wait"
+        | b"sched_stat_runtime" => (b"comm=", b"pid="),
+        b"sched_process_fork" => (b"child_comm=", b"child_pid="),
+        _ => return,
+    };
+    let Some(pid) = payload::field(rest, pkey, rest.len()).and_then(payload::parse_u64) else {
+        return;
+    };
+    let Some(comm) = payload::field(rest, ckey, rest.len()) else {
+        return;
+    };
+    let id = out.strings.intern(comm);
+    out.names.push((pid as Tid, id));
+}
+
+/// sched_process_exec `filename=/usr/bin/foo`: the comm the task gets is its base name.
+fn exec_name(tid: Tid, rest: &[u8], out: &mut Chunk) {
+    let limit = memchr::memmem::find(rest, b" pid=").unwrap_or(rest.len());
+    let Some(f) = rest.get(..limit).and_then(|r| r.strip_prefix(b"filename=")) else {
+        return;
+    };
+    let base = f.rsplit(|&b| b == b'/').next().unwrap_or(f);
+    let base = &base[..base.len().min(15)];
+    if !base.is_empty() {
+        let id = out.strings.intern(base);
+        out.names.push((tid, id));
+    }
+}
+
+/// Every line that is not `COMM-PID [CPU] TIME: EVENT: PAYLOAD` (the slow path).
+#[cold]
+fn other_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
+    if shapes::is_stack_frame(line) {
+        out.skipped.stack_frames += 1;
+        return Ok(());
+    }
+    if let Some((cpu, count)) = lost_marker(line) {
+        out.push_lost(cpu, count);
+        out.cont_ok = Some(false);
+        return Ok(());
+    }
+    if let Some(n) = line.strip_prefix(b"cpus=") {
+        out.ncpus_hint = payload::parse_u64(trim_end(n)).map(|n| n as u32);
+        return Ok(());
+    }
+    // trace-cmd report preamble lines.
+    if line.starts_with(b"version = ")
+        || (line.starts_with(b"CPU ") && line.ends_with(b" is empty"))
+        || line.iter().all(|b| b.is_ascii_whitespace())
+    {
+        return Ok(());
+    }
+    // the columns parse, the text after the timestamp is no `EVENT:`
+    if let Some((c, rest)) = split_cols(line)
+        && let Some(a) = shapes::after_ts(rest, &mut out.strings)
+    {
+        match a {
+            shapes::AfterTs::Stack => {
+                out.skipped.stack_traces += 1;
+                out.cont_ok = Some(false);
+            }
+            shapes::AfterTs::Event(kind) => {
+                out.cont_ok = Some(true);
+                out.note_task(c.cpu, c.tid, strip_buffer_prefix(c.comm), c.tgid.flatten());
+                out.events.push(Event {
+                    ts: c.ts,
+                    tid: c.tid,
+                    cpu: c.cpu,
+                    kind,
+                });
+            }
+        }
+        return Ok(());
+    }
+    if let Some(h) = shapes::latency(line) {
+        return event_line(h, out);
+    }
+    if shapes::is_graph_rule(line) {
+        out.skipped.graph_marks += 1;
+        return Ok(());
+    }
+    if let Some((cpu, comm, tid)) = shapes::graph_switch(line) {
+        out.skipped.graph_marks += 1;
+        out.graph_task.insert(cpu, tid);
+        out.note_task(cpu, tid, comm, None);
+        return Ok(());
+    }
+    if let Some(g) = shapes::graph(line) {
+        return graph_line(g, out);
+    }
+    // free text under an event cidscope does not model: the rest of its message
+    match out.cont_ok {
+        Some(true) => {
+            out.skipped.continuation += 1;
+            Ok(())
+        }
+        None => {
+            // the chunk's first line: the previous chunk's last event decides (at the stitch)
+            out.leading_cont_n += 1;
+            if out.leading_cont.is_none() {
+                out.leading_cont = Some((
+                    out.lines,
+                    crate::sources::text::chunk::BadLine::Unparsed {
+                        expected: Expected(EXPECTED_LINE),
+                        excerpt: crate::sources::error::excerpt(line, 120),
+                    },
+                ));
+            }
+            Ok(())
+        }
+        Some(false) => Err(Expected(EXPECTED_LINE)),
+    }
+}
+
+pub const EXPECTED_LINE: &str = "an ftrace event line \"COMM-PID [CPU] TIMESTAMP: EVENT: FIELDS\"";
+
+/// A function_graph line of tracefs text.
+fn graph_line(g: shapes::GraphLine, out: &mut Chunk) -> Result<(), Expected> {
+    if g.body == shapes::GraphBody::IrqMark {
+        out.skipped.graph_marks += 1;
+        return Ok(());
+    }
+    let Some(ts) = g.ts else {
+        out.skipped.graph_untimed += 1;
+        return Ok(());
+    };
+    let Some(kind) = shapes::graph_event(&g.body, &mut out.strings)? else {
+        return Ok(());
+    };
+    let tid = match g.task {
+        Some((comm, tid)) => {
+            out.note_task(g.cpu, tid, comm, None);
+            tid
+        }
+        None => match out.graph_task.get(&g.cpu) {
+            Some(&t) => t,
+            None => {
+                // the task of this CPU is the one a previous chunk's `=>` line named
+                out.graph_unknown.push(out.events.len() as u32);
+                crate::events::TID_UNKNOWN
+            }
+        },
+    };
+    out.cont_ok = Some(matches!(kind, EventKind::Other { .. }));
+    out.events.push(Event {
+        ts,
+        tid,
+        cpu: g.cpu,
+        kind,
+    });
+    Ok(())
 }
 
 fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {

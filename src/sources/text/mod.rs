@@ -9,3 +9,4 @@ pub mod ftrace;
 pub mod payload;
 pub mod perf_script;
 pub mod scan;
+pub mod shapes;
