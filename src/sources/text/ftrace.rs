@@ -223,6 +223,22 @@ pub fn sniff_family(sample: &Sample) -> Option<(usize, Family)> {
         if line.starts_with(b"cpus=") || line.starts_with(b"version = ") {
             return Some((first.unwrap_or(i), Family::Report));
         }
+        let other_shape = || {
+            shapes::graph(line).is_some()
+                || shapes::latency(line).is_some()
+                || split_cols(line).is_some_and(|(_, rest)| {
+                    shapes::after_ts(rest, &mut crate::events::Strings::new()).is_some()
+                })
+        };
+        if split_head(line).is_none() && other_shape() {
+            // function_graph, latency-format, function tracer lines
+            first.get_or_insert(i);
+            ftrace_lines += 1;
+            if ftrace_lines >= 20 {
+                break;
+            }
+            continue;
+        }
         if let Some(h) = split_head(line) {
             first.get_or_insert(i);
             ftrace_lines += 1;
@@ -437,26 +453,16 @@ fn other_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
     if let Some((c, rest)) = split_cols(line)
         && let Some(a) = shapes::after_ts(rest, &mut out.strings)
     {
-        match a {
-            shapes::AfterTs::Stack => {
-                out.skipped.stack_traces += 1;
-                out.cont_ok = Some(false);
-            }
-            shapes::AfterTs::Event(kind) => {
-                out.cont_ok = Some(true);
-                out.note_task(c.cpu, c.tid, strip_buffer_prefix(c.comm), c.tgid.flatten());
-                out.events.push(Event {
-                    ts: c.ts,
-                    tid: c.tid,
-                    cpu: c.cpu,
-                    kind,
-                });
-            }
-        }
-        return Ok(());
+        return after_ts_line(c, a, out);
     }
     if let Some(h) = shapes::latency(line) {
         return event_line(h, out);
+    }
+    // latency-format with the function tracer or a stack trace: "0us+: func <-parent"
+    if let Some((c, after)) = shapes::latency_cols(line)
+        && let Some(a) = shapes::after_ts(&line[skip_spaces(line, after)..], &mut out.strings)
+    {
+        return after_ts_line(c, a, out);
     }
     if shapes::is_graph_rule(line) {
         out.skipped.graph_marks += 1;
@@ -493,6 +499,28 @@ fn other_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
         }
         Some(false) => Err(Expected(EXPECTED_LINE)),
     }
+}
+
+/// A line whose columns parsed and whose text after the time is no `EVENT:` (see
+/// [`shapes::after_ts`]).
+fn after_ts_line(c: Cols, a: shapes::AfterTs, out: &mut Chunk) -> Result<(), Expected> {
+    match a {
+        shapes::AfterTs::Stack => {
+            out.skipped.stack_traces += 1;
+            out.cont_ok = Some(false);
+        }
+        shapes::AfterTs::Event(kind) => {
+            out.cont_ok = Some(true);
+            out.note_task(c.cpu, c.tid, strip_buffer_prefix(c.comm), c.tgid.flatten());
+            out.events.push(Event {
+                ts: c.ts,
+                tid: c.tid,
+                cpu: c.cpu,
+                kind,
+            });
+        }
+    }
+    Ok(())
 }
 
 pub const EXPECTED_LINE: &str = "an ftrace event line \"COMM-PID [CPU] TIMESTAMP: EVENT: FIELDS\"";

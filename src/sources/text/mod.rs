@@ -6,6 +6,7 @@
 pub mod chunk;
 pub mod driver;
 pub mod ftrace;
+pub mod html;
 pub mod payload;
 pub mod perf_script;
 pub mod scan;

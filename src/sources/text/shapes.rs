@@ -91,8 +91,30 @@ pub fn is_stack_frame(line: &[u8]) -> bool {
 
 /// An `options/latency-format` line:
 /// `    bash-4859      0d..2. 9920909729us+: sched_switch: prev_comm=...` — the comm in 8
-/// columns, `-`, the pid, the CPU glued to the irq-flags, the time in µs with a delay mark.
+/// columns, `-`, the pid, the CPU glued to the irq-flags, the time in µs with a delay mark;
+/// what follows the time's colon is an event (`name: payload`), or a function tracer's or
+/// stack trace's text (see [`after_ts`]).
 pub fn latency(line: &[u8]) -> Option<crate::sources::text::ftrace::Head<'_>> {
+    let (c, after) = latency_cols(line)?;
+    let n0 = skip_spaces(line, after);
+    let colon = n0 + line[n0..].iter().position(|&b| b == b':' || b == b' ')?;
+    if line[colon] != b':' || colon == n0 {
+        return None;
+    }
+    Some(crate::sources::text::ftrace::Head {
+        comm: c.comm,
+        tid: c.tid,
+        tgid: None,
+        cpu: c.cpu,
+        flags: c.flags,
+        ts: c.ts,
+        name: &line[n0..colon],
+        rest: &line[skip_spaces(line, colon + 1)..],
+    })
+}
+
+/// The columns of a latency-format line, and where the text after the time's colon starts.
+pub fn latency_cols(line: &[u8]) -> Option<(crate::sources::text::ftrace::Cols<'_>, usize)> {
     if line.get(8) != Some(&b'-') {
         return None;
     }
@@ -133,21 +155,17 @@ pub fn latency(line: &[u8]) -> Option<crate::sources::text::ftrace::Head<'_>> {
     if line.get(i) != Some(&b':') {
         return None;
     }
-    let n0 = skip_spaces(line, i + 1);
-    let colon = n0 + line[n0..].iter().position(|&b| b == b':' || b == b' ')?;
-    if line[colon] != b':' || colon == n0 {
-        return None;
-    }
-    Some(crate::sources::text::ftrace::Head {
-        comm,
-        tid,
-        tgid: None,
-        cpu,
-        flags: Some(flags),
-        ts: us.checked_mul(1000)?,
-        name: &line[n0..colon],
-        rest: &line[skip_spaces(line, colon + 1)..],
-    })
+    Some((
+        crate::sources::text::ftrace::Cols {
+            comm,
+            tid,
+            tgid: None,
+            cpu,
+            flags: Some(flags),
+            ts: us.checked_mul(1000)?,
+        },
+        i + 1,
+    ))
 }
 
 /// What a function_graph line's function column holds.
@@ -214,9 +232,12 @@ pub fn graph(line: &[u8]) -> Option<GraphLine<'_>> {
     if t.first().is_some_and(u8::is_ascii_digit) {
         let bar = t.iter().position(|&b| b == b'|')?;
         let tok = trim_end(&t[..bar]);
-        // an ABSTIME column, not the CPU's "0)"
-        if !tok.ends_with(b")") {
-            ts = Some(crate::sources::text::scan::parse_ts(tok)?);
+        // an ABSTIME column (or the REL TIME `12 us` of latency-format), not the CPU's "0)"
+        if !tok.contains(&b')') {
+            ts = Some(match tok.strip_suffix(b" us") {
+                Some(us) => payload::parse_u64(trim_end(us))?.checked_mul(1000)?,
+                None => crate::sources::text::scan::parse_ts(tok)?,
+            });
             rest = &t[bar + 1..];
         }
     }
@@ -301,7 +322,8 @@ fn graph_body(s: &[u8], us_ns: Option<u64>) -> Option<GraphBody<'_>> {
     if s.ends_with(b"{") {
         return Some(GraphBody::Entry { func, us_ns: None });
     }
-    if s.ends_with(b";") || s.ends_with(b"; */") {
+    // a leaf, with funcgraph-retval "func(); /* = 0x0 */"
+    if s.ends_with(b";") || memchr::memmem::find(s, b"); /*").is_some() {
         return Some(GraphBody::Entry { func, us_ns });
     }
     None
