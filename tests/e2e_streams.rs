@@ -16,7 +16,10 @@ fn a_pipe_on_standard_input_opens_in_the_tui() {
     );
     let s = t.wait_for("event 1 of 15176");
     assert!(s.contains("tgid 3082 hackbench"), "{s}");
-    assert!(s.contains("<stdin>"), "the status bar names the input:\n{s}");
+    assert!(
+        s.contains("<stdin>"),
+        "the status bar names the input:\n{s}"
+    );
     t.keys(&["Right", "l"]);
     t.wait_for("event 3 of 15176");
     t.keys(&["q"]);

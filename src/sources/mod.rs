@@ -20,5 +20,5 @@ pub mod trace_dat;
 pub mod tracefs;
 
 pub use error::{Location, SourceError};
-pub use open::{Bytes, Opened, detect, load, load_bytes, open, open_static};
+pub use open::{Bytes, Opened, detect, load, load_bytes, open, open_reader, open_static};
 pub use options::{LoadOptions, Progress};

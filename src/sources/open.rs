@@ -65,7 +65,21 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Opened, SourceError> {
     } else {
         path.display().to_string()
     };
-    match input::open(path, &name)? {
+    let input = input::open(path, &name)?;
+    opened(name, input, opts)
+}
+
+/// Opens a capture read from `r` as a stream (decompressed by content, like a pipe).
+pub fn open_reader(
+    name: &str,
+    r: impl std::io::Read + Send + 'static,
+    opts: &LoadOptions,
+) -> Result<Opened, SourceError> {
+    opened(name.to_string(), input::from_reader(name, r)?, opts)
+}
+
+fn opened(name: String, input: input::Input, opts: &LoadOptions) -> Result<Opened, SourceError> {
+    match input {
         input::Input::Mapped(map) => {
             let reader = reader_of(&name, &map, opts)?;
             if !opts.no_memory_check {

@@ -116,7 +116,16 @@ pub fn open(path: &Path, name: &str) -> Result<Input, SourceError> {
             .map_err(|e| SourceError::file(name, format!("{} data: {e}", codec.name())))?;
         return stream(name, kind, Some(codec), feed);
     }
-    let mut raw: Box<dyn Feed> = Box::new(FdFeed::new(file));
+    stream_of(name, kind, Box::new(FdFeed::new(file)))
+}
+
+/// Any reader as a stream (tests, fuzzing, an embedding program).
+pub fn from_reader(name: &str, r: impl io::Read + Send + 'static) -> Result<Input, SourceError> {
+    stream_of(name, Kind::Pipe, Box::new(feed::ReadFeed::new(r)))
+}
+
+/// A stream of `raw`, decompressed when its first bytes are a compression's magic number.
+fn stream_of(name: &str, kind: Kind, mut raw: Box<dyn Feed>) -> Result<Input, SourceError> {
     // a pipe is peeked for a compression magic number, then read through the decompressor
     let mut head = Vec::new();
     let ended = read_until(&mut raw, &mut head, |h, _| {

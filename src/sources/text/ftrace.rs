@@ -661,6 +661,151 @@ mod tests {
         }
     }
 
+    /// What a load of `text` holds: (name, tid, ts, duration) per event.
+    fn events_of(text: &str) -> Vec<(String, Tid, u64, Option<u32>)> {
+        let t = crate::sources::load_bytes("t", text.as_bytes(), &Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        t.events
+            .iter()
+            .map(|e| {
+                let d = match e.kind {
+                    EventKind::Function { duration_ns, .. } if duration_ns != u32::MAX => {
+                        Some(duration_ns)
+                    }
+                    _ => None,
+                };
+                (e.kind.name(&t.strings).to_string(), e.tid, e.ts, d)
+            })
+            .collect()
+    }
+
+    // Lines written from the kernel's print format (trace_functions_graph.c, with
+    // funcgraph-abstime and funcgraph-proc) and trace-cmd's function_graph plugin: no function
+    // tracer on the box the corpus was made on.
+    #[test]
+    fn function_graph_calls_and_the_events_in_its_comments() {
+        let ev = events_of(concat!(
+            "# tracer: function_graph\n",
+            "#\n",
+            "#     TIME        CPU  TASK/PID         DURATION                  FUNCTION CALLS\n",
+            "#      |          |     |    |           |   |                     |   |   |   |\n",
+            "  100.000010 |   1)  kworker-55    |               |  task_mm_cid_work() {\n",
+            "  100.000011 |   1)  kworker-55    |   0.350 us    |    mm_cid_get();\n",
+            "  100.000015 |   1)  kworker-55    |   5.012 us    |  } /* task_mm_cid_work */\n",
+            " ------------------------------------------\n",
+            "   1)  kworker-55    =>   worker-77   \n",
+            " ------------------------------------------\n",
+            "\n",
+            "  100.000020 |   1)   worker-77    |               |  /* rseq_update: cpu_id=1 node_id=0 mm_cid=0 */\n",
+            "  100.000030 |   1)   worker-77    |   ==========> |\n",
+            "  100.000031 |   1)   worker-77    | + 12.500 us   |  task_mm_cid_work();\n",
+        ));
+        assert_eq!(
+            ev,
+            vec![
+                ("task_mm_cid_work".into(), 55, 100_000_010_000, None),
+                ("mm_cid_get".into(), 55, 100_000_011_000, Some(350)),
+                ("funcgraph_exit".into(), 55, 100_000_015_000, None),
+                ("rseq_update".into(), 77, 100_000_020_000, None),
+                ("task_mm_cid_work".into(), 77, 100_000_031_000, Some(12_500)),
+            ]
+        );
+        // without the task column: the `=>` blocks name the CPU's task, across chunks too
+        let text = concat!(
+            " 100.000001 |   0)               |  schedule() {\n",
+            " ------------------------------------------\n",
+            " 0)  bash-10  =>  hog-11  \n",
+            " ------------------------------------------\n",
+            " 100.000002 |   0)               |  /* rseq_update: cpu_id=0 node_id=0 mm_cid=1 */\n",
+            " 100.000003 |   0)   1.000 us    |  }\n",
+        );
+        let ev = events_of(text);
+        let tids: Vec<Tid> = ev.iter().map(|e| e.1).collect();
+        assert_eq!(tids, vec![crate::events::TID_UNKNOWN, 11, 11]);
+        for seg in 1..text.len() {
+            let opts = crate::sources::LoadOptions {
+                segment_bytes: Some(seg),
+                threads: Some(2),
+                ..Default::default()
+            };
+            let t = crate::sources::load_bytes("t", text.as_bytes(), &opts).unwrap();
+            let got: Vec<Tid> = t.events.iter().map(|e| e.tid).collect();
+            assert_eq!(got, tids, "segments of {seg} bytes");
+        }
+        // trace-cmd report
+        let ev = events_of(concat!(
+            "cpus=2\n",
+            "  kworker/1:2-123   [001]  1234.567890: funcgraph_entry:                   |  task_mm_cid_work() {\n",
+            "  kworker/1:2-123   [001]  1234.567891: funcgraph_entry:        0.350 us   |    mm_cid_get();\n",
+            "  kworker/1:2-123   [001]  1234.567895: funcgraph_exit:         5.012 us   |  }\n",
+            "  kworker/1:2-123   [001]  1234.567896: function:             task_mm_cid_work <-- process_one_work\n",
+            "  kworker/1:2-123   [001]  1234.567897: kernel_stack:         <stack trace >\n",
+            "=> __schedule (ffffffff81a0c8d0)\n",
+        ));
+        let names: Vec<&str> = ev.iter().map(|e| e.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "task_mm_cid_work",
+                "mm_cid_get",
+                "funcgraph_exit",
+                "task_mm_cid_work"
+            ]
+        );
+        assert_eq!(ev[1].3, Some(350));
+    }
+
+    #[test]
+    fn continuation_lines_follow_only_free_text_events() {
+        let ok = concat!(
+            "  a-1 [000] ..... 1.000001: tracing_mark_write: first line\n",
+            "second line\n",
+            "  a-1 [000] ..... 1.000002: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n",
+        );
+        assert_eq!(events_of(ok).len(), 2);
+        // at every chunk boundary
+        for seg in 1..ok.len() {
+            let opts = crate::sources::LoadOptions {
+                segment_bytes: Some(seg),
+                threads: Some(2),
+                ..Default::default()
+            };
+            let t = crate::sources::load_bytes("t", ok.as_bytes(), &opts).unwrap();
+            assert_eq!(t.events.len(), 2, "segments of {seg} bytes");
+        }
+        let bad = concat!(
+            "  a-1 [000] ..... 1.000002: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n",
+            "not a line\n",
+        );
+        for seg in [1, 5, 80, 1000] {
+            let opts = crate::sources::LoadOptions {
+                segment_bytes: Some(seg),
+                threads: Some(2),
+                ..Default::default()
+            };
+            let e = crate::sources::load_bytes("t", bad.as_bytes(), &opts).unwrap_err();
+            assert_eq!(e.location, crate::sources::Location::Line(2), "{seg}: {e}");
+        }
+    }
+
+    #[test]
+    fn unknown_names_take_the_name_the_file_gives_elsewhere() {
+        let t = crate::sources::load_bytes(
+            "t",
+            concat!(
+                "           <...>-77    [001] ..... 1.000001: rseq_update: cpu_id=1 node_id=0 mm_cid=0\n",
+                "            bash-10    [001] d..2. 1.000002: sched_switch: prev_comm=bash prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=worker next_pid=77 next_prio=120\n",
+                "           <...>-88    [000] ..... 1.000003: rseq_update: cpu_id=0 node_id=0 mm_cid=1\n",
+                "           <...>-88    [000] ..... 1.000004: sched_process_exec: filename=/usr/bin/hog pid=88 old_pid=88\n",
+            )
+            .as_bytes(),
+            &Default::default(),
+        )
+        .unwrap();
+        assert_eq!(t.comm_of(77), "worker");
+        assert_eq!(t.comm_of(88), "hog");
+    }
+
     #[test]
     fn lost_markers() {
         assert_eq!(
