@@ -291,3 +291,46 @@ fn tracefs_trace_and_trace_pipe_are_read_directly() {
         "{got}"
     );
 }
+
+#[test]
+fn decompressed_size_meets_the_memory_check() {
+    // 100 MB of lines in a ~100 KB gzip file: a bomb for a reader that trusts the input
+    let dir = std::env::temp_dir().join(format!("cidscope-bomb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("bomb.txt.gz");
+    {
+        let f = std::fs::File::create(&path).expect("create");
+        let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::best());
+        let line = b"            bash-1385    [000] .....  1623.480444: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n";
+        for _ in 0..(100 << 20) / line.len() {
+            gz.write_all(line).expect("write");
+        }
+        gz.finish().expect("gzip");
+    }
+    assert!(std::fs::metadata(&path).expect("meta").len() < 2 << 20);
+    let out = Command::new(BIN)
+        .args(["stats"])
+        .arg(&path)
+        .env("CIDSCOPE_MEMORY_LIMIT", "20000000")
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("needs about") && err.contains("only 20.0 MB is available"),
+        "{err}"
+    );
+    // --no-memory-check reads it all
+    let out = Command::new(BIN)
+        .args(["stats", "--json", "--no-memory-check"])
+        .arg(&path)
+        .env("CIDSCOPE_MEMORY_LIMIT", "20000000")
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
