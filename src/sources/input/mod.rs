@@ -35,15 +35,9 @@ pub enum Kind {
     Device,
     /// A file that reports size 0 but has content (procfs, tracefs `trace`).
     Special,
-    /// tracefs `trace_pipe`: events as the kernel writes them, until Ctrl-C.
+    /// tracefs `trace_pipe`: events as the kernel writes them; it ends only at Ctrl-C (or
+    /// when the TUI quits).
     TracePipe,
-}
-
-impl Kind {
-    /// A stream that only ends when told to (the TUI follows it like a live session).
-    pub fn live(self) -> bool {
-        matches!(self, Kind::TracePipe)
-    }
 }
 
 /// A capture opened for reading.
