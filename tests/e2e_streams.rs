@@ -1,6 +1,7 @@
 //! The TUI on a stream (issue 14): `cat FILE | cidscope -` opens the capture and keys still
 //! work (they come from the terminal, not the pipe); on a FIFO fed slowly the view shows what
-//! has arrived and keeps reading until the writer closes it.
+//! has arrived and keeps reading until the writer closes it; on tracefs `trace_pipe`, which
+//! never ends, it follows until q.
 
 mod common;
 
@@ -89,4 +90,46 @@ fn a_fifo_fed_slowly_is_shown_as_it_arrives() {
     let s = t.wait_for("EXITED=");
     assert!(s.contains("EXITED=0"), "{s}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_tui_follows_trace_pipe_until_q() {
+    if !common::tracefs::is_root() {
+        eprintln!("skipped: needs root for tracefs");
+        return;
+    }
+    let Some(inst) = common::tracefs::Instance::new("xtuipipe") else {
+        eprintln!("skipped: no tracefs instance with rseq_update here");
+        return;
+    };
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let pipe = inst.0.join("trace_pipe");
+    let t = Tmux::start(
+        "streams",
+        &format!("{bin} {}; echo EXITED=$?; sleep 60", pipe.display()),
+    );
+    let work = || {
+        for _ in 0..20 {
+            let _ = std::process::Command::new("/bin/true").status();
+        }
+    };
+    work();
+    let s = t.wait_for("events so far");
+    assert!(s.contains("stream:"), "{s}");
+    let first = so_far(&s).unwrap_or(0);
+    // trace_pipe never ends by itself: the view keeps following what the kernel writes
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        work();
+        let s = t.screen();
+        if so_far(&s).is_some_and(|n| n > first) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no growth:\n{s}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // q quits while the kernel's pipe is still open
+    t.keys(&["q"]);
+    let s = t.wait_for("EXITED=");
+    assert!(s.contains("EXITED=0"), "{s}");
 }

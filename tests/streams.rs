@@ -210,43 +210,6 @@ fn a_fifo_fed_slowly_is_summarised_when_sigint_ends_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
-/// A private tracefs instance with rseq_update and sched_switch on; removed when dropped.
-struct Instance(PathBuf);
-
-impl Instance {
-    fn new() -> Option<Instance> {
-        let t = Path::new("/sys/kernel/tracing");
-        if !t.join("available_events").exists() {
-            let _ = Command::new("mount")
-                .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
-                .status();
-        }
-        let dir = t.join(format!("instances/xstream{}", std::process::id()));
-        std::fs::create_dir(&dir).ok()?;
-        for e in ["rseq/rseq_update", "sched/sched_switch"] {
-            std::fs::write(dir.join(format!("events/{e}/enable")), "1").ok()?;
-        }
-        std::fs::write(dir.join("tracing_on"), "1").ok()?;
-        Some(Instance(dir))
-    }
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.0.join("tracing_on"), "0");
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
 fn some_work() {
     for _ in 0..20 {
         let _ = Command::new("/bin/true").status();
@@ -255,11 +218,11 @@ fn some_work() {
 
 #[test]
 fn tracefs_trace_and_trace_pipe_are_read_directly() {
-    if !is_root() {
+    if !common::tracefs::is_root() {
         eprintln!("skipped: needs root for tracefs");
         return;
     }
-    let Some(inst) = Instance::new() else {
+    let Some(inst) = common::tracefs::Instance::new("xstream") else {
         eprintln!("skipped: no tracefs instance with rseq_update here");
         return;
     };
