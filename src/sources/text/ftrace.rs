@@ -8,25 +8,12 @@
 use crate::events::{Event, EventKind, Tid};
 use crate::sources::file_format::Sample;
 use crate::sources::text::chunk::{Chunk, Expected, LineParser};
+pub use crate::sources::text::columns::{Cols, Head};
 use crate::sources::text::scan::{parse_ts, skip_spaces, trim_end, trim_start};
 use crate::sources::text::{payload, shapes};
 
 /// Parser for every ftrace-family text format.
 pub struct FtraceText;
-
-/// The fixed columns of an event line.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Head<'a> {
-    pub comm: &'a [u8],
-    pub tid: Tid,
-    /// `Some(None)` when the TGID column is present but shows `-------`.
-    pub tgid: Option<Option<Tid>>,
-    pub cpu: u16,
-    pub flags: Option<&'a [u8]>,
-    pub ts: u64,
-    pub name: &'a [u8],
-    pub rest: &'a [u8],
-}
 
 /// Splits an event line into its columns, trying first the `[CPU]` position `hint` where the
 /// previous line had it (tracefs pads its columns, so it rarely moves).
@@ -80,17 +67,6 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
         name,
         rest,
     })
-}
-
-/// The columns before the event's name: `COMM-PID [(TGID)] [CPU] [FLAGS] SECONDS.FRACTION:`.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Cols<'a> {
-    pub comm: &'a [u8],
-    pub tid: Tid,
-    pub tgid: Option<Option<Tid>>,
-    pub cpu: u16,
-    pub flags: Option<&'a [u8]>,
-    pub ts: u64,
 }
 
 /// The columns of a line whose `[CPU]` is at `i`, and where the text after the timestamp's

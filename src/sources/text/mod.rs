@@ -4,6 +4,7 @@
 //! payloads are read from the printed `key=value` fields ([`payload`]).
 
 pub mod chunk;
+pub mod columns;
 pub mod driver;
 pub mod ftrace;
 pub mod html;

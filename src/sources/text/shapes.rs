@@ -4,6 +4,7 @@
 //! tracefs columns and trace-cmd's `funcgraph_entry` / `funcgraph_exit` payloads).
 
 use crate::events::{EventKind, Strings, Tid};
+use crate::sources::text::columns::{Cols, Head};
 use crate::sources::text::payload;
 use crate::sources::text::scan::{skip_spaces, trim_end, trim_start};
 
@@ -94,14 +95,14 @@ pub fn is_stack_frame(line: &[u8]) -> bool {
 /// columns, `-`, the pid, the CPU glued to the irq-flags, the time in µs with a delay mark;
 /// what follows the time's colon is an event (`name: payload`), or a function tracer's or
 /// stack trace's text (see [`after_ts`]).
-pub fn latency(line: &[u8]) -> Option<crate::sources::text::ftrace::Head<'_>> {
+pub fn latency(line: &[u8]) -> Option<Head<'_>> {
     let (c, after) = latency_cols(line)?;
     let n0 = skip_spaces(line, after);
     let colon = n0 + line[n0..].iter().position(|&b| b == b':' || b == b' ')?;
     if line[colon] != b':' || colon == n0 {
         return None;
     }
-    Some(crate::sources::text::ftrace::Head {
+    Some(Head {
         comm: c.comm,
         tid: c.tid,
         tgid: None,
@@ -114,7 +115,7 @@ pub fn latency(line: &[u8]) -> Option<crate::sources::text::ftrace::Head<'_>> {
 }
 
 /// The columns of a latency-format line, and where the text after the time's colon starts.
-pub fn latency_cols(line: &[u8]) -> Option<(crate::sources::text::ftrace::Cols<'_>, usize)> {
+pub fn latency_cols(line: &[u8]) -> Option<(Cols<'_>, usize)> {
     if line.get(8) != Some(&b'-') {
         return None;
     }
@@ -156,7 +157,7 @@ pub fn latency_cols(line: &[u8]) -> Option<(crate::sources::text::ftrace::Cols<'
         return None;
     }
     Some((
-        crate::sources::text::ftrace::Cols {
+        Cols {
             comm,
             tid,
             tgid: None,
