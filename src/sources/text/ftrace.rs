@@ -286,10 +286,7 @@ impl LineParser for FtraceText {
 /// An event line: its payload parsed, its task noted.
 #[inline]
 fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
-    let kind = match payload::parse(h.name, h.rest, &mut out.strings) {
-        Ok(k) => k,
-        Err(e) => return Err(e),
-    };
+    let kind = payload::parse(h.name, h.rest, &mut out.strings)?;
     let kind = match kind {
         EventKind::Other { name } => {
             let n = out.strings.get(name);
