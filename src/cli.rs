@@ -6,8 +6,10 @@
 //! one file per command's arguments ([`stats`], [`export`], [`live`] with attach, [`demo`],
 //! [`sim`], [`vm`], [`man`]); the flag groups several commands share (load, look, model) are
 //! here; [`values`] makes the domain types flag values; [`man_page`] renders the man pages;
-//! [`error`] is the layer's error.
+//! [`capture`] opens a headless command's capture (a stream ends at SIGINT); [`error`] is the
+//! layer's error.
 
+pub mod capture;
 pub mod command;
 pub mod demo;
 pub mod error;

@@ -101,7 +101,9 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let Some(file) = &cli.file else {
                 return Err(CliError::Usage("--check needs a capture file".into()));
             };
-            let trace = sources::load(file, &cli.load.options())?;
+            let opts = cli.load.options();
+            let trace = cli::capture::open(file, &opts)?.load(&opts)?;
+            cli::capture::note_interrupt();
             let mut report = cidscope::stats::check::run(&trace);
             // with --policy / --compare: each model's invariants over the capture's schedule too
             let kinds = cli.model.models();
@@ -144,7 +146,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
 /// `cidscope stats`: the summary, as text or JSON.
 fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
     let opts = a.load.options();
-    let opened = sources::open(&a.file, &opts)?;
+    let opened = cli::capture::open(&a.file, &opts)?;
     let models = a.model.models();
     let s = if models.is_empty() {
         // a stream: memory stays flat whatever the capture's size
@@ -153,6 +155,7 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
         let trace = opened.load(&opts)?;
         cidscope::stats::policy::compute_with_models(&trace, &models, &a.model.params())
     };
+    cli::capture::note_interrupt();
     if a.json {
         let mut out = serde_json::to_string_pretty(&s)?;
         out.push('\n');
@@ -176,7 +179,9 @@ fn run_export(a: &ExportArgs) -> Result<ExitCode, CliError> {
         let path = p.to_path_buf();
         move |source| CliError::Write { path, source }
     };
-    let trace = sources::load(&a.file, &a.load.options())?;
+    let opts = a.load.options();
+    let trace = cli::capture::open(&a.file, &opts)?.load(&opts)?;
+    cli::capture::note_interrupt();
     let tl = cidscope::timeline::Timeline::build(&trace);
     if let Some(p) = &a.perfetto {
         // with --policy / --compare: each model's compactions as instants too

@@ -195,7 +195,6 @@ fn group_reads_are_samples_of_every_counter() {
 /// `cat FILE | cidscope stats -` gives what `cidscope stats FILE` gives, for perf.data in
 /// pipe mode (gathered whole, then decoded) and perf script text.
 #[test]
-#[ignore = "stdin input (`-`) comes with x-text's input layer: run after it is merged"]
 fn a_pipe_reads_as_the_file() {
     for (name, t) in corpus() {
         if t["outcome"] != "loads" || name.ends_with(".gz") {

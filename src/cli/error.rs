@@ -60,4 +60,7 @@ pub enum CliError {
     Man(std::io::Error),
     #[error("{0}")]
     Json(#[from] serde_json::Error),
+    /// A stream's reader could not install the SIGINT handler that ends it.
+    #[error("cannot watch for SIGINT: {0}")]
+    Sigint(std::io::Error),
 }

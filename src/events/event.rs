@@ -106,6 +106,10 @@ pub enum EventKind {
     Lost { count: Option<u32> },
     /// Any other event, by name; counted and kept.
     Other { name: StrId },
+    /// A call of kernel function `name` as the function_graph tracer shows it (at its entry),
+    /// with its duration in ns when the format gives one (`u32::MAX`: not given, or longer
+    /// than 4.29 s). Counted by the function's name, like [`EventKind::Other`].
+    Function { name: StrId, duration_ns: u32 },
 }
 
 /// `clone_flags` bit: the child shares the parent's address space (mm).
@@ -119,7 +123,7 @@ impl EventKind {
     /// The event's name without its system, as in `stats`' `event_counts`.
     pub fn name<'a>(&self, strings: &'a Strings) -> &'a str {
         match *self {
-            EventKind::Other { name } => strings.get_str(name),
+            EventKind::Other { name } | EventKind::Function { name, .. } => strings.get_str(name),
             _ => self.static_name(),
         }
     }
@@ -157,7 +161,7 @@ impl EventKind {
             EventKind::Tick => 9,
             EventKind::TickStop { .. } => 10,
             EventKind::Lost { .. } => 11,
-            EventKind::Other { .. } => 12,
+            EventKind::Other { .. } | EventKind::Function { .. } => 12,
         }
     }
 
@@ -175,7 +179,7 @@ impl EventKind {
             EventKind::Tick => "hrtimer_expire_entry",
             EventKind::TickStop { .. } => "tick_stop",
             EventKind::Lost { .. } => "lost",
-            EventKind::Other { .. } => "other",
+            EventKind::Other { .. } | EventKind::Function { .. } => "other",
         }
     }
 
@@ -241,6 +245,15 @@ impl Event {
             }
             EventKind::Lost { count: None } => format!("LOST events on {}", cpu_name(self.cpu)),
             EventKind::Other { name } => strings.get_lossy(name).into_owned(),
+            EventKind::Function {
+                name,
+                duration_ns: u32::MAX,
+            } => format!("{}() (function_graph)", strings.get_lossy(name)),
+            EventKind::Function { name, duration_ns } => format!(
+                "{}() (function_graph) {}",
+                strings.get_lossy(name),
+                fmt_dur(duration_ns as u64)
+            ),
         }
     }
 }

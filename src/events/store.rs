@@ -402,6 +402,14 @@ impl EventStore {
         }
     }
 
+    /// Lost-event markers held (they are rare, kept in the side list).
+    pub fn lost_markers(&self) -> usize {
+        self.escaped
+            .iter()
+            .filter(|k| matches!(k, EventKind::Lost { .. }))
+            .count()
+    }
+
     /// Number of places where time goes backwards.
     pub fn backward_steps(&self) -> usize {
         (1..self.len())

@@ -129,6 +129,12 @@ impl Trace {
         seen.max(hint).max(1)
     }
 
+    /// Events the capture holds, as every surface counts them (`stats`' `events`, `--check`,
+    /// the TUI): its records less the lost-event markers, which say what is *not* there.
+    pub fn event_count(&self) -> usize {
+        self.events.len() - self.events.lost_markers()
+    }
+
     /// Sum of the counts of lost-event markers.
     pub fn lost_events(&self) -> u64 {
         self.events

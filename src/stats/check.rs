@@ -97,10 +97,10 @@ pub fn run(trace: &Trace) -> CheckReport {
     let unknown = unknown.len();
     let _ = writeln!(
         text,
-        "{}: {} findings ({dup} duplicate CIDs among running threads of one process, {range} CIDs outside 0..{ncpus}) in {} records, {} processes",
+        "{}: {} findings ({dup} duplicate CIDs among running threads of one process, {range} CIDs outside 0..{ncpus}) in {} events, {} processes",
         trace.path,
         sink.alarms.len(),
-        trace.events.len(),
+        trace.event_count(),
         sink.mms
     );
     if unknown > 0 {

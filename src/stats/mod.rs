@@ -140,25 +140,35 @@ impl CidSet {
 }
 
 /// The summary of an opened capture, read as a stream: each segment is summarized and
-/// dropped, so memory stays flat whatever the size. A stream whose timestamps go backwards is
-/// read again whole and sorted, as `compute` needs.
+/// dropped, so memory stays flat whatever the size. A capture whose timestamps go backwards is
+/// read again whole and sorted, as `compute` needs; an input that cannot be read again (a
+/// pipe) keeps its events for that.
 pub fn compute_streaming(
     opened: &crate::sources::Opened,
     opts: &crate::sources::LoadOptions,
 ) -> Result<Stats, crate::sources::SourceError> {
     let mut meta = Trace::new(&opened.name, opened.format);
     let mut summ: Option<Summarizer> = None;
+    // a stream cannot be read again: its events are kept in case they need sorting
+    let keep = !opened.rereadable();
     opened.stream(opts, &mut |d| {
         let evs = std::mem::take(&mut d.events);
         meta.apply(d);
         let s = summ.get_or_insert_with(|| Summarizer::new(&meta));
         s.feed(evs.iter().copied(), &meta);
+        if keep {
+            meta.events.extend(evs.iter());
+        }
         // hand the buffer back for the reader to reuse
         d.events = evs;
         true
     })?;
     match summ {
         Some(s) if !s.out_of_order => Ok(s.finish(&meta)),
+        Some(_) if keep => {
+            meta.ensure_sorted();
+            Ok(compute(&meta))
+        }
         Some(_) => Ok(compute(&opened.load(opts)?)),
         None => Ok(Summarizer::new(&meta).finish(&meta)),
     }
@@ -248,7 +258,9 @@ impl Summarizer {
                     self.lost_events += count.unwrap_or(0) as u64;
                     continue;
                 }
-                EventKind::Other { name } => *self.other_counts.entry(name.0).or_default() += 1,
+                EventKind::Other { name } | EventKind::Function { name, .. } => {
+                    *self.other_counts.entry(name.0).or_default() += 1
+                }
                 k => self.kind_counts[k.index()] += 1,
             }
             self.events += 1;

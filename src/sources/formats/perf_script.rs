@@ -2,7 +2,7 @@
 
 use crate::events::{Format, TraceDelta};
 use crate::sources::error::SourceError;
-use crate::sources::file_format::{FileFormat, Priority, Sample};
+use crate::sources::file_format::{FileFormat, Priority, Sample, TextLines};
 use crate::sources::options::LoadOptions;
 use crate::sources::text::driver::stream_text;
 use crate::sources::text::perf_script::{is_untimed_sample, parser_for, split_head};
@@ -35,6 +35,12 @@ impl FileFormat for PerfScript {
     fn memory_factor(&self) -> f64 {
         // as ftrace text: ~140 bytes per line
         0.6
+    }
+    fn text(&self) -> Option<TextLines> {
+        Some(TextLines {
+            parser: &Lines,
+            headerless: None,
+        })
     }
     fn stream(
         &self,
