@@ -79,8 +79,9 @@ pub trait FileFormat: Sync {
     fn memory_factor(&self) -> f64;
 
     /// For a line-oriented text format, its line parser: a stream of it is parsed as it
-    /// arrives. `None` for binary formats, which are gathered whole and then decoded.
-    fn text(&self) -> Option<TextLines> {
+    /// arrives. `None` for binary formats, which are gathered whole and then decoded. `head` is
+    /// the capture's first bytes (a parser may depend on them: perf script's `--deltatime`).
+    fn text(&self, _head: &[u8]) -> Option<TextLines> {
         None
     }
 

@@ -228,7 +228,7 @@ impl Opened {
             Body::Bytes(b) => b,
             Body::Stream(_) => {
                 let s = self.take_stream()?;
-                return match self.reader.text() {
+                return match self.reader.text(&s.head) {
                     Some(t) => {
                         let segment = driver::segment_for(None, 1, opts);
                         let mut lines = s.lines(&self.name, segment, self.budget(opts), opts);
@@ -266,7 +266,7 @@ impl Opened {
         };
         match &self.body {
             Body::Bytes(b) => load_bytes(&self.name, b, &opts),
-            Body::Stream(_) if self.reader.text().is_some() => {
+            Body::Stream(_) if self.reader.text(&[]).is_some() => {
                 let mut trace = Trace::new(&self.name, self.format);
                 self.stream(&opts, &mut |d| {
                     trace.apply(d);

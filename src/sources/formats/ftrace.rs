@@ -35,7 +35,7 @@ impl FileFormat for Ftrace {
         // parse buffers held while a chunk loads
         0.6
     }
-    fn text(&self) -> Option<TextLines> {
+    fn text(&self, _head: &[u8]) -> Option<TextLines> {
         Some(TextLines {
             parser: &FtraceText,
             headerless: Some(TRACE_PIPE),

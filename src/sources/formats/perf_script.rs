@@ -36,9 +36,9 @@ impl FileFormat for PerfScript {
         // as ftrace text: ~140 bytes per line
         0.6
     }
-    fn text(&self) -> Option<TextLines> {
+    fn text(&self, head: &[u8]) -> Option<TextLines> {
         Some(TextLines {
-            parser: &Lines,
+            parser: parser_for(&head[..head.len().min(Sample::HEAD_BYTES)]),
             headerless: None,
         })
     }

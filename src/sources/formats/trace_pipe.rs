@@ -33,7 +33,7 @@ impl FileFormat for TracePipe {
         // as tracefs `trace` text: ~140 bytes per line
         0.6
     }
-    fn text(&self) -> Option<TextLines> {
+    fn text(&self, _head: &[u8]) -> Option<TextLines> {
         Some(TextLines {
             parser: &FtraceText,
             headerless: None,
