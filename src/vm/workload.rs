@@ -71,8 +71,7 @@ Workloads (--threads T sets the count in brackets):
   affinity   T threads that set a new CPU mask every 10 ms [CPUs]
   spinner    one thread pinned to the last CPU, spinning [1]
   periodic   T cyclictest-like threads: wake every 1 ms, busy 200 us [4]
-  burst      T threads spin 100 ms at once and exit, while 4 periodic threads (wake every
-             10 ms, busy 50 us: they rarely meet a tick) run on: the case of seed 000 [CPUs]
+  burst      T threads spin 100 ms and exit; 4 threads waking every 10 ms (busy 50 us) go on [CPUs]
   or a `cidscope live` SPEC, e.g. periodic:8:500us:100us,hog:2
 
 The guest's init is this cidscope binary with the libraries it links, in an initramfs written
@@ -344,8 +343,9 @@ fn burst(t: u32, end: Instant, errors: &Errors) {
         }
         Ok(())
     });
-    let burst = spawn_n("cw-burst", t, |_| {
-        spin_for(Duration::from_millis(100));
+    let burst_end = end.min(Instant::now() + Duration::from_millis(100));
+    let burst = spawn_n("cw-burst", t, move |_| {
+        spin_until(burst_end);
         Ok(())
     });
     join_all(burst, errors);
@@ -551,7 +551,7 @@ mod tests {
     fn thread_workloads_run_and_end_on_time() {
         // (forks and exec need a process of their own: tests/vm.rs runs them in the worker role)
         for name in [
-            "workers", "churn", "affinity", "spinner", "hogs", "periodic", "migrate",
+            "workers", "churn", "affinity", "spinner", "hogs", "periodic", "migrate", "burst",
         ] {
             let w = Workload::parse(name, Some(if name == "spinner" { 1 } else { 2 }), 2).unwrap();
             let t = Instant::now();
