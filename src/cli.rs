@@ -360,10 +360,13 @@ pub struct ModelArgs {
 impl ModelArgs {
     /// Model parameters from the flags (cpus/hz 0 = from the capture).
     pub fn params(&self) -> crate::model::policies::Params {
-        use crate::model::policies::{KernelVersion, Params, Regime, RqClockMode, ScanScope};
+        use crate::model::policies::{
+            HzSource, KernelVersion, Params, Regime, RqClockMode, ScanScope,
+        };
         Params {
             cpus: 0,
             hz: self.hz.unwrap_or(0),
+            hz_source: HzSource::Given,
             batch: self.batch.unwrap_or(8),
             version: match self.kernel {
                 Some(KernelArg::V6_4) => KernelVersion::V6_4,

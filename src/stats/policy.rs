@@ -52,6 +52,9 @@ pub struct ModelAgreement {
     pub unmodelled: u64,
     pub without_seeding: Option<Unseeded>,
     pub hz: u32,
+    /// Where `hz` came from: `given`, `kernel config (CONFIG_HZ)`, `tick expiries (...)`,
+    /// `default (...)`.
+    pub hz_source: String,
     pub cpus: u32,
 }
 
@@ -123,6 +126,7 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
             preexisting: u.preexisting,
         }),
         hz: run.params.hz,
+        hz_source: run.params.hz_source.describe(),
         cpus: run.params.cpus,
     }
 }
@@ -195,9 +199,10 @@ pub fn render_text(s: &Stats) -> String {
     if let Some(a) = &s.model_agreement {
         let _ = writeln!(
             o,
-            "\nmodel {} (HZ {}, {} CPUs): {} of {} observed CIDs predicted{}",
+            "\nmodel {} (HZ {} from {}, {} CPUs): {} of {} observed CIDs predicted{}",
             a.policy,
             a.hz,
+            a.hz_source,
             a.cpus,
             a.agreed,
             a.checked,

@@ -73,6 +73,38 @@ pub enum ScanScope {
     Visited,
 }
 
+/// Where a model's CONFIG_HZ came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HzSource {
+    /// Given (`--hz`, a simulator setting, a test).
+    #[default]
+    Given,
+    /// From what is known of the kernel (`cidscope vm` reads the guest's config).
+    Kernel,
+    /// Inferred from the tick expiries of the capture (docs/models.md §5.4): `fitting` of
+    /// `intervals` per-CPU tick intervals are one period of this HZ (±10 %).
+    Ticks { intervals: u64, fitting: u64 },
+    /// Not given and not inferable (too few ticks, or no period class dominates):
+    /// [`Params::DEFAULT_HZ`].
+    Default,
+}
+
+impl HzSource {
+    /// For JSON and text: `given`, `kernel config`, `tick expiries (...)`, `default (...)`.
+    pub fn describe(self) -> String {
+        match self {
+            HzSource::Given => "given".into(),
+            HzSource::Kernel => "kernel config (CONFIG_HZ)".into(),
+            HzSource::Ticks { intervals, fitting } => {
+                format!("tick expiries ({fitting} of {intervals} per-CPU intervals are one period)")
+            }
+            HzSource::Default => {
+                "default (too few tick expiries, or their spacing is inconclusive; use --hz)".into()
+            }
+        }
+    }
+}
+
 /// Model parameters. `cpus == 0` and `hz == 0` mean "take them from the capture" in a replay.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
@@ -80,6 +112,8 @@ pub struct Params {
     pub cpus: u32,
     /// CONFIG_HZ.
     pub hz: u32,
+    /// Where `hz` came from (set by a replay's parameter resolution).
+    pub hz_source: HzSource,
     /// B: resume-batch `CONFIG_RSEQ_CID_SCAN_BATCH`.
     pub batch: u32,
     pub version: KernelVersion,
@@ -100,6 +134,7 @@ impl Default for Params {
         Params {
             cpus: 0,
             hz: 0,
+            hz_source: HzSource::Given,
             batch: 8,
             version: KernelVersion::default(),
             regime: None,

@@ -26,7 +26,7 @@ mod hz;
 mod prepass;
 mod replayer;
 
-pub use hz::{infer_hz, resolve_params, tick_phase};
+pub use hz::{HZ_CANDIDATES, HzInference, infer_hz, infer_hz_detail, resolve_params, tick_phase};
 pub use prepass::{PrePass, preexisting_tasks};
 pub use replayer::Replayer;
 
