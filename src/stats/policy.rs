@@ -3,7 +3,9 @@
 
 use super::Stats;
 use crate::events::Trace;
-use crate::model::policies::{self, Agreement, Disagreement, Params, PolicyKind, PolicyRun, Tally};
+use crate::model::policies::{
+    self, Agreement, Disagreement, Params, PolicyKind, PolicyRun, Tally, TraceGap,
+};
 use serde::Serialize;
 
 /// Compaction attempts by trigger.
@@ -56,6 +58,10 @@ pub struct ModelAgreement {
     /// `default (...)`.
     pub hz_source: String,
     pub cpus: u32,
+    /// Kernel steps the trace does not mark that the replay placed from the observed CIDs
+    /// (tid, record_ts, placed_ts, reason; docs/models.md §5.3); the agreement above is with
+    /// them.
+    pub trace_gaps: Vec<TraceGap>,
 }
 
 /// A model's totals (`model`, and each entry of `compare`).
@@ -128,6 +134,7 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
         hz: run.params.hz,
         hz_source: run.params.hz_source.describe(),
         cpus: run.params.cpus,
+        trace_gaps: a.trace_gaps.clone(),
     }
 }
 
@@ -219,6 +226,13 @@ pub fn render_text(s: &Stats) -> String {
         );
         if let Some(u) = &a.without_seeding {
             let _ = writeln!(o, "  without seeding: {}/{}", u.agreed, u.checked);
+        }
+        if !a.trace_gaps.is_empty() {
+            let _ = writeln!(
+                o,
+                "  {} untraced kernel steps placed away from their records from the observed CIDs (trace_gaps)",
+                a.trace_gaps.len()
+            );
         }
         if let Some(d) = &a.first_disagreement {
             let _ = writeln!(

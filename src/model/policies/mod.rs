@@ -63,6 +63,6 @@ pub use registry::AnyPolicy;
 pub use replay::{HzInference, Replayer, infer_hz, infer_hz_detail, replay, replay_all, resolve_params};
 pub use run::{
     Agreement, Compaction, Disagreement, MmAgreement, ModeChange, PolicyRun, PredictedUpdate,
-    ScanCycle, SlotChange, Tally, TaskCidChange, Trigger, Violation, WeightChange,
+    ScanCycle, SlotChange, Tally, TaskCidChange, TraceGap, Trigger, Violation, WeightChange,
 };
 pub use task::{PerTask, Task, TaskKey};

@@ -162,6 +162,13 @@ impl Params {
         self.regime.unwrap_or(kind.default_regime())
     }
 
+    /// Whether `exit_mm` runs before `trace_sched_process_exit` (6.4–6.12: `kernel/exit.c`
+    /// @6.12.117 l.941/945) rather than after it (6.18.15 l.943/954, 7.2.13 l.958/975);
+    /// docs/models.md §5.3 T6.
+    pub fn exit_mm_before_exit_record(&self) -> bool {
+        self.version == KernelVersion::V6_4
+    }
+
     /// `msecs_to_jiffies(100)`: the scan period D in jiffies (HZ=250 → 25, HZ=1000 → 100).
     pub fn scan_delay_jiffies(&self) -> u64 {
         (100 * self.hz as u64).div_ceil(1000).max(1)

@@ -22,39 +22,98 @@
 //! tick-scan signature (no switch-in or migration since the task's previous update, a tick on
 //! its CPU in between): the model then runs that scan. Without seeding, such mms start empty.
 
+//!
+//! Untraced steps (docs/models.md §5.3, `untraced.rs`): the kernel runs some CID steps away
+//! from the tracepoint next to them, and at many CPUs other CPUs act in the gap. When the plain
+//! replay disagrees, `search.rs` looks for placements of those steps that explain the observed
+//! CIDs; the replay is run again with them, and each is reported in `Agreement::trace_gaps`.
+
 mod hz;
 mod prepass;
 mod replayer;
+mod search;
+mod untraced;
+mod windows;
 
 pub use hz::{HZ_CANDIDATES, HzInference, infer_hz, infer_hz_detail, resolve_params, tick_phase};
 pub use prepass::{PrePass, preexisting_tasks};
 pub use replayer::Replayer;
+pub use untraced::{EarlyFork, Placements};
+pub use windows::{ForkWindow, fork_windows};
 
 use super::kind::PolicyKind;
 use super::params::Params;
 use super::run::PolicyRun;
 use crate::events::Trace;
 
-/// Replays `trace` through `policy`. `params.cpus == 0` takes the capture's CPU count,
-/// `params.hz == 0` infers HZ from the tick spacing (default 1000).
-pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
-    let (p, phase) = resolve_params(trace, params);
-    let ncpus = p.cpus;
-    let mut r = Replayer::new(policy, p, phase);
+/// A fresh replayer for `trace`, with its pre-existing tasks declared and its stoppers named.
+fn new_replayer(trace: &Trace, policy: PolicyKind, params: &Params) -> Replayer {
+    let (resolved, phase) = resolve_params(trace, params);
+    let ncpus = resolved.cpus;
+    let mut r = Replayer::new(policy, resolved, phase);
+    r.untraced.stoppers = trace
+        .tasks
+        .iter()
+        .filter(|(_, m)| trace.strings.get_str(m.comm).starts_with("migration/"))
+        .map(|(&t, _)| t)
+        .collect();
     let t0 = trace.events.first().map_or(0, |e| e.ts);
     let pre = preexisting_tasks(trace, ncpus);
     r.quiet = pre.quiet;
     for (tid, mm) in pre.tasks {
         r.declare_existing(t0, tid, mm);
     }
+    r
+}
+
+/// Replays `trace` through `policy` with the untraced steps at `placements`.
+fn replay_placed(
+    trace: &Trace,
+    policy: PolicyKind,
+    params: &Params,
+    placements: &Placements,
+) -> PolicyRun {
+    let mut r = new_replayer(trace, policy, params);
+    r.untraced.placements = placements.clone();
     for (i, ev) in trace.events.iter().enumerate() {
         r.apply(i, &ev, &trace.tasks);
     }
     r.finish()
 }
 
+/// Replays `trace` through `policy`. `params.cpus == 0` takes the capture's CPU count,
+/// `params.hz == 0` infers HZ from the tick spacing (default 1000).
+///
+/// When some observed CIDs disagree, the replay looks for placements of untraced steps that
+/// explain them (docs/models.md §5.3) and replays again with them; the placements are reported
+/// in `agreement.trace_gaps`.
+pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
+    let run = replay_placed(trace, policy, params, &Placements::default());
+    // The search fills trace gaps of the kernel's own policy; a model that misses half of the
+    // observations is the wrong one for this capture, and no placement is looked for.
+    let missed = run
+        .agreement
+        .as_ref()
+        .is_some_and(|a| a.agreed < a.checked && a.agreed * 2 >= a.checked);
+    if !missed {
+        return run;
+    }
+    let windows = fork_windows(trace);
+    let start = new_replayer(trace, policy, params);
+    let found = search::search_placements(trace, policy, start, &windows);
+    if found.is_empty() {
+        return run;
+    }
+    let placed = replay_placed(trace, policy, params, &found);
+    let agreed = |r: &PolicyRun| r.agreement.as_ref().map_or(0, |a| a.agreed);
+    if agreed(&placed) > agreed(&run) {
+        placed
+    } else {
+        run
+    }
+}
+
 /// Replays `trace` through each of `policies` (the compare view: one run per model).
 pub fn replay_all(trace: &Trace, policies: &[PolicyKind], params: &Params) -> Vec<PolicyRun> {
     policies.iter().map(|&k| replay(trace, k, params)).collect()
 }
-

@@ -7,7 +7,7 @@ use crate::model::tasks::{MmId, MmInfo, MmOrigin};
 use rustc_hash::FxHashSet;
 
 /// The mms the observed resolution creates, in order.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct Infos(pub(super) Vec<MmInfo>);
 impl Sink for Infos {
     fn new_mm(&mut self, _id: MmId, info: MmInfo) {

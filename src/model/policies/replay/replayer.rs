@@ -7,19 +7,22 @@ use super::super::params::Params;
 use super::super::policy::ObservedUpdate;
 use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, Tally};
 use super::prepass::Infos;
+use super::untraced::Untraced;
 use crate::events::{CLONE_VM, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid};
 use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::{MmId, MmInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Per task, what happened since its previous `rseq_update` (tick-scan signature).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Since {
     switched: bool,
     ticked: bool,
 }
 
-/// Streams canonical events into a model (used by [`replay`] and by the simulator).
+/// Streams canonical events into a model (used by `replay` and by the simulator). A copy is a
+/// snapshot (the search for untraced placements goes back to one).
+#[derive(Clone)]
 pub struct Replayer {
     pub engine: Engine,
     obs: ObservedState,
@@ -45,6 +48,8 @@ pub struct Replayer {
     /// Tasks whose pre-existing mm is known to stay quiet (streaming use: the simulator's
     /// launching shell).
     pub quiet_tids: FxHashSet<Tid>,
+    /// Where the untraced kernel steps run (docs/models.md §5.3).
+    pub untraced: Untraced,
 }
 
 impl Replayer {
@@ -72,6 +77,25 @@ impl Replayer {
             exiting: FxHashSet::default(),
             quiet: FxHashSet::default(),
             quiet_tids: FxHashSet::default(),
+            untraced: Untraced::default(),
+        }
+    }
+
+    /// Disagreements so far (checked − agreed).
+    pub fn misses(&self) -> u64 {
+        self.total.checked - self.total.agreed
+    }
+
+    /// Runs the CID steps of the forks placed before event `idx` (at its time).
+    fn run_early_forks(&mut self, idx: usize, ts: u64) {
+        let Some(forks) = self.untraced.early_forks_at(idx) else {
+            return;
+        };
+        for f in forks {
+            self.know(ts, f.parent);
+            self.created.insert(f.child);
+            self.untraced.fork_early(&mut self.engine, ts, f);
+            self.since.remove(&f.child);
         }
     }
 
@@ -149,6 +173,9 @@ impl Replayer {
         }
         let curr = self.engine.core.curr[cpu as usize];
         if curr != tid {
+            // the wakelist of the CPU is processed before it schedules
+            self.untraced
+                .flush_wakelist(&mut self.engine, ts, Some(cpu), None);
             self.engine.step(
                 ts,
                 &DriverEvent::Switch {
@@ -188,6 +215,18 @@ impl Replayer {
         if ev.kind.is_lost() {
             return;
         }
+        // the CID step of this CPU's last switch ran before anything else it records
+        if self
+            .engine
+            .core
+            .pending_switch
+            .get(ev.cpu as usize)
+            .is_some_and(Option::is_some)
+        {
+            self.engine.step(ts, &DriverEvent::SchedIn { cpu: ev.cpu });
+        }
+        self.untraced.advance_walks(&mut self.engine, ts);
+        self.run_early_forks(idx, ts);
         self.know(ts, ev.tid);
         // exit_mm of a task that passed sched_process_exit: its futex wake of a joiner in the
         // same mm comes first (recorded as a migration), then mmput; anything else it records
@@ -209,12 +248,25 @@ impl Replayer {
             }
         }
         if ev.tid != TID_UNKNOWN {
+            self.untraced
+                .flush_wakelist(&mut self.engine, ts, None, Some(ev.tid));
             self.switch_to(ts, ev.cpu, ev.tid);
         }
         match ev.kind {
-            EventKind::SchedSwitch { next_tid, .. } => {
+            EventKind::SchedSwitch {
+                prev_tid,
+                next_tid,
+                prev_state,
+                ..
+            } => {
+                let slept = !prev_state.runnable();
+                let defer = self
+                    .untraced
+                    .switch_record(idx, ts, prev_tid, next_tid, slept);
                 self.know(ts, next_tid);
+                self.engine.core.defer_switch = defer;
                 self.switch_to(ts, ev.cpu, next_tid);
+                self.engine.core.defer_switch = false;
             }
             EventKind::SchedMigrateTask {
                 tid,
@@ -222,15 +274,19 @@ impl Replayer {
                 dest_cpu,
             } if orig_cpu != dest_cpu => {
                 self.know(ts, tid);
-                self.engine.step(
-                    ts,
-                    &DriverEvent::Migrate {
-                        tid,
-                        src: orig_cpu,
-                        dst: dest_cpu,
-                    },
+                self.untraced
+                    .flush_wakelist(&mut self.engine, ts, None, Some(tid));
+                self.untraced.migrate(
+                    &mut self.engine,
+                    (idx, ts, ev.tid),
+                    tid,
+                    orig_cpu,
+                    dest_cpu,
                 );
                 self.since.entry(tid).or_default().switched = true;
+            }
+            EventKind::SchedProcessFork { child, .. } if self.untraced.forked_early(child) => {
+                self.pending_clone.remove(&child);
             }
             EventKind::SchedProcessFork { parent, child } => {
                 self.know(ts, parent);
@@ -274,6 +330,7 @@ impl Replayer {
                 );
             }
             EventKind::SchedProcessExec { tid, .. } => {
+                self.untraced.exec(&mut self.engine, ts, tid);
                 if let Some(new_mm) = self.obs_mm(tid) {
                     self.engine.step(
                         ts,
@@ -288,7 +345,12 @@ impl Replayer {
             }
             EventKind::SchedProcessExit { tid } => {
                 self.engine.step(ts, &DriverEvent::Exit { tid });
-                self.exiting.insert(tid);
+                let before = self.engine.core.params.exit_mm_before_exit_record();
+                if self.untraced.exit_mm_at_record(idx, ts, tid, before) {
+                    self.engine.step(ts, &DriverEvent::MmPut { tid });
+                } else {
+                    self.exiting.insert(tid);
+                }
             }
             EventKind::Tick => {
                 self.engine.step(ts, &DriverEvent::Tick { cpu: ev.cpu });
@@ -438,6 +500,7 @@ impl Replayer {
                 .filter(|a| a.mm != MmId::UNKNOWN)
                 .cloned()
                 .collect(),
+            trace_gaps: self.untraced.gaps().to_vec(),
         }
     }
 
