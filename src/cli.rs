@@ -332,9 +332,16 @@ pub struct ModelArgs {
     #[arg(long, global = true)]
     pub batch: Option<u32>,
 
-    /// lazy-compact kernel variant (default 6.14, i.e. 6.14-6.18).
+    /// lazy-compact kernel variant (default 6.14, i.e. 6.14-6.18; with --kernel-version: that
+    /// kernel's).
     #[arg(long, value_enum, global = true)]
     pub kernel: Option<KernelArg>,
+
+    /// Release of the capture's kernel (`uname -r`, e.g. 6.18.15+deb13-cloud-amd64): picks
+    /// the policy and variant that kernel runs when --policy does not (stats, the TUI,
+    /// --check); a `cidscope vm --record` capture names its own.
+    #[arg(long, global = true, value_name = "RELEASE")]
+    pub kernel_version: Option<String>,
 
     /// rseq emission regime (default: the policy's own).
     #[arg(long, value_enum, global = true)]
@@ -388,6 +395,17 @@ impl ModelArgs {
             },
             seed: !self.no_seed,
             check_invariants: self.check_invariants,
+        }
+    }
+
+    /// What the flags ask of the model choice (`model::kernel::choose`).
+    pub fn asked(&self) -> crate::model::kernel::Asked {
+        crate::model::kernel::Asked {
+            policy: self.policy.and_then(|p| p.kind()),
+            variant: self.kernel.map(|_| self.params().version),
+            hz: self.hz,
+            kernel_version: self.kernel_version.clone(),
+            base: self.params(),
         }
     }
 

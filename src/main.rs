@@ -130,12 +130,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let opts = load_options(&cli.load);
             let opened = sources::open(&a.file, &opts).map_err(|e| e.to_string())?;
             let models = cli.model.models();
-            let s = if models.is_empty() {
+            let asked = cli.model.asked();
+            // the model of the capture's kernel when --kernel-version or the capture names it
+            let named = asked.kernel_version.is_some() || opened.kernel_facts(&opts).0.is_some();
+            let s = if models.is_empty() && !named {
                 // a stream: memory stays flat whatever the capture's size
                 cidscope::stats::compute_streaming(&opened, &opts).map_err(|e| e.to_string())?
             } else {
                 let trace = opened.load(&opts).map_err(|e| e.to_string())?;
-                cidscope::stats::policy::compute_with_models(&trace, &models, &cli.model.params())
+                stats_with_model(&trace, &cli.model)
             };
             if a.json {
                 let mut out = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
@@ -175,12 +178,21 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             let trace = sources::load(file, &load_options(&cli.load)).map_err(|e| e.to_string())?;
             let mut report = cidscope::stats::check::run(&trace);
-            // with --policy / --compare: each model's invariants over the capture's schedule too
-            let kinds = cli.model.models();
+            // with --policy / --compare (or a known kernel): each model's invariants over the
+            // capture's schedule too
+            let mut kinds = cli.model.models();
+            let mut params = cli.model.params();
+            if let Some(c) =
+                cidscope::model::kernel::choose(&cli.model.asked(), &kernel_facts(&trace))
+            {
+                kinds.retain(|&k| k != c.policy);
+                kinds.insert(0, c.policy);
+                params = c.params;
+            }
             if !kinds.is_empty() {
                 let params = cidscope::model::policies::Params {
                     check_invariants: true,
-                    ..cli.model.params()
+                    ..params
                 };
                 for run in cidscope::model::policies::replay_all(&trace, &kinds, &params) {
                     report.add_model(&run);
@@ -203,14 +215,35 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             .map_err(|e| e.to_string())?;
             // --compare lists what to show (`observed` is the capture itself); --policy adds its
             // model beside the capture
-            let models = cidscope::ui::ModelChoice::from_flags(
+            let mut models = cidscope::ui::ModelChoice::from_flags(
                 cli.model.policy,
                 &cli.model.compare,
                 cli.model.params(),
             );
+            models.asked = cli.model.asked();
             cidscope::ui::run_opened(opened, opts, ui, models).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// The capture's model facts (its kernel and HZ, when it names them).
+fn kernel_facts(trace: &cidscope::events::Trace) -> cidscope::model::kernel::KernelFacts {
+    cidscope::model::kernel::KernelFacts {
+        release: trace.kernel_release.clone(),
+        hz: trace.kernel_hz,
+    }
+}
+
+/// `stats` with the chosen model (`--policy`, else the kernel's) and the `--compare` ones.
+fn stats_with_model(trace: &cidscope::events::Trace, m: &ModelArgs) -> cidscope::stats::Stats {
+    let models = m.models();
+    match cidscope::model::kernel::choose(&m.asked(), &kernel_facts(trace)) {
+        Some(c) => cidscope::stats::policy::compute_chosen(trace, &c, &models),
+        None if !models.is_empty() => {
+            cidscope::stats::policy::compute_with_models(trace, &models, &m.params())
+        }
+        None => cidscope::stats::compute(trace),
     }
 }
 
@@ -294,12 +327,7 @@ fn run_vm(
         gzip_initrd: a.gzip_initrd,
         ..vm::VmConfig::new(a.kernel.clone(), a.cpus, &a.workload)
     };
-    let over = vm::ModelOverride {
-        policy: m.policy.and_then(|p| p.kind()),
-        version: m.kernel.map(|_| m.params().version),
-        hz: m.hz,
-        base: m.params(),
-    };
+    let over: vm::ModelOverride = m.asked();
     let mut out = |t: &str| emit(t.as_bytes());
     if a.json || !std::io::stdout().is_terminal() {
         return vm::report::run_headless(cfg, a.record.clone(), a.json, &over, &mut out);

@@ -1,7 +1,7 @@
 //! Which CID policy and variant a kernel runs, from its release string (`uname -r`, trace.dat's
 //! uname, perf.data's OSRELEASE): docs/models.md §10.
 
-use super::policies::{KernelVersion, PolicyKind};
+use super::policies::{HzSource, KernelVersion, Params, PolicyKind};
 
 /// A kernel release as numbers: `6.18.15+deb13-cloud-amd64` → 6.18.15, `6.19.0-rc1` → 6.19.0 rc1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -127,6 +127,103 @@ pub fn model_for_release(s: &str) -> Option<KernelModel> {
     })
 }
 
+/// What the user asked of the model (`--policy`, `--kernel`, `--hz`, `--kernel-version`), and
+/// the rest of the parameters.
+#[derive(Clone, Debug, Default)]
+pub struct Asked {
+    pub policy: Option<PolicyKind>,
+    pub variant: Option<KernelVersion>,
+    pub hz: Option<u32>,
+    /// `--kernel-version`: the release of the capture's kernel.
+    pub kernel_version: Option<String>,
+    /// Regime, scan, seeding, ...; its `version` and `hz` are set from the choice.
+    pub base: Params,
+}
+
+/// What the capture itself says of its kernel (`Trace::kernel_release`, `Trace::kernel_hz`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelFacts {
+    pub release: Option<String>,
+    pub hz: Option<u32>,
+}
+
+/// The model a capture is replayed through, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChosenModel {
+    pub policy: PolicyKind,
+    /// With `version` and `hz`/`hz_source` chosen (`hz` 0: inferred from the tick).
+    pub params: Params,
+    /// The kernel release, when known (`--kernel-version`, else the capture's own).
+    pub kernel_version: Option<String>,
+    /// The lazy-compact variant the model runs (lazy-compact and resume-batch); `None` for a
+    /// policy without variants.
+    pub variant: Option<KernelVersion>,
+    /// In words: the flag, or the kernel and the commits that draw its line.
+    pub chosen_because: String,
+}
+
+/// Whether `policy`'s allocation has the lazy-compact variants (`--kernel`).
+fn has_variants(policy: PolicyKind) -> bool {
+    matches!(policy, PolicyKind::LazyCompact | PolicyKind::ResumeBatch)
+}
+
+/// The model to replay a capture through: the one asked for (`--policy`), else the one of its
+/// kernel's release (`--kernel-version`, else what the capture says, [`model_for_release`]).
+/// `None` when neither names one (no model is run). HZ: `--hz`, else the kernel's CONFIG_HZ
+/// when the capture says it, else 0 (inferred from the tick expiries).
+pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
+    let (release, from) = match (&asked.kernel_version, &capture.release) {
+        (Some(v), _) => (Some(v.as_str()), "--kernel-version"),
+        (None, Some(r)) => (Some(r.as_str()), "the capture"),
+        (None, None) => (None, ""),
+    };
+    let known = release.and_then(model_for_release);
+    let (policy, mut because) = match (asked.policy, &known) {
+        (Some(p), Some(k)) if k.policy == Some(p) => (p, format!("--policy {p}; {}", k.reason)),
+        (Some(p), Some(k)) => (
+            p,
+            format!(
+                "--policy {p} (the kernel {} of {from} runs {}: {})",
+                release.unwrap_or_default(),
+                k.policy.map_or("no modelled policy", PolicyKind::id),
+                k.reason
+            ),
+        ),
+        (Some(p), None) => (p, format!("--policy {p} (kernel version unknown)")),
+        (None, Some(k)) => (k.policy?, format!("{} (release from {from})", k.reason)),
+        (None, None) => return None,
+    };
+    let variant = if has_variants(policy) {
+        let v = match asked.variant {
+            Some(v) => {
+                because.push_str(&format!("; variant {} from --kernel", v.id()));
+                v
+            }
+            None => known.as_ref().and_then(|k| k.variant).unwrap_or_default(),
+        };
+        Some(v)
+    } else {
+        None
+    };
+    let (hz, hz_source) = match (asked.hz, capture.hz) {
+        (Some(h), _) => (h, HzSource::Given),
+        (None, Some(h)) if release.is_some() => (h, HzSource::Kernel),
+        _ => (0, HzSource::Given),
+    };
+    Some(ChosenModel {
+        policy,
+        params: Params {
+            version: variant.unwrap_or(asked.base.version),
+            hz,
+            hz_source,
+            ..asked.base.clone()
+        },
+        kernel_version: release.map(str::to_string),
+        variant,
+        chosen_because: because,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,5 +296,88 @@ mod tests {
         );
         let m = model_for_release("6.3.1").unwrap();
         assert!(m.reason.contains("not modelled"), "{}", m.reason);
+    }
+
+    #[test]
+    fn the_kernel_chooses_the_model_unless_the_user_did() {
+        let none = Asked::default();
+        let facts = |r: &str, hz| KernelFacts {
+            release: Some(r.into()),
+            hz,
+        };
+        assert_eq!(choose(&none, &KernelFacts::default()), None);
+        let c = choose(&none, &facts("6.12.117+deb13-cloud-amd64", Some(250))).unwrap();
+        assert_eq!(
+            (c.policy, c.variant, c.params.hz, c.params.hz_source),
+            (
+                PolicyKind::LazyCompact,
+                Some(KernelVersion::V6_4),
+                250,
+                HzSource::Kernel
+            )
+        );
+        assert!(
+            c.chosen_because
+                .starts_with("6.12.117: lazy-compact, variant 6.4")
+                && c.chosen_because.ends_with("(release from the capture)"),
+            "{}",
+            c.chosen_because
+        );
+        assert_eq!(
+            c.kernel_version.as_deref(),
+            Some("6.12.117+deb13-cloud-amd64")
+        );
+        // --kernel-version wins over the header; owner-mode has no variant
+        let asked = Asked {
+            kernel_version: Some("7.2.13".into()),
+            hz: Some(250),
+            ..Asked::default()
+        };
+        let c = choose(&asked, &facts("6.18.15", Some(1000))).unwrap();
+        assert_eq!(
+            (c.policy, c.variant, c.params.hz, c.params.hz_source),
+            (PolicyKind::OwnerMode, None, 250, HzSource::Given)
+        );
+        assert!(
+            c.chosen_because.contains("--kernel-version"),
+            "{}",
+            c.chosen_because
+        );
+        // --policy wins, and the choice says what the kernel would have run
+        let asked = Asked {
+            policy: Some(PolicyKind::ResumeBatch),
+            ..Asked::default()
+        };
+        let c = choose(&asked, &facts("6.12.117", None)).unwrap();
+        assert_eq!(
+            (c.policy, c.variant),
+            (PolicyKind::ResumeBatch, Some(KernelVersion::V6_4))
+        );
+        assert!(
+            c.chosen_because
+                .starts_with("--policy resume-batch (the kernel 6.12.117"),
+            "{}",
+            c.chosen_because
+        );
+        assert_eq!(c.params.hz, 0);
+        let c = choose(&asked, &KernelFacts::default()).unwrap();
+        assert_eq!(
+            c.chosen_because,
+            "--policy resume-batch (kernel version unknown)"
+        );
+        let asked = Asked {
+            variant: Some(KernelVersion::V6_13),
+            kernel_version: Some("6.18.15".into()),
+            ..Asked::default()
+        };
+        let c = choose(&asked, &KernelFacts::default()).unwrap();
+        assert_eq!(c.variant, Some(KernelVersion::V6_13));
+        assert!(c.chosen_because.ends_with("variant 6.13 from --kernel"));
+        // a kernel without a modelled policy and no --policy: no model
+        let asked = Asked {
+            kernel_version: Some("5.15.0".into()),
+            ..Asked::default()
+        };
+        assert_eq!(choose(&asked, &KernelFacts::default()), None);
     }
 }

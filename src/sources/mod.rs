@@ -273,6 +273,28 @@ impl Opened {
         r
     }
 
+    /// What the capture says of its kernel (`Trace::kernel_release`, `Trace::kernel_hz`),
+    /// read from its first slice only: a text capture's header (`cidscope vm --record`).
+    /// Binary captures say nothing here yet (their uname / HEADER_OSRELEASE are read whole).
+    pub fn kernel_facts(&self, opts: &LoadOptions) -> (Option<String>, Option<u32>) {
+        if !matches!(
+            self.format,
+            Format::Ftrace | Format::TracePipe | Format::TraceCmdReport
+        ) {
+            return (None, None);
+        }
+        let mut meta = Trace::new(&self.name, self.format);
+        let first = LoadOptions {
+            progress: None,
+            ..opts.clone()
+        };
+        let _ = self.stream(&first, &mut |d| {
+            meta.apply(d);
+            false
+        });
+        (meta.kernel_release, meta.kernel_hz)
+    }
+
     /// Parses the whole capture into a trace.
     pub fn load(&self, opts: &LoadOptions) -> Result<Trace, SourceError> {
         load_bytes(

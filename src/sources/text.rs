@@ -19,6 +19,9 @@ pub struct Chunk {
     pub tasks: FxHashMap<Tid, TaskMeta>,
     pub warnings: Vec<Warning>,
     pub ncpus_hint: Option<u32>,
+    /// The kernel release and CONFIG_HZ a `# cidscope-vm:` header line names.
+    pub kernel_release: Option<String>,
+    pub kernel_hz: Option<u32>,
     /// Lines of a `#` header were seen (tracefs `trace`, not `trace_pipe`).
     pub saw_header: bool,
     /// Skipped bad lines (with `skip_bad_lines`): count, first (local line, message).
@@ -44,6 +47,8 @@ impl Chunk {
             tasks: FxHashMap::default(),
             warnings: Vec::new(),
             ncpus_hint: None,
+            kernel_release: None,
+            kernel_hz: None,
             saw_header: false,
             bad_lines: 0,
             first_bad: None,
@@ -452,6 +457,10 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     if !st.ncpus_sent && chunk.ncpus_hint.is_some() {
         delta.ncpus_hint = chunk.ncpus_hint;
         st.ncpus_sent = true;
+    }
+    if chunk.kernel_release.is_some() {
+        delta.kernel_release = chunk.kernel_release.take();
+        delta.kernel_hz = chunk.kernel_hz;
     }
     st.saw_header |= chunk.saw_header;
     st.bad += chunk.bad_lines;

@@ -3,6 +3,7 @@
 
 use super::Stats;
 use crate::events::Trace;
+use crate::model::kernel::ChosenModel;
 use crate::model::policies::{
     self, Agreement, Disagreement, Params, PolicyKind, PolicyRun, Tally, TraceGap,
 };
@@ -62,6 +63,14 @@ pub struct ModelAgreement {
     /// (tid, record_ts, placed_ts, reason; docs/models.md §5.3); the agreement above is with
     /// them.
     pub trace_gaps: Vec<TraceGap>,
+    /// The release of the capture's kernel, when known (`--kernel-version`, or the capture's
+    /// own header).
+    pub kernel_version: Option<String>,
+    /// The lazy-compact variant the model ran (`6.4`, `6.13`, `6.14`); null for owner-mode.
+    pub variant: Option<&'static str>,
+    /// Why this policy and variant: the flag, or the kernel release and the commits that
+    /// draw its line (docs/models.md §10).
+    pub chosen_because: String,
 }
 
 /// A model's totals (`model`, and each entry of `compare`).
@@ -135,6 +144,13 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
         hz_source: run.params.hz_source.describe(),
         cpus: run.params.cpus,
         trace_gaps: a.trace_gaps.clone(),
+        kernel_version: None,
+        variant: matches!(
+            run.policy,
+            PolicyKind::LazyCompact | PolicyKind::ResumeBatch
+        )
+        .then(|| run.params.version.id()),
+        chosen_because: format!("--policy {}", run.policy),
     }
 }
 
@@ -199,6 +215,20 @@ pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params
     s
 }
 
+/// `stats` under the model chosen for the capture's kernel (`model::kernel::choose`), plus the
+/// `compare` models: `model_agreement` says which kernel, variant and why.
+pub fn compute_chosen(trace: &Trace, chosen: &ChosenModel, compare: &[PolicyKind]) -> Stats {
+    let mut models = vec![chosen.policy];
+    models.extend(compare.iter().filter(|&&k| k != chosen.policy));
+    let mut s = compute_with_models(trace, &models, &chosen.params);
+    if let Some(a) = &mut s.model_agreement {
+        a.kernel_version = chosen.kernel_version.clone();
+        a.variant = chosen.variant.map(|v| v.id());
+        a.chosen_because = chosen.chosen_because.clone();
+    }
+    s
+}
+
 /// Lines appended to the text form of `stats` for a model.
 pub fn render_text(s: &Stats) -> String {
     use std::fmt::Write;
@@ -218,6 +248,13 @@ pub fn render_text(s: &Stats) -> String {
             } else {
                 String::new()
             }
+        );
+        let _ = writeln!(
+            o,
+            "  kernel {}, variant {}: {}",
+            a.kernel_version.as_deref().unwrap_or("unknown"),
+            a.variant.unwrap_or("-"),
+            a.chosen_because
         );
         let _ = writeln!(
             o,

@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn release_and_thread_names() {
-        assert!(super::super::policy::major_minor(&kernel_release()).is_some());
+        assert!(crate::model::kernel::Release::parse(&kernel_release()).is_some());
         std::thread::spawn(|| {
             set_thread_name("cw-test-name-longer-than-15");
             let c = std::fs::read_to_string("/proc/thread-self/comm").unwrap();

@@ -840,7 +840,11 @@ mod tests {
         s.thread(100, 102, 2);
         assert_eq!(s.cid(101), Some(1));
         s.switch(1, 0); // 101 sleeps; CPU 1's slot keeps CID 1
-        s.step(DriverEvent::MigrateFrom { tid: 101, src: 1, dst: 3 });
+        s.step(DriverEvent::MigrateFrom {
+            tid: 101,
+            src: 1,
+            dst: 3,
+        });
         s.run(1, 102); // 102 takes CPU 1 and its CID before 101's enqueue on CPU 3 runs
         assert_eq!(s.cid(102), Some(1));
         s.step(DriverEvent::MigrateTo { tid: 101, dst: 3 });

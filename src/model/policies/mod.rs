@@ -56,11 +56,14 @@ pub use engine::{DriverEvent, Engine};
 pub use invariant::{Finding, Invariant};
 pub use kind::PolicyKind;
 pub use params::{
-    HzSource, KernelVersion, Params, Regime, RqClockMode, ScanScope, batches_per_scan, cpus_for_scan_period,
+    HzSource, KernelVersion, Params, Regime, RqClockMode, ScanScope, batches_per_scan,
+    cpus_for_scan_period,
 };
 pub use policy::{CidPolicy, ObservedUpdate};
 pub use registry::AnyPolicy;
-pub use replay::{HzInference, Replayer, infer_hz, infer_hz_detail, replay, replay_all, resolve_params};
+pub use replay::{
+    HzInference, Replayer, infer_hz, infer_hz_detail, replay, replay_all, resolve_params,
+};
 pub use run::{
     Agreement, Compaction, Disagreement, MmAgreement, ModeChange, PolicyRun, PredictedUpdate,
     ScanCycle, SlotChange, Tally, TaskCidChange, TraceGap, Trigger, Violation, WeightChange,

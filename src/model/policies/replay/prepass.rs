@@ -107,4 +107,3 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
         .collect();
     PrePass { tasks, quiet }
 }
-

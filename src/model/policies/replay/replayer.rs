@@ -276,13 +276,8 @@ impl Replayer {
                 self.know(ts, tid);
                 self.untraced
                     .flush_wakelist(&mut self.engine, ts, None, Some(tid));
-                self.untraced.migrate(
-                    &mut self.engine,
-                    (idx, ts, ev.tid),
-                    tid,
-                    orig_cpu,
-                    dest_cpu,
-                );
+                self.untraced
+                    .migrate(&mut self.engine, (idx, ts, ev.tid), tid, orig_cpu, dest_cpu);
                 self.since.entry(tid).or_default().switched = true;
             }
             EventKind::SchedProcessFork { child, .. } if self.untraced.forked_early(child) => {
@@ -512,4 +507,3 @@ impl Replayer {
         run
     }
 }
-

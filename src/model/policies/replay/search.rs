@@ -270,12 +270,16 @@ impl Search<'_> {
                     }
                     let mut t = self.ckpts[&w.first].clone();
                     let mut placements = self.found.clone();
-                    placements.early_forks.entry(p).or_default().push(EarlyFork {
-                        parent: w.parent,
-                        child: w.child,
-                        record_ts: w.record_ts,
-                        walk_end,
-                    });
+                    placements
+                        .early_forks
+                        .entry(p)
+                        .or_default()
+                        .push(EarlyFork {
+                            parent: w.parent,
+                            child: w.child,
+                            record_ts: w.record_ts,
+                            walk_end,
+                        });
                     t.untraced.placements = placements.clone();
                     let ckpts = &self.ckpts;
                     let fresh = self.replay_to(&mut t, w.first, i, |j| ckpts.contains_key(&j));

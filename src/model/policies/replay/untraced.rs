@@ -190,7 +190,14 @@ impl Untraced {
 
     /// A `sched_switch` record `idx` on `cpu`: who went to sleep; whether its CID step is
     /// deferred (T5).
-    pub fn switch_record(&mut self, idx: usize, ts: u64, prev: Tid, next: Tid, slept: bool) -> bool {
+    pub fn switch_record(
+        &mut self,
+        idx: usize,
+        ts: u64,
+        prev: Tid,
+        next: Tid,
+        slept: bool,
+    ) -> bool {
         if slept {
             self.asleep.insert(prev);
         } else {
