@@ -395,6 +395,7 @@ impl ModelArgs {
             },
             seed: !self.no_seed,
             check_invariants: self.check_invariants,
+            untraced: Default::default(),
         }
     }
 
@@ -578,4 +579,8 @@ pub struct VmArgs {
     /// gzip the initramfs (smaller; a TCG guest takes longer to unpack it).
     #[arg(long)]
     pub gzip_initrd: bool,
+    /// tracefs `trace_clock` of the guest's capture (local, global, mono, x86-tsc, ...;
+    /// default: the kernel's own, `local`).
+    #[arg(long, value_name = "CLOCK")]
+    pub trace_clock: Option<String>,
 }

@@ -325,6 +325,7 @@ fn run_vm(
         },
         buffer_kb: a.buffer_kb,
         gzip_initrd: a.gzip_initrd,
+        trace_clock: a.trace_clock.clone(),
         ..vm::VmConfig::new(a.kernel.clone(), a.cpus, &a.workload)
     };
     let over: vm::ModelOverride = m.asked();

@@ -310,6 +310,7 @@ fn every_named_workload_runs_in_the_worker_role() {
             threads: Some(if w == "spinner" { 1 } else { 2 }),
             duration_ns: 200_000_000,
             buffer_kb: 1024,
+            trace_clock: None,
         };
         let t = std::time::Instant::now();
         let out = Command::new(bin())

@@ -39,6 +39,8 @@ pub struct VmConfig {
     pub gzip_initrd: bool,
     /// Keep the stream's text for [`VmRun::take_text`] (the TUI).
     pub keep_text: bool,
+    /// tracefs `trace_clock` in the guest (`None`: the kernel's default, `local`).
+    pub trace_clock: Option<String>,
 }
 
 impl VmConfig {
@@ -59,6 +61,7 @@ impl VmConfig {
             guest_exe: None,
             gzip_initrd: false,
             keep_text: false,
+            trace_clock: None,
         }
     }
 
@@ -310,6 +313,7 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         threads: cfg.threads,
         duration_ns: cfg.duration_ns,
         buffer_kb: cfg.buffer(),
+        trace_clock: cfg.trace_clock.clone(),
     };
     let accels: Vec<Accel> = match cfg.accel {
         AccelChoice::Tcg => vec![Accel::Tcg],
@@ -447,6 +451,7 @@ mod tests {
             threads: None,
             duration_ns: 1,
             buffer_kb: 1024,
+            trace_clock: None,
         };
         let a = append_line(&c, &g, &["/opt/lib".into()]);
         assert!(a.starts_with("console=ttyS0 panic=-1"), "{a}");
