@@ -81,6 +81,7 @@ fn every_capture_agrees_at_least_as_its_row_says() {
         let params = Params {
             hz: r.hz,
             version: m.variant.unwrap_or_default(),
+            untraced: cidscope::model::policies::UntracedSearch::Always,
             ..Params::default()
         };
         let run = replay(&trace, policy, &params);

@@ -1,7 +1,7 @@
 //! Which CID policy and variant a kernel runs, from its release string (`uname -r`, trace.dat's
 //! uname, perf.data's OSRELEASE): docs/models.md §10.
 
-use super::policies::{HzSource, KernelVersion, Params, PolicyKind};
+use super::policies::{HzSource, KernelVersion, Params, PolicyKind, UntracedSearch};
 
 /// A kernel release as numbers: `6.18.15+deb13-cloud-amd64` → 6.18.15, `6.19.0-rc1` → 6.19.0 rc1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -210,12 +210,19 @@ pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
         (None, Some(h)) if release.is_some() => (h, HzSource::Kernel),
         _ => (0, HzSource::Given),
     };
+    // the kernel's own policy: every miss is worth explaining by untraced steps
+    let own = known.as_ref().is_some_and(|k| k.policy == Some(policy));
     Some(ChosenModel {
         policy,
         params: Params {
             version: variant.unwrap_or(asked.base.version),
             hz,
             hz_source,
+            untraced: if own {
+                UntracedSearch::Always
+            } else {
+                asked.base.untraced
+            },
             ..asked.base.clone()
         },
         kernel_version: release.map(str::to_string),

@@ -56,8 +56,8 @@ pub use engine::{DriverEvent, Engine};
 pub use invariant::{Finding, Invariant};
 pub use kind::PolicyKind;
 pub use params::{
-    HzSource, KernelVersion, Params, Regime, RqClockMode, ScanScope, batches_per_scan,
-    cpus_for_scan_period,
+    HzSource, KernelVersion, Params, Regime, RqClockMode, ScanScope, UntracedSearch,
+    batches_per_scan, cpus_for_scan_period,
 };
 pub use policy::{CidPolicy, ObservedUpdate};
 pub use registry::AnyPolicy;

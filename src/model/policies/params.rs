@@ -105,6 +105,21 @@ impl HzSource {
     }
 }
 
+/// When a replay looks for placements of untraced kernel steps (docs/models.md §5.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum UntracedSearch {
+    /// When the plain replay disagrees but agrees on at least half of the observations: a
+    /// model that misses more is taken for the wrong policy of the capture, and its misses are
+    /// not explained by placements.
+    #[default]
+    WhenClose,
+    /// Whenever the plain replay disagrees: the policy is known to be the kernel's own (chosen
+    /// from its release), so every miss is worth explaining.
+    Always,
+    /// Never (the plain replay).
+    Never,
+}
+
 /// Model parameters. `cpus == 0` and `hz == 0` mean "take them from the capture" in a replay.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
@@ -127,6 +142,8 @@ pub struct Params {
     /// Check every invariant of the policy (L1–L5, R1–R5, O1–O6) after every event and
     /// record breaks as [`Violation`]s. Costly: tests and `--check`.
     pub check_invariants: bool,
+    /// Replay: when to look for placements of untraced steps (docs/models.md §5.3).
+    pub untraced: UntracedSearch,
 }
 
 impl Default for Params {
@@ -142,6 +159,7 @@ impl Default for Params {
             scan: ScanScope::default(),
             seed: true,
             check_invariants: false,
+            untraced: UntracedSearch::default(),
         }
     }
 }

@@ -38,11 +38,11 @@ mod windows;
 pub use hz::{HZ_CANDIDATES, HzInference, infer_hz, infer_hz_detail, resolve_params, tick_phase};
 pub use prepass::{PrePass, preexisting_tasks};
 pub use replayer::Replayer;
-pub use untraced::{EarlyFork, Placements};
-pub use windows::{ForkWindow, fork_windows};
+pub use untraced::{EarlyExit, EarlyFork, Placements};
+pub use windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
 
 use super::kind::PolicyKind;
-use super::params::Params;
+use super::params::{Params, UntracedSearch};
 use super::run::PolicyRun;
 use crate::events::Trace;
 
@@ -89,18 +89,24 @@ fn replay_placed(
 /// in `agreement.trace_gaps`.
 pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
     let run = replay_placed(trace, policy, params, &Placements::default());
-    // The search fills trace gaps of the kernel's own policy; a model that misses half of the
-    // observations is the wrong one for this capture, and no placement is looked for.
-    let missed = run
-        .agreement
-        .as_ref()
-        .is_some_and(|a| a.agreed < a.checked && a.agreed * 2 >= a.checked);
+    // The search fills trace gaps of the kernel's own policy; unless that policy is known to be
+    // the kernel's, a model that misses half of the observations is taken for the wrong one
+    // for this capture, and no placement is looked for (Params::untraced).
+    let missed = run.agreement.as_ref().is_some_and(|a| {
+        a.agreed < a.checked
+            && match params.untraced {
+                UntracedSearch::WhenClose => a.agreed * 2 >= a.checked,
+                UntracedSearch::Always => true,
+                UntracedSearch::Never => false,
+            }
+    });
     if !missed {
         return run;
     }
     let windows = fork_windows(trace);
+    let exits = exit_windows(trace);
     let start = new_replayer(trace, policy, params);
-    let found = search::search_placements(trace, policy, start, &windows);
+    let found = search::search_placements(trace, policy, start, &windows, &exits);
     if found.is_empty() {
         return run;
     }

@@ -225,8 +225,14 @@ impl Replayer {
         {
             self.engine.step(ts, &DriverEvent::SchedIn { cpu: ev.cpu });
         }
-        self.untraced.advance_walks(&mut self.engine, ts);
+        self.untraced.advance_walks(&mut self.engine, idx, ts);
         self.run_early_forks(idx, ts);
+        if let Some(exits) = self.untraced.early_exits_at(idx) {
+            for x in exits {
+                self.know(ts, x.tid);
+                self.untraced.exit_early(&mut self.engine, ts, x);
+            }
+        }
         self.know(ts, ev.tid);
         // exit_mm of a task that passed sched_process_exit: its futex wake of a joiner in the
         // same mm comes first (recorded as a migration), then mmput; anything else it records
@@ -339,7 +345,9 @@ impl Replayer {
                 self.since.entry(tid).or_default().switched = true;
             }
             EventKind::SchedProcessExit { tid } => {
-                self.engine.step(ts, &DriverEvent::Exit { tid });
+                if !self.untraced.exited_early(tid) {
+                    self.engine.step(ts, &DriverEvent::Exit { tid });
+                }
                 let before = self.engine.core.params.exit_mm_before_exit_record();
                 if self.untraced.exit_mm_at_record(idx, ts, tid, before) {
                     self.engine.step(ts, &DriverEvent::MmPut { tid });

@@ -6,8 +6,9 @@
 //! 1. the CID step of one of the most recent CLONE_VM forks of the mm earlier in its window (T2),
 //!    latest placement first, and for owner-mode a fixup walk that takes a while (T3);
 //! 2. else the CID step of a switch into the mm on another CPU run at that CPU's next record
-//!    (T5), `exit_mm` of an exit of the mm right at its record (T6), or a remote wakeup of the
-//!    mm enqueued at once (T1).
+//!    (T5), `exit_mm` of an exit of the mm right at its record (T6), a remote wakeup of the
+//!    mm enqueued at once (T1), or the CID release of an exit of the mm earlier in `do_exit`
+//!    (T7).
 //!
 //! A candidate must leave fewer disagreements up to the update; of those, the one with the
 //! fewest a little further on is kept and the replay goes on from it. The work is bounded by a
@@ -16,8 +17,8 @@
 use super::super::kind::PolicyKind;
 use super::super::run::PolicyRun;
 use super::replayer::Replayer;
-use super::untraced::{EarlyFork, Placements};
-use super::windows::ForkWindow;
+use super::untraced::{EarlyExit, EarlyFork, Placements};
+use super::windows::{ExitWindow, ForkWindow};
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -48,24 +49,50 @@ const WALK_SPANS: [u64; 6] = [
     u64::MAX,
 ];
 
-/// Which step a candidate of the second kind moves.
+/// Exit release positions tried per exit (T7).
+const EXIT_POSITIONS: usize = 6;
+
+/// Which step a candidate of the second kind moves, and where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
-    /// T5: the switch record's CID step at its CPU's next record.
-    DeferredSwitch,
-    /// T6: `exit_mm` right at the exit record.
-    EarlyPut,
-    /// T1: the remote wakeup's enqueue at once.
-    PromptWake,
+    /// T5: the CID step of the switch record at this index at its CPU's next record.
+    DeferredSwitch(usize),
+    /// T6: `exit_mm` right at the exit record at this index.
+    EarlyPut(usize),
+    /// T1: the enqueue of the remote wakeup recorded at this index at once.
+    PromptWake(usize),
+    /// T7: the CID release of an exit before the event at `at`.
+    EarlyExit { at: usize, exit: EarlyExit },
+    /// T3: a lazy fixup walk in progress has visited `done` tasks before the event at `at`.
+    WalkMark { at: usize, done: usize },
 }
 
 impl Step {
-    fn set(self, p: &mut Placements, idx: usize) {
+    /// The first event the step changes.
+    fn start(self) -> usize {
         match self {
-            Step::DeferredSwitch => p.deferred_switches.insert(idx),
-            Step::EarlyPut => p.early_puts.insert(idx),
-            Step::PromptWake => p.prompt_wakes.insert(idx),
-        };
+            Step::DeferredSwitch(s) | Step::EarlyPut(s) | Step::PromptWake(s) => s,
+            Step::EarlyExit { at, .. } | Step::WalkMark { at, .. } => at,
+        }
+    }
+
+    fn set(self, p: &mut Placements) {
+        match self {
+            Step::DeferredSwitch(s) => {
+                p.deferred_switches.insert(s);
+            }
+            Step::EarlyPut(s) => {
+                p.early_puts.insert(s);
+            }
+            Step::PromptWake(s) => {
+                p.prompt_wakes.insert(s);
+            }
+            Step::EarlyExit { at, exit } => p.early_exits.entry(at).or_default().push(exit),
+            Step::WalkMark { at, done } => {
+                let m = p.walk_marks.entry(at).or_insert(0);
+                *m = (*m).max(done);
+            }
+        }
     }
 }
 
@@ -97,6 +124,7 @@ struct Search<'a> {
     trace: &'a Trace,
     policy: PolicyKind,
     windows: &'a [ForkWindow],
+    exits: &'a [ExitWindow],
     /// Per `sched_switch` record: the index of the next record of that CPU.
     next_on_cpu: FxHashMap<usize, usize>,
     /// Windows by their first event.
@@ -119,6 +147,7 @@ pub fn search_placements(
     policy: PolicyKind,
     mut r: Replayer,
     windows: &[ForkWindow],
+    exits: &[ExitWindow],
 ) -> Placements {
     let n = trace.events.len();
     let mut next_on_cpu = FxHashMap::default();
@@ -135,6 +164,7 @@ pub fn search_placements(
         trace,
         policy,
         windows,
+        exits,
         next_on_cpu,
         by_first: windows.iter().map(|w| w.first).collect(),
         found: Placements::default(),
@@ -165,7 +195,7 @@ pub fn search_placements(
             let mm = r.engine.core.task(ev.tid).and_then(|t| t.mm);
             if let Some(mm) = mm {
                 let target = r.misses();
-                if let Some(t) = s.try_forks(&r, i, mm, target) {
+                if let Some(t) = s.try_forks(&r, i, (ev.cpu, ev.tid), mm, target) {
                     r = t;
                 } else if s.budget > 0
                     && let Some(t) = s.try_steps(&r, i, (ev.cpu, ev.tid), mm, target)
@@ -231,9 +261,105 @@ impl Search<'_> {
         true
     }
 
+    /// The switch-in of `tid` on `cpu` last before event `i`, within the lookback.
+    fn switch_in(&self, i: usize, (cpu, tid): (u16, Tid)) -> Option<usize> {
+        (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
+            self.trace.events.get(j).is_some_and(|e| {
+                e.cpu == cpu
+                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
+            })
+        })
+    }
+
+    /// T3: the fork of window `w` placed before event `p` with its fixup walk lazy, and (when
+    /// the disagreeing task was switched in at `sw` after `p`) visited so far by then, for
+    /// every count. Candidates that explain the disagreement go to `found`; false when the
+    /// budget ran out.
+    fn try_lazy_walk(
+        &mut self,
+        w: ForkWindow,
+        p: usize,
+        (i, sw, mm, target): (usize, Option<usize>, MmId, u64),
+        found: &mut Vec<Candidate>,
+        fewest: &mut Option<usize>,
+    ) -> bool {
+        let fork = EarlyFork {
+            parent: w.parent,
+            child: w.child,
+            record_ts: w.record_ts,
+            walk_end: w.record_ts,
+            lazy: true,
+        };
+        let mut placements = self.found.clone();
+        placements.early_forks.entry(p).or_default().push(fork);
+        let split = sw.filter(|&s| s > p && s <= i);
+        let to = split.map_or(i, |s| s - 1);
+        if !self.spend((to + 1 - w.first) as u64) {
+            return false;
+        }
+        let mut t = self.ckpts[&w.first].clone();
+        t.untraced.placements = placements.clone();
+        let ckpts = &self.ckpts;
+        let fresh = self.replay_to(&mut t, w.first, to, |j| ckpts.contains_key(&j));
+        let Some(s) = split else {
+            if t.misses() < target {
+                found.push(Candidate {
+                    at: t,
+                    placements,
+                    fresh,
+                });
+            }
+            return true;
+        };
+        let Some((done, tasks)) = t.untraced.lazy_walk(mm) else {
+            return true;
+        };
+        let below = fewest.unwrap_or(tasks + 1).min(tasks + 1);
+        for k in done..below {
+            if found.len() >= SEARCH_CANDIDATES {
+                break;
+            }
+            if !self.spend((i + 1 - s) as u64) {
+                return false;
+            }
+            let mut c = t.clone();
+            let mut with_mark = placements.clone();
+            with_mark.walk_marks.insert(s, k);
+            c.untraced.placements = with_mark.clone();
+            let mut fresh2 = fresh
+                .iter()
+                .map(|(j, r)| (*j, r.clone()))
+                .collect::<Vec<_>>();
+            let ckpts = &self.ckpts;
+            if ckpts.contains_key(&s) {
+                fresh2.push((s, snapshot(&mut c)));
+            }
+            fresh2.extend(self.replay_to(&mut c, s, i, |j| ckpts.contains_key(&j)));
+            if c.misses() < target {
+                // the fewest visits that explain it: the walk only moves on
+                found.push(Candidate {
+                    at: c,
+                    placements: with_mark,
+                    fresh: fresh2,
+                });
+                *fewest = Some(k);
+                break;
+            }
+        }
+        true
+    }
+
     /// T2/T3: a recent fork of `mm` placed earlier in its window.
-    fn try_forks(&mut self, r: &Replayer, i: usize, mm: MmId, target: u64) -> Option<Replayer> {
+    fn try_forks(
+        &mut self,
+        r: &Replayer,
+        i: usize,
+        who: (u16, Tid),
+        mm: MmId,
+        target: u64,
+    ) -> Option<Replayer> {
         let n = self.trace.events.len();
+        let sw = self.switch_in(i, who);
         let mut cands: Vec<usize> = self
             .windows
             .iter()
@@ -260,6 +386,9 @@ impl Search<'_> {
                 &[]
             };
             let mut found: Vec<Candidate> = Vec::new();
+            // the fewest walk visits a lazy placement needed so far: an earlier placement is
+            // only worth it with fewer
+            let mut fewest: Option<usize> = None;
             'place: for p in (w.first..w.record.min(i + 1)).rev() {
                 let t0 = self.trace.events.get(p).map_or(0, |e| e.ts);
                 let ends = std::iter::once(0)
@@ -279,6 +408,7 @@ impl Search<'_> {
                             child: w.child,
                             record_ts: w.record_ts,
                             walk_end,
+                            lazy: false,
                         });
                     t.untraced.placements = placements.clone();
                     let ckpts = &self.ckpts;
@@ -293,6 +423,14 @@ impl Search<'_> {
                             break 'place;
                         }
                     }
+                }
+                if self.policy == PolicyKind::OwnerMode
+                    && !self.try_lazy_walk(w, p, (i, sw, mm, target), &mut found, &mut fewest)
+                {
+                    break 'place;
+                }
+                if found.len() >= SEARCH_CANDIDATES {
+                    break 'place;
                 }
             }
             if found.is_empty() {
@@ -320,7 +458,7 @@ impl Search<'_> {
         i: usize,
         (cpu, tid): (u16, Tid),
         mm: MmId,
-    ) -> Vec<(usize, Step)> {
+    ) -> Vec<Step> {
         let ev = |j: usize| self.trace.events.get(j);
         let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         // the disagreeing task's switch-in
@@ -366,12 +504,61 @@ impl Search<'_> {
                 _ => false,
             })
         });
-        switches
+        let mut steps: Vec<Step> = switches
             .take(STEP_CANDIDATES)
-            .map(|j| (j, Step::DeferredSwitch))
-            .chain(exits.take(STEP_CANDIDATES).map(|j| (j, Step::EarlyPut)))
-            .chain(wakes.take(STEP_CANDIDATES).map(|j| (j, Step::PromptWake)))
-            .collect()
+            .map(Step::DeferredSwitch)
+            .chain(exits.take(STEP_CANDIDATES).map(Step::EarlyPut))
+            .chain(wakes.take(STEP_CANDIDATES).map(Step::PromptWake))
+            .collect();
+        steps.extend(self.exit_candidates(r, sw, tid, mm));
+        // T3: a lazy walk in progress had visited more tasks by the switch-in (the fewest
+        // first)
+        if let Some((done, tasks)) = r.untraced.lazy_walk(mm) {
+            steps.extend((done + 1..=tasks).map(|done| Step::WalkMark { at: sw, done }));
+        }
+        steps
+    }
+
+    /// T7: exits of other tasks of the mm whose window holds the disagreeing task's switch-in
+    /// `sw` (the release before that allocation), nearest first; each at `sw` and at earlier
+    /// switch-ins into the mm inside its window.
+    fn exit_candidates(&self, r: &Replayer, sw: usize, tid: Tid, mm: MmId) -> Vec<Step> {
+        let p = &self.found;
+        let placed: FxHashSet<Tid> = p.early_exits.values().flatten().map(|x| x.tid).collect();
+        let mut near: Vec<&ExitWindow> = self
+            .exits
+            .iter()
+            .filter(|w| {
+                w.tid != tid
+                    && w.first <= sw
+                    && w.record > sw
+                    && w.record <= sw + SEARCH_LOOKBACK
+                    && !placed.contains(&w.tid)
+                    && r.engine.core.task(w.tid).and_then(|t| t.mm) == Some(mm)
+            })
+            .collect();
+        near.sort_by_key(|w| w.record);
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        let mut out = Vec::new();
+        for w in near.into_iter().take(STEP_CANDIDATES) {
+            let exit = EarlyExit {
+                tid: w.tid,
+                record_ts: w.record_ts,
+            };
+            let earlier = (w.first..sw).rev().filter(|&j| {
+                self.trace.events.get(j).is_some_and(|e| {
+                    matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
+                        if next_tid != w.tid && mm_of(next_tid) == Some(mm))
+                })
+            });
+            out.extend(
+                std::iter::once(sw)
+                    .chain(earlier)
+                    .take(EXIT_POSITIONS)
+                    .map(|at| Step::EarlyExit { at, exit }),
+            );
+        }
+        out
     }
 
     /// T5/T6/T1: one step of the mm moved from its default.
@@ -385,8 +572,9 @@ impl Search<'_> {
     ) -> Option<Replayer> {
         let n = self.trace.events.len();
         let mut found: Vec<Candidate> = Vec::new();
-        let mut moved: Vec<(usize, Step)> = Vec::new();
-        for (s, step) in self.step_candidates(r, i, who, mm) {
+        let mut moved: Vec<Step> = Vec::new();
+        for step in self.step_candidates(r, i, who, mm) {
+            let s = step.start();
             let Some(&b) = self.periodic.range(..=s).next_back().map(|(b, _)| b) else {
                 continue;
             };
@@ -395,7 +583,7 @@ impl Search<'_> {
             }
             let mut t = self.periodic[&b].clone();
             let mut placements = self.found.clone();
-            step.set(&mut placements, s);
+            step.set(&mut placements);
             t.untraced.placements = placements.clone();
             let ckpts = &self.ckpts;
             let fresh = self.replay_to(&mut t, b, i, |j| {
@@ -407,14 +595,13 @@ impl Search<'_> {
                     placements,
                     fresh,
                 });
-                moved.push((s, step));
+                moved.push(step);
             }
         }
         let horizon = (i + SEARCH_AHEAD).min(n - 1);
         let c = self.best(&found, i, horizon)?;
         let cand = found.swap_remove(c);
-        let (s, step) = moved[c];
-        step.set(&mut self.found, s);
+        moved[c].set(&mut self.found);
         for (j, c) in cand.fresh {
             if j.is_multiple_of(CHECKPOINT_EVERY) {
                 self.periodic.insert(j, snapshot_ref(&c));

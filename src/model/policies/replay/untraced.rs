@@ -23,6 +23,18 @@ pub struct EarlyFork {
     pub record_ts: u64,
     /// Time by which an owner-mode fixup walk it starts is done (0 = at once, T3).
     pub walk_end: u64,
+    /// The walk advances only where [`Placements::walk_marks`] say (and is done by
+    /// `walk_end`), not evenly in time: the walker's CPU takes each task's rq lock in turn
+    /// and stalls where another CPU holds one (T3).
+    pub lazy: bool,
+}
+
+/// An exit whose CID release runs before its record (docs/models.md §5.3 T7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EarlyExit {
+    pub tid: Tid,
+    /// Time of its `sched_process_exit` record.
+    pub record_ts: u64,
 }
 
 /// Where a replay runs untraced steps instead of at their defaults, by event index of the
@@ -37,6 +49,10 @@ pub struct Placements {
     pub early_puts: FxHashSet<usize>,
     /// T1: `sched_migrate_task` records of remote wakeups whose enqueue on dst ran at once.
     pub prompt_wakes: FxHashSet<usize>,
+    /// T7: exits whose CID release runs before event k.
+    pub early_exits: FxHashMap<usize, Vec<EarlyExit>>,
+    /// T3: a lazy fixup walk in progress has visited at least this many tasks before event k.
+    pub walk_marks: FxHashMap<usize, usize>,
 }
 
 impl Placements {
@@ -45,6 +61,8 @@ impl Placements {
             && self.deferred_switches.is_empty()
             && self.early_puts.is_empty()
             && self.prompt_wakes.is_empty()
+            && self.early_exits.is_empty()
+            && self.walk_marks.is_empty()
     }
 }
 
@@ -52,17 +70,22 @@ impl Placements {
 const FORK_REASON: &str = "the CID step of a CLONE_VM fork (copy_mm's mm_users, sched_mm_cid_fork) runs before task_newtask; placed where the observed CIDs require it";
 const SWITCH_REASON: &str = "the CID step of this switch (switch_mm_cid) ran after other CPUs' records, up to this CPU's next record; placed there from the observed CIDs";
 const WAKE_REASON: &str = "this remote wakeup's enqueue on dst (sched_mm_cid_migrate_to) ran right away, not at dst's next switch; placed there from the observed CIDs";
+const EXIT_REASON: &str = "the CID release of an exit (exit_signals' sched_mm_cid_exit_signals; 7.x sched_mm_cid_exit) runs in do_exit before sched_process_exit; placed where the observed CIDs require it";
+const WALK_REASON: &str = "owner-mode's per-task -> per-CPU fixup walk (mm_cid_fixup_tasks_to_cpus) had visited this many users before this record; placed from the observed CIDs";
 const PUT_REASON: &str = "exit_mm's mmput ran right after sched_process_exit, before the exiting task's next record; placed there from the observed CIDs";
 
 /// An owner-mode fixup walk left in progress by an early fork (T3): visited evenly in time
-/// from `start` to `end`.
+/// from `start` to `end`, or (`lazy`) where the marks say, and by `end`.
 #[derive(Clone, Copy, Debug)]
 struct Walk {
     mm: MmId,
+    /// The child whose fork started it.
+    child: Tid,
     start: u64,
     end: u64,
     tasks: usize,
     done: usize,
+    lazy: bool,
 }
 
 /// The replay's state of the untraced steps.
@@ -82,6 +105,8 @@ pub struct Untraced {
     wakelist: Vec<(u16, Tid)>,
     /// Children forked early: their record does not fork them again.
     forked_early: FxHashSet<Tid>,
+    /// Tasks whose exit released its CID early: their record does not release it again.
+    exited_early: FxHashSet<Tid>,
     walks: Vec<Walk>,
     gaps: Vec<TraceGap>,
 }
@@ -111,7 +136,7 @@ impl Untraced {
     /// Runs the CID step of an early fork at `ts` (its parent known to the model).
     pub fn fork_early(&mut self, engine: &mut Engine, ts: u64, f: EarlyFork) {
         self.forked_early.insert(f.child);
-        engine.core.defer_fixup = f.walk_end != 0;
+        engine.core.defer_fixup = f.walk_end != 0 || f.lazy;
         engine.step(
             ts,
             &DriverEvent::Fork {
@@ -127,14 +152,38 @@ impl Untraced {
             if left > 0 {
                 self.walks.push(Walk {
                     mm,
+                    child: f.child,
                     start: ts,
                     end: f.walk_end.min(f.record_ts).max(ts + 1),
                     tasks: left,
                     done: 0,
+                    lazy: f.lazy,
                 });
             }
         }
         self.gap(f.child, f.record_ts, ts, FORK_REASON);
+    }
+
+    /// The exits placed before event `idx`.
+    pub fn early_exits_at(&self, idx: usize) -> Option<Vec<EarlyExit>> {
+        if self.placements.early_exits.is_empty() {
+            return None;
+        }
+        self.placements.early_exits.get(&idx).cloned()
+    }
+
+    /// Runs the CID release of an early exit at `ts` (T7).
+    pub fn exit_early(&mut self, engine: &mut Engine, ts: u64, x: EarlyExit) {
+        if !self.exited_early.insert(x.tid) {
+            return;
+        }
+        engine.step(ts, &DriverEvent::Exit { tid: x.tid });
+        self.gap(x.tid, x.record_ts, ts, EXIT_REASON);
+    }
+
+    /// The exit record of a task whose release ran early: whether it did.
+    pub fn exited_early(&mut self, tid: Tid) -> bool {
+        self.exited_early.remove(&tid)
     }
 
     /// The fork record of a child forked early: nothing more to do.
@@ -142,19 +191,38 @@ impl Untraced {
         self.forked_early.remove(&child)
     }
 
-    /// Advances the fixups in progress to `ts`: of a walk of n tasks from t0 to t1,
-    /// ⌈n·(ts−t0)/(t1−t0)⌉ are done by `ts`.
-    pub fn advance_walks(&mut self, engine: &mut Engine, ts: u64) {
+    /// A lazy walk of `mm` in progress: (tasks visited, tasks in all).
+    pub fn lazy_walk(&self, mm: MmId) -> Option<(usize, usize)> {
+        self.walks
+            .iter()
+            .find(|w| w.mm == mm && w.lazy)
+            .map(|w| (w.done, w.tasks))
+    }
+
+    /// Advances the fixups in progress to event `idx` at `ts`: of a walk of n tasks from t0 to
+    /// t1, ⌈n·(ts−t0)/(t1−t0)⌉ are done by `ts`; a lazy one as far as a mark at `idx` says.
+    pub fn advance_walks(&mut self, engine: &mut Engine, idx: usize, ts: u64) {
         let mut k = 0;
         while k < self.walks.len() {
             let w = self.walks[k];
             let due = if ts >= w.end {
                 w.tasks
+            } else if w.lazy {
+                let mark = self.placements.walk_marks.get(&idx).copied().unwrap_or(0);
+                w.done.max(mark).min(w.tasks)
             } else {
                 let num = w.tasks as u128 * (ts - w.start) as u128;
                 (num.div_ceil((w.end - w.start) as u128) as usize).min(w.tasks)
             };
             let mut d = w.done;
+            if w.lazy && d < due && ts < w.end {
+                self.gaps.push(TraceGap {
+                    tid: w.child,
+                    record_ts: ts,
+                    placed_ts: ts,
+                    reason: WALK_REASON,
+                });
+            }
             while d < due {
                 engine.step(ts, &DriverEvent::FixupStep { mm: w.mm });
                 d += 1;

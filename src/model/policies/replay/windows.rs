@@ -1,5 +1,5 @@
-//! The untraced windows of CLONE_VM forks (docs/models.md §5.3 T2): where a fork's CID step
-//! may run before its record.
+//! The untraced windows of CLONE_VM forks (docs/models.md §5.3 T2) and of exits (T7): where a
+//! fork's or an exit's CID step may run before its record.
 
 use crate::events::{CLONE_VM, EventKind, Tid, Trace};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -69,6 +69,48 @@ pub fn fork_windows(trace: &Trace) -> Vec<ForkWindow> {
             _ => {
                 last.insert(ev.tid, i);
             }
+        }
+    }
+    out
+}
+
+/// The untraced window of an exit's CID release (docs/models.md §5.3 T7): `do_exit` releases
+/// the CID (`exit_signals` → `sched_mm_cid_exit_signals`, 7.x `sched_mm_cid_exit`) before
+/// `trace_sched_process_exit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExitWindow {
+    pub tid: Tid,
+    /// First event index the release may run before: after the task's last record that shows
+    /// it had its CID (its last `rseq_update`, exec or fork).
+    pub first: usize,
+    /// Index of its `sched_process_exit` record.
+    pub record: usize,
+    pub record_ts: u64,
+}
+
+/// The exit windows of `trace`, in record order.
+pub fn exit_windows(trace: &Trace) -> Vec<ExitWindow> {
+    let mut last: FxHashMap<Tid, usize> = FxHashMap::default();
+    let mut out = Vec::new();
+    for (i, ev) in trace.events.iter().enumerate() {
+        match ev.kind {
+            EventKind::RseqUpdate { .. } | EventKind::SchedProcessExec { .. } => {
+                last.insert(ev.tid, i);
+            }
+            EventKind::SchedProcessFork { child, .. } => {
+                last.insert(child, i);
+            }
+            EventKind::SchedProcessExit { tid } => {
+                if let Some(l) = last.remove(&tid) {
+                    out.push(ExitWindow {
+                        tid,
+                        first: l + 1,
+                        record: i,
+                        record_ts: ev.ts,
+                    });
+                }
+            }
+            _ => {}
         }
     }
     out
