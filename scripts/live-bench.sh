@@ -16,7 +16,7 @@ done
 [ "$(id -u)" = 0 ] || { echo "live-bench: attaching needs root" >&2; exit 2; }
 cargo build --release --quiet --bin cidscope
 bin=$PWD/target/release/cidscope
-# the tracepoints cidscope attaches to (src/sources/live/decode.rs)
+# the tracepoints cidscope attaches to (EVENTS in src/sources/live/attach.rs)
 ev=rseq:rseq_update,sched:sched_switch,sched:sched_migrate_task,sched:sched_process_fork
 ev=$ev,sched:sched_process_exec,sched:sched_process_exit,task:task_newtask
 ev=$ev,timer:hrtimer_expire_entry,timer:tick_stop

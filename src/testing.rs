@@ -157,8 +157,8 @@ pub fn synth_trace_10m() -> Trace {
 /// canonical event — kind, CPU, task, argument — at increasing times, over a small set of
 /// tasks and CPUs so that switches, forks and reports meet each other.
 pub fn trace_from_bytes(data: &[u8]) -> Trace {
-    use crate::events::{Event, EventKind, Format, PrevState, TaskMeta};
-    let mut t = Trace::new("fuzz", Format::Sim);
+    use crate::events::{Event, EventKind, Origin, PrevState, TaskMeta};
+    let mut t = Trace::new("fuzz", Origin::Sim);
     let comm = t.strings.intern(b"f");
     let ncpus = 1 + data.first().map_or(0, |b| b % 8) as u16;
     t.ncpus_hint = Some(ncpus as u32);

@@ -80,7 +80,7 @@ fn compare_with(bin: &str, txt: &str, text: Text, text_names_ticks: bool) -> usi
     let b = load(bin);
     let t = load(txt);
     assert_eq!(
-        b.format.id(),
+        b.origin.id(),
         if bin.ends_with(".perf.data") {
             "perf.data"
         } else {

@@ -3,15 +3,16 @@
 //! whatever loads must index, check, export and render without a panic.
 
 use cidscope::events::Format;
+use cidscope::sources::formats::{FTRACE, PERF_DATA, PERF_SCRIPT, TRACE_CMD_REPORT, TRACE_DAT};
 use cidscope::sources::{LoadOptions, load_bytes};
 
 fn format_of(target: &str) -> Option<Option<Format>> {
     Some(match target {
-        "ftrace_text" => Some(Format::Ftrace),
-        "trace_cmd_report" => Some(Format::TraceCmdReport),
-        "perf_script" => Some(Format::PerfScript),
-        "perf_data" => Some(Format::PerfData),
-        "trace_dat" => Some(Format::TraceDat),
+        "ftrace_text" => Some(FTRACE),
+        "trace_cmd_report" => Some(TRACE_CMD_REPORT),
+        "perf_script" => Some(PERF_SCRIPT),
+        "perf_data" => Some(PERF_DATA),
+        "trace_dat" => Some(TRACE_DAT),
         "detect" => None,
         _ => return None,
     })

@@ -6,7 +6,7 @@
 use cidscope::events::{EventKind, Tid, Trace};
 use cidscope::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use cidscope::sources::live::{
-    LiveCapture, LiveOptions, LiveSession, Scope, WorkloadSpec, possible_cpus, record,
+    LiveCapture, LiveOptions, LiveSession, Scope, WorkloadSpec, possible_cpus,
 };
 use cidscope::sources::{LoadOptions, load};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -272,11 +272,11 @@ fn recorded_session_replays_to_the_same_cid_history() {
     let path =
         std::env::temp_dir().join(format!("cidscope-live-{}.ftrace.txt", std::process::id()));
     let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("temp file"));
-    record::write_ftrace(&mut f, &c.trace, Some(&c.aux)).expect("write");
+    cidscope::export::ftrace::write(&mut f, &c.trace, Some(&c.aux)).expect("write");
     drop(f);
     let back = load(&path, &LoadOptions::default()).expect("replay loads");
     let _ = std::fs::remove_file(&path);
-    assert_eq!(back.format, cidscope::events::Format::Ftrace);
+    assert_eq!(back.origin, cidscope::sources::formats::FTRACE.into());
     assert!(back.warnings.is_empty(), "{:?}", back.warnings);
     assert_eq!(back.events.len(), c.trace.events.len());
     let (live_h, live_t) = observed_history(&c.trace);

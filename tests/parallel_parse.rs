@@ -24,7 +24,7 @@ fn same(a: &Trace, b: &Trace, what: &str) {
     assert_eq!(a.tasks, b.tasks, "{what}: tasks");
     assert_eq!(a.ncpus_hint, b.ncpus_hint, "{what}: ncpus");
     assert_eq!(a.warnings, b.warnings, "{what}: warnings");
-    assert_eq!(a.format, b.format, "{what}: format");
+    assert_eq!(a.origin, b.origin, "{what}: format");
 }
 
 const FILES: [&str; 5] = [

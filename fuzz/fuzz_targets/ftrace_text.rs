@@ -2,13 +2,13 @@
 //! naming where, never a panic, hang or runaway allocation; what it loads must index and render.
 #![no_main]
 
-use cidscope::events::Format;
+use cidscope::sources::formats::FTRACE;
 use cidscope::sources::{LoadOptions, load_bytes};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let opts = LoadOptions {
-        format: Some(Format::Ftrace),
+        format: Some(FTRACE),
         serial: true,
         ..Default::default()
     };

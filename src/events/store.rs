@@ -10,7 +10,9 @@
 //!
 //! [`EventStore::get`] gives back exactly the event pushed.
 
-use super::{Event, EventKind, PrevState, StrId, Tid, TimeColumn};
+use super::event::{Event, EventKind, PrevState, Tid};
+use super::strings::StrId;
+use super::time_column::TimeColumn;
 use rustc_hash::FxHashMap;
 
 mod tag {

@@ -1,75 +1,11 @@
 //! A loaded capture: canonical events in time order plus what the source knew about tasks.
 
-use super::{Event, EventKind, EventStore, StrId, Strings, Tid};
+use super::event::{Event, EventKind, Tid};
+use super::origin::{Format, Origin};
+use super::store::EventStore;
+use super::strings::{StrId, Strings};
 use rustc_hash::FxHashMap;
 use std::fmt;
-
-/// Capture formats cidscope reads. The `id` strings are the `format` values of `stats --json`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// Text of tracefs `trace` (with its `#` header).
-    Ftrace,
-    /// ftrace text without a header: tracefs `trace_pipe`, or `trace` with the header removed.
-    TracePipe,
-    /// `trace-cmd report` text.
-    TraceCmdReport,
-    /// `perf script` text.
-    PerfScript,
-    /// perf.data, file or pipe mode.
-    PerfData,
-    /// trace-cmd trace.dat.
-    TraceDat,
-    /// Recorded by cidscope itself (live session or simulator).
-    Live,
-    Sim,
-}
-
-impl Format {
-    pub const ALL: [Format; 6] = [
-        Format::Ftrace,
-        Format::TracePipe,
-        Format::TraceCmdReport,
-        Format::PerfScript,
-        Format::PerfData,
-        Format::TraceDat,
-    ];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Format::Ftrace => "ftrace",
-            Format::TracePipe => "trace_pipe",
-            Format::TraceCmdReport => "trace-cmd-report",
-            Format::PerfScript => "perf-script",
-            Format::PerfData => "perf.data",
-            Format::TraceDat => "trace.dat",
-            Format::Live => "live",
-            Format::Sim => "sim",
-        }
-    }
-
-    pub fn from_id(s: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.id() == s)
-    }
-
-    pub fn describe(self) -> &'static str {
-        match self {
-            Format::Ftrace => "ftrace text (tracefs trace)",
-            Format::TracePipe => "ftrace text (trace_pipe / no header)",
-            Format::TraceCmdReport => "trace-cmd report text",
-            Format::PerfScript => "perf script text",
-            Format::PerfData => "perf.data",
-            Format::TraceDat => "trace-cmd trace.dat",
-            Format::Live => "live session",
-            Format::Sim => "simulated schedule",
-        }
-    }
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id())
-    }
-}
 
 /// A problem that did not stop the load. `code` is a stable name scripts can match.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,7 +34,7 @@ pub struct TaskMeta {
 pub struct Trace {
     /// The file name as the user gave it.
     pub path: String,
-    pub format: Format,
+    pub origin: Origin,
     /// Sorted by timestamp; `Lost` markers sit where the loss was noticed.
     pub events: EventStore,
     pub strings: Strings,
@@ -140,14 +76,14 @@ impl TraceDelta {
         TraceDelta {
             events: Vec::new(),
             new_strings: (1..t.strings.len() as u32)
-                .map(|i| t.strings.get(super::StrId(i)).into())
+                .map(|i| t.strings.get(StrId(i)).into())
                 .collect(),
             tasks: t.tasks.into_iter().collect(),
             ncpus_hint: t.ncpus_hint,
             kernel_release: t.kernel_release,
             kernel_hz: t.kernel_hz,
             warnings: t.warnings,
-            format: Some(t.format),
+            format: t.origin.file_format(),
         }
     }
 }
@@ -173,17 +109,17 @@ impl Trace {
             self.kernel_hz = d.kernel_hz;
         }
         if let Some(f) = d.format {
-            self.format = f;
+            self.origin = Origin::File(f);
         }
         self.warnings.append(&mut d.warnings);
         self.events.reserve(d.events.len());
         self.events.extend(d.events.drain(..));
     }
 
-    pub fn new(path: impl Into<String>, format: Format) -> Trace {
+    pub fn new(path: impl Into<String>, origin: impl Into<Origin>) -> Trace {
         Trace {
             path: path.into(),
-            format,
+            origin: origin.into(),
             events: EventStore::new(),
             strings: Strings::new(),
             tasks: FxHashMap::default(),

@@ -1,5 +1,7 @@
-//! Export: the observed timeline to formats other tools open. Reads the timeline index only.
+//! Export: the observed timeline to formats other tools open (Perfetto JSON, CSV; these read
+//! the timeline index only), and a trace as ftrace text.
 
 pub mod csv;
+pub mod ftrace;
 pub mod perfetto;
 pub mod svg;

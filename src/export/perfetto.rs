@@ -128,7 +128,7 @@ pub fn export(trace: &Trace, tl: &Timeline, extra: &[Instant]) -> Value {
     json!({
         "traceEvents": ev,
         "displayTimeUnit": "ns",
-        "otherData": {"source": trace.path, "format": trace.format.id(),
+        "otherData": {"source": trace.path, "format": trace.origin.id(),
             "generator": concat!("cidscope ", env!("CARGO_PKG_VERSION"))}
     })
 }

@@ -42,6 +42,40 @@ impl Release {
     }
 }
 
+/// A kernel release string as given (`--kernel-version`, `uname -r`), known to name a
+/// `MAJOR.MINOR`: the string is kept whole, as reports show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelRelease {
+    text: String,
+    pub release: Release,
+}
+
+impl KernelRelease {
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl std::str::FromStr for KernelRelease {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let release = Release::parse(s).ok_or_else(|| {
+            format!("expected a kernel release like 6.18.15 or 6.18.15+deb13-cloud-amd64, found {s:?}")
+        })?;
+        Ok(KernelRelease {
+            text: s.trim().to_string(),
+            release,
+        })
+    }
+}
+
+impl std::fmt::Display for KernelRelease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// The model of a kernel's CID policy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelModel {
@@ -135,7 +169,7 @@ pub struct Asked {
     pub variant: Option<KernelVersion>,
     pub hz: Option<u32>,
     /// `--kernel-version`: the release of the capture's kernel.
-    pub kernel_version: Option<String>,
+    pub kernel_version: Option<KernelRelease>,
     /// Regime, scan, seeding, ...; its `version` and `hz` are set from the choice.
     pub base: Params,
 }
@@ -336,7 +370,7 @@ mod tests {
         );
         // --kernel-version wins over the header; owner-mode has no variant
         let asked = Asked {
-            kernel_version: Some("7.2.13".into()),
+            kernel_version: Some("7.2.13".parse().unwrap()),
             hz: Some(250),
             ..Asked::default()
         };
@@ -374,7 +408,7 @@ mod tests {
         );
         let asked = Asked {
             variant: Some(KernelVersion::V6_13),
-            kernel_version: Some("6.18.15".into()),
+            kernel_version: Some("6.18.15".parse().unwrap()),
             ..Asked::default()
         };
         let c = choose(&asked, &KernelFacts::default()).unwrap();
@@ -382,7 +416,7 @@ mod tests {
         assert!(c.chosen_because.ends_with("variant 6.13 from --kernel"));
         // a kernel without a modelled policy and no --policy: no model
         let asked = Asked {
-            kernel_version: Some("5.15.0".into()),
+            kernel_version: Some("5.15.0".parse().unwrap()),
             ..Asked::default()
         };
         assert_eq!(choose(&asked, &KernelFacts::default()), None);

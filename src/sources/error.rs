@@ -1,4 +1,7 @@
-//! Errors of the readers: always the file, where in it, and what was expected.
+//! The error of the sources: always the file, where in it, and what was expected. The layers
+//! below have their own typed errors (`binary::cursor::BinError`, `text::chunk::BadLine`,
+//! `tracefs::format::FormatError`, `tracefs::decode::DecodeError`, ...) that become one of these
+//! with the file's name once they reach a reader's entry point.
 
 use std::fmt;
 
@@ -13,7 +16,8 @@ pub enum Location {
     File,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}{location}: {message}")]
 pub struct SourceError {
     pub path: String,
     pub location: Location,
@@ -43,19 +47,16 @@ impl SourceError {
     }
 }
 
-impl fmt::Display for SourceError {
+/// How a location follows the file's name: `x.txt:3`, `x.dat: at byte offset 10`, `x`.
+impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.location {
-            Location::Line(n) => write!(f, "{}:{}: {}", self.path, n, self.message),
-            Location::Offset(o) => {
-                write!(f, "{}: at byte offset {}: {}", self.path, o, self.message)
-            }
-            Location::File => write!(f, "{}: {}", self.path, self.message),
+        match self {
+            Location::Line(n) => write!(f, ":{n}"),
+            Location::Offset(o) => write!(f, ": at byte offset {o}"),
+            Location::File => Ok(()),
         }
     }
 }
-
-impl std::error::Error for SourceError {}
 
 /// Shows at most `max` bytes of a line in an error message, escaped so it stays on one line.
 pub fn excerpt(line: &[u8], max: usize) -> String {

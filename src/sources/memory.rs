@@ -2,22 +2,7 @@
 //! and format, compare it with what the machine (or the cgroup) has available, and say so
 //! before allocating, instead of being killed by the OOM killer halfway.
 
-use crate::events::Format;
-
-/// Bytes of memory per byte of input, measured on the sample captures (events, strings and the
-/// timeline index together), with headroom.
-pub fn bytes_per_input_byte(f: Format) -> f64 {
-    match f {
-        // ~140 bytes per line → ~15 B stored event + ~9 B index per event, with room for the
-        // parse buffers held while a chunk loads
-        Format::Ftrace | Format::TracePipe | Format::TraceCmdReport | Format::PerfScript => 0.6,
-        // ~110 bytes per sample record
-        Format::PerfData => 0.8,
-        // ~30 bytes per ring-buffer record
-        Format::TraceDat => 2.5,
-        Format::Live | Format::Sim => 1.0,
-    }
-}
+use crate::sources::sys::alloc;
 
 /// Makes glibc serve large blocks from their own mappings. The event store and the lanes are
 /// a few dozen vectors that grow by doubling side by side while a capture loads; from the
@@ -26,11 +11,7 @@ pub fn bytes_per_input_byte(f: Format) -> f64 {
 /// above the live data (55-66 MB resident for 29 MB held on a 1.4 M-event trace). Mapped
 /// blocks regrow with mremap and return to the system when freed (35-38 MB for the same).
 pub fn tune_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; called before any thread starts.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
-    }
+    alloc::set_mmap_threshold(256 * 1024);
 }
 
 /// Memory available to this process: `CIDSCOPE_MEMORY_LIMIT` (bytes) if set, else the smaller of
@@ -55,24 +36,39 @@ pub fn available() -> Option<u64> {
     }
 }
 
-/// `Err(message)` when loading `size` bytes of `format` would need more memory than available.
-pub fn check(size: u64, format: Format) -> Result<(), String> {
-    let need = (size as f64 * bytes_per_input_byte(format)) as u64;
+/// A capture that would not fit in the memory available.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a {} {format} capture needs about {} of memory to open, but only {} is available; \
+     free memory, cut the capture (e.g. a time window with trace-cmd report --ts-diff / head), \
+     or pass --no-memory-check to try anyway",
+    human(*size),
+    human(*need),
+    human(*available)
+)]
+pub struct TooLarge {
+    pub size: u64,
+    pub format: &'static str,
+    pub need: u64,
+    pub available: u64,
+}
+
+/// `Err` when loading `size` bytes of format `format`, which takes `factor` bytes of memory per
+/// byte of input, would need more memory than available.
+pub fn check(size: u64, factor: f64, format: &'static str) -> Result<(), TooLarge> {
+    let need = (size as f64 * factor) as u64;
     let Some(avail) = available() else {
         return Ok(());
     };
     if need <= avail {
         return Ok(());
     }
-    Err(format!(
-        "a {} {} capture needs about {} of memory to open, but only {} is available; \
-         free memory, cut the capture (e.g. a time window with trace-cmd report --ts-diff / head), \
-         or pass --no-memory-check to try anyway",
-        human(size),
-        format.id(),
-        human(need),
-        human(avail)
-    ))
+    Err(TooLarge {
+        size,
+        format,
+        need,
+        available: avail,
+    })
 }
 
 pub fn human(b: u64) -> String {

@@ -153,7 +153,7 @@ pub fn run_live(
     }
     let mut state = State::new(trace, Timeline::empty(Timeline::DEFAULT_INTERVAL));
     let mut samples = Samples::new(pid, attached);
-    samples.privileged = crate::sources::live::sys::geteuid() == 0;
+    samples.privileged = crate::sources::sys::clock::geteuid() == 0;
     state.samples = Some(samples);
     let live = Box::new(Live::new(source, pid, ncpus));
     let app = run_app(styled(App::with_session(state, live), opts))?;

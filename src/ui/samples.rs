@@ -2,7 +2,7 @@
 //! of those threads in a trace of their own, indexed like a capture. They get their own lanes,
 //! under the lanes of the kernel's rseq_update events.
 
-use crate::events::{Event, EventKind, Format, TaskMeta, Trace};
+use crate::events::{Event, EventKind, Origin, TaskMeta, Trace};
 use crate::sources::live::{RseqSample, procfs};
 use crate::timeline::Timeline;
 
@@ -31,7 +31,7 @@ impl Samples {
         Samples {
             attached,
             privileged: false,
-            trace: Trace::new(format!("rseq areas of process {pid}"), Format::Live),
+            trace: Trace::new(format!("rseq areas of process {pid}"), Origin::Live),
             timeline: Timeline::empty(Timeline::DEFAULT_INTERVAL),
             pending: Vec::new(),
             late_samples: 0,

@@ -6,7 +6,8 @@ use super::event_loop::run_app;
 use super::options::UiOptions;
 use super::session::vm::Vm;
 use super::state::State;
-use crate::events::{Format, Trace};
+use crate::events::Trace;
+use crate::sources::formats::FTRACE;
 use crate::timeline::Timeline;
 use crate::vm::{ModelOverride, VmConfig, VmRun};
 
@@ -24,7 +25,7 @@ pub fn run_vm(
         cfg.workload
     );
     let mut state = State::new(
-        Trace::new(&name, Format::Ftrace),
+        Trace::new(&name, FTRACE),
         Timeline::empty(Timeline::DEFAULT_INTERVAL),
     );
     state.view.follow_load = true;

@@ -7,8 +7,10 @@
 //! [`SLACK_NS`] of trace time before they are handed out in time order, and one older than
 //! what was already handed out is placed at that point (counted in a warning).
 
-use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, TraceDelta, Warning};
-use crate::sources::{LoadOptions, ftrace_text::FtraceText, text};
+use crate::events::{Event, EventKind, StrId, Strings, TaskMeta, Tid, TraceDelta, Warning};
+use crate::sources::LoadOptions;
+use crate::sources::formats::FTRACE;
+use crate::sources::text::{driver::stream_text, ftrace::FtraceText};
 use rustc_hash::FxHashMap;
 
 /// How long (in trace time) an event waits for older ones from other CPUs.
@@ -61,7 +63,7 @@ impl Feed {
             return;
         }
         let opts = LoadOptions {
-            format: Some(Format::Ftrace),
+            format: Some(FTRACE),
             skip_bad_lines: true,
             serial: true,
             no_memory_check: true,
@@ -79,11 +81,11 @@ impl Feed {
             &mut self.first_bad,
             &mut self.warnings,
         );
-        let r = text::stream_text(
+        let r = stream_text(
             &self.name,
             lines,
-            Format::Ftrace,
             &FtraceText,
+            Some(FTRACE),
             &opts,
             &mut |d| {
                 for s in d.new_strings.drain(..) {
@@ -183,7 +185,7 @@ impl Feed {
             kernel_release: None,
             kernel_hz: None,
             warnings: std::mem::take(&mut self.warnings),
-            format: Some(Format::Ftrace),
+            format: Some(FTRACE),
         };
         self.sent_strings = self.strings.len();
         self.ncpus_sent |= d.ncpus_hint.is_some();
@@ -225,7 +227,7 @@ mod tests {
         // cut at line boundaries into uneven pieces
         let mut feed = Feed::new("vm");
         feed.set_cpus(2);
-        let mut trace = Trace::new("vm", Format::Ftrace);
+        let mut trace = Trace::new("vm", FTRACE);
         let mut start = 0;
         let mut k = 0;
         while start < text.len() {

@@ -10,8 +10,9 @@
 //! The workload runs in its own process (not the guest's PID 1, which streams the capture), so
 //! its mm holds only its own threads.
 
+use super::role::{EXEC_CHILD, ROLE_FLAG};
 use crate::sources::live::spec::{WorkItem, WorkloadSpec};
-use crate::sources::live::sys as live_sys;
+use crate::sources::sys::{clock as live_clock, sched as live_sched};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -187,7 +188,7 @@ impl Workload {
                         let last = online_cpus().last().copied().unwrap_or(0);
                         join_all(
                             spawn_n("cw-spinner", 1, move |_| {
-                                live_sys::set_affinity_self(&[last])
+                                live_sched::set_affinity_self(&[last])
                                     .map_err(|e| format!("pinning to CPU {last}: {e}"))?;
                                 spin_until(end);
                                 Ok(())
@@ -238,7 +239,7 @@ impl Errors {
 }
 
 fn online_cpus() -> Vec<usize> {
-    live_sys::affinity_self().unwrap_or_else(|_| crate::sources::live::online_cpus())
+    live_sched::affinity_self().unwrap_or_else(|_| crate::sources::live::online_cpus())
 }
 
 fn spin_for(d: Duration) {
@@ -374,14 +375,12 @@ fn forks(t: u32, end: Instant, d: Duration, errors: &Errors) {
     }
 }
 
-/// The worker-role word of an exec child.
-pub const EXEC_CHILD: &str = "exec-child";
 /// How many times an exec child execs itself again before it exits.
 const EXEC_DEPTH: u32 = 2;
 
 /// CLOCK_MONOTONIC `end` as the exec children see it (they share the clock, not `Instant`s).
 fn end_ns(end: Instant) -> u64 {
-    live_sys::monotonic_ns() + end.saturating_duration_since(Instant::now()).as_nanos() as u64
+    live_clock::monotonic_ns() + end.saturating_duration_since(Instant::now()).as_nanos() as u64
 }
 
 /// T children at a time, each `cidscope --cidscope-vm-role exec-child DEPTH END_NS`.
@@ -409,7 +408,7 @@ fn exec_parent(t: u32, end: Instant, errors: &Errors) {
         }
         while live.len() < t as usize && failed < 16 {
             match std::process::Command::new(&exe)
-                .arg(super::guest::ROLE_FLAG)
+                .arg(ROLE_FLAG)
                 .arg(EXEC_CHILD)
                 .arg(EXEC_DEPTH.to_string())
                 .arg(deadline.to_string())
@@ -443,18 +442,18 @@ pub fn exec_child(args: &[String]) -> Result<(), String> {
         .get(1)
         .and_then(|a| a.parse().ok())
         .ok_or("exec-child: expected DEPTH END_NS")?;
-    let now = live_sys::monotonic_ns();
+    let now = live_clock::monotonic_ns();
     let left = Duration::from_nanos(deadline.saturating_sub(now));
     let end = Instant::now() + left.min(Duration::from_millis(20));
     super::sys::set_thread_name(&format!("cw-exec-{depth}"));
     let errors = Errors::default();
     join_all(spawn_n("cw-exec", 2, move |_| workers(end)), &errors);
     errors.result()?;
-    if depth > 0 && live_sys::monotonic_ns() < deadline {
+    if depth > 0 && live_clock::monotonic_ns() < deadline {
         use std::os::unix::process::CommandExt;
         let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
         let e = std::process::Command::new(exe)
-            .arg(super::guest::ROLE_FLAG)
+            .arg(ROLE_FLAG)
             .arg(EXEC_CHILD)
             .arg((depth - 1).to_string())
             .arg(deadline.to_string())
@@ -483,7 +482,7 @@ fn affinity(i: u32, cpus: &[usize], end: Instant) -> std::io::Result<()> {
         let width = 1 + (next() % n as u64) as usize;
         let start = (next() % n as u64) as usize;
         let set: Vec<usize> = (0..width).map(|k| cpus[(start + k) % n]).collect();
-        live_sys::set_affinity_self(&set)?;
+        live_sched::set_affinity_self(&set)?;
         let slice = Instant::now() + Duration::from_millis(10);
         while running(end) && Instant::now() < slice {
             spin_for(Duration::from_millis(1));

@@ -21,7 +21,7 @@
 //!
 //! ```no_run
 //! use cidscope::model::policies::{replay, Params, PolicyKind};
-//! # let trace = cidscope::events::Trace::new("x", cidscope::events::Format::Ftrace);
+//! # let trace = cidscope::events::Trace::new("x", cidscope::sources::formats::FTRACE);
 //! let run = replay(&trace, PolicyKind::LazyCompact, &Params::default());
 //! let seg = run.segment_at(0, 1_000_000); // model lane of CPU 0 (timeline::Segment)
 //! let w = run.weight_at(cidscope::model::MmId(0), 1_000_000); // cidmask weight

@@ -8,12 +8,13 @@
 //! counted in the context of the task that hits it. Raw tracepoint data needs the same privilege
 //! either way (root or CAP_PERFMON), so the system-wide open costs no extra rights.
 
-use super::decode::{Decoded, EVENTS, EventDecoder, Peek};
-use super::format::Tracefs;
+use super::LiveError;
 use super::kallsyms::Kallsyms;
-use super::sys::{self, PerfAttr, PerfRing};
-use super::{EventAux, LiveError};
-use crate::events::{Event, EventKind, Strings, TID_UNKNOWN, Tid};
+use super::tracefs::Tracefs;
+use crate::events::{Event, EventAux, EventKind, StrId, Strings, TID_UNKNOWN, Tid};
+use crate::sources::sys::{self, PerfAttr, PerfRing};
+use crate::sources::tracefs::decode::{DecodeError, Decoder, Peek};
+use crate::sources::tracefs::format::EventFormat;
 use perf_event_open_sys::bindings as pb;
 use rustc_hash::FxHashMap;
 use std::os::fd::OwnedFd;
@@ -51,6 +52,28 @@ impl Default for AttachOptions {
             mount_tracefs: true,
         }
     }
+}
+
+/// The tracepoints cidscope attaches to: (system, name, required).
+pub const EVENTS: [(&str, &str, bool); 9] = [
+    ("rseq", "rseq_update", true),
+    ("sched", "sched_switch", true),
+    ("sched", "sched_migrate_task", true),
+    ("sched", "sched_process_fork", true),
+    ("sched", "sched_process_exec", true),
+    ("sched", "sched_process_exit", true),
+    ("task", "task_newtask", true),
+    ("timer", "hrtimer_expire_entry", true),
+    ("timer", "tick_stop", false),
+];
+
+/// A decoded record: the canonical event, what an ftrace line needs beyond it, and comms the
+/// record names (tid, comm) for the task table.
+#[derive(Clone, Copy, Debug)]
+pub struct Decoded {
+    pub event: Event,
+    pub aux: EventAux,
+    pub comms: [Option<(Tid, StrId)>; 2],
 }
 
 /// A decoded record waiting to be merged in time order.
@@ -178,19 +201,44 @@ fn open_error(what: &str, e: std::io::Error) -> LiveError {
     }
 }
 
+/// The records of `formats` read on this machine (native byte order), tick handlers named by
+/// `syms`; event names interned in `strings`.
+fn decoder_for(formats: &[EventFormat], syms: &Kallsyms, strings: &mut Strings) -> Decoder {
+    let big_endian = cfg!(target_endian = "big");
+    Decoder::new(formats, big_endian, Some(syms.tick_addresses()), strings)
+}
+
+/// `Err(what is missing)` when the format lacks a field a recorded ftrace line prints.
+fn check_fields(f: &EventFormat) -> Result<(), String> {
+    let one = decoder_for(
+        std::slice::from_ref(f),
+        &Kallsyms::default(),
+        &mut Strings::new(),
+    );
+    match one.missing_for_text(f.id) {
+        None => Ok(()),
+        Some("mm_cid") if f.name == "rseq_update" => Err(format!(
+            "{}; rseq_update gained mm_cid in Linux 6.3, this kernel is older",
+            f.lacks("mm_cid")
+        )),
+        Some(field) => Err(f.lacks(field)),
+    }
+}
+
 impl Attach {
     /// Finds tracefs, reads the formats, opens and maps every event on every online CPU. Nothing
-    /// is recorded until [`Attach::enable`].
-    pub fn open(opts: &AttachOptions) -> Result<Attach, LiveError> {
+    /// is recorded until [`Attach::enable`]. Event names are interned in `strings`, the table
+    /// the records will be decoded into.
+    pub fn open(opts: &AttachOptions, strings: &mut Strings) -> Result<Attach, LiveError> {
         let root = sys::geteuid() == 0;
         let tracefs = Tracefs::locate(opts.mount_tracefs && root)?;
-        let mut decoders = Vec::new();
+        let mut formats: Vec<EventFormat> = Vec::new();
         let mut names = Vec::new();
         let mut warnings = Vec::new();
         for (system, name, required) in EVENTS {
             match tracefs.event_format(system, name)? {
                 Some(f) => {
-                    let d = EventDecoder::new(&f).map_err(|detail| LiveError::Format {
+                    check_fields(&f).map_err(|detail| LiveError::Format {
                         path: tracefs
                             .root
                             .join("events")
@@ -202,7 +250,7 @@ impl Attach {
                         detail,
                     })?;
                     names.push(format!("{system}:{name}"));
-                    decoders.push(d);
+                    formats.push(f);
                 }
                 None if required => {
                     return Err(LiveError::Unsupported(format!(
@@ -222,6 +270,7 @@ impl Attach {
                     .into(),
             );
         }
+        let decoder = decoder_for(&formats, &syms, strings);
         let cpus = super::online_cpus();
         let pages = opts.buffer_pages.max(1).next_power_of_two();
         let page = 4096usize;
@@ -232,13 +281,13 @@ impl Attach {
         let mut by_id = FxHashMap::default();
         for &cpu in &cpus {
             let mut leader: Option<OwnedFd> = None;
-            for (k, d) in decoders.iter().enumerate() {
-                let mut attr = attr_for(d.id, wakeup);
-                let what = format!("perf_event_open({}:{} on CPU {cpu})", d.system, d.name);
+            for f in &formats {
+                let mut attr = attr_for(f.id as u64, wakeup);
+                let what = format!("perf_event_open({}:{} on CPU {cpu})", f.system, f.name);
                 let fd = sys::perf_event_open(&mut attr, -1, cpu as i32)
                     .map_err(|e| open_error(&what, e))?;
                 let id = sys::perf_id(&fd).map_err(|e| LiveError::io("PERF_EVENT_IOC_ID", e))?;
-                by_id.insert(id, k);
+                by_id.insert(id, f.id);
                 match &leader {
                     None => {
                         let ring = PerfRing::map(&fd, pages).map_err(|e| {
@@ -271,7 +320,7 @@ impl Attach {
             rings,
             leaders,
             fds,
-            parser: RecordParser::new(decoders, by_id, syms),
+            parser: RecordParser::new(decoder, &formats, by_id, syms),
             bufs: Vec::new(),
             events: names,
             warnings,
@@ -333,21 +382,29 @@ impl Drop for Attach {
 
 /// Splits drained ring bytes into perf records and decodes them.
 pub struct RecordParser {
-    decoders: Vec<EventDecoder>,
-    by_id: FxHashMap<u64, usize>,
+    decoder: Decoder,
+    /// `system:name` of each tracepoint id, for messages.
+    names: FxHashMap<u32, String>,
+    /// PERF_SAMPLE_IDENTIFIER → tracepoint id.
+    by_id: FxHashMap<u64, u32>,
     syms: Kallsyms,
     pub stats: AttachStats,
 }
 
 impl RecordParser {
-    /// `by_id` maps PERF_SAMPLE_IDENTIFIER values to indices into `decoders`.
+    /// `by_id` maps PERF_SAMPLE_IDENTIFIER values to the tracepoint ids of `formats`.
     pub fn new(
-        decoders: Vec<EventDecoder>,
-        by_id: FxHashMap<u64, usize>,
+        decoder: Decoder,
+        formats: &[EventFormat],
+        by_id: FxHashMap<u64, u32>,
         syms: Kallsyms,
     ) -> RecordParser {
         RecordParser {
-            decoders,
+            decoder,
+            names: formats
+                .iter()
+                .map(|f| (f.id, format!("{}:{}", f.system, f.name)))
+                .collect(),
             by_id,
             syms,
             stats: AttachStats::default(),
@@ -380,8 +437,8 @@ impl RecordParser {
         }
     }
 
-    /// The raw tracepoint data of a sample: (decoder index, sample pid, raw).
-    fn raw_of<'a>(&self, b: &'a [u8]) -> Option<(usize, u32, &'a [u8])> {
+    /// The raw tracepoint data of a sample: (tracepoint id, sample pid, raw).
+    fn raw_of<'a>(&self, b: &'a [u8]) -> Option<(u32, u32, &'a [u8])> {
         let id = u64_at(b, 0)?;
         let pid = u32_at(b, 8)?;
         let raw_size = u32_at(b, 32)? as usize;
@@ -404,7 +461,7 @@ impl RecordParser {
                     common_pid,
                     new_task: Some((child, flags)),
                     ..
-                }) = self.decoders[k].peek(raw)
+                }) = self.decoder.peek(k, raw)
             {
                 pre.note_new_task(pid, common_pid, child, flags);
             }
@@ -426,7 +483,7 @@ impl RecordParser {
             PERF_RECORD_SAMPLE => {
                 p.stats.records += 1;
                 if let Some((k, pid, raw)) = p.raw_of(body) {
-                    match p.decoders[k].peek(raw) {
+                    match p.decoder.peek(k, raw) {
                         Some(peek) if !pre.may_keep(pid, &peek) => {
                             p.stats.prefiltered += 1;
                             return;
@@ -479,16 +536,34 @@ impl RecordParser {
             .by_id
             .get(&id)
             .ok_or_else(|| format!("perf sample with unknown event id {id}"))?;
-        let d = &self.decoders[k];
-        let decoded = d.decode(
-            raw,
+        let d = &self.decoder;
+        let bad = |e: DecodeError| match e {
+            DecodeError::Short { .. } | DecodeError::ShortComm => format!(
+                "{} record of {} bytes is shorter than its tracefs format says",
+                self.names.get(&k).map_or("?", |n| n.as_str()),
+                raw.len()
+            ),
+            e => e.to_string(),
+        };
+        let (kind, _) = d.decode(k, raw, strings).map_err(bad)?;
+        let (aux, comms) = d
+            .line_fields(k, raw, &kind, strings, &self.syms)
+            .map_err(bad)?;
+        let common_pid = d.common_pid(raw).ok_or_else(|| {
+            bad(DecodeError::Short {
+                len: raw.len(),
+                offset: d.common_pid.offset,
+                size: d.common_pid.size,
+            })
+        })?;
+        let event = Event {
             ts,
-            cpu.min(u16::MAX as u32) as u16,
-            strings,
-            &self.syms,
-        )?;
+            tid: common_pid as Tid,
+            cpu: cpu.min(u16::MAX as u32) as u16,
+            kind,
+        };
         Ok(Staged {
-            decoded,
+            decoded: Decoded { event, aux, comms },
             pid,
             sample_tid: tid,
         })
@@ -515,7 +590,7 @@ pub fn check_privileges() -> Result<(), LiveError> {
         .ok_or_else(|| {
             LiveError::Unsupported("tracepoint rseq:rseq_update does not exist".into())
         })?;
-    let mut attr = attr_for(f.id, 4096);
+    let mut attr = attr_for(f.id as u64, 4096);
     sys::perf_event_open(&mut attr, -1, 0)
         .map(drop)
         .map_err(|e| open_error("perf_event_open(rseq:rseq_update)", e))
@@ -524,7 +599,7 @@ pub fn check_privileges() -> Result<(), LiveError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::live::format::parse_format;
+    use crate::sources::tracefs::format::parse;
 
     const RSEQ: &str = "name: rseq_update\nID: 592\nformat:
 \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
@@ -565,10 +640,12 @@ mod tests {
 
     #[test]
     fn parses_samples_and_lost_records_and_survives_garbage() {
-        let d = EventDecoder::new(&parse_format("rseq", RSEQ).unwrap()).unwrap();
+        let f = parse(RSEQ.as_bytes(), "rseq").unwrap();
+        let mut strings = Strings::new();
+        let d = decoder_for(std::slice::from_ref(&f), &Kallsyms::default(), &mut strings);
         let mut by_id = FxHashMap::default();
-        by_id.insert(42u64, 0usize);
-        let mut p = RecordParser::new(vec![d], by_id, Kallsyms::default());
+        by_id.insert(42u64, 592u32);
+        let mut p = RecordParser::new(d, std::slice::from_ref(&f), by_id, Kallsyms::default());
         let mut buf = Vec::new();
         sample(&mut buf, 42, 100, 1_000, 1, 1);
         // PERF_RECORD_LOST: id, lost, then sample_id (pid,tid, time, cpu,res, identifier)
@@ -579,7 +656,6 @@ mod tests {
         sample(&mut buf, 99, 100, 3_000, 1, 0); // unknown id: counted, skipped
         sample(&mut buf, 42, 101, 4_000, 1, 0);
         buf.extend_from_slice(&[9, 0, 0, 0, 0, 0, 200, 0]); // header claiming 200 bytes
-        let mut strings = Strings::new();
         let mut out = Vec::new();
         p.scan_new_tasks(&buf, &mut KeepAll);
         p.parse(&buf, 1, &mut strings, &mut out, &KeepAll);

@@ -7,8 +7,8 @@
 //! context of the task they replace), migrations of its threads, and lost-event markers.
 
 use super::attach::{Prefilter, Scope};
-use super::decode::Peek;
 use crate::events::{CLONE_THREAD, Event, EventKind, TID_UNKNOWN, Tid};
+use crate::sources::tracefs::decode::Peek;
 use rustc_hash::FxHashSet;
 
 pub struct Filter {

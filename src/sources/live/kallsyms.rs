@@ -3,6 +3,7 @@
 //! function of other timers when a session is recorded as text. Only root sees real addresses;
 //! others see zeros, in which case no record is taken for a tick.
 
+use crate::sources::tracefs::decode::Symbols;
 use rustc_hash::FxHashMap;
 
 /// The tick handlers, in the order tried.
@@ -58,9 +59,23 @@ impl Kallsyms {
         !self.tick.is_empty()
     }
 
+    /// The addresses of the tick handlers found.
+    pub fn tick_addresses(&self) -> Vec<u64> {
+        self.tick.iter().map(|t| t.0).collect()
+    }
+
     /// The symbol at exactly `addr` (function pointers point at symbol starts).
     pub fn name_at(&self, addr: u64) -> Option<&str> {
         self.by_addr.get(&addr).map(|s| &**s)
+    }
+}
+
+impl Symbols for Kallsyms {
+    fn tick_at(&self, addr: u64) -> Option<&'static str> {
+        Kallsyms::tick_at(self, addr)
+    }
+    fn name_at(&self, addr: u64) -> Option<&str> {
+        Kallsyms::name_at(self, addr)
     }
 }
 

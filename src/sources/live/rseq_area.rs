@@ -2,9 +2,19 @@
 //! at the thread pointer plus `__rseq_offset`), else one cidscope registers for the thread (and
 //! unregisters when the thread drops it).
 
-use super::sys::{self, RseqArea};
-use super::{LiveError, RseqSample};
+use super::LiveError;
 use crate::events::Tid;
+use crate::sources::sys::{self, RseqArea};
+
+/// One CID a thread read from its own rseq area: at `ts` (CLOCK_MONOTONIC ns) thread `tid` ran
+/// on `cpu` holding `cid`. Reported when the values change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RseqSample {
+    pub ts: u64,
+    pub tid: Tid,
+    pub cpu: u16,
+    pub cid: i32,
+}
 
 /// Who registered the areas the workload reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

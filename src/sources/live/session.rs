@@ -26,17 +26,18 @@
 //! # Ok::<(), cidscope::sources::live::LiveError>(())
 //! ```
 
-use super::attach::{Attach, AttachOptions, KeepAll, Scope, Staged};
+use super::attach::{Attach, AttachOptions, Scope};
+use super::capture::{Capture, Pace};
 use super::filter::Filter;
 use super::rseq_area::Registration;
 use super::spec::WorkloadSpec;
-use super::sys;
+use super::store::{Chunked, Shared, Store};
 use super::workload::Workload;
-use super::{EventAux, LiveError, RseqSample};
-use crate::events::{Event, EventKind, Format, StrId, Strings, TID_UNKNOWN, TaskMeta, Tid, Trace};
-use rustc_hash::FxHashMap;
+use super::{LiveError, RseqSample};
+use crate::events::{Event, EventAux, Origin, StrId, Strings, TaskMeta, Tid, Trace};
+use crate::sources::sys;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -143,7 +144,7 @@ impl LiveBatch {
     }
 }
 
-/// The whole session (from [`LiveSession::stop`] or a [`LiveSession::snapshot`]).
+/// The whole session (from [`LiveSession::stop`]).
 #[derive(Clone, Debug)]
 pub struct LiveCapture {
     /// Canonical events, format `live`. Empty when nothing was attached.
@@ -166,91 +167,6 @@ pub struct LiveCapture {
     pub cpus: Vec<u16>,
     /// Possible CPUs: the bound of every CID.
     pub ncpus: u32,
-}
-
-/// An append-only sequence in fixed-size chunks: appending never moves what is stored, so the
-/// capture never stalls on a reallocation (copying a large Vec and faulting in its new pages
-/// takes tens of ms, long enough for a busy ring buffer to overflow).
-struct Chunked<T> {
-    chunks: Vec<Vec<T>>,
-    len: usize,
-}
-
-impl<T: Copy> Chunked<T> {
-    const CHUNK: usize = 1 << 18;
-
-    fn new() -> Self {
-        Chunked {
-            chunks: Vec::new(),
-            len: 0,
-        }
-    }
-
-    fn extend(&mut self, mut items: &[T]) {
-        while !items.is_empty() {
-            if self.chunks.last().is_none_or(|c| c.len() == Self::CHUNK) {
-                self.chunks.push(Vec::with_capacity(Self::CHUNK));
-            }
-            let Some(last) = self.chunks.last_mut() else {
-                return;
-            };
-            let n = (Self::CHUNK - last.len()).min(items.len());
-            last.extend_from_slice(&items[..n]);
-            items = &items[n..];
-            self.len += n;
-        }
-    }
-
-    /// Copies items `start..` into one Vec.
-    fn copy_from(&self, start: usize) -> Vec<T> {
-        let mut out = Vec::with_capacity(self.len.saturating_sub(start));
-        let mut skip = start;
-        for c in &self.chunks {
-            if skip >= c.len() {
-                skip -= c.len();
-                continue;
-            }
-            out.extend_from_slice(&c[skip..]);
-            skip = 0;
-        }
-        out
-    }
-}
-
-struct Store {
-    /// Strings, tasks and warnings; its events live in `events` until the trace is assembled.
-    trace: Trace,
-    events: Chunked<Event>,
-    aux: Chunked<EventAux>,
-    samples: Vec<RseqSample>,
-    /// Tids whose TaskMeta was inserted or changed, in order (for batches).
-    task_log: Vec<Tid>,
-}
-
-struct Shared {
-    store: Mutex<Store>,
-    stop: AtomicBool,
-    finished: AtomicBool,
-    started_ns: AtomicU64,
-    ended_ns: AtomicU64,
-    events: AtomicU64,
-    events_seen: AtomicU64,
-    rate_bits: AtomicU64,
-    lost: AtomicU64,
-    samples: AtomicU64,
-    samples_dropped: AtomicU64,
-    events_dropped: AtomicU64,
-    decode_errors: AtomicU64,
-    error: Mutex<Option<String>>,
-    /// The workload, started after recording began, waiting for the capture thread to take it.
-    handoff: Mutex<Option<Workload>>,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Store> {
-        // A panic while holding the lock leaves consistent data (appends only): keep going.
-        self.store.lock().unwrap_or_else(|p| p.into_inner())
-    }
 }
 
 /// A running live session.
@@ -279,12 +195,16 @@ impl LiveSession {
         let ncpus = super::possible_cpus();
         // Opened here (so errors come back to the caller) but enabled by the capture thread, so
         // nothing is recorded before a reader runs.
+        let mut strings = Strings::new();
         let (attach, filter) = match opts.attach {
             Some(scope) => {
-                let a = Attach::open(&AttachOptions {
-                    buffer_pages: opts.buffer_pages,
-                    mount_tracefs: opts.mount_tracefs,
-                })?;
+                let a = Attach::open(
+                    &AttachOptions {
+                        buffer_pages: opts.buffer_pages,
+                        mount_tracefs: opts.mount_tracefs,
+                    },
+                    &mut strings,
+                )?;
                 (Some(a), Some(Filter::new(scope)))
             }
             None => (None, None),
@@ -294,7 +214,7 @@ impl LiveSession {
                 Some(s) => format!("live: {}", s.describe()),
                 None => format!("live: workload of process {pid}"),
             },
-            Format::Live,
+            Origin::Live,
         );
         trace.ncpus_hint = Some(ncpus);
         if let Some(a) = &attach {
@@ -338,30 +258,14 @@ impl LiveSession {
             handoff: Mutex::new(None),
         });
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
-        let mut cap = Capture {
-            shared: shared.clone(),
-            attach,
-            filter,
-            workload: None,
-            strings: Strings::new(),
-            synced_strings: 1,
-            known: FxHashMap::default(),
-            comms: FxHashMap::default(),
-            pending: Vec::new(),
-            fresh: Vec::new(),
-            new_samples: Vec::new(),
-            rate_window: std::collections::VecDeque::new(),
-            seen: 0,
-            poll_ms: opts.poll_interval.as_millis().clamp(1, 1000) as i32,
-            duration_ns: opts.duration.map(|d| d.as_nanos() as u64),
-            deadline: None,
+        let pace = Pace {
+            poll_interval: opts.poll_interval,
+            duration: opts.duration,
             nice: opts.attach.and(opts.capture_nice),
             realtime: opts.attach.is_some() && opts.capture_realtime,
-            last_ts: 0,
-            late: 0,
             max_events: opts.max_events,
-            idle_tid_comm: StrId(0),
         };
+        let mut cap = Capture::new(shared.clone(), attach, filter, strings, &pace);
         let thread = std::thread::Builder::new()
             .name("cidscope-capture".into())
             .spawn(move || cap.run(ready_tx))
@@ -408,7 +312,7 @@ impl LiveSession {
     /// An empty trace for [`LiveBatch::apply_to`].
     pub fn empty_trace(&self) -> Trace {
         let s = self.shared.lock();
-        let mut t = Trace::new(s.trace.path.clone(), Format::Live);
+        let mut t = Trace::new(s.trace.path.clone(), Origin::Live);
         t.ncpus_hint = s.trace.ncpus_hint;
         t.warnings = s.trace.warnings.clone();
         t
@@ -477,15 +381,6 @@ impl LiveSession {
         self.shared.finished.load(Ordering::Acquire)
     }
 
-    /// Copy of the whole session so far (capture continues).
-    pub fn snapshot(&self) -> LiveCapture {
-        let counters = self.counters();
-        let s = self.shared.lock();
-        let mut trace = s.trace.clone();
-        trace.events = s.events.copy_from(0).into();
-        self.capture_from(trace, s.aux.copy_from(0), s.samples.clone(), counters)
-    }
-
     fn capture_from(
         &self,
         trace: Trace,
@@ -539,7 +434,7 @@ impl LiveSession {
         }
         let counters = self.counters();
         let mut s = self.shared.lock();
-        let mut trace = std::mem::replace(&mut s.trace, Trace::new("", Format::Live));
+        let mut trace = std::mem::replace(&mut s.trace, Trace::new("", Origin::Live));
         trace.events = s.events.copy_from(0).into();
         let aux = s.aux.copy_from(0);
         s.events = Chunked::new();
@@ -559,318 +454,9 @@ impl Drop for LiveSession {
     }
 }
 
-/// Records may reach a ring up to this long after their timestamp was taken (an event in flight
-/// on another CPU while the rings are read): only older records are merged.
-const MERGE_SLACK_NS: u64 = 5_000_000;
-
-/// The capture thread's state.
-struct Capture {
-    shared: Arc<Shared>,
-    attach: Option<Attach>,
-    filter: Option<Filter>,
-    workload: Option<Workload>,
-    /// Master string table (the store's copy is synced after each round).
-    strings: Strings,
-    synced_strings: usize,
-    known: FxHashMap<Tid, TaskMeta>,
-    /// Latest comm a record named for a task.
-    comms: FxHashMap<Tid, StrId>,
-    pending: Vec<Staged>,
-    fresh: Vec<Staged>,
-    new_samples: Vec<RseqSample>,
-    rate_window: std::collections::VecDeque<(u64, u64)>,
-    seen: u64,
-    poll_ms: i32,
-    duration_ns: Option<u64>,
-    deadline: Option<u64>,
-    max_events: usize,
-    idle_tid_comm: StrId,
-    nice: Option<i32>,
-    realtime: bool,
-    /// Timestamp of the last merged record, and records that arrived after it was passed.
-    last_ts: u64,
-    late: u64,
-}
-
-impl Capture {
-    fn run(&mut self, ready: std::sync::mpsc::SyncSender<Result<(), LiveError>>) {
-        self.idle_tid_comm = self.strings.intern(b"<idle>");
-        // Best effort: without the right to raise priority the capture runs at the default.
-        let rt = self.realtime && sys::set_thread_fifo(1).is_ok();
-        if !rt && let Some(n) = self.nice {
-            let _ = sys::set_thread_nice(n);
-        }
-        if let Some(a) = &self.attach
-            && let Err(e) = a.enable()
-        {
-            self.attach = None;
-            self.shared.finished.store(true, Ordering::Release);
-            let _ = ready.send(Err(e));
-            return;
-        }
-        if let Some(f) = &mut self.filter {
-            // Threads created between the first listing and the enable.
-            f.refresh();
-        }
-        // The session starts when recording does (opening the events takes a while).
-        let started = sys::monotonic_ns();
-        self.shared.started_ns.store(started, Ordering::Relaxed);
-        self.deadline = self.duration_ns.map(|d| started + d);
-        let _ = ready.send(Ok(()));
-        loop {
-            let now = sys::monotonic_ns();
-            let due = self.deadline.is_some_and(|d| now >= d);
-            if due || self.shared.stop.load(Ordering::Acquire) {
-                break;
-            }
-            let mut wait = self.poll_ms;
-            if let Some(d) = self.deadline {
-                wait = wait.min(((d - now) / 1_000_000).max(1) as i32);
-            }
-            match &self.attach {
-                Some(a) => a.wait(wait),
-                None => std::thread::sleep(Duration::from_millis(wait as u64)),
-            }
-            self.round(false);
-        }
-        self.take_handoff();
-        // The capture window ends here; what follows collects what it recorded.
-        self.shared
-            .ended_ns
-            .store(sys::monotonic_ns(), Ordering::Relaxed);
-        // Stop the workload first so its exits are recorded, then let the last records land.
-        if let Some(w) = self.workload.take() {
-            let (dropped, errors) = w.stop(&mut self.new_samples);
-            self.shared
-                .samples_dropped
-                .store(dropped, Ordering::Relaxed);
-            if !errors.is_empty() {
-                let mut s = self.shared.lock();
-                for e in errors {
-                    s.trace.warn("workload", e);
-                }
-            }
-        }
-        if let Some(a) = &self.attach {
-            std::thread::sleep(Duration::from_millis(10));
-            a.disable();
-        }
-        self.round(true);
-        if self.late > 0 {
-            let mut s = self.shared.lock();
-            s.trace.warn(
-                "late-records",
-                format!(
-                    "{} records reached their ring more than {} ms after their timestamp; they were placed at the merge point to keep time order",
-                    self.late,
-                    MERGE_SLACK_NS / 1_000_000
-                ),
-            );
-        }
-        self.attach = None;
-        self.shared.finished.store(true, Ordering::Release);
-    }
-
-    /// Takes the workload the session started, once it is there.
-    fn take_handoff(&mut self) {
-        if self.workload.is_none()
-            && let Ok(mut slot) = self.shared.handoff.lock()
-        {
-            self.workload = slot.take();
-        }
-    }
-
-    /// Reads the rings and the sample queue and appends what is old enough (everything when
-    /// `flush`) to the store.
-    fn round(&mut self, flush: bool) {
-        self.take_handoff();
-        let boundary = if flush {
-            u64::MAX
-        } else {
-            sys::monotonic_ns().saturating_sub(MERGE_SLACK_NS)
-        };
-        if let Some(a) = &mut self.attach {
-            self.fresh.clear();
-            match &mut self.filter {
-                Some(f) => a.drain(&mut self.strings, &mut self.fresh, f),
-                None => a.drain(&mut self.strings, &mut self.fresh, &mut KeepAll),
-            }
-            self.seen = a.stats().records;
-            self.pending.append(&mut self.fresh);
-            self.shared.lost.store(a.stats().lost, Ordering::Relaxed);
-            self.shared
-                .decode_errors
-                .store(a.stats().decode_errors, Ordering::Relaxed);
-            if let (Some(e), true) = (&a.stats().first_decode_error, a.stats().decode_errors == 1)
-                && let Ok(mut slot) = self.shared.error.lock()
-            {
-                slot.get_or_insert_with(|| format!("record did not decode: {e}"));
-            }
-        }
-        if let Some(w) = &self.workload {
-            w.drain(&mut self.new_samples);
-            self.shared
-                .samples_dropped
-                .store(w.dropped(), Ordering::Relaxed);
-        }
-        // Merge: stable sort keeps each CPU's order among equal timestamps.
-        self.pending.sort_by_key(|s| s.decoded.event.ts);
-        let n_ready = self
-            .pending
-            .partition_point(|s| s.decoded.event.ts <= boundary);
-        let mut ready: Vec<Staged> = self.pending.drain(..n_ready).collect();
-        // A record that reached its ring later than the merge slack would land before events
-        // already published: keep the trace sorted by placing it at the merge point.
-        for st in &mut ready {
-            let ts = &mut st.decoded.event.ts;
-            if *ts < self.last_ts {
-                *ts = self.last_ts;
-                self.late += 1;
-            } else {
-                self.last_ts = *ts;
-            }
-        }
-        let mut events = Vec::with_capacity(ready.len());
-        let mut aux = Vec::with_capacity(ready.len());
-        let mut task_updates: Vec<(Tid, TaskMeta)> = Vec::new();
-        for st in &ready {
-            let ev = st.decoded.event;
-            for (t, c) in st.decoded.comms.iter().flatten() {
-                self.comms.insert(*t, *c);
-            }
-            if let Some(f) = &mut self.filter
-                && !f.keep(&ev, st.pid)
-            {
-                continue;
-            }
-            if let Some(m) = self.note_task(st) {
-                task_updates.push(m);
-            }
-            events.push(ev);
-            aux.push(st.decoded.aux);
-        }
-        self.update_rate();
-        // Publish.
-        let mut s = self.shared.lock();
-        for i in self.synced_strings..self.strings.len() {
-            s.trace.strings.intern(self.strings.get(StrId(i as u32)));
-        }
-        self.synced_strings = self.strings.len();
-        for (tid, m) in task_updates {
-            s.trace.tasks.insert(tid, m);
-            s.task_log.push(tid);
-        }
-        let room = self.max_events.saturating_sub(s.events.len);
-        if events.len() > room {
-            let over = (events.len() - room) as u64;
-            events.truncate(room);
-            aux.truncate(room);
-            self.shared
-                .events_dropped
-                .fetch_add(over, Ordering::Relaxed);
-        }
-        s.events.extend(&events);
-        s.aux.extend(&aux);
-        s.samples.append(&mut self.new_samples);
-        self.shared
-            .events
-            .store(s.events.len as u64, Ordering::Relaxed);
-        self.shared
-            .samples
-            .store(s.samples.len() as u64, Ordering::Relaxed);
-        self.shared.events_seen.store(self.seen, Ordering::Relaxed);
-    }
-
-    /// The task table entry of the record's current task: created on first sight (comm from
-    /// /proc, else from the record, else `<...>`), tgid from perf's PERF_SAMPLE_TID.
-    fn note_task(&mut self, st: &Staged) -> Option<(Tid, TaskMeta)> {
-        let ev = &st.decoded.event;
-        let tid = ev.tid;
-        if tid == TID_UNKNOWN || ev.kind.is_lost() {
-            return None;
-        }
-        let tgid = (tid != 0 && st.sample_tid == tid && st.pid != TID_UNKNOWN && st.pid != 0)
-            .then_some(st.pid);
-        if let Some(m) = self.known.get_mut(&tid) {
-            if m.tgid.is_none() && tgid.is_some() {
-                m.tgid = tgid;
-                return Some((tid, *m));
-            }
-            return None;
-        }
-        let comm = if tid == 0 {
-            self.idle_tid_comm
-        } else {
-            let own = match ev.kind {
-                EventKind::SchedSwitch { prev_tid, .. } if prev_tid == tid => {
-                    Some(st.decoded.aux.text)
-                }
-                _ => None,
-            };
-            let proc_comm = proc_comm(tgid.unwrap_or(tid), tid);
-            match (proc_comm, own, self.comms.get(&tid)) {
-                (Some(c), _, _) => self.strings.intern(&c),
-                (None, Some(c), _) => c,
-                (None, None, Some(&c)) => c,
-                _ => self.strings.intern(b"<...>"),
-            }
-        };
-        let m = TaskMeta { tgid, comm };
-        self.known.insert(tid, m);
-        Some((tid, m))
-    }
-
-    fn update_rate(&mut self) {
-        let now = sys::monotonic_ns();
-        self.rate_window.push_back((now, self.seen));
-        while self
-            .rate_window
-            .front()
-            .is_some_and(|&(t, _)| now - t > 1_000_000_000)
-            && self.rate_window.len() > 2
-        {
-            self.rate_window.pop_front();
-        }
-        let rate = match (self.rate_window.front(), self.rate_window.back()) {
-            (Some(&(t0, n0)), Some(&(t1, n1))) if t1 > t0 => {
-                (n1 - n0) as f64 * 1e9 / (t1 - t0) as f64
-            }
-            _ => 0.0,
-        };
-        self.shared
-            .rate_bits
-            .store(rate.to_bits(), Ordering::Relaxed);
-    }
-}
-
-fn proc_comm(tgid: Tid, tid: Tid) -> Option<Vec<u8>> {
-    let mut c = std::fs::read(format!("/proc/{tgid}/task/{tid}/comm")).ok()?;
-    while c.last() == Some(&b'\n') {
-        c.pop();
-    }
-    (!c.is_empty()).then_some(c)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chunked_appends_across_chunks_and_copies_any_suffix() {
-        let mut c: Chunked<u32> = Chunked::new();
-        let n = Chunked::<u32>::CHUNK;
-        let a: Vec<u32> = (0..(n + 10) as u32).collect();
-        c.extend(&a[..5]);
-        c.extend(&a[5..]);
-        c.extend(&[]);
-        assert_eq!(c.len, n + 10);
-        assert_eq!(c.chunks.len(), 2);
-        assert_eq!(c.copy_from(0), a);
-        assert_eq!(c.copy_from(n - 1), a[n - 1..].to_vec());
-        assert_eq!(c.copy_from(n + 3), a[n + 3..].to_vec());
-        assert!(c.copy_from(n + 10).is_empty());
-        assert!(c.copy_from(n + 99).is_empty());
-    }
 
     #[test]
     fn workload_only_session_streams_samples_in_batches() {

@@ -6,8 +6,8 @@
 
 use super::rseq_area::{Registration, ThreadRseq};
 use super::spec::{WorkItem, WorkloadSpec};
-use super::sys;
 use super::{LiveError, RseqSample};
+use crate::sources::sys;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! `sample_id_all`, as perf itself decides).
 
 use super::header::{FileHeader, section_bytes};
-use crate::sources::trace_dat::bytes::{BinError, BinResult, Cursor};
+use crate::sources::binary::cursor::{BinError, BinResult, Cursor};
 use byteorder::{BigEndian, LittleEndian};
 use linux_perf_event_reader::{
     AttrFlags, Endianness, PerfEventAttr, PerfEventType, RawData, RecordIdParseInfo,
@@ -84,22 +84,34 @@ pub fn read_file_attrs(data: &[u8], h: &FileHeader, big: bool) -> BinResult<Vec<
         )?;
         let ids = ids_bytes
             .chunks_exact(8)
-            .map(|b| crate::sources::trace_dat::bytes::read_u64(b, big))
+            .map(|b| crate::sources::binary::cursor::read_u64(b, big))
             .collect();
         out.push(Attr::new(attr, ids, big));
     }
     Ok(out)
 }
 
+/// Why the event attributes cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AttrError {
+    #[error("expected a perf_event_attr: {0}")]
+    Unreadable(String),
+    #[error("expected at least one event attribute, found none")]
+    None,
+    #[error(
+        "the events' sample formats differ and not all carry PERF_SAMPLE_IDENTIFIER: records cannot be matched to their events"
+    )]
+    Unmatchable,
+}
+
 /// A pipe-mode `PERF_RECORD_HEADER_ATTR` body: the attr, then its ids.
-pub fn parse_header_attr(body: &[u8], big: bool) -> Result<Attr, String> {
-    let (attr, size) =
-        parse_attr(body, big).map_err(|e| format!("expected a perf_event_attr: {e}"))?;
+pub fn parse_header_attr(body: &[u8], big: bool) -> Result<Attr, AttrError> {
+    let (attr, size) = parse_attr(body, big).map_err(|e| AttrError::Unreadable(e.to_string()))?;
     let ids = body
         .get(size as usize..)
         .unwrap_or(&[])
         .chunks_exact(8)
-        .map(|b| crate::sources::trace_dat::bytes::read_u64(b, big))
+        .map(|b| crate::sources::binary::cursor::read_u64(b, big))
         .collect();
     Ok(Attr::new(attr, ids, big))
 }
@@ -151,7 +163,7 @@ pub struct Attrs {
 }
 
 impl Attrs {
-    pub fn new(list: Vec<Attr>, big: bool) -> Result<Attrs, String> {
+    pub fn new(list: Vec<Attr>, big: bool) -> Result<Attrs, AttrError> {
         let mut by_id = FxHashMap::default();
         for (i, a) in list.iter().enumerate() {
             for &id in &a.ids {
@@ -159,7 +171,7 @@ impl Attrs {
             }
         }
         let mode = match list.split_first() {
-            None => return Err("expected at least one event attribute, found none".into()),
+            None => return Err(AttrError::None),
             Some((_, [])) => IdMode::One,
             Some((first, rest)) => {
                 let fi = first.parse.id_parse_info;
@@ -175,7 +187,7 @@ impl Attrs {
                             .iter()
                             .any(|a| a.attr.flags.contains(AttrFlags::SAMPLE_ID_ALL) != sid)
                     {
-                        return Err("the events' sample formats differ and not all carry PERF_SAMPLE_IDENTIFIER: records cannot be matched to their events".into());
+                        return Err(AttrError::Unmatchable);
                     }
                     IdMode::Identifier(sid)
                 }

@@ -5,7 +5,7 @@
 //! bitmap; the table of feature sections (`offset, size` per set bit, in bit order) follows the
 //! data section. Pipe mode (`perf record -o -`): magic and `u64 size` = 16, then records only.
 
-use crate::sources::trace_dat::bytes::{BinError, BinResult, Cursor};
+use crate::sources::binary::cursor::{BinError, BinResult, Cursor};
 
 pub const HEADER_TRACING_DATA: u32 = 1;
 pub const HEADER_NRCPUS: u32 = 7;

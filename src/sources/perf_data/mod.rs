@@ -11,7 +11,7 @@
 //!
 //! Tracepoint samples (`PERF_SAMPLE_RAW`) are decoded through the format files of the file's
 //! tracing data (`HEADER_TRACING_DATA` feature section, or the `HEADER_TRACING_DATA` record in
-//! pipe mode), which has the trace.dat v6 layout: `trace_dat::meta`, `trace_dat::decode`.
+//! pipe mode), which has the trace.dat v6 layout: `tracefs::tracing_data`, `tracefs::decode`.
 //!
 //! Why not the linux-perf-data container crate (0.13): its pipe-mode reader does not skip the
 //! tracing data that follows a `HEADER_TRACING_DATA` record, so a tracepoint recording in pipe
@@ -25,12 +25,13 @@ pub mod order;
 pub mod records;
 pub mod tasks;
 
-use super::trace_dat::bytes::{BinError, BinResult, Cursor, read_u32, read_u64};
-use super::trace_dat::decode::Decoder;
-use super::trace_dat::meta;
-use super::trace_dat::tick::TickInfer;
-use super::{LoadOptions, SourceError};
 use crate::events::{Event, EventKind, Format, StrId, TID_UNKNOWN, TaskMeta, Tid, Trace};
+use crate::sources::binary::cursor::{BinError, BinResult, Cursor, read_u32, read_u64};
+use crate::sources::binary::tick::{self, TickInfer};
+use crate::sources::error::SourceError;
+use crate::sources::options::LoadOptions;
+use crate::sources::tracefs::decode::Decoder;
+use crate::sources::tracefs::tracing_data as meta;
 use attrs::{Attr, Attrs};
 use header::{HEADER_EVENT_DESC, HEADER_NRCPUS, HEADER_TRACING_DATA, Mode};
 use linux_perf_event_reader::{EventRecord, RawData, RawEventRecord, RecordType};
@@ -38,6 +39,9 @@ use order::{Item, Orderer};
 use records::*;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
+
+/// What this reads (the `format` of `stats --json`).
+pub const PERF_DATA: Format = Format::new("perf.data", "perf.data");
 
 /// Records per batch handed from the walk to the decoding stage.
 const WALK_BATCH: usize = 4096;
@@ -70,7 +74,7 @@ pub fn decode(
         pending_attrs: Vec::new(),
         desc: Vec::new(),
         decoder: None,
-        trace: Trace::new(name, Format::PerfData),
+        trace: Trace::new(name, PERF_DATA),
         events: Vec::new(),
         threads: tasks::Threads::default(),
         ticks: TickInfer::default(),
@@ -136,7 +140,8 @@ impl<'a> Reader<'a> {
                 _ => {}
             }
         }
-        let mut a = Attrs::new(list, self.big).map_err(|e| BinError::new(h.attrs.offset, e))?;
+        let mut a =
+            Attrs::new(list, self.big).map_err(|e| BinError::new(h.attrs.offset, e.to_string()))?;
         a.name_events(&self.desc);
         self.set_attrs(Some(Arc::new(a)));
         let start = h.data.offset as usize;
@@ -223,7 +228,7 @@ impl<'a> Reader<'a> {
                         self.pending_attrs.push(a);
                         self.set_attrs(None);
                     }
-                    Err(e) => return Err(BinError::new(rec.offset as u64, e)),
+                    Err(e) => return Err(BinError::new(rec.offset as u64, e.to_string())),
                 },
                 RECORD_HEADER_FEATURE if rec.body.len() >= 8 => {
                     let feat = read_u64(&rec.body[..8], self.big);
@@ -249,7 +254,7 @@ impl<'a> Reader<'a> {
                 _ => {
                     if self.attrs.is_none() && !self.pending_attrs.is_empty() {
                         let mut a = Attrs::new(self.pending_attrs.clone(), self.big)
-                            .map_err(|e| BinError::new(rec.offset as u64, e))?;
+                            .map_err(|e| BinError::new(rec.offset as u64, e.to_string()))?;
                         a.name_events(&self.desc);
                         self.set_attrs(Some(Arc::new(a)));
                     }
@@ -553,22 +558,12 @@ impl<'a> Reader<'a> {
             );
         }
         if self.decoder.as_ref().is_some_and(|d| !d.tick_known()) && !self.ticks.is_empty() {
-            match self.ticks.infer() {
-                Some(inf) => {
-                    self.ticks.apply(&mut self.events, inf.function);
-                    self.trace.warn(
-                        "tick-inferred",
-                        format!(
-                            "{name}: perf.data carries no kallsyms to name hrtimer callbacks; {}",
-                            inf.describe()
-                        ),
-                    );
-                }
-                None => self.trace.warn(
-                    "tick-unknown",
-                    format!("{name}: perf.data carries no kallsyms to name hrtimer callbacks, and no callback looks like the scheduler tick; hrtimer_expire_entry events are counted as other events"),
-                ),
+            let inferred = self.ticks.infer();
+            if let Some(inf) = &inferred {
+                self.ticks.apply(&mut self.events, inf.function);
             }
+            let (code, msg) = tick::warning(inferred.as_ref(), name, "perf.data carries");
+            self.trace.warn(code, msg);
         }
         let mentioned: Vec<Tid> = self
             .events

@@ -8,7 +8,7 @@
 
 use super::attrs::Attrs;
 use super::records::*;
-use crate::sources::trace_dat::bytes::{BinError, BinResult, read_u64};
+use crate::sources::binary::cursor::{BinError, BinResult, read_u64};
 use linux_perf_event_reader::{RawData, RawEventRecord, RecordType};
 use std::sync::Arc;
 

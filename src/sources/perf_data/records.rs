@@ -3,7 +3,7 @@
 //! carry data after their `size`: `HEADER_TRACING_DATA` (`u32 size` of tracing data) and
 //! `AUXTRACE` (`u64 size` of AUX data).
 
-use crate::sources::trace_dat::bytes::{read_u16, read_u32, read_u64};
+use crate::sources::binary::cursor::{read_u16, read_u32, read_u64};
 use linux_perf_event_reader::SampleFormat;
 
 pub const RECORD_LOST: u32 = 2;

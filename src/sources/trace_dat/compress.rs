@@ -10,6 +10,27 @@ thread_local! {
     static ZSTD: RefCell<ruzstd::decoding::FrameDecoder> = RefCell::new(ruzstd::decoding::FrameDecoder::new());
 }
 
+/// Why a section does not decompress.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CompressError {
+    #[error("expected the compression \"none\", \"zstd\" or \"zlib\", found {0:?}")]
+    UnknownCodec(String),
+    #[error(
+        "expected a decompressed size of at most {limit} bytes for {input} compressed bytes, found {size}"
+    )]
+    Oversized {
+        limit: usize,
+        input: usize,
+        size: usize,
+    },
+    #[error("zstd data does not decompress: {0}")]
+    Zstd(String),
+    #[error("zlib data does not decompress: {0}")]
+    Zlib(String),
+    #[error("expected {size} bytes after decompression, found {found}")]
+    Short { size: usize, found: usize },
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Codec {
     None,
@@ -18,21 +39,20 @@ pub enum Codec {
 }
 
 impl Codec {
-    pub fn from_name(name: &[u8]) -> Result<Codec, String> {
+    pub fn from_name(name: &[u8]) -> Result<Codec, CompressError> {
         match name {
             b"none" | b"" => Ok(Codec::None),
             b"zstd" => Ok(Codec::Zstd),
             b"zlib" => Ok(Codec::Zlib),
-            other => Err(format!(
-                "expected the compression \"none\", \"zstd\" or \"zlib\", found {:?}",
-                String::from_utf8_lossy(other)
+            other => Err(CompressError::UnknownCodec(
+                String::from_utf8_lossy(other).into_owned(),
             )),
         }
     }
 }
 
 /// Decompresses `input` into exactly `size` bytes.
-pub fn decompress(codec: Codec, input: &[u8], size: usize) -> Result<Vec<u8>, String> {
+pub fn decompress(codec: Codec, input: &[u8], size: usize) -> Result<Vec<u8>, CompressError> {
     let mut out = Vec::new();
     decompress_into(codec, input, size, &mut out)?;
     Ok(out)
@@ -48,13 +68,14 @@ pub fn decompress_into(
     input: &[u8],
     size: usize,
     out: &mut Vec<u8>,
-) -> Result<(), String> {
+) -> Result<(), CompressError> {
     let limit = input.len().saturating_mul(MAX_RATIO).max(1 << 20);
     if codec != Codec::None && size > limit {
-        return Err(format!(
-            "expected a decompressed size of at most {limit} bytes for {} compressed bytes, found {size}",
-            input.len()
-        ));
+        return Err(CompressError::Oversized {
+            limit,
+            input: input.len(),
+            size,
+        });
     }
     out.resize(size, 0);
     let n = match codec {
@@ -66,7 +87,7 @@ pub fn decompress_into(
         Codec::Zstd => ZSTD.with(|d| {
             d.borrow_mut()
                 .decode_all(input, &mut out[..])
-                .map_err(|e| format!("zstd data does not decompress: {e}"))
+                .map_err(|e| CompressError::Zstd(e.to_string()))
         })?,
         Codec::Zlib => {
             let mut d = flate2::read::ZlibDecoder::new(input);
@@ -75,7 +96,7 @@ pub fn decompress_into(
                 match d.read(&mut out[n..]) {
                     Ok(0) => break,
                     Ok(k) => n += k,
-                    Err(e) => return Err(format!("zlib data does not decompress: {e}")),
+                    Err(e) => return Err(CompressError::Zlib(e.to_string())),
                 }
                 if n == size {
                     break;
@@ -85,9 +106,7 @@ pub fn decompress_into(
         }
     };
     if n != size {
-        return Err(format!(
-            "expected {size} bytes after decompression, found {n}"
-        ));
+        return Err(CompressError::Short { size, found: n });
     }
     Ok(())
 }

@@ -11,10 +11,10 @@
 //!   compressed (`u32` compressed size, `u32` size, data); a compressed flyrecord holds per CPU
 //!   `u32` chunk count and chunks of (`u32` compressed size, `u32` size, data).
 
-use super::bytes::{BinError, BinResult, Cursor};
 use super::compress::{self, Codec};
-use super::format::EventFormat;
-use super::meta::{self, Initial, PageHeader};
+use crate::sources::binary::cursor::{BinError, BinResult, Cursor};
+use crate::sources::tracefs::format::EventFormat;
+use crate::sources::tracefs::tracing_data::{self as meta, Initial, PageHeader};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
 
@@ -383,7 +383,7 @@ fn section<'a>(
 fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
     let big = initial.big_endian;
     let cname = c.cstr("the compression name")?;
-    let codec = Codec::from_name(cname).map_err(|e| c.error(e))?;
+    let codec = Codec::from_name(cname).map_err(|e| c.error(e.to_string()))?;
     let _cver = c.cstr("the compression version")?;
     let mut next = c.u64("the offset of the first options section")?;
     let data = c.data();

@@ -1,35 +1,33 @@
 //! trace-cmd `trace.dat`, file versions 6 and 7, read natively from the mapped bytes.
 //!
 //! * [`layout`]: the file structure (v6 header, v7 option sections, compressed sections);
-//! * [`meta`]: the metadata blocks (header page, event formats, kallsyms, cmdlines), shared with
-//!   perf.data's tracing-data section, which has the same layout;
-//! * [`format`]: tracepoint format files; [`decode`]: raw records → canonical events through
-//!   the field offsets in those files;
 //! * [`ring`]: the per-CPU ring-buffer pages (time extends, absolute stamps, padding, missed
-//!   events, truncated pages); [`merge`]: CPUs merged in time order as `trace-cmd report` does;
-//! * [`tick`]: telling the tick's hrtimer apart when no kallsyms names it;
-//! * [`bytes`], [`compress`]: bounds-checked reads, zstd/zlib.
+//!   events, truncated pages);
+//! * [`compress`]: zstd/zlib sections.
+//!
+//! Shared with perf.data: the metadata blocks (`tracefs::tracing_data`), the raw-record decoder
+//! (`tracefs::decode`), the bounds-checked cursor, the merge of CPUs in time order as
+//! `trace-cmd report` does it, and the tick inference (`binary`).
 //!
 //! Tasks: comms come from the saved cmdlines (what `trace-cmd report` prints). trace-cmd 3.x
 //! stores no tgids (no saved_tgids section exists in the format), so `TaskMeta::tgid` stays
 //! unknown for trace.dat.
 
-pub mod bytes;
 pub mod compress;
-pub mod decode;
-pub mod format;
 pub mod layout;
-pub mod merge;
-pub mod meta;
 pub mod ring;
-pub mod tick;
 
-use super::{LoadOptions, SourceError};
 use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Trace};
-use bytes::{BinError, Cursor};
-use decode::Decoder;
+use crate::sources::binary::cursor::{BinError, Cursor};
+use crate::sources::binary::{merge, tick};
+use crate::sources::error::SourceError;
+use crate::sources::options::LoadOptions;
+use crate::sources::tracefs::decode::Decoder;
 use layout::{CpuRef, Layout};
 use ring::{CpuOut, Locate, Walk};
+
+/// What this reads (the `format` of `stats --json`).
+pub const TRACE_DAT: Format = Format::new("trace.dat", "trace-cmd trace.dat");
 
 /// Loads a trace.dat held in memory.
 pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
@@ -49,7 +47,7 @@ pub fn decode(
     let err =
         |e: BinError| SourceError::at_offset(name, e.offset, format!("trace.dat: {}", e.message));
     let layout = layout::read(data).map_err(err)?;
-    let mut trace = Trace::new(name, Format::TraceDat);
+    let mut trace = Trace::new(name, TRACE_DAT);
     trace.ncpus_hint = layout.ncpus;
     let decoder = Decoder::new(
         &layout.formats,
@@ -84,25 +82,18 @@ pub fn decode(
             ticks.extend(std::mem::take(&mut o.ticks));
         }
         if !ticks.is_empty() {
-            match ticks.infer() {
-                Some(inf) => {
-                    ticks.apply_with(inf.function, |cpu, i| {
-                        outs.iter_mut()
-                            .find(|(c, _)| *c == cpu)
-                            .and_then(|(_, o)| o.events.get_mut(i))
-                            .map(|e| e.kind = crate::events::EventKind::Tick)
-                            .is_some()
-                    });
-                    trace.warn(
-                        "tick-inferred",
-                        format!("{name}: the file has no kallsyms to name hrtimer callbacks; {}", inf.describe()),
-                    );
-                }
-                None => trace.warn(
-                    "tick-unknown",
-                    format!("{name}: the file has no kallsyms to name hrtimer callbacks, and no callback looks like the scheduler tick; hrtimer_expire_entry events are counted as other events"),
-                ),
+            let inferred = ticks.infer();
+            if let Some(inf) = &inferred {
+                ticks.apply_with(inf.function, |cpu, i| {
+                    outs.iter_mut()
+                        .find(|(c, _)| *c == cpu)
+                        .and_then(|(_, o)| o.events.get_mut(i))
+                        .map(|e| e.kind = EventKind::Tick)
+                        .is_some()
+                });
             }
+            let (code, msg) = tick::warning(inferred.as_ref(), name, "the file has");
+            trace.warn(code, msg);
         }
     }
     let mut bad = 0;
@@ -280,7 +271,7 @@ fn read_cpu(
             let n = c.u32("a chunk's decompressed size")? as usize;
             let body = c.bytes(z, "a compressed chunk")?;
             compress::decompress_into(layout.codec, body, n, &mut buf)
-                .map_err(|e| BinError::new(at as u64, e))
+                .map_err(|e| BinError::new(at as u64, e.to_string()))
         })();
         if let Err(e) = r {
             return lost(

@@ -11,11 +11,11 @@
 //! are whole and becomes a `Lost` marker plus a warning naming its offset, and so do pages that
 //! are missing altogether.
 
-use super::bytes::{read_u32, uint_at};
-use super::decode::Decoder;
-use super::meta::PageHeader;
-use super::tick::TickInfer;
 use crate::events::{Event, EventKind, Strings};
+use crate::sources::binary::cursor::{read_u32, uint_at};
+use crate::sources::binary::tick::TickInfer;
+use crate::sources::tracefs::decode::Decoder;
+use crate::sources::tracefs::tracing_data::PageHeader;
 
 const MISSING_EVENTS: u64 = 1 << 31;
 const MISSING_STORED: u64 = 1 << 30;
@@ -254,7 +254,7 @@ impl Walk<'_> {
                     kind,
                 });
             }
-            Err(e) => self.bad(out, cpu, pos, locate, e),
+            Err(e) => self.bad(out, cpu, pos, locate, e.to_string()),
         }
     }
 
@@ -284,7 +284,7 @@ impl Walk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::trace_dat::format::parse;
+    use crate::sources::tracefs::format::parse;
 
     const FMT: &str = "name: rseq_update\nID: 5\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\tfield:int cpu_id;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:int node_id;\toffset:12;\tsize:4;\tsigned:1;\n\tfield:int mm_cid;\toffset:16;\tsize:4;\tsigned:1;\n";
 

@@ -504,7 +504,11 @@ mod tests {
         let data = crate::testing::synth_ftrace(60_000, 4, 3, 4, 7);
         let trace =
             load_bytes("synth.txt", &data, &LoadOptions::default()).expect("synthetic trace");
-        let mut app = App::loading("synth.txt", trace.format, Default::default());
+        let mut app = App::loading(
+            "synth.txt",
+            trace.origin.file_format().expect("a file"),
+            Default::default(),
+        );
         let d = crate::events::TraceDelta {
             events: trace.events.iter().collect(),
             new_strings: (1..trace.strings.len() as u32)

@@ -148,7 +148,7 @@ impl Widget for StatusBar<'_> {
                 Style::default().add_modifier(Modifier::BOLD),
             ),
             sep.clone(),
-            Span::raw(st.trace.format.id()),
+            Span::raw(st.trace.origin.id()),
             sep.clone(),
             Span::raw(format!("{} events", st.trace.events.len())),
             sep.clone(),

@@ -8,6 +8,7 @@ pub mod tracefs;
 
 use super::cmdline::{CaptureMode, GuestConfig};
 use super::protocol::{ACK, Control, End, Hello, STOP};
+use super::role::{EXEC_CHILD, WORK};
 use super::sys;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -16,8 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// argv\[1\] of cidscope run in a guest role (hidden from `--help`).
-pub const ROLE_FLAG: &str = "--cidscope-vm-role";
+// where it was before the roles had a file of their own
+pub use super::role::ROLE_FLAG;
 
 /// Runs the guest side when this process is one: the agent (PID 1 started as `/init`; never
 /// returns) or a role. `None`: an ordinary cidscope run.
@@ -36,8 +37,8 @@ pub fn entry() -> Option<ExitCode> {
 
 fn role(args: &[String]) -> ExitCode {
     let r = match args.first().map(String::as_str) {
-        Some("work") => work(args.get(1).map(String::as_str).unwrap_or("")),
-        Some(super::workload::EXEC_CHILD) => super::workload::exec_child(&args[1..]),
+        Some(WORK) => work(args.get(1).map(String::as_str).unwrap_or("")),
+        Some(EXEC_CHILD) => super::workload::exec_child(&args[1..]),
         other => Err(format!("unknown guest role {other:?}")),
     };
     match r {
@@ -280,7 +281,7 @@ fn spawn_worker(cfg: &GuestConfig) -> Result<std::process::Child, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     std::process::Command::new(exe)
         .arg(ROLE_FLAG)
-        .arg("work")
+        .arg(WORK)
         .arg(cfg.encode())
         .stdin(std::process::Stdio::null())
         .spawn()
@@ -388,7 +389,7 @@ fn stream_tracefs(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Resul
 }
 
 fn attach(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Result<(), String> {
-    use crate::sources::live::{LiveOptions, LiveSession, Scope, record};
+    use crate::sources::live::{LiveOptions, LiveSession, Scope};
     let io = |e: io::Error| format!("writing to /dev/hvc0: {e}");
     tracefs::Tracefs::mount()?;
     let pages = ((cfg.buffer_kb / 4).max(16) as usize).next_power_of_two();
@@ -425,7 +426,7 @@ fn attach(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Result<(), St
         link.control(&Control::Warn(format!("{}: {}", w.code, w.message)))
             .map_err(io)?;
     }
-    record::write_ftrace(&mut link.w, &cap.trace, Some(&cap.aux)).map_err(io)?;
+    crate::export::ftrace::write(&mut link.w, &cap.trace, Some(&cap.aux)).map_err(io)?;
     link.control(&Control::End(End {
         status: if stopped { "stopped" } else { "ok" }.into(),
         lost: cap.counters.lost_events,

@@ -1,0 +1,231 @@
+//! Per-CPU event lists → one list in time order, the way `trace-cmd report` picks the next
+//! record: the smallest timestamp, ties to the lowest CPU, each CPU's own order kept. Markers
+//! with no time yet (`u64::MAX`: data lost before any event of that CPU) stand just before
+//! their CPU's next event, as `trace-cmd report` prints them, and take the time of the event
+//! before them in the merged list.
+
+use crate::events::{Event, Trace, TraceDelta};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Events per delta of a binary capture.
+const BINARY_DELTA_EVENTS: usize = 1 << 16;
+
+/// Hands a decoded binary capture to `sink`: the first delta carries the metadata, every delta
+/// a piece of the merged events (one buffer, reused while the sink leaves it).
+pub fn stream_merged(
+    t: Trace,
+    cpus: Vec<Vec<Event>>,
+    sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+) {
+    let mut d = TraceDelta::metadata(t);
+    let mut sent = false;
+    merge_chunks(cpus, BINARY_DELTA_EVENTS, &mut |buf| {
+        std::mem::swap(&mut d.events, buf);
+        let go = sink(&mut d);
+        std::mem::swap(&mut d.events, buf);
+        sent = true;
+        d.new_strings.clear();
+        d.tasks.clear();
+        d.warnings.clear();
+        go
+    });
+    if !sent {
+        // no events: the metadata still goes over
+        sink(&mut d);
+    }
+}
+
+/// The merged list, whole.
+pub fn merge(mut streams: Vec<Vec<Event>>) -> Vec<Event> {
+    if streams.len() == 1 {
+        // nothing to interleave: only untimed markers to place
+        let mut out = streams.pop().unwrap_or_default();
+        let mut prev = out
+            .iter()
+            .map(|e| e.ts)
+            .find(|&t| t != u64::MAX)
+            .unwrap_or(0);
+        for e in out.iter_mut() {
+            if e.ts == u64::MAX {
+                e.ts = prev;
+            }
+            prev = e.ts;
+        }
+        return out;
+    }
+    let total = streams.iter().map(Vec::len).sum::<usize>();
+    let mut out = Vec::with_capacity(total);
+    merge_chunks(streams, usize::MAX, &mut |buf| {
+        out.append(buf);
+        true
+    });
+    out
+}
+
+/// The merged list handed to `sink` in pieces of at most `chunk` events, in one reused buffer
+/// (`sink` may take it); `sink` returns false to stop. No list of every event is built.
+pub fn merge_chunks(
+    streams: Vec<Vec<Event>>,
+    chunk: usize,
+    sink: &mut dyn FnMut(&mut Vec<Event>) -> bool,
+) {
+    let chunk = chunk.max(1);
+    if streams.len() == 1 {
+        // nothing to interleave: place the untimed markers, then copy out piece by piece
+        let one = merge(streams);
+        let mut buf = Vec::with_capacity(one.len().min(chunk));
+        for piece in one.chunks(chunk) {
+            buf.extend_from_slice(piece);
+            if !sink(&mut buf) {
+                return;
+            }
+            buf.clear();
+        }
+        return;
+    }
+    let total = streams.iter().map(Vec::len).sum::<usize>();
+    let mut buf: Vec<Event> = Vec::with_capacity(total.min(chunk));
+    // The time of the event before in the merged list; before the first, the first real time.
+    let mut prev: Option<u64> = None;
+    let first_real = |s: &[Event], p: usize| s[p..].iter().map(|e| e.ts).find(|&t| t != u64::MAX);
+    let mut push = |buf: &mut Vec<Event>, mut e: Event, key: u64| -> bool {
+        if e.ts == u64::MAX {
+            e.ts = prev.unwrap_or(if key == u64::MAX { 0 } else { key });
+        }
+        prev = Some(e.ts);
+        buf.push(e);
+        if buf.len() >= chunk {
+            let go = sink(buf);
+            buf.clear();
+            return go;
+        }
+        true
+    };
+    // A stream's place in the heap: its head's time, or for an untimed marker the time of the
+    // stream's next real event.
+    let key = |s: &[Event], p: usize| match s.get(p) {
+        Some(e) if e.ts == u64::MAX => first_real(s, p).unwrap_or(u64::MAX),
+        Some(e) => e.ts,
+        None => u64::MAX,
+    };
+    let mut pos = vec![0usize; streams.len()];
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = streams
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(i, s)| Reverse((key(s, 0), i)))
+        .collect();
+    while let Some(Reverse((k, i))) = heap.pop() {
+        let s = &streams[i];
+        // Take this CPU's run of events up to the next head of another CPU.
+        let limit = heap.peek().map(|Reverse(h)| *h);
+        let mut p = pos[i];
+        let mut k = k;
+        loop {
+            if !push(&mut buf, s[p], k) {
+                return;
+            }
+            p += 1;
+            if p == s.len() {
+                break;
+            }
+            k = key(s, p);
+            match limit {
+                Some(l) if (k, i) >= l => break,
+                _ => {}
+            }
+        }
+        pos[i] = p;
+        if p < s.len() {
+            heap.push(Reverse((k, i)));
+        }
+    }
+    if !buf.is_empty() {
+        sink(&mut buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::EventKind;
+
+    fn ev(ts: u64, cpu: u16) -> Event {
+        Event {
+            ts,
+            tid: 1,
+            cpu,
+            kind: EventKind::RseqIpFixup,
+        }
+    }
+
+    #[test]
+    fn time_order_ties_to_the_lowest_cpu() {
+        let a = vec![ev(1, 0), ev(5, 0), ev(5, 0), ev(9, 0)];
+        let b = vec![ev(2, 1), ev(5, 1), ev(6, 1)];
+        let m = merge(vec![a, b]);
+        let got: Vec<_> = m.iter().map(|e| (e.ts, e.cpu)).collect();
+        assert_eq!(
+            got,
+            vec![(1, 0), (2, 1), (5, 0), (5, 0), (5, 1), (6, 1), (9, 0)]
+        );
+        // ties go to the earlier stream (trace-cmd's order of CPUs in the file)
+        let m = merge(vec![vec![ev(3, 1)], vec![], vec![ev(3, 0)]]);
+        assert_eq!(m[0].cpu, 1);
+    }
+
+    #[test]
+    fn chunks_give_the_whole_merge() {
+        let a: Vec<Event> = (0..50).map(|t| ev(t * 3, 0)).collect();
+        let b: Vec<Event> = (0..40).map(|t| ev(t * 5 + 1, 1)).collect();
+        let whole = merge(vec![a.clone(), b.clone()]);
+        for chunk in [1, 7, 64, 1000] {
+            let mut got = Vec::new();
+            merge_chunks(vec![a.clone(), b.clone()], chunk, &mut |buf| {
+                assert!(buf.len() <= chunk);
+                got.extend_from_slice(buf);
+                true
+            });
+            assert_eq!(got, whole, "chunks of {chunk}");
+        }
+        let mut pieces = 0;
+        merge_chunks(vec![a.clone(), b], 10, &mut |_| {
+            pieces += 1;
+            pieces < 2
+        });
+        assert_eq!(pieces, 2, "a sink that says stop is not called again");
+        // one stream: the same pieces as any other
+        let mut got = Vec::new();
+        merge_chunks(vec![a.clone()], 7, &mut |buf| {
+            assert!(buf.len() <= 7);
+            got.extend_from_slice(buf);
+            true
+        });
+        assert_eq!(got, a);
+    }
+
+    #[test]
+    fn a_leading_marker_stands_before_its_cpus_first_event() {
+        let mut lost = ev(u64::MAX, 1);
+        lost.kind = EventKind::Lost { count: None };
+        let m = merge(vec![vec![ev(4, 0), ev(9, 0)], vec![lost, ev(6, 1)]]);
+        let got: Vec<_> = m.iter().map(|e| (e.ts, e.cpu, e.kind.is_lost())).collect();
+        assert_eq!(
+            got,
+            vec![(4, 0, false), (4, 1, true), (6, 1, false), (9, 0, false)]
+        );
+        // nothing before it at all: it takes its CPU's next time
+        let m = merge(vec![vec![lost, ev(6, 1)]]);
+        assert_eq!(m[0].ts, 6);
+    }
+
+    #[test]
+    fn untimed_markers_take_the_time_before_them() {
+        let mut lost = ev(u64::MAX, 1);
+        lost.kind = EventKind::Lost { count: None };
+        let m = merge(vec![vec![ev(4, 0), ev(7, 0)], vec![lost]]);
+        assert_eq!(m.last().unwrap().ts, 7);
+        assert_eq!(merge(vec![]).len(), 0);
+    }
+}

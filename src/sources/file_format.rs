@@ -1,0 +1,101 @@
+//! What a capture file format is to cidscope: how to recognise it, how to read it, how much
+//! memory reading it takes. Each format is one type implementing [`FileFormat`], in its own file
+//! under `formats/`, listed once in [`crate::sources::formats::FORMATS`].
+
+use crate::events::{Format, Trace, TraceDelta};
+use crate::sources::error::SourceError;
+use crate::sources::options::LoadOptions;
+
+/// Which format wins when two show on the same line of a capture (the earlier variant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Priority {
+    /// A magic number at byte 0: no other format can be that file.
+    Magic,
+    /// A line only this format writes (ftrace's `COMM-PID [CPU]` columns, a tracefs header,
+    /// trace-cmd's preamble).
+    Specific,
+    /// A line shape other formats' lines can take too (`perf script`'s `TIME: SYS:EVENT:`).
+    Loose,
+}
+
+impl Priority {
+    pub const ALL: [Priority; 3] = [Priority::Magic, Priority::Specific, Priority::Loose];
+}
+
+/// The start of a capture, as detection looks at it.
+#[derive(Clone, Copy, Debug)]
+pub struct Sample<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Sample<'a> {
+    /// Lines of the head that text formats are told apart by.
+    pub const LINES: usize = 400;
+    /// Bytes of the head those lines are taken from.
+    pub const HEAD_BYTES: usize = 256 << 10;
+
+    pub fn new(data: &'a [u8]) -> Sample<'a> {
+        Sample { data }
+    }
+
+    /// The whole input (for magic numbers).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// The first [`Self::LINES`] lines of the first [`Self::HEAD_BYTES`] (the last one may be
+    /// cut).
+    pub fn lines(&self) -> impl Iterator<Item = &'a [u8]> + use<'a> {
+        let head = &self.data[..self.data.len().min(Self::HEAD_BYTES)];
+        head.split(|&b| b == b'\n').take(Self::LINES)
+    }
+}
+
+/// One capture file format.
+pub trait FileFormat: Sync {
+    /// The format this reads; its id is the `format` value of `stats --json`.
+    fn format(&self) -> Format;
+
+    /// The `--format` value naming it, and its help line.
+    fn cli_name(&self) -> &'static str;
+    fn cli_help(&self) -> &'static str;
+
+    /// The line (0 for a magic number) where the content first shows this format, or `None`.
+    /// Detection takes the format with the earliest line, then the higher [`Priority`].
+    fn sniff(&self, sample: &Sample) -> Option<usize>;
+    fn priority(&self) -> Priority;
+
+    /// Bytes of memory a load takes per byte of input, measured on the sample captures (events,
+    /// strings and the timeline index together), with headroom.
+    fn memory_factor(&self) -> f64;
+
+    /// Whether [`FileFormat::stream`] hands its first delta over before reading the rest (text
+    /// read by segment): a header, such as the kernel a `cidscope vm --record` capture names,
+    /// is then known cheaply. Binary captures are decoded whole first.
+    fn streams_by_segment(&self) -> bool {
+        false
+    }
+
+    /// Parses the capture, handing its events to `sink` in deltas as they are read; `sink`
+    /// returns false to stop early. Applied in order to `Trace::new(name, self.format())`, the
+    /// deltas give what [`FileFormat::load`] gives before its final sort.
+    fn stream(
+        &self,
+        name: &str,
+        data: &[u8],
+        opts: &LoadOptions,
+        sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+    ) -> Result<(), SourceError>;
+
+    /// Parses the whole capture into a trace in time order.
+    fn load(&self, name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
+        let mut trace = Trace::new(name, self.format());
+        self.stream(name, data, opts, &mut |d| {
+            trace.apply(d);
+            true
+        })?;
+        trace.ensure_sorted();
+        trace.events.shrink_to_fit();
+        Ok(trace)
+    }
+}

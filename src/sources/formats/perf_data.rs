@@ -1,0 +1,49 @@
+//! perf.data, file or pipe mode.
+
+use crate::events::{Format, Trace, TraceDelta};
+use crate::sources::binary::merge::stream_merged;
+use crate::sources::error::SourceError;
+use crate::sources::file_format::{FileFormat, Priority, Sample};
+use crate::sources::options::LoadOptions;
+use crate::sources::perf_data;
+
+pub use crate::sources::perf_data::PERF_DATA;
+
+pub struct PerfData;
+
+impl FileFormat for PerfData {
+    fn format(&self) -> Format {
+        PERF_DATA
+    }
+    fn cli_name(&self) -> &'static str {
+        "perf-data"
+    }
+    fn cli_help(&self) -> &'static str {
+        "perf.data"
+    }
+    fn sniff(&self, sample: &Sample) -> Option<usize> {
+        // file and pipe mode both start with it
+        sample.bytes().starts_with(b"PERFILE2").then_some(0)
+    }
+    fn priority(&self) -> Priority {
+        Priority::Magic
+    }
+    fn memory_factor(&self) -> f64 {
+        // ~110 bytes per sample record
+        0.8
+    }
+    fn stream(
+        &self,
+        name: &str,
+        data: &[u8],
+        opts: &LoadOptions,
+        sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+    ) -> Result<(), SourceError> {
+        // Decoded whole (records are put in time order first), then handed over in pieces: no
+        // store is built here for the consumer to take apart again.
+        perf_data::decode(name, data, opts).map(|(t, evs)| stream_merged(t, vec![evs], sink))
+    }
+    fn load(&self, name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
+        perf_data::load(name, data, opts)
+    }
+}

@@ -1,0 +1,49 @@
+//! `trace-cmd report` text: ftrace event lines after a `cpus=` / `version = ` preamble, with
+//! trace-cmd's plugin forms of sched_switch and hrtimer events.
+
+use crate::events::{Format, TraceDelta};
+use crate::sources::error::SourceError;
+use crate::sources::file_format::{FileFormat, Priority, Sample};
+use crate::sources::options::LoadOptions;
+use crate::sources::text::driver::stream_text;
+use crate::sources::text::ftrace::{Family, FtraceText, sniff_family};
+
+pub const TRACE_CMD_REPORT: Format = Format::new("trace-cmd-report", "trace-cmd report text");
+
+pub struct TraceCmdReport;
+
+impl FileFormat for TraceCmdReport {
+    fn format(&self) -> Format {
+        TRACE_CMD_REPORT
+    }
+    fn cli_name(&self) -> &'static str {
+        "trace-cmd-report"
+    }
+    fn cli_help(&self) -> &'static str {
+        "`trace-cmd report` text"
+    }
+    fn sniff(&self, sample: &Sample) -> Option<usize> {
+        sniff_family(sample)
+            .filter(|&(_, f)| f == Family::Report)
+            .map(|(line, _)| line)
+    }
+    fn priority(&self) -> Priority {
+        Priority::Specific
+    }
+    fn streams_by_segment(&self) -> bool {
+        true
+    }
+    fn memory_factor(&self) -> f64 {
+        // as tracefs `trace` text: ~140 bytes per line
+        0.6
+    }
+    fn stream(
+        &self,
+        name: &str,
+        data: &[u8],
+        opts: &LoadOptions,
+        sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+    ) -> Result<(), SourceError> {
+        stream_text(name, data, &FtraceText, None, opts, sink)
+    }
+}

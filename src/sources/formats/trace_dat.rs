@@ -1,0 +1,49 @@
+//! trace-cmd trace.dat, versions 6 and 7.
+
+use crate::events::{Format, Trace, TraceDelta};
+use crate::sources::binary::merge::stream_merged;
+use crate::sources::error::SourceError;
+use crate::sources::file_format::{FileFormat, Priority, Sample};
+use crate::sources::options::LoadOptions;
+use crate::sources::trace_dat;
+use crate::sources::tracefs::tracing_data::MAGIC;
+
+pub use crate::sources::trace_dat::TRACE_DAT;
+
+pub struct TraceDat;
+
+impl FileFormat for TraceDat {
+    fn format(&self) -> Format {
+        TRACE_DAT
+    }
+    fn cli_name(&self) -> &'static str {
+        "trace-dat"
+    }
+    fn cli_help(&self) -> &'static str {
+        "trace-cmd trace.dat"
+    }
+    fn sniff(&self, sample: &Sample) -> Option<usize> {
+        sample.bytes().starts_with(MAGIC).then_some(0)
+    }
+    fn priority(&self) -> Priority {
+        Priority::Magic
+    }
+    fn memory_factor(&self) -> f64 {
+        // ~30 bytes per ring-buffer record
+        2.5
+    }
+    fn stream(
+        &self,
+        name: &str,
+        data: &[u8],
+        opts: &LoadOptions,
+        sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+    ) -> Result<(), SourceError> {
+        // Decoded whole (each CPU's records merged in time order), then handed over in pieces
+        // straight from the merge.
+        trace_dat::decode(name, data, opts).map(|(t, cpus)| stream_merged(t, cpus, sink))
+    }
+    fn load(&self, name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
+        trace_dat::load(name, data, opts)
+    }
+}

@@ -1,0 +1,48 @@
+//! ftrace text without a header: tracefs `trace_pipe`, or `trace` with its header cut off.
+
+use crate::events::{Format, TraceDelta};
+use crate::sources::error::SourceError;
+use crate::sources::file_format::{FileFormat, Priority, Sample};
+use crate::sources::options::LoadOptions;
+use crate::sources::text::driver::stream_text;
+use crate::sources::text::ftrace::{Family, FtraceText, sniff_family};
+
+pub const TRACE_PIPE: Format = Format::new("trace_pipe", "ftrace text (trace_pipe / no header)");
+
+pub struct TracePipe;
+
+impl FileFormat for TracePipe {
+    fn format(&self) -> Format {
+        TRACE_PIPE
+    }
+    fn cli_name(&self) -> &'static str {
+        "trace-pipe"
+    }
+    fn cli_help(&self) -> &'static str {
+        "tracefs `trace_pipe` text (ftrace text without header)"
+    }
+    fn sniff(&self, sample: &Sample) -> Option<usize> {
+        sniff_family(sample)
+            .filter(|&(_, f)| f == Family::Pipe)
+            .map(|(line, _)| line)
+    }
+    fn priority(&self) -> Priority {
+        Priority::Specific
+    }
+    fn streams_by_segment(&self) -> bool {
+        true
+    }
+    fn memory_factor(&self) -> f64 {
+        // as tracefs `trace` text: ~140 bytes per line
+        0.6
+    }
+    fn stream(
+        &self,
+        name: &str,
+        data: &[u8],
+        opts: &LoadOptions,
+        sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+    ) -> Result<(), SourceError> {
+        stream_text(name, data, &FtraceText, None, opts, sink)
+    }
+}

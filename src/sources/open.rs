@@ -1,0 +1,212 @@
+//! Opening a capture: the file mapped, its format detected (or named by `--format`), its size
+//! checked against the memory available; then read whole or as a stream through its format.
+
+use crate::events::{Format, Trace, TraceDelta};
+use crate::sources::error::{SourceError, excerpt};
+use crate::sources::file_format::FileFormat;
+use crate::sources::formats;
+use crate::sources::memory;
+use crate::sources::options::LoadOptions;
+use crate::sources::sys::mmap::{self, Map};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+/// The bytes of an opened capture: a private read-only map of a file, or data built into the
+/// binary (the demo).
+pub enum Bytes {
+    Map(Map),
+    Static(&'static [u8]),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            Bytes::Static(s) => s,
+        }
+    }
+}
+
+/// A capture that passed every check that needs no parsing: it exists, is not empty, fits in
+/// memory, and its format is known. Parsing may still find a bad record.
+pub struct Opened {
+    pub name: String,
+    pub data: Bytes,
+    pub format: Format,
+    reader: &'static dyn FileFormat,
+}
+
+/// Guesses the format from the content.
+pub fn detect(data: &[u8]) -> Option<Format> {
+    formats::detect(data).map(|f| f.format())
+}
+
+/// Opens a capture file and detects its format.
+pub fn open(path: &Path, opts: &LoadOptions) -> Result<Opened, SourceError> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path)
+        .map_err(|e| SourceError::file(&name, format!("cannot open: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| SourceError::file(&name, format!("cannot stat: {e}")))?;
+    if meta.is_dir() {
+        return Err(SourceError::file(
+            &name,
+            "is a directory; expected a capture file (ftrace text, trace-cmd report, perf script, perf.data or trace.dat)",
+        ));
+    }
+    if meta.len() == 0 {
+        return Err(SourceError::file(
+            &name,
+            "empty file (0 bytes): expected a capture (ftrace text, trace-cmd report, perf script, perf.data or trace.dat)",
+        ));
+    }
+    let map =
+        mmap::map_file(&file).map_err(|e| SourceError::file(&name, format!("cannot map: {e}")))?;
+    let reader = reader_of(&name, &map, opts)?;
+    if !opts.no_memory_check {
+        memory::check(meta.len(), reader.memory_factor(), reader.format().id())
+            .map_err(|e| SourceError::file(&name, e.to_string()))?;
+    }
+    Ok(Opened {
+        name,
+        data: Bytes::Map(map),
+        format: reader.format(),
+        reader,
+    })
+}
+
+/// Opens a capture held in memory for the whole run (the bundled demo).
+pub fn open_static(
+    name: &str,
+    data: &'static [u8],
+    opts: &LoadOptions,
+) -> Result<Opened, SourceError> {
+    if data.is_empty() {
+        return Err(SourceError::file(name, "empty input: expected a capture"));
+    }
+    let reader = reader_of(name, data, opts)?;
+    Ok(Opened {
+        name: name.to_string(),
+        format: reader.format(),
+        reader,
+        data: Bytes::Static(data),
+    })
+}
+
+/// The reader of the format `--format` names, or of the one detected from the content.
+fn reader_of(
+    name: &str,
+    data: &[u8],
+    opts: &LoadOptions,
+) -> Result<&'static dyn FileFormat, SourceError> {
+    if let Some(f) = opts.format {
+        return formats::of(f)
+            .ok_or_else(|| SourceError::file(name, format!("{f} is not a format cidscope reads")));
+    }
+    if let Some(r) = formats::detect(data) {
+        return Ok(r);
+    }
+    // the first line that is not blank (an all-blank input names its first line)
+    let (line, first) = data
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .find(|(_, l)| !l.iter().all(|b| b.is_ascii_whitespace()))
+        .map_or((1, &b""[..]), |(i, l)| (i as u64 + 1, l));
+    Err(SourceError::at_line(
+        name,
+        line,
+        format!(
+            "not a capture cidscope reads: expected ftrace text, trace-cmd report, perf script text, perf.data or trace.dat; found \"{}\"",
+            excerpt(first, 60)
+        ),
+    ))
+}
+
+impl Opened {
+    /// Parses the capture, handing its events to `sink` in deltas as they are read (text
+    /// formats stream by segment; binary formats are read whole, then handed over in chunks).
+    /// `sink` returns false to stop early. Progress and cancellation go through `opts.progress`.
+    pub fn stream(
+        &self,
+        opts: &LoadOptions,
+        sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+    ) -> Result<(), SourceError> {
+        if let Some(p) = &opts.progress {
+            p.total.store(self.data.len() as u64, Ordering::Relaxed);
+        }
+        let r = self.reader.stream(&self.name, &self.data, opts, sink);
+        if let Some(p) = &opts.progress {
+            p.done.store(self.data.len() as u64, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// What the capture says of its kernel (`Trace::kernel_release`, `Trace::kernel_hz`),
+    /// read from its first delta only, where the reader streams by segment: a text capture's
+    /// header (`cidscope vm --record`). Binary captures say nothing here (they are read whole).
+    pub fn kernel_facts(&self, opts: &LoadOptions) -> (Option<String>, Option<u32>) {
+        if !self.reader.streams_by_segment() {
+            return (None, None);
+        }
+        let mut meta = Trace::new(&self.name, self.format);
+        let first = LoadOptions {
+            progress: None,
+            ..opts.clone()
+        };
+        let _ = self.stream(&first, &mut |d| {
+            meta.apply(d);
+            false
+        });
+        (meta.kernel_release, meta.kernel_hz)
+    }
+
+    /// Parses the whole capture into a trace.
+    pub fn load(&self, opts: &LoadOptions) -> Result<Trace, SourceError> {
+        load_bytes(
+            &self.name,
+            &self.data,
+            &LoadOptions {
+                format: Some(self.format),
+                ..opts.clone()
+            },
+        )
+    }
+}
+
+/// Loads a capture file.
+pub fn load(path: &Path, opts: &LoadOptions) -> Result<Trace, SourceError> {
+    open(path, opts)?.load(opts)
+}
+
+/// Loads a capture held in memory (`name` is used in messages).
+pub fn load_bytes(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
+    if let Some(p) = &opts.progress {
+        p.total.store(data.len() as u64, Ordering::Relaxed);
+    }
+    if data.is_empty() {
+        return Err(SourceError::file(name, "empty input: expected a capture"));
+    }
+    let trace = reader_of(name, data, opts)?.load(name, data, opts)?;
+    if let Some(p) = &opts.progress {
+        p.done.store(data.len() as u64, Ordering::Relaxed);
+    }
+    Ok(trace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::error::Location;
+
+    #[test]
+    fn empty_and_garbage_are_errors_with_location() {
+        let o = LoadOptions::default();
+        let e = load_bytes("x.txt", b"", &o).unwrap_err();
+        assert_eq!(e.location, Location::File);
+        let e = load_bytes("x.txt", b"\n\nhello world\n", &o).unwrap_err();
+        assert_eq!(e.location, Location::Line(3));
+        assert!(e.to_string().starts_with("x.txt:3: not a capture"), "{e}");
+    }
+}

@@ -1,0 +1,21 @@
+//! Every `unsafe` block of the sources and every raw system call, one small module per concern,
+//! each a thin safe wrapper: the callers hold no unsafe code.
+
+pub mod alloc;
+pub mod clock;
+pub mod mmap;
+pub mod mount;
+pub mod perf;
+pub mod poll;
+pub mod prefetch;
+pub mod rseq;
+pub mod sched;
+
+pub use clock::{geteuid, gettid, monotonic_ns, rusage_self};
+pub use mount::mount_tracefs;
+pub use perf::{
+    PerfAttr, PerfRing, perf_disable, perf_enable, perf_event_open, perf_id, perf_set_output,
+};
+pub use poll::poll_readable;
+pub use rseq::{GlibcRseq, RseqArea, glibc_rseq};
+pub use sched::{affinity_self, set_affinity_self, set_thread_fifo, set_thread_nice};

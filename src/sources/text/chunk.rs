@@ -1,0 +1,102 @@
+//! One chunk of a text capture as its lines are parsed: events, local strings and tasks, and
+//! what went wrong where (local line numbers, made global when the chunks are stitched).
+
+use crate::events::{Event, EventKind, Strings, TaskMeta, Tid, Warning};
+use rustc_hash::FxHashMap;
+
+/// What a line or a field was expected to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("expected {0}")]
+pub struct Expected(pub &'static str);
+
+/// A line that did not parse (its number is kept beside it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadLine {
+    #[error("{expected}; line is \"{excerpt}\"")]
+    Unparsed { expected: Expected, excerpt: String },
+    #[error("internal error: the parser failed in the chunk starting here")]
+    ParserFailed,
+}
+
+/// What one chunk of lines produced.
+pub struct Chunk {
+    pub events: Vec<Event>,
+    pub strings: Strings,
+    pub tasks: FxHashMap<Tid, TaskMeta>,
+    pub warnings: Vec<Warning>,
+    pub ncpus_hint: Option<u32>,
+    /// The kernel release and CONFIG_HZ a `# cidscope-vm:` header line names.
+    pub kernel_release: Option<String>,
+    pub kernel_hz: Option<u32>,
+    /// Lines of a `#` header were seen (tracefs `trace`, not `trace_pipe`).
+    pub saw_header: bool,
+    /// Skipped bad lines (with `skip_bad_lines`): count, first (local line, what it was).
+    pub bad_lines: u64,
+    pub first_bad: Option<(u64, BadLine)>,
+    /// First error (local line number, what it was) when not skipping.
+    pub error: Option<(u64, BadLine)>,
+    /// Lines in this chunk.
+    pub lines: u64,
+    /// Last task noted per CPU (mod 64): most lines repeat their CPU's previous task, so the
+    /// task map is consulted only when the task changes.
+    recent: [Tid; 64],
+    /// Byte position of the `[CPU]` column in the previous line (a parser's hint).
+    pub cpu_hint: usize,
+    pub warned_late_header: bool,
+}
+
+impl Chunk {
+    pub(crate) fn new() -> Chunk {
+        Chunk {
+            events: Vec::new(),
+            strings: Strings::new(),
+            tasks: FxHashMap::default(),
+            warnings: Vec::new(),
+            ncpus_hint: None,
+            kernel_release: None,
+            kernel_hz: None,
+            saw_header: false,
+            bad_lines: 0,
+            first_bad: None,
+            error: None,
+            lines: 0,
+            recent: [Tid::MAX; 64],
+            cpu_hint: 0,
+            warned_late_header: false,
+        }
+    }
+
+    /// Records the task's comm and tgid the first time a line shows them.
+    pub fn note_task(&mut self, cpu: u16, tid: Tid, comm: &[u8], tgid: Option<Tid>) {
+        let slot = &mut self.recent[cpu as usize & 63];
+        if *slot == tid && tgid.is_none() {
+            return;
+        }
+        *slot = tid;
+        if let Some(m) = self.tasks.get_mut(&tid) {
+            if m.tgid.is_none() {
+                m.tgid = tgid;
+            }
+            return;
+        }
+        let comm = self.strings.intern(comm);
+        self.tasks.insert(tid, TaskMeta { tgid, comm });
+    }
+
+    /// A lost-event marker: placed at the time of the last event before it (fixed up across
+    /// chunks), so the stream stays in time order.
+    pub fn push_lost(&mut self, cpu: u16, count: Option<u32>) {
+        let ts = self.events.last().map_or(u64::MAX, |e| e.ts);
+        self.events.push(Event {
+            ts,
+            tid: 0,
+            cpu,
+            kind: EventKind::Lost { count },
+        });
+    }
+}
+
+/// Parses one line into `out`. Returns what was expected when the line is malformed.
+pub trait LineParser: Send + Sync {
+    fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), Expected>;
+}

@@ -1,0 +1,425 @@
+//! Line-oriented text captures: the driver shared by the ftrace family and perf script.
+//!
+//! The input is split at line boundaries into one chunk per core; each chunk is parsed on its
+//! own (local string table, local line numbers) and the results are stitched in order, so the
+//! parallel parse yields exactly the events of a serial one.
+
+use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, TraceDelta, Warning};
+use crate::sources::error::{Location, SourceError};
+use crate::sources::options::LoadOptions;
+use crate::sources::sys::prefetch::prefetch;
+use crate::sources::text::chunk::{BadLine, Chunk, LineParser};
+use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Bytes per chunk: the unit of parallel work and of a streamed delta. Small enough that the
+/// first delta of a large file arrives within milliseconds and the chunks in flight stay a few
+/// MB; large enough that per-chunk costs (string tables, task maps) are noise.
+pub const SEGMENT_BYTES: usize = 4 << 20;
+
+/// The state carried from one chunk of a streaming parse to the next.
+struct Stitch {
+    strings: Strings,
+    /// Strings already handed out in deltas.
+    sent_strings: usize,
+    tasks: FxHashMap<Tid, TaskMeta>,
+    line_base: u64,
+    last_ts: Option<u64>,
+    saw_header: bool,
+    bad: u64,
+    first_bad: Option<(u64, BadLine)>,
+    ncpus_sent: bool,
+}
+
+/// The chunks between the parsing workers and the consumer that stitches them in file order.
+struct Pipeline {
+    ready: FxHashMap<usize, Chunk>,
+    /// Chunks handed to the sink so far; workers stay within a window ahead of it, so memory is
+    /// bounded however slow the sink is.
+    consumed: usize,
+    /// Event buffers handed back by the sink, reused so that their pages stay faulted in.
+    pool: Vec<Vec<Event>>,
+    stop: bool,
+}
+
+struct Shared {
+    state: Mutex<Pipeline>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Pipeline> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    fn wait<'a>(&self, g: MutexGuard<'a, Pipeline>) -> MutexGuard<'a, Pipeline> {
+        self.changed.wait(g).unwrap_or_else(|e| e.into_inner())
+    }
+    fn stop(&self) {
+        self.lock().stop = true;
+        self.changed.notify_all();
+    }
+}
+
+/// Stops the workers however the consumer leaves (error, early stop, a panicking sink), so the
+/// scope that joins them never waits forever.
+struct StopOnDrop<'a>(&'a Shared);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+/// Parses a text capture chunk by chunk, handing each chunk's events to `sink` as a
+/// [`TraceDelta`] (in file order); `sink` returns false to stop and may take what it keeps
+/// (what it leaves in `events` is cleared and the buffer reused). On a malformed line the
+/// deltas before it have been delivered and the error names the line. When no `#` header line
+/// was seen and `headerless` is set, the last delta says the capture is that format.
+///
+/// With more than one thread, workers parse chunks ahead (each a whole number of lines, with
+/// its own string table and line numbers) while this thread stitches them in order, so the
+/// parallel parse yields exactly the events of a serial one.
+pub fn stream_text(
+    path: &str,
+    data: &[u8],
+    parser: &dyn LineParser,
+    headerless: Option<Format>,
+    opts: &LoadOptions,
+    sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+) -> Result<(), SourceError> {
+    // An unterminated last line is a record cut short: reported, never counted.
+    let (body, partial) = match data.iter().rposition(|&b| b == b'\n') {
+        Some(p) if p + 1 < data.len() => (&data[..=p], Some(&data[p + 1..])),
+        Some(_) => (data, None),
+        None => (&data[..0], Some(data)),
+    };
+    let n_threads = match opts.threads {
+        _ if opts.serial => 1,
+        Some(n) => n.max(1),
+        None if body.len() >= 8 << 20 => {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+        }
+        None => 1,
+    };
+    // Several chunks per worker even for a mid-sized file, so both cores stay busy to the end.
+    let segment = opts
+        .segment_bytes
+        .unwrap_or_else(|| match n_threads {
+            1 => SEGMENT_BYTES,
+            n => (body.len() / (4 * n)).clamp(64 << 10, SEGMENT_BYTES),
+        })
+        .max(1);
+    let ranges = split_at_lines_every(body, segment);
+    let mut st = Stitch {
+        strings: Strings::new(),
+        sent_strings: 1,
+        tasks: FxHashMap::default(),
+        line_base: 0,
+        last_ts: None,
+        saw_header: false,
+        bad: 0,
+        first_bad: None,
+        ncpus_sent: false,
+    };
+    let mut delta = TraceDelta::default();
+    // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
+    let mut consume = |chunk: Chunk| -> Result<(Vec<Event>, bool), SourceError> {
+        let mut chunk = chunk;
+        let failed = chunk.error.take().map(|(l, bad)| {
+            SourceError::new(path, Location::Line(st.line_base + l), bad.to_string())
+        });
+        // (a failed chunk keeps what it parsed before the bad line)
+        merge_chunk(&mut st, &mut delta, chunk);
+        let new_strings = st.strings.len();
+        delta.new_strings = (st.sent_strings..new_strings)
+            .map(|i| st.strings.get(crate::events::StrId(i as u32)).into())
+            .collect();
+        st.sent_strings = new_strings;
+        let go = sink(&mut delta);
+        let mut buf = std::mem::take(&mut delta.events);
+        buf.clear();
+        delta = TraceDelta::default();
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if opts.cancelled() {
+            return Err(SourceError::file(path, "load cancelled"));
+        }
+        Ok((buf, go))
+    };
+    if n_threads == 1 || ranges.len() == 1 {
+        let mut buf = Vec::new();
+        for &(a, b) in &ranges {
+            let chunk = parse_chunk(&body[a..b], parser, opts, buf);
+            let (back, go) = consume(chunk)?;
+            if !go {
+                return Ok(());
+            }
+            buf = back;
+        }
+    } else {
+        let shared = Shared {
+            state: Mutex::new(Pipeline {
+                ready: FxHashMap::default(),
+                consumed: 0,
+                pool: Vec::new(),
+                stop: false,
+            }),
+            changed: Condvar::new(),
+        };
+        let next = AtomicUsize::new(0);
+        let window = 2 * n_threads;
+        let go = std::thread::scope(|s| {
+            let _stop = StopOnDrop(&shared);
+            for _ in 0..n_threads {
+                let (shared, next, ranges) = (&shared, &next, &ranges);
+                s.spawn(move || {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&(a, b)) = ranges.get(i) else {
+                            return;
+                        };
+                        let buf = {
+                            let mut g = shared.lock();
+                            while !g.stop && i >= g.consumed + window {
+                                g = shared.wait(g);
+                            }
+                            if g.stop {
+                                return;
+                            }
+                            g.pool.pop().unwrap_or_default()
+                        };
+                        let piece = &body[a..b];
+                        let chunk = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            parse_chunk(piece, parser, opts, buf)
+                        }))
+                        .unwrap_or_else(|_| {
+                            let mut c = Chunk::new();
+                            c.error = Some((1, BadLine::ParserFailed));
+                            c
+                        });
+                        shared.lock().ready.insert(i, chunk);
+                        shared.changed.notify_all();
+                    }
+                });
+            }
+            for i in 0..ranges.len() {
+                let chunk = {
+                    let mut g = shared.lock();
+                    loop {
+                        if let Some(c) = g.ready.remove(&i) {
+                            break c;
+                        }
+                        g = shared.wait(g);
+                    }
+                };
+                let (buf, go) = consume(chunk)?;
+                if !go {
+                    return Ok(false);
+                }
+                let mut g = shared.lock();
+                g.consumed = i + 1;
+                g.pool.push(buf);
+                drop(g);
+                shared.changed.notify_all();
+            }
+            Ok(true)
+        })?;
+        if !go {
+            return Ok(());
+        }
+    }
+    let mut last = TraceDelta::default();
+    let last_line = st.line_base + 1;
+    if let Some(p) = partial.filter(|p| !p.iter().all(|b| b.is_ascii_whitespace())) {
+        last.warnings.push(Warning {
+            code: "truncated-line",
+            message: format!(
+                "{path}:{last_line}: the last line has no newline (file cut mid-line?); its partial record was not loaded: \"{}\"",
+                crate::sources::error::excerpt(p, 80)
+            ),
+        });
+    }
+    if st.bad > 0 {
+        let (l, m) = st
+            .first_bad
+            .take()
+            .map_or((0, String::new()), |(l, b)| (l, b.to_string()));
+        last.warnings.push(Warning {
+            code: "bad-lines-skipped",
+            message: format!(
+                "{path}: {} lines could not be parsed and were skipped (first at line {l}: {m})",
+                st.bad
+            ),
+        });
+    }
+    if !st.saw_header {
+        last.format = headerless;
+    }
+    sink(&mut last);
+    Ok(())
+}
+
+/// Splits `data` into pieces of about `size` bytes that end at newlines.
+fn split_at_lines_every(data: &[u8], size: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < data.len() {
+        let target = start + size;
+        let end = if target >= data.len() {
+            data.len()
+        } else {
+            match memchr::memchr(b'\n', &data[target..]) {
+                Some(p) => target + p + 1,
+                None => data.len(),
+            }
+        };
+        out.push((start, end));
+        start = end;
+    }
+    if out.is_empty() {
+        out.push((0, 0));
+    }
+    out
+}
+
+const PREFETCH_AHEAD: usize = 2048;
+
+/// Parses whole lines into a chunk whose events go into `buf` (a reused buffer).
+fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Vec<Event>) -> Chunk {
+    let mut out = Chunk::new();
+    out.events = buf;
+    out.events.clear();
+    out.events.reserve(data.len() / 90);
+    let mut start = 0usize;
+    let mut since_progress = 0usize;
+    let mut fetched = 0usize;
+    for nl in memchr::memchr_iter(b'\n', data) {
+        // Ask for the bytes a few lines ahead: the first pass over a large mapped file waits on
+        // memory, not on parsing.
+        while fetched < (nl + PREFETCH_AHEAD).min(data.len()) {
+            prefetch(&data[fetched]);
+            fetched += 64;
+        }
+        let mut line = &data[start..nl];
+        if line.last() == Some(&b'\r') {
+            line = &line[..line.len() - 1];
+        }
+        out.lines += 1;
+        if let Err(expected) = parser.line(line, &mut out) {
+            let msg = BadLine::Unparsed {
+                expected,
+                excerpt: crate::sources::error::excerpt(line, 120),
+            };
+            if opts.skip_bad_lines {
+                out.bad_lines += 1;
+                if out.first_bad.is_none() {
+                    out.first_bad = Some((out.lines, msg));
+                }
+            } else {
+                out.error = Some((out.lines, msg));
+                return out;
+            }
+        }
+        since_progress += nl + 1 - start;
+        start = nl + 1;
+        if since_progress >= 1 << 22 {
+            if let Some(p) = &opts.progress {
+                p.done.fetch_add(since_progress as u64, Ordering::Relaxed);
+                if p.cancel.load(Ordering::Relaxed) {
+                    return out;
+                }
+            }
+            since_progress = 0;
+        }
+    }
+    if let Some(p) = &opts.progress {
+        p.done.fetch_add(since_progress as u64, Ordering::Relaxed);
+    }
+    out
+}
+
+/// Turns a parsed chunk into its delta: string ids made global, lost-marker times
+/// filled in, task facts recorded once.
+fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
+    if !st.ncpus_sent && chunk.ncpus_hint.is_some() {
+        delta.ncpus_hint = chunk.ncpus_hint;
+        st.ncpus_sent = true;
+    }
+    if chunk.kernel_release.is_some() {
+        delta.kernel_release = chunk.kernel_release.take();
+        delta.kernel_hz = chunk.kernel_hz;
+    }
+    st.saw_header |= chunk.saw_header;
+    st.bad += chunk.bad_lines;
+    if st.first_bad.is_none() {
+        st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));
+    }
+    st.line_base += chunk.lines;
+    delta.warnings.append(&mut chunk.warnings);
+    // Local string ids → global ids.
+    let remap: Vec<StrId> = (0..chunk.strings.len() as u32)
+        .map(|i| st.strings.intern(chunk.strings.get(StrId(i))))
+        .collect();
+    let re = |id: StrId| remap.get(id.0 as usize).copied().unwrap_or_default();
+    let first_real = chunk.events.iter().find(|e| e.ts != u64::MAX).map(|e| e.ts);
+    let fix = |e: &mut Event, last_ts: &mut Option<u64>| {
+        match &mut e.kind {
+            EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
+            EventKind::Other { name } => *name = re(*name),
+            _ => {}
+        }
+        // Lost markers noted before any event of their chunk take the time of the event before
+        // them in the whole stream (or the first event, at the start of the file).
+        if e.ts == u64::MAX {
+            e.ts = last_ts.or(first_real).unwrap_or(0);
+        }
+        *last_ts = Some(e.ts);
+    };
+    // A delta is one chunk: fix its events in place and hand the buffer over.
+    let mut evs = std::mem::take(&mut chunk.events);
+    for e in evs.iter_mut() {
+        fix(e, &mut st.last_ts);
+    }
+    delta.events = evs;
+    for (tid, m) in chunk.tasks {
+        let m = TaskMeta {
+            tgid: m.tgid,
+            comm: re(m.comm),
+        };
+        match st.tasks.get_mut(&tid) {
+            Some(old) => {
+                if old.tgid.is_none() && m.tgid.is_some() {
+                    old.tgid = m.tgid;
+                    delta.tasks.push((tid, *old));
+                }
+            }
+            None => {
+                st.tasks.insert(tid, m);
+                delta.tasks.push((tid, m));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_keeps_lines_whole() {
+        let data = b"aaa\nbb\ncccc\nd\neeeee\n";
+        for size in 1..12 {
+            let r = split_at_lines_every(data, size);
+            assert_eq!(r.first().unwrap().0, 0);
+            assert_eq!(r.last().unwrap().1, data.len());
+            for w in r.windows(2) {
+                assert_eq!(w[0].1, w[1].0);
+            }
+            for &(a, b) in &r {
+                assert!(b == a || data[b - 1] == b'\n');
+            }
+        }
+    }
+}

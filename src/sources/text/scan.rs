@@ -1,0 +1,144 @@
+//! Scanning text columns: timestamps, trimming, spaces.
+
+/// `1623.480444` / `1622.415298712` / `12345` (a raw counter clock) → ns.
+pub fn parse_ts(s: &[u8]) -> Option<u64> {
+    // Runs once per line: no search for the dot, and the fraction (6 or 9 digits) read
+    // eight bytes at a time.
+    let mut v: u64 = 0;
+    let mut i = 0;
+    while i < s.len() && s[i].is_ascii_digit() {
+        if i == 10 {
+            // more than ten digits of seconds: no clock of ours
+            return None;
+        }
+        v = v * 10 + (s[i] - b'0') as u64;
+        i += 1;
+    }
+    if i == 0 {
+        return None;
+    }
+    if i == s.len() {
+        return Some(v * 1_000_000_000);
+    }
+    if s[i] != b'.' {
+        return None;
+    }
+    let frac = &s[i + 1..];
+    let f = match frac.len() {
+        0 => 0,
+        1..=8 => digits8(frac)? * 10u64.pow(9 - frac.len() as u32),
+        9 => digits8(&frac[..8])? * 10 + digits8(&frac[8..])?,
+        _ => return None,
+    };
+    Some(v * 1_000_000_000 + f)
+}
+
+/// Up to eight ASCII digits → their value, or `None` if any byte is not a digit (SWAR: the
+/// bytes are checked and combined in a u64, as simdjson does).
+fn digits8(s: &[u8]) -> Option<u64> {
+    debug_assert!(!s.is_empty() && s.len() <= 8);
+    // left-pad with '0' so the number ends in the last byte (assembled in a register: a
+    // variable-length copy to the stack costs a memcpy call and a store-forwarding stall)
+    let x = match <[u8; 8]>::try_from(s) {
+        Ok(b) => u64::from_le_bytes(b),
+        Err(_) => {
+            let mut y = 0u64;
+            for (j, &c) in s.iter().enumerate() {
+                y |= (c as u64) << (8 * j);
+            }
+            let pad = 8 * (8 - s.len() as u32);
+            (y << pad) | (0x3030_3030_3030_3030 >> (64 - pad))
+        }
+    };
+    // every byte in 0x30..=0x39
+    if (x & 0xF0F0_F0F0_F0F0_F0F0) != 0x3030_3030_3030_3030
+        || ((x.wrapping_add(0x0606_0606_0606_0606)) & 0xF0F0_F0F0_F0F0_F0F0)
+            != 0x3030_3030_3030_3030
+    {
+        return None;
+    }
+    let mut v = x - 0x3030_3030_3030_3030;
+    v = v.wrapping_mul(10).wrapping_add(v >> 8);
+    const MASK: u64 = 0x0000_00FF_0000_00FF;
+    const MUL1: u64 = 100 + (1_000_000 << 32);
+    const MUL2: u64 = 1 + (10_000 << 32);
+    v = ((v & MASK).wrapping_mul(MUL1)).wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2)) >> 32;
+    Some(v & 0xFFFF_FFFF)
+}
+
+pub fn trim_start(s: &[u8]) -> &[u8] {
+    // comms are right-aligned in a 16-wide column: skip the padding eight bytes at a time
+    let mut n = 0;
+    while s.len() >= n + 8 && s[n..n + 8] == *b"        " {
+        n += 8;
+    }
+    while n < s.len() && matches!(s[n], b' ' | b'\t') {
+        n += 1;
+    }
+    &s[n..]
+}
+
+pub fn trim_end(s: &[u8]) -> &[u8] {
+    let mut e = s.len();
+    while e > 0 && matches!(s[e - 1], b' ' | b'\t') {
+        e -= 1;
+    }
+    &s[..e]
+}
+
+/// Index of the first non-space byte at or after `i`.
+pub fn skip_spaces(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() && s[i] == b' ' {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(parse_ts(b"1623.480444"), Some(1_623_480_444_000));
+        assert_eq!(parse_ts(b"1622.415298712"), Some(1_622_415_298_712));
+        assert_eq!(parse_ts(b"0.5"), Some(500_000_000));
+        assert_eq!(parse_ts(b"77"), Some(77_000_000_000));
+        assert_eq!(parse_ts(b"1.2.3"), None);
+        assert_eq!(parse_ts(b""), None);
+        assert_eq!(parse_ts(b"99999999999.1"), None);
+    }
+
+    #[test]
+    fn timestamps_every_fraction_width() {
+        for digits in 0..=9u32 {
+            let frac = "123456789".get(..digits as usize).unwrap_or("");
+            let text = if digits == 0 {
+                "42".to_string()
+            } else {
+                format!("42.{frac}")
+            };
+            let want = 42_000_000_000 + frac.parse::<u64>().unwrap_or(0) * 10u64.pow(9 - digits);
+            assert_eq!(parse_ts(text.as_bytes()), Some(want), "{text}");
+        }
+        assert_eq!(parse_ts(b"1.0000000a"), None);
+        assert_eq!(parse_ts(b"1.12345678:"), None);
+        assert_eq!(parse_ts(b"1.1234567890"), None);
+        assert_eq!(parse_ts(b"1./"), None);
+        assert_eq!(parse_ts(b"5."), Some(5_000_000_000));
+        assert_eq!(parse_ts(b"12345678901"), None);
+        assert_eq!(parse_ts(b"99999999999999999999999999.5"), None);
+        assert_eq!(
+            parse_ts(b"9999999999.999999999"),
+            Some(9_999_999_999_999_999_999)
+        );
+    }
+
+    #[test]
+    fn trim_start_skips_padding() {
+        assert_eq!(trim_start(b"                bash"), b"bash");
+        assert_eq!(trim_start(b" \t x"), b"x");
+        assert_eq!(trim_start(b"        "), b"");
+        assert_eq!(trim_start(b"x "), b"x ");
+    }
+}
