@@ -132,7 +132,10 @@ fn man_page_names_no_missing_page_lists_keys_and_exit_statuses() {
     let out = cidscope(&["man"]);
     assert!(out.status.success());
     let page = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(dangling(std::slice::from_ref(&page), &[]), Vec::<String>::new());
+    assert_eq!(
+        dangling(std::slice::from_ref(&page), &[]),
+        Vec::<String>::new()
+    );
     // the keys section: every action of the key table, with its name in keys.json
     let keys = &page[page.find(".SH KEYS").expect("a KEYS section")..];
     let keys = &keys[..keys[1..].find("\n.SH ").map_or(keys.len(), |i| i + 1)];

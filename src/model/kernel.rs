@@ -61,7 +61,9 @@ impl std::str::FromStr for KernelRelease {
 
     fn from_str(s: &str) -> Result<Self, String> {
         let release = Release::parse(s).ok_or_else(|| {
-            format!("expected a kernel release like 6.18.15 or 6.18.15+deb13-cloud-amd64, found {s:?}")
+            format!(
+                "expected a kernel release like 6.18.15 or 6.18.15+deb13-cloud-amd64, found {s:?}"
+            )
         })?;
         Ok(KernelRelease {
             text: s.trim().to_string(),
@@ -268,6 +270,20 @@ pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--kernel-version` keeps the string whole and refuses one without `MAJOR.MINOR`.
+    #[test]
+    fn a_kernel_release_flag_value_is_checked_and_kept_whole() {
+        let r: KernelRelease = " 6.18.15+deb13-cloud-amd64".parse().unwrap();
+        assert_eq!(r.as_str(), "6.18.15+deb13-cloud-amd64");
+        assert_eq!(
+            (r.release.major, r.release.minor, r.release.patch),
+            (6, 18, 15)
+        );
+        let e = "cloud".parse::<KernelRelease>().unwrap_err();
+        assert!(e.contains("expected a kernel release"), "{e}");
+        assert!("6".parse::<KernelRelease>().is_err());
+    }
 
     fn pv(s: &str) -> (Option<PolicyKind>, Option<KernelVersion>) {
         let m = model_for_release(s).unwrap_or_else(|| panic!("{s}"));

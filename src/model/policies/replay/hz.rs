@@ -111,7 +111,7 @@ pub fn resolve_params(trace: &Trace, params: &Params) -> (Params, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{Event, Format};
+    use crate::events::{Event, Origin};
 
     /// Ticks of `cpus` CPUs at `hz`, each `late(i)` ns late, skipping those `skip(i)` says.
     fn ticks(
@@ -122,7 +122,7 @@ mod tests {
         skip: impl Fn(u64) -> bool,
     ) -> Trace {
         let period = 1_000_000_000 / hz as u64;
-        let mut t = Trace::new("ticks", Format::Ftrace);
+        let mut t = Trace::new("ticks", Origin::Sim);
         for i in 0..n {
             for c in 0..cpus {
                 let k = i * cpus as u64 + c as u64;

@@ -11,8 +11,9 @@
 //!    (T7).
 //!
 //! A candidate must leave fewer disagreements up to the update; of those, the one with the
-//! fewest a little further on is kept and the replay goes on from it. The work is bounded by a
-//! budget of replayed events.
+//! fewest a little further on is kept and the replay goes on from it; a step of the second kind
+//! only when it has fewer there than the plain replay too. The work is bounded by a budget of
+//! replayed events.
 
 use super::super::kind::PolicyKind;
 use super::super::run::PolicyRun;
@@ -248,6 +249,26 @@ impl Search<'_> {
             }
         }
         best.map(|b| b.1)
+    }
+
+    /// Whether `cand` (a moved step, replayed to event `i`) still has fewer misses than the plain
+    /// replay `plain` (at `i` too) at `horizon`: a step that explains one update but costs more
+    /// further on is not taken (a T7 release placed early can cost later updates of the mm more
+    /// than it explains).
+    fn ahead_at(&mut self, cand: &Replayer, plain: &Replayer, i: usize, horizon: usize) -> bool {
+        if !self.spend(2 * (horizon - i) as u64) {
+            return false;
+        }
+        let mut a = snapshot_ref(cand);
+        let mut b = snapshot_ref(plain);
+        for j in i + 1..=horizon {
+            let Some(ev) = self.trace.events.get(j) else {
+                break;
+            };
+            a.apply(j, &ev, &self.trace.tasks);
+            b.apply(j, &ev, &self.trace.tasks);
+        }
+        a.misses() < b.misses()
     }
 
     /// Takes `steps` replayed events from the budget; false (and the budget spent) when it
@@ -600,6 +621,9 @@ impl Search<'_> {
         }
         let horizon = (i + SEARCH_AHEAD).min(n - 1);
         let c = self.best(&found, i, horizon)?;
+        if !self.ahead_at(&found[c].at, r, i, horizon) {
+            return None;
+        }
         let cand = found.swap_remove(c);
         moved[c].set(&mut self.found);
         for (j, c) in cand.fresh {
