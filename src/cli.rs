@@ -27,6 +27,7 @@ pub use values::{parse_duration_ns, parse_offset_ns};
 
 use crate::events::Format;
 use crate::model::CidView;
+use crate::model::kernel::KernelRelease;
 use crate::model::policies::{KernelVersion, PolicyKind, Regime, ScanScope};
 use clap::Args;
 
@@ -120,9 +121,16 @@ pub struct ModelArgs {
     #[arg(long)]
     pub batch: Option<u32>,
 
-    /// lazy-compact kernel variant (default 6.14, i.e. 6.14-6.18).
+    /// lazy-compact kernel variant (default 6.14, i.e. 6.14-6.18; with --kernel-version: that
+    /// kernel's).
     #[arg(long, value_enum)]
     pub kernel: Option<KernelVersion>,
+
+    /// Release of the capture's kernel (`uname -r`, e.g. 6.18.15+deb13-cloud-amd64): picks
+    /// the policy and variant that kernel runs when --policy does not (stats, the TUI,
+    /// --check); a `cidscope vm --record` capture names its own.
+    #[arg(long, value_name = "RELEASE")]
+    pub kernel_version: Option<KernelRelease>,
 
     /// rseq emission regime (default: the policy's own).
     #[arg(long, value_enum)]
@@ -148,10 +156,11 @@ pub struct ModelArgs {
 impl ModelArgs {
     /// Model parameters from the flags (cpus/hz 0 = from the capture).
     pub fn params(&self) -> crate::model::policies::Params {
-        use crate::model::policies::{Params, RqClockMode};
+        use crate::model::policies::{HzSource, Params, RqClockMode};
         Params {
             cpus: 0,
             hz: self.hz.unwrap_or(0),
+            hz_source: HzSource::Given,
             batch: self.batch.unwrap_or(8),
             version: self.kernel.unwrap_or_default(),
             regime: self.regime,
@@ -163,6 +172,18 @@ impl ModelArgs {
             scan: self.scan.unwrap_or_default(),
             seed: !self.no_seed,
             check_invariants: self.check_invariants,
+            untraced: Default::default(),
+        }
+    }
+
+    /// What the flags ask of the model choice (`model::kernel::choose`).
+    pub fn asked(&self) -> crate::model::kernel::Asked {
+        crate::model::kernel::Asked {
+            policy: self.policy.and_then(|p| p.kind()),
+            variant: self.kernel.map(|_| self.params().version),
+            hz: self.hz,
+            kernel_version: self.kernel_version.clone(),
+            base: self.params(),
         }
     }
 

@@ -105,12 +105,21 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let trace = cli::capture::open(file, &opts)?.load(&opts)?;
             cli::capture::note_interrupt();
             let mut report = cidscope::stats::check::run(&trace);
-            // with --policy / --compare: each model's invariants over the capture's schedule too
-            let kinds = cli.model.models();
+            // with --policy / --compare (or a known kernel): each model's invariants over the
+            // capture's schedule too
+            let mut kinds = cli.model.models();
+            let mut params = cli.model.params();
+            if let Some(c) =
+                cidscope::model::kernel::choose(&cli.model.asked(), &kernel_facts(&trace))
+            {
+                kinds.retain(|&k| k != c.policy);
+                kinds.insert(0, c.policy);
+                params = c.params;
+            }
             if !kinds.is_empty() {
                 let params = cidscope::model::policies::Params {
                     check_invariants: true,
-                    ..cli.model.params()
+                    ..params
                 };
                 for run in cidscope::model::policies::replay_all(&trace, &kinds, &params) {
                     report.add_model(&run);
@@ -132,11 +141,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             }?;
             // --compare lists what to show (`observed` is the capture itself); --policy adds its
             // model beside the capture
-            let models = cidscope::ui::ModelChoice::from_flags(
+            let mut models = cidscope::ui::ModelChoice::from_flags(
                 cli.model.policy,
                 &cli.model.compare,
                 cli.model.params(),
             );
+            models.asked = cli.model.asked();
             cidscope::ui::run_opened(opened, opts, ui, models)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -148,12 +158,14 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
     let opts = a.load.options();
     let opened = cli::capture::open(&a.file, &opts)?;
     let models = a.model.models();
-    let s = if models.is_empty() {
+    // the model of the capture's kernel when --kernel-version or the capture names it
+    let named = a.model.kernel_version.is_some() || opened.kernel_facts(&opts).0.is_some();
+    let s = if models.is_empty() && !named {
         // a stream: memory stays flat whatever the capture's size
         cidscope::stats::compute_streaming(&opened, &opts)?
     } else {
         let trace = opened.load(&opts)?;
-        cidscope::stats::policy::compute_with_models(&trace, &models, &a.model.params())
+        stats_with_model(&trace, &a.model)
     };
     cli::capture::note_interrupt();
     if a.json {
@@ -165,6 +177,26 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
         emit(cidscope::stats::policy::render_text(&s).as_bytes())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The capture's model facts (its kernel and HZ, when it names them).
+fn kernel_facts(trace: &cidscope::events::Trace) -> cidscope::model::kernel::KernelFacts {
+    cidscope::model::kernel::KernelFacts {
+        release: trace.kernel_release.clone(),
+        hz: trace.kernel_hz,
+    }
+}
+
+/// `stats` with the chosen model (`--policy`, else the kernel's) and the `--compare` ones.
+fn stats_with_model(trace: &cidscope::events::Trace, m: &cli::ModelArgs) -> cidscope::stats::Stats {
+    let models = m.models();
+    match cidscope::model::kernel::choose(&m.asked(), &kernel_facts(trace)) {
+        Some(c) => cidscope::stats::policy::compute_chosen(trace, &c, &models),
+        None if !models.is_empty() => {
+            cidscope::stats::policy::compute_with_models(trace, &models, &m.params())
+        }
+        None => cidscope::stats::compute(trace),
+    }
 }
 
 /// `cidscope export`: Perfetto JSON, CSV and/or SVG.

@@ -1,4 +1,4 @@
-//! The validation scenarios of the models specification (../shared/docs/cid-models.md) §6 that are driven by scripted schedules
+//! The validation scenarios of the models specification (docs/models.md) §6 that are driven by scripted schedules
 //! (V4–V9) or by the simulator (V11–V13). V1, V2 and V10 are unit tests beside the code
 //! (`resume_batch::tests`, `lazy_compact::tests`); V3 and V5 on real captures are in
 //! `tests/captures.rs`.

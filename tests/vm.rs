@@ -128,10 +128,16 @@ fn boots_a_kernel_runs_a_workload_and_reports_the_model_agreement() {
     }
     assert_eq!(v["ncpus"], 4);
     let kv = v["kernel_version"].as_str().expect("kernel_version");
-    assert!(cidscope::vm::policy::major_minor(kv).is_some(), "{kv}");
     let m = &v["model_agreement"];
-    let (want, _) = cidscope::vm::policy::for_release(kv).expect("a kernel with CIDs");
+    let want = cidscope::model::kernel::model_for_release(kv)
+        .and_then(|k| k.policy)
+        .expect("a kernel with CIDs");
     assert_eq!(m["policy"], want.id(), "{m}");
+    assert_eq!(m["kernel_version"], kv, "{m}");
+    assert!(
+        m["chosen_because"].as_str().is_some_and(|s| !s.is_empty()),
+        "{m}"
+    );
     assert!(m["checked"].as_u64().unwrap() > 0, "{m}");
     assert!(m["agreed"].as_u64().unwrap() <= m["checked"].as_u64().unwrap());
     if let Some(hz) = v["hz"].as_u64() {
@@ -305,6 +311,7 @@ fn every_named_workload_runs_in_the_worker_role() {
             threads: Some(if w == "spinner" { 1 } else { 2 }),
             duration_ns: 200_000_000,
             buffer_kb: 1024,
+            trace_clock: None,
         };
         let t = std::time::Instant::now();
         let out = Command::new(bin())

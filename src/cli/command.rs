@@ -133,6 +133,7 @@ const FORMER_GLOBALS: &[&str] = &[
     "hz",
     "batch",
     "kernel",
+    "kernel_version",
     "regime",
     "scan",
     "no_seed",

@@ -66,6 +66,10 @@ pub struct VmArgs {
     /// gzip the initramfs (smaller; a TCG guest takes longer to unpack it).
     #[arg(long)]
     pub gzip_initrd: bool,
+    /// tracefs `trace_clock` of the guest's capture (local, global, mono, x86-tsc, ...;
+    /// default: the kernel's own, `local`).
+    #[arg(long, value_name = "CLOCK")]
+    pub trace_clock: Option<String>,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -86,18 +90,13 @@ impl VmArgs {
             accel: self.accel,
             buffer_kb: self.buffer_kb,
             gzip_initrd: self.gzip_initrd,
+            trace_clock: self.trace_clock.clone(),
             ..VmConfig::new(self.kernel.clone(), self.cpus, &self.workload)
         }
     }
 
     /// What of the model the flags fix (the rest comes from the guest kernel).
     pub fn model_override(&self) -> ModelOverride {
-        let m = &self.model;
-        ModelOverride {
-            policy: m.policy.and_then(|p| p.kind()),
-            version: m.kernel.map(|_| m.params().version),
-            hz: m.hz,
-            base: m.params(),
-        }
+        self.model.asked()
     }
 }

@@ -41,6 +41,13 @@ pub struct Trace {
     pub tasks: FxHashMap<Tid, TaskMeta>,
     /// CPU count stated by the capture's header (`#P:2`, `cpus=2`), if any.
     pub ncpus_hint: Option<u32>,
+    /// The release of the kernel that made the capture (`uname -r`), when the capture says it
+    /// (a `cidscope vm --record` header; trace.dat's uname option and perf.data's
+    /// HEADER_OSRELEASE are for their readers to fill in). The model choice reads it
+    /// (`model::kernel::choose`).
+    pub kernel_release: Option<String>,
+    /// That kernel's CONFIG_HZ, when the capture says it.
+    pub kernel_hz: Option<u32>,
     pub warnings: Vec<Warning>,
 }
 
@@ -54,6 +61,9 @@ pub struct TraceDelta {
     /// Tasks first seen, or whose tgid became known, since the previous delta.
     pub tasks: Vec<(Tid, TaskMeta)>,
     pub ncpus_hint: Option<u32>,
+    /// The capture's kernel release and CONFIG_HZ, once a header names them.
+    pub kernel_release: Option<String>,
+    pub kernel_hz: Option<u32>,
     pub warnings: Vec<Warning>,
     /// The format, once the reader is sure of it (ftrace without a header is trace_pipe).
     pub format: Option<Format>,
@@ -70,6 +80,8 @@ impl TraceDelta {
                 .collect(),
             tasks: t.tasks.into_iter().collect(),
             ncpus_hint: t.ncpus_hint,
+            kernel_release: t.kernel_release,
+            kernel_hz: t.kernel_hz,
             warnings: t.warnings,
             format: t.origin.file_format(),
         }
@@ -90,6 +102,12 @@ impl Trace {
         if d.ncpus_hint.is_some() {
             self.ncpus_hint = d.ncpus_hint;
         }
+        if let Some(r) = d.kernel_release.take() {
+            self.kernel_release = Some(r);
+        }
+        if d.kernel_hz.is_some() {
+            self.kernel_hz = d.kernel_hz;
+        }
         if let Some(f) = d.format {
             self.origin = Origin::File(f);
         }
@@ -106,6 +124,8 @@ impl Trace {
             strings: Strings::new(),
             tasks: FxHashMap::default(),
             ncpus_hint: None,
+            kernel_release: None,
+            kernel_hz: None,
             warnings: Vec::new(),
         }
     }

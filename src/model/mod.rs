@@ -3,6 +3,7 @@
 
 pub mod alarm;
 pub mod error;
+pub mod kernel;
 pub mod lane;
 pub mod observed;
 pub mod policies;

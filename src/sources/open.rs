@@ -258,6 +258,40 @@ impl Opened {
         r
     }
 
+    /// What the capture says of its kernel (`Trace::kernel_release`, `Trace::kernel_hz`),
+    /// read from its first delta only, where the reader streams by segment: a text capture's
+    /// header (`cidscope vm --record`). Binary captures say nothing here (they are read whole).
+    pub fn kernel_facts(&self, opts: &LoadOptions) -> (Option<String>, Option<u32>) {
+        // a text format hands its first segment over before reading the rest
+        if self.reader.text(&[]).is_none() {
+            return (None, None);
+        }
+        let mut meta = Trace::new(&self.name, self.format);
+        let first = LoadOptions {
+            progress: None,
+            ..opts.clone()
+        };
+        // a stream is read once, by the load: its header is in the bytes sniffed already
+        let head;
+        let data: &[u8] = match &self.body {
+            Body::Bytes(b) => b,
+            Body::Stream(m) => {
+                head = m
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .as_ref()
+                    .map(|s| s.head.clone())
+                    .unwrap_or_default();
+                &head
+            }
+        };
+        let _ = self.reader.stream(&self.name, data, &first, &mut |d| {
+            meta.apply(d);
+            false
+        });
+        (meta.kernel_release, meta.kernel_hz)
+    }
+
     /// Parses the whole capture into a trace.
     pub fn load(&self, opts: &LoadOptions) -> Result<Trace, SourceError> {
         let opts = LoadOptions {

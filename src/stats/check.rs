@@ -91,7 +91,7 @@ pub fn run(trace: &Trace) -> CheckReport {
             "FINDING {} cpu {}: {}",
             fmt_ts(a.ts),
             a.cpu,
-            a.describe()
+            a.describe_observed()
         );
     }
     let unknown = unknown.len();

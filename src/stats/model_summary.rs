@@ -1,7 +1,7 @@
 //! What a model adds to the stats (`--policy`, `--compare`): per-process model facts,
 //! `model_agreement` and each model's totals. JSON keys are contracts: add freely, never rename.
 
-use crate::model::policies::{Disagreement, Tally};
+use crate::model::policies::{Disagreement, Tally, TraceGap};
 use serde::Serialize;
 
 /// Compaction attempts by trigger.
@@ -50,7 +50,22 @@ pub struct ModelAgreement {
     pub unmodelled: u64,
     pub without_seeding: Option<Unseeded>,
     pub hz: u32,
+    /// Where `hz` came from: `given`, `kernel config (CONFIG_HZ)`, `tick expiries (...)`,
+    /// `default (...)`.
+    pub hz_source: String,
     pub cpus: u32,
+    /// Kernel steps the trace does not mark that the replay placed from the observed CIDs
+    /// (tid, record_ts, placed_ts, reason; docs/models.md §5.3); the agreement above is with
+    /// them.
+    pub trace_gaps: Vec<TraceGap>,
+    /// The release of the capture's kernel, when known (`--kernel-version`, or the capture's
+    /// own header).
+    pub kernel_version: Option<String>,
+    /// The lazy-compact variant the model ran (`6.4`, `6.13`, `6.14`); null for owner-mode.
+    pub variant: Option<&'static str>,
+    /// Why this policy and variant: the flag, or the kernel release and the commits that
+    /// draw its line (docs/models.md §10).
+    pub chosen_because: String,
 }
 
 /// A model's totals (`model`, and each entry of `compare`).

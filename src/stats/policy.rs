@@ -6,6 +6,7 @@ use super::model_summary::{
     CompactionCounts, ModelAgreement, ModelSummary, ProcessModel, Unseeded,
 };
 use crate::events::Trace;
+use crate::model::kernel::ChosenModel;
 use crate::model::policies::{self, Agreement, Params, PolicyKind, PolicyRun};
 
 fn counts(run: &PolicyRun, mm: Option<crate::model::MmId>, scanned_only: bool) -> CompactionCounts {
@@ -58,7 +59,16 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
             preexisting: u.preexisting,
         }),
         hz: run.params.hz,
+        hz_source: run.params.hz_source.describe(),
         cpus: run.params.cpus,
+        trace_gaps: a.trace_gaps.clone(),
+        kernel_version: None,
+        variant: matches!(
+            run.policy,
+            PolicyKind::LazyCompact | PolicyKind::ResumeBatch
+        )
+        .then(|| run.params.version.id()),
+        chosen_because: format!("--policy {}", run.policy),
     }
 }
 
@@ -123,6 +133,20 @@ pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params
     s
 }
 
+/// `stats` under the model chosen for the capture's kernel (`model::kernel::choose`), plus the
+/// `compare` models: `model_agreement` says which kernel, variant and why.
+pub fn compute_chosen(trace: &Trace, chosen: &ChosenModel, compare: &[PolicyKind]) -> Stats {
+    let mut models = vec![chosen.policy];
+    models.extend(compare.iter().filter(|&&k| k != chosen.policy));
+    let mut s = compute_with_models(trace, &models, &chosen.params);
+    if let Some(a) = &mut s.model_agreement {
+        a.kernel_version = chosen.kernel_version.clone();
+        a.variant = chosen.variant.map(|v| v.id());
+        a.chosen_because = chosen.chosen_because.clone();
+    }
+    s
+}
+
 /// Lines appended to the text form of `stats` for a model.
 pub fn render_text(s: &Stats) -> String {
     use std::fmt::Write;
@@ -130,9 +154,10 @@ pub fn render_text(s: &Stats) -> String {
     if let Some(a) = &s.model_agreement {
         let _ = writeln!(
             o,
-            "\nmodel {} (HZ {}, {} CPUs): {} of {} observed CIDs predicted{}",
+            "\nmodel {} (HZ {} from {}, {} CPUs): {} of {} observed CIDs predicted{}",
             a.policy,
             a.hz,
+            a.hz_source,
             a.cpus,
             a.agreed,
             a.checked,
@@ -144,11 +169,25 @@ pub fn render_text(s: &Stats) -> String {
         );
         let _ = writeln!(
             o,
+            "  kernel {}, variant {}: {}",
+            a.kernel_version.as_deref().unwrap_or("unknown"),
+            a.variant.unwrap_or("-"),
+            a.chosen_because
+        );
+        let _ = writeln!(
+            o,
             "  processes begun in the capture: {}/{}; already running: {}/{}",
             a.fresh.agreed, a.fresh.checked, a.preexisting.agreed, a.preexisting.checked
         );
         if let Some(u) = &a.without_seeding {
             let _ = writeln!(o, "  without seeding: {}/{}", u.agreed, u.checked);
+        }
+        if !a.trace_gaps.is_empty() {
+            let _ = writeln!(
+                o,
+                "  {} untraced kernel steps placed away from their records from the observed CIDs (trace_gaps)",
+                a.trace_gaps.len()
+            );
         }
         if let Some(d) = &a.first_disagreement {
             let _ = writeln!(

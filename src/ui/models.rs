@@ -4,8 +4,9 @@
 
 use super::selection::MmSel;
 use crate::model::MmId;
+use crate::model::kernel::{Asked, ChosenModel};
 use crate::model::policies::run::ScanProgress;
-use crate::model::policies::{Params, PolicyKind, PolicyRun, Trigger};
+use crate::model::policies::{PolicyKind, PolicyRun, Trigger};
 use crate::timeline::{SegLane, Segment};
 
 /// The CID models shown beside (or instead of) what the capture shows.
@@ -15,8 +16,20 @@ pub struct Models {
     pub show_observed: bool,
     /// Jump targets of every model shown.
     pub marks: ModelMarks,
-    /// Models to run once the capture is read: (policies, parameters).
-    pub request: Option<(Vec<PolicyKind>, Params)>,
+    /// Models to run once the capture is read.
+    pub request: Option<ModelRequest>,
+    /// The model chosen for the capture (its kernel's, or `--policy`), and why: the title says
+    /// it.
+    pub chosen: Option<ChosenModel>,
+}
+
+/// Models to run once the capture is read: the chosen one (`model::kernel::choose` from the
+/// flags and the capture's kernel) first, then `others`.
+#[derive(Clone, Debug, Default)]
+pub struct ModelRequest {
+    pub asked: Asked,
+    /// `--compare` (and `--policy`) models, in order.
+    pub others: Vec<PolicyKind>,
 }
 
 impl Default for Models {
@@ -26,6 +39,7 @@ impl Default for Models {
             show_observed: true,
             marks: ModelMarks::default(),
             request: None,
+            chosen: None,
         }
     }
 }

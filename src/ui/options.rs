@@ -1,6 +1,7 @@
 //! What the command line chooses for a TUI run: its look and keys, and the CID models shown.
 
 use crate::model::CidView;
+use crate::model::kernel::Asked;
 use crate::model::policies::{Params, PolicyKind};
 
 /// How the TUI looks and reacts, from the command line and config files.
@@ -16,6 +17,9 @@ pub struct ModelChoice {
     pub policies: Vec<PolicyKind>,
     pub show_observed: bool,
     pub params: Params,
+    /// What the model choice is asked (`--policy`, `--kernel`, `--hz`, `--kernel-version`);
+    /// without `--policy` the capture's kernel may still name a model.
+    pub asked: Asked,
     /// What the flags asked for that is not shown as asked (said on the message line).
     pub note: Option<String>,
 }
@@ -67,6 +71,11 @@ impl ModelChoice {
         ModelChoice {
             policies,
             show_observed,
+            asked: Asked {
+                policy: policy.and_then(|p| p.kind()),
+                base: params.clone(),
+                ..Asked::default()
+            },
             params,
             note: (!notes.is_empty()).then(|| notes.join("; ")),
         }

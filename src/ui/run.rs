@@ -34,8 +34,12 @@ pub fn run_opened(
     let mut state = State::loading(&opened.name, opened.format, Arc::clone(&progress));
     if !models.policies.is_empty() {
         state.models.show_observed = models.show_observed;
-        state.models.request = Some((models.policies, models.params));
     }
+    // run once read: the flags' models, or the model of the kernel the capture names
+    state.models.request = Some(super::models::ModelRequest {
+        asked: models.asked,
+        others: models.policies,
+    });
     state.overlays.message = models.note;
     // A small bound: the reader stays at most two segments ahead of the screen.
     let (tx, rx) = mpsc::sync_channel::<LoadMsg>(2);

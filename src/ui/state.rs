@@ -93,7 +93,29 @@ impl State {
 
     /// Runs the requested models over the whole capture (once it is read).
     pub fn run_requested_models(&mut self) {
-        if let Some((kinds, params)) = self.models.request.take() {
+        let Some(req) = self.models.request.take() else {
+            return;
+        };
+        let facts = crate::model::kernel::KernelFacts {
+            release: self.trace.kernel_release.clone(),
+            hz: self.trace.kernel_hz,
+        };
+        let chosen = crate::model::kernel::choose(&req.asked, &facts);
+        let (kinds, params) = match &chosen {
+            Some(c) => {
+                let mut kinds = vec![c.policy];
+                kinds.extend(req.others.iter().filter(|&&k| k != c.policy));
+                (kinds, c.params.clone())
+            }
+            None => (req.others, req.asked.base),
+        };
+        if let Some(c) = &chosen
+            && self.overlays.message.is_none()
+        {
+            self.overlays.message = Some(format!("model: {}", c.chosen_because));
+        }
+        self.models.chosen = chosen;
+        if !kinds.is_empty() {
             let runs = crate::model::policies::replay_all(&self.trace, &kinds, &params);
             self.set_models(runs);
         }

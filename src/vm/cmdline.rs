@@ -40,6 +40,8 @@ pub struct GuestConfig {
     pub duration_ns: u64,
     /// tracefs `buffer_size_kb` per CPU (attach: the perf ring per CPU, in KiB).
     pub buffer_kb: u32,
+    /// tracefs `trace_clock` (`None`: the kernel's default).
+    pub trace_clock: Option<String>,
 }
 
 /// The kernel parameter's name.
@@ -99,6 +101,9 @@ impl GuestConfig {
         if let Some(t) = self.threads {
             pairs.push(format!("threads={t}"));
         }
+        if let Some(c) = &self.trace_clock {
+            pairs.push(format!("clock={}", encode_value(c)));
+        }
         pairs.join(",")
     }
 
@@ -114,6 +119,7 @@ impl GuestConfig {
         let mut threads = None;
         let mut duration_ns = None;
         let mut buffer_kb = None;
+        let mut trace_clock = None;
         let mut version = None;
         for pair in value.split(',').filter(|p| !p.is_empty()) {
             let (k, v) = pair
@@ -134,6 +140,7 @@ impl GuestConfig {
                 "threads" => threads = Some(num("threads")? as u32),
                 "duration_ns" => duration_ns = Some(num("duration_ns")?),
                 "buffer_kb" => buffer_kb = Some(num("buffer_kb")? as u32),
+                "clock" => trace_clock = Some(decode_value(v)?),
                 // keys of later versions are ignored
                 _ => {}
             }
@@ -150,6 +157,7 @@ impl GuestConfig {
             threads,
             duration_ns: duration_ns.ok_or_else(|| missing("duration_ns"))?,
             buffer_kb: buffer_kb.ok_or_else(|| missing("buffer_kb"))?,
+            trace_clock,
         })
     }
 
@@ -175,6 +183,7 @@ mod tests {
             threads: Some(8),
             duration_ns: 1_500_000_000,
             buffer_kb: 4096,
+            trace_clock: Some("global".into()),
         }
     }
 

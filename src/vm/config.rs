@@ -26,6 +26,8 @@ pub struct VmConfig {
     pub gzip_initrd: bool,
     /// Keep the stream's text for [`VmRun::take_text`] (the TUI).
     pub keep_text: bool,
+    /// tracefs `trace_clock` in the guest (`None`: the kernel's default, `local`).
+    pub trace_clock: Option<String>,
 }
 
 impl VmConfig {
@@ -46,6 +48,7 @@ impl VmConfig {
             guest_exe: None,
             gzip_initrd: false,
             keep_text: false,
+            trace_clock: None,
         }
     }
 

@@ -182,6 +182,8 @@ impl Feed {
                 .filter_map(|t| self.tasks.get(&t).map(|m| (t, *m)))
                 .collect(),
             ncpus_hint: self.ncpus.take(),
+            kernel_release: None,
+            kernel_hz: None,
             warnings: std::mem::take(&mut self.warnings),
             format: Some(FTRACE),
         };

@@ -197,6 +197,7 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         threads: cfg.threads,
         duration_ns: cfg.duration_ns,
         buffer_kb: cfg.buffer(),
+        trace_clock: cfg.trace_clock.clone(),
     };
     let accels: Vec<Accel> = match cfg.accel {
         AccelChoice::Tcg => vec![Accel::Tcg],
@@ -334,6 +335,7 @@ mod tests {
             threads: None,
             duration_ns: 1,
             buffer_kb: 1024,
+            trace_clock: None,
         };
         let a = append_line(&c, &g, &["/opt/lib".into()]);
         assert!(a.starts_with("console=ttyS0 panic=-1"), "{a}");

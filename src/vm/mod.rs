@@ -26,7 +26,6 @@ pub mod feed;
 pub mod guest;
 pub mod host;
 pub mod initramfs;
-pub mod policy;
 pub mod protocol;
 pub mod qemu;
 pub mod report;

@@ -7,7 +7,7 @@ use super::error::VmError;
 use super::host::{Outcome, VmRun};
 use super::protocol::RecordHeader;
 use super::status::{Phase, Status};
-use crate::model::policies::{KernelVersion, Params, PolicyKind};
+use crate::model::kernel::{Asked, ChosenModel, KernelFacts, choose};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,32 +17,20 @@ use std::time::{Duration, Instant};
 
 /// Model flags the user gave (`--policy`, `--kernel`, `--hz`, ...); what they leave open comes
 /// from the guest kernel.
-#[derive(Clone, Debug, Default)]
-pub struct ModelOverride {
-    pub policy: Option<PolicyKind>,
-    pub version: Option<KernelVersion>,
-    pub hz: Option<u32>,
-    /// The rest of the parameters (regime, scan, seeding, ...).
-    pub base: Params,
+pub type ModelOverride = Asked;
+
+/// What the guest said of its kernel: its `uname -r` and, when known, its CONFIG_HZ.
+pub fn guest_facts(h: &RecordHeader) -> KernelFacts {
+    KernelFacts {
+        release: Some(h.kernel_version.clone()).filter(|r| !r.is_empty()),
+        hz: h.hz,
+    }
 }
 
 /// The model to replay the capture through: the user's, else the one of the guest's release
-/// ([`super::policy::for_release`]), with the guest's HZ when it is known.
-pub fn kernel_model(h: &RecordHeader, m: &ModelOverride) -> Option<(PolicyKind, Params)> {
-    let from_release = super::policy::for_release(&h.kernel_version);
-    let policy = m.policy.or(from_release.map(|p| p.0))?;
-    let version = m
-        .version
-        .or(from_release.filter(|p| p.0 == policy).map(|p| p.1))
-        .unwrap_or_default();
-    Some((
-        policy,
-        Params {
-            hz: m.hz.or(h.hz).unwrap_or(0),
-            version,
-            ..m.base.clone()
-        },
-    ))
+/// (`model::kernel::choose`, docs/models.md §10), with the guest's HZ when it is known.
+pub fn kernel_model(h: &RecordHeader, m: &ModelOverride) -> Option<ChosenModel> {
+    choose(m, &guest_facts(h))
 }
 
 /// The stats of the capture under the model of [`kernel_model`]; `file` is the `--record`
@@ -64,7 +52,7 @@ pub fn capture_stats(
         w.message = w.message.replace(&tmp, &trace.path);
     }
     Ok(match kernel_model(&o.header, m) {
-        Some((p, params)) => crate::stats::policy::compute_with_models(&trace, &[p], &params),
+        Some(c) => crate::stats::policy::compute_chosen(&trace, &c, &[]),
         None => crate::stats::compute(&trace),
     })
 }
@@ -311,27 +299,32 @@ mod tests {
 
     #[test]
     fn the_guest_kernel_picks_the_model_unless_the_user_did() {
+        use crate::model::policies::{HzSource, KernelVersion, PolicyKind};
         let none = ModelOverride::default();
-        let (p, params) =
-            kernel_model(&header("6.18.15+deb13-cloud-amd64", Some(250)), &none).unwrap();
+        let c = kernel_model(&header("6.18.15+deb13-cloud-amd64", Some(250)), &none).unwrap();
         assert_eq!(
-            (p, params.hz, params.version),
-            (PolicyKind::LazyCompact, 250, KernelVersion::V6_14)
+            (c.policy, c.params.hz, c.params.version, c.params.hz_source),
+            (
+                PolicyKind::LazyCompact,
+                250,
+                KernelVersion::V6_14,
+                HzSource::Kernel
+            )
         );
-        let (p, params) = kernel_model(&header("6.12.117", None), &none).unwrap();
+        let c = kernel_model(&header("6.12.117", None), &none).unwrap();
         assert_eq!(
-            (p, params.hz, params.version),
+            (c.policy, c.params.hz, c.params.version),
             (PolicyKind::LazyCompact, 0, KernelVersion::V6_4)
         );
-        let (p, _) = kernel_model(&header("7.2.13", None), &none).unwrap();
-        assert_eq!(p, PolicyKind::OwnerMode);
+        let c = kernel_model(&header("7.2.13", None), &none).unwrap();
+        assert_eq!((c.policy, c.variant), (PolicyKind::OwnerMode, None));
         let user = ModelOverride {
             policy: Some(PolicyKind::ResumeBatch),
             hz: Some(1000),
             ..ModelOverride::default()
         };
-        let (p, params) = kernel_model(&header("6.18.15", Some(250)), &user).unwrap();
-        assert_eq!((p, params.hz), (PolicyKind::ResumeBatch, 1000));
+        let c = kernel_model(&header("6.18.15", Some(250)), &user).unwrap();
+        assert_eq!((c.policy, c.params.hz), (PolicyKind::ResumeBatch, 1000));
         assert!(kernel_model(&header("5.15.0", None), &none).is_none());
     }
 }

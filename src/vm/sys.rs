@@ -89,6 +89,25 @@ pub fn set_thread_name(name: &str) {
     }
 }
 
+/// Guest: the kernel log (`dmesg`, `syslog(SYSLOG_ACTION_READ_ALL)`), empty when unreadable.
+pub fn kernel_log() -> String {
+    const READ_ALL: libc::c_int = 3;
+    const SIZE_BUFFER: libc::c_int = 10;
+    // SAFETY: SIZE_BUFFER takes no buffer
+    let n = unsafe { libc::klogctl(SIZE_BUFFER, std::ptr::null_mut(), 0) };
+    if n <= 0 {
+        return String::new();
+    }
+    let mut buf = vec![0u8; n as usize];
+    // SAFETY: buf is n bytes long
+    let got = unsafe { libc::klogctl(READ_ALL, buf.as_mut_ptr().cast(), n) };
+    if got <= 0 {
+        return String::new();
+    }
+    buf.truncate(got as usize);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
 /// `uname -r`.
 pub fn kernel_release() -> String {
     // SAFETY: an all-zero utsname is a valid value of this plain C struct.
@@ -162,7 +181,7 @@ mod tests {
 
     #[test]
     fn release_and_thread_names() {
-        assert!(super::super::policy::major_minor(&kernel_release()).is_some());
+        assert!(crate::model::kernel::Release::parse(&kernel_release()).is_some());
         std::thread::spawn(|| {
             set_thread_name("cw-test-name-longer-than-15");
             let c = std::fs::read_to_string("/proc/thread-self/comm").unwrap();

@@ -17,6 +17,7 @@ use rustc_hash::FxHashMap;
 const MAX_VIOLATIONS: usize = 10_000;
 
 /// Policy-independent state.
+#[derive(Clone)]
 pub struct Core {
     /// Resolved parameters (`cpus`, `hz` > 0).
     pub params: Params,
@@ -37,6 +38,15 @@ pub struct Core {
     pub dirty: Dirty,
     /// Tasks created so far (the next [`TaskKey`]).
     created: u32,
+    /// Replay: a policy leaves a walk over the mm's users in progress (owner-mode's per-task →
+    /// per-CPU fixup) for [`super::engine::DriverEvent::FixupStep`]s instead of running it at
+    /// once (a fork placed inside its untraced window, docs/models.md §5.3 T3).
+    pub defer_fixup: bool,
+    /// Replay: the CID step of a switch is left pending until
+    /// [`super::engine::DriverEvent::SchedIn`] (docs/models.md §5.3 T5).
+    pub defer_switch: bool,
+    /// Per CPU, the switch (prev, next) whose CID step is pending.
+    pub pending_switch: Vec<Option<(Tid, Tid)>>,
 }
 
 impl Core {
@@ -58,6 +68,9 @@ impl Core {
             params,
             dirty: Dirty::default(),
             created: 0,
+            defer_fixup: false,
+            defer_switch: false,
+            pending_switch: vec![None; n],
         }
     }
 

@@ -44,6 +44,12 @@ pub enum DriverEvent {
     Switch { cpu: u16, prev: Tid, next: Tid },
     /// `set_task_cpu` of a non-running task plus its enqueue on `dst`.
     Migrate { tid: Tid, src: u16, dst: u16 },
+    /// `set_task_cpu` alone: a remote wakeup queued on the wakelist of `dst`, whose enqueue
+    /// (`sched_mm_cid_migrate_to`) runs later on `dst` as [`DriverEvent::MigrateTo`]
+    /// (docs/models.md §5.3 T1).
+    MigrateFrom { tid: Tid, src: u16, dst: u16 },
+    /// The deferred enqueue of a [`DriverEvent::MigrateFrom`] on `dst` (`sched_ttwu_pending`).
+    MigrateTo { tid: Tid, dst: u16 },
     /// First placement of a new task (`wake_up_new_task`): no migration.
     WakeupNew { tid: Tid, cpu: u16 },
     /// Scheduler tick on `cpu`.
@@ -61,13 +67,21 @@ pub enum DriverEvent {
     Signal { tid: Tid },
     /// owner-mode deferred work (kworker).
     Work { mm: MmId },
+    /// The next task of a walk over the mm's users left in progress by [`Core::defer_fixup`]
+    /// (owner-mode's per-task → per-CPU fixup, docs/models.md §5.3 T3).
+    FixupStep { mm: MmId },
+    /// The CID step of the last switch on `cpu`, left pending by [`Core::defer_switch`]
+    /// (docs/models.md §5.3 T5).
+    SchedIn { cpu: u16 },
     /// `exit_mm`'s `mmput` of an exiting task: its `mm_users` reference goes away (after the
     /// exit's futex wakeup of a joiner, before `exit_notify`; the final switch-out at the
     /// latest).
     MmPut { tid: Tid },
 }
 
-/// A model: the core, the recorder and one policy.
+/// A model: the core, the recorder and one policy. A copy is a snapshot (a replay's search for
+/// untraced placements goes back to one).
+#[derive(Clone)]
 pub struct Engine {
     pub core: Core,
     pub policy: AnyPolicy,
@@ -140,6 +154,12 @@ impl Engine {
         core.tasks.insert(new, t);
         with_policy!(&mut self.policy, policy => policy.rename_task(old, new));
         core.mark_task(new);
+    }
+
+    /// Tasks a walk over `mm`'s users in progress has still to visit (see
+    /// [`DriverEvent::FixupStep`]).
+    pub fn walk_left(&self, mm: MmId) -> usize {
+        with_policy!(&self.policy, policy => policy.walk_left(mm))
     }
 
     /// The model's view of one mm, for disagreement reports.
@@ -226,7 +246,15 @@ impl<P: CidPolicy> Driver<'_, P> {
             DriverEvent::Exec { tid, cpu, new_mm } => self.exec(tid, cpu, new_mm),
             DriverEvent::Exit { tid } => self.exit(tid),
             DriverEvent::Switch { cpu, next, .. } => self.switch(cpu, next),
-            DriverEvent::Migrate { tid, src, dst } => self.migrate(tid, src, dst),
+            DriverEvent::Migrate { tid, src, dst } => {
+                if self.migrate_from(tid, src, dst) {
+                    self.migrate_to(tid, dst);
+                }
+            }
+            DriverEvent::MigrateFrom { tid, src, dst } => {
+                self.migrate_from(tid, src, dst);
+            }
+            DriverEvent::MigrateTo { tid, dst } => self.migrate_to(tid, dst),
             DriverEvent::WakeupNew { tid, cpu } => self.wakeup_new(tid, cpu),
             DriverEvent::Tick { cpu } => self.tick(cpu),
             DriverEvent::TickStop { cpu } => {
@@ -245,6 +273,10 @@ impl<P: CidPolicy> Driver<'_, P> {
             DriverEvent::Signal { tid } => self.policy.signal(core, tid),
             DriverEvent::MmPut { tid } => self.policy.mm_put(core, tid),
             DriverEvent::Work { mm } => self.policy.work(core, mm),
+            DriverEvent::FixupStep { mm } => {
+                self.policy.fixup_step(core, mm);
+            }
+            DriverEvent::SchedIn { cpu } => self.complete_switch(cpu),
         }
         self.recorder.flush(self.core, self.policy);
         if self.core.params.check_invariants {
@@ -365,6 +397,10 @@ impl<P: CidPolicy> Driver<'_, P> {
             return;
         }
         let c = cpu as usize;
+        if core.pending_switch.get(c).is_some_and(Option::is_some) {
+            self.complete_switch(cpu);
+        }
+        let core = &mut *self.core;
         let prev = core.curr[c];
         if prev == next {
             return;
@@ -397,6 +433,24 @@ impl<P: CidPolicy> Driver<'_, P> {
             t.cpu = cpu;
             t.switched_in = now;
         }
+        if core.defer_switch {
+            // rq->curr is next already; switch_mm_cid runs later (docs/models.md §5.3 T5)
+            if let Some(p) = core.pending_switch.get_mut(c) {
+                *p = Some((prev, next));
+            }
+        } else {
+            self.switch_cids(cpu, prev, next);
+        }
+        let core = &mut *self.core;
+        core.mark_task(prev);
+        core.mark_task(next);
+        core.mark_cpu(cpu);
+    }
+
+    /// The CID step of a context switch (`switch_mm_cid`, then the rseq-fast `NR` rule).
+    fn switch_cids(&mut self, cpu: u16, prev: Tid, next: Tid) {
+        let core = &mut *self.core;
+        let legacy = core.regime == Regime::Legacy;
         self.policy.switch(core, cpu, prev, next);
         // rseq-fast: TIF_NOTIFY_RESUME for next after the CID step when its IDs changed or it
         // entered the kernel from user mode by interrupt
@@ -412,17 +466,30 @@ impl<P: CidPolicy> Driver<'_, P> {
         core.mark_cpu(cpu);
     }
 
-    fn migrate(&mut self, tid: Tid, src: u16, dst: u16) {
+    /// Runs the CID step of a switch on `cpu` left pending by [`Core::defer_switch`].
+    fn complete_switch(&mut self, cpu: u16) {
+        if let Some((prev, next)) = self
+            .core
+            .pending_switch
+            .get_mut(cpu as usize)
+            .and_then(Option::take)
+        {
+            self.switch_cids(cpu, prev, next);
+        }
+    }
+
+    /// `set_task_cpu(t, dst)` (`rseq_migrate`, `sched_mm_cid_migrate_from`, `__set_task_cpu`).
+    /// Returns whether it applied.
+    fn migrate_from(&mut self, tid: Tid, src: u16, dst: u16) -> bool {
         let cpus = self.core.params.cpus;
         if tid == 0 || src == dst || src as u32 >= cpus || dst as u32 >= cpus {
-            return;
+            return false;
         }
         // Only non-running tasks migrate: a model that has it running missed its switch-out.
         if let Some(c) = self.core.task(tid).filter(|t| t.running).map(|t| t.cpu) {
             self.switch(c, 0);
         }
         let core = &mut *self.core;
-        core.touch_rq(dst);
         let regime = core.regime;
         {
             let t = core.ensure(tid);
@@ -436,10 +503,22 @@ impl<P: CidPolicy> Driver<'_, P> {
                 Regime::Fast => t.ids_changed = true,
             }
         }
-        self.policy.migrate(core, tid, src, dst);
+        self.policy.migrate_from(core, tid, src, dst);
         if let Some(t) = core.task_mut(tid) {
             t.cpu = dst;
         }
+        core.mark_task(tid);
+        true
+    }
+
+    /// `activate_task(dst, t, ENQUEUE_MIGRATED)`: `sched_mm_cid_migrate_to`.
+    fn migrate_to(&mut self, tid: Tid, dst: u16) {
+        let core = &mut *self.core;
+        if tid == 0 || dst as u32 >= core.params.cpus {
+            return;
+        }
+        core.touch_rq(dst);
+        self.policy.migrate_to(core, tid, dst);
         core.mark_task(tid);
     }
 

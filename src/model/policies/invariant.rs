@@ -1,4 +1,4 @@
-//! The invariants of the models specification (`cid-models.md` §2.6, §3.3, §4.6) by name, plus
+//! The invariants of the models specification (docs/models.md §2.6, §3.3, §4.6) by name, plus
 //! the two impossible states every policy can reach.
 
 use crate::model::tasks::MmId;

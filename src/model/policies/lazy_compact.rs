@@ -495,16 +495,26 @@ impl CidPolicy for LazyCompact {
         }
     }
 
-    /// `MIGRATE(t, src, dst)`: `sched_mm_cid_migrate_from` + `sched_mm_cid_migrate_to`.
-    fn migrate(&mut self, core: &mut Core, tid: Tid, src: u16, dst: u16) {
+    /// `MIGRATE(t, src, dst)`, first half: `sched_mm_cid_migrate_from` in `set_task_cpu`.
+    fn migrate_from(&mut self, core: &mut Core, tid: Tid, src: u16, _dst: u16) {
+        if let Some(t) = core.task(tid) {
+            self.tasks.get_mut(t).migrate_from_cpu = Some(src);
+        }
+    }
+
+    /// `MIGRATE(t, src, dst)`, second half: `sched_mm_cid_migrate_to` when `t` is enqueued on
+    /// `dst` (at once, or from the wakelist of `dst`, docs/models.md §5.3 T1).
+    fn migrate_to(&mut self, core: &mut Core, tid: Tid, dst: u16) {
         let ver = core.params.version;
         let cpus = core.params.cpus;
         let Some(t) = core.task(tid) else { return };
-        let st = self.tasks.get_mut(t);
-        st.migrate_from_cpu = Some(src);
+        let st = self.tasks.get(t);
+        let Some(src) = st.migrate_from_cpu else {
+            return;
+        };
         let last = st.last_mm_cid;
         let Some(id) = t.mm else { return };
-        if !t.active {
+        if !t.active || src == dst {
             return;
         }
         let task_nr_allowed = t.nr_cpus_allowed(cpus);
@@ -664,6 +674,7 @@ impl CidPolicy for LazyCompact {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::policies::engine::DriverEvent;
     use crate::model::policies::registry::AnyPolicy;
     use crate::model::policies::script::Script;
     use crate::model::policies::{Params, PolicyKind};
@@ -788,5 +799,58 @@ mod tests {
         s.step(crate::model::policies::DriverEvent::MmPut { tid: 101 });
         s.switch(1, 100);
         assert_eq!(s.cid(100), Some(1));
+    }
+
+    /// docs/models.md §5.3 T5: a switch recorded first but whose CID step runs later gets the
+    /// CID after the one a later-recorded switch on another CPU took (6.4's first-zero rule).
+    #[test]
+    fn a_deferred_switch_allocates_after_a_later_one() {
+        let mut s = Script::with_params(
+            PolicyKind::LazyCompact,
+            Params {
+                cpus: 4,
+                hz: 1000,
+                version: KernelVersion::V6_4,
+                ..Params::default()
+            },
+        );
+        s.process(100, 0);
+        s.run(0, 100);
+        s.thread(100, 101, 1).thread(100, 102, 2);
+        s.engine.core.defer_switch = true;
+        s.switch(1, 101); // recorded first, its switch_mm_cid delayed
+        s.engine.core.defer_switch = false;
+        assert_eq!(s.cid(101), None);
+        s.switch(2, 102);
+        assert_eq!(s.cid(102), Some(1));
+        s.step(DriverEvent::SchedIn { cpu: 1 });
+        assert_eq!(s.cid(101), Some(2));
+        assert!(s.violations().is_empty(), "{:?}", s.violations());
+    }
+
+    /// docs/models.md §5.3 T1: a remote wakeup's enqueue (migrate_to) split from its
+    /// set_task_cpu: the CID stays on the source slot while another task of the mm is switched
+    /// in there first, then the enqueue finds the source in use and does not steal it.
+    #[test]
+    fn a_deferred_enqueue_does_not_steal_a_slot_in_use() {
+        let mut s = Script::new(PolicyKind::LazyCompact, 4, 1000);
+        let mm = s.process(100, 0);
+        s.run(0, 100);
+        s.thread(100, 101, 1).run(1, 101);
+        s.thread(100, 102, 2);
+        assert_eq!(s.cid(101), Some(1));
+        s.switch(1, 0); // 101 sleeps; CPU 1's slot keeps CID 1
+        s.step(DriverEvent::MigrateFrom {
+            tid: 101,
+            src: 1,
+            dst: 3,
+        });
+        s.run(1, 102); // 102 takes CPU 1 and its CID before 101's enqueue on CPU 3 runs
+        assert_eq!(s.cid(102), Some(1));
+        s.step(DriverEvent::MigrateTo { tid: 101, dst: 3 });
+        assert_eq!(s.lc(mm).unwrap().pcpu_cid[1].cid, Cid::Valid(1));
+        s.run(3, 101);
+        assert_ne!(s.cid(101), Some(1));
+        assert!(s.violations().is_empty(), "{:?}", s.violations());
     }
 }

@@ -1,5 +1,5 @@
 //! Models of the kernel's mm_cid policies, fed by driver events (the models specification,
-//! `../shared/docs/cid-models.md`, §1.1).
+//! `docs/models.md`, §1.1).
 //!
 //! * [`lazy_compact`]: Linux 6.4–6.18 (per-CPU lazy CIDs, 100 ms task-work scan), §2;
 //! * [`resume_batch`]: the never-merged 2025 series compacting in batches from the rseq resume
@@ -56,13 +56,16 @@ pub use engine::{DriverEvent, Engine};
 pub use invariant::{Finding, Invariant};
 pub use kind::PolicyKind;
 pub use params::{
-    KernelVersion, Params, Regime, RqClockMode, ScanScope, batches_per_scan, cpus_for_scan_period,
+    HzSource, KernelVersion, Params, Regime, RqClockMode, ScanScope, UntracedSearch,
+    batches_per_scan, cpus_for_scan_period,
 };
 pub use policy::{CidPolicy, ObservedUpdate};
 pub use registry::AnyPolicy;
-pub use replay::{Replayer, infer_hz, replay, replay_all, resolve_params};
+pub use replay::{
+    HzInference, Replayer, infer_hz, infer_hz_detail, replay, replay_all, resolve_params,
+};
 pub use run::{
     Agreement, Compaction, Disagreement, MmAgreement, ModeChange, PolicyRun, PredictedUpdate,
-    ScanCycle, SlotChange, Tally, TaskCidChange, Trigger, Violation, WeightChange,
+    ScanCycle, SlotChange, Tally, TaskCidChange, TraceGap, Trigger, Violation, WeightChange,
 };
 pub use task::{PerTask, Task, TaskKey};

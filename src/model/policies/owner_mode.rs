@@ -1,9 +1,11 @@
 //! Policy `owner-mode` (Linux 6.19 rewrite + Feb 2026 fixes), spec §4: CIDs are owned by
 //! tasks while the mm has few users (per-task mode) and by CPUs once users exceed the CID
 //! budget (per-CPU mode). No periodic scan: consolidation happens at schedin, mode switches
-//! synchronously in fork/exit with a fixup walk (modelled atomically, §4.4).
+//! synchronously in fork/exit with a fixup walk (`fixup.rs`: atomic, §4.4, unless a replay leaves
+//! it in progress, docs/models.md §5.3 T3).
 
 mod checks;
+mod fixup;
 mod word;
 
 pub use word::{
@@ -39,6 +41,9 @@ pub struct Mm {
     pub mm_cpus_allowed: CpuSet,
     /// The user list (active tasks), in join order.
     pub members: Vec<Tid>,
+    /// A per-task → per-CPU fixup in progress (docs/models.md §5.3 T3): the users it has still
+    /// to visit, next first (the kernel's `user_list` is an hlist with the newest at its head).
+    pub walk: Vec<Tid>,
     last_mode: Option<(u32, u32, u32, u32)>,
 }
 
@@ -57,6 +62,7 @@ impl Mm {
             cidmask: CpuSet::new(cpus),
             mm_cpus_allowed: mask,
             members: Vec::new(),
+            walk: Vec::new(),
             last_mode: None,
         }
     }
@@ -239,68 +245,6 @@ impl OwnerMode {
             format!("no free CID below P={cpus}: the kernel would live-lock here"),
         );
         UNSET
-    }
-
-    fn fixup_tasks_to_cpus(
-        &mut self,
-        m: &mut Mm,
-        core: &mut Core,
-        id: MmId,
-        initiator: Option<Tid>,
-    ) {
-        for u in m.members.clone() {
-            if Some(u) == initiator {
-                continue;
-            }
-            let Some(t) = core.task(u) else { continue };
-            let x = self.tasks.get(t).cid;
-            if !t.active || !on_task(x) {
-                continue;
-            }
-            let (c, running) = (
-                t.cpu,
-                t.running && core.curr.get(t.cpu as usize) == Some(&u),
-            );
-            if running {
-                let x = x | TRANSIT;
-                self.set_word(core, u, x);
-                m.pcpu_cid[c as usize] = x;
-                core.mark_slot(id, c);
-                core.mark_task(u);
-            } else {
-                self.unset_task_cid(m, core, u);
-            }
-        }
-        m.mode = ONCPU; // mm_cid_complete_transit
-    }
-
-    fn fixup_cpus_to_tasks(&mut self, m: &mut Mm, core: &mut Core, id: MmId) {
-        for c in 0..core.params.cpus as usize {
-            let x = m.pcpu_cid[c];
-            let r = core.user_on(id, c as u16);
-            let u = core.curr[c];
-            let ucid = self.word_of(core, u);
-            if on_cpu(x) {
-                if r {
-                    if on_cpu(ucid) {
-                        let y = plain(ucid) | TRANSIT;
-                        self.set_word(core, u, y);
-                        m.pcpu_cid[c] = y;
-                        core.mark_task(u);
-                    }
-                } else {
-                    m.drop_cpu_cid(c);
-                }
-                core.mark_slot(id, c as u16);
-            } else if r && !in_transit(ucid) {
-                let y = ucid | TRANSIT;
-                self.set_word(core, u, y);
-                m.pcpu_cid[c] = y;
-                core.mark_task(u);
-                core.mark_slot(id, c as u16);
-            }
-        }
-        m.mode = 0;
     }
 
     /// `sched_mm_cid_fork(t)` run by `parent` (or the joining task itself) on `cpu`.
@@ -601,6 +545,18 @@ impl CidPolicy for OwnerMode {
     }
 
     /// `WORK(mm)` (`mm_cid_work_fn`).
+    /// The next task of `mm`'s fixup in progress; returns whether tasks remain.
+    fn fixup_step(&mut self, core: &mut Core, id: MmId) -> bool {
+        let mut m = self.take(core, id);
+        let more = m.live && self.walk_step(&mut m, core, id);
+        self.put(core, id, m);
+        more
+    }
+
+    fn walk_left(&self, id: MmId) -> usize {
+        self.mm(id).map_or(0, |m| m.walk.len())
+    }
+
     fn work(&mut self, core: &mut Core, id: MmId) {
         let cpus = core.params.cpus;
         let mut m = self.take(core, id);

@@ -73,6 +73,53 @@ pub enum ScanScope {
     Visited,
 }
 
+/// Where a model's CONFIG_HZ came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HzSource {
+    /// Given (`--hz`, a simulator setting, a test).
+    #[default]
+    Given,
+    /// From what is known of the kernel (`cidscope vm` reads the guest's config).
+    Kernel,
+    /// Inferred from the tick expiries of the capture (docs/models.md §5.4): `fitting` of
+    /// `intervals` per-CPU tick intervals are one period of this HZ (±10 %).
+    Ticks { intervals: u64, fitting: u64 },
+    /// Not given and not inferable (too few ticks, or no period class dominates):
+    /// [`Params::DEFAULT_HZ`].
+    Default,
+}
+
+impl HzSource {
+    /// For JSON and text: `given`, `kernel config`, `tick expiries (...)`, `default (...)`.
+    pub fn describe(self) -> String {
+        match self {
+            HzSource::Given => "given".into(),
+            HzSource::Kernel => "kernel config (CONFIG_HZ)".into(),
+            HzSource::Ticks { intervals, fitting } => {
+                format!("tick expiries ({fitting} of {intervals} per-CPU intervals are one period)")
+            }
+            HzSource::Default => {
+                "default (too few tick expiries, or their spacing is inconclusive; use --hz)".into()
+            }
+        }
+    }
+}
+
+/// When a replay looks for placements of untraced kernel steps (docs/models.md §5.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum UntracedSearch {
+    /// When the plain replay disagrees but agrees on at least half of the observations: a
+    /// model that misses more is taken for the wrong policy of the capture, and its misses are
+    /// not explained by placements.
+    #[default]
+    WhenClose,
+    /// Whenever the plain replay disagrees: the policy is known to be the kernel's own (chosen
+    /// from its release), so every miss is worth explaining.
+    Always,
+    /// Never (the plain replay).
+    Never,
+}
+
 /// Model parameters. `cpus == 0` and `hz == 0` mean "take them from the capture" in a replay.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
@@ -80,6 +127,8 @@ pub struct Params {
     pub cpus: u32,
     /// CONFIG_HZ.
     pub hz: u32,
+    /// Where `hz` came from (set by a replay's parameter resolution).
+    pub hz_source: HzSource,
     /// B: resume-batch `CONFIG_RSEQ_CID_SCAN_BATCH`.
     pub batch: u32,
     pub version: KernelVersion,
@@ -93,6 +142,8 @@ pub struct Params {
     /// Check every invariant of the policy (L1–L5, R1–R5, O1–O6) after every event and
     /// record breaks as [`Violation`]s. Costly: tests and `--check`.
     pub check_invariants: bool,
+    /// Replay: when to look for placements of untraced steps (docs/models.md §5.3).
+    pub untraced: UntracedSearch,
 }
 
 impl Default for Params {
@@ -100,6 +151,7 @@ impl Default for Params {
         Params {
             cpus: 0,
             hz: 0,
+            hz_source: HzSource::Given,
             batch: 8,
             version: KernelVersion::default(),
             regime: None,
@@ -107,6 +159,7 @@ impl Default for Params {
             scan: ScanScope::default(),
             seed: true,
             check_invariants: false,
+            untraced: UntracedSearch::default(),
         }
     }
 }
@@ -125,6 +178,13 @@ impl Params {
     /// The rseq regime a model of `kind` runs in: the one asked for, else the policy's own.
     pub fn regime_for(&self, kind: PolicyKind) -> Regime {
         self.regime.unwrap_or(kind.default_regime())
+    }
+
+    /// Whether `exit_mm` runs before `trace_sched_process_exit` (6.4–6.12: `kernel/exit.c`
+    /// @6.12.117 l.941/945) rather than after it (6.18.15 l.943/954, 7.2.13 l.958/975);
+    /// docs/models.md §5.3 T6.
+    pub fn exit_mm_before_exit_record(&self) -> bool {
+        self.version == KernelVersion::V6_4
     }
 
     /// `msecs_to_jiffies(100)`: the scan period D in jiffies (HZ=250 → 25, HZ=1000 → 100).

@@ -34,7 +34,7 @@ pub struct ObservedUpdate {
 }
 
 /// A model of one of the kernel's mm_cid policies.
-pub trait CidPolicy {
+pub trait CidPolicy: Clone {
     /// The name on the command line and in JSON (`lazy-compact`).
     const ID: &'static str;
     /// One line on what the policy is, for listings.
@@ -78,8 +78,14 @@ pub trait CidPolicy {
     /// `SWITCH(cpu, prev, next)`, after the engine updated `curr` and who runs.
     fn switch(&mut self, _core: &mut Core, _cpu: u16, _prev: Tid, _next: Tid) {}
 
-    /// `MIGRATE(t, src, dst)` of a task that does not run; `t.cpu` is still `src`.
-    fn migrate(&mut self, _core: &mut Core, _tid: Tid, _src: u16, _dst: u16) {}
+    /// `MIGRATE(t, src, dst)` of a task that does not run, first half: `set_task_cpu` on the
+    /// waker's CPU (`sched_mm_cid_migrate_from`); `t.cpu` is still `src`.
+    fn migrate_from(&mut self, _core: &mut Core, _tid: Tid, _src: u16, _dst: u16) {}
+
+    /// Second half: the task's enqueue on `dst` (`activate_task` → `sched_mm_cid_migrate_to`),
+    /// right after the first or later, from the wakelist of `dst` (docs/models.md §5.3 T1);
+    /// `t.cpu` is `dst`.
+    fn migrate_to(&mut self, _core: &mut Core, _tid: Tid, _dst: u16) {}
 
     /// `TICK(cpu)`.
     fn tick(&mut self, _core: &mut Core, _cpu: u16) {}
@@ -110,6 +116,12 @@ pub trait CidPolicy {
     /// `WORK(mm)`: deferred work of the policy (a kworker).
     fn work(&mut self, _core: &mut Core, _mm: MmId) {}
 
+    /// The next task of a walk over `mm`'s users left in progress because
+    /// [`Core::defer_fixup`] was set (docs/models.md §5.3 T3). Returns whether tasks remain.
+    fn fixup_step(&mut self, _core: &mut Core, _mm: MmId) -> bool {
+        false
+    }
+
     /// A non-leader exec renamed task `old` to `new` (the engine moved the task, and with its
     /// key its per-task rows); for state the policy keeps by tid.
     fn rename_task(&mut self, _old: Tid, _new: Tid) {}
@@ -129,6 +141,11 @@ pub trait CidPolicy {
 
     /// The weight of the mm's `cidmask`.
     fn weight(&self, mm: MmId) -> u32;
+
+    /// Tasks a walk over `mm`'s users in progress has still to visit ([`Self::fixup_step`]).
+    fn walk_left(&self, _mm: MmId) -> usize {
+        0
+    }
 
     /// The flags the lane of `cpu` shows for `task` of `mm` running there
     /// ([`SlotFlags::LANE_STATES`] only).

@@ -12,7 +12,7 @@ use crate::model::tasks::MmId;
 use rustc_hash::FxHashMap;
 
 /// What was recorded last, per slot, task and mm, and who holds which CID.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Recorder {
     last_slot: FxHashMap<(MmId, u16), (Tid, Option<i32>, SlotFlags)>,
     last_task: FxHashMap<Tid, (MmId, Option<i32>)>,

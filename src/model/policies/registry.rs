@@ -9,6 +9,7 @@ use super::policy::CidPolicy;
 macro_rules! define_registry {
     ($d:tt [$($variant:ident $module:ident),* $(,)?]) => {
         /// One model's policy state: any registered policy.
+        #[derive(Clone)]
         pub enum AnyPolicy {
             $($variant(super::$module::$variant),)*
         }

@@ -266,8 +266,12 @@ impl CidPolicy for ResumeBatch {
         self.slots.switch(core, cpu, prev, next);
     }
 
-    fn migrate(&mut self, core: &mut Core, tid: Tid, src: u16, dst: u16) {
-        self.slots.migrate(core, tid, src, dst);
+    fn migrate_from(&mut self, core: &mut Core, tid: Tid, src: u16, dst: u16) {
+        self.slots.migrate_from(core, tid, src, dst);
+    }
+
+    fn migrate_to(&mut self, core: &mut Core, tid: Tid, dst: u16) {
+        self.slots.migrate_to(core, tid, dst);
     }
 
     fn affinity(&mut self, core: &mut Core, tid: Tid, mask: &CpuSet) {

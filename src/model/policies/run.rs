@@ -183,6 +183,19 @@ pub struct MmAgreement {
     pub first_disagreement: Option<Disagreement>,
 }
 
+/// A kernel step the trace does not mark, placed by the replay where the observed CIDs require
+/// it (docs/models.md §5.3): reported, never silent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TraceGap {
+    /// The task the step belongs to (the CLONE_VM child, the task switched in, woken, exiting).
+    pub tid: Tid,
+    /// Its record in the capture (`sched_process_fork`, `sched_switch`, ...).
+    pub record_ts: u64,
+    /// Where the model ran the step instead.
+    pub placed_ts: u64,
+    pub reason: &'static str,
+}
+
 /// How well a replayed model predicts the observed `rseq_update` CIDs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Agreement {
@@ -202,6 +215,9 @@ pub struct Agreement {
     /// `rseq_update`s of tasks whose mm is unknown (not modelled).
     pub unmodelled: u64,
     pub per_mm: Vec<MmAgreement>,
+    /// Untraced kernel steps the replay placed from the observations (empty when every step
+    /// could stay at its record).
+    pub trace_gaps: Vec<TraceGap>,
 }
 
 /// Everything one model run produced. Vectors are time-ordered.

@@ -85,6 +85,9 @@ pub struct Chunk {
     pub tasks: FxHashMap<Tid, TaskMeta>,
     pub warnings: Vec<Warning>,
     pub ncpus_hint: Option<u32>,
+    /// The kernel release and CONFIG_HZ a `# cidscope-vm:` header line names.
+    pub kernel_release: Option<String>,
+    pub kernel_hz: Option<u32>,
     /// Lines of a `#` header were seen (tracefs `trace`, not `trace_pipe`).
     pub saw_header: bool,
     /// Skipped bad lines (with `skip_bad_lines`): count, first (local line, what it was).
@@ -129,6 +132,8 @@ impl Chunk {
             tasks: FxHashMap::default(),
             warnings: Vec::new(),
             ncpus_hint: None,
+            kernel_release: None,
+            kernel_hz: None,
             saw_header: false,
             bad_lines: 0,
             first_bad: None,

@@ -510,6 +510,10 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         delta.ncpus_hint = chunk.ncpus_hint;
         st.ncpus_sent = true;
     }
+    if chunk.kernel_release.is_some() {
+        delta.kernel_release = chunk.kernel_release.take();
+        delta.kernel_hz = chunk.kernel_hz;
+    }
     st.saw_header |= chunk.saw_header;
     st.perf.add(&chunk.perf);
     st.skipped.add(&chunk.skipped);

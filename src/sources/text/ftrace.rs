@@ -535,6 +535,24 @@ fn graph_line(g: shapes::GraphLine, out: &mut Chunk) -> Result<(), Expected> {
     Ok(())
 }
 
+/// A `%XX`-escaped header value (`cidscope vm`'s encoding); `None` when empty or malformed.
+fn percent_decoded(v: &str) -> Option<String> {
+    let b = v.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok().filter(|s| !s.is_empty())
+}
+
 fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
     out.saw_header = true;
     if !out.events.is_empty() && !out.warned_late_header && line.starts_with(b"# tracer:") {
@@ -554,6 +572,19 @@ fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
             && let Some(cpu) = payload::parse_cpu(&r[..sp])
         {
             out.push_lost(cpu, None);
+        }
+        return Ok(());
+    }
+    // "# cidscope-vm: kernel_version=6.18.15+deb13-cloud-amd64 hz=250 cpus=16 ...": the kernel
+    // of a `cidscope vm --record` capture
+    if let Some(r) = line.strip_prefix(b"# cidscope-vm: ") {
+        let r = String::from_utf8_lossy(r);
+        for (k, v) in r.split_ascii_whitespace().filter_map(|w| w.split_once('=')) {
+            match k {
+                "kernel_version" => out.kernel_release = percent_decoded(v),
+                "hz" => out.kernel_hz = v.parse().ok(),
+                _ => {}
+            }
         }
         return Ok(());
     }
@@ -792,5 +823,24 @@ mod tests {
         );
         assert_eq!(lost_marker(b"CPU:3 [EVENTS DROPPED]"), Some((3, None)));
         assert_eq!(lost_marker(b"CPU:x [LOST 1 EVENTS]"), None);
+    }
+
+    /// A `cidscope vm --record` capture names its kernel; the trace carries it for the model
+    /// choice.
+    #[test]
+    fn the_vm_record_header_names_the_kernel() {
+        let text = "# cidscope-vm: kernel_version=6.18.15+deb13-cloud-amd64 hz=250 cpus=4 workload=workers mode=tracefs accel=tcg hz_source=guest%20/proc/config.gz\n# tracer: nop\n#\n            init-1     [000] .....     1.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n";
+        let t = crate::sources::load_bytes("vm.txt", text.as_bytes(), &Default::default())
+            .expect("a vm record");
+        assert_eq!(
+            t.kernel_release.as_deref(),
+            Some("6.18.15+deb13-cloud-amd64")
+        );
+        assert_eq!(t.kernel_hz, Some(250));
+        assert_eq!(percent_decoded("a%2Bb"), Some("a+b".into()));
+        assert_eq!(percent_decoded("a%2"), None);
+        let t = crate::sources::load_bytes("plain.txt", b"# tracer: nop\n", &Default::default())
+            .expect("a header");
+        assert_eq!((t.kernel_release, t.kernel_hz), (None, None));
     }
 }

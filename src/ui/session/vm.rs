@@ -49,15 +49,13 @@ impl Session for Vm {
         if let (false, true, Some(h)) = (self.hello, up, &status.hello) {
             self.hello = true;
             self.feed.set_cpus(h.cpus);
-            let header = crate::vm::protocol::RecordHeader {
-                kernel_version: h.kernel.clone(),
-                hz: status.hz.as_ref().map(|z| z.0),
-                cpus: h.cpus,
-                ..Default::default()
-            };
-            if let Some((p, params)) = report::kernel_model(&header, &self.model) {
-                st.models.request = Some((vec![p], params));
-            }
+            // the capture is the guest's: its kernel names the model
+            st.trace.kernel_release = Some(h.kernel.clone());
+            st.trace.kernel_hz = status.hz.as_ref().map(|z| z.0);
+            st.models.request = Some(crate::ui::models::ModelRequest {
+                asked: self.model.clone(),
+                others: Vec::new(),
+            });
         }
         self.feed.push(&self.run.take_text());
         let finished = self.run.is_finished();

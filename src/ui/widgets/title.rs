@@ -1,4 +1,5 @@
-//! The title line: the process shown and the keys to start with.
+//! The title line: the process shown, the model chosen for the capture (policy, variant,
+//! kernel, trace gaps), and the keys to start with.
 
 use super::pane::{Pane, Rows};
 use crate::ui::app::App;
@@ -41,7 +42,8 @@ impl Pane for TitleBar {
             k(Action::ToggleHelp),
             k(Action::Quit)
         );
-        let used = 11 + shown.chars().count() + count.chars().count();
+        let model = model_text(app);
+        let used = 11 + shown.chars().count() + count.chars().count() + model.chars().count();
         // on a narrow screen, the keys that explain the rest
         let hints = if used + hints.chars().count() > area.width as usize {
             format!(
@@ -61,8 +63,43 @@ impl Pane for TitleBar {
             Span::styled("│ ", theme.dim()),
             Span::styled(shown, Style::default().add_modifier(Modifier::BOLD)),
             Span::styled(count, theme.dim()),
+            Span::raw(model),
             Span::styled(hints, theme.dim()),
         ])
         .render(area, buf);
     }
+}
+
+/// `  │ lazy-compact 6.4 · kernel 6.12.117 · 3 trace gaps`: the model chosen for the capture
+/// (`model_agreement`'s policy, variant and kernel_version; `--policy` when the flag chose it)
+/// and the untraced steps its replay placed; empty without a chosen model.
+pub fn model_text(app: &App) -> String {
+    let Some(c) = &app.state.models.chosen else {
+        return String::new();
+    };
+    let mut t = format!("  │ {}", c.policy);
+    if let Some(v) = c.variant {
+        t.push_str(&format!(" {}", v.id()));
+    }
+    match &c.kernel_version {
+        Some(k) if c.chosen_because.starts_with("--policy") => {
+            t.push_str(&format!(" (--policy) · kernel {k}"))
+        }
+        Some(k) => t.push_str(&format!(" · kernel {k}")),
+        None => t.push_str(" (--policy)"),
+    }
+    let gaps = app
+        .state
+        .models
+        .views
+        .first()
+        .and_then(|v| v.run.agreement.as_ref())
+        .map_or(0, |a| a.trace_gaps.len());
+    if gaps > 0 {
+        t.push_str(&format!(
+            " · {gaps} trace gap{}",
+            if gaps == 1 { "" } else { "s" }
+        ));
+    }
+    t
 }

@@ -251,6 +251,32 @@ fn agent(link: &mut Link, flags: &FromHost) -> Result<(), String> {
     }
 }
 
+/// The guest's clocks, as notes: the trace clock in use, the clocksource, and what the kernel
+/// log says of the TSC and sched_clock (`tsc: Marking TSC unstable ...`).
+fn clock_facts(trace_clock: &str) -> Vec<String> {
+    let cs = |f: &str| {
+        std::fs::read_to_string(format!("/sys/devices/system/clocksource/clocksource0/{f}"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "?".into())
+    };
+    let mut out = vec![format!(
+        "clock: trace_clock {trace_clock}; clocksource {} (available: {})",
+        cs("current_clocksource"),
+        cs("available_clocksource")
+    )];
+    let log = sys::kernel_log();
+    out.extend(
+        log.lines()
+            .filter(|l| {
+                let l = l.to_ascii_lowercase();
+                l.contains("tsc") || l.contains("clocksource") || l.contains("sched_clock")
+            })
+            .take(24)
+            .map(|l| format!("clock: kernel log: {}", l.trim())),
+    );
+    out
+}
+
 fn spawn_worker(cfg: &GuestConfig) -> Result<std::process::Child, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     std::process::Command::new(exe)
@@ -301,8 +327,12 @@ fn supervise(
 fn stream_tracefs(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Result<(), String> {
     let io = |e: io::Error| format!("writing to /dev/hvc0: {e}");
     let t = tracefs::Tracefs::mount()?;
-    for w in t.setup(cfg.buffer_kb)? {
+    for w in t.setup(cfg.buffer_kb, cfg.trace_clock.as_deref())? {
         link.control(&Control::Warn(w)).map_err(io)?;
+    }
+    // what the timestamps of the capture rest on (docs/models.md §5.6)
+    for f in clock_facts(&t.clock()) {
+        link.control(&Control::Warn(f)).map_err(io)?;
     }
     let mut pipe = t.open_pipe()?;
     let mut buf = vec![0u8; 1 << 16];

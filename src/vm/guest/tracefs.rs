@@ -53,7 +53,7 @@ impl Tracefs {
 
     /// Buffer size, record-tgid, the events and the tick filter; what could not be set is
     /// returned as warnings (an event this kernel lacks is not fatal, rseq_update is).
-    pub fn setup(&self, buffer_kb: u32) -> Result<Vec<String>, String> {
+    pub fn setup(&self, buffer_kb: u32, clock: Option<&str>) -> Result<Vec<String>, String> {
         let mut warn = Vec::new();
         let set = |p: &str, v: &str| {
             write(&self.path(p), v).map_err(|e| format!("{}: {e}", self.path(p).display()))
@@ -63,6 +63,11 @@ impl Tracefs {
             warn.push(format!("buffer_size_kb {buffer_kb}: {e}"));
         }
         set("options/record-tgid", "1")?;
+        if let Some(c) = clock {
+            set("trace_clock", c).map_err(|e| {
+                format!("trace_clock {c}: {e} (the kernel offers: {})", self.clock())
+            })?;
+        }
         set("set_event", "")?;
         let mut set_event = OpenOptions::new()
             .append(true)
@@ -86,6 +91,13 @@ impl Tracefs {
         }
         set("trace", "")?;
         Ok(warn)
+    }
+
+    /// `trace_clock` as tracefs shows it: the clocks, the one in use in brackets.
+    pub fn clock(&self) -> String {
+        std::fs::read_to_string(self.path("trace_clock"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|e| format!("unreadable ({e})"))
     }
 
     pub fn tracing_on(&self, on: bool) -> Result<(), String> {

@@ -1,106 +1,28 @@
-//! Replay of a capture through a model (§5): canonical events → driver events, and the
-//! comparison of every observed `rseq_update` with the model's prediction.
-//!
-//! Translation (§5.1): `sched_switch` → SWITCH; any record whose task is not the one the model
-//! has on that CPU → an implicit SWITCH first (captures miss some switches, e.g. away from
-//! idle); `sched_migrate_task` with orig ≠ dest → MIGRATE; `task_newtask` + `sched_process_fork`
-//! → FORK (`clone_flags & CLONE_VM` = shares mm); `sched_wakeup_new` → first placement;
-//! `sched_process_exec` → EXEC; `sched_process_exit` → EXIT; the tick's `hrtimer_expire_entry`
-//! → TICK; `tick_stop` → tick stopped; `rseq_update` → a RET_USER
-//! that had TIF_NOTIFY_RESUME and a registered rseq area (both forced), then the comparison.
-//!
-//! mm identities are those of [`ObservedState`] (run in lockstep), so model lanes line up
-//! with the observed lanes of a `timeline::Timeline` built from the same trace.
-//!
-//! Seeding (`Params::seed`): an mm that existed before the capture has a history the model
-//! never saw (slots, cidmask, `max_nr_cid`, `next_scan`). Its `mm_users` is the number of its
-//! tasks the capture shows before they could have been created; its CPU slots start unknown;
-//! the first `rseq_update` of the mm on each CPU seeds that slot (the observed CID becomes the
-//! slot's `Valid` CID, is set in the cidmask, raises `max_nr_cid`, and is taken from any other
-//! slot that held it); such an observation is counted as a seed, not checked. Its `next_scan`
-//! stays unknown (no tick queues a scan) until a fork re-arms it or an `rseq_update` shows the
-//! tick-scan signature (no switch-in or migration since the task's previous update, a tick on
-//! its CPU in between): the model then runs that scan. Without seeding, such mms start empty.
+//! The streaming replayer: canonical events in, driver events to the model out, every observed
+//! `rseq_update` compared with the prediction (see the module docs of `replay`).
 
-use super::engine::{DriverEvent, Engine};
-use super::kind::PolicyKind;
-use super::params::Params;
-use super::policy::ObservedUpdate;
-use super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, Tally};
-use crate::events::{CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid, Trace};
-use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
-use crate::model::tasks::{MmId, MmInfo, MmOrigin};
+use super::super::engine::{DriverEvent, Engine};
+use super::super::kind::PolicyKind;
+use super::super::params::Params;
+use super::super::policy::ObservedUpdate;
+use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, Tally};
+use super::prepass::Infos;
+use super::untraced::Untraced;
+use crate::events::{CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid};
+use crate::model::observed::{Context, ObservedState};
+use crate::model::tasks::{MmId, MmInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// HZ from the spacing of consecutive ticks on one CPU: the lowest candidate HZ (100, 250,
-/// 300, 1000) whose period divides ≥ 90 % of the spacings (±12 %), given ≥ 3 spacings.
-pub fn infer_hz(trace: &Trace) -> Option<u32> {
-    let mut last: FxHashMap<u16, u64> = FxHashMap::default();
-    let mut deltas: Vec<u64> = Vec::new();
-    for e in &trace.events {
-        if let EventKind::Tick = e.kind
-            && e.cpu != CPU_UNKNOWN
-            && let Some(l) = last.insert(e.cpu, e.ts)
-            && e.ts > l
-        {
-            deltas.push(e.ts - l);
-        }
-    }
-    if deltas.len() < 3 {
-        return None;
-    }
-    [100u32, 250, 300, 1000].into_iter().find(|&hz| {
-        let period = 1_000_000_000 / hz as u64;
-        let fit = deltas
-            .iter()
-            .filter(|&&d| {
-                let k = ((d + period / 2) / period).max(1);
-                (k * period).abs_diff(d) * 100 <= period * 12
-            })
-            .count();
-        fit * 10 >= deltas.len() * 9
-    })
-}
-
-/// Offset of jiffy boundaries in the capture's clock: the earliest tick of a period, from the
-/// first ticks (ticks of all CPUs fire at the same boundary plus a small latency).
-pub fn tick_phase(trace: &Trace, hz: u32) -> u64 {
-    let period = 1_000_000_000 / hz.max(1) as i128;
-    let mut ticks = trace
-        .events
-        .iter()
-        .filter(|e| matches!(e.kind, EventKind::Tick))
-        .map(|e| e.ts as i128)
-        .take(256);
-    let Some(t0) = ticks.next() else { return 0 };
-    let mut min_off = 0i128;
-    for t in ticks {
-        let mut off = (t - t0).rem_euclid(period);
-        if off > period / 2 {
-            off -= period;
-        }
-        min_off = min_off.min(off);
-    }
-    (t0 + min_off).rem_euclid(period) as u64
-}
-
-#[derive(Default)]
-struct Infos(Vec<MmInfo>);
-impl Sink for Infos {
-    fn new_mm(&mut self, _id: MmId, info: MmInfo) {
-        self.0.push(info);
-    }
-    fn cpu_changed(&mut self, _ts: u64, _cpu: u16, _slot: &CpuSlot) {}
-}
-
 /// Per task, what happened since its previous `rseq_update` (tick-scan signature).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Since {
     switched: bool,
     ticked: bool,
 }
 
-/// Streams canonical events into a model (used by [`replay`] and by the simulator).
+/// Streams canonical events into a model (used by `replay` and by the simulator). A copy is a
+/// snapshot (the search for untraced placements goes back to one).
+#[derive(Clone)]
 pub struct Replayer {
     pub engine: Engine,
     obs: ObservedState,
@@ -126,6 +48,8 @@ pub struct Replayer {
     /// Tasks whose pre-existing mm is known to stay quiet (streaming use: the simulator's
     /// launching shell).
     pub quiet_tids: FxHashSet<Tid>,
+    /// Where the untraced kernel steps run (docs/models.md §5.3).
+    pub untraced: Untraced,
 }
 
 impl Replayer {
@@ -153,6 +77,25 @@ impl Replayer {
             exiting: FxHashSet::default(),
             quiet: FxHashSet::default(),
             quiet_tids: FxHashSet::default(),
+            untraced: Untraced::default(),
+        }
+    }
+
+    /// Disagreements so far (checked − agreed).
+    pub fn misses(&self) -> u64 {
+        self.total.checked - self.total.agreed
+    }
+
+    /// Runs the CID steps of the forks placed before event `idx` (at its time).
+    fn run_early_forks(&mut self, idx: usize, ts: u64) {
+        let Some(forks) = self.untraced.early_forks_at(idx) else {
+            return;
+        };
+        for f in forks {
+            self.know(ts, f.parent);
+            self.created.insert(f.child);
+            self.untraced.fork_early(&mut self.engine, ts, f);
+            self.since.remove(&f.child);
         }
     }
 
@@ -230,6 +173,9 @@ impl Replayer {
         }
         let curr = self.engine.core.curr[cpu as usize];
         if curr != tid {
+            // the wakelist of the CPU is processed before it schedules
+            self.untraced
+                .flush_wakelist(&mut self.engine, ts, Some(cpu), None);
             self.engine.step(
                 ts,
                 &DriverEvent::Switch {
@@ -270,6 +216,24 @@ impl Replayer {
         if ev.kind.is_lost() || ev.cpu == CPU_UNKNOWN {
             return;
         }
+        // the CID step of this CPU's last switch ran before anything else it records
+        if self
+            .engine
+            .core
+            .pending_switch
+            .get(ev.cpu as usize)
+            .is_some_and(Option::is_some)
+        {
+            self.engine.step(ts, &DriverEvent::SchedIn { cpu: ev.cpu });
+        }
+        self.untraced.advance_walks(&mut self.engine, idx, ts);
+        self.run_early_forks(idx, ts);
+        if let Some(exits) = self.untraced.early_exits_at(idx) {
+            for x in exits {
+                self.know(ts, x.tid);
+                self.untraced.exit_early(&mut self.engine, ts, x);
+            }
+        }
         self.know(ts, ev.tid);
         // exit_mm of a task that passed sched_process_exit: its futex wake of a joiner in the
         // same mm comes first (recorded as a migration), then mmput; anything else it records
@@ -291,12 +255,25 @@ impl Replayer {
             }
         }
         if ev.tid != TID_UNKNOWN {
+            self.untraced
+                .flush_wakelist(&mut self.engine, ts, None, Some(ev.tid));
             self.switch_to(ts, ev.cpu, ev.tid);
         }
         match ev.kind {
-            EventKind::SchedSwitch { next_tid, .. } => {
+            EventKind::SchedSwitch {
+                prev_tid,
+                next_tid,
+                prev_state,
+                ..
+            } => {
+                let slept = !prev_state.runnable();
+                let defer = self
+                    .untraced
+                    .switch_record(idx, ts, prev_tid, next_tid, slept);
                 self.know(ts, next_tid);
+                self.engine.core.defer_switch = defer;
                 self.switch_to(ts, ev.cpu, next_tid);
+                self.engine.core.defer_switch = false;
             }
             EventKind::SchedMigrateTask {
                 tid,
@@ -304,15 +281,14 @@ impl Replayer {
                 dest_cpu,
             } if orig_cpu != dest_cpu => {
                 self.know(ts, tid);
-                self.engine.step(
-                    ts,
-                    &DriverEvent::Migrate {
-                        tid,
-                        src: orig_cpu,
-                        dst: dest_cpu,
-                    },
-                );
+                self.untraced
+                    .flush_wakelist(&mut self.engine, ts, None, Some(tid));
+                self.untraced
+                    .migrate(&mut self.engine, (idx, ts, ev.tid), tid, orig_cpu, dest_cpu);
                 self.since.entry(tid).or_default().switched = true;
+            }
+            EventKind::SchedProcessFork { child, .. } if self.untraced.forked_early(child) => {
+                self.pending_clone.remove(&child);
             }
             EventKind::SchedProcessFork { parent, child } => {
                 self.know(ts, parent);
@@ -356,6 +332,7 @@ impl Replayer {
                 );
             }
             EventKind::SchedProcessExec { tid, .. } => {
+                self.untraced.exec(&mut self.engine, ts, tid);
                 if let Some(new_mm) = self.obs_mm(tid) {
                     self.engine.step(
                         ts,
@@ -369,8 +346,15 @@ impl Replayer {
                 self.since.entry(tid).or_default().switched = true;
             }
             EventKind::SchedProcessExit { tid } => {
-                self.engine.step(ts, &DriverEvent::Exit { tid });
-                self.exiting.insert(tid);
+                if !self.untraced.exited_early(tid) {
+                    self.engine.step(ts, &DriverEvent::Exit { tid });
+                }
+                let before = self.engine.core.params.exit_mm_before_exit_record();
+                if self.untraced.exit_mm_at_record(idx, ts, tid, before) {
+                    self.engine.step(ts, &DriverEvent::MmPut { tid });
+                } else {
+                    self.exiting.insert(tid);
+                }
             }
             EventKind::Tick => {
                 self.engine.step(ts, &DriverEvent::Tick { cpu: ev.cpu });
@@ -520,6 +504,7 @@ impl Replayer {
                 .filter(|a| a.mm != MmId::UNKNOWN)
                 .cloned()
                 .collect(),
+            trace_gaps: self.untraced.gaps().to_vec(),
         }
     }
 
@@ -530,132 +515,4 @@ impl Replayer {
         run.agreement = agreement;
         run
     }
-}
-
-/// Tasks the capture shows that existed before it began (not created by a fork inside it),
-/// with the mm the observed resolution gives them at first sight.
-/// What a replay learns from a first pass over the capture.
-pub struct PrePass {
-    /// Tasks that existed before the capture, with their mm at first sight.
-    pub tasks: Vec<(Tid, Option<MmId>)>,
-    /// Pre-existing mms without a single `rseq_update` in the capture.
-    pub quiet: FxHashSet<MmId>,
-}
-
-pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
-    let ctx = Context {
-        tasks: &trace.tasks,
-        ncpus,
-    };
-    let mut obs = ObservedState::new(ncpus as usize);
-    let mut infos = Infos::default();
-    let mut created: FxHashSet<Tid> = FxHashSet::default();
-    let mut seen: FxHashSet<Tid> = FxHashSet::default();
-    let mut pending: Vec<Tid> = Vec::new();
-    let mut out: Vec<(Tid, Option<MmId>)> = Vec::new();
-    let mut note = |t: Tid, created: &FxHashSet<Tid>, pending: &mut Vec<Tid>| {
-        if t != 0 && t != TID_UNKNOWN && !created.contains(&t) && seen.insert(t) {
-            pending.push(t);
-        }
-    };
-    let mut reporting: FxHashSet<MmId> = FxHashSet::default();
-    for ev in &trace.events {
-        match ev.kind {
-            EventKind::TaskNewtask { tid, .. } => {
-                created.insert(tid);
-            }
-            EventKind::SchedProcessFork { child, .. } => {
-                created.insert(child);
-            }
-            _ => {}
-        }
-        obs.apply(&ev, &ctx, &mut infos);
-        if let EventKind::RseqUpdate { .. } = ev.kind {
-            reporting.insert(obs.mm_of(ev.tid));
-        }
-        note(ev.tid, &created, &mut pending);
-        match ev.kind {
-            EventKind::SchedSwitch {
-                prev_tid, next_tid, ..
-            } => {
-                note(prev_tid, &created, &mut pending);
-                note(next_tid, &created, &mut pending);
-            }
-            EventKind::SchedMigrateTask { tid, .. }
-            | EventKind::SchedWakeupNew { tid, .. }
-            | EventKind::SchedProcessExit { tid } => note(tid, &created, &mut pending),
-            EventKind::SchedProcessFork { parent, .. } => note(parent, &created, &mut pending),
-            _ => {}
-        }
-        if !pending.is_empty() {
-            pending.retain(|&t| match obs.tasks.get(&t).map(|s| s.mm) {
-                Some(m) => {
-                    out.push((t, m.is_real().then_some(m)));
-                    false
-                }
-                None => true,
-            });
-        }
-    }
-    out.extend(pending.into_iter().map(|t| (t, None)));
-    // A process's main thread holds its mm even when it never runs in the capture (blocked
-    // in a join or wait): count the leader named by the TGID column.
-    let mut leaders: Vec<(Tid, Option<MmId>)> = Vec::new();
-    for (i, info) in infos.0.iter().enumerate() {
-        if let (Some(g), MmOrigin::Tgid) = (info.tgid, info.origin)
-            && !seen.contains(&g)
-            && !created.contains(&g)
-        {
-            leaders.push((g, Some(MmId(i as u32))));
-        }
-    }
-    out.extend(leaders);
-    let quiet = infos
-        .0
-        .iter()
-        .enumerate()
-        .filter(|(i, info)| !info.begins_in_capture() && !reporting.contains(&MmId(*i as u32)))
-        .map(|(i, _)| MmId(i as u32))
-        .collect::<FxHashSet<MmId>>();
-    let tasks = out
-        .into_iter()
-        .map(|(t, m)| (t, m.filter(|m| !quiet.contains(m))))
-        .collect();
-    PrePass { tasks, quiet }
-}
-
-/// Resolves `cpus`/`hz` of `params` from the capture.
-pub fn resolve_params(trace: &Trace, params: &Params) -> (Params, u64) {
-    let mut resolved = params.clone();
-    if resolved.cpus == 0 {
-        resolved.cpus = trace.cpu_count();
-    }
-    if resolved.hz == 0 {
-        resolved.hz = infer_hz(trace).unwrap_or(Params::DEFAULT_HZ);
-    }
-    let phase = tick_phase(trace, resolved.hz);
-    (resolved, phase)
-}
-
-/// Replays `trace` through `policy`. `params.cpus == 0` takes the capture's CPU count,
-/// `params.hz == 0` infers HZ from the tick spacing (default 1000).
-pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
-    let (p, phase) = resolve_params(trace, params);
-    let ncpus = p.cpus;
-    let mut r = Replayer::new(policy, p, phase);
-    let t0 = trace.events.first().map_or(0, |e| e.ts);
-    let pre = preexisting_tasks(trace, ncpus);
-    r.quiet = pre.quiet;
-    for (tid, mm) in pre.tasks {
-        r.declare_existing(t0, tid, mm);
-    }
-    for (i, ev) in trace.events.iter().enumerate() {
-        r.apply(i, &ev, &trace.tasks);
-    }
-    r.finish()
-}
-
-/// Replays `trace` through each of `policies` (the compare view: one run per model).
-pub fn replay_all(trace: &Trace, policies: &[PolicyKind], params: &Params) -> Vec<PolicyRun> {
-    policies.iter().map(|&k| replay(trace, k, params)).collect()
 }

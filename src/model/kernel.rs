@@ -1,0 +1,440 @@
+//! Which CID policy and variant a kernel runs, from its release string (`uname -r`, trace.dat's
+//! uname, perf.data's OSRELEASE): docs/models.md §10.
+
+use super::policies::{HzSource, KernelVersion, Params, PolicyKind, UntracedSearch};
+
+/// A kernel release as numbers: `6.18.15+deb13-cloud-amd64` → 6.18.15, `6.19.0-rc1` → 6.19.0 rc1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Release {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+    /// `-rcN`; `None` for a release.
+    pub rc: Option<u32>,
+}
+
+impl Release {
+    /// Parses the leading `MAJOR.MINOR[.PATCH]` and an `-rcN` right after it; the rest (Debian
+    /// `+debNN`, `-cloud-amd64`, local versions) is ignored.
+    pub fn parse(s: &str) -> Option<Release> {
+        let s = s.trim();
+        let end = s
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(s.len());
+        let mut nums = s[..end].split('.').filter(|x| !x.is_empty());
+        let major = nums.next()?.parse().ok()?;
+        let minor = nums.next()?.parse().ok()?;
+        let patch = nums.next().and_then(|x| x.parse().ok()).unwrap_or(0);
+        let rc = s[end..].strip_prefix("-rc").and_then(|r| {
+            let d = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
+            r[..d].parse().ok()
+        });
+        Some(Release {
+            major,
+            minor,
+            patch,
+            rc,
+        })
+    }
+
+    fn at_least(&self, major: u32, minor: u32) -> bool {
+        (self.major, self.minor) >= (major, minor)
+    }
+}
+
+/// A kernel release string as given (`--kernel-version`, `uname -r`), known to name a
+/// `MAJOR.MINOR`: the string is kept whole, as reports show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelRelease {
+    text: String,
+    pub release: Release,
+}
+
+impl KernelRelease {
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl std::str::FromStr for KernelRelease {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let release = Release::parse(s).ok_or_else(|| {
+            format!(
+                "expected a kernel release like 6.18.15 or 6.18.15+deb13-cloud-amd64, found {s:?}"
+            )
+        })?;
+        Ok(KernelRelease {
+            text: s.trim().to_string(),
+            release,
+        })
+    }
+}
+
+impl std::fmt::Display for KernelRelease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// The model of a kernel's CID policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelModel {
+    pub release: Release,
+    /// `None`: the kernel has no modelled CID policy (no `mm_cid`, or 6.3's first form).
+    pub policy: Option<PolicyKind>,
+    /// lazy-compact's variant (`--kernel`); `None` for the other policies.
+    pub variant: Option<KernelVersion>,
+    /// Why, in words, with the commits that draw the lines.
+    pub reason: String,
+}
+
+/// Maps a kernel release string to the policy and variant it runs (docs/models.md §10).
+/// `None` when the string has no `MAJOR.MINOR` to read.
+pub fn model_for_release(s: &str) -> Option<KernelModel> {
+    let r = Release::parse(s)?;
+    let v = format!("{}.{}.{}", r.major, r.minor, r.patch);
+    let lazy = |variant: KernelVersion, why: &str| KernelModel {
+        release: r,
+        policy: Some(PolicyKind::LazyCompact),
+        variant: Some(variant),
+        reason: format!("{v}: lazy-compact, variant {}: {why}", variant.id()),
+    };
+    Some(if !r.at_least(6, 3) {
+        KernelModel {
+            release: r,
+            policy: None,
+            variant: None,
+            reason: format!("{v}: before 6.3 the kernel has no mm_cid (rseq_update has no CID)"),
+        }
+    } else if !r.at_least(6, 4) {
+        KernelModel {
+            release: r,
+            policy: None,
+            variant: None,
+            reason: format!(
+                "{v}: 6.3's first mm_cid (allocated at every switch-in, freed at every switch-out, \
+                 af7f588d8f73) is not modelled; the lazy per-CPU scheme came in 6.4 (223baf9d17f2)"
+            ),
+        }
+    } else if !r.at_least(6, 13) {
+        lazy(
+            KernelVersion::V6_4,
+            "6.4-6.12 allocate the first free CID and have no recent_cid (223baf9d17f2); \
+             the 6.12.y stable kernels keep that form (checked in 6.12.117)",
+        )
+    } else if !r.at_least(6, 14) {
+        if r.rc.is_none() && r.patch >= 5 {
+            lazy(
+                KernelVersion::V6_14,
+                "6.13.5+ has the max_nr_cid shrink backported (02d954c0fdf9, stable review of \
+                 2025-02-24), so it allocates like 6.14",
+            )
+        } else {
+            lazy(
+                KernelVersion::V6_13,
+                "6.13-6.13.4 have recent_cid and the max_nr_cid expansion (7e019dcc470f) but not \
+                 the shrink (02d954c0fdf9, backported in 6.13.5)",
+            )
+        }
+    } else if !r.at_least(6, 19) {
+        lazy(
+            KernelVersion::V6_14,
+            "6.14-6.18 have recent_cid, expansion and the max_nr_cid shrink (7e019dcc470f, \
+             02d954c0fdf9); checked in 6.18.15",
+        )
+    } else {
+        let rc = if r.major == 6 && r.minor == 19 && r.rc.is_some() {
+            "; 6.19-rc1..rc7 lack 4463c7aa11a6 (transitional CIDs are always dropped at \
+             schedule-out), which the model does not vary"
+        } else {
+            ""
+        };
+        KernelModel {
+            release: r,
+            policy: Some(PolicyKind::OwnerMode),
+            variant: None,
+            reason: format!(
+                "{v}: owner-mode, the rewrite of 6.19 (653fda7ae73d and the fixes of S7){rc}; \
+                 checked in 7.2.13"
+            ),
+        }
+    })
+}
+
+/// What the user asked of the model (`--policy`, `--kernel`, `--hz`, `--kernel-version`), and
+/// the rest of the parameters.
+#[derive(Clone, Debug, Default)]
+pub struct Asked {
+    pub policy: Option<PolicyKind>,
+    pub variant: Option<KernelVersion>,
+    pub hz: Option<u32>,
+    /// `--kernel-version`: the release of the capture's kernel.
+    pub kernel_version: Option<KernelRelease>,
+    /// Regime, scan, seeding, ...; its `version` and `hz` are set from the choice.
+    pub base: Params,
+}
+
+/// What the capture itself says of its kernel (`Trace::kernel_release`, `Trace::kernel_hz`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelFacts {
+    pub release: Option<String>,
+    pub hz: Option<u32>,
+}
+
+/// The model a capture is replayed through, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChosenModel {
+    pub policy: PolicyKind,
+    /// With `version` and `hz`/`hz_source` chosen (`hz` 0: inferred from the tick).
+    pub params: Params,
+    /// The kernel release, when known (`--kernel-version`, else the capture's own).
+    pub kernel_version: Option<String>,
+    /// The lazy-compact variant the model runs (lazy-compact and resume-batch); `None` for a
+    /// policy without variants.
+    pub variant: Option<KernelVersion>,
+    /// In words: the flag, or the kernel and the commits that draw its line.
+    pub chosen_because: String,
+}
+
+/// Whether `policy`'s allocation has the lazy-compact variants (`--kernel`).
+fn has_variants(policy: PolicyKind) -> bool {
+    matches!(policy, PolicyKind::LazyCompact | PolicyKind::ResumeBatch)
+}
+
+/// The model to replay a capture through: the one asked for (`--policy`), else the one of its
+/// kernel's release (`--kernel-version`, else what the capture says, [`model_for_release`]).
+/// `None` when neither names one (no model is run). HZ: `--hz`, else the kernel's CONFIG_HZ
+/// when the capture says it, else 0 (inferred from the tick expiries).
+pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
+    let (release, from) = match (&asked.kernel_version, &capture.release) {
+        (Some(v), _) => (Some(v.as_str()), "--kernel-version"),
+        (None, Some(r)) => (Some(r.as_str()), "the capture"),
+        (None, None) => (None, ""),
+    };
+    let known = release.and_then(model_for_release);
+    let (policy, mut because) = match (asked.policy, &known) {
+        (Some(p), Some(k)) if k.policy == Some(p) => (p, format!("--policy {p}; {}", k.reason)),
+        (Some(p), Some(k)) => (
+            p,
+            format!(
+                "--policy {p} (the kernel {} of {from} runs {}: {})",
+                release.unwrap_or_default(),
+                k.policy.map_or("no modelled policy", PolicyKind::id),
+                k.reason
+            ),
+        ),
+        (Some(p), None) => (p, format!("--policy {p} (kernel version unknown)")),
+        (None, Some(k)) => (k.policy?, format!("{} (release from {from})", k.reason)),
+        (None, None) => return None,
+    };
+    let variant = if has_variants(policy) {
+        let v = match asked.variant {
+            Some(v) => {
+                because.push_str(&format!("; variant {} from --kernel", v.id()));
+                v
+            }
+            None => known.as_ref().and_then(|k| k.variant).unwrap_or_default(),
+        };
+        Some(v)
+    } else {
+        None
+    };
+    let (hz, hz_source) = match (asked.hz, capture.hz) {
+        (Some(h), _) => (h, HzSource::Given),
+        (None, Some(h)) if release.is_some() => (h, HzSource::Kernel),
+        _ => (0, HzSource::Given),
+    };
+    // the kernel's own policy: every miss is worth explaining by untraced steps
+    let own = known.as_ref().is_some_and(|k| k.policy == Some(policy));
+    Some(ChosenModel {
+        policy,
+        params: Params {
+            version: variant.unwrap_or(asked.base.version),
+            hz,
+            hz_source,
+            untraced: if own {
+                UntracedSearch::Always
+            } else {
+                asked.base.untraced
+            },
+            ..asked.base.clone()
+        },
+        kernel_version: release.map(str::to_string),
+        variant,
+        chosen_because: because,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--kernel-version` keeps the string whole and refuses one without `MAJOR.MINOR`.
+    #[test]
+    fn a_kernel_release_flag_value_is_checked_and_kept_whole() {
+        let r: KernelRelease = " 6.18.15+deb13-cloud-amd64".parse().unwrap();
+        assert_eq!(r.as_str(), "6.18.15+deb13-cloud-amd64");
+        assert_eq!(
+            (r.release.major, r.release.minor, r.release.patch),
+            (6, 18, 15)
+        );
+        let e = "cloud".parse::<KernelRelease>().unwrap_err();
+        assert!(e.contains("expected a kernel release"), "{e}");
+        assert!("6".parse::<KernelRelease>().is_err());
+    }
+
+    fn pv(s: &str) -> (Option<PolicyKind>, Option<KernelVersion>) {
+        let m = model_for_release(s).unwrap_or_else(|| panic!("{s}"));
+        (m.policy, m.variant)
+    }
+
+    #[test]
+    fn parses_release_strings() {
+        let r = Release::parse("6.18.15+deb13-cloud-amd64").unwrap();
+        assert_eq!((r.major, r.minor, r.patch, r.rc), (6, 18, 15, None));
+        let r = Release::parse("6.19.0-rc1").unwrap();
+        assert_eq!((r.major, r.minor, r.patch, r.rc), (6, 19, 0, Some(1)));
+        let r = Release::parse("7.2").unwrap();
+        assert_eq!((r.major, r.minor, r.patch), (7, 2, 0));
+        let r = Release::parse(" 6.1.0-37-amd64\n").unwrap();
+        assert_eq!((r.major, r.minor, r.patch, r.rc), (6, 1, 0, None));
+        assert_eq!(Release::parse("linux"), None);
+        assert_eq!(Release::parse("6"), None);
+        assert_eq!(Release::parse(""), None);
+    }
+
+    #[test]
+    fn maps_the_kernels_of_the_captures() {
+        use KernelVersion::*;
+        use PolicyKind::*;
+        assert_eq!(
+            pv("6.18.15+deb13-cloud-amd64"),
+            (Some(LazyCompact), Some(V6_14))
+        );
+        assert_eq!(pv("7.2.13+deb14-cloud-amd64"), (Some(OwnerMode), None));
+        assert_eq!(
+            pv("6.12.117+deb13-cloud-amd64"),
+            (Some(LazyCompact), Some(V6_4))
+        );
+        assert_eq!(pv("6.18.44"), (Some(LazyCompact), Some(V6_14)));
+    }
+
+    #[test]
+    fn maps_the_version_lines() {
+        use KernelVersion::*;
+        use PolicyKind::*;
+        assert_eq!(pv("5.15.0-91-generic"), (None, None));
+        assert_eq!(pv("6.3.13"), (None, None));
+        assert_eq!(pv("6.4.0"), (Some(LazyCompact), Some(V6_4)));
+        assert_eq!(pv("6.12.0"), (Some(LazyCompact), Some(V6_4)));
+        assert_eq!(pv("6.13"), (Some(LazyCompact), Some(V6_13)));
+        assert_eq!(pv("6.13.4"), (Some(LazyCompact), Some(V6_13)));
+        assert_eq!(pv("6.13.5"), (Some(LazyCompact), Some(V6_14)));
+        assert_eq!(pv("6.14-rc4"), (Some(LazyCompact), Some(V6_14)));
+        assert_eq!(pv("6.19.0-rc1"), (Some(OwnerMode), None));
+        assert_eq!(pv("6.19.2"), (Some(OwnerMode), None));
+        assert_eq!(pv("7.0.0"), (Some(OwnerMode), None));
+        assert_eq!(model_for_release("x.y"), None);
+    }
+
+    #[test]
+    fn reasons_say_why() {
+        let m = model_for_release("6.19.0-rc1").unwrap();
+        assert!(m.reason.contains("4463c7aa11a6"), "{}", m.reason);
+        let m = model_for_release("6.13.4").unwrap();
+        assert!(m.reason.contains("6.13.5"), "{}", m.reason);
+        let m = model_for_release("6.12.117+deb13-cloud-amd64").unwrap();
+        assert!(
+            m.reason.starts_with("6.12.117: lazy-compact, variant 6.4"),
+            "{}",
+            m.reason
+        );
+        let m = model_for_release("6.3.1").unwrap();
+        assert!(m.reason.contains("not modelled"), "{}", m.reason);
+    }
+
+    #[test]
+    fn the_kernel_chooses_the_model_unless_the_user_did() {
+        let none = Asked::default();
+        let facts = |r: &str, hz| KernelFacts {
+            release: Some(r.into()),
+            hz,
+        };
+        assert_eq!(choose(&none, &KernelFacts::default()), None);
+        let c = choose(&none, &facts("6.12.117+deb13-cloud-amd64", Some(250))).unwrap();
+        assert_eq!(
+            (c.policy, c.variant, c.params.hz, c.params.hz_source),
+            (
+                PolicyKind::LazyCompact,
+                Some(KernelVersion::V6_4),
+                250,
+                HzSource::Kernel
+            )
+        );
+        assert!(
+            c.chosen_because
+                .starts_with("6.12.117: lazy-compact, variant 6.4")
+                && c.chosen_because.ends_with("(release from the capture)"),
+            "{}",
+            c.chosen_because
+        );
+        assert_eq!(
+            c.kernel_version.as_deref(),
+            Some("6.12.117+deb13-cloud-amd64")
+        );
+        // --kernel-version wins over the header; owner-mode has no variant
+        let asked = Asked {
+            kernel_version: Some("7.2.13".parse().unwrap()),
+            hz: Some(250),
+            ..Asked::default()
+        };
+        let c = choose(&asked, &facts("6.18.15", Some(1000))).unwrap();
+        assert_eq!(
+            (c.policy, c.variant, c.params.hz, c.params.hz_source),
+            (PolicyKind::OwnerMode, None, 250, HzSource::Given)
+        );
+        assert!(
+            c.chosen_because.contains("--kernel-version"),
+            "{}",
+            c.chosen_because
+        );
+        // --policy wins, and the choice says what the kernel would have run
+        let asked = Asked {
+            policy: Some(PolicyKind::ResumeBatch),
+            ..Asked::default()
+        };
+        let c = choose(&asked, &facts("6.12.117", None)).unwrap();
+        assert_eq!(
+            (c.policy, c.variant),
+            (PolicyKind::ResumeBatch, Some(KernelVersion::V6_4))
+        );
+        assert!(
+            c.chosen_because
+                .starts_with("--policy resume-batch (the kernel 6.12.117"),
+            "{}",
+            c.chosen_because
+        );
+        assert_eq!(c.params.hz, 0);
+        let c = choose(&asked, &KernelFacts::default()).unwrap();
+        assert_eq!(
+            c.chosen_because,
+            "--policy resume-batch (kernel version unknown)"
+        );
+        let asked = Asked {
+            variant: Some(KernelVersion::V6_13),
+            kernel_version: Some("6.18.15".parse().unwrap()),
+            ..Asked::default()
+        };
+        let c = choose(&asked, &KernelFacts::default()).unwrap();
+        assert_eq!(c.variant, Some(KernelVersion::V6_13));
+        assert!(c.chosen_because.ends_with("variant 6.13 from --kernel"));
+        // a kernel without a modelled policy and no --policy: no model
+        let asked = Asked {
+            kernel_version: Some("5.15.0".parse().unwrap()),
+            ..Asked::default()
+        };
+        assert_eq!(choose(&asked, &KernelFacts::default()), None);
+    }
+}

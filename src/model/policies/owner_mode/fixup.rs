@@ -1,0 +1,150 @@
+//! The mode transitions' fixups (§4.4): `mm_cid_fixup_tasks_to_cpus`, a walk over the users
+//! that a replay may leave in progress (docs/models.md §5.3 T3), and `mm_cid_fixup_cpus_to_tasks`.
+
+use super::word::{ONCPU, TRANSIT, in_transit, on_cpu, on_task, plain};
+use super::{Mm, OwnerMode};
+use crate::events::Tid;
+use crate::model::policies::core::Core;
+use crate::model::tasks::MmId;
+
+impl OwnerMode {
+    /// `mm_cid_fixup_tasks_to_cpus`: a walk over the user list, newest first; left in progress
+    /// for [`CidPolicy::fixup_step`] when [`Core::defer_fixup`] is set (docs/models.md §5.3 T3).
+    pub(super) fn fixup_tasks_to_cpus(
+        &mut self,
+        m: &mut Mm,
+        core: &mut Core,
+        id: MmId,
+        initiator: Option<Tid>,
+    ) {
+        m.walk = m
+            .members
+            .iter()
+            .rev()
+            .copied()
+            .filter(|&u| Some(u) != initiator)
+            .collect();
+        if m.walk.is_empty() {
+            m.mode = ONCPU; // mm_cid_complete_transit
+            return;
+        }
+        if core.defer_fixup {
+            return;
+        }
+        while self.walk_step(m, core, id) {}
+    }
+
+    /// One task of a per-task → per-CPU fixup (`mm_cid_fixup_task_to_cpu`); completes the
+    /// transition after the last. Returns whether tasks remain.
+    pub(super) fn walk_step(&mut self, m: &mut Mm, core: &mut Core, id: MmId) -> bool {
+        if m.walk.is_empty() {
+            return false;
+        }
+        let u = m.walk.remove(0);
+        if let Some(t) = core.task(u)
+            && t.active
+            && on_task(self.tasks.get(t).cid)
+        {
+            let x = self.tasks.get(t).cid;
+            let (c, running) = (
+                t.cpu,
+                t.running && core.curr.get(t.cpu as usize) == Some(&u),
+            );
+            if running {
+                let x = x | TRANSIT;
+                self.set_word(core, u, x);
+                m.pcpu_cid[c as usize] = x;
+                core.mark_slot(id, c);
+                core.mark_task(u);
+            } else {
+                self.unset_task_cid(m, core, u);
+            }
+        }
+        if m.walk.is_empty() {
+            m.mode = ONCPU; // mm_cid_complete_transit
+            return false;
+        }
+        true
+    }
+
+    pub(super) fn fixup_cpus_to_tasks(&mut self, m: &mut Mm, core: &mut Core, id: MmId) {
+        for c in 0..core.params.cpus as usize {
+            let x = m.pcpu_cid[c];
+            let r = core.user_on(id, c as u16);
+            let u = core.curr[c];
+            let ucid = self.word_of(core, u);
+            if on_cpu(x) {
+                if r {
+                    if on_cpu(ucid) {
+                        let y = plain(ucid) | TRANSIT;
+                        self.set_word(core, u, y);
+                        m.pcpu_cid[c] = y;
+                        core.mark_task(u);
+                    }
+                } else {
+                    m.drop_cpu_cid(c);
+                }
+                core.mark_slot(id, c as u16);
+            } else if r && !in_transit(ucid) {
+                let y = ucid | TRANSIT;
+                self.set_word(core, u, y);
+                m.pcpu_cid[c] = y;
+                core.mark_task(u);
+                core.mark_slot(id, c as u16);
+            }
+        }
+        m.mode = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::policies::engine::DriverEvent;
+    use crate::model::policies::kind::PolicyKind;
+    use crate::model::policies::script::Script;
+
+    /// docs/models.md §5.3 T3: a per-task → per-CPU fixup left in progress visits the users
+    /// newest first; an unvisited task hands its own CID over with TRANSIT at schedin and drops
+    /// it at schedout; the mode completes after the last visit.
+    #[test]
+    fn fixup_walk_in_steps() {
+        let mut s = Script::new(PolicyKind::OwnerMode, 4, 1000);
+        let mm = s.process(100, 0);
+        s.run(0, 100);
+        for t in 101..=103 {
+            s.thread(100, t, t as u16);
+        }
+        s.run(1, 101);
+        assert_eq!(
+            (s.cid(101), s.cid(102), s.cid(103)),
+            (Some(1), Some(2), Some(3))
+        );
+        // the 5th user (104) exceeds max_cids = min(4 + 1, 4): per-CPU, the walk left running
+        s.engine.core.defer_fixup = true;
+        s.thread(100, 104, 0);
+        s.engine.core.defer_fixup = false;
+        let m = s.om(mm).unwrap();
+        assert_eq!(m.mode, ONCPU | TRANSIT);
+        assert_eq!(m.walk, vec![104, 103, 102, 101]);
+        assert_eq!(s.engine.walk_left(mm), 4);
+        s.step(DriverEvent::FixupStep { mm }); // 104: no CID yet
+        // 102 is not visited yet: it hands its own CID to CPU 2, with TRANSIT
+        s.run(2, 102);
+        assert_eq!(s.cid(102), Some(2));
+        assert_eq!(s.om_task(102).unwrap().cid, 2 | TRANSIT);
+        s.switch(2, 0); // ... and drops it at schedout: the mode is in transit
+        assert_eq!(s.om_task(102).unwrap().cid, super::super::word::UNSET);
+        s.step(DriverEvent::FixupStep { mm }); // 103 not running: CID 3 dropped
+        s.step(DriverEvent::FixupStep { mm }); // 102: nothing left
+        assert_eq!(s.om(mm).unwrap().mode, ONCPU | TRANSIT);
+        s.step(DriverEvent::FixupStep { mm }); // 101 runs: 1|TRANSIT on CPU 1; walk done
+        let m = s.om(mm).unwrap();
+        assert_eq!((m.mode, m.walk.len()), (ONCPU, 0));
+        assert_eq!(s.om_task(101).unwrap().cid, 1 | TRANSIT);
+        // 103 gets the first free CID below max_cids (0 and 1 are held)
+        s.run(3, 103);
+        assert_eq!(s.cid(103), Some(2));
+        assert!(s.violations().is_empty(), "{:?}", s.violations());
+    }
+}

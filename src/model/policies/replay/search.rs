@@ -1,0 +1,639 @@
+//! The search for placements of untraced kernel steps (docs/models.md §5.3) that explain the
+//! observed CIDs a plain replay misses.
+//!
+//! The replay runs once; at each `rseq_update` it gets wrong, the search tries, from snapshots
+//! of the replayer taken on the way:
+//! 1. the CID step of one of the most recent CLONE_VM forks of the mm earlier in its window (T2),
+//!    latest placement first, and for owner-mode a fixup walk that takes a while (T3);
+//! 2. else the CID step of a switch into the mm on another CPU run at that CPU's next record
+//!    (T5), `exit_mm` of an exit of the mm right at its record (T6), a remote wakeup of the
+//!    mm enqueued at once (T1), or the CID release of an exit of the mm earlier in `do_exit`
+//!    (T7).
+//!
+//! A candidate must leave fewer disagreements up to the update; of those, the one with the
+//! fewest a little further on is kept and the replay goes on from it; a step of the second kind
+//! only when it has fewer there than the plain replay too. The work is bounded by a budget of
+//! replayed events.
+
+use super::super::kind::PolicyKind;
+use super::super::run::PolicyRun;
+use super::replayer::Replayer;
+use super::untraced::{EarlyExit, EarlyFork, Placements};
+use super::windows::{ExitWindow, ForkWindow};
+use crate::events::{EventKind, Tid, Trace};
+use crate::model::tasks::MmId;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeMap;
+
+/// Events a search may replay in all (bounds its cost on a large capture).
+const SEARCH_BUDGET_PER_EVENT: u64 = 20;
+/// ... and at most this many, whatever its size.
+const SEARCH_BUDGET_MAX: u64 = 20_000_000;
+/// How many events back from a disagreement a fork's record may lie to be a candidate.
+const SEARCH_LOOKBACK: usize = 4000;
+/// Events between the periodic checkpoints of a search, and how many it keeps.
+const CHECKPOINT_EVERY: usize = 256;
+const CHECKPOINTS_KEPT: usize = 24;
+/// Placements a search compares for one disagreement.
+const SEARCH_CANDIDATES: usize = 8;
+/// Events past a fork's record over which a search compares its candidates.
+const SEARCH_AHEAD: usize = 1500;
+/// Candidates of each kind of step (T5, T6, T1) tried for one disagreement.
+const STEP_CANDIDATES: usize = 4;
+/// How long a search lets an owner-mode fixup walk take (ns; capped at the fork's record).
+const WALK_SPANS: [u64; 6] = [
+    500_000,
+    1_000_000,
+    2_000_000,
+    4_000_000,
+    8_000_000,
+    u64::MAX,
+];
+
+/// Exit release positions tried per exit (T7).
+const EXIT_POSITIONS: usize = 6;
+
+/// Which step a candidate of the second kind moves, and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// T5: the CID step of the switch record at this index at its CPU's next record.
+    DeferredSwitch(usize),
+    /// T6: `exit_mm` right at the exit record at this index.
+    EarlyPut(usize),
+    /// T1: the enqueue of the remote wakeup recorded at this index at once.
+    PromptWake(usize),
+    /// T7: the CID release of an exit before the event at `at`.
+    EarlyExit { at: usize, exit: EarlyExit },
+    /// T3: a lazy fixup walk in progress has visited `done` tasks before the event at `at`.
+    WalkMark { at: usize, done: usize },
+}
+
+impl Step {
+    /// The first event the step changes.
+    fn start(self) -> usize {
+        match self {
+            Step::DeferredSwitch(s) | Step::EarlyPut(s) | Step::PromptWake(s) => s,
+            Step::EarlyExit { at, .. } | Step::WalkMark { at, .. } => at,
+        }
+    }
+
+    fn set(self, p: &mut Placements) {
+        match self {
+            Step::DeferredSwitch(s) => {
+                p.deferred_switches.insert(s);
+            }
+            Step::EarlyPut(s) => {
+                p.early_puts.insert(s);
+            }
+            Step::PromptWake(s) => {
+                p.prompt_wakes.insert(s);
+            }
+            Step::EarlyExit { at, exit } => p.early_exits.entry(at).or_default().push(exit),
+            Step::WalkMark { at, done } => {
+                let m = p.walk_marks.entry(at).or_insert(0);
+                *m = (*m).max(done);
+            }
+        }
+    }
+}
+
+/// A candidate that explains a disagreement: the replayer at it, the placements with it, the
+/// checkpoints retaken on its way.
+struct Candidate {
+    at: Replayer,
+    placements: Placements,
+    fresh: Vec<(usize, Replayer)>,
+}
+
+/// A copy of `r` without its recording (a search only needs the model state).
+fn snapshot_ref(r: &Replayer) -> Replayer {
+    let mut c = r.clone();
+    c.engine.core.run = PolicyRun::new(r.engine.core.kind, r.engine.core.params.clone());
+    c
+}
+
+/// [`snapshot_ref`] without cloning the recording.
+fn snapshot(r: &mut Replayer) -> Replayer {
+    let empty = PolicyRun::new(r.engine.core.kind, r.engine.core.params.clone());
+    let run = std::mem::replace(&mut r.engine.core.run, empty);
+    let s = r.clone();
+    r.engine.core.run = run;
+    s
+}
+
+struct Search<'a> {
+    trace: &'a Trace,
+    policy: PolicyKind,
+    windows: &'a [ForkWindow],
+    exits: &'a [ExitWindow],
+    /// Per `sched_switch` record: the index of the next record of that CPU.
+    next_on_cpu: FxHashMap<usize, usize>,
+    /// Windows by their first event.
+    by_first: FxHashSet<usize>,
+    /// The placements accepted so far.
+    found: Placements,
+    /// Snapshots at the first event of fork windows.
+    ckpts: BTreeMap<usize, Replayer>,
+    /// Snapshots every [`CHECKPOINT_EVERY`] events, the last [`CHECKPOINTS_KEPT`].
+    periodic: BTreeMap<usize, Replayer>,
+    /// Windows tried already.
+    tried: FxHashSet<usize>,
+    budget: u64,
+}
+
+/// Replays `trace` through `policy` and returns the placements that explain some of its
+/// disagreements (empty when none do).
+pub fn search_placements(
+    trace: &Trace,
+    policy: PolicyKind,
+    mut r: Replayer,
+    windows: &[ForkWindow],
+    exits: &[ExitWindow],
+) -> Placements {
+    let n = trace.events.len();
+    let mut next_on_cpu = FxHashMap::default();
+    let mut open: FxHashMap<u16, usize> = FxHashMap::default();
+    for (j, ev) in trace.events.iter().enumerate() {
+        if let Some(s) = open.remove(&ev.cpu) {
+            next_on_cpu.insert(s, j);
+        }
+        if let EventKind::SchedSwitch { .. } = ev.kind {
+            open.insert(ev.cpu, j);
+        }
+    }
+    let mut s = Search {
+        trace,
+        policy,
+        windows,
+        exits,
+        next_on_cpu,
+        by_first: windows.iter().map(|w| w.first).collect(),
+        found: Placements::default(),
+        ckpts: BTreeMap::new(),
+        periodic: BTreeMap::new(),
+        tried: FxHashSet::default(),
+        budget: (SEARCH_BUDGET_PER_EVENT * n as u64 + 1_000_000).min(SEARCH_BUDGET_MAX),
+    };
+    let mut i = 0;
+    while i < n {
+        if s.by_first.contains(&i) {
+            s.ckpts.insert(i, snapshot(&mut r));
+            // checkpoints of windows too far back for any candidate
+            let keep = i.saturating_sub(2 * SEARCH_LOOKBACK);
+            s.ckpts = s.ckpts.split_off(&keep);
+        }
+        if i.is_multiple_of(CHECKPOINT_EVERY) {
+            s.periodic.insert(i, snapshot(&mut r));
+            while s.periodic.len() > CHECKPOINTS_KEPT {
+                s.periodic.pop_first();
+            }
+        }
+        let Some(ev) = trace.events.get(i) else { break };
+        let before = r.misses();
+        r.apply(i, &ev, &trace.tasks);
+        let missed = r.misses() > before && matches!(ev.kind, EventKind::RseqUpdate { .. });
+        if missed && s.budget > 0 {
+            let mm = r.engine.core.task(ev.tid).and_then(|t| t.mm);
+            if let Some(mm) = mm {
+                let target = r.misses();
+                if let Some(t) = s.try_forks(&r, i, (ev.cpu, ev.tid), mm, target) {
+                    r = t;
+                } else if s.budget > 0
+                    && let Some(t) = s.try_steps(&r, i, (ev.cpu, ev.tid), mm, target)
+                {
+                    r = t;
+                }
+            }
+        }
+        i += 1;
+    }
+    s.found
+}
+
+impl Search<'_> {
+    /// Replays `t` over events `from..=to`, retaking the checkpoints it passes (`keep`).
+    fn replay_to(
+        &self,
+        t: &mut Replayer,
+        from: usize,
+        to: usize,
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<(usize, Replayer)> {
+        let mut fresh = Vec::new();
+        for j in from..=to {
+            if j > from && keep(j) {
+                fresh.push((j, snapshot(t)));
+            }
+            let Some(ev) = self.trace.events.get(j) else {
+                break;
+            };
+            t.apply(j, &ev, &self.trace.tasks);
+        }
+        fresh
+    }
+
+    /// Of the candidates, the one with the fewest misses at `horizon`.
+    fn best(&mut self, found: &[Candidate], i: usize, horizon: usize) -> Option<usize> {
+        let mut best: Option<(u64, usize)> = None;
+        for (c, cand) in found.iter().enumerate() {
+            let mut a = snapshot_ref(&cand.at);
+            for j in i + 1..=horizon {
+                let Some(ev) = self.trace.events.get(j) else {
+                    break;
+                };
+                a.apply(j, &ev, &self.trace.tasks);
+            }
+            self.budget = self.budget.saturating_sub((horizon - i) as u64);
+            if best.is_none_or(|b| a.misses() < b.0) {
+                best = Some((a.misses(), c));
+            }
+        }
+        best.map(|b| b.1)
+    }
+
+    /// Whether `cand` (a moved step, replayed to event `i`) still has fewer misses than the plain
+    /// replay `plain` (at `i` too) at `horizon`: a step that explains one update but costs more
+    /// further on is not taken (a T7 release placed early can cost later updates of the mm more
+    /// than it explains).
+    fn ahead_at(&mut self, cand: &Replayer, plain: &Replayer, i: usize, horizon: usize) -> bool {
+        if !self.spend(2 * (horizon - i) as u64) {
+            return false;
+        }
+        let mut a = snapshot_ref(cand);
+        let mut b = snapshot_ref(plain);
+        for j in i + 1..=horizon {
+            let Some(ev) = self.trace.events.get(j) else {
+                break;
+            };
+            a.apply(j, &ev, &self.trace.tasks);
+            b.apply(j, &ev, &self.trace.tasks);
+        }
+        a.misses() < b.misses()
+    }
+
+    /// Takes `steps` replayed events from the budget; false (and the budget spent) when it
+    /// has not that many left.
+    fn spend(&mut self, steps: u64) -> bool {
+        if self.budget < steps {
+            self.budget = 0;
+            return false;
+        }
+        self.budget -= steps;
+        true
+    }
+
+    /// The switch-in of `tid` on `cpu` last before event `i`, within the lookback.
+    fn switch_in(&self, i: usize, (cpu, tid): (u16, Tid)) -> Option<usize> {
+        (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
+            self.trace.events.get(j).is_some_and(|e| {
+                e.cpu == cpu
+                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
+            })
+        })
+    }
+
+    /// T3: the fork of window `w` placed before event `p` with its fixup walk lazy, and (when
+    /// the disagreeing task was switched in at `sw` after `p`) visited so far by then, for
+    /// every count. Candidates that explain the disagreement go to `found`; false when the
+    /// budget ran out.
+    fn try_lazy_walk(
+        &mut self,
+        w: ForkWindow,
+        p: usize,
+        (i, sw, mm, target): (usize, Option<usize>, MmId, u64),
+        found: &mut Vec<Candidate>,
+        fewest: &mut Option<usize>,
+    ) -> bool {
+        let fork = EarlyFork {
+            parent: w.parent,
+            child: w.child,
+            record_ts: w.record_ts,
+            walk_end: w.record_ts,
+            lazy: true,
+        };
+        let mut placements = self.found.clone();
+        placements.early_forks.entry(p).or_default().push(fork);
+        let split = sw.filter(|&s| s > p && s <= i);
+        let to = split.map_or(i, |s| s - 1);
+        if !self.spend((to + 1 - w.first) as u64) {
+            return false;
+        }
+        let mut t = self.ckpts[&w.first].clone();
+        t.untraced.placements = placements.clone();
+        let ckpts = &self.ckpts;
+        let fresh = self.replay_to(&mut t, w.first, to, |j| ckpts.contains_key(&j));
+        let Some(s) = split else {
+            if t.misses() < target {
+                found.push(Candidate {
+                    at: t,
+                    placements,
+                    fresh,
+                });
+            }
+            return true;
+        };
+        let Some((done, tasks)) = t.untraced.lazy_walk(mm) else {
+            return true;
+        };
+        let below = fewest.unwrap_or(tasks + 1).min(tasks + 1);
+        for k in done..below {
+            if found.len() >= SEARCH_CANDIDATES {
+                break;
+            }
+            if !self.spend((i + 1 - s) as u64) {
+                return false;
+            }
+            let mut c = t.clone();
+            let mut with_mark = placements.clone();
+            with_mark.walk_marks.insert(s, k);
+            c.untraced.placements = with_mark.clone();
+            let mut fresh2 = fresh
+                .iter()
+                .map(|(j, r)| (*j, r.clone()))
+                .collect::<Vec<_>>();
+            let ckpts = &self.ckpts;
+            if ckpts.contains_key(&s) {
+                fresh2.push((s, snapshot(&mut c)));
+            }
+            fresh2.extend(self.replay_to(&mut c, s, i, |j| ckpts.contains_key(&j)));
+            if c.misses() < target {
+                // the fewest visits that explain it: the walk only moves on
+                found.push(Candidate {
+                    at: c,
+                    placements: with_mark,
+                    fresh: fresh2,
+                });
+                *fewest = Some(k);
+                break;
+            }
+        }
+        true
+    }
+
+    /// T2/T3: a recent fork of `mm` placed earlier in its window.
+    fn try_forks(
+        &mut self,
+        r: &Replayer,
+        i: usize,
+        who: (u16, Tid),
+        mm: MmId,
+        target: u64,
+    ) -> Option<Replayer> {
+        let n = self.trace.events.len();
+        let sw = self.switch_in(i, who);
+        let mut cands: Vec<usize> = self
+            .windows
+            .iter()
+            .enumerate()
+            .filter(|(k, w)| {
+                !self.tried.contains(k)
+                    && w.first <= i
+                    && w.record + SEARCH_LOOKBACK >= i
+                    && self.ckpts.contains_key(&w.first)
+                    && r.engine.core.task(w.parent).and_then(|t| t.mm) == Some(mm)
+            })
+            .map(|(k, _)| k)
+            .collect();
+        cands.sort_by_key(|&k| std::cmp::Reverse(self.windows[k].first));
+        cands.truncate(4);
+        for k in cands {
+            self.tried.insert(k);
+            let w = self.windows[k];
+            // a placement after the disagreement cannot explain it; an owner-mode fork may
+            // also leave its fixup walk running for a while (T3)
+            let spans: &[u64] = if self.policy == PolicyKind::OwnerMode {
+                &WALK_SPANS
+            } else {
+                &[]
+            };
+            let mut found: Vec<Candidate> = Vec::new();
+            // the fewest walk visits a lazy placement needed so far: an earlier placement is
+            // only worth it with fewer
+            let mut fewest: Option<usize> = None;
+            'place: for p in (w.first..w.record.min(i + 1)).rev() {
+                let t0 = self.trace.events.get(p).map_or(0, |e| e.ts);
+                let ends = std::iter::once(0)
+                    .chain(spans.iter().map(|&d| t0.saturating_add(d).min(w.record_ts)));
+                for walk_end in ends {
+                    if !self.spend((i + 1 - w.first) as u64) {
+                        break 'place;
+                    }
+                    let mut t = self.ckpts[&w.first].clone();
+                    let mut placements = self.found.clone();
+                    placements
+                        .early_forks
+                        .entry(p)
+                        .or_default()
+                        .push(EarlyFork {
+                            parent: w.parent,
+                            child: w.child,
+                            record_ts: w.record_ts,
+                            walk_end,
+                            lazy: false,
+                        });
+                    t.untraced.placements = placements.clone();
+                    let ckpts = &self.ckpts;
+                    let fresh = self.replay_to(&mut t, w.first, i, |j| ckpts.contains_key(&j));
+                    if t.misses() < target {
+                        found.push(Candidate {
+                            at: t,
+                            placements,
+                            fresh,
+                        });
+                        if found.len() >= SEARCH_CANDIDATES {
+                            break 'place;
+                        }
+                    }
+                }
+                if self.policy == PolicyKind::OwnerMode
+                    && !self.try_lazy_walk(w, p, (i, sw, mm, target), &mut found, &mut fewest)
+                {
+                    break 'place;
+                }
+                if found.len() >= SEARCH_CANDIDATES {
+                    break 'place;
+                }
+            }
+            if found.is_empty() {
+                continue;
+            }
+            // of the placements that explain this disagreement, the one that leaves the fewest
+            // misses up to a little past the fork's record
+            let horizon = (w.record.max(i) + SEARCH_AHEAD).min(n - 1);
+            if let Some(c) = self.best(&found, i, horizon) {
+                let cand = found.swap_remove(c);
+                self.found = cand.placements;
+                for (j, c) in cand.fresh {
+                    self.ckpts.insert(j, c);
+                }
+                return Some(cand.at);
+            }
+        }
+        None
+    }
+
+    /// T5/T6/T1 candidates for the disagreeing update of `tid` on `cpu` (event `i`).
+    fn step_candidates(
+        &self,
+        r: &Replayer,
+        i: usize,
+        (cpu, tid): (u16, Tid),
+        mm: MmId,
+    ) -> Vec<Step> {
+        let ev = |j: usize| self.trace.events.get(j);
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        // the disagreeing task's switch-in
+        let Some(sw) = (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
+            ev(j).is_some_and(|e| {
+                e.cpu == cpu
+                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
+            })
+        }) else {
+            return Vec::new();
+        };
+        let back = sw.saturating_sub(SEARCH_LOOKBACK)..sw;
+        let p = &self.found;
+        // T5: a switch of another task of the mm on another CPU whose CID step ran late
+        let switches = back.clone().rev().filter(|&j| {
+            ev(j).is_some_and(|e| match e.kind {
+                EventKind::SchedSwitch { next_tid, .. } => {
+                    e.cpu != cpu
+                        && !p.deferred_switches.contains(&j)
+                        && self.next_on_cpu.get(&j).is_some_and(|&q| q > sw)
+                        && mm_of(next_tid) == Some(mm)
+                }
+                _ => false,
+            })
+        });
+        // T6: an exit of the mm whose exit_mm may have come before the observing switch-in
+        let exits = back.clone().rev().filter(|&j| {
+            ev(j).is_some_and(|e| match e.kind {
+                EventKind::SchedProcessExit { tid: x } => {
+                    !p.early_puts.contains(&j)
+                        && mm_of(x) == Some(mm)
+                        && !(j + 1..sw).any(|q| ev(q).is_some_and(|e| e.tid == x))
+                }
+                _ => false,
+            })
+        });
+        // T1: a remote wakeup of the mm whose enqueue on dst ran at once
+        let wakes = (back.start..i).rev().filter(|&j| {
+            ev(j).is_some_and(|e| match e.kind {
+                EventKind::SchedMigrateTask { tid: x, .. } => {
+                    !p.prompt_wakes.contains(&j) && mm_of(x) == Some(mm)
+                }
+                _ => false,
+            })
+        });
+        let mut steps: Vec<Step> = switches
+            .take(STEP_CANDIDATES)
+            .map(Step::DeferredSwitch)
+            .chain(exits.take(STEP_CANDIDATES).map(Step::EarlyPut))
+            .chain(wakes.take(STEP_CANDIDATES).map(Step::PromptWake))
+            .collect();
+        steps.extend(self.exit_candidates(r, sw, tid, mm));
+        // T3: a lazy walk in progress had visited more tasks by the switch-in (the fewest
+        // first)
+        if let Some((done, tasks)) = r.untraced.lazy_walk(mm) {
+            steps.extend((done + 1..=tasks).map(|done| Step::WalkMark { at: sw, done }));
+        }
+        steps
+    }
+
+    /// T7: exits of other tasks of the mm whose window holds the disagreeing task's switch-in
+    /// `sw` (the release before that allocation), nearest first; each at `sw` and at earlier
+    /// switch-ins into the mm inside its window.
+    fn exit_candidates(&self, r: &Replayer, sw: usize, tid: Tid, mm: MmId) -> Vec<Step> {
+        let p = &self.found;
+        let placed: FxHashSet<Tid> = p.early_exits.values().flatten().map(|x| x.tid).collect();
+        let mut near: Vec<&ExitWindow> = self
+            .exits
+            .iter()
+            .filter(|w| {
+                w.tid != tid
+                    && w.first <= sw
+                    && w.record > sw
+                    && w.record <= sw + SEARCH_LOOKBACK
+                    && !placed.contains(&w.tid)
+                    && r.engine.core.task(w.tid).and_then(|t| t.mm) == Some(mm)
+            })
+            .collect();
+        near.sort_by_key(|w| w.record);
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        let mut out = Vec::new();
+        for w in near.into_iter().take(STEP_CANDIDATES) {
+            let exit = EarlyExit {
+                tid: w.tid,
+                record_ts: w.record_ts,
+            };
+            let earlier = (w.first..sw).rev().filter(|&j| {
+                self.trace.events.get(j).is_some_and(|e| {
+                    matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
+                        if next_tid != w.tid && mm_of(next_tid) == Some(mm))
+                })
+            });
+            out.extend(
+                std::iter::once(sw)
+                    .chain(earlier)
+                    .take(EXIT_POSITIONS)
+                    .map(|at| Step::EarlyExit { at, exit }),
+            );
+        }
+        out
+    }
+
+    /// T5/T6/T1: one step of the mm moved from its default.
+    fn try_steps(
+        &mut self,
+        r: &Replayer,
+        i: usize,
+        who: (u16, Tid),
+        mm: MmId,
+        target: u64,
+    ) -> Option<Replayer> {
+        let n = self.trace.events.len();
+        let mut found: Vec<Candidate> = Vec::new();
+        let mut moved: Vec<Step> = Vec::new();
+        for step in self.step_candidates(r, i, who, mm) {
+            let s = step.start();
+            let Some(&b) = self.periodic.range(..=s).next_back().map(|(b, _)| b) else {
+                continue;
+            };
+            if !self.spend((i + 1 - b) as u64) {
+                break;
+            }
+            let mut t = self.periodic[&b].clone();
+            let mut placements = self.found.clone();
+            step.set(&mut placements);
+            t.untraced.placements = placements.clone();
+            let ckpts = &self.ckpts;
+            let fresh = self.replay_to(&mut t, b, i, |j| {
+                j.is_multiple_of(CHECKPOINT_EVERY) || ckpts.contains_key(&j)
+            });
+            if t.misses() < target {
+                found.push(Candidate {
+                    at: t,
+                    placements,
+                    fresh,
+                });
+                moved.push(step);
+            }
+        }
+        let horizon = (i + SEARCH_AHEAD).min(n - 1);
+        let c = self.best(&found, i, horizon)?;
+        if !self.ahead_at(&found[c].at, r, i, horizon) {
+            return None;
+        }
+        let cand = found.swap_remove(c);
+        moved[c].set(&mut self.found);
+        for (j, c) in cand.fresh {
+            if j.is_multiple_of(CHECKPOINT_EVERY) {
+                self.periodic.insert(j, snapshot_ref(&c));
+            }
+            if self.ckpts.contains_key(&j) {
+                self.ckpts.insert(j, c);
+            }
+        }
+        Some(cand.at)
+    }
+}

@@ -1,0 +1,337 @@
+//! The kernel steps a capture does not mark (docs/models.md §5.3): where the replay runs them.
+//!
+//! Rules that hold always: a remote wakeup of a sleeper to an idle CPU enqueues there later
+//! (T1), a stopper's move of a task it preempted is a pinning (T4), 6.4–6.12 run `exit_mm` before
+//! the exit record (T6). Placements found by the search of `replay::search` ([`Placements`]):
+//! a CLONE_VM fork's CID step inside its window (T2) with owner-mode's fixup walk in progress
+//! (T3), a switch's CID step at its CPU's next record (T5), `exit_mm` right at the exit record
+//! (T6), a remote wakeup's enqueue at once (T1). Every placement is reported as a [`TraceGap`].
+
+use super::super::cpuset::CpuSet;
+use super::super::engine::{DriverEvent, Engine};
+use super::super::run::TraceGap;
+use crate::events::Tid;
+use crate::model::tasks::MmId;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// A CLONE_VM fork whose CID step runs before its record (docs/models.md §5.3 T2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EarlyFork {
+    pub parent: Tid,
+    pub child: Tid,
+    /// Time of its `sched_process_fork` record.
+    pub record_ts: u64,
+    /// Time by which an owner-mode fixup walk it starts is done (0 = at once, T3).
+    pub walk_end: u64,
+    /// The walk advances only where [`Placements::walk_marks`] say (and is done by
+    /// `walk_end`), not evenly in time: the walker's CPU takes each task's rq lock in turn
+    /// and stalls where another CPU holds one (T3).
+    pub lazy: bool,
+}
+
+/// An exit whose CID release runs before its record (docs/models.md §5.3 T7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EarlyExit {
+    pub tid: Tid,
+    /// Time of its `sched_process_exit` record.
+    pub record_ts: u64,
+}
+
+/// Where a replay runs untraced steps instead of at their defaults, by event index of the
+/// capture (docs/models.md §5.3).
+#[derive(Clone, Debug, Default)]
+pub struct Placements {
+    /// T2: CLONE_VM forks whose CID step runs before event k.
+    pub early_forks: FxHashMap<usize, Vec<EarlyFork>>,
+    /// T5: `sched_switch` records whose CID step runs at that CPU's next record.
+    pub deferred_switches: FxHashSet<usize>,
+    /// T6: `sched_process_exit` records whose `exit_mm` runs right after them.
+    pub early_puts: FxHashSet<usize>,
+    /// T1: `sched_migrate_task` records of remote wakeups whose enqueue on dst ran at once.
+    pub prompt_wakes: FxHashSet<usize>,
+    /// T7: exits whose CID release runs before event k.
+    pub early_exits: FxHashMap<usize, Vec<EarlyExit>>,
+    /// T3: a lazy fixup walk in progress has visited at least this many tasks before event k.
+    pub walk_marks: FxHashMap<usize, usize>,
+}
+
+impl Placements {
+    pub fn is_empty(&self) -> bool {
+        self.early_forks.is_empty()
+            && self.deferred_switches.is_empty()
+            && self.early_puts.is_empty()
+            && self.prompt_wakes.is_empty()
+            && self.early_exits.is_empty()
+            && self.walk_marks.is_empty()
+    }
+}
+
+/// The reasons a [`TraceGap`] gives.
+const FORK_REASON: &str = "the CID step of a CLONE_VM fork (copy_mm's mm_users, sched_mm_cid_fork) runs before task_newtask; placed where the observed CIDs require it";
+const SWITCH_REASON: &str = "the CID step of this switch (switch_mm_cid) ran after other CPUs' records, up to this CPU's next record; placed there from the observed CIDs";
+const WAKE_REASON: &str = "this remote wakeup's enqueue on dst (sched_mm_cid_migrate_to) ran right away, not at dst's next switch; placed there from the observed CIDs";
+const EXIT_REASON: &str = "the CID release of an exit (exit_signals' sched_mm_cid_exit_signals; 7.x sched_mm_cid_exit) runs in do_exit before sched_process_exit; placed where the observed CIDs require it";
+const WALK_REASON: &str = "owner-mode's per-task -> per-CPU fixup walk (mm_cid_fixup_tasks_to_cpus) had visited this many users before this record; placed from the observed CIDs";
+const PUT_REASON: &str = "exit_mm's mmput ran right after sched_process_exit, before the exiting task's next record; placed there from the observed CIDs";
+
+/// An owner-mode fixup walk left in progress by an early fork (T3): visited evenly in time
+/// from `start` to `end`, or (`lazy`) where the marks say, and by `end`.
+#[derive(Clone, Copy, Debug)]
+struct Walk {
+    mm: MmId,
+    /// The child whose fork started it.
+    child: Tid,
+    start: u64,
+    end: u64,
+    tasks: usize,
+    done: usize,
+    lazy: bool,
+}
+
+/// The replay's state of the untraced steps.
+#[derive(Clone, Debug, Default)]
+pub struct Untraced {
+    pub placements: Placements,
+    /// The CPU stopper threads (`migration/N`), by tid (T4).
+    pub stoppers: FxHashSet<Tid>,
+    /// Tasks whose last switch-out put them to sleep (`prev_state` not runnable): their next
+    /// migration is a wakeup's.
+    asleep: FxHashSet<Tid>,
+    /// Tasks whose affinity was inferred from a stopper's move: undone if they exec next (the
+    /// move was exec balancing).
+    pinned: FxHashSet<Tid>,
+    /// Remote wakeups queued on a CPU's wakelist: (dst CPU, task), enqueued there before that
+    /// CPU's next switch (T1).
+    wakelist: Vec<(u16, Tid)>,
+    /// Children forked early: their record does not fork them again.
+    forked_early: FxHashSet<Tid>,
+    /// Tasks whose exit released its CID early: their record does not release it again.
+    exited_early: FxHashSet<Tid>,
+    walks: Vec<Walk>,
+    gaps: Vec<TraceGap>,
+}
+
+impl Untraced {
+    pub fn gaps(&self) -> &[TraceGap] {
+        &self.gaps
+    }
+
+    fn gap(&mut self, tid: Tid, record_ts: u64, placed_ts: u64, reason: &'static str) {
+        self.gaps.push(TraceGap {
+            tid,
+            record_ts,
+            placed_ts,
+            reason,
+        });
+    }
+
+    /// The forks placed before event `idx`.
+    pub fn early_forks_at(&self, idx: usize) -> Option<Vec<EarlyFork>> {
+        if self.placements.early_forks.is_empty() {
+            return None;
+        }
+        self.placements.early_forks.get(&idx).cloned()
+    }
+
+    /// Runs the CID step of an early fork at `ts` (its parent known to the model).
+    pub fn fork_early(&mut self, engine: &mut Engine, ts: u64, f: EarlyFork) {
+        self.forked_early.insert(f.child);
+        engine.core.defer_fixup = f.walk_end != 0 || f.lazy;
+        engine.step(
+            ts,
+            &DriverEvent::Fork {
+                parent: f.parent,
+                child: f.child,
+                shares_mm: true,
+                new_mm: None,
+            },
+        );
+        engine.core.defer_fixup = false;
+        if let Some(mm) = engine.core.task(f.child).and_then(|t| t.mm) {
+            let left = engine.walk_left(mm);
+            if left > 0 {
+                self.walks.push(Walk {
+                    mm,
+                    child: f.child,
+                    start: ts,
+                    end: f.walk_end.min(f.record_ts).max(ts + 1),
+                    tasks: left,
+                    done: 0,
+                    lazy: f.lazy,
+                });
+            }
+        }
+        self.gap(f.child, f.record_ts, ts, FORK_REASON);
+    }
+
+    /// The exits placed before event `idx`.
+    pub fn early_exits_at(&self, idx: usize) -> Option<Vec<EarlyExit>> {
+        if self.placements.early_exits.is_empty() {
+            return None;
+        }
+        self.placements.early_exits.get(&idx).cloned()
+    }
+
+    /// Runs the CID release of an early exit at `ts` (T7).
+    pub fn exit_early(&mut self, engine: &mut Engine, ts: u64, x: EarlyExit) {
+        if !self.exited_early.insert(x.tid) {
+            return;
+        }
+        engine.step(ts, &DriverEvent::Exit { tid: x.tid });
+        self.gap(x.tid, x.record_ts, ts, EXIT_REASON);
+    }
+
+    /// The exit record of a task whose release ran early: whether it did.
+    pub fn exited_early(&mut self, tid: Tid) -> bool {
+        self.exited_early.remove(&tid)
+    }
+
+    /// The fork record of a child forked early: nothing more to do.
+    pub fn forked_early(&mut self, child: Tid) -> bool {
+        self.forked_early.remove(&child)
+    }
+
+    /// A lazy walk of `mm` in progress: (tasks visited, tasks in all).
+    pub fn lazy_walk(&self, mm: MmId) -> Option<(usize, usize)> {
+        self.walks
+            .iter()
+            .find(|w| w.mm == mm && w.lazy)
+            .map(|w| (w.done, w.tasks))
+    }
+
+    /// Advances the fixups in progress to event `idx` at `ts`: of a walk of n tasks from t0 to
+    /// t1, ⌈n·(ts−t0)/(t1−t0)⌉ are done by `ts`; a lazy one as far as a mark at `idx` says.
+    pub fn advance_walks(&mut self, engine: &mut Engine, idx: usize, ts: u64) {
+        let mut k = 0;
+        while k < self.walks.len() {
+            let w = self.walks[k];
+            let due = if ts >= w.end {
+                w.tasks
+            } else if w.lazy {
+                let mark = self.placements.walk_marks.get(&idx).copied().unwrap_or(0);
+                w.done.max(mark).min(w.tasks)
+            } else {
+                let num = w.tasks as u128 * (ts - w.start) as u128;
+                (num.div_ceil((w.end - w.start) as u128) as usize).min(w.tasks)
+            };
+            let mut d = w.done;
+            if w.lazy && d < due && ts < w.end {
+                self.gaps.push(TraceGap {
+                    tid: w.child,
+                    record_ts: ts,
+                    placed_ts: ts,
+                    reason: WALK_REASON,
+                });
+            }
+            while d < due {
+                engine.step(ts, &DriverEvent::FixupStep { mm: w.mm });
+                d += 1;
+            }
+            if d >= w.tasks {
+                self.walks.swap_remove(k);
+            } else {
+                self.walks[k].done = d;
+                k += 1;
+            }
+        }
+    }
+
+    /// Runs the deferred enqueues (`sched_ttwu_pending`) queued on `cpu`, or of `tid`.
+    pub fn flush_wakelist(
+        &mut self,
+        engine: &mut Engine,
+        ts: u64,
+        cpu: Option<u16>,
+        tid: Option<Tid>,
+    ) {
+        let mut i = 0;
+        while i < self.wakelist.len() {
+            let (dst, t) = self.wakelist[i];
+            if Some(dst) == cpu || Some(t) == tid {
+                self.wakelist.remove(i);
+                engine.step(ts, &DriverEvent::MigrateTo { tid: t, dst });
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// A `sched_switch` record `idx` on `cpu`: who went to sleep; whether its CID step is
+    /// deferred (T5).
+    pub fn switch_record(
+        &mut self,
+        idx: usize,
+        ts: u64,
+        prev: Tid,
+        next: Tid,
+        slept: bool,
+    ) -> bool {
+        if slept {
+            self.asleep.insert(prev);
+        } else {
+            self.asleep.remove(&prev);
+        }
+        let defer = self.placements.deferred_switches.contains(&idx);
+        if defer {
+            self.gap(next, ts, ts, SWITCH_REASON);
+        }
+        defer
+    }
+
+    /// A `sched_migrate_task` record `idx` written by `by` that moves `tid` from `src` to `dst`.
+    pub fn migrate(
+        &mut self,
+        engine: &mut Engine,
+        (idx, ts, by): (usize, u64, Tid),
+        tid: Tid,
+        src: u16,
+        dst: u16,
+    ) {
+        // A stopper that moves a task it has just preempted runs migration_cpu_stop for
+        // set_cpus_allowed_ptr: the task was pinned away from its CPU (T4); 6.4-6.12's
+        // migrate_to tests the task's own nr_cpus_allowed.
+        if self.stoppers.contains(&by) && !self.asleep.contains(&tid) {
+            let mut mask = CpuSet::new(engine.core.params.cpus.max(1));
+            mask.set(dst as u32);
+            engine.step(ts, &DriverEvent::Affinity { tid, mask });
+            self.pinned.insert(tid);
+        }
+        // try_to_wake_up queues a sleeper for an idle CPU on that CPU's wakelist
+        // (ttwu_queue_cond): its enqueue, and so sched_mm_cid_migrate_to, runs there later,
+        // before that CPU schedules (T1)
+        let idle_dst = engine.core.curr.get(dst as usize) == Some(&0);
+        let prompt = self.placements.prompt_wakes.contains(&idx);
+        if prompt {
+            self.gap(tid, ts, ts, WAKE_REASON);
+        }
+        if self.asleep.remove(&tid) && idle_dst && !prompt {
+            engine.step(ts, &DriverEvent::MigrateFrom { tid, src, dst });
+            self.wakelist.push((dst, tid));
+        } else {
+            engine.step(ts, &DriverEvent::Migrate { tid, src, dst });
+        }
+    }
+
+    /// `sched_process_exec` of `tid`: sched_exec moves an exec'ing task with the same stopper,
+    /// so a pinning inferred from that move is undone.
+    pub fn exec(&mut self, engine: &mut Engine, ts: u64, tid: Tid) {
+        if self.pinned.remove(&tid) {
+            let mask = CpuSet::full(engine.core.params.cpus.max(1));
+            engine.step(ts, &DriverEvent::Affinity { tid, mask });
+        }
+    }
+
+    /// `sched_process_exit` record `idx` of `tid`: whether `exit_mm` runs right at the record
+    /// (T6: before it in 6.4–6.12, `exit_mm_before_exit_record`; right after it when placed);
+    /// else the replay runs it at the task's next record.
+    pub fn exit_mm_at_record(&mut self, idx: usize, ts: u64, tid: Tid, before: bool) -> bool {
+        if before {
+            return true;
+        }
+        if self.placements.early_puts.contains(&idx) {
+            self.gap(tid, ts, ts, PUT_REASON);
+            return true;
+        }
+        false
+    }
+}

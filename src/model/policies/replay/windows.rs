@@ -1,0 +1,117 @@
+//! The untraced windows of CLONE_VM forks (docs/models.md §5.3 T2) and of exits (T7): where a
+//! fork's or an exit's CID step may run before its record.
+
+use crate::events::{CLONE_VM, EventKind, Tid, Trace};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// The untraced window of a CLONE_VM fork's CID step (docs/models.md §5.3 T2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ForkWindow {
+    pub parent: Tid,
+    pub child: Tid,
+    /// First event index the step may run before (after the parent's last record outside a
+    /// clone).
+    pub first: usize,
+    /// Index of the fork's `sched_process_fork` record (where the step runs by default).
+    pub record: usize,
+    pub record_ts: u64,
+}
+
+/// The windows of the CLONE_VM forks of `trace`: from the parent's last record that shows it
+/// outside clone() (its return to user, the end of a previous clone, an exec, a switch-in after
+/// sleeping; not a tick or a migration, which interrupt it anywhere) to the fork's record.
+pub fn fork_windows(trace: &Trace) -> Vec<ForkWindow> {
+    let mut last: FxHashMap<Tid, usize> = FxHashMap::default();
+    let mut slept: FxHashSet<Tid> = FxHashSet::default();
+    let mut vm: FxHashSet<Tid> = FxHashSet::default();
+    let mut out = Vec::new();
+    for (i, ev) in trace.events.iter().enumerate() {
+        match ev.kind {
+            EventKind::TaskNewtask { tid, clone_flags } if clone_flags & CLONE_VM != 0 => {
+                vm.insert(tid);
+            }
+            EventKind::SchedProcessFork { parent, child } => {
+                if vm.remove(&child)
+                    && let Some(&l) = last.get(&parent)
+                {
+                    out.push(ForkWindow {
+                        parent,
+                        child,
+                        first: l + 1,
+                        record: i,
+                        record_ts: ev.ts,
+                    });
+                }
+                last.insert(parent, i);
+                continue;
+            }
+            _ => {}
+        }
+        match ev.kind {
+            EventKind::Tick
+            | EventKind::SchedMigrateTask { .. }
+            | EventKind::TaskNewtask { .. }
+            | EventKind::Other { .. }
+            | EventKind::Lost { .. } => {}
+            EventKind::SchedSwitch {
+                prev_tid,
+                next_tid,
+                prev_state,
+                ..
+            } => {
+                if !prev_state.runnable() {
+                    slept.insert(prev_tid);
+                }
+                if slept.remove(&next_tid) {
+                    last.insert(next_tid, i);
+                }
+            }
+            _ => {
+                last.insert(ev.tid, i);
+            }
+        }
+    }
+    out
+}
+
+/// The untraced window of an exit's CID release (docs/models.md §5.3 T7): `do_exit` releases
+/// the CID (`exit_signals` → `sched_mm_cid_exit_signals`, 7.x `sched_mm_cid_exit`) before
+/// `trace_sched_process_exit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExitWindow {
+    pub tid: Tid,
+    /// First event index the release may run before: after the task's last record that shows
+    /// it had its CID (its last `rseq_update`, exec or fork).
+    pub first: usize,
+    /// Index of its `sched_process_exit` record.
+    pub record: usize,
+    pub record_ts: u64,
+}
+
+/// The exit windows of `trace`, in record order.
+pub fn exit_windows(trace: &Trace) -> Vec<ExitWindow> {
+    let mut last: FxHashMap<Tid, usize> = FxHashMap::default();
+    let mut out = Vec::new();
+    for (i, ev) in trace.events.iter().enumerate() {
+        match ev.kind {
+            EventKind::RseqUpdate { .. } | EventKind::SchedProcessExec { .. } => {
+                last.insert(ev.tid, i);
+            }
+            EventKind::SchedProcessFork { child, .. } => {
+                last.insert(child, i);
+            }
+            EventKind::SchedProcessExit { tid } => {
+                if let Some(l) = last.remove(&tid) {
+                    out.push(ExitWindow {
+                        tid,
+                        first: l + 1,
+                        record: i,
+                        record_ts: ev.ts,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}

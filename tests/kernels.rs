@@ -1,0 +1,111 @@
+//! Captures of real kernels at many vCPUs (traces/kernels/, see its README): each replayed under
+//! the policy and variant of its kernel (`model::kernel::model_for_release` of the README's
+//! kernel column, HZ from its CONFIG_HZ column). A capture must predict at least as many of the
+//! `rseq_update`s of processes begun in it as its README row records (rows below 100 % are the
+//! known gaps of docs/models.md §11), and every file in the folder must have a row.
+
+use cidscope::model::kernel::model_for_release;
+use cidscope::model::policies::{Params, replay};
+use cidscope::sources::{LoadOptions, load};
+use std::path::{Path, PathBuf};
+
+struct Row {
+    file: String,
+    kernel: String,
+    hz: u32,
+    cpus: u32,
+    agreed: u64,
+    checked: u64,
+}
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/kernels")
+}
+
+fn rows() -> Vec<Row> {
+    let readme =
+        std::fs::read_to_string(dir().join("README.md")).expect("traces/kernels/README.md");
+    let mut out = Vec::new();
+    for line in readme.lines().filter(|l| l.starts_with("| `k")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // | file | kernel | HZ | vCPUs | workload | made | policy variant | agreement | dup |
+        let (a, c) = cells[8]
+            .split_once('/')
+            .unwrap_or_else(|| panic!("agreement cell of {line}"));
+        out.push(Row {
+            file: cells[1].trim_matches('`').to_string(),
+            kernel: cells[2].to_string(),
+            hz: cells[3].parse().expect("CONFIG_HZ"),
+            cpus: cells[4].parse().expect("vCPUs"),
+            agreed: a.parse().expect("agreed"),
+            checked: c.parse().expect("checked"),
+        });
+    }
+    out
+}
+
+#[test]
+fn every_capture_has_a_row_and_the_names_say_kernel_and_cpus() {
+    let rows = rows();
+    assert!(rows.len() >= 50, "{} rows", rows.len());
+    let mut files: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ftrace.txt"))
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = rows.iter().map(|r| r.file.clone()).collect();
+    listed.sort();
+    assert_eq!(files, listed, "files of traces/kernels vs README rows");
+    for r in &rows {
+        assert!(
+            r.file.starts_with(&format!("k{}-c{}-", r.kernel, r.cpus)),
+            "{}: name k<ver>-c<cpus>-<workload>",
+            r.file
+        );
+    }
+}
+
+#[test]
+fn every_capture_agrees_at_least_as_its_row_says() {
+    let mut exact = 0;
+    let mut report = String::new();
+    for r in rows() {
+        let m = model_for_release(&r.kernel).unwrap_or_else(|| panic!("{}: kernel", r.file));
+        let policy = m
+            .policy
+            .unwrap_or_else(|| panic!("{}: {}", r.file, m.reason));
+        let trace = load(&dir().join(&r.file), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", r.file));
+        let params = Params {
+            hz: r.hz,
+            version: m.variant.unwrap_or_default(),
+            untraced: cidscope::model::policies::UntracedSearch::Always,
+            ..Params::default()
+        };
+        let run = replay(&trace, policy, &params);
+        assert_eq!(run.params.cpus, r.cpus, "{}: possible CPUs", r.file);
+        let a = run.agreement.expect("a replay has an agreement");
+        report.push_str(&format!(
+            "{}: {} {}/{}\n",
+            r.file, policy, a.fresh.agreed, a.fresh.checked
+        ));
+        assert_eq!(
+            a.fresh.checked, r.checked,
+            "{}: checked updates of processes begun in the capture",
+            r.file
+        );
+        assert!(
+            a.fresh.agreed >= r.agreed,
+            "{}: {} of {} predicted, the README row says {}; first disagreement {:#?}",
+            r.file,
+            a.fresh.agreed,
+            a.fresh.checked,
+            r.agreed,
+            a.first_disagreement
+        );
+        exact += (a.fresh.agreed == a.fresh.checked) as usize;
+    }
+    eprintln!("{report}{exact} captures at 100 %");
+}
