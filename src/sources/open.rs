@@ -18,6 +18,44 @@ pub enum Bytes {
     Static(&'static [u8]),
 }
 
+impl Bytes {
+    /// Where the mapped file shrank while it was read, if it did: the first page a read
+    /// faulted on (see `sys::sigbus`), or the file's new end when that lies in the mapping (the
+    /// rest of its last page reads as zeros without a fault).
+    fn shrunk_at(&self) -> Option<u64> {
+        match self {
+            Bytes::Map(m) => {
+                let now = m.current_len().filter(|&n| n < m.len() as u64);
+                match (m.shrunk_at(), now) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
+            Bytes::Static(_) => None,
+        }
+    }
+
+    /// The error for a file that shrank while it was read: its name, the first offset that
+    /// could not be read, and its size now.
+    fn shrunk_error(&self, name: &str) -> Option<SourceError> {
+        let at = self.shrunk_at()?;
+        let now = match self {
+            Bytes::Map(m) => m.current_len(),
+            Bytes::Static(_) => None,
+        };
+        let now = now.map_or(String::new(), |n| format!(", {n} now"));
+        Some(SourceError::at_offset(
+            name,
+            at,
+            format!(
+                "the file shrank while it was read (truncated or rewritten by another program: \
+                 {} bytes when opened{now}); bytes from this offset could not be read, so the load stopped",
+                self.len()
+            ),
+        ))
+    }
+}
+
 impl std::ops::Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
@@ -136,23 +174,33 @@ impl Opened {
         if let Some(p) = &opts.progress {
             p.total.store(self.data.len() as u64, Ordering::Relaxed);
         }
+        // A file that shrinks reads as zeros past its new end (no events come of them: text has
+        // no lines there, binary records are empty or fail to decode), and the load ends with
+        // the error below: the events before the cut are what the sink got.
         let r = self.reader.stream(&self.name, &self.data, opts, sink);
         if let Some(p) = &opts.progress {
             p.done.store(self.data.len() as u64, Ordering::Relaxed);
         }
-        r
+        match self.data.shrunk_error(&self.name) {
+            Some(e) => Err(e),
+            None => r,
+        }
     }
 
     /// Parses the whole capture into a trace.
     pub fn load(&self, opts: &LoadOptions) -> Result<Trace, SourceError> {
-        load_bytes(
+        let r = load_bytes(
             &self.name,
             &self.data,
             &LoadOptions {
                 format: Some(self.format),
                 ..opts.clone()
             },
-        )
+        );
+        match self.data.shrunk_error(&self.name) {
+            Some(e) => Err(e),
+            None => r,
+        }
     }
 }
 

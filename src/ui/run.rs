@@ -60,7 +60,12 @@ pub fn run_opened(
     progress
         .cancel
         .store(true, std::sync::atomic::Ordering::Relaxed);
-    r.map(|_| ())
+    // a load that stopped after some events was shown in the status bar; it is also the
+    // run's outcome, said again once the terminal is restored
+    match r?.state.load_error.take() {
+        Some(e) => Err(UiError::Load(e)),
+        None => Ok(()),
+    }
 }
 
 /// Runs the TUI on a simulated schedule and its model runs (`cidscope sim`): a replay of the
