@@ -76,9 +76,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     &cli.model.params(),
                 );
                 let extra = cidscope::export::perfetto::model_instants(&runs);
-                let v = cidscope::export::perfetto::export(&trace, &tl, &extra);
                 let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
-                serde_json::to_writer(std::io::BufWriter::new(f), &v)
+                // written as it is made: memory stays that of the loaded capture
+                let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+                cidscope::export::perfetto::write(&trace, &tl, &extra, &mut w)
+                    .and_then(|_| std::io::Write::flush(&mut w))
                     .map_err(|e| format!("{}: {e}", p.display()))?;
             }
             if let Some(p) = &a.svg {

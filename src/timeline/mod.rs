@@ -377,10 +377,20 @@ impl Timeline {
     /// The weight of the observed cidmask over time, `(time, weight from then on)`, for one mm
     /// or (`None`) for every mm: derived from the lanes by walking their segments in time order.
     pub fn weight_series(&self, only: Option<MmId>) -> Vec<Vec<(u64, u16)>> {
+        let mut out: Vec<Vec<(u64, u16)>> = vec![Vec::new(); self.mms.len()];
+        self.for_each_weight_change(only, |mm, ts, w| out[mm.0 as usize].push((ts, w)));
+        out
+    }
+
+    /// The changes of [`Timeline::weight_series`] in time order, handed to `f` as `(mm, time,
+    /// weight from then on)` without being stored (an export of every process's series streams
+    /// them).
+    pub fn for_each_weight_change(&self, only: Option<MmId>, mut f: impl FnMut(MmId, u64, u16)) {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
-        let n_mm = self.mms.len();
-        let mut out: Vec<Vec<(u64, u16)>> = vec![Vec::new(); n_mm];
+        // the last weight handed out per mm (NONE: none yet)
+        const NONE: u16 = u16::MAX;
+        let mut last: Vec<u16> = vec![NONE; self.mms.len()];
         let mut cur: Vec<Option<(MmId, i32)>> = vec![None; self.lanes.len()];
         let mut heap: BinaryHeap<Reverse<(u64, usize, usize)>> = self
             .lanes
@@ -390,6 +400,7 @@ impl Timeline {
             .collect();
         let mut dirty: Vec<MmId> = Vec::new();
         let wanted = |mm: MmId| mm.is_real() && only.is_none_or(|o| o == mm);
+        let mut cids: Vec<i32> = Vec::new();
         while let Some(Reverse((ts, c, i))) = heap.pop() {
             let s = self.lanes[c].at(i);
             if let Some((old, _)) = cur[c] {
@@ -407,23 +418,25 @@ impl Timeline {
             dirty.sort_unstable();
             dirty.dedup();
             for &mm in dirty.iter().filter(|&&m| wanted(m)) {
-                let mut cids: Vec<i32> = cur
-                    .iter()
-                    .filter_map(|x| x.filter(|(m, _)| *m == mm).map(|(_, c)| c))
-                    .collect();
+                cids.clear();
+                cids.extend(
+                    cur.iter()
+                        .filter_map(|x| x.filter(|(m, _)| *m == mm).map(|(_, c)| c)),
+                );
                 cids.sort_unstable();
                 cids.dedup();
                 let w = cids.len() as u16;
-                let series = &mut out[mm.0 as usize];
-                match series.last() {
-                    Some(last) if last.1 == w => {}
-                    None if w == 0 => {}
-                    _ => series.push((ts, w)),
+                let Some(l) = last.get_mut(mm.0 as usize) else {
+                    continue;
+                };
+                if *l == w || (*l == NONE && w == 0) {
+                    continue;
                 }
+                *l = w;
+                f(mm, ts, w);
             }
             dirty.clear();
         }
-        out
     }
 
     pub fn mm_info(&self, mm: MmId) -> Option<&MmInfo> {
