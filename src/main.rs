@@ -22,6 +22,21 @@ fn emit(bytes: &[u8]) -> Result<(), String> {
     }
 }
 
+/// Writes `v` as pretty JSON to stdout while it is serialized (the summary of a capture of a
+/// million tasks is hundreds of MB of text: never held whole); a closed pipe is not an error.
+fn emit_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let r = serde_json::to_writer_pretty(&mut out, v)
+        .map_err(std::io::Error::from)
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.flush());
+    match r {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing output: {e}")),
+        _ => Ok(()),
+    }
+}
+
 /// Theme and key bindings from the command line, NO_COLOR and the config file.
 fn ui_options(
     theme: &Option<String>,
@@ -51,6 +66,8 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
+    // a limit that does not parse never turns the memory check off silently
+    sources::memory::limit_from_env().map_err(|e| e.to_string())?;
     match cli.command {
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
@@ -140,16 +157,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 cidscope::stats::policy::compute_with_models(&trace, &models, &cli.model.params())
             };
             if a.json {
-                let mut out = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
-                out.push('\n');
-                emit(out.as_bytes())?;
+                emit_json(&s)?;
             } else {
                 emit(cidscope::stats::render_text(&s).as_bytes())?;
                 emit(cidscope::stats::policy::render_text(&s).as_bytes())?;
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Sim(a)) => run_sim(&a, &cli.model, || ui_options(&cli.theme, &cli.keys)),
+        Some(Command::Sim(a)) => run_sim(&a, &cli.model, cli.load.no_memory_check, || {
+            ui_options(&cli.theme, &cli.keys)
+        }),
         Some(Command::Live(a)) => {
             // The TUI when a person watches; the text summary when piped or scripted.
             use std::io::IsTerminal;
@@ -220,10 +237,23 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
 fn run_sim(
     a: &SimArgs,
     m: &ModelArgs,
+    cli_no_memory_check: bool,
     ui: impl FnOnce() -> Result<cidscope::ui::UiOptions, String>,
 ) -> Result<ExitCode, String> {
-    let cfg = cidscope::sim::SimConfig::from_args(a, m)?;
+    let mut cfg = cidscope::sim::SimConfig::from_args(a, m)?;
+    // refused before running when it cannot fit; stopped (and said so) where it stops fitting
+    if !cli_no_memory_check {
+        cfg.max_events = cidscope::sim::memory_plan(&cfg)?;
+    }
     let out = cidscope::sim::simulate(&cfg);
+    if let Some(at) = out.capped_at {
+        return Err(format!(
+            "sim: stopped at {} of simulated time after {} events: the rest of the run would not fit in the memory available (about {} bytes per event); shorten --duration, or pass --no-memory-check",
+            cidscope::events::fmt_dur(at),
+            out.trace.events.len(),
+            cidscope::sim::EVENT_BYTES
+        ));
+    }
     if let Some(path) = &a.record {
         cidscope::sim::record::write_file(path, &out.trace, &cfg).map_err(|e| {
             format!(

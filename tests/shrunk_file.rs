@@ -140,7 +140,7 @@ fn stats_on_a_file_cut_while_it_reads_says_so() {
 #[test]
 fn the_tui_on_a_file_cut_while_it_loads_says_so_and_restores_the_terminal() {
     let p = scratch("big-tui.ftrace.txt");
-    big_text(&p, 300);
+    big_text(&p, 100);
     let bin = env!("CARGO_BIN_EXE_cidscope");
     let t = Tmux::start("shrunk", "env PS1='$ ' bash --norc --noprofile");
     t.keys(&[

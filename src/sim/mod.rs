@@ -66,6 +66,8 @@ pub struct SimConfig {
     pub cost: CostModel,
     /// cyclictest: µs of work per wakeup.
     pub cyclic_run_us: u64,
+    /// Stop after this many events (the memory available allows no more); `None`: no cap.
+    pub max_events: Option<u64>,
 }
 
 impl SimConfig {
@@ -81,6 +83,7 @@ impl SimConfig {
             seed: 1,
             cost: CostModel::default(),
             cyclic_run_us: 5,
+            max_events: None,
         }
     }
 
@@ -235,6 +238,50 @@ pub struct SimOutput {
     pub trace: Trace,
     pub run: PolicyRun,
     pub summary: SimSummary,
+    /// The run stopped at [`SimConfig::max_events`], at this simulated time.
+    pub capped_at: Option<u64>,
+}
+
+/// Memory a simulated run takes per event of its schedule: the trace, the model's records and
+/// the TUI's index of it (measured by `scripts/mem-bench.sh`: 20-70 bytes per event
+/// headless, with headroom for the TUI).
+pub const EVENT_BYTES: u64 = 120;
+
+/// The fewest events a run must make: every tick of the CPUs its always-running threads keep
+/// busy (hogs, spinner; other workloads sleep, and idle CPUs do not tick).
+pub fn min_events(cfg: &SimConfig) -> u64 {
+    let busy = match cfg.workload {
+        Workload::Hogs | Workload::Spinner => cfg.threads().min(cfg.params.cpus) as u64,
+        _ => 0,
+    };
+    let nohz = cfg.nohz_full.iter().count() as u64;
+    let ticking = busy.saturating_sub(nohz);
+    (cfg.duration_ns as u128 * cfg.params.hz as u128 / 1_000_000_000 * ticking as u128)
+        .min(u64::MAX as u128) as u64
+}
+
+/// Checks before running that the run fits in the memory available: `Err` when its fewest
+/// events ([`min_events`]) would not; otherwise the cap on events that keeps it within (the
+/// run stops there and says so).
+pub fn memory_plan(cfg: &SimConfig) -> Result<Option<u64>, String> {
+    let avail = crate::sources::memory::available().map_err(|e| e.to_string())?;
+    let Some(avail) = avail else {
+        return Ok(None);
+    };
+    let need = min_events(cfg).saturating_mul(EVENT_BYTES);
+    if need > avail {
+        return Err(format!(
+            "sim: {} CPUs of {} for {} make at least {} events ({} ticks per busy CPU), about {} of memory, but only {} is available: shorten --duration, or fewer --cpus/--threads",
+            cfg.params.cpus,
+            cfg.workload.id(),
+            crate::events::fmt_dur(cfg.duration_ns),
+            min_events(cfg),
+            cfg.params.hz,
+            crate::sources::memory::human(need),
+            crate::sources::memory::human(avail)
+        ));
+    }
+    Ok(Some(avail / EVENT_BYTES))
 }
 
 /// Runs one simulation.
@@ -251,12 +298,14 @@ pub fn simulate(cfg: &SimConfig) -> SimOutput {
         &mut sim.rep,
         Replayer::new(cfg.policy, Params::with_cpus(1), 0),
     );
+    let capped_at = sim.capped_at;
     let run = rep.finish();
     let summary = summarize(cfg, &trace, &run);
     SimOutput {
         trace,
         run,
         summary,
+        capped_at,
     }
 }
 

@@ -73,6 +73,8 @@ pub struct Opened {
     pub data: Bytes,
     pub format: Format,
     reader: &'static dyn FileFormat,
+    /// The memory check that goes on as tasks appear (`None`: no check).
+    budget: Option<memory::Budget>,
 }
 
 /// Guesses the format from the content.
@@ -103,15 +105,18 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Opened, SourceError> {
     let map =
         mmap::map_file(&file).map_err(|e| SourceError::file(&name, format!("cannot map: {e}")))?;
     let reader = reader_of(&name, &map, opts)?;
-    if !opts.no_memory_check {
-        memory::check(meta.len(), reader.memory_factor(), reader.format().id())
-            .map_err(|e| SourceError::file(&name, e.to_string()))?;
-    }
+    let budget = if opts.no_memory_check {
+        None
+    } else {
+        memory::Budget::new(meta.len(), reader.memory_factor(), reader.format().id())
+            .map_err(|e| SourceError::file(&name, e.to_string()))?
+    };
     Ok(Opened {
         name,
         data: Bytes::Map(map),
         format: reader.format(),
         reader,
+        budget,
     })
 }
 
@@ -130,6 +135,7 @@ pub fn open_static(
         format: reader.format(),
         reader,
         data: Bytes::Static(data),
+        budget: None,
     })
 }
 
@@ -177,12 +183,27 @@ impl Opened {
         // A file that shrinks reads as zeros past its new end (no events come of them: text has
         // no lines there, binary records are empty or fail to decode), and the load ends with
         // the error below: the events before the cut are what the sink got.
-        let r = self.reader.stream(&self.name, &self.data, opts, sink);
+        // Each task and process costs memory of its own in every later stage: counted as they
+        // arrive, they stop the load once the estimate no longer fits.
+        let mut count = TaskCount::default();
+        let mut too_large = None;
+        let r = self.reader.stream(&self.name, &self.data, opts, &mut |d| {
+            if let Some(b) = &self.budget
+                && let Err(e) = count.add(d).check(b)
+            {
+                too_large = Some(e);
+                return false;
+            }
+            sink(d)
+        });
         if let Some(p) = &opts.progress {
             p.done.store(self.data.len() as u64, Ordering::Relaxed);
         }
-        match self.data.shrunk_error(&self.name) {
-            Some(e) => Err(e),
+        if let Some(e) = self.data.shrunk_error(&self.name) {
+            return Err(e);
+        }
+        match too_large {
+            Some(e) => Err(SourceError::file(&self.name, e.to_string())),
             None => r,
         }
     }
@@ -197,10 +218,41 @@ impl Opened {
                 ..opts.clone()
             },
         );
-        match self.data.shrunk_error(&self.name) {
-            Some(e) => Err(e),
-            None => r,
+        if let Some(e) = self.data.shrunk_error(&self.name) {
+            return Err(e);
         }
+        let trace = r?;
+        // (binary readers hand over their tasks at the end: checked before any index is built)
+        if let Some(b) = &self.budget {
+            let processes = trace
+                .tasks
+                .iter()
+                .filter(|(t, m)| m.tgid == Some(**t))
+                .count();
+            b.check(trace.tasks.len() as u64, processes as u64)
+                .map_err(|e| SourceError::file(&self.name, e.to_string()))?;
+        }
+        Ok(trace)
+    }
+}
+
+/// Tasks and processes (tasks that lead their thread group) a stream has shown so far.
+#[derive(Default)]
+struct TaskCount {
+    tasks: u64,
+    processes: u64,
+}
+
+impl TaskCount {
+    fn add(&mut self, d: &TraceDelta) -> &Self {
+        // a task whose tgid became known comes again: counted twice, on the safe side
+        self.tasks += d.tasks.len() as u64;
+        self.processes += d.tasks.iter().filter(|(t, m)| m.tgid == Some(*t)).count() as u64;
+        self
+    }
+
+    fn check(&self, b: &memory::Budget) -> Result<(), memory::TooLarge> {
+        b.check(self.tasks, self.processes)
     }
 }
 

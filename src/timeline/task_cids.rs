@@ -99,6 +99,13 @@ impl TaskCids {
         })
     }
 
+    /// Bytes held (capacity), for memory reports.
+    pub fn heap_bytes(&self) -> usize {
+        self.map.capacity() * (std::mem::size_of::<(Tid, Entry)>() + 1)
+            + self.more.capacity() * std::mem::size_of::<Vec<u32>>()
+            + self.more.iter().map(|l| l.capacity() * 4).sum::<usize>()
+    }
+
     pub fn shrink_to_fit(&mut self) {
         for l in &mut self.more {
             l.shrink_to_fit();
