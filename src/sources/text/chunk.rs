@@ -40,6 +40,19 @@ pub struct Chunk {
     /// Byte position of the `[CPU]` column in the previous line (a parser's hint).
     pub cpu_hint: usize,
     pub warned_late_header: bool,
+    /// The marks of a recording written in chunks (`export::record`) this chunk holds.
+    pub record: RecordMarks,
+}
+
+/// What the lines of a chunked recording say about how it was written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecordMarks {
+    /// The `# cidscope-record: chunked` line.
+    pub chunked: bool,
+    /// The last `# cidscope-chunk: N` line: N, and the chunk's events before it.
+    pub last_chunk: Option<(u64, usize)>,
+    /// The `# cidscope-record: end` line.
+    pub ended: bool,
 }
 
 impl Chunk {
@@ -58,6 +71,7 @@ impl Chunk {
             recent: [Tid::MAX; 64],
             cpu_hint: 0,
             warned_late_header: false,
+            record: RecordMarks::default(),
         }
     }
 

@@ -30,6 +30,10 @@ struct Stitch {
     bad: u64,
     first_bad: Option<(u64, BadLine)>,
     ncpus_sent: bool,
+    /// A chunked recording: its marks so far, events before its last chunk line, all events.
+    record: crate::sources::text::chunk::RecordMarks,
+    events_at_chunk: usize,
+    events: usize,
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
@@ -121,6 +125,9 @@ pub fn stream_text(
         bad: 0,
         first_bad: None,
         ncpus_sent: false,
+        record: Default::default(),
+        events_at_chunk: 0,
+        events: 0,
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
@@ -254,11 +261,38 @@ pub fn stream_text(
             ),
         });
     }
+    if st.record.chunked && !st.record.ended {
+        last.warnings.push(recording_cut(path, &st));
+    }
     if !st.saw_header {
         last.format = headerless;
     }
     sink(&mut last);
     Ok(())
+}
+
+/// The warning of a chunked recording without its end line: written by a recorder that was
+/// killed, crashed or ran out of disk before it finished.
+fn recording_cut(path: &str, st: &Stitch) -> Warning {
+    let chunks = match st.record.last_chunk {
+        Some((n, _)) => format!(
+            "its last complete chunk is #{n} ({} events)",
+            st.events_at_chunk
+        ),
+        None => "no chunk of it is complete".into(),
+    };
+    let after = st.events - st.events_at_chunk;
+    let after = if after > 0 {
+        format!(", and the {after} whole event lines after it were loaded too")
+    } else {
+        String::new()
+    };
+    Warning {
+        code: "recording-cut",
+        message: format!(
+            "{path}: the recording was cut: it has no \"# cidscope-record: end\" line (the recorder was killed, crashed or could not write); {chunks}{after}"
+        ),
+    }
 }
 
 /// Splits `data` into pieces of about `size` bytes that end at newlines.
@@ -348,6 +382,14 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         st.ncpus_sent = true;
     }
     st.saw_header |= chunk.saw_header;
+    let r = chunk.record;
+    st.record.chunked |= r.chunked;
+    st.record.ended |= r.ended;
+    if let Some((n, at)) = r.last_chunk {
+        st.record.last_chunk = Some((n, at));
+        st.events_at_chunk = st.events + at;
+    }
+    st.events += chunk.events.len();
     st.bad += chunk.bad_lines;
     if st.first_bad.is_none() {
         st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));
