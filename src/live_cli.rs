@@ -1,7 +1,8 @@
 //! The headless `live` and `attach` commands: run a [`LiveSession`], optionally record it, print
 //! a summary. The live TUI consumes the same session API.
 
-use crate::cli::{AttachArgs, LiveArgs};
+use crate::cli::CliError;
+use crate::cli::live::{AttachArgs, LiveArgs};
 use crate::export::live_record::LiveRecorder;
 use crate::export::record::RecordStatus;
 use crate::sources::live::{
@@ -16,17 +17,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// `1`, `0.5` (seconds) or `500ms`, `2s`.
-pub fn parse_cli_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_cli_duration(s: &str) -> Result<Duration, CliError> {
     let t = s.trim();
     if let Ok(v) = t.parse::<f64>() {
         if v.is_finite() && v > 0.0 && v <= 86_400.0 {
             return Ok(Duration::from_secs_f64(v));
         }
-        return Err(format!(
+        return Err(CliError::Usage(format!(
             "--duration {s}: expected seconds above 0 and at most 86400"
-        ));
+        )));
     }
-    crate::sources::live::spec::parse_duration(t).map_err(|e| format!("--duration {s}: {e}"))
+    crate::sources::live::spec::parse_duration(t)
+        .map_err(|e| CliError::Usage(format!("--duration {s}: {e}")))
 }
 
 /// Runs until the session finishes (duration), SIGINT/SIGTERM/SIGHUP arrives (the recording
@@ -49,40 +51,40 @@ fn wait(session: &LiveSession, record: Option<&RecordStatus>) {
 }
 
 /// The session ended: the recording's last events and its end line; its error, if it failed.
-fn finish_record(rec: Option<LiveRecorder>, cap: &LiveCapture) -> Result<(), String> {
+fn finish_record(rec: Option<LiveRecorder>, cap: &LiveCapture) -> Result<(), CliError> {
     match rec {
-        Some(r) => r.finish(cap).map(|_| ()),
+        Some(r) => Ok(r.finish(cap).map(|_| ())?),
         None => Ok(()),
     }
 }
 
 /// Writes to stdout; a closed pipe (`cidscope live ... | head`) is not an error.
-fn emit(text: &str) -> Result<(), String> {
+fn emit(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing output: {e}")),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Stdout(e)),
         _ => Ok(()),
     }
 }
 
-fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
-    let mut out = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+fn print_json<T: serde::Serialize>(v: &T) -> Result<(), CliError> {
+    let mut out = serde_json::to_string_pretty(v)?;
     out.push('\n');
     emit(&out)
 }
 
 /// `cidscope live`: with `ui`, the live TUI (follow, pause, scrub); without, until the
 /// duration ends or Ctrl-C, then the summary.
-pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCode, String> {
+pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCode, CliError> {
     let ncpus = possible_cpus();
     let workload = match &a.workload {
-        Some(s) => WorkloadSpec::parse(s, ncpus).map_err(|e| e.to_string())?,
+        Some(s) => WorkloadSpec::parse(s, ncpus)?,
         None => WorkloadSpec::default_for(ncpus),
     };
     if a.record.is_some() && !a.attach {
-        return Err(
+        return Err(CliError::Usage(
             "--record needs --attach: the workload alone produces no trace events to save".into(),
-        );
+        ));
     }
     let duration = a.duration.as_deref().map(parse_cli_duration).transpose()?;
     let opts = LiveOptions {
@@ -93,7 +95,7 @@ pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCo
         ..LiveOptions::default()
     };
     let attached = opts.attach.is_some();
-    let session = LiveSession::start(opts).map_err(|e| e.to_string())?;
+    let session = LiveSession::start(opts)?;
     // written as it arrives: a kill at any moment leaves what came until the last flush
     let rec = a
         .record
@@ -102,11 +104,10 @@ pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCo
         .transpose()?;
     let status = rec.as_ref().map(|r| r.status());
     let cap = match ui {
-        Some(ui) => crate::ui::run_live(session, ui, std::process::id(), attached, ncpus, status)
-            .map_err(|e| e.to_string())?,
+        Some(ui) => crate::ui::run_live(session, ui, std::process::id(), attached, ncpus, status)?,
         None => {
             wait(&session, status.as_deref());
-            session.stop().map_err(|e| e.to_string())?
+            session.stop()?
         }
     };
     finish_record(rec, &cap)?;
@@ -122,16 +123,20 @@ pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCo
 /// `cidscope attach`: with `ui`, the live TUI on the process (or, `--all`, every process, in
 /// the picker) until the user quits; without, until the duration ends or Ctrl-C. Then the
 /// recording and the summary.
-pub fn run_attach(a: &AttachArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCode, String> {
+pub fn run_attach(a: &AttachArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCode, CliError> {
     let scope = match (a.pid, a.all) {
         (Some(p), false) => {
             if !Path::new(&format!("/proc/{p}")).exists() {
-                return Err(format!("--pid {p}: no such process"));
+                return Err(CliError::Usage(format!("--pid {p}: no such process")));
             }
             Scope::Process(p)
         }
         (None, true) => Scope::All,
-        _ => return Err("expected exactly one of --pid P or --all".into()),
+        _ => {
+            return Err(CliError::Usage(
+                "expected exactly one of --pid P or --all".into(),
+            ));
+        }
     };
     let duration = a.duration.as_deref().map(parse_cli_duration).transpose()?;
     let opts = LiveOptions {
@@ -140,7 +145,7 @@ pub fn run_attach(a: &AttachArgs, ui: Option<crate::ui::UiOptions>) -> Result<Ex
         buffer_pages: a.buffer_pages,
         ..LiveOptions::default()
     };
-    let session = LiveSession::start(opts).map_err(|e| e.to_string())?;
+    let session = LiveSession::start(opts)?;
     let rec = a
         .record
         .as_deref()
@@ -148,11 +153,10 @@ pub fn run_attach(a: &AttachArgs, ui: Option<crate::ui::UiOptions>) -> Result<Ex
         .transpose()?;
     let status = rec.as_ref().map(|r| r.status());
     let cap = match ui {
-        Some(ui) => crate::ui::run::run_attach(session, ui, a.pid, possible_cpus(), status)
-            .map_err(|e| e.to_string())?,
+        Some(ui) => crate::ui::run::run_attach(session, ui, a.pid, possible_cpus(), status)?,
         None => {
             wait(&session, status.as_deref());
-            session.stop().map_err(|e| e.to_string())?
+            session.stop()?
         }
     };
     finish_record(rec, &cap)?;
@@ -293,6 +297,7 @@ mod tests {
         assert!(
             parse_cli_duration("abc")
                 .unwrap_err()
+                .to_string()
                 .contains("--duration abc")
         );
     }

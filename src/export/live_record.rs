@@ -4,10 +4,10 @@
 //! [`RecordStatus`] for the TUI and the headless wait loop to show.
 
 use super::ftrace::{Header, Legend, push_aux_line};
-use super::record::{RecordFile, RecordStatus};
+use super::record::{RecordError, RecordFile, RecordStatus};
 use crate::events::{Origin, Trace};
 use crate::sources::live::{LiveCapture, LiveSession, LiveTap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -16,30 +16,31 @@ use std::time::Duration;
 /// How often the recorder takes what arrived (it flushes a chunk every `record::FLUSH_EVERY`).
 const POLL: Duration = Duration::from_millis(100);
 
-/// What the recorder thread hands back: the file (gone once writing failed) and how many of the
-/// session's events it wrote.
+/// What the recorder thread hands back: the file (the error, once writing failed) and how many
+/// of the session's events it took.
 struct Written {
-    file: Option<RecordFile>,
+    file: Result<RecordFile, RecordError>,
     events: usize,
 }
 
 pub struct LiveRecorder {
+    path: PathBuf,
     status: Arc<RecordStatus>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Written>>,
 }
 
-fn write_err(path: &Path, e: std::io::Error) -> String {
-    format!(
-        "--record {}: write failed: {e}; the recording stopped",
-        path.display()
-    )
+fn write_err(path: &Path, source: std::io::Error) -> RecordError {
+    RecordError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 impl LiveRecorder {
     /// Creates `path` (its header written and flushed at once) and starts writing `session`'s
     /// events to it as they arrive.
-    pub fn start(path: &Path, session: &LiveSession) -> Result<LiveRecorder, String> {
+    pub fn start(path: &Path, session: &LiveSession) -> Result<LiveRecorder, RecordError> {
         let tap = session.tap();
         let header = Header {
             entries: 0,
@@ -47,16 +48,23 @@ impl LiveRecorder {
             note: None,
             legend: Legend::Tracefs,
         };
-        let file = RecordFile::create(path, "", Some(&header))
-            .map_err(|e| format!("--record {}: cannot create: {e}", path.display()))?;
+        let file =
+            RecordFile::create(path, "", Some(&header)).map_err(|source| RecordError::Create {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let status = Arc::new(RecordStatus::new(path));
         let stop = Arc::new(AtomicBool::new(false));
         let (st, sp) = (status.clone(), stop.clone());
         let thread = std::thread::Builder::new()
             .name("cidscope-record".into())
             .spawn(move || run(file, tap, &st, &sp))
-            .map_err(|e| format!("--record: cannot start its thread: {e}"))?;
+            .map_err(|source| RecordError::Thread {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Ok(LiveRecorder {
+            path: path.to_path_buf(),
             status,
             stop,
             thread: Some(thread),
@@ -70,19 +78,14 @@ impl LiveRecorder {
     /// Writes what the session captured after the recorder's last look (`cap`, the whole
     /// session from [`LiveSession::stop`]) and ends the file. Returns the events written, or
     /// the error that stopped the recording.
-    pub fn finish(mut self, cap: &LiveCapture) -> Result<u64, String> {
+    pub fn finish(mut self, cap: &LiveCapture) -> Result<u64, RecordError> {
         self.stop.store(true, Ordering::Release);
+        let path = self.path.clone();
         let w = match self.thread.take().map(|t| t.join()) {
             Some(Ok(w)) => w,
-            _ => return Err("--record: the recorder thread panicked".into()),
+            _ => return Err(RecordError::Panicked { path }),
         };
-        if let Some(e) = self.status.error() {
-            return Err(e);
-        }
-        let Some(mut file) = w.file else {
-            return Err("--record: the recording stopped".into());
-        };
-        let path = file.path().to_path_buf();
+        let mut file = w.file?;
         let aux = (cap.aux.len() == cap.trace.events.len()).then_some(&cap.aux[..]);
         for i in w.events..cap.trace.events.len() {
             let ev = cap.trace.events.at(i);
@@ -93,9 +96,7 @@ impl LiveRecorder {
             }
         }
         let n = file.finish().map_err(|e| write_err(&path, e))?;
-        self.status
-            .events
-            .store(n, std::sync::atomic::Ordering::Relaxed);
+        self.status.events.store(n, Ordering::Relaxed);
         Ok(n)
     }
 }
@@ -131,18 +132,17 @@ fn run(
             file.maybe_flush()
         })();
         if let Err(e) = r {
-            status.fail(write_err(&path, e));
+            let e = write_err(&path, e);
+            status.fail(e.to_string());
             return Written {
-                file: None,
+                file: Err(e),
                 events: tap.events_read(),
             };
         }
-        status
-            .events
-            .store(file.events(), std::sync::atomic::Ordering::Relaxed);
+        status.events.store(file.events(), Ordering::Relaxed);
         if last {
             return Written {
-                file: Some(file),
+                file: Ok(file),
                 events: tap.events_read(),
             };
         }

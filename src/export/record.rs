@@ -28,6 +28,19 @@ pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// Width reserved for `N/N` in the entries line (two 20-digit counts and the slash).
 const COUNTS_WIDTH: usize = 41;
 
+/// Why a recording stopped (each names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("--record {}: cannot create: {source}", path.display())]
+    Create { path: PathBuf, source: io::Error },
+    #[error("--record {}: write failed: {source}; the recording stopped", path.display())]
+    Write { path: PathBuf, source: io::Error },
+    #[error("--record {}: cannot start the recorder's thread: {source}", path.display())]
+    Thread { path: PathBuf, source: io::Error },
+    #[error("--record {}: the recorder's thread panicked; the recording stopped", path.display())]
+    Panicked { path: PathBuf },
+}
+
 /// A recording being written.
 pub struct RecordFile {
     file: std::fs::File,

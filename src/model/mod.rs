@@ -9,6 +9,7 @@ pub mod policies;
 pub mod seglane;
 pub mod tasks;
 pub mod thread_lanes;
+pub mod view;
 
 pub use alarm::{Alarm, AlarmKind};
 pub use error::ModelError;
@@ -17,3 +18,4 @@ pub use observed::{Context, CpuSlot, ObservedState};
 pub use seglane::SegLane;
 pub use tasks::{MmId, MmInfo, MmOrigin};
 pub use thread_lanes::ThreadLanes;
+pub use view::CidView;

@@ -16,143 +16,21 @@
 //! * `churn`: batches of T threads (default 6) that spin 200 µs and exit; joined; 5 ms pause.
 //! * `spinner`: one thread spinning on the last CPU (V3/V4/V11) + T−1 sleepers.
 
+pub mod config;
 pub mod cost;
+pub mod memory;
 pub mod record;
 pub mod sched;
 
-use crate::cli::{ModelArgs, SimArgs, WorkloadArg};
+pub use config::{SimConfig, Workload};
+pub use memory::{EVENT_BYTES, SimError, memory_plan, min_events};
+
 use crate::events::{Origin, Trace};
 use crate::model::MmId;
 use crate::model::policies::{
-    CpuSet, Params, PolicyKind, PolicyRun, Replayer, Trigger, batches_per_scan,
-    cpus_for_scan_period,
+    Params, PolicyKind, PolicyRun, Replayer, Trigger, batches_per_scan, cpus_for_scan_period,
 };
-use cost::CostModel;
 use serde::Serialize;
-
-/// Workloads of the simulator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Workload {
-    Cyclictest,
-    Hackbench,
-    Hogs,
-    Churn,
-    Spinner,
-}
-
-impl Workload {
-    pub fn id(self) -> &'static str {
-        match self {
-            Workload::Cyclictest => "cyclictest",
-            Workload::Hackbench => "hackbench",
-            Workload::Hogs => "hogs",
-            Workload::Churn => "churn",
-            Workload::Spinner => "spinner",
-        }
-    }
-}
-
-/// Everything that determines a simulated run.
-#[derive(Clone, Debug)]
-pub struct SimConfig {
-    pub policy: PolicyKind,
-    /// Model parameters; `cpus` and `hz` are set.
-    pub params: Params,
-    pub workload: Workload,
-    pub threads: Option<u32>,
-    pub duration_ns: u64,
-    pub nohz_full: CpuSet,
-    pub seed: u64,
-    pub cost: CostModel,
-    /// cyclictest: µs of work per wakeup.
-    pub cyclic_run_us: u64,
-    /// Stop after this many events (the memory available allows no more); `None`: no cap.
-    pub max_events: Option<u64>,
-}
-
-impl SimConfig {
-    pub fn new(policy: PolicyKind, cpus: u32, workload: Workload) -> SimConfig {
-        let cpus = cpus.max(1);
-        SimConfig {
-            policy,
-            params: Params::with_cpus(cpus),
-            workload,
-            threads: None,
-            duration_ns: 1_000_000_000,
-            nohz_full: CpuSet::new(cpus),
-            seed: 1,
-            cost: CostModel::default(),
-            cyclic_run_us: 5,
-            max_events: None,
-        }
-    }
-
-    /// The thread (or process) count of the workload.
-    pub fn threads(&self) -> u32 {
-        let p = self.params.cpus;
-        self.threads
-            .unwrap_or(match self.workload {
-                Workload::Cyclictest => 1,
-                Workload::Hackbench => 40,
-                Workload::Hogs => (p + p / 2).max(2),
-                Workload::Churn => 6,
-                Workload::Spinner => 1,
-            })
-            .max(1)
-    }
-
-    /// From the command line.
-    pub fn from_args(a: &SimArgs, m: &ModelArgs) -> Result<SimConfig, String> {
-        // the simulated policy: --policy, else the first model --compare names
-        let policy = m
-            .policy
-            .and_then(|p| p.kind())
-            .or_else(|| m.compare.iter().find_map(|p| p.kind()))
-            .ok_or_else(|| {
-                "sim needs a model: --policy lazy-compact, resume-batch or owner-mode \
-                 (or --compare A,B: A is simulated, B replays its schedule)"
-                    .to_string()
-            })?;
-        if a.cpus == 0 || a.cpus > 8192 {
-            return Err(format!(
-                "--cpus {}: expected a CPU count between 1 and 8192",
-                a.cpus
-            ));
-        }
-        let workload = match a.workload {
-            WorkloadArg::Cyclictest => Workload::Cyclictest,
-            WorkloadArg::Hackbench => Workload::Hackbench,
-            WorkloadArg::Hogs => Workload::Hogs,
-            WorkloadArg::Churn => Workload::Churn,
-            WorkloadArg::Spinner => Workload::Spinner,
-        };
-        let mut cfg = SimConfig::new(policy, a.cpus, workload);
-        let mut params = m.params();
-        params.cpus = a.cpus;
-        params.hz = m.hz.unwrap_or(Params::DEFAULT_HZ);
-        if !(1..=10_000).contains(&params.hz) {
-            return Err(format!("--hz {}: expected 1..10000", params.hz));
-        }
-        if params.batch == 0 {
-            return Err("--batch 0: expected at least 1 CPU per batch".into());
-        }
-        cfg.params = params;
-        cfg.threads = a.threads;
-        if a.threads == Some(0) {
-            return Err("--threads 0: expected at least 1".into());
-        }
-        if a.threads.is_some_and(|t| t > 100_000) {
-            return Err("--threads: expected at most 100000".into());
-        }
-        cfg.duration_ns = a.duration;
-        cfg.seed = a.seed;
-        if let Some(list) = &a.nohz_full {
-            cfg.nohz_full =
-                CpuSet::parse_list(list, a.cpus).map_err(|e| format!("--nohz-full: {e}"))?;
-        }
-        Ok(cfg)
-    }
-}
 
 /// min / median / max of a sample.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq)]
@@ -240,48 +118,6 @@ pub struct SimOutput {
     pub summary: SimSummary,
     /// The run stopped at [`SimConfig::max_events`], at this simulated time.
     pub capped_at: Option<u64>,
-}
-
-/// Memory a simulated run takes per event of its schedule: the trace, the model's records and
-/// the TUI's index of it (measured by `scripts/mem-bench.sh`: 20-70 bytes per event
-/// headless, with headroom for the TUI).
-pub const EVENT_BYTES: u64 = 120;
-
-/// The fewest events a run must make: every tick of the CPUs its always-running threads keep
-/// busy (hogs, spinner; other workloads sleep, and idle CPUs do not tick).
-pub fn min_events(cfg: &SimConfig) -> u64 {
-    let busy = match cfg.workload {
-        Workload::Hogs | Workload::Spinner => cfg.threads().min(cfg.params.cpus) as u64,
-        _ => 0,
-    };
-    let nohz = cfg.nohz_full.iter().count() as u64;
-    let ticking = busy.saturating_sub(nohz);
-    (cfg.duration_ns as u128 * cfg.params.hz as u128 / 1_000_000_000 * ticking as u128)
-        .min(u64::MAX as u128) as u64
-}
-
-/// Checks before running that the run fits in the memory available: `Err` when its fewest
-/// events ([`min_events`]) would not; otherwise the cap on events that keeps it within (the
-/// run stops there and says so).
-pub fn memory_plan(cfg: &SimConfig) -> Result<Option<u64>, String> {
-    let avail = crate::sources::memory::available().map_err(|e| e.to_string())?;
-    let Some(avail) = avail else {
-        return Ok(None);
-    };
-    let need = min_events(cfg).saturating_mul(EVENT_BYTES);
-    if need > avail {
-        return Err(format!(
-            "sim: {} CPUs of {} for {} make at least {} events ({} ticks per busy CPU), about {} of memory, but only {} is available: shorten --duration, or fewer --cpus/--threads",
-            cfg.params.cpus,
-            cfg.workload.id(),
-            crate::events::fmt_dur(cfg.duration_ns),
-            min_events(cfg),
-            cfg.params.hz,
-            crate::sources::memory::human(need),
-            crate::sources::memory::human(avail)
-        ));
-    }
-    Ok(Some(avail / EVENT_BYTES))
 }
 
 /// Runs one simulation.

@@ -4,6 +4,7 @@
 pub mod accounting;
 pub mod check;
 pub mod live;
+pub mod model_summary;
 pub mod policy;
 
 use crate::events::{EventKind, Tid, Trace};
@@ -35,10 +36,10 @@ pub struct ProcessSummary {
     pub cids: Vec<i32>,
     /// With --policy: compaction attempts that scanned, by trigger.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub compactions: Option<policy::CompactionCounts>,
+    pub compactions: Option<model_summary::CompactionCounts>,
     /// With --policy: the model's view of this process.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<policy::ProcessModel>,
+    pub model: Option<model_summary::ProcessModel>,
 }
 
 #[derive(Serialize, Debug)]
@@ -70,13 +71,13 @@ pub struct Stats {
     pub warnings: Vec<String>,
     /// With --policy: how well the model predicts the observed CIDs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model_agreement: Option<policy::ModelAgreement>,
+    pub model_agreement: Option<model_summary::ModelAgreement>,
     /// With --policy: the model's totals.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<policy::ModelSummary>,
+    pub model: Option<model_summary::ModelSummary>,
     /// With --compare: one summary per model.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub compare: Vec<policy::ModelSummary>,
+    pub compare: Vec<model_summary::ModelSummary>,
 }
 
 #[derive(Default)]

@@ -10,6 +10,7 @@
 //! The workload runs in its own process (not the guest's PID 1, which streams the capture), so
 //! its mm holds only its own threads.
 
+use super::role::{EXEC_CHILD, ROLE_FLAG};
 use crate::sources::live::spec::{WorkItem, WorkloadSpec};
 use crate::sources::sys::{clock as live_clock, sched as live_sched};
 use std::sync::Arc;
@@ -374,8 +375,6 @@ fn forks(t: u32, end: Instant, d: Duration, errors: &Errors) {
     }
 }
 
-/// The worker-role word of an exec child.
-pub const EXEC_CHILD: &str = "exec-child";
 /// How many times an exec child execs itself again before it exits.
 const EXEC_DEPTH: u32 = 2;
 
@@ -409,7 +408,7 @@ fn exec_parent(t: u32, end: Instant, errors: &Errors) {
         }
         while live.len() < t as usize && failed < 16 {
             match std::process::Command::new(&exe)
-                .arg(super::guest::ROLE_FLAG)
+                .arg(ROLE_FLAG)
                 .arg(EXEC_CHILD)
                 .arg(EXEC_DEPTH.to_string())
                 .arg(deadline.to_string())
@@ -454,7 +453,7 @@ pub fn exec_child(args: &[String]) -> Result<(), String> {
         use std::os::unix::process::CommandExt;
         let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
         let e = std::process::Command::new(exe)
-            .arg(super::guest::ROLE_FLAG)
+            .arg(ROLE_FLAG)
             .arg(EXEC_CHILD)
             .arg((depth - 1).to_string())
             .arg(deadline.to_string())

@@ -5,6 +5,7 @@ pub mod accounting;
 pub mod axis;
 pub mod detail;
 pub mod help;
+pub mod lane_plan;
 pub mod lane_stack;
 pub mod lanes;
 pub mod legend;

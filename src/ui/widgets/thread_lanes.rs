@@ -3,8 +3,7 @@
 //! each model, under the same cursor and zoom as the CPU lanes. The rows are built in the
 //! model layer ([`crate::model::ThreadLanes`]); this only draws them.
 
-use super::detail::mm_label;
-use super::lane_stack::{Plan, SetKind};
+use super::lane_plan::{Plan, SetKind};
 use super::lanes::{Admit, LaneSet, Shown, cell_text, cells};
 use crate::events::Tid;
 use crate::model::{MmId, ThreadLanes};
@@ -133,7 +132,7 @@ pub fn title(app: &App, plan: &Plan, set_title: &str) -> String {
         );
     }
     let who = match st.sel.selected_mm() {
-        Some(mm) => mm_label(st, mm),
+        Some(mm) => st.mm_label(mm),
         None => "?".into(),
     };
     format!("{set_title} · {} threads of {who}", plan.nlanes)
