@@ -14,7 +14,7 @@ fn main() {
     let n = t.events.len() as f64;
     let segs: usize = tl.lanes.iter().map(|l| l.len()).sum();
     let seg_bytes: usize = tl.lanes.iter().map(|l| l.heap_bytes()).sum();
-    let upd: usize = tl.task_cid_changes.values().map(|v| v.capacity()).sum();
+    let upd: usize = tl.task_cid_changes.heap_bytes();
     let w: usize = 0;
     let cp: usize = tl
         .checkpoints
@@ -35,7 +35,7 @@ fn main() {
     );
     println!(
         "task_cid_changes {:.1} B/ev, weights {:.1} B/ev ({} entries), cid_changes {:.1} B/ev, checkpoints ~{:.1} B/ev, lost {}",
-        upd as f64 * 4.0 / n,
+        upd as f64 / n,
         w as f64 * 16.0 / n,
         w,
         tl.cid_changes.capacity() as f64 * 8.0 / n,

@@ -3,6 +3,8 @@
 
 use crate::cli::CliError;
 use crate::cli::live::{AttachArgs, LiveArgs};
+use crate::export::live_record::LiveRecorder;
+use crate::export::record::RecordStatus;
 use crate::sources::live::{
     LiveCapture, LiveOptions, LiveSession, Scope, WorkloadSpec, possible_cpus,
 };
@@ -29,30 +31,31 @@ pub fn parse_cli_duration(s: &str) -> Result<Duration, CliError> {
         .map_err(|e| CliError::Usage(format!("--duration {s}: {e}")))
 }
 
-/// Runs until the session finishes (duration) or SIGINT/SIGTERM arrives.
-fn wait(session: &LiveSession) {
+/// Runs until the session finishes (duration), SIGINT/SIGTERM/SIGHUP arrives (the recording
+/// then ends cleanly), or the recording fails (it stops at once).
+fn wait(session: &LiveSession, record: Option<&RecordStatus>) {
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
         let _ = signal_hook::flag::register(sig, stop.clone());
     }
-    while !session.is_finished() && !stop.load(Ordering::Relaxed) {
+    while !session.is_finished()
+        && !stop.load(Ordering::Relaxed)
+        && record.is_none_or(|r| r.error().is_none())
+    {
         std::thread::sleep(Duration::from_millis(25));
     }
 }
 
-fn write_record(path: &Path, cap: &LiveCapture) -> Result<(), CliError> {
-    let failed = |what| {
-        move |source| CliError::Record {
-            path: path.to_path_buf(),
-            what,
-            source,
-        }
-    };
-    let f = std::fs::File::create(path).map_err(failed("cannot create"))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    crate::export::ftrace::write(&mut w, &cap.trace, Some(&cap.aux))
-        .and_then(|()| w.flush())
-        .map_err(failed("write failed"))
+/// The session ended: the recording's last events and its end line; its error, if it failed.
+fn finish_record(rec: Option<LiveRecorder>, cap: &LiveCapture) -> Result<(), CliError> {
+    match rec {
+        Some(r) => Ok(r.finish(cap).map(|_| ())?),
+        None => Ok(()),
+    }
 }
 
 /// Writes to stdout; a closed pipe (`cidscope live ... | head`) is not an error.
@@ -93,16 +96,21 @@ pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCo
     };
     let attached = opts.attach.is_some();
     let session = LiveSession::start(opts)?;
+    // written as it arrives: a kill at any moment leaves what came until the last flush
+    let rec = a
+        .record
+        .as_deref()
+        .map(|p| LiveRecorder::start(p, &session))
+        .transpose()?;
+    let status = rec.as_ref().map(|r| r.status());
     let cap = match ui {
-        Some(ui) => crate::ui::run_live(session, ui, std::process::id(), attached, ncpus)?,
+        Some(ui) => crate::ui::run_live(session, ui, std::process::id(), attached, ncpus, status)?,
         None => {
-            wait(&session);
+            wait(&session, status.as_deref());
             session.stop()?
         }
     };
-    if let Some(p) = &a.record {
-        write_record(p, &cap)?;
-    }
+    finish_record(rec, &cap)?;
     let s = summarize(&cap);
     if a.json {
         print_json(&s)?;
@@ -138,16 +146,20 @@ pub fn run_attach(a: &AttachArgs, ui: Option<crate::ui::UiOptions>) -> Result<Ex
         ..LiveOptions::default()
     };
     let session = LiveSession::start(opts)?;
+    let rec = a
+        .record
+        .as_deref()
+        .map(|p| LiveRecorder::start(p, &session))
+        .transpose()?;
+    let status = rec.as_ref().map(|r| r.status());
     let cap = match ui {
-        Some(ui) => crate::ui::run::run_attach(session, ui, a.pid, possible_cpus())?,
+        Some(ui) => crate::ui::run::run_attach(session, ui, a.pid, possible_cpus(), status)?,
         None => {
-            wait(&session);
+            wait(&session, status.as_deref());
             session.stop()?
         }
     };
-    if let Some(p) = &a.record {
-        write_record(p, &cap)?;
-    }
+    finish_record(rec, &cap)?;
     let s = summarize_attach(&cap, a.record.as_ref().map(|p| p.display().to_string()));
     if a.json {
         print_json(&s)?;

@@ -21,6 +21,21 @@ fn emit(bytes: &[u8]) -> Result<(), CliError> {
     write_stdout(bytes).map_err(CliError::Stdout)
 }
 
+/// Writes `v` as pretty JSON to stdout while it is serialized (the summary of a capture of a
+/// million tasks is hundreds of MB of text: never held whole); a closed pipe is not an error.
+fn emit_json<T: serde::Serialize>(v: &T) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let r = serde_json::to_writer_pretty(&mut out, v)
+        .map_err(std::io::Error::from)
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.flush());
+    match r {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Stdout(e)),
+        _ => Ok(()),
+    }
+}
+
 fn main() -> ExitCode {
     // cidscope as the init of a `cidscope vm` guest, or one of its worker processes
     if let Some(code) = cidscope::vm::guest::entry() {
@@ -38,6 +53,8 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    // a limit that does not parse never turns the memory check off silently
+    sources::memory::limit_from_env()?;
     match cli.command {
         Some(Command::Completions { shell }) => {
             let mut cmd = command::command();
@@ -169,9 +186,7 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
     };
     cli::capture::note_interrupt();
     if a.json {
-        let mut out = serde_json::to_string_pretty(&s)?;
-        out.push('\n');
-        emit(out.as_bytes())?;
+        emit_json(&s)?;
     } else {
         emit(cidscope::stats::render_text(&s).as_bytes())?;
         emit(cidscope::stats::policy::render_text(&s).as_bytes())?;
@@ -220,14 +235,12 @@ fn run_export(a: &ExportArgs) -> Result<ExitCode, CliError> {
         let runs =
             cidscope::model::policies::replay_all(&trace, &a.model.models(), &a.model.params());
         let extra = cidscope::export::perfetto::model_instants(&runs);
-        let v = cidscope::export::perfetto::export(&trace, &tl, &extra);
         let f = std::fs::File::create(p).map_err(write_err(p))?;
-        serde_json::to_writer(std::io::BufWriter::new(f), &v).map_err(|source| {
-            CliError::WriteJson {
-                path: p.clone(),
-                source,
-            }
-        })?;
+        // written as it is made: memory stays that of the loaded capture
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        cidscope::export::perfetto::write(&trace, &tl, &extra, &mut w)
+            .and_then(|_| std::io::Write::flush(&mut w))
+            .map_err(write_err(p))?;
     }
     if let Some(p) = &a.svg {
         let theme = cidscope::ui::theme::Theme::resolve(a.theme.theme.as_deref(), false)?;
@@ -248,8 +261,19 @@ fn run_export(a: &ExportArgs) -> Result<ExitCode, CliError> {
 
 /// `cidscope sim`: schedule, model, then JSON, a recorded trace, or the TUI.
 fn run_sim(a: &SimArgs) -> Result<ExitCode, CliError> {
-    let cfg = a.config()?;
+    let mut cfg = a.config()?;
+    // refused before running when it cannot fit; stopped (and said so) where it stops fitting
+    if !a.no_memory_check {
+        cfg.max_events = cidscope::sim::memory_plan(&cfg)?;
+    }
     let out = cidscope::sim::simulate(&cfg);
+    if let Some(at_ns) = out.capped_at {
+        return Err(cidscope::sim::SimError::Stopped {
+            at_ns,
+            events: out.trace.events.len(),
+        }
+        .into());
+    }
     if let Some(path) = &a.record {
         cidscope::sim::record::write_file(path, &out.trace, &cfg).map_err(|source| {
             CliError::WriteSchedule {

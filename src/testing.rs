@@ -13,7 +13,7 @@ pub fn exercise(trace: &Trace) {
     }
     let mut csv = Vec::new();
     let _ = crate::export::csv::write(trace, &tl, &mut csv);
-    std::hint::black_box(crate::export::perfetto::export(trace, &tl, &[]));
+    let _ = crate::export::perfetto::write(trace, &tl, &[], &mut std::io::sink());
     let mut app = crate::ui::app::App::with_timeline(trace.clone(), tl);
     let backend = ratatui::backend::TestBackend::new(100, 30);
     let Ok(mut term) = ratatui::Terminal::new(backend);

@@ -350,6 +350,8 @@ fn record_flag_writes_a_file_stats_reads() {
         "{v}"
     );
     assert_eq!(v["alarms"], 0, "{v}");
+    // a finished recording: its end line is there, so no recording-cut
+    assert_eq!(v["warnings"], serde_json::json!([]), "{v}");
 }
 
 /// The binary, copied where any user can run it.

@@ -122,7 +122,8 @@ fn restored_after_sigterm() {
             .success()
     );
     // 143 = 128 + SIGTERM when the watchdog ends it, 0 when the loop saw the flag first
-    let s = sh.wait_for("EXIT=");
+    // (at a line's start: the command line, back on the main screen first, has `EXIT=` too)
+    let s = sh.wait_for("\nEXIT=");
     assert!(s.contains("EXIT=0") || s.contains("EXIT=143"), "{s}");
     let code = if s.contains("EXIT=0") { "0" } else { "143" };
     sh.assert_restored(code);

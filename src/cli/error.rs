@@ -27,6 +27,14 @@ pub enum CliError {
     Demo(#[from] crate::demo::DemoError),
     #[error(transparent)]
     Vm(#[from] crate::vm::VmError),
+    #[error(transparent)]
+    Sim(#[from] crate::sim::SimError),
+    /// `CIDSCOPE_MEMORY_LIMIT` is not a size.
+    #[error(transparent)]
+    MemoryLimit(#[from] crate::sources::memory::BadLimit),
+    /// `--record` of live and attach, written as the capture arrives.
+    #[error(transparent)]
+    Recording(#[from] crate::export::record::RecordError),
     /// An output file (`--perfetto`, `--csv`, `--svg`) that could not be written.
     #[error("{}: {source}", path.display())]
     Write {

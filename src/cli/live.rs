@@ -23,7 +23,8 @@ pub struct LiveArgs {
     #[arg(long)]
     pub json: bool,
     /// Save the session as ftrace text that `cidscope FILE` and `cidscope stats FILE` replay
-    /// (needs --attach).
+    /// (needs --attach), written as it arrives and flushed about every second: a kill leaves
+    /// what came until the last flush (its replay warns recording-cut).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Ring buffer per CPU, in 4 KiB pages (a power of two).
@@ -57,7 +58,9 @@ pub struct AttachArgs {
     /// cpu_user_s, cpu_sys_s, ...).
     #[arg(long)]
     pub json: bool,
-    /// Save the session as ftrace text that `cidscope FILE` and `cidscope stats FILE` replay.
+    /// Save the session as ftrace text that `cidscope FILE` and `cidscope stats FILE` replay,
+    /// written as it arrives and flushed about every second: a kill leaves what came until the
+    /// last flush (its replay warns recording-cut).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Ring buffer per CPU, in 4 KiB pages (a power of two).

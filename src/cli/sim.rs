@@ -33,6 +33,10 @@ pub struct SimArgs {
     /// Write the schedule as ftrace text (tracefs `trace` format) to this file.
     #[arg(long)]
     pub record: Option<PathBuf>,
+    /// Run even when the simulation looks too large for the available memory (without it, a
+    /// run whose ticks alone would not fit is refused, and one that stops fitting stops).
+    #[arg(long)]
+    pub no_memory_check: bool,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]

@@ -128,12 +128,18 @@ pub fn lat_flags(flags: u8, preempt: u8) -> [u8; 5] {
 }
 
 pub fn write_header(w: &mut impl Write, h: &Header) -> io::Result<()> {
+    write_header_counts(w, h, &format!("{0}/{0}", h.entries))
+}
+
+/// [`write_header`] with `counts` in the place of `entries/entries` (a recording written as it
+/// arrives reserves the field and fills it in at its end).
+pub fn write_header_counts(w: &mut impl Write, h: &Header, counts: &str) -> io::Result<()> {
     writeln!(w, "# tracer: nop")?;
     writeln!(w, "#")?;
     writeln!(
         w,
-        "# entries-in-buffer/entries-written: {}/{}   #P:{}",
-        h.entries, h.entries, h.ncpus
+        "# entries-in-buffer/entries-written: {counts}   #P:{}",
+        h.ncpus
     )?;
     if let Some(note) = h.note {
         writeln!(w, "# {note}")?;
@@ -310,6 +316,16 @@ pub fn write(w: &mut impl Write, trace: &Trace, aux: Option<&[EventAux]>) -> io:
     write_lines(w, &header, trace, &mut |i, ev| {
         Some(aux_line(trace, ev, aux.map(|a| &a[i])))
     })
+}
+
+/// Appends the line of `ev` (a live capture's event, with its `aux` when known) to `o`.
+pub fn push_aux_line(
+    o: &mut Vec<u8>,
+    trace: &Trace,
+    ev: &Event,
+    aux: Option<&EventAux>,
+) -> io::Result<()> {
+    push_line(o, trace, ev, &aux_line(trace, ev, aux))
 }
 
 /// The line of `ev` from what the trace knows and the event's `aux`.

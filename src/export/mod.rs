@@ -3,5 +3,7 @@
 
 pub mod csv;
 pub mod ftrace;
+pub mod live_record;
 pub mod perfetto;
+pub mod record;
 pub mod svg;

@@ -12,6 +12,7 @@ use crate::events::Trace;
 use crate::model::MmId;
 use crate::timeline::{Segment, Timeline};
 use serde_json::{Value, json};
+use std::io::{self, Write};
 
 /// pid of the "CPUs" pseudo-process (real TGIDs never are 0).
 pub const CPUS_PID: u64 = 0;
@@ -36,27 +37,53 @@ pub fn mm_pid(tl: &Timeline, mm: MmId) -> u64 {
     }
 }
 
-pub fn export(trace: &Trace, tl: &Timeline, extra: &[Instant]) -> Value {
-    let mut ev: Vec<Value> = Vec::new();
+/// Writes the trace events one by one as they are made (nothing but the output buffer is held:
+/// memory stays that of the loaded capture and its index, whatever the number of slices).
+struct Events<'w, W: Write> {
+    out: &'w mut W,
+    first: bool,
+}
+
+impl<W: Write> Events<'_, W> {
+    fn push(&mut self, v: Value) -> io::Result<()> {
+        if !self.first {
+            self.out.write_all(b",\n")?;
+        }
+        self.first = false;
+        serde_json::to_writer(&mut *self.out, &v).map_err(io::Error::other)
+    }
+}
+
+/// Writes the Chrome JSON document (`{"traceEvents": [...], "displayTimeUnit": "ns",
+/// "otherData": {...}}`) to `out` as it goes.
+pub fn write(
+    trace: &Trace,
+    tl: &Timeline,
+    extra: &[Instant],
+    out: &mut impl Write,
+) -> io::Result<()> {
+    out.write_all(b"{\"traceEvents\": [\n")?;
+    let mut ev = Events { out, first: true };
     ev.push(json!({"ph": "M", "name": "process_name", "pid": CPUS_PID,
-        "args": {"name": format!("CPUs ({} possible): observed CIDs", tl.ncpus)}}));
-    ev.push(json!({"ph": "M", "name": "process_sort_index", "pid": CPUS_PID, "args": {"sort_index": -1}}));
+        "args": {"name": format!("CPUs ({} possible): observed CIDs", tl.ncpus)}}))?;
+    ev.push(json!({"ph": "M", "name": "process_sort_index", "pid": CPUS_PID, "args": {"sort_index": -1}}))?;
     for cpu in 0..tl.lanes.len() {
         ev.push(
             json!({"ph": "M", "name": "thread_name", "pid": CPUS_PID, "tid": cpu,
             "args": {"name": format!("CPU {cpu}")}}),
-        );
+        )?;
         ev.push(
             json!({"ph": "M", "name": "thread_sort_index", "pid": CPUS_PID, "tid": cpu,
             "args": {"sort_index": cpu}}),
-        );
+        )?;
     }
-    let mut named_tasks = std::collections::BTreeSet::new();
+    // (pid, tid) of the task tracks named so far: one entry per task, not per slice
+    let mut named_tasks = rustc_hash::FxHashSet::default();
     for (k, info) in tl.mms.iter().enumerate() {
         let mm = MmId(k as u32);
         let pid = mm_pid(tl, mm);
         ev.push(json!({"ph": "M", "name": "process_name", "pid": pid,
-            "args": {"name": format!("{} {}", info.label(), trace.comm_of(info.leader))}}));
+            "args": {"name": format!("{} {}", info.label(), trace.comm_of(info.leader))}}))?;
     }
     for (cpu, lane) in tl.lanes.iter().enumerate() {
         for (i, s) in lane.iter().enumerate() {
@@ -73,30 +100,33 @@ pub fn export(trace: &Trace, tl: &Timeline, extra: &[Instant]) -> Value {
                 "confirmed": s.flags.contains(Segment::CONFIRMED),
                 "process": if s.mm.is_real() { tl.mm_info(s.mm).map(|i| i.label()) } else { None }});
             ev.push(json!({"ph": "X", "name": name, "pid": CPUS_PID, "tid": cpu,
-                "ts": us(s.start), "dur": us(end - s.start), "args": args}));
+                "ts": us(s.start), "dur": us(end - s.start), "args": args}))?;
             if s.mm.is_real() {
                 let pid = mm_pid(tl, s.mm);
                 if named_tasks.insert((pid, s.tid)) {
                     ev.push(
                         json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": s.tid,
                         "args": {"name": format!("{comm}-{}", s.tid)}}),
-                    );
+                    )?;
                 }
                 ev.push(json!({"ph": "X", "name": name, "pid": pid, "tid": s.tid,
                     "ts": us(s.start), "dur": us(end - s.start),
-                    "args": {"cpu": cpu, "cid": s.cid(), "confirmed": s.flags.contains(Segment::CONFIRMED)}}));
+                    "args": {"cpu": cpu, "cid": s.cid(), "confirmed": s.flags.contains(Segment::CONFIRMED)}}))?;
             }
         }
     }
-    for (k, series) in tl.weight_series(None).iter().enumerate() {
-        let pid = mm_pid(tl, MmId(k as u32));
-        for &(ts, w) in series.iter() {
-            ev.push(
-                json!({"ph": "C", "name": "cidmask weight", "pid": pid, "ts": us(ts),
+    drop(named_tasks);
+    // every process's weight counter, in time order, straight from the sweep over the lanes
+    let mut failed = Ok(());
+    tl.for_each_weight_change(None, |mm, ts, w| {
+        if failed.is_ok() {
+            failed = ev.push(
+                json!({"ph": "C", "name": "cidmask weight", "pid": mm_pid(tl, mm), "ts": us(ts),
                 "args": {"weight": w}}),
             );
         }
-    }
+    });
+    failed?;
     for &i in &tl.lost_at {
         if let Some(e) = trace.events.get(i) {
             let count = match e.kind {
@@ -110,27 +140,29 @@ pub fn export(trace: &Trace, tl: &Timeline, extra: &[Instant]) -> Value {
             ev.push(
                 json!({"ph": "i", "s": "t", "name": name, "pid": CPUS_PID, "tid": e.cpu,
                 "ts": us(e.ts), "args": {"count": count}}),
-            );
+            )?;
         }
     }
     for a in &tl.alarms {
         ev.push(
             json!({"ph": "i", "s": "t", "name": format!("alarm: {}", a.describe()),
             "pid": CPUS_PID, "tid": a.cpu, "ts": us(a.ts), "args": {"kind": "alarm"}}),
-        );
+        )?;
     }
     for x in extra {
         ev.push(
             json!({"ph": "i", "s": "t", "name": x.name, "pid": CPUS_PID, "tid": x.cpu,
             "ts": us(x.ts), "args": x.args}),
-        );
+        )?;
     }
-    json!({
-        "traceEvents": ev,
-        "displayTimeUnit": "ns",
-        "otherData": {"source": trace.path, "format": trace.origin.id(),
-            "generator": concat!("cidscope ", env!("CARGO_PKG_VERSION"))}
-    })
+    out.write_all(b"\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": ")?;
+    serde_json::to_writer(
+        &mut *out,
+        &json!({"source": trace.path, "format": trace.origin.id(),
+            "generator": concat!("cidscope ", env!("CARGO_PKG_VERSION"))}),
+    )
+    .map_err(io::Error::other)?;
+    out.write_all(b"}\n")
 }
 
 /// A model's compaction attempts that scanned, its complete-scan starts and its mode changes,

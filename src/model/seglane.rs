@@ -163,8 +163,15 @@ impl SegLane {
         self.len() == 0
     }
 
+    /// States the index remembers at most: past that it starts over, and a state seen again
+    /// gets a second table entry (a lane of a million tasks would otherwise index every one).
+    const INDEX_MAX: usize = 1 << 16;
+
     fn key(&mut self, s: &Segment) -> u32 {
         let st = State::of(s);
+        if self.index.len() >= Self::INDEX_MAX {
+            self.index.clear();
+        }
         let next = self.table.len() as u32;
         let k = *self.index.entry(st).or_insert(next);
         if k == next {

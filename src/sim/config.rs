@@ -64,6 +64,8 @@ pub struct SimConfig {
     pub cost: CostModel,
     /// cyclictest: µs of work per wakeup.
     pub cyclic_run_us: u64,
+    /// Stop after this many events (the memory available allows no more); `None`: no cap.
+    pub max_events: Option<u64>,
 }
 
 impl SimConfig {
@@ -79,6 +81,7 @@ impl SimConfig {
             seed: 1,
             cost: CostModel::default(),
             cyclic_run_us: 5,
+            max_events: None,
         }
     }
 

@@ -18,10 +18,12 @@
 
 pub mod config;
 pub mod cost;
+pub mod memory;
 pub mod record;
 pub mod sched;
 
 pub use config::{SimConfig, Workload};
+pub use memory::{EVENT_BYTES, SimError, memory_plan, min_events};
 
 use crate::events::{Origin, Trace};
 use crate::model::MmId;
@@ -114,6 +116,8 @@ pub struct SimOutput {
     pub trace: Trace,
     pub run: PolicyRun,
     pub summary: SimSummary,
+    /// The run stopped at [`SimConfig::max_events`], at this simulated time.
+    pub capped_at: Option<u64>,
 }
 
 /// Runs one simulation.
@@ -130,12 +134,14 @@ pub fn simulate(cfg: &SimConfig) -> SimOutput {
         &mut sim.rep,
         Replayer::new(cfg.policy, Params::with_cpus(1), 0),
     );
+    let capped_at = sim.capped_at;
     let run = rep.finish();
     let summary = summarize(cfg, &trace, &run);
     SimOutput {
         trace,
         run,
         summary,
+        capped_at,
     }
 }
 

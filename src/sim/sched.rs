@@ -45,6 +45,8 @@ pub struct Sim<'a> {
     /// churn: workers of the current batch still alive.
     churn_alive: u32,
     next_tid: Tid,
+    /// When the run stopped at `SimConfig::max_events`, the simulated time it reached (ns).
+    pub capped_at: Option<u64>,
 }
 
 impl<'a> Sim<'a> {
@@ -71,6 +73,7 @@ impl<'a> Sim<'a> {
             leader: None,
             churn_alive: 0,
             next_tid: SHELL_TID + 1,
+            capped_at: None,
         }
     }
 
@@ -141,8 +144,15 @@ impl<'a> Sim<'a> {
         self.tasks[shell].rem = 30;
         self.push(0, Ev::Start);
         self.push(self.tick_us, Ev::Tick);
+        let cap = self.cfg.max_events.unwrap_or(u64::MAX) as usize;
         while let Some(Reverse((at, _, ev))) = self.q.pop() {
             if at > self.end {
+                break;
+            }
+            if self.trace.events.len() >= cap {
+                // the run would not fit in memory: it stops here and says so (`SimOutput::capped`)
+                self.capped_at = Some(at.saturating_mul(1000));
+                self.end = at;
                 break;
             }
             self.now = at;

@@ -22,6 +22,44 @@ pub enum Bytes {
     Static(&'static [u8]),
 }
 
+impl Bytes {
+    /// Where the mapped file shrank while it was read, if it did: the first page a read
+    /// faulted on (see `sys::sigbus`), or the file's new end when that lies in the mapping (the
+    /// rest of its last page reads as zeros without a fault).
+    fn shrunk_at(&self) -> Option<u64> {
+        match self {
+            Bytes::Map(m) => {
+                let now = m.current_len().filter(|&n| n < m.len() as u64);
+                match (m.shrunk_at(), now) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
+            Bytes::Static(_) => None,
+        }
+    }
+
+    /// The error for a file that shrank while it was read: its name, the first offset that
+    /// could not be read, and its size now.
+    fn shrunk_error(&self, name: &str) -> Option<SourceError> {
+        let at = self.shrunk_at()?;
+        let now = match self {
+            Bytes::Map(m) => m.current_len(),
+            Bytes::Static(_) => None,
+        };
+        let now = now.map_or(String::new(), |n| format!(", {n} now"));
+        Some(SourceError::at_offset(
+            name,
+            at,
+            format!(
+                "the file shrank while it was read (truncated or rewritten by another program: \
+                 {} bytes when opened{now}); bytes from this offset could not be read, so the load stopped",
+                self.len()
+            ),
+        ))
+    }
+}
+
 impl std::ops::Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
@@ -44,6 +82,9 @@ pub struct Opened {
     pub codec: Option<input::decompress::Codec>,
     body: Body,
     reader: &'static dyn FileFormat,
+    /// A mapped file's memory check that goes on as tasks appear (`None`: no check; a stream
+    /// has its own, on the bytes as they arrive).
+    budget: Option<memory::Budget>,
 }
 
 enum Body {
@@ -82,14 +123,16 @@ fn opened(name: String, input: input::Input, opts: &LoadOptions) -> Result<Opene
     match input {
         input::Input::Mapped(map) => {
             let reader = reader_of(&name, &map, opts)?;
-            if !opts.no_memory_check {
-                memory::check(
+            let budget = if opts.no_memory_check {
+                None
+            } else {
+                memory::Budget::new(
                     map.len() as u64,
                     reader.memory_factor(),
                     reader.format().id(),
                 )
-                .map_err(|e| SourceError::file(&name, e.to_string()))?;
-            }
+                .map_err(|e| SourceError::file(&name, e.to_string()))?
+            };
             Ok(Opened {
                 name,
                 format: reader.format(),
@@ -97,6 +140,7 @@ fn opened(name: String, input: input::Input, opts: &LoadOptions) -> Result<Opene
                 codec: None,
                 body: Body::Bytes(Bytes::Map(map)),
                 reader,
+                budget,
             })
         }
         input::Input::Stream(s) => {
@@ -123,6 +167,7 @@ fn opened(name: String, input: input::Input, opts: &LoadOptions) -> Result<Opene
                 codec: s.codec,
                 body: Body::Stream(Mutex::new(Some(s))),
                 reader,
+                budget: None,
             })
         }
     }
@@ -145,6 +190,7 @@ pub fn open_static(
         codec: None,
         reader,
         body: Body::Bytes(Bytes::Static(data)),
+        budget: None,
     })
 }
 
@@ -251,11 +297,32 @@ impl Opened {
         if let Some(p) = &opts.progress {
             p.total.store(data.len() as u64, Ordering::Relaxed);
         }
-        let r = self.reader.stream(&self.name, data, opts, sink);
+        // A file that shrinks reads as zeros past its new end (no events come of them: text has
+        // no lines there, binary records are empty or fail to decode), and the load ends with
+        // the error below: the events before the cut are what the sink got.
+        // Each task and process costs memory of its own in every later stage: counted as they
+        // arrive, they stop the load once the estimate no longer fits.
+        let mut count = TaskCount::default();
+        let mut too_large = None;
+        let r = self.reader.stream(&self.name, data, opts, &mut |d| {
+            if let Some(b) = &self.budget
+                && let Err(e) = count.add(d).check(b)
+            {
+                too_large = Some(e);
+                return false;
+            }
+            sink(d)
+        });
         if let Some(p) = &opts.progress {
             p.done.store(data.len() as u64, Ordering::Relaxed);
         }
-        r
+        if let Some(e) = data.shrunk_error(&self.name) {
+            return Err(e);
+        }
+        match too_large {
+            Some(e) => Err(SourceError::file(&self.name, e.to_string())),
+            None => r,
+        }
     }
 
     /// What the capture says of its kernel (`Trace::kernel_release`, `Trace::kernel_hz`),
@@ -299,7 +366,25 @@ impl Opened {
             ..opts.clone()
         };
         match &self.body {
-            Body::Bytes(b) => load_bytes(&self.name, b, &opts),
+            Body::Bytes(b) => {
+                let r = load_bytes(&self.name, b, &opts);
+                if let Some(e) = b.shrunk_error(&self.name) {
+                    return Err(e);
+                }
+                let trace = r?;
+                // (binary readers hand over their tasks at the end: checked before any index)
+                if let Some(budget) = &self.budget {
+                    let processes = trace
+                        .tasks
+                        .iter()
+                        .filter(|(t, m)| m.tgid == Some(**t))
+                        .count();
+                    budget
+                        .check(trace.tasks.len() as u64, processes as u64)
+                        .map_err(|e| SourceError::file(&self.name, e.to_string()))?;
+                }
+                Ok(trace)
+            }
             Body::Stream(_) if self.reader.text(&[]).is_some() => {
                 let mut trace = Trace::new(&self.name, self.format);
                 self.stream(&opts, &mut |d| {
@@ -317,6 +402,26 @@ impl Opened {
                 self.reader.load(&self.name, &data, &opts)
             }
         }
+    }
+}
+
+/// Tasks and processes (tasks that lead their thread group) a stream has shown so far.
+#[derive(Default)]
+struct TaskCount {
+    tasks: u64,
+    processes: u64,
+}
+
+impl TaskCount {
+    fn add(&mut self, d: &TraceDelta) -> &Self {
+        // a task whose tgid became known comes again: counted twice, on the safe side
+        self.tasks += d.tasks.len() as u64;
+        self.processes += d.tasks.iter().filter(|(t, m)| m.tgid == Some(*t)).count() as u64;
+        self
+    }
+
+    fn check(&self, b: &memory::Budget) -> Result<(), memory::TooLarge> {
+        b.check(self.tasks, self.processes)
     }
 }
 

@@ -49,12 +49,21 @@ pub fn compute(trace: &Trace, from: usize, to: usize) -> Accounting {
     acc.finish()
 }
 
+/// What is counted per task while events come in (an [`Account`] is twice the size).
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    rseq_updates: u64,
+    rseq_ip_fixups: u64,
+    switch_ins: u64,
+    exits_to_user: u64,
+}
+
 /// Accounting fed slice by slice (a streaming load hands over one segment at a time).
 #[derive(Default)]
 pub struct Accumulator {
     acc: Accounting,
     /// Per task while events come in (a hash map: one lookup per event; ordered at the end).
-    tasks: rustc_hash::FxHashMap<Tid, Account>,
+    tasks: rustc_hash::FxHashMap<Tid, Counts>,
     first: Option<u64>,
     last: u64,
     sys_exit: Option<crate::events::StrId>,
@@ -95,10 +104,22 @@ impl Accumulator {
 
     pub fn finish(self) -> Accounting {
         let mut acc = self.acc;
-        acc.tasks = self.tasks.into_iter().collect();
+        acc.tasks = self
+            .tasks
+            .into_iter()
+            .filter(|&(tid, c)| tid != 0 && (c.rseq_updates > 0 || c.rseq_ip_fixups > 0))
+            .map(|(tid, c)| {
+                let a = Account {
+                    rseq_updates: c.rseq_updates,
+                    rseq_ip_fixups: c.rseq_ip_fixups,
+                    switch_ins: c.switch_ins,
+                    exits_to_user: c.exits_to_user,
+                    ..Account::default()
+                };
+                (tid, a)
+            })
+            .collect();
         acc.span_ns = self.first.map_or(0, |f| self.last.saturating_sub(f));
-        acc.tasks
-            .retain(|&tid, a| tid != 0 && (a.rseq_updates > 0 || a.rseq_ip_fixups > 0));
         let mut all = Account::default();
         for a in acc.tasks.values() {
             all.rseq_updates += a.rseq_updates;

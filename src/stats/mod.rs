@@ -11,7 +11,7 @@ use crate::events::{EventKind, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::{Alarm, MmId, MmInfo, MmOrigin};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 #[derive(Serialize, Debug)]
 pub struct TaskSummary {
@@ -61,7 +61,8 @@ pub struct Stats {
     pub lost_events: u64,
     /// Lost-event markers, including those without a count.
     pub lost_markers: u64,
-    pub tasks: BTreeMap<String, TaskSummary>,
+    /// By tid (JSON object keys are the tids as strings, in numeric order).
+    pub tasks: BTreeMap<Tid, TaskSummary>,
     pub processes: Vec<ProcessSummary>,
     /// Tasks with rseq_update events whose mm is unknown (no TGID, clone flags or exec seen).
     pub tasks_mm_unknown: u64,
@@ -130,12 +131,14 @@ impl CidSet {
         }
     }
 
-    fn to_set(&self) -> BTreeSet<i32> {
-        let mut s: BTreeSet<i32> = (0..128)
+    /// The CIDs, sorted.
+    fn to_vec(&self) -> Vec<i32> {
+        let mut v: Vec<i32> = (0..128)
             .filter(|&c| self.small & (1u128 << c) != 0)
             .collect();
-        s.extend(&self.other);
-        s
+        v.extend(&self.other);
+        v.sort_unstable();
+        v
     }
 }
 
@@ -333,10 +336,6 @@ impl Summarizer {
         for (&tid, t) in &state.tasks {
             task_mm.entry(tid).or_insert(t.mm);
         }
-        let per_tid: BTreeMap<Tid, (u64, BTreeSet<i32>)> = per_tid
-            .into_iter()
-            .map(|(t, (n, c, _))| (t, (n, c.to_set())))
-            .collect();
         let mut processes: Vec<ProcessSummary> = sink
             .mms
             .iter()
@@ -355,11 +354,15 @@ impl Summarizer {
             })
             .collect();
         let mut tasks = BTreeMap::new();
-        let mut all_tids: BTreeSet<Tid> = trace.tasks.keys().copied().collect();
-        all_tids.extend(per_tid.keys());
+        // every task once, in tid order (a sorted list: a tree of a million tids is ~40 MB)
+        let mut all_tids: Vec<Tid> = trace.tasks.keys().chain(per_tid.keys()).copied().collect();
+        all_tids.sort_unstable();
+        all_tids.dedup();
         let mut unknown = 0;
         for tid in all_tids {
-            let (n, cids) = per_tid.get(&tid).cloned().unwrap_or_default();
+            let (n, cids) = per_tid
+                .get(&tid)
+                .map_or((0, Vec::new()), |(n, c, _)| (*n, c.to_vec()));
             let mm = task_mm.get(&tid).copied().unwrap_or(MmId::UNKNOWN);
             let mm_idx = mm.is_real().then_some(mm.0);
             if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
@@ -376,12 +379,12 @@ impl Summarizer {
                     .and_then(|m| m.tgid)
             });
             tasks.insert(
-                tid.to_string(),
+                tid,
                 TaskSummary {
                     tgid,
                     comm: trace.comm_of(tid),
                     rseq_updates: n,
-                    cids: cids.into_iter().collect(),
+                    cids,
                     mm: mm_idx,
                 },
             );

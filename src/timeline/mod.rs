@@ -2,11 +2,13 @@
 //!
 //! * per CPU, the sequence of [`Segment`]s (who ran, which mm, which CID) — for drawing lanes;
 //! * per mm, the weight of the observed cidmask over time — for the weight graph;
-//! * checkpoints of the full observed state every `interval` events, so the state at any event
-//!   costs one clone plus at most `interval` applications, never a replay from the start.
+//! * checkpoints of the full observed state every `interval` events (further apart when there
+//!   are many tasks), so the state at any event costs one clone plus a bounded number of
+//!   applications, never a replay from the start.
 
 pub mod lanes;
 pub mod summary;
+pub mod task_cids;
 pub mod why;
 
 use crate::events::{CPU_UNKNOWN, EventKind, Tid, Trace};
@@ -16,7 +18,6 @@ use crate::model::observed::{Context, CpuSlot, NoSink, ObservedState, Sink};
 pub use crate::model::seglane::SegLane;
 pub use crate::model::thread_lanes::ThreadLanes;
 use crate::model::{Alarm, MmId, MmInfo};
-use rustc_hash::FxHashMap;
 
 /// Per-mm facts gathered while indexing.
 #[derive(Clone, Debug, Default)]
@@ -66,16 +67,17 @@ pub struct Timeline {
     pub lost_at: Vec<usize>,
     /// Per task, the indices of the rseq_updates that changed its CID (the first report
     /// included): its CID history, without the repeats in between.
-    pub task_cid_changes: FxHashMap<Tid, Vec<u32>>,
+    pub task_cid_changes: task_cids::TaskCids,
     /// rseq_updates whose CID differs from the task's previous report: (event index, mm).
     pub cid_changes: Vec<(u32, MmId)>,
     /// The observed state after the last indexed event.
     tail: ObservedState,
+    /// The event at which the next checkpoint is taken.
+    next_checkpoint: usize,
     /// Events indexed so far (a streaming load extends the index as events arrive).
     applied: usize,
     /// The lanes' last states, mirrored to compute weights.
     mirror: Vec<CpuSlot>,
-    last_cid: FxHashMap<Tid, i32>,
 }
 
 /// Writes what the observed state reports into the index.
@@ -178,6 +180,10 @@ impl Sink for Recorder<'_> {
 impl Timeline {
     /// Default distance between checkpoints, in events.
     pub const DEFAULT_INTERVAL: usize = 16384;
+    /// At least this many events per task between checkpoints (a task's state takes ~40 bytes
+    /// in a checkpoint: at most ~5 bytes per event; a seek replays at most this many events per
+    /// task).
+    pub const CHECKPOINT_EVENTS_PER_TASK: usize = 8;
 
     pub fn build(trace: &Trace) -> Timeline {
         Self::build_with_interval(trace, Self::DEFAULT_INTERVAL)
@@ -203,12 +209,12 @@ impl Timeline {
             checkpoints: Vec::new(),
             interval: interval.max(1),
             lost_at: Vec::new(),
-            task_cid_changes: FxHashMap::default(),
+            task_cid_changes: task_cids::TaskCids::default(),
             cid_changes: Vec::new(),
             tail: ObservedState::new(0),
+            next_checkpoint: 0,
             applied: 0,
             mirror: Vec::new(),
-            last_cid: FxHashMap::default(),
         }
     }
 
@@ -245,7 +251,7 @@ impl Timeline {
             task_cid_changes,
             cid_changes,
             tail,
-            last_cid,
+            next_checkpoint,
             ..
         } = self;
         let mut rec = Recorder {
@@ -257,11 +263,17 @@ impl Timeline {
             alarms,
         };
         for (i, ev) in (self.applied..).zip(trace.events.range(self.applied..n)) {
-            if i % *interval == 0 {
+            if i >= *next_checkpoint {
                 checkpoints.push(Checkpoint {
                     next_event: i,
                     state: tail.clone(),
                 });
+                // A checkpoint copies every task's state: taken every `interval` events, or
+                // after CHECKPOINT_EVENTS_PER_TASK events per task known, whichever is
+                // further, so checkpoints cost a few bytes per event however many tasks there
+                // are (1 M tasks: every 16 K events, they took 1.2 GB).
+                *next_checkpoint =
+                    i + (*interval).max(tail.tasks.len() * Self::CHECKPOINT_EVENTS_PER_TASK);
             }
             let known = ev.cpu != CPU_UNKNOWN;
             if known && ev.cpu as u32 >= *ncpus {
@@ -279,8 +291,7 @@ impl Timeline {
             match ev.kind {
                 EventKind::RseqUpdate { mm_cid, .. } => {
                     let mm = tail.mm_of(ev.tid);
-                    if last_cid.insert(ev.tid, mm_cid) != Some(mm_cid) {
-                        task_cid_changes.entry(ev.tid).or_default().push(i as u32);
+                    if task_cid_changes.report(ev.tid, i as u32, mm_cid) {
                         cid_changes.push((i as u32, mm));
                     }
                     if let Some(st) = mm
@@ -304,9 +315,6 @@ impl Timeline {
     pub fn shrink_to_fit(&mut self) {
         for l in &mut self.lanes {
             l.shrink_to_fit();
-        }
-        for u in self.task_cid_changes.values_mut() {
-            u.shrink_to_fit();
         }
         self.task_cid_changes.shrink_to_fit();
         self.cid_changes.shrink_to_fit();
@@ -380,10 +388,20 @@ impl Timeline {
     /// The weight of the observed cidmask over time, `(time, weight from then on)`, for one mm
     /// or (`None`) for every mm: derived from the lanes by walking their segments in time order.
     pub fn weight_series(&self, only: Option<MmId>) -> Vec<Vec<(u64, u16)>> {
+        let mut out: Vec<Vec<(u64, u16)>> = vec![Vec::new(); self.mms.len()];
+        self.for_each_weight_change(only, |mm, ts, w| out[mm.0 as usize].push((ts, w)));
+        out
+    }
+
+    /// The changes of [`Timeline::weight_series`] in time order, handed to `f` as `(mm, time,
+    /// weight from then on)` without being stored (an export of every process's series streams
+    /// them).
+    pub fn for_each_weight_change(&self, only: Option<MmId>, mut f: impl FnMut(MmId, u64, u16)) {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
-        let n_mm = self.mms.len();
-        let mut out: Vec<Vec<(u64, u16)>> = vec![Vec::new(); n_mm];
+        // the last weight handed out per mm (NONE: none yet)
+        const NONE: u16 = u16::MAX;
+        let mut last: Vec<u16> = vec![NONE; self.mms.len()];
         let mut cur: Vec<Option<(MmId, i32)>> = vec![None; self.lanes.len()];
         let mut heap: BinaryHeap<Reverse<(u64, usize, usize)>> = self
             .lanes
@@ -393,6 +411,7 @@ impl Timeline {
             .collect();
         let mut dirty: Vec<MmId> = Vec::new();
         let wanted = |mm: MmId| mm.is_real() && only.is_none_or(|o| o == mm);
+        let mut cids: Vec<i32> = Vec::new();
         while let Some(Reverse((ts, c, i))) = heap.pop() {
             let s = self.lanes[c].at(i);
             if let Some((old, _)) = cur[c] {
@@ -410,23 +429,25 @@ impl Timeline {
             dirty.sort_unstable();
             dirty.dedup();
             for &mm in dirty.iter().filter(|&&m| wanted(m)) {
-                let mut cids: Vec<i32> = cur
-                    .iter()
-                    .filter_map(|x| x.filter(|(m, _)| *m == mm).map(|(_, c)| c))
-                    .collect();
+                cids.clear();
+                cids.extend(
+                    cur.iter()
+                        .filter_map(|x| x.filter(|(m, _)| *m == mm).map(|(_, c)| c)),
+                );
                 cids.sort_unstable();
                 cids.dedup();
                 let w = cids.len() as u16;
-                let series = &mut out[mm.0 as usize];
-                match series.last() {
-                    Some(last) if last.1 == w => {}
-                    None if w == 0 => {}
-                    _ => series.push((ts, w)),
+                let Some(l) = last.get_mut(mm.0 as usize) else {
+                    continue;
+                };
+                if *l == w || (*l == NONE && w == 0) {
+                    continue;
                 }
+                *l = w;
+                f(mm, ts, w);
             }
             dirty.clear();
         }
-        out
     }
 
     pub fn mm_info(&self, mm: MmId) -> Option<&MmInfo> {
@@ -441,13 +462,13 @@ impl Timeline {
         upto: usize,
         max: usize,
     ) -> Vec<(usize, i32)> {
-        let Some(list) = self.task_cid_changes.get(&tid) else {
+        let Some(list) = self.task_cid_changes.changes(tid) else {
             return Vec::new();
         };
-        let end = list.partition_point(|&i| i as usize <= upto);
-        list[end.saturating_sub(max)..end]
-            .iter()
-            .filter_map(|&i| match trace.events.at(i as usize).kind {
+        let end = list.count_upto(upto);
+        (end.saturating_sub(max)..end)
+            .filter_map(|k| list.get(k))
+            .filter_map(|i| match trace.events.at(i as usize).kind {
                 EventKind::RseqUpdate { mm_cid, .. } => Some((i as usize, mm_cid)),
                 _ => None,
             })

@@ -74,17 +74,19 @@ impl Timeline {
     /// The latest CID change of `tid` at or before event `upto`, with what the capture shows
     /// of its cause.
     pub fn last_cid_change(&self, trace: &Trace, tid: Tid, upto: usize) -> Option<CidChange> {
-        let list = self.task_cid_changes.get(&tid)?;
-        let k = list
-            .partition_point(|&i| i as usize <= upto)
-            .checked_sub(1)?;
-        let idx = list[k] as usize;
+        let list = self.task_cid_changes.changes(tid)?;
+        let k = list.count_upto(upto).checked_sub(1)?;
+        let idx = list.get(k)? as usize;
         let ev = trace.events.get(idx)?;
         let EventKind::RseqUpdate { mm_cid: new, .. } = ev.kind else {
             return None;
         };
         let old = k.checked_sub(1).and_then(|p| {
-            match trace.events.get(list[p] as usize).map(|e| e.kind) {
+            match list
+                .get(p)
+                .and_then(|i| trace.events.get(i as usize))
+                .map(|e| e.kind)
+            {
                 Some(EventKind::RseqUpdate { mm_cid, .. }) => Some(mm_cid),
                 _ => None,
             }

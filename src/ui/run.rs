@@ -11,6 +11,7 @@ use super::session::live::Live;
 use super::session::replay::Replay;
 use super::state::{LoadMsg, State};
 use crate::events::Trace;
+use crate::export::record::RecordStatus;
 use crate::sources::live::{LiveCapture, LiveSession};
 use crate::timeline::Timeline;
 use std::sync::{Arc, mpsc};
@@ -64,7 +65,12 @@ pub fn run_opened(
     progress
         .cancel
         .store(true, std::sync::atomic::Ordering::Relaxed);
-    r.map(|_| ())
+    // a load that stopped after some events was shown in the status bar; it is also the
+    // run's outcome, said again once the terminal is restored
+    match r?.state.load_error.take() {
+        Some(e) => Err(UiError::Load(e)),
+        None => Ok(()),
+    }
 }
 
 /// Runs the TUI on a simulated schedule and its model runs (`cidscope sim`): a replay of the
@@ -113,8 +119,9 @@ pub fn run_attach(
     opts: UiOptions,
     pid: Option<u32>,
     ncpus: u32,
+    record: Option<Arc<RecordStatus>>,
 ) -> Result<LiveCapture, UiError> {
-    let app = styled(attach_app(source, pid, ncpus), opts);
+    let app = styled(attach_app(source, pid, ncpus, record), opts);
     let app = run_app(app)?;
     let live = app
         .into_session::<Live>()
@@ -123,7 +130,12 @@ pub fn run_attach(
 }
 
 /// The app of an attach session, before its first tick.
-pub fn attach_app(source: LiveSession, pid: Option<u32>, ncpus: u32) -> App {
+pub fn attach_app(
+    source: LiveSession,
+    pid: Option<u32>,
+    ncpus: u32,
+    record: Option<Arc<RecordStatus>>,
+) -> App {
     let mut trace = source.empty_trace();
     if trace.ncpus_hint.is_none() {
         trace.ncpus_hint = Some(ncpus);
@@ -132,6 +144,7 @@ pub fn attach_app(source: LiveSession, pid: Option<u32>, ncpus: u32) -> App {
     state.sel.prefer_tgid = pid;
     state.streaming = true;
     let mut live = Live::new(source, pid.unwrap_or(0), ncpus);
+    live.record = record;
     live.label = Some(match pid {
         Some(p) => format!("attach --pid {p}"),
         None => "attach --all".into(),
@@ -146,6 +159,7 @@ pub fn run_live(
     pid: u32,
     attached: bool,
     ncpus: u32,
+    record: Option<Arc<RecordStatus>>,
 ) -> Result<LiveCapture, UiError> {
     let mut trace = source.empty_trace();
     if trace.ncpus_hint.is_none() {
@@ -155,7 +169,8 @@ pub fn run_live(
     let mut samples = Samples::new(pid, attached);
     samples.privileged = crate::sources::sys::clock::geteuid() == 0;
     state.samples = Some(samples);
-    let live = Box::new(Live::new(source, pid, ncpus));
+    let mut live = Box::new(Live::new(source, pid, ncpus));
+    live.record = record;
     let app = run_app(styled(App::with_session(state, live), opts))?;
     let live = app
         .into_session::<Live>()

@@ -23,7 +23,12 @@ impl Budget {
         Budget {
             factor,
             format,
-            available: if off { None } else { memory::available() },
+            // (a limit that is not a size is refused before any command runs)
+            available: if off {
+                None
+            } else {
+                memory::available().ok().flatten()
+            },
             next: EVERY,
         }
     }
@@ -55,6 +60,8 @@ impl Budget {
             format: self.format,
             need,
             available,
+            tasks: 0,
+            processes: 0,
         })
     }
 }

@@ -33,5 +33,7 @@ pub use attach::{Scope, check_privileges};
 pub use cpus::{online_cpus, parse_cpu_list, possible_cpus};
 pub use error::{LiveError, perf_event_paranoid, privilege_fix};
 pub use rseq_area::RseqSample;
-pub use session::{LiveBatch, LiveCapture, LiveCounters, LiveOptions, LiveSession};
+pub use session::{
+    LiveBatch, LiveCapture, LiveCounters, LiveOptions, LiveSession, LiveTap, TapBatch,
+};
 pub use spec::WorkloadSpec;

@@ -169,6 +169,80 @@ pub struct LiveCapture {
     pub ncpus: u32,
 }
 
+/// What arrived since a [`LiveTap`]'s previous poll: events with their aux, and the strings and
+/// tasks they need.
+#[derive(Clone, Debug, Default)]
+pub struct TapBatch {
+    pub events: Vec<Event>,
+    /// One per event.
+    pub aux: Vec<EventAux>,
+    /// Strings interned since the last batch, in id order.
+    pub new_strings: Vec<Vec<u8>>,
+    pub tasks: Vec<(Tid, TaskMeta)>,
+}
+
+impl TapBatch {
+    /// Appends the batch's strings and tasks to `trace` (fed only by this tap's batches).
+    pub fn apply_meta(&self, trace: &mut Trace) {
+        for s in &self.new_strings {
+            trace.strings.intern(s);
+        }
+        for &(tid, meta) in &self.tasks {
+            trace.tasks.insert(tid, meta);
+        }
+    }
+}
+
+/// A second reader of a session, with cursors of its own, that can live on another thread
+/// (a recorder writing the capture as it arrives while the TUI polls the session).
+pub struct LiveTap {
+    shared: Arc<Shared>,
+    ev_cur: usize,
+    str_cur: usize,
+    task_cur: usize,
+}
+
+impl LiveTap {
+    /// What arrived since the previous call (never blocks on the capture).
+    pub fn poll(&mut self) -> TapBatch {
+        let s = self.shared.lock();
+        let events = s.events.copy_from(self.ev_cur);
+        let aux = s.aux.copy_from(self.ev_cur);
+        let nstr = s.trace.strings.len();
+        let new_strings = (self.str_cur.max(1)..nstr)
+            .map(|i| s.trace.strings.get(StrId(i as u32)).to_vec())
+            .collect();
+        let mut seen = rustc_hash::FxHashSet::default();
+        let tasks = s
+            .task_log
+            .get(self.task_cur..)
+            .unwrap_or(&[])
+            .iter()
+            .filter(|t| seen.insert(**t))
+            .filter_map(|t| s.trace.tasks.get(t).map(|m| (*t, *m)))
+            .collect();
+        self.ev_cur += events.len();
+        self.str_cur = nstr;
+        self.task_cur = s.task_log.len();
+        TapBatch {
+            events,
+            aux,
+            new_strings,
+            tasks,
+        }
+    }
+
+    /// Events read so far.
+    pub fn events_read(&self) -> usize {
+        self.ev_cur
+    }
+
+    /// The CPU count the session's trace states (possible CPUs).
+    pub fn ncpus(&self) -> Option<u32> {
+        self.shared.lock().trace.ncpus_hint
+    }
+}
+
 /// A running live session.
 pub struct LiveSession {
     shared: Arc<Shared>,
@@ -307,6 +381,16 @@ impl LiveSession {
             *slot = Some(w);
         }
         Ok(session)
+    }
+
+    /// A reader of the session's events with cursors of its own, from the first event.
+    pub fn tap(&self) -> LiveTap {
+        LiveTap {
+            shared: self.shared.clone(),
+            ev_cur: 0,
+            str_cur: 0,
+            task_cur: 0,
+        }
     }
 
     /// An empty trace for [`LiveBatch::apply_to`].

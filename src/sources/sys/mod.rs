@@ -10,6 +10,7 @@ pub mod poll;
 pub mod prefetch;
 pub mod rseq;
 pub mod sched;
+pub mod sigbus;
 
 pub use clock::{geteuid, gettid, monotonic_ns, rusage_self};
 pub use mount::mount_tracefs;

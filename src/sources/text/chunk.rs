@@ -122,6 +122,19 @@ pub struct Chunk {
     /// is the previous chunk's.
     pub graph_task: FxHashMap<u16, Tid>,
     pub graph_unknown: Vec<u32>,
+    /// The marks of a recording written in chunks (`export::record`) this chunk holds.
+    pub record: RecordMarks,
+}
+
+/// What the lines of a chunked recording say about how it was written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecordMarks {
+    /// The `# cidscope-record: chunked` line.
+    pub chunked: bool,
+    /// The last `# cidscope-chunk: N` line: N, and the chunk's events before it.
+    pub last_chunk: Option<(u64, usize)>,
+    /// The `# cidscope-record: end` line.
+    pub ended: bool,
 }
 
 impl Chunk {
@@ -150,6 +163,7 @@ impl Chunk {
             leading_cont_n: 0,
             graph_task: FxHashMap::default(),
             graph_unknown: Vec::new(),
+            record: RecordMarks::default(),
         }
     }
 

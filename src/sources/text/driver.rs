@@ -41,6 +41,10 @@ struct Stitch {
     /// Tasks the task column showed only as `<...>`, and names payloads gave for tasks.
     anon: rustc_hash::FxHashSet<Tid>,
     names: FxHashMap<Tid, StrId>,
+    /// A chunked recording: its marks so far, events before its last chunk line, all events.
+    record: crate::sources::text::chunk::RecordMarks,
+    events_at_chunk: usize,
+    events: usize,
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
@@ -225,6 +229,9 @@ pub fn stream_pieces<'a>(
         graph_task: FxHashMap::default(),
         anon: Default::default(),
         names: FxHashMap::default(),
+        record: Default::default(),
+        events_at_chunk: 0,
+        events: 0,
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
@@ -417,11 +424,38 @@ pub fn stream_pieces<'a>(
     };
     last.warnings.extend(st.perf.warnings(path, times));
     last.warnings.extend(st.skipped.warnings(path));
+    if st.record.chunked && !st.record.ended {
+        last.warnings.push(recording_cut(path, &st));
+    }
     if !st.saw_header {
         last.format = headerless;
     }
     sink(&mut last);
     Ok(())
+}
+
+/// The warning of a chunked recording without its end line: written by a recorder that was
+/// killed, crashed or ran out of disk before it finished.
+fn recording_cut(path: &str, st: &Stitch) -> Warning {
+    let chunks = match st.record.last_chunk {
+        Some((n, _)) => format!(
+            "its last complete chunk is #{n} ({} events)",
+            st.events_at_chunk
+        ),
+        None => "no chunk of it is complete".into(),
+    };
+    let after = st.events - st.events_at_chunk;
+    let after = if after > 0 {
+        format!(", and the {after} whole event lines after it were loaded too")
+    } else {
+        String::new()
+    };
+    Warning {
+        code: "recording-cut",
+        message: format!(
+            "{path}: the recording was cut: it has no \"# cidscope-record: end\" line (the recorder was killed, crashed or could not write); {chunks}{after}"
+        ),
+    }
 }
 
 /// Splits `data` into pieces of about `size` bytes that end at newlines.
@@ -520,6 +554,14 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     if let Some(c) = chunk.cont_ok {
         st.cont_ok = c;
     }
+    let r = chunk.record;
+    st.record.chunked |= r.chunked;
+    st.record.ended |= r.ended;
+    if let Some((n, at)) = r.last_chunk {
+        st.record.last_chunk = Some((n, at));
+        st.events_at_chunk = st.events + at;
+    }
+    st.events += chunk.events.len();
     st.bad += chunk.bad_lines;
     if st.first_bad.is_none() {
         st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));

@@ -555,6 +555,20 @@ fn percent_decoded(v: &str) -> Option<String> {
 
 fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
     out.saw_header = true;
+    // how a recording written as it arrived was cut, if it was (`export::record`)
+    if let Some(r) = line.strip_prefix(b"# cidscope-") {
+        if r.starts_with(b"record: chunked") {
+            out.record.chunked = true;
+        } else if r.starts_with(b"record: end") {
+            out.record.ended = true;
+        } else if let Some(n) = r.strip_prefix(b"chunk: ") {
+            let n = n.split(|&b| b == b' ').next().unwrap_or(b"");
+            if let Some(n) = payload::parse_u64(n) {
+                out.record.last_chunk = Some((n, out.events.len()));
+            }
+        }
+        return Ok(());
+    }
     if !out.events.is_empty() && !out.warned_late_header && line.starts_with(b"# tracer:") {
         out.warned_late_header = true;
         out.warnings.push(crate::events::Warning {

@@ -28,6 +28,10 @@ pub struct Live {
     pub label: Option<String>,
     /// When the weight series was last rebuilt, and how long that took.
     weights_built: Option<(Instant, Duration)>,
+    /// The `--record` going on, if any (the status bar shows it; a failure at once).
+    pub record: Option<std::sync::Arc<crate::export::record::RecordStatus>>,
+    /// The recording's failure was put on the message line.
+    record_failure_shown: bool,
 }
 
 impl Live {
@@ -41,6 +45,8 @@ impl Live {
             counters: LiveCounters::default(),
             label: None,
             weights_built: None,
+            record: None,
+            record_failure_shown: false,
         }
     }
 
@@ -73,6 +79,13 @@ impl Live {
 
 impl Session for Live {
     fn tick(&mut self, st: &mut State) {
+        if !self.record_failure_shown
+            && let Some(e) = self.record.as_ref().and_then(|r| r.error())
+        {
+            // a recording that stopped says so at once, not when the session ends
+            self.record_failure_shown = true;
+            st.overlays.message = Some(format!("RECORDING STOPPED: {e}"));
+        }
         if self.finished {
             return;
         }

@@ -127,6 +127,19 @@ impl Widget for StatusBar<'_> {
             if st.samples.is_some() {
                 spans.push(Span::raw(format!(" │ {} rseq samples", c.rseq_samples)));
             }
+            if let Some(r) = &l.record {
+                match r.error() {
+                    Some(_) => spans.push(Span::styled(
+                        " │ ✖ RECORDING STOPPED (write failed)",
+                        theme.mark(theme.alarm).add_modifier(Modifier::BOLD),
+                    )),
+                    None => spans.push(Span::raw(format!(
+                        " │ REC {} ({} events)",
+                        r.path,
+                        r.events.load(std::sync::atomic::Ordering::Relaxed)
+                    ))),
+                }
+            }
             if let Some(s) = st.samples.as_ref().filter(|s| !s.attached) {
                 spans.push(Span::styled(
                     format!(" │ workload only ({})", s.attach_hint()),
