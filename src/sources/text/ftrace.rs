@@ -556,7 +556,10 @@ fn percent_decoded(v: &str) -> Option<String> {
 fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
     out.saw_header = true;
     // how a recording written as it arrived was cut, if it was (`export::record`)
-    if let Some(r) = line.strip_prefix(b"# cidscope-") {
+    // (`# cidscope-vm:`, the header of a `cidscope vm --record` capture, is read below)
+    if let Some(r) = line.strip_prefix(b"# cidscope-")
+        && !r.starts_with(b"vm:")
+    {
         if r.starts_with(b"record: chunked") {
             out.record.chunked = true;
         } else if r.starts_with(b"record: end") {
