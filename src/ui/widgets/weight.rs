@@ -231,7 +231,9 @@ impl Widget for WeightGraph<'_> {
             }
             if Some(x) == cursor_col {
                 for r in 0..area.height {
-                    let cell = &mut buf[(area.x + lw + x, area.y + r)];
+                    let Some(cell) = super::cell_in(buf, area, area.x + lw + x, area.y + r) else {
+                        continue;
+                    };
                     if cell.symbol() == " " {
                         cell.set_symbol(glyphs::WEIGHT_CURSOR.sym);
                         cell.set_style(glyphs::WEIGHT_CURSOR.style(theme, 0));
