@@ -41,12 +41,18 @@ fn main() -> ExitCode {
     }
     sources::memory::tune_allocator();
     let cli = Cli::parse();
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(msg) => {
             eprintln!("cidscope: {msg}");
             ExitCode::from(2)
         }
+    };
+    // A TUI ended by SIGTERM, SIGHUP, SIGQUIT, ... exits 128 + the signal, as a process the
+    // signal killed would (after its cleanup: a live source stopped, a recording saved).
+    match cidscope::ui::terminal::exit_signal() {
+        Some(sig) => ExitCode::from((128 + sig).clamp(0, 255) as u8),
+        None => code,
     }
 }
 

@@ -28,6 +28,7 @@ pub mod selection;
 pub mod session;
 pub mod state;
 pub mod svg_colors;
+mod sys;
 pub mod terminal;
 pub mod theme;
 pub mod view;
