@@ -10,6 +10,7 @@ mod event;
 mod origin;
 mod store;
 mod strings;
+mod tgid;
 mod time_column;
 mod trace;
 
@@ -20,5 +21,6 @@ pub use event::{
 pub use origin::{Format, Origin};
 pub use store::EventStore;
 pub use strings::{StrId, Strings, same};
+pub use tgid::{TgidChange, TgidTrack, tgid_at};
 pub use time_column::TimeColumn;
 pub use trace::{TaskMeta, Trace, TraceDelta, Warning};

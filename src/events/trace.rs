@@ -4,6 +4,7 @@ use super::event::{Event, EventKind, Tid};
 use super::origin::{Format, Origin};
 use super::store::EventStore;
 use super::strings::{StrId, Strings};
+use super::tgid::TgidChange;
 use rustc_hash::FxHashMap;
 use std::fmt;
 
@@ -42,6 +43,8 @@ pub struct Trace {
     /// CPU count stated by the capture's header (`#P:2`, `cpus=2`), if any.
     pub ncpus_hint: Option<u32>,
     pub warnings: Vec<Warning>,
+    /// Tids whose TGID column changed (reused by another process), in time order.
+    pub tgid_changes: Vec<TgidChange>,
 }
 
 /// What a streaming load adds to a [`Trace`]: applied in order, deltas rebuild exactly the
@@ -55,6 +58,8 @@ pub struct TraceDelta {
     pub tasks: Vec<(Tid, TaskMeta)>,
     pub ncpus_hint: Option<u32>,
     pub warnings: Vec<Warning>,
+    /// TGID changes noticed since the previous delta.
+    pub tgid_changes: Vec<TgidChange>,
     /// The format, once the reader is sure of it (ftrace without a header is trace_pipe).
     pub format: Option<Format>,
 }
@@ -71,6 +76,7 @@ impl TraceDelta {
             tasks: t.tasks.into_iter().collect(),
             ncpus_hint: t.ncpus_hint,
             warnings: t.warnings,
+            tgid_changes: t.tgid_changes,
             format: t.origin.file_format(),
         }
     }
@@ -94,6 +100,7 @@ impl Trace {
             self.origin = Origin::File(f);
         }
         self.warnings.append(&mut d.warnings);
+        self.tgid_changes.append(&mut d.tgid_changes);
         self.events.reserve(d.events.len());
         self.events.extend(d.events.drain(..));
     }
@@ -107,6 +114,7 @@ impl Trace {
             tasks: FxHashMap::default(),
             ncpus_hint: None,
             warnings: Vec::new(),
+            tgid_changes: Vec::new(),
         }
     }
 
@@ -154,6 +162,9 @@ impl Trace {
 
     /// Stable-sorts the events by timestamp if needed and says so in a warning.
     pub fn ensure_sorted(&mut self) {
+        if !self.tgid_changes.is_sorted_by_key(|c| c.ts) {
+            self.tgid_changes.sort_by_key(|c| c.ts);
+        }
         let backwards = self.events.backward_steps();
         if backwards > 0 {
             self.events.sort_by_ts();

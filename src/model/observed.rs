@@ -7,7 +7,7 @@
 
 use super::alarm::{Alarm, AlarmKind};
 use super::tasks::{MmId, MmInfo, MmOrigin};
-use crate::events::{CLONE_VM, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid};
+use crate::events::{CLONE_VM, Event, EventKind, TID_UNKNOWN, TaskMeta, TgidChange, Tid};
 use rustc_hash::FxHashMap;
 
 /// The state of one CPU: who runs there and the CID it holds.
@@ -47,11 +47,18 @@ pub struct TaskState {
     pub on_cpu: Option<u16>,
     pub confirmed: bool,
     pub exited: bool,
+    /// How many tasks used this tid before this one in the capture (a reused tid: fork after
+    /// exit, or a changed TGID column).
+    pub incarnation: u32,
 }
 
 /// Read-only facts the capture gives about tasks.
 pub struct Context<'a> {
     pub tasks: &'a FxHashMap<Tid, TaskMeta>,
+    /// Tids whose TGID column changed, in time order ([`Trace::tgid_changes`]).
+    ///
+    /// [`Trace::tgid_changes`]: crate::events::Trace::tgid_changes
+    pub tgid_changes: &'a [TgidChange],
     /// Possible CPUs: the bound every CID must stay below.
     pub ncpus: u32,
 }
@@ -79,6 +86,10 @@ pub struct ObservedState {
     /// Number of mms allocated so far (ids are handed out in event order, so a replay from a
     /// checkpoint allocates the same ids).
     next_mm: u32,
+    /// The next of the context's TGID changes to apply.
+    next_change: usize,
+    /// The TGID of each tid whose TGID column changed, as of the events applied.
+    tgid_now: FxHashMap<Tid, Tid>,
 }
 
 impl ObservedState {
@@ -95,6 +106,14 @@ impl ObservedState {
 
     /// Applies one event.
     pub fn apply(&mut self, ev: &Event, ctx: &Context, sink: &mut impl Sink) {
+        while let Some(ch) = ctx
+            .tgid_changes
+            .get(self.next_change)
+            .filter(|ch| ch.ts <= ev.ts)
+        {
+            self.next_change += 1;
+            self.tgid_changed(*ch, ctx, sink);
+        }
         let c = ev.cpu as usize;
         if c >= self.cpus.len() {
             self.cpus.resize(c + 1, CpuSlot::IDLE);
@@ -256,7 +275,7 @@ impl ObservedState {
     /// The state of `tid`, created on first sight with the mm its TGID names (or unknown).
     fn task(&mut self, tid: Tid, ctx: &Context, sink: &mut impl Sink) -> &mut TaskState {
         if !self.tasks.contains_key(&tid) {
-            let mm = match ctx.tasks.get(&tid).and_then(|m| m.tgid) {
+            let mm = match self.tgid_of_tid(tid, ctx) {
                 _ if tid == 0 => MmId::NONE,
                 Some(g) => self.mm_of_tgid(g, tid, 0, sink),
                 None => MmId::UNKNOWN,
@@ -269,6 +288,7 @@ impl ObservedState {
                     on_cpu: None,
                     confirmed: false,
                     exited: false,
+                    incarnation: 0,
                 },
             );
         }
@@ -303,11 +323,9 @@ impl ObservedState {
     fn fork(&mut self, ts: u64, parent: Tid, child: Tid, ctx: &Context, sink: &mut impl Sink) {
         let flags = self.pending_clone.remove(&child);
         let parent_mm = self.task(parent, ctx, sink).mm;
-        let child_tgid = ctx.tasks.get(&child).and_then(|m| m.tgid);
-        let parent_tgid = ctx
-            .tasks
-            .get(&parent)
-            .and_then(|m| m.tgid)
+        let child_tgid = self.tgid_of_tid(child, ctx);
+        let parent_tgid = self
+            .tgid_of_tid(parent, ctx)
             .or_else(|| self.tgid_of(parent_mm));
         let shares = match (flags, child_tgid) {
             (Some(f), _) => Some(f & CLONE_VM != 0),
@@ -345,7 +363,11 @@ impl ObservedState {
             ),
             None => MmId::UNKNOWN,
         };
-        // A reused pid starts over.
+        // A reused pid starts over: a new task (after an exit, the next one of this tid).
+        let incarnation = self
+            .tasks
+            .get(&child)
+            .map_or(0, |t| t.incarnation + t.exited as u32);
         self.tasks.insert(
             child,
             TaskState {
@@ -354,8 +376,64 @@ impl ObservedState {
                 on_cpu: None,
                 confirmed: false,
                 exited: false,
+                incarnation,
             },
         );
+    }
+
+    /// The TGID the capture gives `tid` as of the events applied: its latest changed one, else
+    /// its first.
+    fn tgid_of_tid(&self, tid: Tid, ctx: &Context) -> Option<Tid> {
+        self.tgid_now
+            .get(&tid)
+            .copied()
+            .or_else(|| ctx.tasks.get(&tid).and_then(|m| m.tgid))
+    }
+
+    /// `tid`'s TGID column changed: from now on it is a task of `tgid`. A task that reported
+    /// no CID yet (just forked, its process not known before) moves there; one that did is
+    /// gone, and a new task of that process uses its tid.
+    fn tgid_changed(&mut self, ch: TgidChange, ctx: &Context, sink: &mut impl Sink) {
+        let TgidChange { ts, tid, tgid } = ch;
+        self.tgid_now.insert(tid, tgid);
+        if tid == 0 {
+            return;
+        }
+        let Some(&t) = self.tasks.get(&tid) else {
+            return;
+        };
+        if self.tgid_of(t.mm) == Some(tgid) {
+            return;
+        }
+        let mm = self.mm_of_tgid(tgid, tid, ts, sink);
+        let on_cpu = self
+            .cpus
+            .iter()
+            .position(|s| s.tid == tid)
+            .map(|c| c as u16);
+        let incarnation = t.incarnation + (t.cid.is_some() || t.exited) as u32;
+        self.tasks.insert(
+            tid,
+            TaskState {
+                mm,
+                cid: None,
+                on_cpu,
+                confirmed: false,
+                exited: false,
+                incarnation,
+            },
+        );
+        for c in 0..self.cpus.len() {
+            if self.cpus[c].tid == tid {
+                self.set_slot(ts, c as u16, tid, sink);
+            }
+        }
+        let _ = ctx;
+    }
+
+    /// How many earlier tasks used `tid` (0 for its first), as of the events applied.
+    pub fn incarnation(&self, tid: Tid) -> u32 {
+        self.tasks.get(&tid).map_or(0, |t| t.incarnation)
     }
 
     fn exec(&mut self, ts: u64, tid: Tid, old_tid: Tid, ctx: &Context, sink: &mut impl Sink) {
@@ -488,8 +566,17 @@ mod tests {
     }
 
     fn run(events: &[Event], meta: &FxHashMap<Tid, TaskMeta>) -> (ObservedState, Rec) {
+        run_with(events, meta, &[])
+    }
+
+    fn run_with(
+        events: &[Event],
+        meta: &FxHashMap<Tid, TaskMeta>,
+        tgid_changes: &[TgidChange],
+    ) -> (ObservedState, Rec) {
         let ctx = Context {
             tasks: meta,
+            tgid_changes,
             ncpus: 2,
         };
         let mut st = ObservedState::new(2);
@@ -688,5 +775,48 @@ mod tests {
             vec![MmOrigin::Anonymous, MmOrigin::Fork, MmOrigin::Exec]
         );
         assert_eq!(rec.mms[2].1.tgid, Some(22));
+    }
+
+    /// A tid reused by another process (its TGID column changes, no exit seen): from the
+    /// change on it is a new task of the new process, so its CID is no duplicate of the old
+    /// process's CIDs.
+    #[test]
+    fn a_tid_whose_tgid_changes_is_a_new_task_of_the_new_process() {
+        let meta = tgids(&[(11, 10), (12, 10)]);
+        let evs = [
+            up(1, 0, 11, 0),
+            up(2, 1, 12, 1),
+            // tid 11 now shows TGID 20, on CPU 0, with CID 1 while 12 (tgid 10) holds 1
+            up(5, 0, 11, 1),
+        ];
+        let (st, rec) = run(&evs, &meta);
+        assert_eq!(rec.alarms.len(), 1, "without the change: a false duplicate");
+        assert_eq!(st.mm_of(11), st.mm_of(12));
+        let ch = [TgidChange {
+            ts: 5,
+            tid: 11,
+            tgid: 20,
+        }];
+        let (st, rec) = run_with(&evs, &meta, &ch);
+        assert!(rec.alarms.is_empty(), "{:?}", rec.alarms);
+        assert_ne!(st.mm_of(11), st.mm_of(12));
+        assert_eq!(st.incarnation(11), 1);
+        assert_eq!(rec.mms.last().map(|(_, i)| i.tgid), Some(Some(20)));
+        // a fork after an exit is the next task of that tid too
+        let evs = [
+            up(1, 0, 11, 0),
+            ev(2, 0, 11, EventKind::SchedProcessExit { tid: 11 }),
+            ev(
+                3,
+                1,
+                12,
+                EventKind::SchedProcessFork {
+                    parent: 12,
+                    child: 11,
+                },
+            ),
+        ];
+        let (st, _) = run(&evs, &meta);
+        assert_eq!(st.incarnation(11), 1);
     }
 }

@@ -65,6 +65,7 @@ pub fn run(trace: &Trace) -> CheckReport {
     let ncpus = trace.cpu_count();
     let ctx = Context {
         tasks: &trace.tasks,
+        tgid_changes: &trace.tgid_changes,
         ncpus,
     };
     let mut state = ObservedState::new(ncpus as usize);

@@ -22,6 +22,16 @@ pub struct TaskSummary {
     pub mm: Option<u32>,
 }
 
+/// A later task under a tid already used in the capture.
+#[derive(Serialize, Debug)]
+pub struct ReusedTask {
+    pub tid: Tid,
+    /// 1 for the second task of the tid, 2 for the third, ...
+    pub incarnation: u32,
+    #[serde(flatten)]
+    pub task: TaskSummary,
+}
+
 #[derive(Serialize, Debug)]
 pub struct ProcessSummary {
     pub mm: u32,
@@ -58,6 +68,9 @@ pub struct Stats {
     /// Lost-event markers, including those without a count.
     pub lost_markers: u64,
     pub tasks: BTreeMap<String, TaskSummary>,
+    /// Later tasks of reused tids (a fork after the tid's exit, or a TGID column that changed):
+    /// `tasks` holds each tid's first task, these the ones after it.
+    pub reused_tasks: Vec<ReusedTask>,
     pub processes: Vec<ProcessSummary>,
     /// Tasks with rseq_update events whose mm is unknown (no TGID, clone flags or exec seen).
     pub tasks_mm_unknown: u64,
@@ -175,7 +188,7 @@ pub struct Summarizer {
     lost_markers: u64,
     /// Per task with rseq_update: count, CIDs, and its mm at its last update (a task that
     /// exited is gone from the observed state by the end).
-    per_tid: rustc_hash::FxHashMap<Tid, (u64, CidSet, MmId)>,
+    per_tid: rustc_hash::FxHashMap<(Tid, u32), (u64, CidSet, MmId)>,
     state: ObservedState,
     sink: Collect,
     accounting: accounting::Accumulator,
@@ -230,6 +243,7 @@ impl Summarizer {
             // the CID bound as known so far; out-of-range alarms are re-checked at the end
             let ctx = Context {
                 tasks: &meta.tasks,
+                tgid_changes: &meta.tgid_changes,
                 ncpus: self.seen_cpus.max(hint).max(1),
             };
             self.state.apply(&ev, &ctx, &mut self.sink);
@@ -252,9 +266,10 @@ impl Summarizer {
                 (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
             {
                 let mm = self.state.mm_of(ev.tid);
+                let inc = self.state.incarnation(ev.tid);
                 let e = self
                     .per_tid
-                    .entry(ev.tid)
+                    .entry((ev.tid, inc))
                     .or_insert((0, CidSet::default(), mm));
                 e.0 += 1;
                 e.1.insert(mm_cid);
@@ -304,12 +319,12 @@ impl Summarizer {
                 .entry(trace.strings.get_str(crate::events::StrId(id)).to_string())
                 .or_default() += n;
         }
-        let mut task_mm: rustc_hash::FxHashMap<Tid, MmId> =
+        let mut task_mm: rustc_hash::FxHashMap<(Tid, u32), MmId> =
             per_tid.iter().map(|(&t, e)| (t, e.2)).collect();
         for (&tid, t) in &state.tasks {
-            task_mm.entry(tid).or_insert(t.mm);
+            task_mm.entry((tid, t.incarnation)).or_insert(t.mm);
         }
-        let per_tid: BTreeMap<Tid, (u64, BTreeSet<i32>)> = per_tid
+        let per_tid: BTreeMap<(Tid, u32), (u64, BTreeSet<i32>)> = per_tid
             .into_iter()
             .map(|(t, (n, c, _))| (t, (n, c.to_set())))
             .collect();
@@ -331,36 +346,50 @@ impl Summarizer {
             })
             .collect();
         let mut tasks = BTreeMap::new();
-        let mut all_tids: BTreeSet<Tid> = trace.tasks.keys().copied().collect();
+        let mut reused_tasks = Vec::new();
+        let mut all_tids: BTreeSet<(Tid, u32)> = trace.tasks.keys().map(|&t| (t, 0)).collect();
         all_tids.extend(per_tid.keys());
+        all_tids.extend(task_mm.keys());
         let mut unknown = 0;
-        for tid in all_tids {
-            let (n, cids) = per_tid.get(&tid).cloned().unwrap_or_default();
-            let mm = task_mm.get(&tid).copied().unwrap_or(MmId::UNKNOWN);
+        for key in all_tids {
+            let (tid, inc) = key;
+            let (n, cids) = per_tid.get(&key).cloned().unwrap_or_default();
+            let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
             let mm_idx = mm.is_real().then_some(mm.0);
             if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
-                p.tasks.push(tid);
+                if !p.tasks.contains(&tid) {
+                    p.tasks.push(tid);
+                }
                 p.rseq_updates += n;
                 p.cids.extend(cids.iter());
             }
             if n > 0 && mm == MmId::UNKNOWN {
                 unknown += 1;
             }
-            let tgid = trace.tasks.get(&tid).and_then(|m| m.tgid).or_else(|| {
-                mm_idx
-                    .and_then(|i| sink.mms.get(i as usize))
-                    .and_then(|m| m.tgid)
-            });
-            tasks.insert(
-                tid.to_string(),
-                TaskSummary {
-                    tgid,
-                    comm: trace.comm_of(tid),
-                    rseq_updates: n,
-                    cids: cids.into_iter().collect(),
-                    mm: mm_idx,
-                },
-            );
+            let mm_tgid = mm_idx
+                .and_then(|i| sink.mms.get(i as usize))
+                .and_then(|m| m.tgid);
+            let tgid = if inc == 0 {
+                trace.tasks.get(&tid).and_then(|m| m.tgid).or(mm_tgid)
+            } else {
+                mm_tgid
+            };
+            let task = TaskSummary {
+                tgid,
+                comm: trace.comm_of(tid),
+                rseq_updates: n,
+                cids: cids.into_iter().collect(),
+                mm: mm_idx,
+            };
+            if inc == 0 {
+                tasks.insert(tid.to_string(), task);
+            } else {
+                reused_tasks.push(ReusedTask {
+                    tid,
+                    incarnation: inc,
+                    task,
+                });
+            }
         }
         for p in &mut processes {
             p.cids.sort_unstable();
@@ -381,6 +410,7 @@ impl Summarizer {
             lost_events,
             lost_markers,
             tasks,
+            reused_tasks,
             processes,
             tasks_mm_unknown: unknown,
             alarms: sink.alarms.len() as u64,
@@ -449,6 +479,22 @@ pub fn render_text(s: &Stats) -> String {
             o,
             "  ({} tasks with rseq_update have an unknown mm: capture with options/record-tgid or task:task_newtask)",
             s.tasks_mm_unknown
+        );
+    }
+    if !s.reused_tasks.is_empty() {
+        let _ = writeln!(
+            o,
+            "  ({} later tasks under reused tids, each counted apart: {})",
+            s.reused_tasks.len(),
+            s.reused_tasks
+                .iter()
+                .take(5)
+                .map(|r| match r.task.tgid {
+                    Some(g) => format!("tid {} in tgid {g}", r.tid),
+                    None => format!("tid {}", r.tid),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     let _ = writeln!(o, "\nalarms      {}", s.alarms);

@@ -269,6 +269,7 @@ impl Timeline {
             }
             let ctx = Context {
                 tasks: &trace.tasks,
+                tgid_changes: &trace.tgid_changes,
                 ncpus: *ncpus,
             };
             rec.ensure_cpu(ev.cpu as usize);
@@ -343,6 +344,7 @@ impl Timeline {
         };
         let ctx = Context {
             tasks: &trace.tasks,
+            tgid_changes: &trace.tgid_changes,
             ncpus: self.ncpus,
         };
         for ev in trace.events.range(from..target) {
@@ -541,6 +543,7 @@ mod tests {
             let mut st = ObservedState::new(tl.ncpus as usize);
             let ctx = Context {
                 tasks: &trace.tasks,
+                tgid_changes: &trace.tgid_changes,
                 ncpus: tl.ncpus,
             };
             for e in trace.events.range(0..i + 1) {

@@ -125,6 +125,9 @@ pub struct Replayer {
     /// Tasks whose pre-existing mm is known to stay quiet (streaming use: the simulator's
     /// launching shell).
     pub quiet_tids: FxHashSet<Tid>,
+    /// The trace's TGID changes (reused tids), for the observed resolution (its mm ids are
+    /// the timeline's).
+    pub tgid_changes: Vec<crate::events::TgidChange>,
 }
 
 impl Replayer {
@@ -152,6 +155,7 @@ impl Replayer {
             exiting: FxHashSet::default(),
             quiet: FxHashSet::default(),
             quiet_tids: FxHashSet::default(),
+            tgid_changes: Vec::new(),
         }
     }
 
@@ -243,8 +247,21 @@ impl Replayer {
 
     /// Applies one canonical event. `idx` is its index in the trace (for disagreements).
     pub fn apply(&mut self, idx: usize, ev: &Event, tasks: &FxHashMap<Tid, TaskMeta>) {
+        let changes = std::mem::take(&mut self.tgid_changes);
+        self.apply_with(idx, ev, tasks, &changes);
+        self.tgid_changes = changes;
+    }
+
+    fn apply_with(
+        &mut self,
+        idx: usize,
+        ev: &Event,
+        tasks: &FxHashMap<Tid, TaskMeta>,
+        tgid_changes: &[crate::events::TgidChange],
+    ) {
         let ctx = Context {
             tasks,
+            tgid_changes,
             ncpus: self.ncpus,
         };
         let ts = ev.ts;
@@ -393,6 +410,7 @@ impl Replayer {
     pub fn observe_own_update(&mut self, ev: &Event, tasks: &FxHashMap<Tid, TaskMeta>) {
         let ctx = Context {
             tasks,
+            tgid_changes: &self.tgid_changes,
             ncpus: self.ncpus,
         };
         self.obs.apply(ev, &ctx, &mut self.infos);
@@ -543,6 +561,7 @@ pub struct PrePass {
 pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
     let ctx = Context {
         tasks: &trace.tasks,
+        tgid_changes: &trace.tgid_changes,
         ncpus,
     };
     let mut obs = ObservedState::new(ncpus as usize);
@@ -648,7 +667,7 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
         r.declare_existing(t0, tid, mm);
     }
     for (i, ev) in trace.events.iter().enumerate() {
-        r.apply(i, &ev, &trace.tasks);
+        r.apply_with(i, &ev, &trace.tasks, &trace.tgid_changes);
     }
     r.finish()
 }

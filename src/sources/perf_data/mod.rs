@@ -77,6 +77,7 @@ pub fn decode(
         trace: Trace::new(name, PERF_DATA),
         events: Vec::new(),
         threads: tasks::Threads::default(),
+        tgids: Default::default(),
         ticks: TickInfer::default(),
         bad: 0,
         first_bad: None,
@@ -113,6 +114,8 @@ struct Reader<'a> {
     /// The samples as decoded, before the tick is inferred and they go into the trace's store.
     events: Vec<Event>,
     threads: tasks::Threads,
+    /// Tids whose pid changed (reused by another process).
+    tgids: crate::events::TgidTrack,
     ticks: TickInfer,
     bad: u64,
     first_bad: Option<String>,
@@ -452,8 +455,8 @@ impl<'a> Reader<'a> {
             let tgid = s.pid.filter(|&p| p >= 0).map(|p| p as Tid);
             match self.trace.tasks.get_mut(&t) {
                 Some(m) => {
-                    if m.tgid.is_none() {
-                        m.tgid = tgid;
+                    if let Some(c) = self.tgids.observe(m, t, tgid, ts) {
+                        self.trace.tgid_changes.push(c);
                     }
                 }
                 None => {

@@ -30,6 +30,8 @@ struct Stitch {
     bad: u64,
     first_bad: Option<(u64, BadLine)>,
     ncpus_sent: bool,
+    /// Latest TGIDs of tids whose TGID changed (a tid reused by another process).
+    tgids: crate::events::TgidTrack,
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
@@ -121,6 +123,7 @@ pub fn stream_text(
         bad: 0,
         first_bad: None,
         ncpus_sent: false,
+        tgids: Default::default(),
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
@@ -395,6 +398,19 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
                 st.tasks.insert(tid, m);
                 delta.tasks.push((tid, m));
             }
+        }
+    }
+    // A tid whose TGID column changes is another process's task from that record on.
+    for (at, tid, g) in std::mem::take(&mut chunk.tgid_notes) {
+        let ts = delta
+            .events
+            .get(at as usize)
+            .or(delta.events.last())
+            .map_or(0, |e| e.ts);
+        if let Some(m) = st.tasks.get_mut(&tid)
+            && let Some(c) = st.tgids.observe(m, tid, Some(g), ts)
+        {
+            delta.tgid_changes.push(c);
         }
     }
 }
