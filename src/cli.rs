@@ -60,7 +60,10 @@ pub struct Cli {
 
     /// Check the capture instead of opening the TUI: report every observed duplicate CID among
     /// concurrently running threads of one process and every CID at or above its bound.
-    /// Exit status 1 when there is a finding, 0 when there is none.
+    /// Exit status: 1 when there is a finding; 0 when there is none and both checks ran; 3 when
+    /// nothing could be checked (no events, no rseq_update, or neither check possible); 4 when
+    /// one check could not run (no sched_switch, no TGID or process events, no CPU column) and
+    /// the other found nothing; 2 on an error. What could not be checked is said, and why.
     #[arg(long, requires = "file")]
     pub check: bool,
 

@@ -193,11 +193,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             }
             emit(report.text.as_bytes())?;
-            Ok(if report.findings > 0 {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
+            Ok(ExitCode::from(report.status()))
         }
         None => {
             let ui = ui_options(&cli.theme, &cli.keys)?;

@@ -15,6 +15,12 @@ pub struct Warning {
     pub message: String,
 }
 
+impl Warning {
+    /// Code of a capture whose records (some or all) name no CPU (`perf script` without its
+    /// cpu field, perf.data samples without PERF_SAMPLE_CPU): readers put them on CPU 0.
+    pub const CPU_UNKNOWN: &'static str = "cpu-unknown";
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.code, self.message)

@@ -2,6 +2,8 @@
 //! policies would do. Models read canonical events only; they know no file format and no UI.
 
 pub mod alarm;
+pub mod anomaly;
+pub mod coverage;
 pub mod error;
 pub mod lane;
 pub mod observed;
@@ -11,6 +13,8 @@ pub mod tasks;
 pub mod thread_lanes;
 
 pub use alarm::{Alarm, AlarmKind};
+pub use anomaly::{Anomalies, Anomaly, AnomalyKind};
+pub use coverage::{Checkable, Coverage, Missing};
 pub use error::ModelError;
 pub use lane::{Segment, SlotFlags};
 pub use observed::{Context, CpuSlot, ObservedState};

@@ -6,9 +6,14 @@
 //! Only confirmed CIDs count toward the observed cidmask and the duplicate check.
 
 use super::alarm::{Alarm, AlarmKind};
+use super::anomaly::{Anomaly, AnomalyKind};
 use super::tasks::{MmId, MmInfo, MmOrigin};
 use crate::events::{CLONE_VM, Event, EventKind, TID_UNKNOWN, TaskMeta, TgidChange, Tid};
 use rustc_hash::FxHashMap;
+
+/// How long after a task moved to another CPU its records on the old one are put down to
+/// per-CPU clocks that disagree rather than to a task on two CPUs at once.
+pub const TWO_CPU_SLACK_NS: u64 = 1_000_000;
 
 /// The state of one CPU: who runs there and the CID it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +55,8 @@ pub struct TaskState {
     /// How many tasks used this tid before this one in the capture (a reused tid: fork after
     /// exit, or a changed TGID column).
     pub incarnation: u32,
+    /// When `on_cpu` last moved to another CPU.
+    pub since: u64,
 }
 
 /// Read-only facts the capture gives about tasks.
@@ -69,6 +76,8 @@ pub trait Sink {
     fn new_mm(&mut self, _id: MmId, _info: MmInfo) {}
     fn cpu_changed(&mut self, _ts: u64, _cpu: u16, _slot: &CpuSlot) {}
     fn alarm(&mut self, _alarm: Alarm) {}
+    /// An impossible state: damage in the capture, counted where it is noticed.
+    fn anomaly(&mut self, _anomaly: Anomaly) {}
 }
 
 /// A sink that ignores everything.
@@ -90,6 +99,8 @@ pub struct ObservedState {
     next_change: usize,
     /// The TGID of each tid whose TGID column changed, as of the events applied.
     tgid_now: FxHashMap<Tid, Tid>,
+    /// Per CPU, the time of its last lost-event marker (its switches may be missing since).
+    lost_at: Vec<u64>,
 }
 
 impl ObservedState {
@@ -119,6 +130,10 @@ impl ObservedState {
             self.cpus.resize(c + 1, CpuSlot::IDLE);
         }
         if matches!(ev.kind, EventKind::Lost { .. }) {
+            if c >= self.lost_at.len() {
+                self.lost_at.resize(c + 1, 0);
+            }
+            self.lost_at[c] = ev.ts.max(1);
             // Switches and reports of this CPU may be missing: its CID is no longer known.
             let tid = self.cpus[c].tid;
             if let Some(t) = self.tasks.get_mut(&tid) {
@@ -130,6 +145,9 @@ impl ObservedState {
             }
             return;
         }
+        if self.cpus[c].tid == ev.tid && ev.tid != 0 && ev.tid != TID_UNKNOWN {
+            self.check_two_cpus(ev, sink);
+        }
         // Every record names the task current on its CPU: this also catches switches the
         // capture missed (on some VMs the switch away from idle is never recorded).
         if self.cpus[c].tid != ev.tid && ev.tid != TID_UNKNOWN {
@@ -139,7 +157,19 @@ impl ObservedState {
             EventKind::SchedSwitch { next_tid, .. } => {
                 self.switch_in(ev.ts, ev.cpu, next_tid, ctx, sink);
             }
-            EventKind::RseqUpdate { mm_cid, .. } => self.report(ev, mm_cid, ctx, sink),
+            EventKind::RseqUpdate { mm_cid, cpu_id, .. } => {
+                if cpu_id != ev.cpu as i32 && ev.tid != TID_UNKNOWN {
+                    sink.anomaly(Anomaly {
+                        ts: ev.ts,
+                        cpu: ev.cpu,
+                        kind: AnomalyKind::CpuIdMismatch {
+                            tid: ev.tid,
+                            cpu_id,
+                        },
+                    });
+                }
+                self.report(ev, mm_cid, ctx, sink)
+            }
             EventKind::TaskNewtask { tid, clone_flags } => {
                 self.pending_clone.insert(tid, clone_flags);
             }
@@ -179,6 +209,9 @@ impl ObservedState {
         }
         let t = self.task(tid, ctx, sink);
         let was_on = t.on_cpu.replace(cpu);
+        if was_on != Some(cpu) {
+            t.since = ts;
+        }
         t.confirmed = false;
         // A task runs on one CPU: if the capture still shows it elsewhere, an event was lost
         // there; stop trusting that CPU's CID.
@@ -189,6 +222,47 @@ impl ObservedState {
             sink.cpu_changed(ts, d, &self.cpus[d as usize]);
         }
         self.set_slot(ts, cpu, tid, sink);
+    }
+
+    /// A record of `ev.tid` on a CPU that still has it current, while the task moved to
+    /// another CPU that has it current too, a while ago, with no lost events on either since:
+    /// it runs on both at once. (Within [`TWO_CPU_SLACK_NS`] of the move, the per-CPU clocks
+    /// may simply disagree.)
+    fn check_two_cpus(&mut self, ev: &Event, sink: &mut impl Sink) {
+        let Some(t) = self.tasks.get(&ev.tid) else {
+            return;
+        };
+        let Some(d) = t.on_cpu.filter(|&d| d != ev.cpu) else {
+            return;
+        };
+        if !self.cpus.get(d as usize).is_some_and(|s| s.tid == ev.tid)
+            || ev.ts < t.since.saturating_add(TWO_CPU_SLACK_NS)
+        {
+            return;
+        }
+        let lost = |c: u16| self.lost_at.get(c as usize).copied().unwrap_or(0);
+        if lost(d).max(lost(ev.cpu)) >= t.since {
+            return;
+        }
+        // a switch away is the task's last record on that CPU: the clocks may disagree
+        if let EventKind::SchedSwitch { prev_tid, .. } = ev.kind
+            && prev_tid == ev.tid
+        {
+            return;
+        }
+        sink.anomaly(Anomaly {
+            ts: ev.ts,
+            cpu: ev.cpu,
+            kind: AnomalyKind::TaskOnTwoCpus {
+                tid: ev.tid,
+                other_cpu: d,
+            },
+        });
+        // once per move
+        if let Some(t) = self.tasks.get_mut(&ev.tid) {
+            t.since = ev.ts;
+            t.on_cpu = Some(ev.cpu);
+        }
     }
 
     /// Shows `tid` and its current state in `cpu`'s slot.
@@ -230,7 +304,9 @@ impl ObservedState {
         let t = self.task(tid, ctx, sink);
         t.cid = Some(cid);
         t.confirmed = true;
-        t.on_cpu = Some(ev.cpu);
+        if t.on_cpu.replace(ev.cpu) != Some(ev.cpu) {
+            t.since = ev.ts;
+        }
         let mm = t.mm;
         let c = ev.cpu as usize;
         let slot = CpuSlot {
@@ -289,6 +365,7 @@ impl ObservedState {
                     confirmed: false,
                     exited: false,
                     incarnation: 0,
+                    since: 0,
                 },
             );
         }
@@ -377,6 +454,7 @@ impl ObservedState {
                 confirmed: false,
                 exited: false,
                 incarnation,
+                since: ts,
             },
         );
     }
@@ -421,6 +499,7 @@ impl ObservedState {
                 confirmed: false,
                 exited: false,
                 incarnation,
+                since: ts,
             },
         );
         for c in 0..self.cpus.len() {

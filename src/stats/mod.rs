@@ -80,6 +80,10 @@ pub struct Stats {
     /// switch-in and (where the capture has sys_exit / irq exits) per exit to user.
     pub rseq_accounting: accounting::Accounting,
     pub warnings: Vec<String>,
+    /// What the capture lacks for CIDs and their checks, by code (`no-events`,
+    /// `no-rseq-update`, `no-sched-switch`, `no-tgid`, `cpu-unknown`); each is explained, with
+    /// how to record it, in `warnings`.
+    pub missing: Vec<&'static str>,
     /// With --policy: how well the model predicts the observed CIDs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_agreement: Option<policy::ModelAgreement>,
@@ -95,6 +99,7 @@ pub struct Stats {
 struct Collect {
     mms: Vec<MmInfo>,
     alarms: Vec<Alarm>,
+    anomalies: crate::model::Anomalies,
 }
 
 impl Sink for Collect {
@@ -104,6 +109,9 @@ impl Sink for Collect {
     fn cpu_changed(&mut self, _ts: u64, _cpu: u16, _slot: &CpuSlot) {}
     fn alarm(&mut self, a: Alarm) {
         self.alarms.push(a);
+    }
+    fn anomaly(&mut self, a: crate::model::Anomaly) {
+        self.anomalies.add(a);
     }
 }
 
@@ -192,6 +200,7 @@ pub struct Summarizer {
     state: ObservedState,
     sink: Collect,
     accounting: accounting::Accumulator,
+    coverage: crate::model::Coverage,
     /// Highest CPU seen + 1.
     seen_cpus: u32,
     prev_ts: u64,
@@ -218,6 +227,7 @@ impl Summarizer {
             state: ObservedState::new(hint.max(1) as usize),
             sink: Collect::default(),
             accounting: accounting::Accumulator::default(),
+            coverage: Default::default(),
             seen_cpus: 0,
             prev_ts: 0,
             out_of_order: false,
@@ -247,6 +257,7 @@ impl Summarizer {
                 ncpus: self.seen_cpus.max(hint).max(1),
             };
             self.state.apply(&ev, &ctx, &mut self.sink);
+            self.coverage.count(&ev);
             match ev.kind {
                 EventKind::Lost { count } => {
                     self.lost_markers += 1;
@@ -292,9 +303,20 @@ impl Summarizer {
             state,
             mut sink,
             accounting,
+            mut coverage,
             seen_cpus,
             ..
         } = self;
+        coverage.facts(trace);
+        let checkable = coverage.checkable();
+        let missing = coverage.missing();
+        // what the capture cannot support is not judged (no CPU column: no bound, no
+        // "running at once"; no switches: no "running")
+        sink.alarms.retain(|a| checkable.judges(&a.kind));
+        if coverage.cpu_unknown {
+            sink.anomalies
+                .retain(|k| !matches!(k, crate::model::AnomalyKind::CpuIdMismatch { .. }));
+        }
         let hint = trace
             .ncpus_hint
             .filter(|&n| n <= Trace::MAX_CPUS)
@@ -428,7 +450,19 @@ impl Summarizer {
                 })
                 .collect(),
             rseq_accounting: accounting.finish(),
-            warnings: trace.warnings.iter().map(|w| w.to_string()).collect(),
+            warnings: trace
+                .warnings
+                .iter()
+                .map(|w| w.to_string())
+                .chain(
+                    sink.anomalies
+                        .warnings(&trace.path)
+                        .iter()
+                        .map(|w| w.to_string()),
+                )
+                .chain(missing.iter().map(|m| m.warning()))
+                .collect(),
+            missing: missing.iter().map(|m| m.code()).collect(),
             model_agreement: None,
             model: None,
             compare: Vec::new(),

@@ -78,6 +78,7 @@ pub fn decode(
         events: Vec::new(),
         threads: tasks::Threads::default(),
         tgids: Default::default(),
+        no_cpu: 0,
         ticks: TickInfer::default(),
         bad: 0,
         first_bad: None,
@@ -116,6 +117,8 @@ struct Reader<'a> {
     threads: tasks::Threads,
     /// Tids whose pid changed (reused by another process).
     tgids: crate::events::TgidTrack,
+    /// Samples without PERF_SAMPLE_CPU (put on CPU 0).
+    no_cpu: u64,
     ticks: TickInfer,
     bad: u64,
     first_bad: Option<String>,
@@ -403,6 +406,9 @@ impl<'a> Reader<'a> {
             ));
             return;
         }
+        if s.cpu.is_none() {
+            self.no_cpu += 1;
+        }
         let cpu = s.cpu.unwrap_or(0);
         if cpu >= Trace::MAX_CPUS {
             self.bad(format!("{}: CPU {cpu} (expected below 8192)", where_()));
@@ -515,6 +521,12 @@ impl<'a> Reader<'a> {
                 ),
             ),
             None => {}
+        }
+        if self.no_cpu > 0 {
+            self.trace.warn(
+                crate::events::Warning::CPU_UNKNOWN,
+                format!("{name}: {} samples carry no CPU (recorded without PERF_SAMPLE_CPU): they were put on CPU 0, so CPUs, the CID bound and who runs at once are not known", self.no_cpu),
+            );
         }
         if self.decoder.is_none() {
             self.trace.warn(

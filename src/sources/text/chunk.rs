@@ -45,6 +45,8 @@ pub struct Chunk {
     pub tgid_notes: Vec<(u32, Tid, Tid)>,
     /// The latest TGID of tids whose TGID changed within this chunk.
     tgid_latest: FxHashMap<Tid, Tid>,
+    /// Records whose line names no CPU (put on CPU 0): (count, first local line).
+    pub cpu_missing: (u64, u64),
 }
 
 impl Chunk {
@@ -65,6 +67,7 @@ impl Chunk {
             warned_late_header: false,
             tgid_notes: Vec::new(),
             tgid_latest: FxHashMap::default(),
+            cpu_missing: (0, 0),
         }
     }
 
@@ -99,6 +102,14 @@ impl Chunk {
         if let Some(g) = tgid {
             self.tgid_notes.push((at, tid, g));
         }
+    }
+
+    /// The line being parsed names no CPU: its record goes on CPU 0, counted.
+    pub fn note_no_cpu(&mut self) {
+        if self.cpu_missing.0 == 0 {
+            self.cpu_missing.1 = self.lines;
+        }
+        self.cpu_missing.0 += 1;
     }
 
     /// A lost-event marker: placed at the time of the last event before it (fixed up across

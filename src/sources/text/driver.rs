@@ -32,6 +32,8 @@ struct Stitch {
     ncpus_sent: bool,
     /// Latest TGIDs of tids whose TGID changed (a tid reused by another process).
     tgids: crate::events::TgidTrack,
+    /// Records whose line names no CPU: (count, first line).
+    cpu_missing: (u64, u64),
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
@@ -124,6 +126,7 @@ pub fn stream_text(
         first_bad: None,
         ncpus_sent: false,
         tgids: Default::default(),
+        cpu_missing: (0, 0),
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
@@ -257,6 +260,15 @@ pub fn stream_text(
             ),
         });
     }
+    if st.cpu_missing.0 > 0 {
+        last.warnings.push(Warning {
+            code: Warning::CPU_UNKNOWN,
+            message: format!(
+                "{path}:{}: {} records name no CPU (perf script without its cpu field?): they were put on CPU 0, so CPUs, the CID bound and who runs at once are not known",
+                st.cpu_missing.1, st.cpu_missing.0
+            ),
+        });
+    }
     if !st.saw_header {
         last.format = headerless;
     }
@@ -354,6 +366,12 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     st.bad += chunk.bad_lines;
     if st.first_bad.is_none() {
         st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));
+    }
+    if chunk.cpu_missing.0 > 0 {
+        if st.cpu_missing.0 == 0 {
+            st.cpu_missing.1 = st.line_base + chunk.cpu_missing.1;
+        }
+        st.cpu_missing.0 += chunk.cpu_missing.0;
     }
     st.line_base += chunk.lines;
     delta.warnings.append(&mut chunk.warnings);

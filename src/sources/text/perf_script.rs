@@ -112,6 +112,9 @@ impl LineParser for PerfScript {
             if tid != TID_UNKNOWN && h.tid.is_some() {
                 out.note_task(h.cpu.unwrap_or(0), tid, h.comm, h.tgid);
             }
+            if h.cpu.is_none() {
+                out.note_no_cpu();
+            }
             out.events.push(Event {
                 ts: h.ts,
                 tid,
