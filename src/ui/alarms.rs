@@ -105,7 +105,7 @@ pub fn at_cursor(st: &State) -> Vec<Broken> {
         })
         .collect();
     let mut out = Vec::new();
-    for (mm, h) in &holders {
+    for (mm, h) in holders.iter().filter(|_| tl.judged.bound) {
         if h.cid < 0 || h.cid as u32 >= tl.ncpus {
             out.push(Broken::OutOfRange {
                 mm: *mm,
@@ -116,6 +116,7 @@ pub fn at_cursor(st: &State) -> Vec<Broken> {
     }
     let confirmed: Vec<&(MmId, Holder)> = holders
         .iter()
+        .filter(|_| tl.judged.duplicates)
         .filter(|(_, h)| state.cpus[h.cpu].confirmed)
         .collect();
     let mut done: Vec<(MmId, i32)> = Vec::new();

@@ -178,6 +178,8 @@ impl State {
                 if self.trace.warnings.len() > n {
                     // events were reordered: index them again
                     self.timeline = Timeline::build(&self.trace);
+                } else {
+                    self.timeline.judge(&self.trace);
                 }
                 self.trace.events.shrink_to_fit();
                 self.timeline.shrink_to_fit();
