@@ -85,6 +85,7 @@ pub fn decode(
         other_names: FxHashMap::default(),
         non_tracepoint: Default::default(),
         lost_records: 0,
+        oversized: (0, 0, 0),
         lost_samples: Vec::new(),
     };
     let stop = match mode {
@@ -126,6 +127,9 @@ struct Reader<'a> {
     /// Samples of attributes that are not tracepoints, per attribute index.
     non_tracepoint: std::collections::BTreeMap<usize, u64>,
     lost_records: u64,
+    /// Samples longer than their fields (a damaged size that swallowed the records after
+    /// it): count, bytes past the fields, first offset.
+    oversized: (u64, u64, u64),
     /// LOST_SAMPLES records: (time, cpu, count).
     lost_samples: Vec<(Option<u64>, Option<u32>, u64)>,
 }
@@ -396,6 +400,14 @@ impl<'a> Reader<'a> {
     fn sample(&mut self, idx: usize, s: records::SampleFields, offset: u64) {
         // formatted only when a sample is bad: this runs for every sample
         let where_ = || format!("byte offset {offset}");
+        if s.extra > 0 {
+            let o = &mut self.oversized;
+            if o.0 == 0 {
+                o.2 = offset;
+            }
+            o.0 += 1;
+            o.1 += s.extra as u64;
+        }
         let Some(a) = &self.attrs else { return };
         let attr = &a.list[idx];
         let ts = s.timestamp.unwrap_or(0);
@@ -547,10 +559,25 @@ impl<'a> Reader<'a> {
                 ),
             );
         }
-        if self.order.unknown > 0 {
+        let (n, at, t) = self.order.unknown_types;
+        if n > 0 {
+            self.trace.warn(
+                "unknown-record-type",
+                format!("{name}: {n} records have a type no kernel or perf defines, or one no attribute of the file produces (first: type {t} at byte offset {at}): damage; they were skipped"),
+            );
+        }
+        let (n, at) = self.order.unknown;
+        if n > 0 {
             self.trace.warn(
                 "unknown-event-id",
-                format!("{name}: {} records name an event id that no attribute lists; they were skipped", self.order.unknown),
+                format!("{name}: {n} records name an event id that no attribute lists (first at byte offset {at}); they were skipped"),
+            );
+        }
+        let (n, extra, at) = self.oversized;
+        if n > 0 {
+            self.trace.warn(
+                "oversized-record",
+                format!("{name}: {n} samples are {extra} bytes longer than their fields (first at byte offset {at}): a damaged record size, and any records inside those bytes are lost"),
             );
         }
         if self.bad > 0 {

@@ -10,6 +10,7 @@ pub const RECORD_LOST: u32 = 2;
 pub const RECORD_COMM: u32 = 3;
 pub const RECORD_EXIT: u32 = 4;
 pub const RECORD_FORK: u32 = 7;
+pub const RECORD_READ: u32 = 8;
 pub const RECORD_SAMPLE: u32 = 9;
 pub const RECORD_LOST_SAMPLES: u32 = 13;
 pub const RECORD_HEADER_ATTR: u32 = 64;
@@ -41,6 +42,10 @@ pub struct SampleFields<'a> {
     pub timestamp: Option<u64>,
     pub cpu: Option<u32>,
     pub raw: Option<std::borrow::Cow<'a, [u8]>>,
+    /// Bytes of the body after its last field: none in what the kernel writes (the raw data
+    /// is padded to 8 bytes inside its own size), so a damaged size that swallowed what
+    /// follows.
+    pub extra: usize,
 }
 
 impl<'a> From<linux_perf_event_reader::SampleRecord<'a>> for SampleFields<'a> {
@@ -51,6 +56,7 @@ impl<'a> From<linux_perf_event_reader::SampleRecord<'a>> for SampleFields<'a> {
             timestamp: s.timestamp,
             cpu: s.cpu,
             raw: s.raw.map(|r| r.as_slice()),
+            extra: 0,
         }
     }
 }
@@ -123,6 +129,7 @@ impl<'a> SampleFields<'a> {
             let n = read_u32(take(4)?, big) as usize;
             out.raw = Some(std::borrow::Cow::Borrowed(take(n)?));
         }
+        out.extra = body.len() - at;
         Some(out)
     }
 }
