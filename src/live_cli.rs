@@ -1,7 +1,8 @@
 //! The headless `live` and `attach` commands: run a [`LiveSession`], optionally record it, print
 //! a summary. The live TUI consumes the same session API.
 
-use crate::cli::{AttachArgs, LiveArgs};
+use crate::cli::CliError;
+use crate::cli::live::{AttachArgs, LiveArgs};
 use crate::sources::live::{
     LiveCapture, LiveOptions, LiveSession, Scope, WorkloadSpec, possible_cpus,
 };
@@ -14,17 +15,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// `1`, `0.5` (seconds) or `500ms`, `2s`.
-pub fn parse_cli_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_cli_duration(s: &str) -> Result<Duration, CliError> {
     let t = s.trim();
     if let Ok(v) = t.parse::<f64>() {
         if v.is_finite() && v > 0.0 && v <= 86_400.0 {
             return Ok(Duration::from_secs_f64(v));
         }
-        return Err(format!(
+        return Err(CliError::Usage(format!(
             "--duration {s}: expected seconds above 0 and at most 86400"
-        ));
+        )));
     }
-    crate::sources::live::spec::parse_duration(t).map_err(|e| format!("--duration {s}: {e}"))
+    crate::sources::live::spec::parse_duration(t)
+        .map_err(|e| CliError::Usage(format!("--duration {s}: {e}")))
 }
 
 /// Runs until the session finishes (duration) or SIGINT/SIGTERM arrives.
@@ -38,42 +40,48 @@ fn wait(session: &LiveSession) {
     }
 }
 
-fn write_record(path: &Path, cap: &LiveCapture) -> Result<(), String> {
-    let f = std::fs::File::create(path)
-        .map_err(|e| format!("--record {}: cannot create: {e}", path.display()))?;
+fn write_record(path: &Path, cap: &LiveCapture) -> Result<(), CliError> {
+    let failed = |what| {
+        move |source| CliError::Record {
+            path: path.to_path_buf(),
+            what,
+            source,
+        }
+    };
+    let f = std::fs::File::create(path).map_err(failed("cannot create"))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
     crate::export::ftrace::write(&mut w, &cap.trace, Some(&cap.aux))
         .and_then(|()| w.flush())
-        .map_err(|e| format!("--record {}: write failed: {e}", path.display()))
+        .map_err(failed("write failed"))
 }
 
 /// Writes to stdout; a closed pipe (`cidscope live ... | head`) is not an error.
-fn emit(text: &str) -> Result<(), String> {
+fn emit(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing output: {e}")),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Stdout(e)),
         _ => Ok(()),
     }
 }
 
-fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
-    let mut out = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+fn print_json<T: serde::Serialize>(v: &T) -> Result<(), CliError> {
+    let mut out = serde_json::to_string_pretty(v)?;
     out.push('\n');
     emit(&out)
 }
 
 /// `cidscope live`: with `ui`, the live TUI (follow, pause, scrub); without, until the
 /// duration ends or Ctrl-C, then the summary.
-pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCode, String> {
+pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCode, CliError> {
     let ncpus = possible_cpus();
     let workload = match &a.workload {
-        Some(s) => WorkloadSpec::parse(s, ncpus).map_err(|e| e.to_string())?,
+        Some(s) => WorkloadSpec::parse(s, ncpus)?,
         None => WorkloadSpec::default_for(ncpus),
     };
     if a.record.is_some() && !a.attach {
-        return Err(
+        return Err(CliError::Usage(
             "--record needs --attach: the workload alone produces no trace events to save".into(),
-        );
+        ));
     }
     let duration = a.duration.as_deref().map(parse_cli_duration).transpose()?;
     let opts = LiveOptions {
@@ -84,13 +92,12 @@ pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCo
         ..LiveOptions::default()
     };
     let attached = opts.attach.is_some();
-    let session = LiveSession::start(opts).map_err(|e| e.to_string())?;
+    let session = LiveSession::start(opts)?;
     let cap = match ui {
-        Some(ui) => crate::ui::run_live(session, ui, std::process::id(), attached, ncpus)
-            .map_err(|e| e.to_string())?,
+        Some(ui) => crate::ui::run_live(session, ui, std::process::id(), attached, ncpus)?,
         None => {
             wait(&session);
-            session.stop().map_err(|e| e.to_string())?
+            session.stop()?
         }
     };
     if let Some(p) = &a.record {
@@ -108,16 +115,20 @@ pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCo
 /// `cidscope attach`: with `ui`, the live TUI on the process (or, `--all`, every process, in
 /// the picker) until the user quits; without, until the duration ends or Ctrl-C. Then the
 /// recording and the summary.
-pub fn run_attach(a: &AttachArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCode, String> {
+pub fn run_attach(a: &AttachArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCode, CliError> {
     let scope = match (a.pid, a.all) {
         (Some(p), false) => {
             if !Path::new(&format!("/proc/{p}")).exists() {
-                return Err(format!("--pid {p}: no such process"));
+                return Err(CliError::Usage(format!("--pid {p}: no such process")));
             }
             Scope::Process(p)
         }
         (None, true) => Scope::All,
-        _ => return Err("expected exactly one of --pid P or --all".into()),
+        _ => {
+            return Err(CliError::Usage(
+                "expected exactly one of --pid P or --all".into(),
+            ));
+        }
     };
     let duration = a.duration.as_deref().map(parse_cli_duration).transpose()?;
     let opts = LiveOptions {
@@ -126,13 +137,12 @@ pub fn run_attach(a: &AttachArgs, ui: Option<crate::ui::UiOptions>) -> Result<Ex
         buffer_pages: a.buffer_pages,
         ..LiveOptions::default()
     };
-    let session = LiveSession::start(opts).map_err(|e| e.to_string())?;
+    let session = LiveSession::start(opts)?;
     let cap = match ui {
-        Some(ui) => crate::ui::run::run_attach(session, ui, a.pid, possible_cpus())
-            .map_err(|e| e.to_string())?,
+        Some(ui) => crate::ui::run::run_attach(session, ui, a.pid, possible_cpus())?,
         None => {
             wait(&session);
-            session.stop().map_err(|e| e.to_string())?
+            session.stop()?
         }
     };
     if let Some(p) = &a.record {
@@ -275,6 +285,7 @@ mod tests {
         assert!(
             parse_cli_duration("abc")
                 .unwrap_err()
+                .to_string()
                 .contains("--duration abc")
         );
     }

@@ -3,7 +3,9 @@
 //! whatever loads must index, check, export and render without a panic.
 
 use cidscope::events::Format;
-use cidscope::sources::formats::{FTRACE, PERF_DATA, PERF_SCRIPT, TRACE_CMD_REPORT, TRACE_DAT};
+use cidscope::sources::formats::{
+    FTRACE, PERF_DATA, PERF_SCRIPT, SYSTRACE_HTML, TRACE_CMD_REPORT, TRACE_DAT,
+};
 use cidscope::sources::{LoadOptions, load_bytes};
 
 fn format_of(target: &str) -> Option<Option<Format>> {
@@ -13,6 +15,7 @@ fn format_of(target: &str) -> Option<Option<Format>> {
         "perf_script" => Some(PERF_SCRIPT),
         "perf_data" => Some(PERF_DATA),
         "trace_dat" => Some(TRACE_DAT),
+        "systrace_html" => Some(SYSTRACE_HTML),
         "detect" => None,
         _ => return None,
     })
@@ -27,6 +30,27 @@ fn replay_the_models_corpus() {
     for f in files {
         let data = std::fs::read(f.expect("entry").path()).expect("input");
         cidscope::testing::exercise_models(&cidscope::testing::trace_from_bytes(&data));
+        n += 1;
+    }
+    assert!(n > 0);
+}
+
+/// The decompress target reads its input as a stream through the input layer.
+#[test]
+fn replay_the_decompress_corpus() {
+    let files = std::fs::read_dir("fuzz/corpus/decompress").expect("fuzz/corpus/decompress");
+    let mut n = 0;
+    for f in files {
+        let data = std::fs::read(f.expect("entry").path()).expect("input");
+        let opts = LoadOptions {
+            serial: true,
+            ..Default::default()
+        };
+        if let Ok(o) = cidscope::sources::open_reader("fuzz", std::io::Cursor::new(data), &opts)
+            && let Ok(trace) = o.load(&opts)
+        {
+            cidscope::testing::exercise(&trace);
+        }
         n += 1;
     }
     assert!(n > 0);

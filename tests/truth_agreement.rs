@@ -26,7 +26,12 @@ fn stats(file: &str) -> Value {
 }
 
 pub fn check_against_truth(file: &str) {
-    let t = truth(file);
+    check_against_truth_of(file, file);
+}
+
+/// `file` against the truth of `plain` (a compressed copy against its original's).
+pub fn check_against_truth_of(file: &str, plain: &str) {
+    let t = truth(plain);
     let s = stats(file);
     assert_eq!(s["events"], t["events_total"], "{file}: events");
     assert_eq!(s["event_counts"], t["event_counts"], "{file}: event_counts");
@@ -97,6 +102,85 @@ capture_tests! {
     perf_script_f_cyclictest => "traces/cyclictest.perf-script-F.txt",
     perf_script_f_churn => "traces/churn.perf-script-F.txt",
     perf_script_stress_ng => "traces/stress-ng.perf-script.txt",
+    // issue 14: the ftrace text variants (traces/PUBLIC.md), counted by scripts/truth_text.py
+    ftrace_stacktrace => "traces/stacktrace.ftrace.txt",
+    ftrace_syscalls_unlabeled => "traces/syscalls.ftrace.txt",
+    ftrace_latency_format => "traces/latency.ftrace.txt",
+    ftrace_multiline_marker => "traces/multiline-marker.ftrace.txt",
+    trace_cmd_report_raw => "traces/raw.trace-cmd-report.txt",
+    public_kernel_doc_irqsoff => "traces/kernel-doc-irqsoff.ftrace.txt",
+    public_kernel_doc_function => "traces/kernel-doc-function.ftrace.txt",
+    public_kernel_doc_funcgraph_abstime => "traces/kernel-doc-funcgraph-abstime.ftrace.txt",
+    public_kernel_doc_display_graph => "traces/kernel-doc-display-graph.ftrace.txt",
+    public_perf_tools_funcgraph_abstime => "traces/perf-tools-funcgraph-abstime.ftrace.txt",
+    public_perf_tools_funcgraph_untimed => "traces/perf-tools-funcgraph.trace_pipe.txt",
+    public_perf_tools_functrace => "traces/perf-tools-functrace.trace_pipe.txt",
+    public_perf_tools_tpoint_stack => "traces/perf-tools-tpoint-stack.trace_pipe.txt",
+    public_catapult_systrace_html => "traces/catapult-trivial.systrace.html",
+}
+
+macro_rules! compressed_tests {
+    ($($name:ident => ($file:expr, $plain:expr),)*) => {$(
+        #[test]
+        fn $name() {
+            check_against_truth_of($file, $plain);
+        }
+    )*};
+}
+
+// decompressed by content (gzip, zstd, xz), whatever the name
+compressed_tests! {
+    gzip_stacktrace => ("traces/stacktrace.ftrace.txt.gz", "traces/stacktrace.ftrace.txt"),
+    zstd_syscalls => ("traces/syscalls.ftrace.txt.zst", "traces/syscalls.ftrace.txt"),
+    xz_latency => ("traces/latency.ftrace.txt.xz", "traces/latency.ftrace.txt"),
+}
+
+/// The stack traces, continuation lines and untimed function_graph lines the truth skipped
+/// are the ones cidscope says it skipped.
+#[test]
+fn skipped_lines_are_counted_as_the_truth_counts_them() {
+    for (file, code, key) in [
+        (
+            "traces/stacktrace.ftrace.txt",
+            "stack-traces-skipped",
+            "stack_traces",
+        ),
+        (
+            "traces/perf-tools-tpoint-stack.trace_pipe.txt",
+            "stack-traces-skipped",
+            "stack_traces",
+        ),
+        (
+            "traces/kernel-doc-irqsoff.ftrace.txt",
+            "stack-traces-skipped",
+            "stack_traces",
+        ),
+        (
+            "traces/multiline-marker.ftrace.txt",
+            "continuation-lines",
+            "continuation",
+        ),
+        (
+            "traces/perf-tools-funcgraph.trace_pipe.txt",
+            "function-graph-untimed",
+            "graph_untimed",
+        ),
+    ] {
+        let t = truth(file);
+        let want = t["skipped"][key].as_u64().expect("a count in the truth");
+        let s = stats(file);
+        let w = s["warnings"]
+            .as_array()
+            .expect("warnings")
+            .iter()
+            .filter_map(|w| w.as_str())
+            .find(|w| w.starts_with(code))
+            .unwrap_or_else(|| panic!("{file}: no {code} warning"));
+        assert!(
+            w.contains(&format!(": {want} ")),
+            "{file}: {w} (truth {want})"
+        );
+    }
 }
 
 #[test]
@@ -139,6 +223,19 @@ fn every_capture_in_traces_has_a_test_or_is_a_bad_input() {
         "cyclictest.perf-script-F.txt",
         "churn.perf-script-F.txt",
         "stress-ng.perf-script.txt",
+        "stacktrace.ftrace.txt",
+        "syscalls.ftrace.txt",
+        "latency.ftrace.txt",
+        "multiline-marker.ftrace.txt",
+        "raw.trace-cmd-report.txt",
+        "kernel-doc-irqsoff.ftrace.txt",
+        "kernel-doc-function.ftrace.txt",
+        "kernel-doc-funcgraph-abstime.ftrace.txt",
+        "kernel-doc-display-graph.ftrace.txt",
+        "perf-tools-funcgraph-abstime.ftrace.txt",
+        "perf-tools-funcgraph.trace_pipe.txt",
+        "perf-tools-functrace.trace_pipe.txt",
+        "perf-tools-tpoint-stack.trace_pipe.txt",
         "empty.txt",
         // text renderings of the binary captures: checked in tests/binary_truth.rs
         "cyclictest-pipe.perf-script.txt",
@@ -153,7 +250,12 @@ fn every_capture_in_traces_has_a_test_or_is_a_bad_input() {
             .file_name()
             .to_string_lossy()
             .into_owned();
-        if name.ends_with(".txt") && Path::new(&format!("traces/{name}.truth.json")).exists() {
+        // the perf corpus of traces/PUBLIC.md has its own test (tests/perf_variants.rs)
+        let perf_corpus = || truth(&format!("traces/{name}"))["corpus"] == "perf";
+        if name.ends_with(".txt")
+            && Path::new(&format!("traces/{name}.truth.json")).exists()
+            && !perf_corpus()
+        {
             assert!(
                 listed.contains(&name.as_str()),
                 "traces/{name} has no truth test"

@@ -2,6 +2,10 @@
 //! is a trace, the model runs to show beside it, and narrated steps at its key moments — the
 //! moments are found in the data (the first scan, the mode switch, ...), never typed in.
 
+pub mod error;
+
+pub use error::DemoError;
+
 use crate::events::{EventKind, Trace, fmt_dur};
 use crate::model::MmId;
 use crate::model::policies::{Params, PolicyKind, PolicyRun, Trigger, replay_all};
@@ -39,7 +43,7 @@ pub struct Setup {
 pub struct Demo {
     pub name: &'static str,
     pub summary: &'static str,
-    pub build: fn() -> Result<Setup, String>,
+    pub build: fn() -> Result<Setup, DemoError>,
 }
 
 pub const DEMOS: &[Demo] = &[
@@ -85,8 +89,8 @@ pub fn list() -> String {
     s
 }
 
-fn capture(name: &str, data: &[u8]) -> Result<Trace, String> {
-    load_bytes(name, data, &LoadOptions::default()).map_err(|e| e.to_string())
+fn capture(name: &str, data: &[u8]) -> Result<Trace, DemoError> {
+    Ok(load_bytes(name, data, &LoadOptions::default())?)
 }
 
 /// The mm that began inside the capture by exec and reported the most CIDs.
@@ -107,10 +111,15 @@ fn run_of(runs: &[PolicyRun], k: PolicyKind) -> Option<&PolicyRun> {
     runs.iter().find(|r| r.policy == k)
 }
 
-fn workers() -> Result<Setup, String> {
+fn workers() -> Result<Setup, DemoError> {
     let trace = capture("demo: v5-workers-quiet.ftrace.txt (bundled)", V5_WORKERS)?;
-    let (mm, tl) = main_mm(&trace).ok_or("the workers capture has no exec'd process")?;
-    let info = tl.mm_info(mm).cloned().ok_or("no mm info")?;
+    let (mm, tl) = main_mm(&trace).ok_or(DemoError::Missing(
+        "the workers capture has no exec'd process",
+    ))?;
+    let info = tl
+        .mm_info(mm)
+        .cloned()
+        .ok_or(DemoError::Missing("no mm info"))?;
     let kinds = [
         PolicyKind::LazyCompact,
         PolicyKind::ResumeBatch,
@@ -227,10 +236,15 @@ fn trigger_name(t: Trigger) -> &'static str {
     }
 }
 
-fn spinner() -> Result<Setup, String> {
+fn spinner() -> Result<Setup, DemoError> {
     let trace = capture("demo: v3-spinner-rt.ftrace.txt (bundled)", V3_SPINNER)?;
-    let (mm, tl) = main_mm(&trace).ok_or("the spinner capture has no exec'd process")?;
-    let info = tl.mm_info(mm).cloned().ok_or("no mm info")?;
+    let (mm, tl) = main_mm(&trace).ok_or(DemoError::Missing(
+        "the spinner capture has no exec'd process",
+    ))?;
+    let info = tl
+        .mm_info(mm)
+        .cloned()
+        .ok_or(DemoError::Missing("no mm info"))?;
     let kinds = [PolicyKind::LazyCompact, PolicyKind::ResumeBatch];
     let runs = replay_all(&trace, &kinds, &Params::default());
     let mut steps = vec![Step {
@@ -304,13 +318,16 @@ fn sim_setup(cfg: &SimConfig, also: &[PolicyKind]) -> (Trace, Vec<PolicyRun>) {
     (out.trace, runs)
 }
 
-fn batched_scan() -> Result<Setup, String> {
+fn batched_scan() -> Result<Setup, DemoError> {
     let mut cfg = SimConfig::new(PolicyKind::ResumeBatch, 128, Workload::Cyclictest);
     cfg.threads = Some(64);
     cfg.duration_ns = ms(300);
     let (trace, runs) = sim_setup(&cfg, &[]);
     let run = &runs[0];
-    let scan = run.scans.first().ok_or("the simulation made no scan")?;
+    let scan = run
+        .scans
+        .first()
+        .ok_or(DemoError::Missing("the simulation made no scan"))?;
     let mm = scan.mm;
     let batches: Vec<&crate::model::policies::run::Compaction> = run
         .compactions
@@ -376,7 +393,7 @@ fn batched_scan() -> Result<Setup, String> {
     })
 }
 
-fn owner_mode() -> Result<Setup, String> {
+fn owner_mode() -> Result<Setup, DemoError> {
     let mut cfg = SimConfig::new(PolicyKind::OwnerMode, 4, Workload::Churn);
     cfg.threads = Some(6);
     cfg.duration_ns = ms(100);
@@ -386,7 +403,9 @@ fn owner_mode() -> Result<Setup, String> {
         .modes
         .iter()
         .find(|m| m.percpu && !m.transit)
-        .ok_or("the simulation never switched to per-CPU mode")?;
+        .ok_or(DemoError::Missing(
+            "the simulation never switched to per-CPU mode",
+        ))?;
     let mm = to_cpu.mm;
     let mut steps = vec![Step {
         title: "Per-task mode".into(),
@@ -436,7 +455,7 @@ fn owner_mode() -> Result<Setup, String> {
     })
 }
 
-fn nohz_full() -> Result<Setup, String> {
+fn nohz_full() -> Result<Setup, DemoError> {
     let mut cfg = SimConfig::new(PolicyKind::LazyCompact, 2, Workload::Spinner);
     cfg.duration_ns = ms(600);
     cfg.nohz_full = crate::model::policies::cpuset::CpuSet::from_iter_bounded(2, [1]);
@@ -447,7 +466,7 @@ fn nohz_full() -> Result<Setup, String> {
         .find(|e| matches!(e.kind, EventKind::TickStop { success: true }))
         .map(|e| e.ts)
         .or_else(|| trace.events.first().map(|e| e.ts))
-        .ok_or("empty simulation")?;
+        .ok_or(DemoError::Missing("empty simulation"))?;
     let mm = runs[0].updates.last().map(|u| u.mm);
     let counts: Vec<String> = runs
         .iter()

@@ -9,6 +9,11 @@ pub type Tid = u32;
 /// tracks, e.g. in the final switch of an exited thread).
 pub const TID_UNKNOWN: Tid = u32::MAX;
 
+/// The CPU of a record whose capture does not say (a perf.data sample without
+/// `PERF_SAMPLE_CPU`, `perf script` text without the cpu column). Never a real CPU (those are
+/// below [`super::Trace::MAX_CPUS`]); such events are counted but kept out of every per-CPU view.
+pub const CPU_UNKNOWN: u16 = u16::MAX;
+
 /// The latest time an event may carry: 2^63 - 1 ns (292 years of any kernel clock). A binary
 /// record past it is damage; keeping times below it lets every window and span add freely.
 pub const MAX_TS: u64 = i64::MAX as u64;
@@ -20,7 +25,7 @@ pub struct Event {
     pub ts: u64,
     /// The task current on `cpu` when the record was written.
     pub tid: Tid,
-    /// The CPU whose buffer holds the record.
+    /// The CPU whose buffer holds the record, or [`CPU_UNKNOWN`].
     pub cpu: u16,
     pub kind: EventKind,
 }
@@ -101,6 +106,10 @@ pub enum EventKind {
     Lost { count: Option<u32> },
     /// Any other event, by name; counted and kept.
     Other { name: StrId },
+    /// A call of kernel function `name` as the function_graph tracer shows it (at its entry),
+    /// with its duration in ns when the format gives one (`u32::MAX`: not given, or longer
+    /// than 4.29 s). Counted by the function's name, like [`EventKind::Other`].
+    Function { name: StrId, duration_ns: u32 },
 }
 
 /// `clone_flags` bit: the child shares the parent's address space (mm).
@@ -114,7 +123,7 @@ impl EventKind {
     /// The event's name without its system, as in `stats`' `event_counts`.
     pub fn name<'a>(&self, strings: &'a Strings) -> &'a str {
         match *self {
-            EventKind::Other { name } => strings.get_str(name),
+            EventKind::Other { name } | EventKind::Function { name, .. } => strings.get_str(name),
             _ => self.static_name(),
         }
     }
@@ -152,7 +161,7 @@ impl EventKind {
             EventKind::Tick => 9,
             EventKind::TickStop { .. } => 10,
             EventKind::Lost { .. } => 11,
-            EventKind::Other { .. } => 12,
+            EventKind::Other { .. } | EventKind::Function { .. } => 12,
         }
     }
 
@@ -170,7 +179,7 @@ impl EventKind {
             EventKind::Tick => "hrtimer_expire_entry",
             EventKind::TickStop { .. } => "tick_stop",
             EventKind::Lost { .. } => "lost",
-            EventKind::Other { .. } => "other",
+            EventKind::Other { .. } | EventKind::Function { .. } => "other",
         }
     }
 
@@ -180,6 +189,12 @@ impl EventKind {
 }
 
 impl Event {
+    /// The CPU, unless the capture did not say ([`CPU_UNKNOWN`]).
+    #[inline]
+    pub fn known_cpu(&self) -> Option<u16> {
+        (self.cpu != CPU_UNKNOWN).then_some(self.cpu)
+    }
+
     /// One-line human description, used by the detail pane and error messages.
     pub fn describe(&self, strings: &Strings) -> String {
         match self.kind {
@@ -225,10 +240,30 @@ impl Event {
             }
             EventKind::Tick => "tick (hrtimer_expire_entry tick_nohz_handler)".into(),
             EventKind::TickStop { success } => format!("tick_stop success={}", success as u8),
-            EventKind::Lost { count: Some(n) } => format!("LOST {n} events on CPU {}", self.cpu),
-            EventKind::Lost { count: None } => format!("LOST events on CPU {}", self.cpu),
+            EventKind::Lost { count: Some(n) } => {
+                format!("LOST {n} events on {}", cpu_name(self.cpu))
+            }
+            EventKind::Lost { count: None } => format!("LOST events on {}", cpu_name(self.cpu)),
             EventKind::Other { name } => strings.get_lossy(name).into_owned(),
+            EventKind::Function {
+                name,
+                duration_ns: u32::MAX,
+            } => format!("{}() (function_graph)", strings.get_lossy(name)),
+            EventKind::Function { name, duration_ns } => format!(
+                "{}() (function_graph) {}",
+                strings.get_lossy(name),
+                fmt_dur(duration_ns as u64)
+            ),
         }
+    }
+}
+
+/// `CPU 3`, or `an unknown CPU`.
+pub fn cpu_name(cpu: u16) -> String {
+    if cpu == CPU_UNKNOWN {
+        "an unknown CPU".into()
+    } else {
+        format!("CPU {cpu}")
     }
 }
 

@@ -16,11 +16,12 @@ mod trace;
 
 pub use aux::EventAux;
 pub use event::{
-    CLONE_THREAD, CLONE_VM, Event, EventKind, MAX_TS, PrevState, TID_UNKNOWN, Tid, fmt_dur, fmt_ts,
+    CLONE_THREAD, CLONE_VM, CPU_UNKNOWN, Event, EventKind, MAX_TS, PrevState, TID_UNKNOWN, Tid,
+    cpu_name, fmt_dur, fmt_ts,
 };
 pub use origin::{Format, Origin};
 pub use store::EventStore;
 pub use strings::{StrId, Strings, same};
-pub use tgid::{TgidChange, TgidTrack, tgid_at};
+pub use tgid::{TgidTrack, tgid_at};
 pub use time_column::TimeColumn;
-pub use trace::{TaskMeta, Trace, TraceDelta, Warning};
+pub use trace::{TaskMeta, TgidChange, Trace, TraceDelta, Warning};

@@ -1,7 +1,8 @@
 //! The event store: canonical events in about 15 bytes each instead of 32, as columns.
 //!
 //! * time: a [`TimeColumn`] (a base per block of 1024 events and a `u32` offset per event);
-//! * task (`u32`), CPU (`u8`, widened to `u16` once a CPU above 254 appears), kind (`u8`);
+//! * task (`u32`), CPU (`u8`, widened to `u16` once a CPU above 254 appears; 255 is
+//!   [`CPU_UNKNOWN`] while narrow), kind (`u8`);
 //! * a `u32` payload and a `u8` of extra per event, packed per kind; the frequent kinds
 //!   (rseq_update, sched_switch, the tick, other events) always fit, rare kinds or odd values
 //!   are kept whole in a side list;
@@ -10,7 +11,7 @@
 //!
 //! [`EventStore::get`] gives back exactly the event pushed.
 
-use super::event::{Event, EventKind, PrevState, Tid};
+use super::event::{CPU_UNKNOWN, Event, EventKind, PrevState, Tid};
 use super::strings::StrId;
 use super::time_column::TimeColumn;
 use rustc_hash::FxHashMap;
@@ -25,10 +26,22 @@ mod tag {
     pub const ESCAPED: u8 = 255;
 }
 
+/// [`CPU_UNKNOWN`] in the narrow column.
+const NARROW_UNKNOWN: u8 = u8::MAX;
+
 #[derive(Clone, Debug)]
 enum Cpus {
     Narrow(Vec<u8>),
     Wide(Vec<u16>),
+}
+
+#[inline]
+fn narrow_cpu(c: u8) -> u16 {
+    if c == NARROW_UNKNOWN {
+        CPU_UNKNOWN
+    } else {
+        c as u16
+    }
 }
 
 /// What a `sched_switch` says of the task it switches in.
@@ -210,11 +223,15 @@ impl EventStore {
 
     fn push_cpu(&mut self, cpu: u16) {
         if let Cpus::Narrow(v) = &mut self.cpus {
-            if cpu < 255 {
+            if cpu < NARROW_UNKNOWN as u16 {
                 v.push(cpu as u8);
                 return;
             }
-            let wide: Vec<u16> = v.iter().map(|&c| c as u16).collect();
+            if cpu == CPU_UNKNOWN {
+                v.push(NARROW_UNKNOWN);
+                return;
+            }
+            let wide: Vec<u16> = v.iter().map(|&c| narrow_cpu(c)).collect();
             self.cpus = Cpus::Wide(wide);
         }
         if let Cpus::Wide(v) = &mut self.cpus {
@@ -270,7 +287,7 @@ impl EventStore {
 
     pub fn cpu(&self, i: usize) -> u16 {
         match &self.cpus {
-            Cpus::Narrow(v) => v[i] as u16,
+            Cpus::Narrow(v) => narrow_cpu(v[i]),
             Cpus::Wide(v) => v[i],
         }
     }
@@ -385,6 +402,14 @@ impl EventStore {
         }
     }
 
+    /// Lost-event markers held (they are rare, kept in the side list).
+    pub fn lost_markers(&self) -> usize {
+        self.escaped
+            .iter()
+            .filter(|k| matches!(k, EventKind::Lost { .. }))
+            .count()
+    }
+
     /// Number of places where time goes backwards.
     pub fn backward_steps(&self) -> usize {
         (1..self.len())
@@ -482,10 +507,10 @@ mod tests {
 
     proptest! {
         /// Whatever is pushed comes back exactly, in order, including times far apart or going
-        /// backwards and CPUs that force the wide column.
+        /// backwards, CPUs that force the wide column and the unknown CPU in either column.
         #[test]
         fn round_trip(evs in proptest::collection::vec(
-            (0u64..u64::MAX / 4, 0u32..50, prop_oneof![0u16..8, 0u16..400], kind_strategy()), 0..3000)
+            (0u64..u64::MAX / 4, 0u32..50, prop_oneof![0u16..8, 0u16..400, Just(CPU_UNKNOWN)], kind_strategy()), 0..3000)
         ) {
             let mut ts = 1_000u64;
             let events: Vec<Event> = evs.iter().map(|&(gap, tid, cpu, kind)| {

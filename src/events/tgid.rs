@@ -2,17 +2,8 @@
 //! each record, and where it changes for one tid, that tid is a new task from then on.
 
 use super::event::Tid;
-use super::trace::TaskMeta;
+use super::trace::{TaskMeta, TgidChange};
 use rustc_hash::FxHashMap;
-
-/// From `ts` on (the first record that shows it), `tid` is a task of `tgid`: its TGID column
-/// changed, so the tid was reused by another process (or the record lies).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TgidChange {
-    pub ts: u64,
-    pub tid: Tid,
-    pub tgid: Tid,
-}
 
 /// What a reader keeps to notice TGID changes: the latest TGID of each tid whose TGID already
 /// changed once (the others' is their [`TaskMeta::tgid`], the first one).

@@ -1,10 +1,9 @@
 //! A loaded capture: canonical events in time order plus what the source knew about tasks.
 
-use super::event::{Event, EventKind, Tid};
+use super::event::{CPU_UNKNOWN, Event, EventKind, Tid};
 use super::origin::{Format, Origin};
 use super::store::EventStore;
 use super::strings::{StrId, Strings};
-use super::tgid::TgidChange;
 use rustc_hash::FxHashMap;
 use std::fmt;
 
@@ -25,6 +24,15 @@ impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.code, self.message)
     }
+}
+
+/// From `ts` on (the first record that shows it), `tid` is a task of `tgid`: its TGID column
+/// changed, so the tid was reused by another process (or the record lies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TgidChange {
+    pub ts: u64,
+    pub tid: Tid,
+    pub tgid: Tid,
 }
 
 /// What the capture itself says about a task.
@@ -127,10 +135,13 @@ impl Trace {
     /// The most CPUs a header may claim (the kernel's NR_CPUS limit); a larger count is corrupt.
     pub const MAX_CPUS: u32 = 8192;
 
-    /// Number of CPUs: the header's count or one past the highest CPU seen, whichever is larger.
+    /// Number of CPUs: the header's count or one past the highest CPU seen, whichever is larger
+    /// (events on an unknown CPU do not count).
     pub fn cpu_count(&self) -> u32 {
         let seen = (0..self.events.len())
-            .map(|i| self.events.cpu(i) as u32 + 1)
+            .map(|i| self.events.cpu(i))
+            .filter(|&c| c != CPU_UNKNOWN)
+            .map(|c| c as u32 + 1)
             .max()
             .unwrap_or(0);
         let hint = self
@@ -138,6 +149,12 @@ impl Trace {
             .filter(|&n| n <= Self::MAX_CPUS)
             .unwrap_or(0);
         seen.max(hint).max(1)
+    }
+
+    /// Events the capture holds, as every surface counts them (`stats`' `events`, `--check`,
+    /// the TUI): its records less the lost-event markers, which say what is *not* there.
+    pub fn event_count(&self) -> usize {
+        self.events.len() - self.events.lost_markers()
     }
 
     /// Sum of the counts of lost-event markers.

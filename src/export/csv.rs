@@ -33,7 +33,7 @@ pub fn write(trace: &Trace, tl: &Timeline, out: &mut impl Write) -> io::Result<(
             out,
             "{i},{},{},{},{},{},{tgid},{cid},{}",
             e.ts,
-            e.cpu,
+            e.known_cpu().map_or(String::new(), |c| c.to_string()),
             e.tid,
             quote(&trace.comm_of(e.tid)),
             quote(e.kind.name(&trace.strings)),

@@ -282,7 +282,8 @@ pub fn push_line(o: &mut Vec<u8>, trace: &Trace, ev: &Event, l: &Line) -> io::Re
                 o.extend_from_slice(text);
             }
         }
-        EventKind::Lost { .. } => {}
+        // a function_graph call reads back as an event of the function's name
+        EventKind::Lost { .. } | EventKind::Function { .. } => {}
     }
     o.push(b'\n');
     Ok(())
@@ -346,7 +347,7 @@ fn aux_line<'t>(trace: &'t Trace, ev: &Event, aux: Option<&EventAux>) -> Line<'t
         EventKind::Other { name } if s.get(name) == b"hrtimer_expire_entry" => {
             (text(b"0x0"), b"", 0)
         }
-        EventKind::Other { .. } => (text(b""), b"", 0),
+        EventKind::Other { .. } | EventKind::Function { .. } => (text(b""), b"", 0),
         EventKind::RseqUpdate { .. } | EventKind::RseqIpFixup | EventKind::Lost { .. } => {
             (b"", b"", 0)
         }

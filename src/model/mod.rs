@@ -11,6 +11,7 @@ pub mod policies;
 pub mod seglane;
 pub mod tasks;
 pub mod thread_lanes;
+pub mod view;
 
 pub use alarm::{Alarm, AlarmKind};
 pub use anomaly::{Anomalies, Anomaly, AnomalyKind};
@@ -21,3 +22,4 @@ pub use observed::{Context, CpuSlot, ObservedState};
 pub use seglane::SegLane;
 pub use tasks::{MmId, MmInfo, MmOrigin};
 pub use thread_lanes::ThreadLanes;
+pub use view::CidView;

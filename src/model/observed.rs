@@ -8,7 +8,9 @@
 use super::alarm::{Alarm, AlarmKind};
 use super::anomaly::{Anomaly, AnomalyKind};
 use super::tasks::{MmId, MmInfo, MmOrigin};
-use crate::events::{CLONE_VM, Event, EventKind, TID_UNKNOWN, TaskMeta, TgidChange, Tid};
+use crate::events::{
+    CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TaskMeta, TgidChange, Tid,
+};
 use rustc_hash::FxHashMap;
 
 /// How long after a task moved to another CPU its records on the old one are put down to
@@ -125,8 +127,18 @@ impl ObservedState {
             self.next_change += 1;
             self.tgid_changed(*ch, ctx, sink);
         }
+        if ev.cpu == CPU_UNKNOWN {
+            // A record on no known CPU places no task: only what needs no CPU is applied.
+            match ev.kind {
+                EventKind::TaskNewtask { .. }
+                | EventKind::SchedProcessFork { .. }
+                | EventKind::SchedProcessExec { .. }
+                | EventKind::SchedProcessExit { .. } => {}
+                _ => return,
+            }
+        }
         let c = ev.cpu as usize;
-        if c >= self.cpus.len() {
+        if ev.cpu != CPU_UNKNOWN && c >= self.cpus.len() {
             self.cpus.resize(c + 1, CpuSlot::IDLE);
         }
         if matches!(ev.kind, EventKind::Lost { .. }) {
@@ -145,12 +157,16 @@ impl ObservedState {
             }
             return;
         }
-        if self.cpus[c].tid == ev.tid && ev.tid != 0 && ev.tid != TID_UNKNOWN {
+        if ev.cpu != CPU_UNKNOWN
+            && self.cpus[c].tid == ev.tid
+            && ev.tid != 0
+            && ev.tid != TID_UNKNOWN
+        {
             self.check_two_cpus(ev, sink);
         }
         // Every record names the task current on its CPU: this also catches switches the
         // capture missed (on some VMs the switch away from idle is never recorded).
-        if self.cpus[c].tid != ev.tid && ev.tid != TID_UNKNOWN {
+        if ev.cpu != CPU_UNKNOWN && self.cpus[c].tid != ev.tid && ev.tid != TID_UNKNOWN {
             self.switch_in(ev.ts, ev.cpu, ev.tid, ctx, sink);
         }
         match ev.kind {
@@ -235,7 +251,7 @@ impl ObservedState {
         let Some(d) = t.on_cpu.filter(|&d| d != ev.cpu) else {
             return;
         };
-        if !self.cpus.get(d as usize).is_some_and(|s| s.tid == ev.tid)
+        if self.cpus.get(d as usize).is_none_or(|s| s.tid != ev.tid)
             || ev.ts < t.since.saturating_add(TWO_CPU_SLACK_NS)
         {
             return;

@@ -16,140 +16,19 @@
 //! * `churn`: batches of T threads (default 6) that spin 200 µs and exit; joined; 5 ms pause.
 //! * `spinner`: one thread spinning on the last CPU (V3/V4/V11) + T−1 sleepers.
 
+pub mod config;
 pub mod cost;
 pub mod record;
 pub mod sched;
 
-use crate::cli::{ModelArgs, SimArgs, WorkloadArg};
+pub use config::{SimConfig, Workload};
+
 use crate::events::{Origin, Trace};
 use crate::model::MmId;
 use crate::model::policies::{
-    CpuSet, Params, PolicyKind, PolicyRun, Replayer, Trigger, batches_per_scan,
-    cpus_for_scan_period,
+    Params, PolicyKind, PolicyRun, Replayer, Trigger, batches_per_scan, cpus_for_scan_period,
 };
-use cost::CostModel;
 use serde::Serialize;
-
-/// Workloads of the simulator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Workload {
-    Cyclictest,
-    Hackbench,
-    Hogs,
-    Churn,
-    Spinner,
-}
-
-impl Workload {
-    pub fn id(self) -> &'static str {
-        match self {
-            Workload::Cyclictest => "cyclictest",
-            Workload::Hackbench => "hackbench",
-            Workload::Hogs => "hogs",
-            Workload::Churn => "churn",
-            Workload::Spinner => "spinner",
-        }
-    }
-}
-
-/// Everything that determines a simulated run.
-#[derive(Clone, Debug)]
-pub struct SimConfig {
-    pub policy: PolicyKind,
-    /// Model parameters; `cpus` and `hz` are set.
-    pub params: Params,
-    pub workload: Workload,
-    pub threads: Option<u32>,
-    pub duration_ns: u64,
-    pub nohz_full: CpuSet,
-    pub seed: u64,
-    pub cost: CostModel,
-    /// cyclictest: µs of work per wakeup.
-    pub cyclic_run_us: u64,
-}
-
-impl SimConfig {
-    pub fn new(policy: PolicyKind, cpus: u32, workload: Workload) -> SimConfig {
-        let cpus = cpus.max(1);
-        SimConfig {
-            policy,
-            params: Params::with_cpus(cpus),
-            workload,
-            threads: None,
-            duration_ns: 1_000_000_000,
-            nohz_full: CpuSet::new(cpus),
-            seed: 1,
-            cost: CostModel::default(),
-            cyclic_run_us: 5,
-        }
-    }
-
-    /// The thread (or process) count of the workload.
-    pub fn threads(&self) -> u32 {
-        let p = self.params.cpus;
-        self.threads
-            .unwrap_or(match self.workload {
-                Workload::Cyclictest => 1,
-                Workload::Hackbench => 40,
-                Workload::Hogs => (p + p / 2).max(2),
-                Workload::Churn => 6,
-                Workload::Spinner => 1,
-            })
-            .max(1)
-    }
-
-    /// From the command line.
-    pub fn from_args(a: &SimArgs, m: &ModelArgs) -> Result<SimConfig, String> {
-        // the simulated policy: --policy, else the first model --compare names
-        let policy = m
-            .policy
-            .and_then(|p| p.kind())
-            .or_else(|| m.compare.iter().find_map(|p| p.kind()))
-            .ok_or_else(|| {
-                "sim needs a model: --policy lazy-compact, resume-batch or owner-mode \
-                 (or --compare A,B: A is simulated, B replays its schedule)"
-                    .to_string()
-            })?;
-        if a.cpus == 0 || a.cpus > 8192 {
-            return Err(format!(
-                "--cpus {}: expected a CPU count between 1 and 8192",
-                a.cpus
-            ));
-        }
-        let workload = match a.workload {
-            WorkloadArg::Cyclictest => Workload::Cyclictest,
-            WorkloadArg::Hackbench => Workload::Hackbench,
-            WorkloadArg::Hogs => Workload::Hogs,
-            WorkloadArg::Churn => Workload::Churn,
-            WorkloadArg::Spinner => Workload::Spinner,
-        };
-        let mut cfg = SimConfig::new(policy, a.cpus, workload);
-        let mut params = m.params();
-        params.cpus = a.cpus;
-        params.hz = m.hz.unwrap_or(Params::DEFAULT_HZ);
-        if !(1..=10_000).contains(&params.hz) {
-            return Err(format!("--hz {}: expected 1..10000", params.hz));
-        }
-        if params.batch == 0 {
-            return Err("--batch 0: expected at least 1 CPU per batch".into());
-        }
-        cfg.params = params;
-        cfg.threads = a.threads;
-        if a.threads == Some(0) {
-            return Err("--threads 0: expected at least 1".into());
-        }
-        if a.threads.is_some_and(|t| t > 100_000) {
-            return Err("--threads: expected at most 100000".into());
-        }
-        cfg.duration_ns = a.duration;
-        cfg.seed = a.seed;
-        if let Some(list) = &a.nohz_full {
-            cfg.nohz_full =
-                CpuSet::parse_list(list, a.cpus).map_err(|e| format!("--nohz-full: {e}"))?;
-        }
-        Ok(cfg)
-    }
-}
 
 /// min / median / max of a sample.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq)]

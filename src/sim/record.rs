@@ -107,7 +107,10 @@ pub fn write(out: &mut impl Write, trace: &Trace, note: &str) -> io::Result<()> 
                 line.hrtimer = 0xffff_8880_0000_0000u64 + e.cpu as u64 * 0x40;
             }
             EventKind::TickStop { .. } => line.text = Cow::Borrowed(b"NONE"),
-            EventKind::Lost { .. } | EventKind::RseqIpFixup | EventKind::Other { .. } => {
+            EventKind::Lost { .. }
+            | EventKind::RseqIpFixup
+            | EventKind::Other { .. }
+            | EventKind::Function { .. } => {
                 return None;
             }
         }

@@ -7,13 +7,17 @@
 //! trace sees. Returns to user space, rseq registration and the cost of compaction calls are
 //! the only things the model gets directly (they leave no trace of their own).
 
+mod program;
+mod task;
+
+use super::config::SimConfig;
 use super::cost::Rng;
-use super::{SimConfig, Workload};
-use crate::events::{Event, EventKind, PrevState, StrId, TaskMeta, Tid, Trace};
+use crate::events::{Event, EventKind, PrevState, TaskMeta, Tid, Trace};
 use crate::model::policies::{DriverEvent, Replayer};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
+use task::{Cpu, Ev, FOREVER, Prog, STask, Spec, St};
 
 /// clone_flags of a pthread (as traced on the capture box).
 pub const CLONE_FLAGS_THREAD: u64 = 0x3d0f00;
@@ -22,118 +26,7 @@ pub const CLONE_FLAGS_FORK: u64 = 0x1200000;
 /// The launching shell's pid.
 pub const SHELL_TID: Tid = 1000;
 
-const FOREVER: u64 = u64::MAX / 4;
 const SLICE_US: u64 = 3_000;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Ev {
-    Start,
-    Tick,
-    Wake { task: u32, epoch: u32 },
-    Done { task: u32, epoch: u32 },
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum St {
-    New,
-    Runnable,
-    Running,
-    Sleeping,
-    Dead,
-}
-
-#[derive(Clone, Debug)]
-enum Prog {
-    Shell,
-    /// The workload's main thread: forks/execs, spawns `children`, then waits.
-    Leader {
-        spawned: u32,
-    },
-    /// cyclictest timer thread: wakes at absolute `next`, runs `run` µs.
-    Cyclic {
-        period: u64,
-        next: u64,
-    },
-    /// Short runs between sleeps of `sleep_lo..=sleep_hi` µs.
-    Sleeper {
-        run_lo: u64,
-        run_hi: u64,
-        sleep_lo: u64,
-        sleep_hi: u64,
-    },
-    /// Never blocks.
-    Hog,
-    /// Spins `spin` µs, then exits.
-    ChurnWorker,
-}
-
-/// What a new task is.
-struct Spec {
-    comm: &'static str,
-    prog: Prog,
-    thread: bool,
-    exec: bool,
-    rt: bool,
-    pinned: Option<u16>,
-}
-
-impl Spec {
-    fn thread(comm: &'static str, prog: Prog) -> Spec {
-        Spec {
-            comm,
-            prog,
-            thread: true,
-            exec: false,
-            rt: false,
-            pinned: None,
-        }
-    }
-    fn process(comm: &'static str, prog: Prog) -> Spec {
-        Spec {
-            thread: false,
-            ..Spec::thread(comm, prog)
-        }
-    }
-    fn exec(self) -> Spec {
-        Spec { exec: true, ..self }
-    }
-    fn rt(self) -> Spec {
-        Spec { rt: true, ..self }
-    }
-    fn pin(self, cpu: u16) -> Spec {
-        Spec {
-            pinned: Some(cpu),
-            ..self
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-struct STask {
-    tid: Tid,
-    comm: StrId,
-    prio: i16,
-    rt: bool,
-    pinned: Option<u16>,
-    cpu: u16,
-    state: St,
-    epoch: u32,
-    /// µs left in the current burst.
-    rem: u64,
-    run_start: u64,
-    slice_start: u64,
-    prog: Prog,
-    /// Forked by the shell, execs at the end of its first burst.
-    pending_exec: bool,
-    registered: bool,
-}
-
-#[derive(Clone, Debug, Default)]
-struct Cpu {
-    curr: Option<usize>,
-    rq: VecDeque<usize>,
-    tick_stopped: bool,
-}
 
 pub struct Sim<'a> {
     cfg: &'a SimConfig,
@@ -628,23 +521,6 @@ impl<'a> Sim<'a> {
 
     // ------------------------------------------------------------------ workloads
 
-    /// Length of the next burst after a wakeup.
-    fn burst(&mut self, t: usize) -> u64 {
-        match self.tasks[t].prog {
-            Prog::Cyclic { .. } => self.cfg.cyclic_run_us,
-            Prog::Sleeper { run_lo, run_hi, .. } => self.rng.range(run_lo, run_hi),
-            Prog::Leader { .. } if self.tasks[t].pending_exec => 50,
-            Prog::Leader { .. } => 20,
-            Prog::Hog => FOREVER,
-            Prog::ChurnWorker => 200,
-            Prog::Shell => 30,
-        }
-    }
-
-    fn threads(&self) -> u32 {
-        self.cfg.threads()
-    }
-
     /// Creates a child of `parent` as `spec` says, places it and lets it run.
     fn spawn(&mut self, parent: usize, spec: Spec) -> usize {
         let pcpu = self.tasks[parent].cpu;
@@ -699,135 +575,5 @@ impl<'a> Sim<'a> {
         self.tasks[child].rem = self.burst(child);
         self.enqueue(child, cpu);
         child
-    }
-
-    /// The running task `t` finished its burst.
-    fn done(&mut self, t: usize) {
-        match self.tasks[t].prog.clone() {
-            Prog::Shell => {
-                let l = self.spawn(t, Spec::process("bash", Prog::Leader { spawned: 0 }).exec());
-                self.leader = Some(l);
-                self.block(t, None, false);
-            }
-            Prog::Leader { spawned } => self.leader_step(t, spawned),
-            Prog::Cyclic { period, next } => {
-                let mut next = next + period;
-                while next <= self.now {
-                    next += period; // overran: skip the missed periods
-                }
-                self.tasks[t].prog = Prog::Cyclic { period, next };
-                let lat = self.rng.range(2, 3);
-                self.block(t, Some(next + lat), false);
-            }
-            Prog::Sleeper {
-                sleep_lo, sleep_hi, ..
-            } => {
-                let s = self.rng.range(sleep_lo, sleep_hi);
-                self.block(t, Some(self.now + s), false);
-            }
-            Prog::Hog => self.tasks[t].rem = FOREVER,
-            Prog::ChurnWorker => self.block(t, None, true),
-        }
-    }
-
-    /// The workload's main thread: exec, spawn the children, then wait.
-    fn leader_step(&mut self, t: usize, spawned: u32) {
-        let (cpu, tid) = (self.tasks[t].cpu, self.tasks[t].tid);
-        if self.tasks[t].pending_exec {
-            self.tasks[t].pending_exec = false;
-            let name = self.cfg.workload.id();
-            let comm = self.trace.strings.intern_str(name);
-            self.tasks[t].comm = comm;
-            if let Some(m) = self.meta.get_mut(&tid) {
-                m.comm = comm;
-            }
-            self.emit(cpu, tid, EventKind::SchedProcessExec { tid, old_tid: tid });
-            // the new image registers rseq (glibc) and returns to user
-            self.tasks[t].registered = false;
-            self.next_spawn(t, 0);
-            self.ret_user(t);
-            return;
-        }
-        let n = self.threads();
-        let name = self.cfg.workload.id();
-        let p = self.cpus.len() as u32;
-        match self.cfg.workload {
-            Workload::Cyclictest if spawned < n => {
-                let period = 100 + 500 * spawned as u64;
-                let prog = Prog::Cyclic {
-                    period,
-                    next: self.now + 200,
-                };
-                self.spawn(t, Spec::thread(name, prog).rt().pin((spawned % p) as u16));
-                self.next_spawn(t, spawned + 1);
-            }
-            Workload::Hackbench if spawned < n => {
-                // per process: mean sleep between 110 and 700 µs
-                let m = self.rng.range(110, 700);
-                let prog = Prog::Sleeper {
-                    run_lo: 5,
-                    run_hi: 40,
-                    sleep_lo: m / 2,
-                    sleep_hi: m + m / 2,
-                };
-                self.spawn(t, Spec::process(name, prog));
-                self.next_spawn(t, spawned + 1);
-            }
-            Workload::Hogs if spawned < n => {
-                self.spawn(t, Spec::thread(name, Prog::Hog));
-                self.next_spawn(t, spawned + 1);
-            }
-            Workload::Spinner if spawned < n => {
-                if spawned == 0 {
-                    self.spawn(t, Spec::thread("spinner", Prog::Hog).pin((p - 1) as u16));
-                } else {
-                    let prog = Prog::Sleeper {
-                        run_lo: 50,
-                        run_hi: 50,
-                        sleep_lo: 1000,
-                        sleep_hi: 2000,
-                    };
-                    self.spawn(t, Spec::thread("sleeper", prog));
-                }
-                self.next_spawn(t, spawned + 1);
-            }
-            Workload::Churn if spawned < n => {
-                self.spawn(t, Spec::thread(name, Prog::ChurnWorker));
-                self.churn_alive += 1;
-                self.next_spawn(t, spawned + 1);
-            }
-            Workload::Churn => {
-                // batch spawned: join (woken by the last exit), then pause 5 ms and go again
-                if self.churn_alive > 0 {
-                    self.tasks[t].prog = Prog::Leader { spawned: n + 1 };
-                    self.block(t, None, false);
-                } else {
-                    self.tasks[t].prog = Prog::Leader { spawned: 0 };
-                    let at = self.now + 5_000;
-                    self.block(t, Some(at), false);
-                }
-            }
-            _ => self.block(t, None, false),
-        }
-    }
-
-    /// Continues the leader with a short burst before its next step.
-    fn next_spawn(&mut self, t: usize, spawned: u32) {
-        self.tasks[t].prog = Prog::Leader { spawned };
-        if self.tasks[t].state != St::Running {
-            return;
-        }
-        let tk = &mut self.tasks[t];
-        tk.rem = 20;
-        tk.run_start = self.now;
-        tk.epoch += 1;
-        let epoch = tk.epoch;
-        self.push(
-            self.now + 20,
-            Ev::Done {
-                task: t as u32,
-                epoch,
-            },
-        );
     }
 }

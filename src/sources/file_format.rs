@@ -5,6 +5,7 @@
 use crate::events::{Format, Trace, TraceDelta};
 use crate::sources::error::SourceError;
 use crate::sources::options::LoadOptions;
+use crate::sources::text::chunk::LineParser;
 
 /// Which format wins when two show on the same line of a capture (the earlier variant).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -51,6 +52,14 @@ impl<'a> Sample<'a> {
     }
 }
 
+/// How a text format is parsed line by line: what a stream of it is read with.
+#[derive(Clone, Copy)]
+pub struct TextLines {
+    pub parser: &'static dyn LineParser,
+    /// The format the capture turns out to be when no `#` header line shows.
+    pub headerless: Option<Format>,
+}
+
 /// One capture file format.
 pub trait FileFormat: Sync {
     /// The format this reads; its id is the `format` value of `stats --json`.
@@ -68,6 +77,13 @@ pub trait FileFormat: Sync {
     /// Bytes of memory a load takes per byte of input, measured on the sample captures (events,
     /// strings and the timeline index together), with headroom.
     fn memory_factor(&self) -> f64;
+
+    /// For a line-oriented text format, its line parser: a stream of it is parsed as it
+    /// arrives. `None` for binary formats, which are gathered whole and then decoded. `head` is
+    /// the capture's first bytes (a parser may depend on them: perf script's `--deltatime`).
+    fn text(&self, _head: &[u8]) -> Option<TextLines> {
+        None
+    }
 
     /// Parses the capture, handing its events to `sink` in deltas as they are read; `sink`
     /// returns false to stop early. Applied in order to `Trace::new(name, self.format())`, the

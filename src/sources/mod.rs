@@ -8,6 +8,7 @@ pub mod binary;
 pub mod error;
 pub mod file_format;
 pub mod formats;
+pub mod input;
 pub mod live;
 pub mod memory;
 pub mod open;
@@ -19,5 +20,5 @@ pub mod trace_dat;
 pub mod tracefs;
 
 pub use error::{Location, SourceError};
-pub use open::{Bytes, Opened, detect, load, load_bytes, open, open_static};
+pub use open::{Bytes, Opened, detect, load, load_bytes, open, open_reader, open_static};
 pub use options::{LoadOptions, Progress};

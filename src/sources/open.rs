@@ -1,14 +1,18 @@
-//! Opening a capture: the file mapped, its format detected (or named by `--format`), its size
-//! checked against the memory available; then read whole or as a stream through its format.
+//! Opening a capture: the file mapped or the stream started (`input`), its format detected (or
+//! named by `--format`), its size checked against the memory available; then read whole or as
+//! a stream through its format.
 
 use crate::events::{Format, Trace, TraceDelta};
 use crate::sources::error::{SourceError, excerpt};
 use crate::sources::file_format::FileFormat;
 use crate::sources::formats;
+use crate::sources::input::{self, budget::Budget};
 use crate::sources::memory;
 use crate::sources::options::LoadOptions;
-use crate::sources::sys::mmap::{self, Map};
+use crate::sources::sys::mmap::Map;
+use crate::sources::text::driver;
 use std::path::Path;
+use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
 /// The bytes of an opened capture: a private read-only map of a file, or data built into the
@@ -29,12 +33,23 @@ impl std::ops::Deref for Bytes {
 }
 
 /// A capture that passed every check that needs no parsing: it exists, is not empty, fits in
-/// memory, and its format is known. Parsing may still find a bad record.
+/// memory (as far as its size is known), and its format is known. Parsing may still find a
+/// bad record.
 pub struct Opened {
     pub name: String,
-    pub data: Bytes,
     pub format: Format,
+    /// What it is read from: a file, standard input, a pipe, `trace_pipe`, ...
+    pub kind: input::Kind,
+    /// The compression it was read through, if any.
+    pub codec: Option<input::decompress::Codec>,
+    body: Body,
     reader: &'static dyn FileFormat,
+}
+
+enum Body {
+    Bytes(Bytes),
+    /// Read once, as it arrives (taken by the first read).
+    Stream(Mutex<Option<input::Stream>>),
 }
 
 /// Guesses the format from the content.
@@ -42,39 +57,75 @@ pub fn detect(data: &[u8]) -> Option<Format> {
     formats::detect(data).map(|f| f.format())
 }
 
-/// Opens a capture file and detects its format.
+/// Opens a capture (`-`: standard input) and detects its format: a regular file is mapped;
+/// pipes, FIFOs, devices, procfs/tracefs files and compressed input are read as streams.
 pub fn open(path: &Path, opts: &LoadOptions) -> Result<Opened, SourceError> {
-    let name = path.display().to_string();
-    let file = std::fs::File::open(path)
-        .map_err(|e| SourceError::file(&name, format!("cannot open: {e}")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| SourceError::file(&name, format!("cannot stat: {e}")))?;
-    if meta.is_dir() {
-        return Err(SourceError::file(
-            &name,
-            "is a directory; expected a capture file (ftrace text, trace-cmd report, perf script, perf.data or trace.dat)",
-        ));
+    let name = if path.as_os_str() == "-" {
+        input::STDIN_NAME.to_string()
+    } else {
+        path.display().to_string()
+    };
+    let input = input::open(path, &name)?;
+    opened(name, input, opts)
+}
+
+/// Opens a capture read from `r` as a stream (decompressed by content, like a pipe).
+pub fn open_reader(
+    name: &str,
+    r: impl std::io::Read + Send + 'static,
+    opts: &LoadOptions,
+) -> Result<Opened, SourceError> {
+    opened(name.to_string(), input::from_reader(name, r)?, opts)
+}
+
+fn opened(name: String, input: input::Input, opts: &LoadOptions) -> Result<Opened, SourceError> {
+    match input {
+        input::Input::Mapped(map) => {
+            let reader = reader_of(&name, &map, opts)?;
+            if !opts.no_memory_check {
+                memory::check(
+                    map.len() as u64,
+                    reader.memory_factor(),
+                    reader.format().id(),
+                )
+                .map_err(|e| SourceError::file(&name, e.to_string()))?;
+            }
+            Ok(Opened {
+                name,
+                format: reader.format(),
+                kind: input::Kind::File,
+                codec: None,
+                body: Body::Bytes(Bytes::Map(map)),
+                reader,
+            })
+        }
+        input::Input::Stream(s) => {
+            if s.ended && s.head.is_empty() {
+                return Err(SourceError::file(
+                    &name,
+                    match (s.codec, s.kind) {
+                        (Some(c), _) => format!(
+                            "{} data that decompresses to nothing: expected a capture",
+                            c.name()
+                        ),
+                        (None, input::Kind::Special | input::Kind::File) => {
+                            "empty file (0 bytes): expected a capture (ftrace text, trace-cmd report, perf script, perf.data or trace.dat)".to_string()
+                        }
+                        (None, _) => "empty input (0 bytes read): expected a capture (ftrace text, trace-cmd report, perf script, perf.data or trace.dat)".to_string(),
+                    },
+                ));
+            }
+            let reader = reader_of(&name, &s.head, opts)?;
+            Ok(Opened {
+                name,
+                format: reader.format(),
+                kind: s.kind,
+                codec: s.codec,
+                body: Body::Stream(Mutex::new(Some(s))),
+                reader,
+            })
+        }
     }
-    if meta.len() == 0 {
-        return Err(SourceError::file(
-            &name,
-            "empty file (0 bytes): expected a capture (ftrace text, trace-cmd report, perf script, perf.data or trace.dat)",
-        ));
-    }
-    let map =
-        mmap::map_file(&file).map_err(|e| SourceError::file(&name, format!("cannot map: {e}")))?;
-    let reader = reader_of(&name, &map, opts)?;
-    if !opts.no_memory_check {
-        memory::check(meta.len(), reader.memory_factor(), reader.format().id())
-            .map_err(|e| SourceError::file(&name, e.to_string()))?;
-    }
-    Ok(Opened {
-        name,
-        data: Bytes::Map(map),
-        format: reader.format(),
-        reader,
-    })
 }
 
 /// Opens a capture held in memory for the whole run (the bundled demo).
@@ -90,8 +141,10 @@ pub fn open_static(
     Ok(Opened {
         name: name.to_string(),
         format: reader.format(),
+        kind: input::Kind::File,
+        codec: None,
         reader,
-        data: Bytes::Static(data),
+        body: Body::Bytes(Bytes::Static(data)),
     })
 }
 
@@ -125,34 +178,111 @@ fn reader_of(
 }
 
 impl Opened {
+    /// Whether the capture can be read again (a file; a stream is read once).
+    pub fn rereadable(&self) -> bool {
+        matches!(self.body, Body::Bytes(_))
+    }
+
+    /// The capture's bytes, when it is held whole (a file).
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match &self.body {
+            Body::Bytes(b) => Some(b),
+            Body::Stream(_) => None,
+        }
+    }
+
+    /// Takes the stream out (it is read once).
+    fn take_stream(&self) -> Result<input::Stream, SourceError> {
+        let Body::Stream(m) = &self.body else {
+            return Err(SourceError::file(
+                &self.name,
+                "internal error: not a stream",
+            ));
+        };
+        m.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| {
+                SourceError::file(&self.name, "a stream is read once and it was read already")
+            })
+    }
+
+    fn budget(&self, opts: &LoadOptions) -> Budget {
+        Budget::new(
+            self.reader.memory_factor(),
+            self.reader.format().id(),
+            opts.no_memory_check,
+        )
+    }
+
     /// Parses the capture, handing its events to `sink` in deltas as they are read (text
-    /// formats stream by segment; binary formats are read whole, then handed over in chunks).
-    /// `sink` returns false to stop early. Progress and cancellation go through `opts.progress`.
+    /// formats stream by segment, from a file or as a stream arrives; binary formats are read
+    /// whole, then handed over in chunks). `sink` returns false to stop early. Progress and
+    /// cancellation go through `opts.progress` (a stream has no total).
     pub fn stream(
         &self,
         opts: &LoadOptions,
         sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
     ) -> Result<(), SourceError> {
+        let data = match &self.body {
+            Body::Bytes(b) => b,
+            Body::Stream(_) => {
+                let s = self.take_stream()?;
+                return match self.reader.text(&s.head) {
+                    Some(t) => {
+                        let segment = driver::segment_for(None, 1, opts);
+                        let mut lines = s.lines(&self.name, segment, self.budget(opts), opts);
+                        driver::stream_pieces(
+                            &self.name,
+                            &mut lines,
+                            t.parser,
+                            t.headerless,
+                            opts,
+                            sink,
+                        )
+                    }
+                    None => {
+                        let data = s.read_all(&self.name, self.budget(opts), opts)?;
+                        self.reader.stream(&self.name, &data, opts, sink)
+                    }
+                };
+            }
+        };
         if let Some(p) = &opts.progress {
-            p.total.store(self.data.len() as u64, Ordering::Relaxed);
+            p.total.store(data.len() as u64, Ordering::Relaxed);
         }
-        let r = self.reader.stream(&self.name, &self.data, opts, sink);
+        let r = self.reader.stream(&self.name, data, opts, sink);
         if let Some(p) = &opts.progress {
-            p.done.store(self.data.len() as u64, Ordering::Relaxed);
+            p.done.store(data.len() as u64, Ordering::Relaxed);
         }
         r
     }
 
     /// Parses the whole capture into a trace.
     pub fn load(&self, opts: &LoadOptions) -> Result<Trace, SourceError> {
-        load_bytes(
-            &self.name,
-            &self.data,
-            &LoadOptions {
-                format: Some(self.format),
-                ..opts.clone()
-            },
-        )
+        let opts = LoadOptions {
+            format: Some(self.format),
+            ..opts.clone()
+        };
+        match &self.body {
+            Body::Bytes(b) => load_bytes(&self.name, b, &opts),
+            Body::Stream(_) if self.reader.text(&[]).is_some() => {
+                let mut trace = Trace::new(&self.name, self.format);
+                self.stream(&opts, &mut |d| {
+                    trace.apply(d);
+                    true
+                })?;
+                trace.ensure_sorted();
+                trace.events.shrink_to_fit();
+                Ok(trace)
+            }
+            Body::Stream(_) => {
+                let data = self
+                    .take_stream()?
+                    .read_all(&self.name, self.budget(&opts), &opts)?;
+                self.reader.load(&self.name, &data, &opts)
+            }
+        }
     }
 }
 

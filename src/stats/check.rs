@@ -148,9 +148,9 @@ pub fn run(trace: &Trace) -> CheckReport {
     if !checked.duplicates && !checked.bound {
         let _ = writeln!(
             text,
-            "{}: NOTHING CHECKED in {} records: this is no clean bill ({})",
+            "{}: NOTHING CHECKED in {} events: this is no clean bill ({})",
             trace.path,
-            trace.events.len(),
+            trace.event_count(),
             crate::model::Checkable::why_not(&missing, true)
         );
     } else {
@@ -166,10 +166,10 @@ pub fn run(trace: &Trace) -> CheckReport {
         };
         let _ = writeln!(
             text,
-            "{}: {} findings ({dups}, {bound}) in {} records, {} processes",
+            "{}: {} findings ({dups}, {bound}) in {} events, {} processes",
             trace.path,
             sink.alarms.len(),
-            trace.events.len(),
+            trace.event_count(),
             sink.mms
         );
     }

@@ -4,6 +4,7 @@
 pub mod accounting;
 pub mod check;
 pub mod live;
+pub mod model_summary;
 pub mod policy;
 
 use crate::events::{EventKind, Tid, Trace};
@@ -45,10 +46,10 @@ pub struct ProcessSummary {
     pub cids: Vec<i32>,
     /// With --policy: compaction attempts that scanned, by trigger.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub compactions: Option<policy::CompactionCounts>,
+    pub compactions: Option<model_summary::CompactionCounts>,
     /// With --policy: the model's view of this process.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<policy::ProcessModel>,
+    pub model: Option<model_summary::ProcessModel>,
 }
 
 #[derive(Serialize, Debug)]
@@ -58,6 +59,9 @@ pub struct Stats {
     pub events: u64,
     pub event_counts: BTreeMap<String, u64>,
     pub cpus: Vec<u32>,
+    /// Events whose capture names no CPU (perf samples without PERF_SAMPLE_CPU, perf script
+    /// without the cpu column): counted in `events`, on no CPU of `cpus`.
+    pub events_cpu_unknown: u64,
     /// Possible CPUs: the bound of every CID (header count or highest CPU seen + 1).
     pub ncpus: u32,
     pub first_ts_ns: Option<u64>,
@@ -86,13 +90,13 @@ pub struct Stats {
     pub missing: Vec<&'static str>,
     /// With --policy: how well the model predicts the observed CIDs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model_agreement: Option<policy::ModelAgreement>,
+    pub model_agreement: Option<model_summary::ModelAgreement>,
     /// With --policy: the model's totals.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<policy::ModelSummary>,
+    pub model: Option<model_summary::ModelSummary>,
     /// With --compare: one summary per model.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub compare: Vec<policy::ModelSummary>,
+    pub compare: Vec<model_summary::ModelSummary>,
 }
 
 #[derive(Default)]
@@ -157,25 +161,35 @@ impl CidSet {
 }
 
 /// The summary of an opened capture, read as a stream: each segment is summarized and
-/// dropped, so memory stays flat whatever the size. A stream whose timestamps go backwards is
-/// read again whole and sorted, as `compute` needs.
+/// dropped, so memory stays flat whatever the size. A capture whose timestamps go backwards is
+/// read again whole and sorted, as `compute` needs; an input that cannot be read again (a
+/// pipe) keeps its events for that.
 pub fn compute_streaming(
     opened: &crate::sources::Opened,
     opts: &crate::sources::LoadOptions,
 ) -> Result<Stats, crate::sources::SourceError> {
     let mut meta = Trace::new(&opened.name, opened.format);
     let mut summ: Option<Summarizer> = None;
+    // a stream cannot be read again: its events are kept in case they need sorting
+    let keep = !opened.rereadable();
     opened.stream(opts, &mut |d| {
         let evs = std::mem::take(&mut d.events);
         meta.apply(d);
         let s = summ.get_or_insert_with(|| Summarizer::new(&meta));
         s.feed(evs.iter().copied(), &meta);
+        if keep {
+            meta.events.extend(evs.iter());
+        }
         // hand the buffer back for the reader to reuse
         d.events = evs;
         true
     })?;
     match summ {
         Some(s) if !s.out_of_order => Ok(s.finish(&meta)),
+        Some(_) if keep => {
+            meta.ensure_sorted();
+            Ok(compute(&meta))
+        }
         Some(_) => Ok(compute(&opened.load(opts)?)),
         None => Ok(Summarizer::new(&meta).finish(&meta)),
     }
@@ -194,6 +208,7 @@ pub struct Summarizer {
     events: u64,
     lost_events: u64,
     lost_markers: u64,
+    cpu_unknown: u64,
     /// Per task with rseq_update: count, CIDs, and its mm at its last update (a task that
     /// exited is gone from the observed state by the end).
     per_tid: rustc_hash::FxHashMap<(Tid, u32), (u64, CidSet, MmId)>,
@@ -223,6 +238,7 @@ impl Summarizer {
             events: 0,
             lost_events: 0,
             lost_markers: 0,
+            cpu_unknown: 0,
             per_tid: Default::default(),
             state: ObservedState::new(hint.max(1) as usize),
             sink: Collect::default(),
@@ -249,7 +265,10 @@ impl Summarizer {
                 self.out_of_order = true;
             }
             self.prev_ts = ev.ts;
-            self.seen_cpus = self.seen_cpus.max(ev.cpu as u32 + 1);
+            let known = ev.cpu != crate::events::CPU_UNKNOWN;
+            if known {
+                self.seen_cpus = self.seen_cpus.max(ev.cpu as u32 + 1);
+            }
             // the CID bound as known so far; out-of-range alarms are re-checked at the end
             let ctx = Context {
                 tasks: &meta.tasks,
@@ -264,11 +283,15 @@ impl Summarizer {
                     self.lost_events += count.unwrap_or(0) as u64;
                     continue;
                 }
-                EventKind::Other { name } => *self.other_counts.entry(name.0).or_default() += 1,
+                EventKind::Other { name } | EventKind::Function { name, .. } => {
+                    *self.other_counts.entry(name.0).or_default() += 1
+                }
                 k => self.kind_counts[k.index()] += 1,
             }
             self.events += 1;
-            if let Some(w) = self.cpus.get_mut(ev.cpu as usize / 64) {
+            if !known {
+                self.cpu_unknown += 1;
+            } else if let Some(w) = self.cpus.get_mut(ev.cpu as usize / 64) {
                 *w |= 1 << (ev.cpu % 64);
             }
             self.first = Some(self.first.map_or(ev.ts, |f| f.min(ev.ts)));
@@ -299,6 +322,7 @@ impl Summarizer {
             events,
             lost_events,
             lost_markers,
+            cpu_unknown,
             per_tid,
             state,
             mut sink,
@@ -425,6 +449,7 @@ impl Summarizer {
             cpus: (0..cpus.len() as u32 * 64)
                 .filter(|&c| cpus[c as usize / 64] & (1 << (c % 64)) != 0)
                 .collect(),
+            events_cpu_unknown: cpu_unknown,
             ncpus,
             first_ts_ns: first,
             last_ts_ns: last,
@@ -478,6 +503,13 @@ pub fn render_text(s: &Stats) -> String {
     let _ = writeln!(o, "format      {}", s.format);
     let _ = writeln!(o, "events      {}", s.events);
     let _ = writeln!(o, "cpus        {:?} (CID bound {})", s.cpus, s.ncpus);
+    if s.events_cpu_unknown > 0 {
+        let _ = writeln!(
+            o,
+            "            {} events on an unknown CPU (the capture does not say; not in any CPU lane)",
+            s.events_cpu_unknown
+        );
+    }
     if let (Some(a), Some(b)) = (s.first_ts_ns, s.last_ts_ns) {
         let _ = writeln!(
             o,

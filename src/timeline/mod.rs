@@ -9,7 +9,7 @@ pub mod lanes;
 pub mod summary;
 pub mod why;
 
-use crate::events::{EventKind, Tid, Trace};
+use crate::events::{CPU_UNKNOWN, EventKind, Tid, Trace};
 /// Lanes and their segments are the model's types (a policy run records lanes too).
 pub use crate::model::lane::{Segment, SlotFlags};
 use crate::model::observed::{Context, CpuSlot, NoSink, ObservedState, Sink};
@@ -303,7 +303,8 @@ impl Timeline {
                     state: tail.clone(),
                 });
             }
-            if ev.cpu as u32 >= *ncpus {
+            let known = ev.cpu != CPU_UNKNOWN;
+            if known && ev.cpu as u32 >= *ncpus {
                 // A CPU beyond the capture's stated count proves there are more.
                 *ncpus = ev.cpu as u32 + 1;
             }
@@ -312,7 +313,9 @@ impl Timeline {
                 tgid_changes: &trace.tgid_changes,
                 ncpus: *ncpus,
             };
-            rec.ensure_cpu(ev.cpu as usize);
+            if known {
+                rec.ensure_cpu(ev.cpu as usize);
+            }
             tail.apply(&ev, &ctx, &mut rec);
             coverage.count(&ev);
             match ev.kind {

@@ -3,7 +3,7 @@
 use crate::sources::SourceError;
 use crate::sources::live::LiveError;
 
-/// Why a TUI run ended with an error.
+/// Why a TUI run (or a picture of its lanes, `export --svg`) ended with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum UiError {
     #[error(
@@ -20,6 +20,15 @@ pub enum UiError {
     /// The live session did not stop cleanly.
     #[error(transparent)]
     Live(#[from] LiveError),
+    /// `export --svg` of a capture without events.
+    #[error("{path}: no events to draw")]
+    NothingToDraw { path: String },
+    /// `export --svg --from/--to` with `to` at or before `from`.
+    #[error("--from/--to: the window is empty ({from} to {to} after the first event)")]
+    EmptyWindow { from: String, to: String },
+    /// `export --svg --tgid N` of a process the capture does not have.
+    #[error("--tgid {0}: no such process in the capture (`cidscope stats` lists them)")]
+    NoSuchTgid(u32),
 }
 
 /// A search or CPU list that cannot be used: shown on the message line, the prompt closes.

@@ -11,7 +11,9 @@ use crossterm::event;
 pub fn run_app(mut app: App) -> Result<App, UiError> {
     {
         use std::io::IsTerminal;
-        if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        // keys come from the controlling terminal when stdin is the capture (`cat F | cidscope -`)
+        let keys = std::io::stdin().is_terminal() || std::fs::File::open("/dev/tty").is_ok();
+        if !std::io::stdout().is_terminal() || !keys {
             return Err(UiError::NoTerminal);
         }
     }

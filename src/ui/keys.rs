@@ -295,6 +295,8 @@ impl fmt::Display for KeysError {
     }
 }
 
+impl std::error::Error for KeysError {}
+
 /// Applies a bindings file: `{"action-name": ["key", ...], ...}` replaces the keys of each
 /// named action; actions it does not name keep their defaults.
 pub fn apply_overrides(bindings: &mut [Binding], file: &str, text: &str) -> Result<(), KeysError> {

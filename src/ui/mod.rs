@@ -1,12 +1,21 @@
 //! The terminal UI.
 //!
 //! * state: [`state::State`] holds what the panes draw — the [`viewport`], the [`selection`],
-//!   the [`overlays`], the [`models`] and what is [`derived`] from them; [`app::App`] adds the
-//!   [`session`] driving the run (replay, live, demo) and maps each action onto them;
-//! * input: [`keys`] (bindings → actions), [`input`] (keys and mouse), [`prompt`], [`navigate`];
+//!   the [`overlays`] (with the picker's [`process_list`]), the [`models`] and what is
+//!   [`derived`] from them; [`app::App`] adds the [`session`] driving the run (replay, live,
+//!   demo), the theme and the key bindings;
 //! * drawing: [`view`] stacks the panes of [`widgets::PANES`], each a pure function of the app;
+//! * acting: [`actions`] maps each action onto the app (above the panes: scrolling needs the
+//!   screen's layout), with [`navigate`] and [`jump`] (the cursor's jumps), [`prompt`] and
+//!   [`picker`] (keys typed into a prompt or the picker);
+//! * input: [`keys`] (bindings → actions), [`input`] (keys and mouse);
 //! * running: [`run`] (one entry point per kind of run), [`event_loop`], [`terminal`].
+//!
+//! Imports go one way (`tests/architecture.rs` checks there is no cycle): the state and the
+//! sessions know nothing of the app; the widgets read the app and the state, never the actions;
+//! the actions and the view use the widgets.
 
+pub mod actions;
 pub mod alarms;
 pub mod app;
 pub mod derived;
@@ -14,12 +23,14 @@ pub mod error;
 pub mod event_loop;
 pub mod glyphs;
 pub mod input;
+pub mod jump;
 pub mod keys;
 pub mod models;
 pub mod navigate;
 pub mod options;
 pub mod overlays;
 pub mod picker;
+pub mod process_list;
 pub mod prompt;
 pub mod run;
 pub mod samples;

@@ -1,6 +1,6 @@
 //! What the command line chooses for a TUI run: its look and keys, and the CID models shown.
 
-use crate::cli::PolicyArg;
+use crate::model::CidView;
 use crate::model::policies::{Params, PolicyKind};
 
 /// How the TUI looks and reacts, from the command line and config files.
@@ -25,13 +25,13 @@ impl ModelChoice {
     /// with a `--compare` list too, the capture and P are shown before the list's models; a
     /// model the list names twice is shown once. Either is said on the message line, never
     /// done silently.
-    pub fn from_flags(policy: Option<PolicyArg>, compare: &[PolicyArg], params: Params) -> Self {
-        let mut list: Vec<PolicyArg> = Vec::new();
+    pub fn from_flags(policy: Option<CidView>, compare: &[CidView], params: Params) -> Self {
+        let mut list: Vec<CidView> = Vec::new();
         let mut twice: Vec<&str> = Vec::new();
         for &p in compare {
             if list.contains(&p) {
-                if !twice.contains(&arg_name(p)) {
-                    twice.push(arg_name(p));
+                if !twice.contains(&p.id()) {
+                    twice.push(p.id());
                 }
             } else {
                 list.push(p);
@@ -44,7 +44,7 @@ impl ModelChoice {
             }
         }
         let show_observed =
-            list.is_empty() || list.contains(&PolicyArg::Observed) || policy.is_some();
+            list.is_empty() || list.contains(&CidView::Observed) || policy.is_some();
         let mut notes = Vec::new();
         if !twice.is_empty() {
             notes.push(format!(
@@ -60,7 +60,7 @@ impl ModelChoice {
             shown.extend(policies.iter().map(|k| k.id()));
             notes.push(format!(
                 "--policy {} with --compare: showing {} (--policy puts its model beside the capture)",
-                arg_name(p),
+                p.id(),
                 shown.join(", ")
             ));
         }
@@ -73,19 +73,15 @@ impl ModelChoice {
     }
 }
 
-fn arg_name(p: PolicyArg) -> &'static str {
-    match p.kind() {
-        Some(k) => k.id(),
-        None => "observed",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use PolicyArg::*;
 
-    fn choice(policy: Option<PolicyArg>, compare: &[PolicyArg]) -> ModelChoice {
+    const OBSERVED: CidView = CidView::Observed;
+    const LAZY_COMPACT: CidView = CidView::Model(PolicyKind::LazyCompact);
+    const OWNER_MODE: CidView = CidView::Model(PolicyKind::OwnerMode);
+
+    fn choice(policy: Option<CidView>, compare: &[CidView]) -> ModelChoice {
         ModelChoice::from_flags(policy, compare, Params::default())
     }
 
@@ -93,14 +89,14 @@ mod tests {
     fn policy_and_compare_combine_and_duplicates_are_said() {
         let c = choice(None, &[]);
         assert!(c.show_observed && c.policies.is_empty() && c.note.is_none());
-        let c = choice(Some(OwnerMode), &[]);
+        let c = choice(Some(OWNER_MODE), &[]);
         assert!(c.show_observed && c.note.is_none());
         assert_eq!(c.policies, vec![PolicyKind::OwnerMode]);
         // a --compare list without observed shows only its models
-        let c = choice(None, &[LazyCompact, OwnerMode]);
+        let c = choice(None, &[LAZY_COMPACT, OWNER_MODE]);
         assert!(!c.show_observed && c.note.is_none());
         // --policy A --compare B: observed, A and B, and the message line says so
-        let c = choice(Some(OwnerMode), &[LazyCompact]);
+        let c = choice(Some(OWNER_MODE), &[LAZY_COMPACT]);
         assert!(c.show_observed);
         assert_eq!(
             c.policies,
@@ -112,7 +108,7 @@ mod tests {
             "{note}"
         );
         // x,x: once, and said
-        let c = choice(None, &[LazyCompact, LazyCompact, Observed, Observed]);
+        let c = choice(None, &[LAZY_COMPACT, LAZY_COMPACT, OBSERVED, OBSERVED]);
         assert_eq!(c.policies, vec![PolicyKind::LazyCompact]);
         assert!(c.show_observed);
         let note = c.note.unwrap_or_default();

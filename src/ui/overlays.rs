@@ -13,7 +13,7 @@ pub enum Mode {
     /// The next character names a marker to jump to.
     JumpMark,
     /// The process picker is open (`P`): keys filter and move through it.
-    Picker(super::picker::Picker),
+    Picker(super::process_list::Picker),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

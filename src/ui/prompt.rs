@@ -2,7 +2,7 @@
 //! letter naming a marker.
 
 use super::error::InputError;
-use super::navigate::jump_in;
+use super::jump::jump_in;
 use super::overlays::{Mode, PromptKind};
 use super::search::{self, Query};
 use super::state::State;
@@ -77,16 +77,6 @@ pub fn submit(st: &mut State) {
     }
 }
 
-/// Runs the last search again (the selected process changed, and with it the CID matches).
-pub fn refresh_search(st: &mut State) {
-    if let Some((text, _)) = &st.sel.search
-        && let Ok(q) = Query::parse(text)
-    {
-        let hits = search::find(&st.trace, &st.timeline, &q, st.sel.selected_mm());
-        st.sel.search = Some((text.clone(), hits));
-    }
-}
-
 /// After a jump to a match of a query naming a task (tid:, tgid:, comm:): shows the process of
 /// the task it matched, if another one is shown.
 pub fn follow_match(st: &mut State) {
@@ -110,7 +100,7 @@ pub fn follow_match(st: &mut State) {
     }
     let msg = st.overlays.message.take().unwrap_or_default();
     st.select(super::selection::MmSel::Mm(mm));
-    let label = super::widgets::detail::mm_label(st, mm);
+    let label = st.mm_label(mm);
     st.overlays.message = Some(format!("{msg} · showing {label}"));
 }
 

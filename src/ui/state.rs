@@ -6,9 +6,11 @@ use super::derived::Derived;
 use super::models::Models;
 use super::overlays::Overlays;
 use super::samples::Samples;
+use super::search::{self, Query};
 use super::selection::Selection;
 use super::viewport::{Viewport, full_window};
 use crate::events::{Event, Trace, TraceDelta, fmt_dur};
+use crate::model::MmId;
 use crate::sources::{Progress, SourceError};
 use crate::timeline::Timeline;
 use std::sync::Arc;
@@ -141,21 +143,6 @@ impl State {
         self.view.thread_scroll = self.view.thread_scroll.min(rows.saturating_sub(1));
     }
 
-    /// Width of the label column left of the lanes and graphs: room for "CPU12" or, in the
-    /// thread view, the longest tid; every pane with a time axis uses it, so columns align.
-    pub fn lane_label_width(&self) -> u16 {
-        let cpus = super::widgets::axis::label_width(
-            self.timeline.ncpus.max(self.visible_cpus().len() as u32),
-        );
-        match (&self.derived.threads, self.view.threads) {
-            (Some(t), true) => {
-                let digits = t.tids.iter().max().map_or(1, |m| m.to_string().len()) as u16;
-                cpus.max(digits + 1).min(12)
-            }
-            _ => cpus,
-        }
-    }
-
     /// Follows the selection in the model views and their jump targets.
     pub fn refresh_models(&mut self) {
         let n = self.timeline.lanes.len();
@@ -248,9 +235,36 @@ impl State {
             return;
         }
         self.sel.select(sel);
-        super::prompt::refresh_search(self);
+        self.refresh_search();
         self.derived.threads = None;
         self.refresh_models();
+    }
+
+    /// A process: its label and the comm of its leader.
+    pub fn mm_label(&self, mm: MmId) -> String {
+        if mm == MmId::UNKNOWN {
+            return "mm unknown".into();
+        }
+        if mm == MmId::NONE {
+            return "-".into();
+        }
+        match self.timeline.mm_info(mm) {
+            Some(i) => match self.trace.comm_of(i.leader).as_str() {
+                "?" => i.label(),
+                comm => format!("{} {comm}", i.label()),
+            },
+            None => "?".into(),
+        }
+    }
+
+    /// Runs the last search again (the selected process changed, and with it the CID matches).
+    pub fn refresh_search(&mut self) {
+        if let Some((text, _)) = &self.sel.search
+            && let Ok(q) = Query::parse(text)
+        {
+            let hits = search::find(&self.trace, &self.timeline, &q, self.sel.selected_mm());
+            self.sel.search = Some((text.clone(), hits));
+        }
     }
 
     /// The time the ruler's `+` offsets count from: the start of the data shown.

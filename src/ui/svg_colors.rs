@@ -1,6 +1,7 @@
 //! `export --svg`: a TUI theme's colours as the plain `#rrggbb` data the SVG writer takes (the
 //! export knows nothing of themes), and the window and process the picture shows.
 
+use super::error::UiError;
 use super::theme::Theme;
 use crate::events::Trace;
 use crate::export::svg::{SvgColors, SvgOptions};
@@ -92,9 +93,11 @@ pub fn svg_options(
     window: (Option<u64>, Option<u64>),
     tgid: Option<u32>,
     theme: &Theme,
-) -> Result<SvgOptions, String> {
+) -> Result<SvgOptions, UiError> {
     if trace.events.is_empty() {
-        return Err(format!("{}: no events to draw", trace.path));
+        return Err(UiError::NothingToDraw {
+            path: trace.path.clone(),
+        });
     }
     let first = tl.first_ts;
     let from = first + window.0.unwrap_or(0);
@@ -103,16 +106,13 @@ pub fn svg_options(
         None => tl.last_ts.max(first + 1),
     };
     if to <= from {
-        return Err(format!(
-            "--from/--to: the window is empty ({} to {} after the first event)",
-            crate::events::fmt_dur(from - first),
-            crate::events::fmt_dur(to.saturating_sub(first))
-        ));
+        return Err(UiError::EmptyWindow {
+            from: crate::events::fmt_dur(from - first),
+            to: crate::events::fmt_dur(to.saturating_sub(first)),
+        });
     }
     let mm = match tgid {
-        Some(t) => Some(tl.mm_of_tgid(t).ok_or_else(|| {
-            format!("--tgid {t}: no such process in the capture (`cidscope stats` lists them)")
-        })?),
+        Some(t) => Some(tl.mm_of_tgid(t).ok_or(UiError::NoSuchTgid(t))?),
         None => tl.first_pick(),
     };
     let label = match mm.and_then(|m| tl.mm_info(m)) {

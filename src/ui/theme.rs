@@ -300,21 +300,6 @@ impl Theme {
         self.cid_palette[cid.unsigned_abs() as usize % self.cid_palette.len()]
     }
 
-    /// A confirmed CID: its colour as background (the glyph table's style).
-    pub fn cid_style(&self, cid: i32) -> Style {
-        super::glyphs::CID.style(self, cid)
-    }
-
-    /// An unconfirmed (stale) CID: its colour as a dim foreground only.
-    pub fn cid_stale_style(&self, cid: i32) -> Style {
-        super::glyphs::UNCONFIRMED.style(self, cid)
-    }
-
-    /// A CID that breaks an rseq guarantee (a duplicate, or at or above its bound).
-    pub fn alarm_cid_style(&self) -> Style {
-        super::glyphs::ALARM_CELL.style(self, 0)
-    }
-
     pub fn text(&self) -> Style {
         Style::default().fg(self.text).bg(self.background)
     }
@@ -451,7 +436,12 @@ mod tests {
         assert!(!Theme::resolve(Some("dark"), true).unwrap().monochrome);
         assert!(!Theme::resolve(None, false).unwrap().monochrome);
         let m = Theme::monochrome();
-        assert_eq!(m.cid_style(3).bg, None);
-        assert!(m.cid_style(3).add_modifier.contains(Modifier::REVERSED));
+        assert_eq!(crate::ui::glyphs::CID.style(&m, 3).bg, None);
+        assert!(
+            crate::ui::glyphs::CID
+                .style(&m, 3)
+                .add_modifier
+                .contains(Modifier::REVERSED)
+        );
     }
 }

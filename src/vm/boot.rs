@@ -1,9 +1,9 @@
 //! One QEMU start: the process, its output, the wait for the guest's hello, and the message of
 //! every way that can fail (QEMU's words and the guest console's last lines).
 
-use super::host::Shared;
 use super::protocol::{Control, Hello};
 use super::qemu::{self, Accel, Plan};
+use super::status::Shared;
 use std::io::Read;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;

@@ -8,107 +8,18 @@
 
 use super::boot::boot;
 use super::cmdline::{CaptureMode, GuestConfig};
-use super::protocol::{End, Hello, RecordHeader};
+pub use super::config::VmConfig;
+use super::error::VmError;
+use super::protocol::{End, RecordHeader};
 use super::qemu::{self, Accel, AccelChoice, Plan};
+use super::status::Shared;
+pub use super::status::{Phase, Status};
 use super::stream::{compose, stream};
 pub use super::tempdir::TempDir;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// What `cidscope vm` was asked to do.
-#[derive(Clone, Debug)]
-pub struct VmConfig {
-    pub kernel: PathBuf,
-    pub cpus: u32,
-    pub workload: String,
-    pub threads: Option<u32>,
-    pub duration_ns: u64,
-    pub attach: bool,
-    /// More kernel parameters (`nohz_full=2-7`).
-    pub append: Option<String>,
-    pub memory_mb: Option<u32>,
-    pub boot_timeout: Option<Duration>,
-    pub qemu: Option<PathBuf>,
-    pub accel: AccelChoice,
-    /// Per-CPU trace buffer in KiB (default: by CPU count).
-    pub buffer_kb: Option<u32>,
-    /// The binary that becomes the guest's /init (default: this one).
-    pub guest_exe: Option<PathBuf>,
-    pub gzip_initrd: bool,
-    /// Keep the stream's text for [`VmRun::take_text`] (the TUI).
-    pub keep_text: bool,
-}
-
-impl VmConfig {
-    pub fn new(kernel: PathBuf, cpus: u32, workload: &str) -> VmConfig {
-        VmConfig {
-            kernel,
-            cpus,
-            workload: workload.into(),
-            threads: None,
-            duration_ns: 1_000_000_000,
-            attach: false,
-            append: None,
-            memory_mb: None,
-            boot_timeout: None,
-            qemu: None,
-            accel: AccelChoice::Auto,
-            buffer_kb: None,
-            guest_exe: None,
-            gzip_initrd: false,
-            keep_text: false,
-        }
-    }
-
-    /// Guest memory: 1 GiB plus 16 MiB per vCPU (per-CPU areas and trace buffers).
-    pub fn memory(&self) -> u32 {
-        self.memory_mb.unwrap_or(1024 + 16 * self.cpus)
-    }
-
-    /// Trace buffer per CPU: 4 MiB up to 16 CPUs, less beyond (the stream drains it as it runs).
-    pub fn buffer(&self) -> u32 {
-        self.buffer_kb
-            .unwrap_or_else(|| (65536 / self.cpus.max(1)).clamp(1024, 4096))
-    }
-
-    /// The wait for the guest's first word: TCG boots take about half a second per vCPU here.
-    pub fn boot_timeout_for(&self, accel: Accel) -> Duration {
-        self.boot_timeout.unwrap_or(match accel {
-            Accel::Kvm => Duration::from_secs(60),
-            Accel::Tcg => Duration::from_secs(60 + 2 * self.cpus as u64),
-        })
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    Preparing,
-    Booting(Accel),
-    Running,
-    /// The workload ended; the rest of the capture is arriving.
-    Collecting,
-    Done,
-    Failed,
-}
-
-/// A snapshot for progress lines.
-#[derive(Clone, Debug)]
-pub struct Status {
-    pub phase: Phase,
-    pub hello: Option<Hello>,
-    /// Event lines received so far (attach mode: the guest's own count until the end).
-    pub events: u64,
-    pub bytes: u64,
-    pub elapsed: Duration,
-    pub boot: Option<Duration>,
-    /// Things worth telling (a fallback to TCG, guest warnings), in order.
-    pub notes: Vec<String>,
-    pub initrd_bytes: u64,
-    /// CONFIG_HZ of the guest kernel and where it came from, once known.
-    pub hz: Option<(u32, String)>,
-}
 
 /// How a run went, once it is over.
 #[derive(Debug)]
@@ -129,51 +40,27 @@ pub struct Outcome {
     pub tmp: TempDir,
 }
 
-pub(super) struct Shared {
-    pub(super) status: Mutex<Status>,
-    pub(super) text: Mutex<Vec<u8>>,
-    /// Text not kept because the consumer fell this far behind (bytes).
-    pub(super) text_dropped: AtomicU64,
-    pub(super) stop: AtomicBool,
-    pub(super) kill: AtomicBool,
-    pub(super) started: Instant,
-}
-
-impl Shared {
-    pub(super) fn lock(&self) -> MutexGuard<'_, Status> {
-        self.status.lock().unwrap_or_else(|p| p.into_inner())
-    }
-    pub(super) fn note(&self, n: String) {
-        self.lock().notes.push(n);
-    }
-    pub(super) fn phase(&self, p: Phase) {
-        self.lock().phase = p;
-    }
-}
-
-/// The most text kept for a consumer that does not take it (then it is counted, not kept).
-pub(super) const MAX_KEPT_TEXT: usize = 256 << 20;
-
 /// A run of the VM.
 pub struct VmRun {
     shared: Arc<Shared>,
-    thread: Option<std::thread::JoinHandle<Result<Outcome, String>>>,
+    thread: Option<std::thread::JoinHandle<Result<Outcome, VmError>>>,
 }
 
 impl VmRun {
     /// Checks QEMU, the kernel image and the workload now; boots on a thread of its own.
-    pub fn start(cfg: VmConfig) -> Result<VmRun, String> {
+    pub fn start(cfg: VmConfig) -> Result<VmRun, VmError> {
         if cfg.cpus == 0 || cfg.cpus > 255 {
-            return Err(format!(
+            return Err(VmError::Setup(format!(
                 "--cpus {}: expected 1..=255 (QEMU's pc machine)",
                 cfg.cpus
-            ));
+            )));
         }
-        let qemu = qemu::find(cfg.qemu.as_deref())?;
-        qemu::check_kernel(&cfg.kernel)?;
-        super::workload::Workload::parse(&cfg.workload, cfg.threads, cfg.cpus)?;
+        let qemu = qemu::find(cfg.qemu.as_deref()).map_err(VmError::Setup)?;
+        qemu::check_kernel(&cfg.kernel).map_err(VmError::Setup)?;
+        super::workload::Workload::parse(&cfg.workload, cfg.threads, cfg.cpus)
+            .map_err(VmError::Setup)?;
         if cfg.accel == AccelChoice::Kvm {
-            qemu::kvm_usable().map_err(|e| format!("--accel kvm: {e}"))?;
+            qemu::kvm_usable().map_err(|e| VmError::Setup(format!("--accel kvm: {e}")))?;
         }
         let shared = Arc::new(Shared {
             status: Mutex::new(Status {
@@ -197,7 +84,7 @@ impl VmRun {
         let thread = std::thread::Builder::new()
             .name("cidscope-vm".into())
             .spawn(move || {
-                let r = run(&cfg, &qemu, &sh);
+                let r = run(&cfg, &qemu, &sh).map_err(VmError::Run);
                 sh.phase(if r.is_ok() {
                     Phase::Done
                 } else {
@@ -205,7 +92,7 @@ impl VmRun {
                 });
                 r
             })
-            .map_err(|e| format!("cannot start the VM thread: {e}"))?;
+            .map_err(|e| VmError::Setup(format!("cannot start the VM thread: {e}")))?;
         Ok(VmRun {
             shared,
             thread: Some(thread),
@@ -244,11 +131,11 @@ impl VmRun {
     }
 
     /// Waits for the run to end.
-    pub fn wait(mut self) -> Result<Outcome, String> {
+    pub fn wait(mut self) -> Result<Outcome, VmError> {
         match self.thread.take().map(|t| t.join()) {
             Some(Ok(r)) => r,
-            Some(Err(_)) => Err("the VM thread panicked".into()),
-            None => Err("the VM run was already collected".into()),
+            Some(Err(_)) => Err(VmError::Run("the VM thread panicked".into())),
+            None => Err(VmError::Run("the VM run was already collected".into())),
         }
     }
 }

@@ -7,17 +7,21 @@
 //! A stage of its own: it uses the sources (readers, live workload and attach), the model and
 //! the stats, never the UI (the TUI glue is `ui::vm`).
 //!
-//! * host: [`host`] (the run), [`boot`] (a QEMU start and the guest's hello), [`stream`] (the
+//! * host: [`config`] (what a run is asked to do), [`host`] (the run), [`status`] (its progress,
+//!   shared by its threads), [`boot`] (a QEMU start and the guest's hello), [`stream`] (the
 //!   capture as it arrives), [`qemu`], [`initramfs`] ([`cpio`], [`elf`]), [`tempdir`], [`feed`]
 //!   (the stream as trace deltas), [`report`] (stats JSON, progress lines)
-//! * both: [`cmdline`] (host → guest, on the kernel command line), [`protocol`] (guest → host)
+//! * both: [`cmdline`] (host → guest, on the kernel command line), [`protocol`] (guest → host),
+//!   [`role`] (cidscope run again in the guest as its workload process or an exec child)
 //! * guest: [`guest`] (PID 1 and the worker roles), [`workload`]
-//! * every `unsafe`: [`sys`]
+//! * every `unsafe`: [`sys`]; the host side's errors: [`error`]
 
 pub mod boot;
 pub mod cmdline;
+pub mod config;
 pub mod cpio;
 pub mod elf;
+pub mod error;
 pub mod feed;
 pub mod guest;
 pub mod host;
@@ -26,10 +30,15 @@ pub mod policy;
 pub mod protocol;
 pub mod qemu;
 pub mod report;
+pub mod role;
+pub mod status;
 pub mod stream;
 pub mod sys;
 pub mod tempdir;
 pub mod workload;
 
-pub use host::{Outcome, Phase, Status, VmConfig, VmRun};
+pub use config::VmConfig;
+pub use error::VmError;
+pub use host::{Outcome, VmRun};
 pub use report::ModelOverride;
+pub use status::{Phase, Status};

@@ -2,8 +2,11 @@
 //! model agreement under the guest kernel's policy (`--json`: the keys of `stats --json` plus
 //! `kernel_version`, `hz` and `vm`), and the headless run that prints them.
 
-use super::host::{Outcome, Phase, Status, VmConfig, VmRun};
+use super::config::VmConfig;
+use super::error::VmError;
+use super::host::{Outcome, VmRun};
 use super::protocol::RecordHeader;
+use super::status::{Phase, Status};
 use crate::model::policies::{KernelVersion, Params, PolicyKind};
 use std::io::Write;
 use std::path::PathBuf;
@@ -49,9 +52,8 @@ pub fn capture_stats(
     cfg: &VmConfig,
     m: &ModelOverride,
     record: Option<&std::path::Path>,
-) -> Result<crate::stats::Stats, String> {
-    let mut trace = crate::sources::load(&o.capture, &crate::sources::LoadOptions::default())
-        .map_err(|e| e.to_string())?;
+) -> Result<crate::stats::Stats, VmError> {
+    let mut trace = crate::sources::load(&o.capture, &crate::sources::LoadOptions::default())?;
     trace.path = match record {
         Some(p) => p.display().to_string(),
         None => format!("vm:{}", cfg.kernel.display()),
@@ -73,9 +75,9 @@ pub fn stats_json(
     cfg: &VmConfig,
     m: &ModelOverride,
     record: Option<&std::path::Path>,
-) -> Result<serde_json::Value, String> {
+) -> Result<serde_json::Value, VmError> {
     let s = capture_stats(o, cfg, m, record)?;
-    let mut v = serde_json::to_value(&s).map_err(|e| e.to_string())?;
+    let mut v = serde_json::to_value(&s)?;
     if let Some(obj) = v.as_object_mut() {
         obj.insert(
             "kernel_version".into(),
@@ -144,7 +146,7 @@ pub fn render_text(
     cfg: &VmConfig,
     m: &ModelOverride,
     record: Option<&std::path::Path>,
-) -> Result<String, String> {
+) -> Result<String, VmError> {
     let s = capture_stats(o, cfg, m, record)?;
     let mut t = format!(
         "vm          Linux {} on {} vCPUs ({}), HZ {}; {} for {:.2} s; boot {}, run {}, wall {}\n",
@@ -175,27 +177,21 @@ pub fn run_headless(
     record: Option<PathBuf>,
     json: bool,
     m: &ModelOverride,
-    emit: &mut dyn FnMut(&str) -> Result<(), String>,
-) -> Result<ExitCode, String> {
+    emit: &mut dyn FnMut(&str) -> std::io::Result<()>,
+) -> Result<ExitCode, VmError> {
     let sigint = Arc::new(AtomicBool::new(false));
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     for sig in [SIGINT, SIGTERM, SIGHUP] {
         let _ = signal_hook::flag::register(sig, Arc::clone(&sigint));
     }
     let run = VmRun::start(cfg.clone())?;
-    let outcome = watch(&run, &cfg, &sigint);
-    let o = match outcome {
-        Ok(()) => run.wait()?,
-        Err(e) => {
-            drop(run);
-            return Err(e);
-        }
-    };
+    watch(&run, &cfg, &sigint);
+    let o = run.wait()?;
     finish(&o, &cfg, record.as_deref(), json, m, emit)
 }
 
 /// Prints progress until the run ends; Ctrl-C asks the guest to stop, a second one kills it.
-fn watch(run: &VmRun, cfg: &VmConfig, sigint: &AtomicBool) -> Result<(), String> {
+fn watch(run: &VmRun, cfg: &VmConfig, sigint: &AtomicBool) {
     let mut last_phase = None;
     let mut notes = 0;
     let mut last_count = (Instant::now(), u64::MAX);
@@ -252,7 +248,6 @@ fn watch(run: &VmRun, cfg: &VmConfig, sigint: &AtomicBool) -> Result<(), String>
             last_count = (Instant::now(), s.events);
         }
     }
-    Ok(())
 }
 
 /// After a successful run: the record, then the JSON or text summary.
@@ -262,8 +257,8 @@ pub fn finish(
     record: Option<&std::path::Path>,
     json: bool,
     m: &ModelOverride,
-    emit: &mut dyn FnMut(&str) -> Result<(), String>,
-) -> Result<ExitCode, String> {
+    emit: &mut dyn FnMut(&str) -> std::io::Result<()>,
+) -> Result<ExitCode, VmError> {
     say(&format!(
         "done in {} (boot {}, workload and capture {}): {} events, {} lost in the guest{}",
         secs(o.wall),
@@ -284,17 +279,19 @@ pub fn finish(
         ));
     }
     if let Some(p) = record {
-        std::fs::copy(&o.capture, p)
-            .map_err(|e| format!("--record {}: cannot write: {e}", p.display()))?;
+        std::fs::copy(&o.capture, p).map_err(|source| VmError::Record {
+            path: p.to_path_buf(),
+            source,
+        })?;
         say(&format!("recorded {} (replay: cidscope {0})", p.display()));
     }
     if json {
         let v = stats_json(o, cfg, m, record)?;
-        let mut t = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+        let mut t = serde_json::to_string_pretty(&v)?;
         t.push('\n');
-        emit(&t)?;
+        emit(&t).map_err(VmError::Output)?;
     } else {
-        emit(&render_text(o, cfg, m, record)?)?;
+        emit(&render_text(o, cfg, m, record)?).map_err(VmError::Output)?;
     }
     Ok(ExitCode::SUCCESS)
 }

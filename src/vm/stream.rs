@@ -3,9 +3,10 @@
 
 use super::boot::{Booted, failure, kill_child};
 use super::cmdline::CaptureMode;
-use super::host::{MAX_KEPT_TEXT, Phase, Shared, VmConfig};
+use super::config::VmConfig;
 use super::protocol::{ACK, Control, End, RecordHeader, STOP};
 use super::qemu::Plan;
+use super::status::{MAX_KEPT_TEXT, Phase, Shared};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::atomic::Ordering;

@@ -10,6 +10,7 @@
 //! The workload runs in its own process (not the guest's PID 1, which streams the capture), so
 //! its mm holds only its own threads.
 
+use super::role::{EXEC_CHILD, ROLE_FLAG};
 use crate::sources::live::spec::{WorkItem, WorkloadSpec};
 use crate::sources::sys::{clock as live_clock, sched as live_sched};
 use std::sync::Arc;
@@ -28,6 +29,7 @@ pub enum Kind {
     Affinity,
     Spinner,
     Periodic,
+    Burst,
 }
 
 /// Name, kind, default threads (`None`: the CPU count); [`HELP`] describes each.
@@ -41,6 +43,7 @@ pub const KINDS: &[(&str, Kind, Option<u32>)] = &[
     ("affinity", Kind::Affinity, None),
     ("spinner", Kind::Spinner, Some(1)),
     ("periodic", Kind::Periodic, Some(4)),
+    ("burst", Kind::Burst, None),
 ];
 
 pub const MAX_THREADS: u32 = 1024;
@@ -68,6 +71,7 @@ Workloads (--threads T sets the count in brackets):
   affinity   T threads that set a new CPU mask every 10 ms [CPUs]
   spinner    one thread pinned to the last CPU, spinning [1]
   periodic   T cyclictest-like threads: wake every 1 ms, busy 200 us [4]
+  burst      T threads spin 100 ms and exit; 4 threads waking every 10 ms (busy 50 us) go on [CPUs]
   or a `cidscope live` SPEC, e.g. periodic:8:500us:100us,hog:2
 
 The guest's init is this cidscope binary with the libraries it links, in an initramfs written
@@ -171,6 +175,7 @@ impl Workload {
                         &errors,
                     ),
                     Kind::Churn => churn(t, end, &errors),
+                    Kind::Burst => burst(t, end, &errors),
                     Kind::Forks => forks(t, end, d, &errors),
                     Kind::Exec => exec_parent(t, end, &errors),
                     Kind::Affinity => {
@@ -326,6 +331,27 @@ fn churn(t: u32, end: Instant, errors: &Errors) {
     }
 }
 
+/// The case the compaction-in-batches patches were written for (seed 000): a burst of `t`
+/// threads spreads the mm's CIDs over every CPU, then only a few periodic threads with short
+/// runtimes remain. A tick rarely lands while they run, so a compaction driven by the tick alone
+/// (lazy-compact) seldom runs, while one driven by the return to user space (resume-batch) does.
+fn burst(t: u32, end: Instant, errors: &Errors) {
+    let periodic = spawn_n("cw-periodic", 4, move |_| {
+        while running(end) {
+            spin_for(Duration::from_micros(50));
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(())
+    });
+    let burst_end = end.min(Instant::now() + Duration::from_millis(100));
+    let burst = spawn_n("cw-burst", t, move |_| {
+        spin_until(burst_end);
+        Ok(())
+    });
+    join_all(burst, errors);
+    join_all(periodic, errors);
+}
+
 /// `mcwork forks`: T child processes, forked before this process has any other thread; each
 /// runs two sleeper threads and spins, then exits.
 fn forks(t: u32, end: Instant, d: Duration, errors: &Errors) {
@@ -374,8 +400,6 @@ fn forks(t: u32, end: Instant, d: Duration, errors: &Errors) {
     }
 }
 
-/// The worker-role word of an exec child.
-pub const EXEC_CHILD: &str = "exec-child";
 /// How many times an exec child execs itself again before it exits.
 const EXEC_DEPTH: u32 = 2;
 
@@ -409,7 +433,7 @@ fn exec_parent(t: u32, end: Instant, errors: &Errors) {
         }
         while live.len() < t as usize && failed < 16 {
             match std::process::Command::new(&exe)
-                .arg(super::guest::ROLE_FLAG)
+                .arg(ROLE_FLAG)
                 .arg(EXEC_CHILD)
                 .arg(EXEC_DEPTH.to_string())
                 .arg(deadline.to_string())
@@ -454,7 +478,7 @@ pub fn exec_child(args: &[String]) -> Result<(), String> {
         use std::os::unix::process::CommandExt;
         let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
         let e = std::process::Command::new(exe)
-            .arg(super::guest::ROLE_FLAG)
+            .arg(ROLE_FLAG)
             .arg(EXEC_CHILD)
             .arg((depth - 1).to_string())
             .arg(deadline.to_string())
@@ -527,7 +551,7 @@ mod tests {
     fn thread_workloads_run_and_end_on_time() {
         // (forks and exec need a process of their own: tests/vm.rs runs them in the worker role)
         for name in [
-            "workers", "churn", "affinity", "spinner", "hogs", "periodic", "migrate",
+            "workers", "churn", "affinity", "spinner", "hogs", "periodic", "migrate", "burst",
         ] {
             let w = Workload::parse(name, Some(if name == "spinner" { 1 } else { 2 }), 2).unwrap();
             let t = Instant::now();

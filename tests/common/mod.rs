@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod tmux;
+pub mod tracefs;
 
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};

@@ -474,7 +474,7 @@ impl OwnerMode {
 
 impl CidPolicy for OwnerMode {
     const ID: &'static str = "owner-mode";
-    const DESCRIPTION: &'static str = "Linux 6.19+: per-task / per-CPU ownership, no scan";
+    const DESCRIPTION: &'static str = "Linux 6.19+: per-task / per-CPU ownership";
     const REGIME: Regime = Regime::Fast;
 
     fn new(_params: &Params) -> OwnerMode {

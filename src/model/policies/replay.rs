@@ -27,7 +27,7 @@ use super::kind::PolicyKind;
 use super::params::Params;
 use super::policy::ObservedUpdate;
 use super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, Tally};
-use crate::events::{CLONE_VM, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid, Trace};
+use crate::events::{CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::tasks::{MmId, MmInfo, MmOrigin};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -39,6 +39,7 @@ pub fn infer_hz(trace: &Trace) -> Option<u32> {
     let mut deltas: Vec<u64> = Vec::new();
     for e in &trace.events {
         if let EventKind::Tick = e.kind
+            && e.cpu != CPU_UNKNOWN
             && let Some(l) = last.insert(e.cpu, e.ts)
             && e.ts > l
         {
@@ -282,7 +283,8 @@ impl Replayer {
             _ => {}
         }
         self.obs.apply(ev, &ctx, &mut self.infos);
-        if ev.kind.is_lost() {
+        // a record on no known CPU places no task: the model has nothing to step
+        if ev.kind.is_lost() || ev.cpu == CPU_UNKNOWN {
             return;
         }
         self.know(ts, ev.tid);

@@ -223,8 +223,7 @@ impl ResumeBatch {
 
 impl CidPolicy for ResumeBatch {
     const ID: &'static str = "resume-batch";
-    const DESCRIPTION: &'static str =
-        "2025 series (never merged): batched scan from the rseq resume handler";
+    const DESCRIPTION: &'static str = "the 2025 batched-scan series (never merged)";
     const REGIME: Regime = Regime::Legacy;
 
     fn new(params: &Params) -> ResumeBatch {

@@ -3,7 +3,7 @@
 use super::trace_pipe::TRACE_PIPE;
 use crate::events::{Format, TraceDelta};
 use crate::sources::error::SourceError;
-use crate::sources::file_format::{FileFormat, Priority, Sample};
+use crate::sources::file_format::{FileFormat, Priority, Sample, TextLines};
 use crate::sources::options::LoadOptions;
 use crate::sources::text::driver::stream_text;
 use crate::sources::text::ftrace::{Family, FtraceText, sniff_family};
@@ -34,6 +34,12 @@ impl FileFormat for Ftrace {
         // ~140 bytes per line → ~15 B stored event + ~9 B index per event, with room for the
         // parse buffers held while a chunk loads
         0.6
+    }
+    fn text(&self, _head: &[u8]) -> Option<TextLines> {
+        Some(TextLines {
+            parser: &FtraceText,
+            headerless: Some(TRACE_PIPE),
+        })
     }
     fn stream(
         &self,

@@ -4,6 +4,7 @@
 pub mod ftrace;
 pub mod perf_data;
 pub mod perf_script;
+pub mod systrace_html;
 pub mod trace_cmd_report;
 pub mod trace_dat;
 pub mod trace_pipe;
@@ -11,6 +12,7 @@ pub mod trace_pipe;
 pub use ftrace::FTRACE;
 pub use perf_data::PERF_DATA;
 pub use perf_script::PERF_SCRIPT;
+pub use systrace_html::SYSTRACE_HTML;
 pub use trace_cmd_report::TRACE_CMD_REPORT;
 pub use trace_dat::TRACE_DAT;
 pub use trace_pipe::TRACE_PIPE;
@@ -26,6 +28,7 @@ pub static FORMATS: &[&dyn FileFormat] = &[
     &perf_script::PerfScript,
     &perf_data::PerfData,
     &trace_dat::TraceDat,
+    &systrace_html::SystraceHtml,
 ];
 
 /// The reader of `format`.

@@ -22,8 +22,12 @@ impl FileFormat for PerfData {
         "perf.data"
     }
     fn sniff(&self, sample: &Sample) -> Option<usize> {
-        // file and pipe mode both start with it
-        sample.bytes().starts_with(b"PERFILE2").then_some(0)
+        // file and pipe mode, either byte order; version 1 too, to be refused by name
+        let b = sample.bytes();
+        [&b"PERFILE2"[..], b"2ELIFREP", b"PERFFILE", b"ELIFFREP"]
+            .iter()
+            .any(|m| b.starts_with(m))
+            .then_some(0)
     }
     fn priority(&self) -> Priority {
         Priority::Magic

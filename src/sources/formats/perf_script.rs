@@ -2,10 +2,10 @@
 
 use crate::events::{Format, TraceDelta};
 use crate::sources::error::SourceError;
-use crate::sources::file_format::{FileFormat, Priority, Sample};
+use crate::sources::file_format::{FileFormat, Priority, Sample, TextLines};
 use crate::sources::options::LoadOptions;
 use crate::sources::text::driver::stream_text;
-use crate::sources::text::perf_script::{PerfScript as Lines, split_head};
+use crate::sources::text::perf_script::{is_untimed_sample, parser_for, split_head};
 
 pub const PERF_SCRIPT: Format = Format::new("perf-script", "perf script text");
 
@@ -22,10 +22,11 @@ impl FileFormat for PerfScript {
         "`perf script` text"
     }
     fn sniff(&self, sample: &Sample) -> Option<usize> {
-        // `#` lines are the comments of `perf script --header`
+        // `#` lines are the comments of `perf script --header`; a sample printed without its
+        // time is recognised too, to be refused by what it lacks
         sample
             .lines()
-            .position(|l| !l.starts_with(b"#") && split_head(l).is_some())
+            .position(|l| !l.starts_with(b"#") && (split_head(l).is_some() || is_untimed_sample(l)))
     }
     fn priority(&self) -> Priority {
         // an ftrace line can read as a perf script line too
@@ -35,6 +36,12 @@ impl FileFormat for PerfScript {
         // as ftrace text: ~140 bytes per line
         0.6
     }
+    fn text(&self, head: &[u8]) -> Option<TextLines> {
+        Some(TextLines {
+            parser: parser_for(&head[..head.len().min(Sample::HEAD_BYTES)]),
+            headerless: None,
+        })
+    }
     fn stream(
         &self,
         name: &str,
@@ -42,6 +49,7 @@ impl FileFormat for PerfScript {
         opts: &LoadOptions,
         sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
     ) -> Result<(), SourceError> {
-        stream_text(name, data, &Lines, None, opts, sink)
+        let head = &data[..data.len().min(Sample::HEAD_BYTES)];
+        stream_text(name, data, parser_for(head), None, opts, sink)
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::events::{Format, TraceDelta};
 use crate::sources::error::SourceError;
-use crate::sources::file_format::{FileFormat, Priority, Sample};
+use crate::sources::file_format::{FileFormat, Priority, Sample, TextLines};
 use crate::sources::options::LoadOptions;
 use crate::sources::text::driver::stream_text;
 use crate::sources::text::ftrace::{Family, FtraceText, sniff_family};
@@ -33,6 +33,12 @@ impl FileFormat for TraceCmdReport {
     fn memory_factor(&self) -> f64 {
         // as tracefs `trace` text: ~140 bytes per line
         0.6
+    }
+    fn text(&self, _head: &[u8]) -> Option<TextLines> {
+        Some(TextLines {
+            parser: &FtraceText,
+            headerless: None,
+        })
     }
     fn stream(
         &self,

@@ -6,25 +6,33 @@ use super::header::{FileHeader, section_bytes};
 use crate::sources::binary::cursor::{BinError, BinResult, Cursor};
 use byteorder::{BigEndian, LittleEndian};
 use linux_perf_event_reader::{
-    AttrFlags, Endianness, PerfEventAttr, PerfEventType, RawData, RecordIdParseInfo,
-    RecordParseInfo, RecordType, SampleFormat, get_record_id, get_record_identifier,
+    AttrFlags, Endianness, HardwareCacheId, HardwareCacheOp, HardwareCacheOpResult,
+    HardwareEventId, PerfEventAttr, PerfEventType, RawData, RecordIdParseInfo, RecordParseInfo,
+    RecordType, SampleFormat, SoftwareCounterType, get_record_id, get_record_identifier,
 };
 use rustc_hash::FxHashMap;
 
 #[derive(Clone, Debug)]
 pub struct Attr {
     pub attr: PerfEventAttr,
+    /// `read_format` as written (the crate's parse drops `PERF_FORMAT_LOST`).
+    pub read_format: u64,
     pub parse: RecordParseInfo,
     pub ids: Vec<u64>,
-    /// From EVENT_DESC (`sched:sched_switch`), when present.
+    /// As perf names the event (`sched:sched_switch`, `cycles:Pu`): from EVENT_DESC, else
+    /// made from the attr as perf would (see [`Attr::name_from_attr`]).
     pub name: Option<String>,
-    /// Its samples hold nothing after PERF_SAMPLE_RAW: [`super::records::SampleFields::read`]
-    /// reads them.
-    pub fast_sample: bool,
 }
 
+/// `PERF_TYPE_RAW`, which the crate reads as a dynamic PMU.
+const PERF_TYPE_RAW: u32 = 4;
+
+/// Where `read_format` sits in a `perf_event_attr` (after type, size, config, sample_period
+/// and sample_type).
+const READ_FORMAT_AT: usize = 32;
+
 impl Attr {
-    pub fn new(attr: PerfEventAttr, ids: Vec<u64>, big: bool) -> Attr {
+    pub fn new(attr: PerfEventAttr, read_format: u64, ids: Vec<u64>, big: bool) -> Attr {
         let endian = if big {
             Endianness::BigEndian
         } else {
@@ -32,11 +40,88 @@ impl Attr {
         };
         Attr {
             parse: RecordParseInfo::new(&attr, endian),
-            fast_sample: super::records::SampleFields::covers(attr.sample_format),
             attr,
+            read_format,
             ids,
             name: None,
         }
+    }
+
+    /// The name `stats` counts the event's samples under: a tracepoint's name without its
+    /// system (`sched_switch`, as every text format prints it), any other event as perf names
+    /// it (`cycles:Pu`, `cpu-clock`).
+    pub fn count_name(&self) -> String {
+        let full = self.name.clone().unwrap_or_else(|| self.name_from_attr());
+        match self.tracepoint_id() {
+            Some(_) => full.split(':').nth(1).map_or(full.clone(), str::to_string),
+            None => full,
+        }
+    }
+
+    /// What kind of event it is, in words (for messages).
+    pub fn kind_words(&self) -> String {
+        match self.attr.type_ {
+            PerfEventType::Hardware(..) => "a hardware event".into(),
+            PerfEventType::Software(..) => "a software event".into(),
+            PerfEventType::Tracepoint(_) => "a tracepoint".into(),
+            PerfEventType::HwCache(..) => "a hardware cache event".into(),
+            PerfEventType::Breakpoint(..) => "a breakpoint".into(),
+            PerfEventType::DynamicPmu(PERF_TYPE_RAW, ..) => "a raw PMU event".into(),
+            PerfEventType::DynamicPmu(t, ..) => format!("an event of PMU type {t}"),
+        }
+    }
+
+    /// perf's name for an event described only by its attr (`evsel__name`): the hardware or
+    /// software event's name, `rNNN` for raw events, with the modifiers perf appends.
+    pub fn name_from_attr(&self) -> String {
+        let base = match self.attr.type_ {
+            PerfEventType::Hardware(id, _) => hardware_name(id).to_string(),
+            PerfEventType::Software(sw) => software_name(sw).to_string(),
+            PerfEventType::Tracepoint(id) => return format!("tracepoint:{id}"),
+            PerfEventType::HwCache(c, o, r, _) => cache_name(c, o, r),
+            PerfEventType::Breakpoint(..) => "mem".into(),
+            PerfEventType::DynamicPmu(PERF_TYPE_RAW, config, ..) => format!("r{config:x}"),
+            PerfEventType::DynamicPmu(t, config, ..) => format!("{t}/config={config:#x}/"),
+        };
+        base + &self.modifiers()
+    }
+
+    /// perf's `evsel__add_modifiers`: `:ukh` for the contexts counted when some are excluded,
+    /// `p` per level of precise_ip, `HG` when host or guest is excluded against the default.
+    fn modifiers(&self) -> String {
+        let f = self.attr.flags;
+        let (xk, xu, xh) = (
+            f.contains(AttrFlags::EXCLUDE_KERNEL),
+            f.contains(AttrFlags::EXCLUDE_USER),
+            f.contains(AttrFlags::EXCLUDE_HV),
+        );
+        let (xhost, xguest) = (
+            f.contains(AttrFlags::EXCLUDE_HOST),
+            f.contains(AttrFlags::EXCLUDE_GUEST),
+        );
+        let precise = ((f.bits() & AttrFlags::PRECISE_IP_BITMASK.bits()) >> 15) as usize;
+        let mut m = String::new();
+        let mut guest_default = false;
+        if xk || xu || xh {
+            for (x, c) in [(xk, 'k'), (xu, 'u'), (xh, 'h')] {
+                if !x {
+                    m.push(c);
+                }
+            }
+            guest_default = true;
+        }
+        if precise > 0 {
+            m.push_str(&"ppp"[..precise.min(3)]);
+            guest_default = true;
+        }
+        if xhost || xguest == guest_default {
+            for (x, c) in [(xhost, 'H'), (xguest, 'G')] {
+                if !x {
+                    m.push(c);
+                }
+            }
+        }
+        if m.is_empty() { m } else { format!(":{m}") }
     }
 
     /// The tracepoint id (`config` of a `PERF_TYPE_TRACEPOINT` event).
@@ -71,6 +156,7 @@ pub fn read_file_attrs(data: &[u8], h: &FileHeader, big: bool) -> BinResult<Vec<
         let at = h.attrs.offset + (k * n) as u64;
         let (attr, _) = parse_attr(&entry[..n - 16], big)
             .map_err(|e| BinError::new(at, format!("expected a perf_event_attr here: {e}")))?;
+        let read_format = read_format_of(entry, big);
         let mut c = Cursor::new(entry, big).at(n - 16);
         let ids_off = c.u64("the ids offset")?;
         let ids_size = c.u64("the ids size")?;
@@ -86,7 +172,7 @@ pub fn read_file_attrs(data: &[u8], h: &FileHeader, big: bool) -> BinResult<Vec<
             .chunks_exact(8)
             .map(|b| crate::sources::binary::cursor::read_u64(b, big))
             .collect();
-        out.push(Attr::new(attr, ids, big));
+        out.push(Attr::new(attr, read_format, ids, big));
     }
     Ok(out)
 }
@@ -107,13 +193,78 @@ pub enum AttrError {
 /// A pipe-mode `PERF_RECORD_HEADER_ATTR` body: the attr, then its ids.
 pub fn parse_header_attr(body: &[u8], big: bool) -> Result<Attr, AttrError> {
     let (attr, size) = parse_attr(body, big).map_err(|e| AttrError::Unreadable(e.to_string()))?;
+    let read_format = read_format_of(body, big);
     let ids = body
         .get(size as usize..)
         .unwrap_or(&[])
         .chunks_exact(8)
         .map(|b| crate::sources::binary::cursor::read_u64(b, big))
         .collect();
-    Ok(Attr::new(attr, ids, big))
+    Ok(Attr::new(attr, read_format, ids, big))
+}
+
+/// The raw `read_format` of the attr at the start of `bytes` (a parsed attr is always longer).
+fn read_format_of(bytes: &[u8], big: bool) -> u64 {
+    bytes
+        .get(READ_FORMAT_AT..READ_FORMAT_AT + 8)
+        .map_or(0, |b| crate::sources::binary::cursor::read_u64(b, big))
+}
+
+fn hardware_name(id: HardwareEventId) -> &'static str {
+    match id {
+        HardwareEventId::CpuCycles => "cycles",
+        HardwareEventId::Instructions => "instructions",
+        HardwareEventId::CacheReferences => "cache-references",
+        HardwareEventId::CacheMisses => "cache-misses",
+        HardwareEventId::BranchInstructions => "branches",
+        HardwareEventId::BranchMisses => "branch-misses",
+        HardwareEventId::BusCycles => "bus-cycles",
+        HardwareEventId::StalledCyclesFrontend => "stalled-cycles-frontend",
+        HardwareEventId::StalledCyclesBackend => "stalled-cycles-backend",
+        HardwareEventId::RefCpuCycles => "ref-cycles",
+        _ => "unknown-hardware",
+    }
+}
+
+fn software_name(sw: SoftwareCounterType) -> &'static str {
+    match sw {
+        SoftwareCounterType::CpuClock => "cpu-clock",
+        SoftwareCounterType::TaskClock => "task-clock",
+        SoftwareCounterType::PageFaults => "page-faults",
+        SoftwareCounterType::ContextSwitches => "context-switches",
+        SoftwareCounterType::CpuMigrations => "cpu-migrations",
+        SoftwareCounterType::PageFaultsMin => "minor-faults",
+        SoftwareCounterType::PageFaultsMaj => "major-faults",
+        SoftwareCounterType::AlignmentFaults => "alignment-faults",
+        SoftwareCounterType::EmulationFaults => "emulation-faults",
+        SoftwareCounterType::Dummy => "dummy",
+        SoftwareCounterType::BpfOutput => "bpf-output",
+        SoftwareCounterType::CgroupSwitches => "cgroup-switches",
+        _ => "unknown-software",
+    }
+}
+
+/// `L1-dcache-load-misses`, `LLC-loads`: perf's hardware-cache event names.
+fn cache_name(c: HardwareCacheId, o: HardwareCacheOp, r: HardwareCacheOpResult) -> String {
+    let cache = match c {
+        HardwareCacheId::L1d => "L1-dcache",
+        HardwareCacheId::L1i => "L1-icache",
+        HardwareCacheId::Ll => "LLC",
+        HardwareCacheId::Dtlb => "dTLB",
+        HardwareCacheId::Itlb => "iTLB",
+        HardwareCacheId::Bpu => "branch",
+        HardwareCacheId::Node => "node",
+        _ => "cache",
+    };
+    let op = match o {
+        HardwareCacheOp::Read => "load",
+        HardwareCacheOp::Write => "store",
+        HardwareCacheOp::Prefetch => "prefetch",
+    };
+    match r {
+        HardwareCacheOpResult::Access => format!("{cache}-{op}s"),
+        HardwareCacheOpResult::Miss => format!("{cache}-{op}-misses"),
+    }
 }
 
 /// `HEADER_EVENT_DESC`: `u32 nr, u32 attr_size`, then per event the attr, `u32 nr_ids`, a perf
@@ -199,6 +350,14 @@ impl Attrs {
             mode,
             big,
         })
+    }
+
+    /// The attr with sample id `id`.
+    pub fn of_id(&self, id: u64) -> Option<usize> {
+        match self.mode {
+            IdMode::One if self.by_id.is_empty() => Some(0),
+            _ => self.by_id.get(&id).copied(),
+        }
     }
 
     /// The attr of a kernel record (`None` when its id is unknown).

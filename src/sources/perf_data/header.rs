@@ -10,6 +10,7 @@ use crate::sources::binary::cursor::{BinError, BinResult, Cursor};
 pub const HEADER_TRACING_DATA: u32 = 1;
 pub const HEADER_NRCPUS: u32 = 7;
 pub const HEADER_EVENT_DESC: u32 = 12;
+pub const HEADER_COMPRESSED: u32 = 27;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Section {
@@ -38,12 +39,18 @@ pub fn read(data: &[u8]) -> BinResult<(Mode, bool)> {
     let big = match magic {
         b"PERFILE2" => false,
         b"2ELIFREP" => true,
+        b"PERFFILE" | b"ELIFFREP" => {
+            return Err(BinError::new(
+                0,
+                "this is a perf.data of version 1 (magic \"PERFFILE\", the layout before \"PERFILE2\"): cidscope reads version 2 (\"PERFILE2\") only; a current perf still reads it: convert it with `perf inject -i OLD -o NEW.data`, or re-record",
+            ));
+        }
         _ => {
             return Err(BinError::new(
                 0,
                 format!(
-                    "expected the perf.data magic \"PERFILE2\", found {:?}",
-                    String::from_utf8_lossy(magic)
+                    "expected the perf.data magic \"PERFILE2\", found the bytes {}",
+                    hex(magic)
                 ),
             ));
         }
@@ -115,6 +122,14 @@ impl FileHeader {
     }
 }
 
+/// `50 45 52 46`: bytes in a message, never printed raw.
+pub fn hex(b: &[u8]) -> String {
+    b.iter()
+        .map(|x| format!("{x:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The bytes of a section, or an error naming where it was expected.
 pub fn section_bytes<'a>(data: &'a [u8], s: Section, what: &str) -> BinResult<&'a [u8]> {
     let start = usize::try_from(s.offset).ok();
@@ -145,6 +160,14 @@ mod tests {
         assert_eq!(e.offset, 8);
         let e = read(b"PERFILE3xxxxxxxxxx").unwrap_err();
         assert!(e.message.contains("PERFILE2"));
+        assert!(
+            e.message.ends_with("50 45 52 46 49 4c 45 33"),
+            "{}",
+            e.message
+        );
+        let e = read(b"PERFFILE\x68\0\0\0\0\0\0\0").unwrap_err();
+        assert!(e.message.contains("version 1"), "{}", e.message);
+        assert!(e.message.contains("perf inject"), "{}", e.message);
         let mut file = b"PERFILE2".to_vec();
         file.extend_from_slice(&104u64.to_le_bytes());
         file.extend_from_slice(&[0u8; 40]);

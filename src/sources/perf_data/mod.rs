@@ -1,13 +1,19 @@
 //! perf.data, file mode and pipe mode (`perf record -o -`), read natively from the mapped bytes.
 //!
 //! * [`header`]: file/pipe header, feature-section table;
-//! * [`attrs`]: event attributes and sample ids (parsed with linux-perf-event-reader, which also
-//!   decodes each record's body: sample layout from `sample_type`, `sample_id_all` trailers);
-//! * [`records`]: the record stream, with the user records that carry trailing data;
+//! * [`attrs`]: event attributes (parsed with linux-perf-event-reader, which also decodes the
+//!   bodies of records other than samples: `sample_id_all` trailers), their sample ids, and the
+//!   names perf gives them (`cycles:Pu`);
+//! * [`records`]: the record stream, with the user records that carry trailing data, and the
+//!   direct read of a sample body (every `sample_type` and `read_format` layout, up to the raw
+//!   data);
+//! * [`compressed`]: `perf record -z` (COMPRESSED, COMPRESSED2): the zstd stream across records;
 //! * [`order`]: perf's finished-round ordering; [`tasks`]: COMM/FORK thread names and processes.
+//! * `samples`: samples made into events; `finish`: the end of a read and its warnings.
 //!
-//! Not read: `perf record -z` files (zstd-compressed records) are refused with the offset of
-//! the first compressed record.
+//! A sample with `PERF_SAMPLE_READ` is delivered as perf delivers it: one sample per counter
+//! whose value changed since its last sample. A sample without `PERF_SAMPLE_CPU` is on
+//! [`CPU_UNKNOWN`]. A COMM record of an exec renames the task.
 //!
 //! Tracepoint samples (`PERF_SAMPLE_RAW`) are decoded through the format files of the file's
 //! tracing data (`HEADER_TRACING_DATA` feature section, or the `HEADER_TRACING_DATA` record in
@@ -20,20 +26,23 @@
 //! The container is small; the record bodies are where a maintained crate pays off.
 
 pub mod attrs;
+pub mod compressed;
+mod finish;
 pub mod header;
 pub mod order;
 pub mod records;
+mod samples;
 pub mod tasks;
 
-use crate::events::{Event, EventKind, Format, StrId, TID_UNKNOWN, TaskMeta, Tid, Trace};
-use crate::sources::binary::cursor::{BinError, BinResult, Cursor, read_u32, read_u64};
-use crate::sources::binary::tick::{self, TickInfer};
+use crate::events::{Event, Format, StrId, Trace};
+use crate::sources::binary::cursor::{BinError, BinResult, Cursor, read_u16, read_u32, read_u64};
+use crate::sources::binary::tick::TickInfer;
 use crate::sources::error::SourceError;
 use crate::sources::options::LoadOptions;
 use crate::sources::tracefs::decode::Decoder;
 use crate::sources::tracefs::tracing_data as meta;
 use attrs::{Attr, Attrs};
-use header::{HEADER_EVENT_DESC, HEADER_NRCPUS, HEADER_TRACING_DATA, Mode};
+use header::{HEADER_COMPRESSED, HEADER_EVENT_DESC, HEADER_NRCPUS, HEADER_TRACING_DATA, Mode};
 use linux_perf_event_reader::{EventRecord, RawData, RawEventRecord, RecordType};
 use order::{Item, Orderer};
 use records::*;
@@ -77,16 +86,24 @@ pub fn decode(
         trace: Trace::new(name, PERF_DATA),
         events: Vec::new(),
         threads: tasks::Threads::default(),
-        tgids: Default::default(),
-        no_cpu: 0,
         ticks: TickInfer::default(),
         bad: 0,
         first_bad: None,
         other_names: FxHashMap::default(),
         non_tracepoint: Default::default(),
         lost_records: 0,
-        oversized: (0, 0, 0),
         lost_samples: Vec::new(),
+        tgids: Default::default(),
+        oversized: (0, 0, 0),
+        cpu_unknown: 0,
+        read_last: FxHashMap::default(),
+        read_unchanged: 0,
+        read_unknown: 0,
+        execs: 0,
+        inflate: None,
+        round_marks: Default::default(),
+        rec_buf: Vec::new(),
+        overflowed: 0,
     };
     let stop = match mode {
         Mode::File(h) => r.file(&h, opts).map_err(err)?,
@@ -116,10 +133,6 @@ struct Reader<'a> {
     /// The samples as decoded, before the tick is inferred and they go into the trace's store.
     events: Vec<Event>,
     threads: tasks::Threads,
-    /// Tids whose pid changed (reused by another process).
-    tgids: crate::events::TgidTrack,
-    /// Samples without PERF_SAMPLE_CPU (put on CPU 0).
-    no_cpu: u64,
     ticks: TickInfer,
     bad: u64,
     first_bad: Option<String>,
@@ -127,12 +140,36 @@ struct Reader<'a> {
     /// Samples of attributes that are not tracepoints, per attribute index.
     non_tracepoint: std::collections::BTreeMap<usize, u64>,
     lost_records: u64,
+    /// LOST_SAMPLES records: (time, cpu, count).
+    lost_samples: Vec<(Option<u64>, Option<u32>, u64)>,
+    /// Tids whose pid changed (reused by another process).
+    tgids: crate::events::TgidTrack,
     /// Samples longer than their fields (a damaged size that swallowed the records after
     /// it): count, bytes past the fields, first offset.
     oversized: (u64, u64, u64),
-    /// LOST_SAMPLES records: (time, cpu, count).
-    lost_samples: Vec<(Option<u64>, Option<u32>, u64)>,
+    /// Events whose sample carries no CPU (no `PERF_SAMPLE_CPU`).
+    cpu_unknown: u64,
+    /// `PERF_SAMPLE_READ`: each counter's last value, by id.
+    read_last: FxHashMap<u64, u64>,
+    /// Counter values perf drops: unchanged since the counter's last sample, or of no event.
+    read_unchanged: u64,
+    read_unknown: u64,
+    /// COMM records of an exec.
+    execs: u64,
+    /// `perf record -z`: the decompressed record stream.
+    inflate: Option<compressed::Inflater>,
+    /// Where the FINISHED_ROUNDs read since fall in the decompressed records (stream offsets).
+    round_marks: std::collections::VecDeque<u64>,
+    /// A decompressed record, copied out of the stream while it is applied.
+    rec_buf: Vec<u8>,
+    /// COMPRESSED2 records whose size field had wrapped (perf 6.16+).
+    overflowed: u64,
 }
+
+/// The flag of an item's source that says it is in the decompressed stream, not the file.
+const INFLATED: u64 = 1 << 63;
+/// Decompressed bytes held before the consumed ones are dropped.
+const INFLATE_KEEP: usize = 4 << 20;
 
 impl<'a> Reader<'a> {
     fn file(&mut self, h: &header::FileHeader, opts: &LoadOptions) -> BinResult<Option<Stop>> {
@@ -156,6 +193,11 @@ impl<'a> Reader<'a> {
         self.set_attrs(Some(Arc::new(a)));
         let start = h.data.offset as usize;
         let end = h.data.offset.saturating_add(h.data.size) as usize;
+        if h.has_feature(HEADER_COMPRESSED) {
+            // perf record -z: one thread decompresses, orders and decodes
+            self.events.reserve(self.data.len() / 16);
+            return self.serial(start, end, false, opts);
+        }
         // Tracepoint samples are ~100 bytes: reserve instead of growing (and copying) the list.
         self.events
             .reserve((h.data.size as usize).min(self.data.len()) / 112);
@@ -176,7 +218,7 @@ impl<'a> Reader<'a> {
                 let mut n = 0u32;
                 let r = (|| {
                     while let Some(rec) = recs.next() {
-                        order.record(rec, &mut batch)?;
+                        order.record(rec, 0, &mut batch)?;
                         if batch.len() >= WALK_BATCH && tx.send(std::mem::take(&mut batch)).is_err()
                         {
                             return Ok(None);
@@ -228,19 +270,38 @@ impl<'a> Reader<'a> {
     }
 
     fn pipe(&mut self, opts: &LoadOptions) -> BinResult<Option<Stop>> {
-        let mut recs = Records::new(self.data, 16, self.data.len(), self.big);
         self.events.reserve(self.data.len() / 112);
+        let stop = self.serial(16, self.data.len(), true, opts)?;
+        if self.pending_attrs.is_empty() {
+            return Err(BinError::new(
+                16,
+                "expected PERF_RECORD_HEADER_ATTR records describing the events, found none",
+            ));
+        }
+        Ok(stop)
+    }
+
+    /// The records of `data[start..end]` on this thread: pipe mode (whose attributes may
+    /// change between records) and compressed files.
+    fn serial(
+        &mut self,
+        start: usize,
+        end: usize,
+        pipe: bool,
+        opts: &LoadOptions,
+    ) -> BinResult<Option<Stop>> {
+        let mut recs = Records::new(self.data, start, end, self.big);
         let mut n = 0u32;
-        for rec in recs.by_ref() {
+        while let Some(rec) = recs.next() {
             match rec.rtype {
-                RECORD_HEADER_ATTR => match attrs::parse_header_attr(rec.body, self.big) {
+                RECORD_HEADER_ATTR if pipe => match attrs::parse_header_attr(rec.body, self.big) {
                     Ok(a) => {
                         self.pending_attrs.push(a);
                         self.set_attrs(None);
                     }
                     Err(e) => return Err(BinError::new(rec.offset as u64, e.to_string())),
                 },
-                RECORD_HEADER_FEATURE if rec.body.len() >= 8 => {
+                RECORD_HEADER_FEATURE if pipe && rec.body.len() >= 8 => {
                     let feat = read_u64(&rec.body[..8], self.big);
                     let body = &rec.body[8..];
                     match feat {
@@ -255,34 +316,139 @@ impl<'a> Reader<'a> {
                         _ => {}
                     }
                 }
-                RECORD_HEADER_TRACING_DATA => {
+                RECORD_HEADER_TRACING_DATA if pipe => {
                     let start = rec.offset + 8 + rec.body.len();
                     let c =
                         Cursor::new(&self.data[..start + rec.trailing.len()], self.big).at(start);
                     self.tracing_data(c)?;
                 }
-                _ => {
-                    if self.attrs.is_none() && !self.pending_attrs.is_empty() {
-                        let mut a = Attrs::new(self.pending_attrs.clone(), self.big)
-                            .map_err(|e| BinError::new(rec.offset as u64, e.to_string()))?;
-                        a.name_events(&self.desc);
-                        self.set_attrs(Some(Arc::new(a)));
+                RECORD_COMPRESSED | RECORD_COMPRESSED2 => {
+                    self.index_attrs(rec.offset)?;
+                    self.compressed(rec)?;
+                }
+                RECORD_FINISHED_ROUND if self.inflate.is_some() => {
+                    // the round ends where its compressed records' data ends
+                    if let Some(m) = self.inflate.as_ref().and_then(|i| i.round_mark()) {
+                        self.round_marks.push_back(m);
                     }
-                    self.record(rec)?;
+                }
+                _ => {
+                    self.index_attrs(rec.offset)?;
+                    self.record(rec, 0)?;
                 }
             }
             n = n.wrapping_add(1);
-            if n.is_multiple_of(65536) && opts.cancelled() {
-                return Ok(None);
+            if n.is_multiple_of(4096) {
+                if let Some(p) = &opts.progress {
+                    p.done.store(
+                        (recs.pos() - start) as u64,
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
+                }
+                if opts.cancelled() {
+                    return Ok(None);
+                }
             }
         }
-        if self.pending_attrs.is_empty() {
-            return Err(BinError::new(
-                16,
-                "expected PERF_RECORD_HEADER_ATTR records describing the events, found none",
-            ));
+        self.overflowed += recs.overflowed;
+        if let Some(inf) = &mut self.inflate {
+            let at = recs.pos() as u64;
+            inf.finish()
+                .map_err(|e| BinError::new(at, format!("the compressed records end badly: {e}")))?;
+            self.walk_inflated()?;
         }
         Ok(recs.stop)
+    }
+
+    /// Pipe mode: the attributes index, rebuilt once the attributes read so far are complete.
+    fn index_attrs(&mut self, offset: usize) -> BinResult<()> {
+        if self.attrs.is_none() && !self.pending_attrs.is_empty() {
+            let mut a = Attrs::new(self.pending_attrs.clone(), self.big)
+                .map_err(|e| BinError::new(offset as u64, e.to_string()))?;
+            a.name_events(&self.desc);
+            self.set_attrs(Some(Arc::new(a)));
+        }
+        Ok(())
+    }
+
+    /// A compressed record: its data decompressed, and the records it completes ordered.
+    fn compressed(&mut self, rec: Rec) -> BinResult<()> {
+        let at = rec.offset as u64;
+        let data =
+            compressed::payload(rec.rtype, rec.body, self.big).map_err(|m| BinError::new(at, m))?;
+        let inf = self.inflate.get_or_insert_default();
+        for part in compressed::parts(rec.rtype, data, self.big) {
+            inf.feed(part, at).map_err(|e| {
+                BinError::new(
+                    at,
+                    format!("the PERF_RECORD_COMPRESSED here (perf record -z): {e}"),
+                )
+            })?;
+        }
+        self.walk_inflated()
+    }
+
+    /// Orders the whole records decompressed so far; drops the bytes no queued record needs.
+    fn walk_inflated(&mut self) -> BinResult<()> {
+        let mut buf = std::mem::take(&mut self.rec_buf);
+        while let Some(inf) = &mut self.inflate {
+            let p = inf.walked;
+            let Some(b) = inf.bytes_at(p).filter(|b| b.len() >= 8) else {
+                break;
+            };
+            let size = read_u16(&b[6..8], self.big) as usize;
+            if size < 8 {
+                self.rec_buf = buf;
+                return Err(BinError::new(
+                    inf.source_of(p).unwrap_or(0),
+                    format!(
+                        "the record at byte offset {p} of the records decompressed from the PERF_RECORD_COMPRESSED here declares a size of {size} bytes (below its 8-byte header): the compressed data is damaged"
+                    ),
+                ));
+            }
+            if b.len() < size {
+                break;
+            }
+            buf.clear();
+            buf.extend_from_slice(&b[..size]);
+            inf.walked += size as u64;
+            while self.round_marks.front().is_some_and(|&m| m <= p) {
+                self.round_marks.pop_front();
+                self.round();
+            }
+            let rec = Rec {
+                offset: p as usize,
+                rtype: read_u32(&buf[0..4], self.big),
+                misc: read_u16(&buf[4..6], self.big),
+                body: &buf[8..],
+                trailing: &[],
+            };
+            if let Err(e) = self.record(rec, INFLATED) {
+                self.rec_buf = buf;
+                return Err(e);
+            }
+        }
+        self.rec_buf = buf;
+        if let Some(inf) = &mut self.inflate
+            && inf.out.len() > INFLATE_KEEP
+        {
+            let keep = self
+                .order
+                .min_src_with(INFLATED)
+                .map_or(inf.walked, |m| m.min(inf.walked));
+            inf.release_before(keep);
+        }
+        Ok(())
+    }
+
+    /// A FINISHED_ROUND: the records it completes applied.
+    fn round(&mut self) {
+        let mut out = std::mem::take(&mut self.deliver);
+        self.order.queue.round(&mut out);
+        for it in out.drain(..) {
+            self.process(it.src, it.attr as usize);
+        }
+        self.deliver = out;
     }
 
     fn nrcpus(&mut self, body: &[u8]) {
@@ -310,10 +476,11 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// A record from the stream (pipe mode): ordered, and what is released applied.
-    fn record(&mut self, rec: Rec) -> BinResult<()> {
+    /// A record from the stream (pipe mode, compressed files): ordered, and what is released
+    /// applied. `flag` marks a decompressed record.
+    fn record(&mut self, rec: Rec, flag: u64) -> BinResult<()> {
         let mut out = std::mem::take(&mut self.deliver);
-        let r = self.order.record(rec, &mut out);
+        let r = self.order.record(rec, flag, &mut out);
         for it in out.drain(..) {
             self.process(it.src, it.attr as usize);
         }
@@ -323,6 +490,23 @@ impl<'a> Reader<'a> {
 
     /// Applies the record at byte offset `src` (of attribute `idx`), in time order.
     fn process(&mut self, src: u64, idx: usize) {
+        if src & INFLATED != 0 {
+            let at = src & !INFLATED;
+            let mut buf = std::mem::take(&mut self.rec_buf);
+            buf.clear();
+            if let Some(b) = self.inflate.as_ref().and_then(|i| i.bytes_at(at))
+                && b.len() >= 8
+            {
+                let size = (read_u16(&b[6..8], self.big) as usize).min(b.len());
+                buf.extend_from_slice(&b[..size]);
+            }
+            if let Some(mut rec) = Records::new(&buf, 0, buf.len(), self.big).next() {
+                rec.offset = src as usize;
+                self.apply(rec, idx);
+            }
+            self.rec_buf = buf;
+            return;
+        }
         let data = self.data;
         if let Some(rec) = Records::new(data, src as usize, data.len(), self.big).next() {
             self.apply(rec, idx);
@@ -332,14 +516,25 @@ impl<'a> Reader<'a> {
     fn apply(&mut self, rec: Rec, idx: usize) {
         let Some(a) = &self.attrs else { return };
         let Some(attr) = a.list.get(idx) else { return };
-        // The common sample layouts are read directly; the others (and any sample the direct
-        // read rejects, for the crate's error message) go through linux-perf-event-reader.
-        if rec.rtype == RECORD_SAMPLE
-            && attr.fast_sample
-            && let Some(f) =
-                records::SampleFields::read(rec.body, attr.attr.sample_format, self.big)
-        {
-            self.sample(idx, f, rec.offset as u64);
+        // Samples are read directly (every layout, up to the raw data); the other records
+        // through linux-perf-event-reader.
+        if rec.rtype == RECORD_SAMPLE {
+            match records::SampleFields::read(
+                rec.body,
+                attr.attr.sample_format,
+                attr.read_format,
+                self.big,
+            ) {
+                Ok(f) => self.sample(idx, f, rec.offset as u64),
+                Err(what) => {
+                    let msg = format!(
+                        "{}: the sample ({} bytes) ends before its {what} (expected by the event's sample_type)",
+                        self.place(rec.offset as u64),
+                        rec.body.len() + 8
+                    );
+                    self.bad(msg);
+                }
+            }
             return;
         }
         let raw = RawEventRecord::new(
@@ -348,13 +543,12 @@ impl<'a> Reader<'a> {
             RawData::Single(rec.body),
             attr.parse,
         );
-        let where_ = || format!("byte offset {}", rec.offset);
         let parsed = match raw.parse() {
             Ok(p) => p,
             Err(e) => {
                 let msg = format!(
                     "{}: record type {} does not parse: {e}",
-                    where_(),
+                    self.place(rec.offset as u64),
                     rec.rtype
                 );
                 self.bad(msg);
@@ -366,6 +560,9 @@ impl<'a> Reader<'a> {
             EventRecord::Comm(c) => {
                 self.threads
                     .comm(c.pid, c.tid, &c.name.as_slice(), &mut self.trace.strings);
+                if c.is_execve {
+                    self.exec_comm(c.tid, common().timestamp);
+                }
             }
             EventRecord::Fork(f) => self.threads.fork(f.pid, f.tid, f.ptid),
             EventRecord::Lost(l) => {
@@ -373,7 +570,6 @@ impl<'a> Reader<'a> {
                 self.lost_records += 1;
                 self.lost(cd.timestamp, cd.cpu, l.count);
             }
-            EventRecord::Sample(s) => self.sample(idx, s.into(), rec.offset as u64),
             EventRecord::Raw(_) if rec.rtype == RECORD_LOST_SAMPLES => {
                 let count = rec.body.get(..8).map_or(0, |b| read_u64(b, self.big));
                 let cd = common();
@@ -383,110 +579,19 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn lost(&mut self, ts: Option<u64>, cpu: Option<u32>, count: u64) {
-        let ts = ts
-            .filter(|&t| t <= crate::events::MAX_TS)
-            .unwrap_or_else(|| self.events.last().map_or(0, |e| e.ts));
-        self.events.push(Event {
-            ts,
-            tid: 0,
-            cpu: cpu.filter(|&c| c < Trace::MAX_CPUS).unwrap_or(0) as u16,
-            kind: EventKind::Lost {
-                count: Some(count.min(u32::MAX as u64) as u32),
-            },
-        });
-    }
-
-    fn sample(&mut self, idx: usize, s: records::SampleFields, offset: u64) {
-        // formatted only when a sample is bad: this runs for every sample
-        let where_ = || format!("byte offset {offset}");
-        if s.extra > 0 {
-            let o = &mut self.oversized;
-            if o.0 == 0 {
-                o.2 = offset;
-            }
-            o.0 += 1;
-            o.1 += s.extra as u64;
+    /// Where byte offset `offset` of the records is, for messages: in the file, or in the data
+    /// decompressed from a `PERF_RECORD_COMPRESSED`.
+    fn place(&self, offset: u64) -> String {
+        if offset & INFLATED == 0 {
+            return format!("byte offset {offset}");
         }
-        let Some(a) = &self.attrs else { return };
-        let attr = &a.list[idx];
-        let ts = s.timestamp.unwrap_or(0);
-        if ts > crate::events::MAX_TS {
-            self.bad(format!(
-                "{}: timestamp {ts} ns (expected below 2^63)",
-                where_()
-            ));
-            return;
+        let at = offset & !INFLATED;
+        match self.inflate.as_ref().and_then(|i| i.source_of(at)) {
+            Some(f) => format!(
+                "byte offset {at} of the records decompressed from the PERF_RECORD_COMPRESSED at byte offset {f} and before"
+            ),
+            None => format!("byte offset {at} of the decompressed records"),
         }
-        if s.cpu.is_none() {
-            self.no_cpu += 1;
-        }
-        let cpu = s.cpu.unwrap_or(0);
-        if cpu >= Trace::MAX_CPUS {
-            self.bad(format!("{}: CPU {cpu} (expected below 8192)", where_()));
-            return;
-        }
-        let cpu = cpu as u16;
-        let strings = &mut self.trace.strings;
-        let (kind, hr) = match (attr.tracepoint_id(), &self.decoder, &s.raw) {
-            (Some(id), Some(d), Some(raw)) => match d.decode(id, raw, strings) {
-                Ok(k) => k,
-                Err(e) => {
-                    self.bad(format!("{}: sample of tracepoint {id}: {e}", where_()));
-                    return;
-                }
-            },
-            _ => {
-                let not_tp = attr.tracepoint_id().is_none();
-                if not_tp {
-                    *self.non_tracepoint.entry(idx).or_default() += 1;
-                }
-                let name = *self.other_names.entry(idx).or_insert_with(|| {
-                    let n = attr
-                        .name
-                        .clone()
-                        .unwrap_or_else(|| match attr.tracepoint_id() {
-                            Some(id) => format!("tracepoint-{id}"),
-                            None => "sample".into(),
-                        });
-                    let n = n.split(':').nth(1).map(str::to_string).unwrap_or(n);
-                    // a sample that is not a tracepoint is not that event, whatever its name
-                    let n = if not_tp {
-                        format!("{n} (not a tracepoint: {:?})", attr.attr.type_)
-                    } else {
-                        n
-                    };
-                    strings.intern(n.as_bytes())
-                });
-                (EventKind::Other { name }, None)
-            }
-        };
-        let known = s.tid.filter(|&t| t >= 0).map(|t| t as Tid);
-        let tid = match (known, kind) {
-            (Some(t), _) => t,
-            // The kernel reports -1 for a task already unhashed (its last switch): the switch
-            // still names it, as `perf script`'s text does.
-            (None, EventKind::SchedSwitch { prev_tid, .. }) => prev_tid,
-            (None, _) => TID_UNKNOWN,
-        };
-        if let Some(t) = known {
-            let tgid = s.pid.filter(|&p| p >= 0).map(|p| p as Tid);
-            match self.trace.tasks.get_mut(&t) {
-                Some(m) => {
-                    if let Some(c) = self.tgids.observe(m, t, tgid, ts) {
-                        self.trace.tgid_changes.push(c);
-                    }
-                }
-                None => {
-                    let comm = self.threads.comm_of(t, &mut self.trace.strings);
-                    self.trace.tasks.insert(t, TaskMeta { tgid, comm });
-                }
-            }
-        }
-        if let Some(h) = hr {
-            self.ticks.push(self.events.len(), cpu, h);
-        }
-        self.events.push(Event { ts, tid, cpu, kind });
     }
 
     fn bad(&mut self, msg: String) {
@@ -494,134 +599,6 @@ impl<'a> Reader<'a> {
         if self.first_bad.is_none() {
             self.first_bad = Some(msg);
         }
-    }
-
-    fn finish(mut self, stop: Option<Stop>) -> (Trace, Vec<Event>) {
-        let mut out = std::mem::take(&mut self.deliver);
-        self.order.finish(&mut out);
-        for it in out.drain(..) {
-            self.process(it.src, it.attr as usize);
-        }
-        let name = self.name;
-        // perf record ≥ 6.x ends the file with one LOST_SAMPLES per event, repeating as counts
-        // per event what the LOST records already reported for the ring buffer: counted only
-        // when there are no LOST records (and then they are the kernel's own, e.g. AUX drops).
-        let ls = std::mem::take(&mut self.lost_samples);
-        if self.lost_records == 0 {
-            for (ts, cpu, n) in ls {
-                self.lost(ts, cpu, n);
-            }
-        } else if !ls.is_empty() {
-            let n: u64 = ls.iter().map(|x| x.2).sum();
-            self.trace.warn(
-                "lost-samples-repeated",
-                format!("{name}: {} LOST_SAMPLES records ({n} samples) repeat per event the loss the {} LOST records report; counted once", ls.len(), self.lost_records),
-            );
-        }
-        match stop {
-            Some(Stop::Truncated { offset, need, have }) => self.trace.warn(
-                "truncated-record",
-                format!(
-                    "{name}: the file ends at byte offset {} inside the record at byte offset {offset} ({need} bytes expected, {have} present): the file is truncated; the records before it were loaded, the rest is lost",
-                    offset + have
-                ),
-            ),
-            Some(Stop::Corrupt { offset, size }) => self.trace.warn(
-                "corrupt-record",
-                format!(
-                    "{name}: the record at byte offset {offset} declares a size of {size} bytes (below its 8-byte header): the records before it were loaded, the rest of the data was not read"
-                ),
-            ),
-            None => {}
-        }
-        if self.no_cpu > 0 {
-            self.trace.warn(
-                crate::events::Warning::CPU_UNKNOWN,
-                format!("{name}: {} samples carry no CPU (recorded without PERF_SAMPLE_CPU): they were put on CPU 0, so CPUs, the CID bound and who runs at once are not known", self.no_cpu),
-            );
-        }
-        if self.decoder.is_none() {
-            self.trace.warn(
-                "no-tracing-data",
-                format!("{name}: the file has no tracing data (tracepoint formats); samples are counted by event name only"),
-            );
-        }
-        for (&idx, &n) in &self.non_tracepoint {
-            let Some(a) = self.attrs.as_ref().and_then(|a| a.list.get(idx)) else {
-                continue;
-            };
-            self.trace.warn(
-                "non-tracepoint-attribute",
-                format!(
-                    "{name}: attribute {idx} ({}) has type {:?}, not a tracepoint: its {n} samples are kept as events without fields",
-                    a.name.as_deref().unwrap_or("unnamed"),
-                    a.attr.type_
-                ),
-            );
-        }
-        let (n, at, t) = self.order.unknown_types;
-        if n > 0 {
-            self.trace.warn(
-                "unknown-record-type",
-                format!("{name}: {n} records have a type no kernel or perf defines, or one no attribute of the file produces (first: type {t} at byte offset {at}): damage; they were skipped"),
-            );
-        }
-        let (n, at) = self.order.unknown;
-        if n > 0 {
-            self.trace.warn(
-                "unknown-event-id",
-                format!("{name}: {n} records name an event id that no attribute lists (first at byte offset {at}); they were skipped"),
-            );
-        }
-        let (n, extra, at) = self.oversized;
-        if n > 0 {
-            self.trace.warn(
-                "oversized-record",
-                format!("{name}: {n} samples are {extra} bytes longer than their fields (first at byte offset {at}): a damaged record size, and any records inside those bytes are lost"),
-            );
-        }
-        if self.bad > 0 {
-            self.trace.warn(
-                "bad-records-skipped",
-                format!(
-                    "{name}: {} records could not be decoded and were skipped (first: {})",
-                    self.bad,
-                    self.first_bad.take().unwrap_or_default()
-                ),
-            );
-        }
-        if self.order.queue.late > 0 {
-            self.trace.warn(
-                "records-out-of-round",
-                format!(
-                    "{name}: {} records are older than records of an earlier finished round (perf reports them as out of order)",
-                    self.order.queue.late
-                ),
-            );
-        }
-        if self.decoder.as_ref().is_some_and(|d| !d.tick_known()) && !self.ticks.is_empty() {
-            let inferred = self.ticks.infer();
-            if let Some(inf) = &inferred {
-                self.ticks.apply(&mut self.events, inf.function);
-            }
-            let (code, msg) = tick::warning(inferred.as_ref(), name, "perf.data carries");
-            self.trace.warn(code, msg);
-        }
-        let mentioned: Vec<Tid> = self
-            .events
-            .iter()
-            .filter_map(|e| match e.kind {
-                EventKind::SchedSwitch { next_tid, .. } => Some(next_tid),
-                EventKind::SchedProcessFork { child, .. } => Some(child),
-                EventKind::SchedWakeupNew { tid, .. } | EventKind::TaskNewtask { tid, .. } => {
-                    Some(tid)
-                }
-                _ => None,
-            })
-            .collect();
-        self.threads
-            .complete(&mut self.trace.tasks, mentioned.into_iter());
-        (self.trace, self.events)
     }
 }
 
@@ -639,7 +616,8 @@ mod tests {
     use super::*;
 
     /// The direct sample read gives what linux-perf-event-reader gives, on every sample of the
-    /// file-mode captures in `traces/`.
+    /// file-mode captures in `traces/` (the crate reads no `PERF_SAMPLE_READ`: those files
+    /// have none).
     #[test]
     fn direct_sample_read_matches_the_crate() {
         for f in [
@@ -654,7 +632,7 @@ mod tests {
             let list = attrs::read_file_attrs(&data, &h, big).expect("attrs");
             let a = Attrs::new(list, big).expect("attrs index");
             let end = (h.data.offset + h.data.size) as usize;
-            let (mut direct, mut samples) = (0, 0);
+            let mut samples = 0;
             for rec in Records::new(&data, h.data.offset as usize, end, big) {
                 if rec.rtype != RECORD_SAMPLE {
                     continue;
@@ -672,29 +650,27 @@ mod tests {
                     panic!("{f}: sample at {} does not parse", rec.offset);
                 };
                 let want = records::SampleFields::from(s.clone());
-                if attr.fast_sample {
-                    direct += 1;
-                    let got = records::SampleFields::read(rec.body, attr.attr.sample_format, big);
-                    assert_eq!(got.as_ref(), Some(&want), "{f}: sample at {}", rec.offset);
-                    // and the queued time is the sample's time
-                    let o = attr
-                        .parse
-                        .sample_record_time_offset_from_start
-                        .expect("time");
-                    assert_eq!(Some(read_u64(&rec.body[o as usize..], big)), s.timestamp);
-                }
+                let got = records::SampleFields::read(
+                    rec.body,
+                    attr.attr.sample_format,
+                    attr.read_format,
+                    big,
+                );
+                assert_eq!(got.as_ref(), Ok(&want), "{f}: sample at {}", rec.offset);
+                // and the queued time is the sample's time
+                let o = attr
+                    .parse
+                    .sample_record_time_offset_from_start
+                    .expect("time");
+                assert_eq!(Some(read_u64(&rec.body[o as usize..], big)), s.timestamp);
             }
             assert!(samples > 1000, "{f}: {samples} samples");
-            assert_eq!(
-                direct, samples,
-                "{f}: every sample of a tracepoint recording is read directly"
-            );
         }
     }
 
-    /// A sample cut short is no direct read: the crate's parse reports it.
+    /// A sample cut short names the field it ends before.
     #[test]
-    fn a_short_sample_is_left_to_the_crate() {
+    fn a_short_sample_names_what_it_lacks() {
         let fmt = SampleFormatAll::TID | SampleFormatAll::TIME | SampleFormatAll::RAW;
         let mut body = Vec::new();
         body.extend_from_slice(&7u32.to_le_bytes());
@@ -702,13 +678,73 @@ mod tests {
         body.extend_from_slice(&99u64.to_le_bytes());
         body.extend_from_slice(&4u32.to_le_bytes());
         body.extend_from_slice(b"abcd");
-        let f = records::SampleFields::read(&body, fmt, false).expect("whole sample");
+        let f = records::SampleFields::read(&body, fmt, 0, false).expect("whole sample");
         assert_eq!((f.pid, f.tid, f.timestamp), (Some(7), Some(8), Some(99)));
         assert_eq!(f.raw.as_deref(), Some(&b"abcd"[..]));
         for cut in 0..body.len() {
-            assert!(records::SampleFields::read(&body[..cut], fmt, false).is_none());
+            let e = records::SampleFields::read(&body[..cut], fmt, 0, false).unwrap_err();
+            let want = match cut {
+                0..8 => "PERF_SAMPLE_TID",
+                8..16 => "PERF_SAMPLE_TIME",
+                16..20 => "PERF_SAMPLE_RAW size",
+                _ => "PERF_SAMPLE_RAW data",
+            };
+            assert_eq!(e, want, "cut at {cut}");
         }
-        assert!(!records::SampleFields::covers(fmt | SampleFormatAll::READ));
+    }
+
+    /// Every read_format layout: one counter or a group, with or without the times, ids and
+    /// lost counts; the values and ids come back, and what follows (the raw data) is found.
+    #[test]
+    fn every_read_format_layout() {
+        use records::*;
+        let fmt = SampleFormatAll::TIME | SampleFormatAll::READ | SampleFormatAll::RAW;
+        for rf in 0..32u64 {
+            let words = |v: &[u64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+            let times = (rf & FORMAT_TOTAL_TIME_ENABLED != 0) as usize
+                + (rf & FORMAT_TOTAL_TIME_RUNNING != 0) as usize;
+            let (id, lost) = (rf & FORMAT_ID != 0, rf & FORMAT_LOST != 0);
+            let counters: &[(u64, u64)] = if rf & FORMAT_GROUP != 0 {
+                &[(10, 100), (20, 200), (30, 300)]
+            } else {
+                &[(10, 100)]
+            };
+            let mut r = vec![5u64]; // the time
+            if rf & FORMAT_GROUP != 0 {
+                r.push(counters.len() as u64);
+                r.extend(std::iter::repeat_n(777, times));
+                for &(v, i) in counters {
+                    r.push(v);
+                    if id {
+                        r.push(i);
+                    }
+                    if lost {
+                        r.push(9);
+                    }
+                }
+            } else {
+                r.push(counters[0].0);
+                r.extend(std::iter::repeat_n(777, times));
+                if id {
+                    r.push(counters[0].1);
+                }
+                if lost {
+                    r.push(9);
+                }
+            }
+            let mut body = words(&r);
+            body.extend_from_slice(&3u32.to_le_bytes());
+            body.extend_from_slice(b"xyz");
+            let f = SampleFields::read(&body, fmt, rf, false).expect("whole sample");
+            let got: Vec<_> = f.read.expect("read values").iter().collect();
+            let want: Vec<_> = counters
+                .iter()
+                .map(|&(v, i)| (v, id.then_some(i)))
+                .collect();
+            assert_eq!(got, want, "read_format {rf:#x}");
+            assert_eq!(f.raw.as_deref(), Some(&b"xyz"[..]), "read_format {rf:#x}");
+            assert!(SampleFields::read(&body[..body.len() - 8], fmt, rf, false).is_err());
+        }
     }
 
     use linux_perf_event_reader::SampleFormat as SampleFormatAll;

@@ -28,7 +28,8 @@ pub struct Orderer {
 impl Orderer {
     /// Takes a record of the stream; what is due (untimed records at once, a round's records
     /// at its end) goes to `out` in delivery order. A record cidscope cannot read is an error.
-    pub fn record(&mut self, rec: Rec, out: &mut Vec<Item>) -> BinResult<()> {
+    /// The record's items carry `rec.offset | src_flag` (the flag tells decompressed records).
+    pub fn record(&mut self, rec: Rec, src_flag: u64, out: &mut Vec<Item>) -> BinResult<()> {
         match rec.rtype {
             RECORD_SAMPLE | RECORD_COMM | RECORD_FORK | RECORD_EXIT | RECORD_LOST
             | RECORD_LOST_SAMPLES => {
@@ -59,7 +60,7 @@ impl Orderer {
                     )
                     .timestamp(),
                 };
-                let src = rec.offset as u64;
+                let src = rec.offset as u64 | src_flag;
                 match ts {
                     Some(ts) if ts != 0 => self.queue.push(ts, src, idx as u32),
                     // Untimed records (synthesized at the start) are delivered at once.
@@ -73,9 +74,10 @@ impl Orderer {
             }
             RECORD_FINISHED_ROUND => self.queue.round(out),
             RECORD_COMPRESSED | RECORD_COMPRESSED2 => {
+                // the reader decompresses them itself when the header announces compression
                 return Err(BinError::new(
                     rec.offset as u64,
-                    "found a PERF_RECORD_COMPRESSED record (perf record -z): compressed perf.data is not supported; record without -z",
+                    "found a PERF_RECORD_COMPRESSED record (perf record -z) in a file whose header has no HEADER_COMPRESSED feature: the file is damaged",
                 ));
             }
             // the kernel writes PERF_RECORD_READ only for inherit_stat events (at a child's exit)
@@ -106,6 +108,17 @@ impl Orderer {
     /// End of data: everything still queued, in order.
     pub fn finish(&mut self, out: &mut Vec<Item>) {
         self.queue.finish(out);
+    }
+
+    /// The lowest source of a queued record carrying `flag` (what decompressed bytes must be
+    /// kept from).
+    pub fn min_src_with(&self, flag: u64) -> Option<u64> {
+        self.queue
+            .pending
+            .iter()
+            .filter(|i| i.src & flag != 0)
+            .map(|i| i.src & !flag)
+            .min()
     }
 }
 

@@ -34,6 +34,13 @@ pub struct Rec<'a> {
     pub trailing: &'a [u8],
 }
 
+/// `read_format` bits (`enum perf_event_read_format`).
+pub const FORMAT_TOTAL_TIME_ENABLED: u64 = 1 << 0;
+pub const FORMAT_TOTAL_TIME_RUNNING: u64 = 1 << 1;
+pub const FORMAT_ID: u64 = 1 << 2;
+pub const FORMAT_GROUP: u64 = 1 << 3;
+pub const FORMAT_LOST: u64 = 1 << 4;
+
 /// The fields of a sample that cidscope uses.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SampleFields<'a> {
@@ -41,13 +48,16 @@ pub struct SampleFields<'a> {
     pub tid: Option<i32>,
     pub timestamp: Option<u64>,
     pub cpu: Option<u32>,
+    /// `PERF_SAMPLE_READ`: the counter values (one, or a group's).
+    pub read: Option<ReadValues<'a>>,
     pub raw: Option<std::borrow::Cow<'a, [u8]>>,
-    /// Bytes of the body after its last field: none in what the kernel writes (the raw data
-    /// is padded to 8 bytes inside its own size), so a damaged size that swallowed what
-    /// follows.
+    /// Bytes of the body after its last field, when nothing follows the raw data: none in what
+    /// the kernel writes (the raw data is padded to 8 bytes inside its own size), so a damaged
+    /// size that swallowed what follows.
     pub extra: usize,
 }
 
+#[cfg(test)]
 impl<'a> From<linux_perf_event_reader::SampleRecord<'a>> for SampleFields<'a> {
     fn from(s: linux_perf_event_reader::SampleRecord<'a>) -> SampleFields<'a> {
         SampleFields {
@@ -55,15 +65,48 @@ impl<'a> From<linux_perf_event_reader::SampleRecord<'a>> for SampleFields<'a> {
             tid: s.tid,
             timestamp: s.timestamp,
             cpu: s.cpu,
+            read: None,
             raw: s.raw.map(|r| r.as_slice()),
             extra: 0,
         }
     }
 }
 
+/// The values of a `PERF_SAMPLE_READ`, every `read_format` layout: one counter
+/// (`value [enabled] [running] [id] [lost]`) or a group (`nr [enabled] [running]` then
+/// `value [id] [lost]` per counter, the leader first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadValues<'a> {
+    /// The counters' entries, `stride` bytes each.
+    entries: &'a [u8],
+    stride: usize,
+    /// Where an entry holds its id (`PERF_FORMAT_ID`).
+    id_at: Option<usize>,
+    big: bool,
+}
+
+impl<'a> ReadValues<'a> {
+    /// Counters in the sample.
+    pub fn len(&self) -> usize {
+        self.entries.len() / self.stride
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// (value, id) of each counter, the group leader first.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, Option<u64>)> + 'a {
+        let (id_at, big) = (self.id_at, self.big);
+        self.entries
+            .chunks_exact(self.stride)
+            .map(move |e| (read_u64(e, big), id_at.map(|o| read_u64(&e[o..], big))))
+    }
+}
+
 impl<'a> SampleFields<'a> {
-    /// The sample fields that can precede the raw data, in the kernel's order (perf_output_sample).
-    const LEADING: SampleFormat = SampleFormat::IDENTIFIER
+    /// The sample fields up to the raw data, in the kernel's order (perf_output_sample).
+    const UP_TO_RAW: SampleFormat = SampleFormat::IDENTIFIER
         .union(SampleFormat::IP)
         .union(SampleFormat::TID)
         .union(SampleFormat::TIME)
@@ -72,65 +115,105 @@ impl<'a> SampleFields<'a> {
         .union(SampleFormat::STREAM_ID)
         .union(SampleFormat::CPU)
         .union(SampleFormat::PERIOD)
+        .union(SampleFormat::READ)
         .union(SampleFormat::CALLCHAIN)
         .union(SampleFormat::RAW);
 
-    /// Whether [`SampleFields::read`] reads samples of this format: nothing after the raw data
-    /// and no read values (tracepoint recordings, with or without -g).
-    pub fn covers(format: SampleFormat) -> bool {
-        Self::LEADING.contains(format)
-    }
-
-    /// Reads a sample body directly, or `None` if it is too short for its format (the caller
-    /// then lets linux-perf-event-reader say what is wrong). Only for formats it [`covers`].
-    ///
-    /// [`covers`]: SampleFields::covers
-    pub fn read(body: &'a [u8], format: SampleFormat, big: bool) -> Option<SampleFields<'a>> {
+    /// Reads a sample body up to its raw data (what follows it is not used), or says which
+    /// field the body ends before. `read_format` is the attr's raw bits (the crate's parse of
+    /// the attr drops `PERF_FORMAT_LOST`).
+    #[inline]
+    pub fn read(
+        body: &'a [u8],
+        format: SampleFormat,
+        read_format: u64,
+        big: bool,
+    ) -> Result<SampleFields<'a>, &'static str> {
         let mut at = 0usize;
-        let mut take = |n: usize| -> Option<&'a [u8]> {
-            let b = body.get(at..at.checked_add(n)?)?;
+        let mut take = |n: usize, what: &'static str| -> Result<&'a [u8], &'static str> {
+            let b = at
+                .checked_add(n)
+                .and_then(|e| body.get(at..e))
+                .ok_or(what)?;
             at += n;
-            Some(b)
+            Ok(b)
         };
         let has = |f: SampleFormat| format.contains(f);
         let mut out = SampleFields::default();
-        for f in [SampleFormat::IDENTIFIER, SampleFormat::IP] {
-            if has(f) {
-                take(8)?;
-            }
+        if has(SampleFormat::IDENTIFIER) {
+            take(8, "PERF_SAMPLE_IDENTIFIER")?;
+        }
+        if has(SampleFormat::IP) {
+            take(8, "PERF_SAMPLE_IP")?;
         }
         if has(SampleFormat::TID) {
-            out.pid = Some(read_u32(take(4)?, big) as i32);
-            out.tid = Some(read_u32(take(4)?, big) as i32);
+            let b = take(8, "PERF_SAMPLE_TID")?;
+            out.pid = Some(read_u32(b, big) as i32);
+            out.tid = Some(read_u32(&b[4..], big) as i32);
         }
         if has(SampleFormat::TIME) {
-            out.timestamp = Some(read_u64(take(8)?, big));
+            out.timestamp = Some(read_u64(take(8, "PERF_SAMPLE_TIME")?, big));
         }
-        for f in [
-            SampleFormat::ADDR,
-            SampleFormat::ID,
-            SampleFormat::STREAM_ID,
-        ] {
-            if has(f) {
-                take(8)?;
-            }
+        if has(SampleFormat::ADDR) {
+            take(8, "PERF_SAMPLE_ADDR")?;
+        }
+        if has(SampleFormat::ID) {
+            take(8, "PERF_SAMPLE_ID")?;
+        }
+        if has(SampleFormat::STREAM_ID) {
+            take(8, "PERF_SAMPLE_STREAM_ID")?;
         }
         if has(SampleFormat::CPU) {
-            out.cpu = Some(read_u32(take(8)?, big));
+            out.cpu = Some(read_u32(take(8, "PERF_SAMPLE_CPU")?, big));
         }
         if has(SampleFormat::PERIOD) {
-            take(8)?;
+            take(8, "PERF_SAMPLE_PERIOD")?;
+        }
+        if has(SampleFormat::READ) {
+            let times = (read_format & FORMAT_TOTAL_TIME_ENABLED != 0) as usize
+                + (read_format & FORMAT_TOTAL_TIME_RUNNING != 0) as usize;
+            let id = read_format & FORMAT_ID != 0;
+            let lost = read_format & FORMAT_LOST != 0;
+            const WHAT: &str = "PERF_SAMPLE_READ values";
+            out.read = Some(if read_format & FORMAT_GROUP != 0 {
+                let nr = read_u64(take(8, "PERF_SAMPLE_READ counter count")?, big);
+                take(8 * times, WHAT)?;
+                let stride = 8 * (1 + id as usize + lost as usize);
+                let n = usize::try_from(nr)
+                    .ok()
+                    .and_then(|n| n.checked_mul(stride))
+                    .ok_or(WHAT)?;
+                ReadValues {
+                    entries: take(n, WHAT)?,
+                    stride,
+                    id_at: id.then_some(8),
+                    big,
+                }
+            } else {
+                let stride = 8 * (1 + times + id as usize + lost as usize);
+                ReadValues {
+                    entries: take(stride, WHAT)?,
+                    stride,
+                    id_at: id.then_some(8 * (1 + times)),
+                    big,
+                }
+            });
         }
         if has(SampleFormat::CALLCHAIN) {
-            let n = usize::try_from(read_u64(take(8)?, big)).ok()?;
-            take(n.checked_mul(8)?)?;
+            let n = usize::try_from(read_u64(take(8, "PERF_SAMPLE_CALLCHAIN length")?, big))
+                .ok()
+                .and_then(|n| n.checked_mul(8))
+                .ok_or("PERF_SAMPLE_CALLCHAIN entries")?;
+            take(n, "PERF_SAMPLE_CALLCHAIN entries")?;
         }
         if has(SampleFormat::RAW) {
-            let n = read_u32(take(4)?, big) as usize;
-            out.raw = Some(std::borrow::Cow::Borrowed(take(n)?));
+            let n = read_u32(take(4, "PERF_SAMPLE_RAW size")?, big) as usize;
+            out.raw = Some(std::borrow::Cow::Borrowed(take(n, "PERF_SAMPLE_RAW data")?));
         }
-        out.extra = body.len() - at;
-        Some(out)
+        if Self::UP_TO_RAW.contains(format) {
+            out.extra = body.len() - at;
+        }
+        Ok(out)
     }
 }
 
@@ -153,6 +236,9 @@ pub struct Records<'a> {
     end: usize,
     big: bool,
     pub stop: Option<Stop>,
+    /// `PERF_RECORD_COMPRESSED2` records whose u16 size had wrapped (a perf bug), read by
+    /// their data size.
+    pub overflowed: u64,
 }
 
 impl<'a> Records<'a> {
@@ -164,6 +250,7 @@ impl<'a> Records<'a> {
             end,
             big,
             stop: None,
+            overflowed: 0,
         }
     }
 
@@ -193,12 +280,25 @@ impl<'a> Iterator for Records<'a> {
         let h = &self.data[at..at + 8];
         let rtype = read_u32(&h[0..4], self.big);
         let misc = read_u16(&h[4..6], self.big);
-        let size = read_u16(&h[6..8], self.big) as usize;
+        let mut size = read_u16(&h[6..8], self.big) as usize;
+        if rtype == RECORD_COMPRESSED2
+            && let Some(d) = self.data.get(at + 8..at + 16)
+        {
+            // perf 6.16+ writes `header.size = ALIGN(16 + data_size, 8)` into a u16: past 64 KB
+            // it wraps (to 0, or to a small size when perf packed several records into one
+            // push), and the padding is not written. The record then ends after its data.
+            let need = 16usize
+                .saturating_add(usize::try_from(read_u64(d, self.big)).unwrap_or(usize::MAX));
+            if need > size && need <= (1 << 20) {
+                self.overflowed += 1;
+                size = need;
+            }
+        }
         if size < 8 {
             self.stop = Some(Stop::Corrupt { offset: at, size });
             return None;
         }
-        if at + size > avail {
+        if at.saturating_add(size) > avail {
             self.stop = Some(truncated(size));
             return None;
         }

@@ -16,6 +16,6 @@ pub use mount::mount_tracefs;
 pub use perf::{
     PerfAttr, PerfRing, perf_disable, perf_enable, perf_event_open, perf_id, perf_set_output,
 };
-pub use poll::poll_readable;
+pub use poll::{poll_one, poll_readable};
 pub use rseq::{GlibcRseq, RseqArea, glibc_rseq};
 pub use sched::{affinity_self, set_affinity_self, set_thread_fifo, set_thread_nice};

@@ -1,7 +1,7 @@
 //! One chunk of a text capture as its lines are parsed: events, local strings and tasks, and
 //! what went wrong where (local line numbers, made global when the chunks are stitched).
 
-use crate::events::{Event, EventKind, Strings, TaskMeta, Tid, Warning};
+use crate::events::{Event, EventKind, StrId, Strings, TaskMeta, Tid, Warning};
 use rustc_hash::FxHashMap;
 
 /// What a line or a field was expected to be.
@@ -16,6 +16,66 @@ pub enum BadLine {
     Unparsed { expected: Expected, excerpt: String },
     #[error("internal error: the parser failed in the chunk starting here")]
     ParserFailed,
+}
+
+/// Well-formed lines that are not events of their own, counted (said in warnings at the end).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// `<stack trace>` / `<user stack trace>` lines (`options/stacktrace`), and trace-cmd's
+    /// `kernel_stack` / `user_stack` records: a stack belongs to the event above it.
+    pub stack_traces: u64,
+    /// Their ` => function` frame lines.
+    pub stack_frames: u64,
+    /// Lines continuing the free-text message of the event above (a trace_printk or
+    /// trace_marker message with newlines inside).
+    pub continuation: u64,
+    /// function_graph lines without a timestamp (`options/funcgraph-abstime` off).
+    pub graph_untimed: u64,
+    /// function_graph decoration: the `=>` task-switch blocks and irq arrows.
+    pub graph_marks: u64,
+}
+
+impl Skipped {
+    pub fn add(&mut self, o: &Skipped) {
+        self.stack_traces += o.stack_traces;
+        self.stack_frames += o.stack_frames;
+        self.continuation += o.continuation;
+        self.graph_untimed += o.graph_untimed;
+        self.graph_marks += o.graph_marks;
+    }
+
+    /// What was skipped, as warnings.
+    pub fn warnings(&self, path: &str) -> Vec<Warning> {
+        let mut w = Vec::new();
+        if self.stack_traces + self.stack_frames > 0 {
+            w.push(Warning {
+                code: "stack-traces-skipped",
+                message: format!(
+                    "{path}: {} stack traces ({} frames) skipped: each belongs to the event above it, which is kept",
+                    self.stack_traces, self.stack_frames
+                ),
+            });
+        }
+        if self.continuation > 0 {
+            w.push(Warning {
+                code: "continuation-lines",
+                message: format!(
+                    "{path}: {} lines continue the message of the event above them (a trace_printk or trace_marker text with newlines) and were read as part of it",
+                    self.continuation
+                ),
+            });
+        }
+        if self.graph_untimed > 0 {
+            w.push(Warning {
+                code: "function-graph-untimed",
+                message: format!(
+                    "{path}: {} function_graph lines have no timestamp and were skipped: record with `echo 1 > options/funcgraph-abstime` (and `options/funcgraph-proc` for the task)",
+                    self.graph_untimed
+                ),
+            });
+        }
+        w
+    }
 }
 
 /// What one chunk of lines produced.
@@ -45,8 +105,25 @@ pub struct Chunk {
     pub tgid_notes: Vec<(u32, Tid, Tid)>,
     /// The latest TGID of tids whose TGID changed within this chunk.
     tgid_latest: FxHashMap<Tid, Tid>,
-    /// Records whose line names no CPU (put on CPU 0): (count, first local line).
-    pub cpu_missing: (u64, u64),
+    /// perf script: lines skipped and events lacking a column.
+    pub perf: crate::sources::text::perf_tally::Tally,
+    pub skipped: Skipped,
+    /// Names the payloads give for tasks (a switch's next_comm, exec's filename, wakeups,
+    /// forks): what `<...>` in the task column is replaced with.
+    pub names: Vec<(Tid, StrId)>,
+    /// Whether the line before may be continued by free text (it was an event cidscope does
+    /// not model, or a continuation): `None` at the chunk's start, until its first line.
+    pub cont_ok: Option<bool>,
+    /// Lines at the chunk's start taken as continuations of the previous chunk's last event:
+    /// the first of them (local line, what it was) and how many; an error if that event
+    /// turns out not to allow it.
+    pub leading_cont: Option<(u64, BadLine)>,
+    pub leading_cont_n: u64,
+    /// function_graph without the task column: the task the last `=>` line of each CPU
+    /// switched to, and the events (indices) of CPUs before their first `=>` line, whose task
+    /// is the previous chunk's.
+    pub graph_task: FxHashMap<u16, Tid>,
+    pub graph_unknown: Vec<u32>,
 }
 
 impl Chunk {
@@ -67,7 +144,14 @@ impl Chunk {
             warned_late_header: false,
             tgid_notes: Vec::new(),
             tgid_latest: FxHashMap::default(),
-            cpu_missing: (0, 0),
+            perf: Default::default(),
+            skipped: Skipped::default(),
+            names: Vec::new(),
+            cont_ok: None,
+            leading_cont: None,
+            leading_cont_n: 0,
+            graph_task: FxHashMap::default(),
+            graph_unknown: Vec::new(),
         }
     }
 
@@ -95,6 +179,10 @@ impl Chunk {
                 }
                 _ => {}
             }
+            // `<...>`: the kernel had lost the pid's name when it printed the line
+            if self.strings.get(m.comm) == UNKNOWN_COMM && comm != UNKNOWN_COMM {
+                m.comm = self.strings.intern(comm);
+            }
             return;
         }
         let comm = self.strings.intern(comm);
@@ -102,14 +190,6 @@ impl Chunk {
         if let Some(g) = tgid {
             self.tgid_notes.push((at, tid, g));
         }
-    }
-
-    /// The line being parsed names no CPU: its record goes on CPU 0, counted.
-    pub fn note_no_cpu(&mut self) {
-        if self.cpu_missing.0 == 0 {
-            self.cpu_missing.1 = self.lines;
-        }
-        self.cpu_missing.0 += 1;
     }
 
     /// A lost-event marker: placed at the time of the last event before it (fixed up across
@@ -125,7 +205,15 @@ impl Chunk {
     }
 }
 
+/// What ftrace prints for a task whose name it no longer has.
+pub const UNKNOWN_COMM: &[u8] = b"<...>";
+
 /// Parses one line into `out`. Returns what was expected when the line is malformed.
 pub trait LineParser: Send + Sync {
     fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), Expected>;
+
+    /// The times are deltas (each the time since the event before): the stitch adds them up.
+    fn cumulative_times(&self) -> bool {
+        false
+    }
 }

@@ -8,9 +8,9 @@ use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, Tra
 use crate::sources::error::{Location, SourceError};
 use crate::sources::options::LoadOptions;
 use crate::sources::sys::prefetch::prefetch;
-use crate::sources::text::chunk::{BadLine, Chunk, LineParser};
+use crate::sources::text::chunk::{BadLine, Chunk, LineParser, Skipped, UNKNOWN_COMM};
 use rustc_hash::FxHashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// Bytes per chunk: the unit of parallel work and of a streamed delta. Small enough that the
@@ -32,13 +32,25 @@ struct Stitch {
     ncpus_sent: bool,
     /// Latest TGIDs of tids whose TGID changed (a tid reused by another process).
     tgids: crate::events::TgidTrack,
-    /// Records whose line names no CPU: (count, first line).
-    cpu_missing: (u64, u64),
+    perf: crate::sources::text::perf_tally::Tally,
+    /// Deltas are added up into times (perf script --deltatime): the sum so far.
+    cumulative: Option<u64>,
+    skipped: Skipped,
+    /// The last line so far may be continued by free text (see [`Chunk::cont_ok`]).
+    cont_ok: bool,
+    /// function_graph: each CPU's task as the last `=>` line named it.
+    graph_task: FxHashMap<u16, Tid>,
+    /// Tasks the task column showed only as `<...>`, and names payloads gave for tasks.
+    anon: rustc_hash::FxHashSet<Tid>,
+    names: FxHashMap<Tid, StrId>,
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
 struct Pipeline {
-    ready: FxHashMap<usize, Chunk>,
+    ready: FxHashMap<usize, Result<Chunk, SourceError>>,
+    /// Pieces taken from the input so far, and their number once the input has ended.
+    pulled: usize,
+    total: Option<usize>,
     /// Chunks handed to the sink so far; workers stay within a window ahead of it, so memory is
     /// bounded however slow the sink is.
     consumed: usize,
@@ -50,6 +62,8 @@ struct Pipeline {
 struct Shared {
     state: Mutex<Pipeline>,
     changed: Condvar,
+    /// Set when the consumer leaves: a worker waiting on a stream's input gives up.
+    abandon: AtomicBool,
 }
 
 impl Shared {
@@ -60,6 +74,7 @@ impl Shared {
         self.changed.wait(g).unwrap_or_else(|e| e.into_inner())
     }
     fn stop(&self) {
+        self.abandon.store(true, Ordering::Relaxed);
         self.lock().stop = true;
         self.changed.notify_all();
     }
@@ -73,6 +88,93 @@ impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
         self.0.stop();
     }
+}
+
+/// A run of whole lines of the input: borrowed from a mapped file, or read from a stream.
+pub enum Piece<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Piece<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Piece::Borrowed(b) => b,
+            Piece::Owned(v) => v,
+        }
+    }
+}
+
+/// Where the driver takes its pieces from, in input order.
+pub trait Pieces<'a>: Send {
+    /// The next run of whole lines (each ending in a newline), or `None` at the end; a stream
+    /// waiting for data gives up (as at its end) once `stop` is set.
+    fn next_piece(&mut self, stop: &AtomicBool) -> Result<Option<Piece<'a>>, SourceError>;
+    /// What followed the last newline, once the input has ended (a line cut short).
+    fn partial(&self) -> Option<&[u8]>;
+    /// The input's size when known up front (a mapped file), for the choice of threads.
+    fn size_hint(&self) -> Option<usize>;
+}
+
+/// The pieces of a capture held whole in memory: about `size` bytes each, cut at newlines.
+pub struct SlicePieces<'a> {
+    body: &'a [u8],
+    partial: Option<&'a [u8]>,
+    ranges: std::vec::IntoIter<(usize, usize)>,
+}
+
+impl<'a> SlicePieces<'a> {
+    pub fn new(data: &'a [u8], size: usize) -> SlicePieces<'a> {
+        // An unterminated last line is a record cut short: reported, never counted.
+        let (body, partial) = match data.iter().rposition(|&b| b == b'\n') {
+            Some(p) if p + 1 < data.len() => (&data[..=p], Some(&data[p + 1..])),
+            Some(_) => (data, None),
+            None => (&data[..0], Some(data)),
+        };
+        SlicePieces {
+            body,
+            partial,
+            ranges: split_at_lines_every(body, size.max(1)).into_iter(),
+        }
+    }
+}
+
+impl<'a> Pieces<'a> for SlicePieces<'a> {
+    fn next_piece(&mut self, _stop: &AtomicBool) -> Result<Option<Piece<'a>>, SourceError> {
+        Ok(self
+            .ranges
+            .next()
+            .map(|(a, b)| Piece::Borrowed(&self.body[a..b])))
+    }
+    fn partial(&self) -> Option<&[u8]> {
+        self.partial
+    }
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.body.len())
+    }
+}
+
+/// Threads for a parse of `size` bytes (unknown: a stream, which may be large).
+fn threads_for(size: Option<usize>, opts: &LoadOptions) -> usize {
+    let cores = || std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    match opts.threads {
+        _ if opts.serial => 1,
+        Some(n) => n.max(1),
+        None if size.is_none_or(|s| s >= 8 << 20) => cores(),
+        None => 1,
+    }
+}
+
+/// Bytes per piece of a capture of `size` bytes parsed on `n_threads` (several pieces per
+/// worker even for a mid-sized file, so both cores stay busy to the end).
+pub fn segment_for(size: Option<usize>, n_threads: usize, opts: &LoadOptions) -> usize {
+    opts.segment_bytes
+        .unwrap_or_else(|| match (n_threads, size) {
+            (1, _) | (_, None) => SEGMENT_BYTES,
+            (n, Some(s)) => (s / (4 * n)).clamp(64 << 10, SEGMENT_BYTES),
+        })
+        .max(1)
 }
 
 /// Parses a text capture chunk by chunk, handing each chunk's events to `sink` as a
@@ -92,29 +194,22 @@ pub fn stream_text(
     opts: &LoadOptions,
     sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
 ) -> Result<(), SourceError> {
-    // An unterminated last line is a record cut short: reported, never counted.
-    let (body, partial) = match data.iter().rposition(|&b| b == b'\n') {
-        Some(p) if p + 1 < data.len() => (&data[..=p], Some(&data[p + 1..])),
-        Some(_) => (data, None),
-        None => (&data[..0], Some(data)),
-    };
-    let n_threads = match opts.threads {
-        _ if opts.serial => 1,
-        Some(n) => n.max(1),
-        None if body.len() >= 8 << 20 => {
-            std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
-        }
-        None => 1,
-    };
-    // Several chunks per worker even for a mid-sized file, so both cores stay busy to the end.
-    let segment = opts
-        .segment_bytes
-        .unwrap_or_else(|| match n_threads {
-            1 => SEGMENT_BYTES,
-            n => (body.len() / (4 * n)).clamp(64 << 10, SEGMENT_BYTES),
-        })
-        .max(1);
-    let ranges = split_at_lines_every(body, segment);
+    let size = Some(data.len());
+    let segment = segment_for(size, threads_for(size, opts), opts);
+    let mut pieces = SlicePieces::new(data, segment);
+    stream_pieces(path, &mut pieces, parser, headerless, opts, sink)
+}
+
+/// [`stream_text`] over any source of pieces (a mapped file, or a stream as it arrives).
+pub fn stream_pieces<'a>(
+    path: &str,
+    pieces: &mut dyn Pieces<'a>,
+    parser: &dyn LineParser,
+    headerless: Option<Format>,
+    opts: &LoadOptions,
+    sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+) -> Result<(), SourceError> {
+    let n_threads = threads_for(pieces.size_hint(), opts);
     let mut st = Stitch {
         strings: Strings::new(),
         sent_strings: 1,
@@ -126,15 +221,40 @@ pub fn stream_text(
         first_bad: None,
         ncpus_sent: false,
         tgids: Default::default(),
-        cpu_missing: (0, 0),
+        perf: Default::default(),
+        cumulative: parser.cumulative_times().then_some(0),
+        skipped: Skipped::default(),
+        cont_ok: false,
+        graph_task: FxHashMap::default(),
+        anon: Default::default(),
+        names: FxHashMap::default(),
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
     let mut consume = |chunk: Chunk| -> Result<(Vec<Event>, bool), SourceError> {
         let mut chunk = chunk;
-        let failed = chunk.error.take().map(|(l, bad)| {
+        let mut failed = chunk.error.take().map(|(l, bad)| {
             SourceError::new(path, Location::Line(st.line_base + l), bad.to_string())
         });
+        // free text at the chunk's start: a continuation if the previous chunk ended on an
+        // event that allows one, else a bad line
+        if let Some((l, bad)) = chunk.leading_cont.take() {
+            if st.cont_ok {
+                st.skipped.continuation += chunk.leading_cont_n;
+            } else if opts.skip_bad_lines {
+                st.bad += chunk.leading_cont_n;
+                if st.first_bad.is_none() {
+                    st.first_bad = Some((st.line_base + l, bad));
+                }
+            } else {
+                chunk.events.clear();
+                failed = Some(SourceError::new(
+                    path,
+                    Location::Line(st.line_base + l),
+                    bad.to_string(),
+                ));
+            }
+        }
         // (a failed chunk keeps what it parsed before the bad line)
         merge_chunk(&mut st, &mut delta, chunk);
         let new_strings = st.strings.len();
@@ -154,10 +274,11 @@ pub fn stream_text(
         }
         Ok((buf, go))
     };
-    if n_threads == 1 || ranges.len() == 1 {
+    if n_threads == 1 {
         let mut buf = Vec::new();
-        for &(a, b) in &ranges {
-            let chunk = parse_chunk(&body[a..b], parser, opts, buf);
+        let never = AtomicBool::new(false);
+        while let Some(piece) = pieces.next_piece(&never)? {
+            let chunk = parse_chunk(&piece, parser, opts, buf);
             let (back, go) = consume(chunk)?;
             if !go {
                 return Ok(());
@@ -168,64 +289,94 @@ pub fn stream_text(
         let shared = Shared {
             state: Mutex::new(Pipeline {
                 ready: FxHashMap::default(),
+                pulled: 0,
+                total: None,
                 consumed: 0,
                 pool: Vec::new(),
                 stop: false,
             }),
             changed: Condvar::new(),
+            abandon: AtomicBool::new(false),
         };
-        let next = AtomicUsize::new(0);
+        // One worker at a time takes the next piece (reading a stream is sequential anyway);
+        // the pipeline's own lock is never held while the input is read.
+        let source = Mutex::new(&mut *pieces);
         let window = 2 * n_threads;
         let go = std::thread::scope(|s| {
             let _stop = StopOnDrop(&shared);
             for _ in 0..n_threads {
-                let (shared, next, ranges) = (&shared, &next, &ranges);
+                let (shared, source) = (&shared, &source);
                 s.spawn(move || {
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&(a, b)) = ranges.get(i) else {
-                            return;
-                        };
-                        let buf = {
+                        let mut src = source.lock().unwrap_or_else(|e| e.into_inner());
+                        let (i, buf) = {
                             let mut g = shared.lock();
-                            while !g.stop && i >= g.consumed + window {
+                            while !g.stop && g.total.is_none() && g.pulled >= g.consumed + window {
                                 g = shared.wait(g);
                             }
-                            if g.stop {
+                            if g.stop || g.total.is_some() {
                                 return;
                             }
-                            g.pool.pop().unwrap_or_default()
+                            (g.pulled, g.pool.pop().unwrap_or_default())
                         };
-                        let piece = &body[a..b];
+                        let piece = match src.next_piece(&shared.abandon) {
+                            Ok(Some(p)) => p,
+                            Ok(None) => {
+                                let mut g = shared.lock();
+                                g.total = Some(i);
+                                drop(g);
+                                shared.changed.notify_all();
+                                return;
+                            }
+                            Err(e) => {
+                                let mut g = shared.lock();
+                                g.ready.insert(i, Err(e));
+                                g.total = Some(i + 1);
+                                drop(g);
+                                shared.changed.notify_all();
+                                return;
+                            }
+                        };
+                        shared.lock().pulled = i + 1;
+                        drop(src);
                         let chunk = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            parse_chunk(piece, parser, opts, buf)
+                            parse_chunk(&piece, parser, opts, buf)
                         }))
                         .unwrap_or_else(|_| {
                             let mut c = Chunk::new();
                             c.error = Some((1, BadLine::ParserFailed));
                             c
                         });
-                        shared.lock().ready.insert(i, chunk);
+                        drop(piece);
+                        shared.lock().ready.insert(i, Ok(chunk));
                         shared.changed.notify_all();
                     }
                 });
             }
-            for i in 0..ranges.len() {
+            let mut i = 0;
+            loop {
                 let chunk = {
                     let mut g = shared.lock();
                     loop {
                         if let Some(c) = g.ready.remove(&i) {
-                            break c;
+                            break Some(c);
+                        }
+                        if g.total.is_some_and(|t| i >= t) {
+                            break None;
                         }
                         g = shared.wait(g);
                     }
                 };
-                let (buf, go) = consume(chunk)?;
+                let Some(chunk) = chunk else {
+                    break;
+                };
+                let (buf, go) = consume(chunk?)?;
                 if !go {
                     return Ok(false);
                 }
+                i += 1;
                 let mut g = shared.lock();
-                g.consumed = i + 1;
+                g.consumed = i;
                 g.pool.push(buf);
                 drop(g);
                 shared.changed.notify_all();
@@ -238,7 +389,10 @@ pub fn stream_text(
     }
     let mut last = TraceDelta::default();
     let last_line = st.line_base + 1;
-    if let Some(p) = partial.filter(|p| !p.iter().all(|b| b.is_ascii_whitespace())) {
+    if let Some(p) = pieces
+        .partial()
+        .filter(|p| !p.iter().all(|b| b.is_ascii_whitespace()))
+    {
         last.warnings.push(Warning {
             code: "truncated-line",
             message: format!(
@@ -260,15 +414,12 @@ pub fn stream_text(
             ),
         });
     }
-    if st.cpu_missing.0 > 0 {
-        last.warnings.push(Warning {
-            code: Warning::CPU_UNKNOWN,
-            message: format!(
-                "{path}:{}: {} records name no CPU (perf script without its cpu field?): they were put on CPU 0, so CPUs, the CID bound and who runs at once are not known",
-                st.cpu_missing.1, st.cpu_missing.0
-            ),
-        });
-    }
+    let times = match st.cumulative {
+        Some(_) => crate::sources::text::perf_tally::TimeMode::Delta,
+        None => Default::default(),
+    };
+    last.warnings.extend(st.perf.warnings(path, times));
+    last.warnings.extend(st.skipped.warnings(path));
     if !st.saw_header {
         last.format = headerless;
     }
@@ -363,15 +514,14 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         st.ncpus_sent = true;
     }
     st.saw_header |= chunk.saw_header;
+    st.perf.add(&chunk.perf);
+    st.skipped.add(&chunk.skipped);
+    if let Some(c) = chunk.cont_ok {
+        st.cont_ok = c;
+    }
     st.bad += chunk.bad_lines;
     if st.first_bad.is_none() {
         st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));
-    }
-    if chunk.cpu_missing.0 > 0 {
-        if st.cpu_missing.0 == 0 {
-            st.cpu_missing.1 = st.line_base + chunk.cpu_missing.1;
-        }
-        st.cpu_missing.0 += chunk.cpu_missing.0;
     }
     st.line_base += chunk.lines;
     delta.warnings.append(&mut chunk.warnings);
@@ -381,10 +531,17 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         .collect();
     let re = |id: StrId| remap.get(id.0 as usize).copied().unwrap_or_default();
     let first_real = chunk.events.iter().find(|e| e.ts != u64::MAX).map(|e| e.ts);
-    let fix = |e: &mut Event, last_ts: &mut Option<u64>| {
+    let mut sum = st.cumulative;
+    let mut fix = |e: &mut Event, last_ts: &mut Option<u64>| {
+        if let Some(s) = &mut sum
+            && e.ts != u64::MAX
+        {
+            *s = s.saturating_add(e.ts).min(crate::events::MAX_TS);
+            e.ts = *s;
+        }
         match &mut e.kind {
             EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
-            EventKind::Other { name } => *name = re(*name),
+            EventKind::Other { name } | EventKind::Function { name, .. } => *name = re(*name),
             _ => {}
         }
         // Lost markers noted before any event of their chunk take the time of the event before
@@ -399,7 +556,22 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     for e in evs.iter_mut() {
         fix(e, &mut st.last_ts);
     }
+    st.cumulative = sum;
+    // function_graph without a task column: the task of a CPU before the chunk's first `=>`
+    for &i in &chunk.graph_unknown {
+        if let Some(e) = evs.get_mut(i as usize)
+            && let Some(&t) = st.graph_task.get(&e.cpu)
+        {
+            e.tid = t;
+        }
+    }
+    st.graph_task.extend(chunk.graph_task.drain());
+    for &(tid, name) in &chunk.names {
+        st.names.entry(tid).or_insert(re(name));
+    }
     delta.events = evs;
+    // (looked up, not interned: most captures never show it)
+    let anon_id = st.strings.find(UNKNOWN_COMM);
     for (tid, m) in chunk.tasks {
         let m = TaskMeta {
             tgid: m.tgid,
@@ -407,12 +579,24 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         };
         match st.tasks.get_mut(&tid) {
             Some(old) => {
+                let mut changed = false;
+                if anon_id.is_some_and(|a| old.comm == a && m.comm != a) {
+                    old.comm = m.comm;
+                    st.anon.remove(&tid);
+                    changed = true;
+                }
                 if old.tgid.is_none() && m.tgid.is_some() {
                     old.tgid = m.tgid;
+                    changed = true;
+                }
+                if changed {
                     delta.tasks.push((tid, *old));
                 }
             }
             None => {
+                if Some(m.comm) == anon_id {
+                    st.anon.insert(tid);
+                }
                 st.tasks.insert(tid, m);
                 delta.tasks.push((tid, m));
             }
@@ -429,6 +613,34 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
             && let Some(c) = st.tgids.observe(m, tid, Some(g), ts)
         {
             delta.tgid_changes.push(c);
+        }
+    }
+    // `<...>` tasks get the name another line of the file gives them
+    if !st.anon.is_empty() {
+        for e in &delta.events {
+            if let EventKind::SchedSwitch {
+                next_tid,
+                next_comm,
+                ..
+            } = e.kind
+                && Some(next_comm) != anon_id
+                && st.anon.contains(&next_tid)
+            {
+                st.names.entry(next_tid).or_insert(next_comm);
+            }
+        }
+        let named: Vec<(Tid, StrId)> = st
+            .anon
+            .iter()
+            .filter_map(|t| st.names.get(t).map(|&n| (*t, n)))
+            .filter(|&(_, n)| Some(n) != anon_id)
+            .collect();
+        for (tid, name) in named {
+            st.anon.remove(&tid);
+            if let Some(m) = st.tasks.get_mut(&tid) {
+                m.comm = name;
+                delta.tasks.push((tid, *m));
+            }
         }
     }
 }

@@ -5,28 +5,15 @@
 //! spaces, dashes, digits and even `[001]`, so the line is anchored on the first `[CPU]` that is
 //! preceded by `-PID` and followed by a timestamp, not split on whitespace.
 
-use crate::events::{Event, Tid};
+use crate::events::{Event, EventKind, Tid};
 use crate::sources::file_format::Sample;
 use crate::sources::text::chunk::{Chunk, Expected, LineParser};
-use crate::sources::text::payload;
+pub use crate::sources::text::columns::{Cols, Head};
 use crate::sources::text::scan::{parse_ts, skip_spaces, trim_end, trim_start};
+use crate::sources::text::{payload, shapes};
 
 /// Parser for every ftrace-family text format.
 pub struct FtraceText;
-
-/// The fixed columns of an event line.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Head<'a> {
-    pub comm: &'a [u8],
-    pub tid: Tid,
-    /// `Some(None)` when the TGID column is present but shows `-------`.
-    pub tgid: Option<Option<Tid>>,
-    pub cpu: u16,
-    pub flags: Option<&'a [u8]>,
-    pub ts: u64,
-    pub name: &'a [u8],
-    pub rest: &'a [u8],
-}
 
 /// Splits an event line into its columns, trying first the `[CPU]` position `hint` where the
 /// previous line had it (tracefs pads its columns, so it rarely moves).
@@ -59,6 +46,33 @@ pub fn split_head(line: &[u8]) -> Option<Head<'_>> {
 }
 
 fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
+    let (c, after) = cols_at(line, i)?;
+    // EVENT: PAYLOAD
+    let n0 = skip_spaces(line, after);
+    // the name ends at its colon; a space first means this is no event line
+    let colon = find2(line, n0, b':', b' ')?;
+    let name = &line[n0..colon];
+    // no event's name holds '(': that is a syscall's "sys_foo(arg: 1, ...)"
+    if name.is_empty() || line[colon] != b':' || memchr::memchr(b'(', name).is_some() {
+        return None;
+    }
+    let rest = &line[skip_spaces(line, colon + 1)..];
+    Some(Head {
+        comm: c.comm,
+        tid: c.tid,
+        tgid: c.tgid,
+        cpu: c.cpu,
+        flags: c.flags,
+        ts: c.ts,
+        name,
+        rest,
+    })
+}
+
+/// The columns of a line whose `[CPU]` is at `i`, and where the text after the timestamp's
+/// colon starts.
+#[inline(always)]
+fn cols_at(line: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
     // [CPU]
     let mut j = i + 1;
     while j < line.len() && line[j].is_ascii_digit() {
@@ -108,25 +122,29 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
         (Some(tok), &t2[..t2.len() - 1], e2)
     };
     let ts = parse_ts(ts_tok)?;
-    // EVENT: PAYLOAD
-    let n0 = skip_spaces(line, after);
-    // the name ends at its colon; a space first means this is no event line
-    let colon = find2(line, n0, b':', b' ')?;
-    let name = &line[n0..colon];
-    if name.is_empty() || line[colon] != b':' {
-        return None;
+    Some((
+        Cols {
+            comm,
+            tid,
+            tgid,
+            cpu,
+            flags,
+            ts,
+        },
+        after,
+    ))
+}
+
+/// The columns of a line up to its timestamp, and the text after it, when the text is not
+/// `EVENT: PAYLOAD` (the slow path: stack-trace, syscall and function tracer lines).
+pub fn split_cols(line: &[u8]) -> Option<(Cols<'_>, &[u8])> {
+    let limit = line.len().min(200);
+    for i in memchr::memchr_iter(b'[', &line[..limit]) {
+        if let Some((c, after)) = cols_at(line, i) {
+            return Some((c, &line[skip_spaces(line, after)..]));
+        }
     }
-    let rest = &line[skip_spaces(line, colon + 1)..];
-    Some(Head {
-        comm,
-        tid,
-        tgid,
-        cpu,
-        flags,
-        ts,
-        name,
-        rest,
-    })
+    None
 }
 
 /// The first position at or after `from` holding `a` or `b`, eight bytes at a time (the
@@ -180,6 +198,22 @@ pub fn sniff_family(sample: &Sample) -> Option<(usize, Family)> {
         }
         if line.starts_with(b"cpus=") || line.starts_with(b"version = ") {
             return Some((first.unwrap_or(i), Family::Report));
+        }
+        let other_shape = || {
+            shapes::graph(line).is_some()
+                || shapes::latency(line).is_some()
+                || split_cols(line).is_some_and(|(_, rest)| {
+                    shapes::after_ts(rest, &mut crate::events::Strings::new()).is_some()
+                })
+        };
+        if split_head(line).is_none() && other_shape() {
+            // function_graph, latency-format, function tracer lines
+            first.get_or_insert(i);
+            ftrace_lines += 1;
+            if ftrace_lines >= 20 {
+                break;
+            }
+            continue;
         }
         if let Some(h) = split_head(line) {
             first.get_or_insert(i);
@@ -243,35 +277,262 @@ impl LineParser for FtraceText {
             return header_line(line, out);
         }
         if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
-            let kind = payload::parse(h.name, h.rest, &mut out.strings)?;
-            out.note_task(h.cpu, h.tid, h.comm, h.tgid.flatten());
+            return event_line(h, out);
+        }
+        other_line(line, out)
+    }
+}
+
+/// An event line: its payload parsed, its task noted.
+#[inline]
+fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
+    let kind = payload::parse(h.name, h.rest, &mut out.strings)?;
+    let kind = match kind {
+        EventKind::Other { name } => {
+            let n = out.strings.get(name);
+            if n.starts_with(b"funcgraph_") || n == b"function" || n.ends_with(b"_stack") {
+                match special_event(&h, out)? {
+                    Some(k) => k,
+                    None => return Ok(()),
+                }
+            } else {
+                names_in_payload(h.name, h.rest, out);
+                kind
+            }
+        }
+        EventKind::SchedProcessExec { tid, .. } => {
+            exec_name(tid, h.rest, out);
+            kind
+        }
+        k => k,
+    };
+    out.cont_ok = Some(matches!(kind, EventKind::Other { .. }));
+    let comm = strip_buffer_prefix(h.comm);
+    out.note_task(h.cpu, h.tid, comm, h.tgid.flatten());
+    out.events.push(Event {
+        ts: h.ts,
+        tid: h.tid,
+        cpu: h.cpu,
+        kind,
+    });
+    Ok(())
+}
+
+/// trace-cmd's function tracer, function_graph and stack records: `function: func <-- parent`,
+/// `funcgraph_entry: 0.123 us | func();`, `kernel_stack: <stack trace >` (`None`: skipped).
+#[cold]
+fn special_event(h: &Head, out: &mut Chunk) -> Result<Option<EventKind>, Expected> {
+    let n = h.name;
+    if n == b"kernel_stack" || n == b"user_stack" {
+        out.skipped.stack_traces += 1;
+        out.cont_ok = Some(false);
+        return Ok(None);
+    }
+    if n == b"function" {
+        let func = h.rest.split(|&b| b == b' ').next().unwrap_or(b"");
+        let func = func.split(|&b| b == b'+').next().unwrap_or(func);
+        if !func.is_empty() {
+            return Ok(Some(EventKind::Function {
+                name: out.strings.intern(func),
+                duration_ns: u32::MAX,
+            }));
+        }
+    }
+    if (n == b"funcgraph_entry" || n == b"funcgraph_exit")
+        && let Some(body) = shapes::graph_payload(h.rest)
+    {
+        return shapes::graph_event(&body, &mut out.strings);
+    }
+    Ok(Some(EventKind::Other {
+        name: out.strings.intern(n),
+    }))
+}
+
+/// trace-cmd report of several buffers prefixes each line with the buffer's name:
+/// `xtextcmd:            sleep-5339  [001] ...` — the comm is what follows it.
+fn strip_buffer_prefix(comm: &[u8]) -> &[u8] {
+    if let Some(c) = memchr::memmem::find(comm, b":  ")
+        && c > 0
+        && !comm[..c].contains(&b' ')
+    {
+        return trim_start(&comm[c + 1..]);
+    }
+    comm
+}
+
+/// Task names in payloads of events cidscope does not model (wakeups, forks, migrations):
+/// kept to name a task the task column shows as `<...>`.
+#[inline]
+fn names_in_payload(name: &[u8], rest: &[u8], out: &mut Chunk) {
+    let (ckey, pkey): (&[u8], &[u8]) = match name {
+        b"sched_wakeup"
+        | b"sched_waking"
+        | b"sched_migrate_task"
+        | b"sched_process_exit"
+        | b"sched_process_free"
+        | b"sched_process_wait"
+        | b"sched_stat_runtime" => (b"comm=", b"pid="),
+        b"sched_process_fork" => (b"child_comm=", b"child_pid="),
+        _ => return,
+    };
+    let Some(pid) = payload::field(rest, pkey, rest.len()).and_then(payload::parse_u64) else {
+        return;
+    };
+    let Some(comm) = payload::field(rest, ckey, rest.len()) else {
+        return;
+    };
+    let id = out.strings.intern(comm);
+    out.names.push((pid as Tid, id));
+}
+
+/// sched_process_exec `filename=/usr/bin/foo`: the comm the task gets is its base name.
+fn exec_name(tid: Tid, rest: &[u8], out: &mut Chunk) {
+    let limit = memchr::memmem::find(rest, b" pid=").unwrap_or(rest.len());
+    let Some(f) = rest.get(..limit).and_then(|r| r.strip_prefix(b"filename=")) else {
+        return;
+    };
+    let base = f.rsplit(|&b| b == b'/').next().unwrap_or(f);
+    let base = &base[..base.len().min(15)];
+    if !base.is_empty() {
+        let id = out.strings.intern(base);
+        out.names.push((tid, id));
+    }
+}
+
+/// Every line that is not `COMM-PID [CPU] TIME: EVENT: PAYLOAD` (the slow path).
+#[cold]
+fn other_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
+    if shapes::is_stack_frame(line) {
+        out.skipped.stack_frames += 1;
+        return Ok(());
+    }
+    if let Some((cpu, count)) = lost_marker(line) {
+        out.push_lost(cpu, count);
+        out.cont_ok = Some(false);
+        return Ok(());
+    }
+    if let Some(n) = line.strip_prefix(b"cpus=") {
+        out.ncpus_hint = payload::parse_u64(trim_end(n)).map(|n| n as u32);
+        return Ok(());
+    }
+    // trace-cmd report preamble lines.
+    if line.starts_with(b"version = ")
+        || (line.starts_with(b"CPU ") && line.ends_with(b" is empty"))
+        || line.iter().all(|b| b.is_ascii_whitespace())
+    {
+        return Ok(());
+    }
+    // the columns parse, the text after the timestamp is no `EVENT:`
+    if let Some((c, rest)) = split_cols(line)
+        && let Some(a) = shapes::after_ts(rest, &mut out.strings)
+    {
+        return after_ts_line(c, a, out);
+    }
+    if let Some(h) = shapes::latency(line) {
+        return event_line(h, out);
+    }
+    // latency-format with the function tracer or a stack trace: "0us+: func <-parent"
+    if let Some((c, after)) = shapes::latency_cols(line)
+        && let Some(a) = shapes::after_ts(&line[skip_spaces(line, after)..], &mut out.strings)
+    {
+        return after_ts_line(c, a, out);
+    }
+    if shapes::is_graph_rule(line) {
+        out.skipped.graph_marks += 1;
+        return Ok(());
+    }
+    if let Some((cpu, comm, tid)) = shapes::graph_switch(line) {
+        out.skipped.graph_marks += 1;
+        out.graph_task.insert(cpu, tid);
+        out.note_task(cpu, tid, comm, None);
+        return Ok(());
+    }
+    if let Some(g) = shapes::graph(line) {
+        return graph_line(g, out);
+    }
+    // free text under an event cidscope does not model: the rest of its message
+    match out.cont_ok {
+        Some(true) => {
+            out.skipped.continuation += 1;
+            Ok(())
+        }
+        None => {
+            // the chunk's first line: the previous chunk's last event decides (at the stitch)
+            out.leading_cont_n += 1;
+            if out.leading_cont.is_none() {
+                out.leading_cont = Some((
+                    out.lines,
+                    crate::sources::text::chunk::BadLine::Unparsed {
+                        expected: Expected(EXPECTED_LINE),
+                        excerpt: crate::sources::error::excerpt(line, 120),
+                    },
+                ));
+            }
+            Ok(())
+        }
+        Some(false) => Err(Expected(EXPECTED_LINE)),
+    }
+}
+
+/// A line whose columns parsed and whose text after the time is no `EVENT:` (see
+/// [`shapes::after_ts`]).
+fn after_ts_line(c: Cols, a: shapes::AfterTs, out: &mut Chunk) -> Result<(), Expected> {
+    match a {
+        shapes::AfterTs::Stack => {
+            out.skipped.stack_traces += 1;
+            out.cont_ok = Some(false);
+        }
+        shapes::AfterTs::Event(kind) => {
+            out.cont_ok = Some(true);
+            out.note_task(c.cpu, c.tid, strip_buffer_prefix(c.comm), c.tgid.flatten());
             out.events.push(Event {
-                ts: h.ts,
-                tid: h.tid,
-                cpu: h.cpu,
+                ts: c.ts,
+                tid: c.tid,
+                cpu: c.cpu,
                 kind,
             });
-            return Ok(());
         }
-        if let Some((cpu, count)) = lost_marker(line) {
-            out.push_lost(cpu, count);
-            return Ok(());
-        }
-        if let Some(n) = line.strip_prefix(b"cpus=") {
-            out.ncpus_hint = payload::parse_u64(trim_end(n)).map(|n| n as u32);
-            return Ok(());
-        }
-        // trace-cmd report preamble lines.
-        if line.starts_with(b"version = ")
-            || (line.starts_with(b"CPU ") && line.ends_with(b" is empty"))
-            || line.iter().all(|b| b.is_ascii_whitespace())
-        {
-            return Ok(());
-        }
-        Err(Expected(
-            "an ftrace event line \"COMM-PID [CPU] TIMESTAMP: EVENT: FIELDS\"",
-        ))
     }
+    Ok(())
+}
+
+pub const EXPECTED_LINE: &str = "an ftrace event line \"COMM-PID [CPU] TIMESTAMP: EVENT: FIELDS\"";
+
+/// A function_graph line of tracefs text.
+fn graph_line(g: shapes::GraphLine, out: &mut Chunk) -> Result<(), Expected> {
+    if g.body == shapes::GraphBody::IrqMark {
+        out.skipped.graph_marks += 1;
+        return Ok(());
+    }
+    let Some(ts) = g.ts else {
+        out.skipped.graph_untimed += 1;
+        return Ok(());
+    };
+    let Some(kind) = shapes::graph_event(&g.body, &mut out.strings)? else {
+        return Ok(());
+    };
+    let tid = match g.task {
+        Some((comm, tid)) => {
+            out.note_task(g.cpu, tid, comm, None);
+            tid
+        }
+        None => match out.graph_task.get(&g.cpu) {
+            Some(&t) => t,
+            None => {
+                // the task of this CPU is the one a previous chunk's `=>` line named
+                out.graph_unknown.push(out.events.len() as u32);
+                crate::events::TID_UNKNOWN
+            }
+        },
+    };
+    out.cont_ok = Some(matches!(kind, EventKind::Other { .. }));
+    out.events.push(Event {
+        ts,
+        tid,
+        cpu: g.cpu,
+        kind,
+    });
+    Ok(())
 }
 
 fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
@@ -371,6 +632,151 @@ mod tests {
             let want = (from..s.len()).find(|&j| s[j] == b' ' || s[j] == b':');
             proptest::prop_assert_eq!(find2(&s, from, b' ', b':'), want);
         }
+    }
+
+    /// What a load of `text` holds: (name, tid, ts, duration) per event.
+    fn events_of(text: &str) -> Vec<(String, Tid, u64, Option<u32>)> {
+        let t = crate::sources::load_bytes("t", text.as_bytes(), &Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        t.events
+            .iter()
+            .map(|e| {
+                let d = match e.kind {
+                    EventKind::Function { duration_ns, .. } if duration_ns != u32::MAX => {
+                        Some(duration_ns)
+                    }
+                    _ => None,
+                };
+                (e.kind.name(&t.strings).to_string(), e.tid, e.ts, d)
+            })
+            .collect()
+    }
+
+    // Lines written from the kernel's print format (trace_functions_graph.c, with
+    // funcgraph-abstime and funcgraph-proc) and trace-cmd's function_graph plugin: no function
+    // tracer on the box the corpus was made on.
+    #[test]
+    fn function_graph_calls_and_the_events_in_its_comments() {
+        let ev = events_of(concat!(
+            "# tracer: function_graph\n",
+            "#\n",
+            "#     TIME        CPU  TASK/PID         DURATION                  FUNCTION CALLS\n",
+            "#      |          |     |    |           |   |                     |   |   |   |\n",
+            "  100.000010 |   1)  kworker-55    |               |  task_mm_cid_work() {\n",
+            "  100.000011 |   1)  kworker-55    |   0.350 us    |    mm_cid_get();\n",
+            "  100.000015 |   1)  kworker-55    |   5.012 us    |  } /* task_mm_cid_work */\n",
+            " ------------------------------------------\n",
+            "   1)  kworker-55    =>   worker-77   \n",
+            " ------------------------------------------\n",
+            "\n",
+            "  100.000020 |   1)   worker-77    |               |  /* rseq_update: cpu_id=1 node_id=0 mm_cid=0 */\n",
+            "  100.000030 |   1)   worker-77    |   ==========> |\n",
+            "  100.000031 |   1)   worker-77    | + 12.500 us   |  task_mm_cid_work();\n",
+        ));
+        assert_eq!(
+            ev,
+            vec![
+                ("task_mm_cid_work".into(), 55, 100_000_010_000, None),
+                ("mm_cid_get".into(), 55, 100_000_011_000, Some(350)),
+                ("funcgraph_exit".into(), 55, 100_000_015_000, None),
+                ("rseq_update".into(), 77, 100_000_020_000, None),
+                ("task_mm_cid_work".into(), 77, 100_000_031_000, Some(12_500)),
+            ]
+        );
+        // without the task column: the `=>` blocks name the CPU's task, across chunks too
+        let text = concat!(
+            " 100.000001 |   0)               |  schedule() {\n",
+            " ------------------------------------------\n",
+            " 0)  bash-10  =>  hog-11  \n",
+            " ------------------------------------------\n",
+            " 100.000002 |   0)               |  /* rseq_update: cpu_id=0 node_id=0 mm_cid=1 */\n",
+            " 100.000003 |   0)   1.000 us    |  }\n",
+        );
+        let ev = events_of(text);
+        let tids: Vec<Tid> = ev.iter().map(|e| e.1).collect();
+        assert_eq!(tids, vec![crate::events::TID_UNKNOWN, 11, 11]);
+        for seg in 1..text.len() {
+            let opts = crate::sources::LoadOptions {
+                segment_bytes: Some(seg),
+                threads: Some(2),
+                ..Default::default()
+            };
+            let t = crate::sources::load_bytes("t", text.as_bytes(), &opts).unwrap();
+            let got: Vec<Tid> = t.events.iter().map(|e| e.tid).collect();
+            assert_eq!(got, tids, "segments of {seg} bytes");
+        }
+        // trace-cmd report
+        let ev = events_of(concat!(
+            "cpus=2\n",
+            "  kworker/1:2-123   [001]  1234.567890: funcgraph_entry:                   |  task_mm_cid_work() {\n",
+            "  kworker/1:2-123   [001]  1234.567891: funcgraph_entry:        0.350 us   |    mm_cid_get();\n",
+            "  kworker/1:2-123   [001]  1234.567895: funcgraph_exit:         5.012 us   |  }\n",
+            "  kworker/1:2-123   [001]  1234.567896: function:             task_mm_cid_work <-- process_one_work\n",
+            "  kworker/1:2-123   [001]  1234.567897: kernel_stack:         <stack trace >\n",
+            "=> __schedule (ffffffff81a0c8d0)\n",
+        ));
+        let names: Vec<&str> = ev.iter().map(|e| e.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "task_mm_cid_work",
+                "mm_cid_get",
+                "funcgraph_exit",
+                "task_mm_cid_work"
+            ]
+        );
+        assert_eq!(ev[1].3, Some(350));
+    }
+
+    #[test]
+    fn continuation_lines_follow_only_free_text_events() {
+        let ok = concat!(
+            "  a-1 [000] ..... 1.000001: tracing_mark_write: first line\n",
+            "second line\n",
+            "  a-1 [000] ..... 1.000002: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n",
+        );
+        assert_eq!(events_of(ok).len(), 2);
+        // at every chunk boundary
+        for seg in 1..ok.len() {
+            let opts = crate::sources::LoadOptions {
+                segment_bytes: Some(seg),
+                threads: Some(2),
+                ..Default::default()
+            };
+            let t = crate::sources::load_bytes("t", ok.as_bytes(), &opts).unwrap();
+            assert_eq!(t.events.len(), 2, "segments of {seg} bytes");
+        }
+        let bad = concat!(
+            "  a-1 [000] ..... 1.000002: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n",
+            "not a line\n",
+        );
+        for seg in [1, 5, 80, 1000] {
+            let opts = crate::sources::LoadOptions {
+                segment_bytes: Some(seg),
+                threads: Some(2),
+                ..Default::default()
+            };
+            let e = crate::sources::load_bytes("t", bad.as_bytes(), &opts).unwrap_err();
+            assert_eq!(e.location, crate::sources::Location::Line(2), "{seg}: {e}");
+        }
+    }
+
+    #[test]
+    fn unknown_names_take_the_name_the_file_gives_elsewhere() {
+        let t = crate::sources::load_bytes(
+            "t",
+            concat!(
+                "           <...>-77    [001] ..... 1.000001: rseq_update: cpu_id=1 node_id=0 mm_cid=0\n",
+                "            bash-10    [001] d..2. 1.000002: sched_switch: prev_comm=bash prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=worker next_pid=77 next_prio=120\n",
+                "           <...>-88    [000] ..... 1.000003: rseq_update: cpu_id=0 node_id=0 mm_cid=1\n",
+                "           <...>-88    [000] ..... 1.000004: sched_process_exec: filename=/usr/bin/hog pid=88 old_pid=88\n",
+            )
+            .as_bytes(),
+            &Default::default(),
+        )
+        .unwrap();
+        assert_eq!(t.comm_of(77), "worker");
+        assert_eq!(t.comm_of(88), "hog");
     }
 
     #[test]

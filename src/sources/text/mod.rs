@@ -4,8 +4,12 @@
 //! payloads are read from the printed `key=value` fields ([`payload`]).
 
 pub mod chunk;
+pub mod columns;
 pub mod driver;
 pub mod ftrace;
+pub mod html;
 pub mod payload;
 pub mod perf_script;
+pub mod perf_tally;
 pub mod scan;
+pub mod shapes;

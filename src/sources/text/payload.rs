@@ -48,8 +48,10 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
             let child = num_u32(rest, b"child_pid=", n)
                 .ok_or(Expected("sched_process_fork child_pid=N"))?;
             let limit = rfind_key(rest, b"child_comm=", n).unwrap_or(n);
-            let parent =
-                num_u32(rest, b"pid=", limit).ok_or(Expected("sched_process_fork pid=N"))?;
+            // `trace-cmd report -R` prints the field's own name, parent_pid
+            let parent = num_u32(rest, b"pid=", limit)
+                .or_else(|| num_u32(rest, b"parent_pid=", limit))
+                .ok_or(Expected("sched_process_fork pid=N"))?;
             EventKind::SchedProcessFork { parent, child }
         }
         n if same(n, b"task_newtask") => {
@@ -217,8 +219,15 @@ fn parse_switch_general(rest: &[u8], strings: &mut Strings) -> Result<EventKind,
         let np = rfind_key(rest, b"next_pid=", n).ok_or(E)?;
         let next_tid = num_u32(rest, b"next_pid=", n).ok_or(E)?;
         let key_at = np - b"next_pid=".len();
-        let arrow = rfind(rest, b" ==> next_comm=", key_at).ok_or(E)?;
-        let comm_start = arrow + b" ==> next_comm=".len();
+        // `trace-cmd report -R` (raw fields): no arrow, prev_state a number
+        let (arrow, sep) = match rfind(rest, b" ==> next_comm=", key_at) {
+            Some(a) => (a, &b" ==> next_comm="[..]),
+            None => (
+                rfind(rest, b" next_comm=", key_at).ok_or(E)?,
+                &b" next_comm="[..],
+            ),
+        };
+        let comm_start = arrow + sep.len();
         let next_comm = &rest[comm_start..key_at.saturating_sub(1).max(comm_start)];
         let prev_state = field(rest, b"prev_state=", arrow).ok_or(E)?;
         let prev_tid = num_u32(rest, b"prev_pid=", arrow).ok_or(E)?;
@@ -227,7 +236,7 @@ fn parse_switch_general(rest: &[u8], strings: &mut Strings) -> Result<EventKind,
             next_tid,
             next_comm: strings.intern(next_comm),
             next_prio: next_prio.clamp(i16::MIN as i32, i16::MAX as i32) as i16,
-            prev_state: PrevState::from_text(prev_state),
+            prev_state: state_of(prev_state),
         })
     } else {
         // Plugin form. The first " ==> " preceded by ":PID [PRIO] STATE" splits prev from next.
@@ -249,6 +258,23 @@ fn parse_switch_general(rest: &[u8], strings: &mut Strings) -> Result<EventKind,
             from = arrow + 1;
         }
     }
+}
+
+/// `prev_state` as letters (`R+`, `S`) or, raw, as the kernel's number: 0 running, the
+/// lowest bit set of `S D T t X Z P I`, `TASK_REPORT_MAX` (0x100 since 4.14) preempted.
+fn state_of(s: &[u8]) -> PrevState {
+    let Some(n) = parse_u64(s) else {
+        return PrevState::from_text(s);
+    };
+    const LETTERS: &[u8; 8] = b"SDTtXZPI";
+    if n == 0 {
+        return PrevState(b'R');
+    }
+    if n & 0x100 != 0 {
+        return PrevState(b'R' | PrevState::PREEMPTED);
+    }
+    let bit = n.trailing_zeros() as usize;
+    PrevState(LETTERS.get(bit).copied().unwrap_or(b'?'))
 }
 
 /// `comm:PID [PRIO] STATE` → (pid, state)
@@ -525,6 +551,45 @@ mod tests {
         assert_eq!((next_tid, next_prio), (3060, -1));
         assert_eq!(s.get(next_comm), b"a ==> b");
         assert!(prev_state.runnable());
+    }
+
+    #[test]
+    fn raw_fields_of_trace_cmd_report_r() {
+        let mut s = Strings::new();
+        let k = parse(
+            b"sched_switch",
+            b"prev_comm=true prev_pid=5340 prev_prio=120 prev_state=32 next_comm=bash next_pid=5339 next_prio=120",
+            &mut s,
+        )
+        .unwrap();
+        let EventKind::SchedSwitch {
+            prev_tid,
+            next_tid,
+            next_comm,
+            prev_state,
+            ..
+        } = k
+        else {
+            panic!("{k:?}")
+        };
+        assert_eq!((prev_tid, next_tid, prev_state.letter()), (5340, 5339, 'Z'));
+        assert_eq!(s.get(next_comm), b"bash");
+        assert_eq!(state_of(b"0").letter(), 'R');
+        assert!(!state_of(b"0").runnable() || state_of(b"0").text() == "R");
+        assert_eq!(state_of(b"256").text(), "R+");
+        assert_eq!(state_of(b"1").letter(), 'S');
+        assert_eq!(state_of(b"2").letter(), 'D');
+        assert_eq!(state_of(b"R+").text(), "R+");
+        assert_eq!(
+            p(
+                "sched_process_fork",
+                "parent_comm=bash parent_pid=24331 child_comm=bash child_pid=24332"
+            ),
+            EventKind::SchedProcessFork {
+                parent: 24331,
+                child: 24332
+            }
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The time axis shared by the lanes and the graphs under them, and the label column left of
 //! them.
 
+use crate::ui::state::State;
 use ratatui::layout::Rect;
 
 /// Maps screen columns to time for the lanes and the graphs under them.
@@ -58,6 +59,19 @@ pub fn time_under(area: Rect, lw: u16, t0: u64, span: u64, col: u16, row: u16) -
 pub fn label_width(ncpus: u32) -> u16 {
     let digits = ncpus.saturating_sub(1).max(1).to_string().len() as u16;
     4 + digits + 1
+}
+
+/// Width of the label column left of the lanes and graphs: room for "CPU12" or, in the
+/// thread view, the longest tid; every pane with a time axis uses it, so columns align.
+pub fn lane_label_width(st: &State) -> u16 {
+    let cpus = label_width(st.timeline.ncpus.max(st.visible_cpus().len() as u32));
+    match (&st.derived.threads, st.view.threads) {
+        (Some(t), true) => {
+            let digits = t.tids.iter().max().map_or(1, |m| m.to_string().len()) as u16;
+            cpus.max(digits + 1).min(12)
+        }
+        _ => cpus,
+    }
 }
 
 #[cfg(test)]

@@ -3,13 +3,12 @@
 
 use super::pane::{Pane, Rows};
 use crate::events::{EventKind, fmt_dur, fmt_ts};
-use crate::model::MmId;
 use crate::ui::alarms::{self, Broken, Holder};
 use crate::ui::app::App;
+use crate::ui::glyphs;
 use crate::ui::models::ModelView;
 use crate::ui::samples::Samples;
 use crate::ui::selection::MmSel;
-use crate::ui::state::State;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -17,23 +16,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
 pub struct Detail;
-
-/// A process: its label and the comm of its leader.
-pub fn mm_label(st: &State, mm: MmId) -> String {
-    if mm == MmId::UNKNOWN {
-        return "mm unknown".into();
-    }
-    if mm == MmId::NONE {
-        return "-".into();
-    }
-    match st.timeline.mm_info(mm) {
-        Some(i) => match st.trace.comm_of(i.leader).as_str() {
-            "?" => i.label(),
-            comm => format!("{} {comm}", i.label()),
-        },
-        None => "?".into(),
-    }
-}
 
 /// A model at the cursor: its slots of the selected process, weight and triggers, and the
 /// scan-batch widget (batch k of N, its CPUs, time since the complete scan began).
@@ -63,7 +45,10 @@ fn model_lines<'a>(app: &'a App, k: usize, m: &'a ModelView, ts: u64) -> Vec<Lin
             "kept"
         };
         spans.push(Span::raw(format!("CPU{} ", s.cpu)));
-        spans.push(Span::styled(format!(" {cid} "), theme.cid_style(cid)));
+        spans.push(Span::styled(
+            format!(" {cid} "),
+            glyphs::CID.style(theme, cid),
+        ));
         spans.push(Span::styled(format!(" {state}  "), theme.dim()));
     }
     let (tick, resume) = m.run.compaction_counts(Some(mm));
@@ -139,7 +124,7 @@ fn workload_only_lines<'a>(app: &'a App, samples: &'a Samples) -> Vec<Line<'a>> 
                 tid,
                 samples.trace.comm_of(tid)
             )),
-            Span::styled(format!(" CID {cid} "), theme.cid_style(cid)),
+            Span::styled(format!(" CID {cid} "), glyphs::CID.style(theme, cid)),
             Span::styled(
                 format!("  at +{}", fmt_dur(ts.saturating_sub(app.state.origin()))),
                 theme.dim(),
@@ -163,7 +148,7 @@ pub fn min_rows(screen: Rect) -> u16 {
 fn alarm_lines<'a>(app: &'a App, broken: &[Broken], width: u16) -> Vec<Line<'a>> {
     let st = &app.state;
     let theme = &app.theme;
-    let alarm = theme.alarm_cid_style();
+    let alarm = glyphs::ALARM_CELL.style(theme, 0);
     let head = theme.mark(theme.alarm).add_modifier(Modifier::BOLD);
     let holder = |h: &Holder| {
         let since = h.since.map_or(String::new(), |t| {
@@ -182,7 +167,7 @@ fn alarm_lines<'a>(app: &'a App, broken: &[Broken], width: u16) -> Vec<Line<'a>>
     };
     let mut out = Vec::new();
     for b in broken {
-        let mm = mm_label(st, b.mm());
+        let mm = st.mm_label(b.mm());
         match b {
             Broken::Duplicate { cid, holders, .. } => {
                 out.push(Line::from(vec![
@@ -289,8 +274,8 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
             ),
         ]),
         Line::from(format!(
-            "  [{:03}] {}-{}: {}",
-            ev.cpu,
+            "  [{}] {}-{}: {}",
+            ev.known_cpu().map_or("???".into(), |c| format!("{c:03}")),
             st.trace.comm_of(ev.tid),
             ev.tid,
             ev.describe(&st.trace.strings)
@@ -365,7 +350,7 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
         }
         let stats = &tl.mm_stats[mm.0 as usize];
         cidmask_line = Some(Line::from(vec![
-            Span::styled(format!("  {}: ", mm_label(st, mm)), bold),
+            Span::styled(format!("  {}: ", st.mm_label(mm)), bold),
             Span::raw(format!(
                 "cidmask {:?} weight {}/{}   {} tasks, {} rseq_updates, CIDs seen {:?}",
                 mask,
@@ -413,7 +398,7 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
         };
         let mut spans = vec![Span::raw(format!("  CPU{cpu:<3} {who:<24} "))];
         spans.push(Span::styled(
-            format!("{:<32} ", mm_label(st, slot.mm)),
+            format!("{:<32} ", st.mm_label(slot.mm)),
             theme.dim(),
         ));
         match (slot.tid, slot.cid) {
@@ -421,14 +406,15 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
             (_, None) => spans.push(Span::styled("no CID reported", theme.dim())),
             (_, Some(c)) if alarming.contains(&(cpu, c)) => spans.push(Span::styled(
                 format!(" CID {c} ⚠ "),
-                theme.alarm_cid_style(),
+                glyphs::ALARM_CELL.style(theme, 0),
             )),
-            (_, Some(c)) if slot.confirmed => {
-                spans.push(Span::styled(format!(" CID {c} "), theme.cid_style(c)))
-            }
+            (_, Some(c)) if slot.confirmed => spans.push(Span::styled(
+                format!(" CID {c} "),
+                glyphs::CID.style(theme, c),
+            )),
             (_, Some(c)) => spans.push(Span::styled(
                 format!(" CID {c}? (reported before its switch-in; not confirmed yet)"),
-                theme.cid_stale_style(c),
+                glyphs::UNCONFIRMED.style(theme, c),
             )),
         }
         lines.push(Line::from(spans));
@@ -438,7 +424,10 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
         let mut spans = vec![Span::raw(format!("  task {task} CID history: "))];
         for (i, cid) in hist {
             let t = st.trace.events.ts(i).saturating_sub(st.origin());
-            spans.push(Span::styled(format!(" {cid} "), theme.cid_style(cid)));
+            spans.push(Span::styled(
+                format!(" {cid} "),
+                glyphs::CID.style(theme, cid),
+            ));
             spans.push(Span::styled(
                 format!(" from +{}  ", fmt_dur(t)),
                 theme.dim(),

@@ -275,7 +275,7 @@ impl Widget for Lanes<'_> {
             }
             if let Some((Some(c0), Some(c1))) = sel_cols {
                 for cx in c0..=c1.min(cols.saturating_sub(1)) {
-                    let Some(cell) = super::cell_in(buf, area, area.x + lw + cx, y) else {
+                    let Some(cell) = super::cell::cell_in(buf, area, area.x + lw + cx, y) else {
                         continue;
                     };
                     let st = if cell.symbol() == glyphs::FREE.sym
@@ -289,7 +289,7 @@ impl Widget for Lanes<'_> {
                 }
             }
             if let Some(cell) =
-                cursor_col.and_then(|cx| super::cell_in(buf, area, area.x + lw + cx, y))
+                cursor_col.and_then(|cx| super::cell::cell_in(buf, area, area.x + lw + cx, y))
             {
                 let st = cell.style().add_modifier(Modifier::REVERSED);
                 cell.set_style(st);

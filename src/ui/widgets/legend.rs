@@ -88,7 +88,10 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'_>> {
     {
         let mut cids = vec![Span::raw(if r == 0 { "   CIDs " } else { "        " })];
         for &c in row {
-            cids.push(Span::styled(format!(" {c:<2}"), theme.cid_style(c)));
+            cids.push(Span::styled(
+                format!(" {c:<2}"),
+                glyphs::CID.style(theme, c),
+            ));
             cids.push(Span::raw(" "));
         }
         out.push(Line::from(cids));

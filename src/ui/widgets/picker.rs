@@ -3,7 +3,7 @@
 //! cursor stays in view.
 
 use crate::ui::app::App;
-use crate::ui::picker::{Picker, PickerRow};
+use crate::ui::process_list::{Picker, PickerRow};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};

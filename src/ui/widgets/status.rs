@@ -60,6 +60,22 @@ impl Widget for StatusBar<'_> {
         if let Some(l) = &st.loading {
             use std::sync::atomic::Ordering;
             let done = l.progress.done.load(Ordering::Relaxed);
+            if l.progress.total.load(Ordering::Relaxed) == 0 {
+                // a stream (a pipe, trace_pipe): no size to measure against
+                Line::from(vec![
+                    Span::styled(
+                        format!(" ● reading {} ", st.trace.path),
+                        theme.mark(theme.title).add_modifier(Modifier::BOLD),
+                    ),
+                    Span::raw(format!(
+                        " stream: {} read, {} events so far, the view follows — q quits",
+                        crate::sources::memory::human(done),
+                        st.trace.event_count()
+                    )),
+                ])
+                .render(area, buf);
+                return;
+            }
             let total = l.progress.total.load(Ordering::Relaxed).max(1);
             let frac = (done as f64 / total as f64).min(1.0);
             let bar_w = 24usize;
@@ -76,7 +92,7 @@ impl Widget for StatusBar<'_> {
                     frac * 100.0,
                     crate::sources::memory::human(done),
                     crate::sources::memory::human(total),
-                    st.trace.events.len()
+                    st.trace.event_count()
                 )),
             ]);
             line.render(area, buf);
@@ -150,7 +166,7 @@ impl Widget for StatusBar<'_> {
             sep.clone(),
             Span::raw(st.trace.origin.id()),
             sep.clone(),
-            Span::raw(format!("{} events", st.trace.events.len())),
+            Span::raw(format!("{} events", st.trace.event_count())),
             sep.clone(),
             Span::raw(format!(
                 "window {}–{} ({}, {}/col)",

@@ -3,8 +3,7 @@
 //! each model, under the same cursor and zoom as the CPU lanes. The rows are built in the
 //! model layer ([`crate::model::ThreadLanes`]); this only draws them.
 
-use super::detail::mm_label;
-use super::lane_stack::{Plan, SetKind};
+use super::lane_plan::{Plan, SetKind};
 use super::lanes::{Admit, LaneSet, Shown, cell_text, cells};
 use crate::events::Tid;
 use crate::model::{MmId, ThreadLanes};
@@ -133,7 +132,7 @@ pub fn title(app: &App, plan: &Plan, set_title: &str) -> String {
         );
     }
     let who = match st.sel.selected_mm() {
-        Some(mm) => mm_label(st, mm),
+        Some(mm) => st.mm_label(mm),
         None => "?".into(),
     };
     format!("{set_title} · {} threads of {who}", plan.nlanes)
@@ -212,7 +211,7 @@ impl Widget for ThreadRows<'_> {
                 draw_cpu_row(app, lanes, tid, &cells, axis, area.x + lw, y + 1, buf);
             }
             if let Some(cell) =
-                cursor_col.and_then(|cx| super::cell_in(buf, area, area.x + lw + cx, y))
+                cursor_col.and_then(|cx| super::cell::cell_in(buf, area, area.x + lw + cx, y))
             {
                 let style = cell.style().add_modifier(Modifier::REVERSED);
                 cell.set_style(style);

@@ -1,6 +1,5 @@
 //! The title line: the process shown and the keys to start with.
 
-use super::detail::mm_label;
 use super::pane::{Pane, Rows};
 use crate::ui::app::App;
 use crate::ui::keys::{Action, keys_for};
@@ -23,7 +22,7 @@ impl Pane for TitleBar {
         let sel = &app.state.sel;
         let shown = match sel.selected() {
             MmSel::All => "all tasks".to_string(),
-            MmSel::Mm(m) => mm_label(&app.state, m),
+            MmSel::Mm(m) => app.state.mm_label(m),
         };
         let k = |a: Action| keys_for(&app.bindings, a);
         let (count, process_hint) = if sel.mm_list.is_empty() {

@@ -44,7 +44,7 @@ impl Pane for WeightPane {
     fn hit(&self, app: &App, _screen: Rect, area: Rect, col: u16, row: u16) -> Option<Hit> {
         let st = &app.state;
         // the lanes' label column, so a column means the same time in both
-        let lw = st.lane_label_width();
+        let lw = super::axis::lane_label_width(st);
         let inner = Block::default().borders(Borders::TOP).inner(area);
         let t = time_under(inner, lw, st.view.t0, st.view.span, col, row)?;
         Some((None, t))
@@ -81,7 +81,7 @@ impl Widget for WeightGraph<'_> {
             .ncpus
             .max(st.samples.as_ref().map_or(0, |s| s.timeline.ncpus))
             .max(1);
-        let lw = st.lane_label_width();
+        let lw = super::axis::lane_label_width(st);
         // live without a kernel trace: the weight of the CIDs the threads read
         let live_only = st
             .samples
@@ -246,7 +246,8 @@ impl Widget for WeightGraph<'_> {
             }
             if Some(x) == cursor_col {
                 for r in 0..area.height {
-                    let Some(cell) = super::cell_in(buf, area, area.x + lw + x, area.y + r) else {
+                    let Some(cell) = super::cell::cell_in(buf, area, area.x + lw + x, area.y + r)
+                    else {
                         continue;
                     };
                     if cell.symbol() == " " {

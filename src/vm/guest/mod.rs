@@ -8,6 +8,7 @@ pub mod tracefs;
 
 use super::cmdline::{CaptureMode, GuestConfig};
 use super::protocol::{ACK, Control, End, Hello, STOP};
+use super::role::{EXEC_CHILD, WORK};
 use super::sys;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -16,8 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// argv\[1\] of cidscope run in a guest role (hidden from `--help`).
-pub const ROLE_FLAG: &str = "--cidscope-vm-role";
+// where it was before the roles had a file of their own
+pub use super::role::ROLE_FLAG;
 
 /// Runs the guest side when this process is one: the agent (PID 1 started as `/init`; never
 /// returns) or a role. `None`: an ordinary cidscope run.
@@ -36,8 +37,8 @@ pub fn entry() -> Option<ExitCode> {
 
 fn role(args: &[String]) -> ExitCode {
     let r = match args.first().map(String::as_str) {
-        Some("work") => work(args.get(1).map(String::as_str).unwrap_or("")),
-        Some(super::workload::EXEC_CHILD) => super::workload::exec_child(&args[1..]),
+        Some(WORK) => work(args.get(1).map(String::as_str).unwrap_or("")),
+        Some(EXEC_CHILD) => super::workload::exec_child(&args[1..]),
         other => Err(format!("unknown guest role {other:?}")),
     };
     match r {
@@ -254,7 +255,7 @@ fn spawn_worker(cfg: &GuestConfig) -> Result<std::process::Child, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     std::process::Command::new(exe)
         .arg(ROLE_FLAG)
-        .arg("work")
+        .arg(WORK)
         .arg(cfg.encode())
         .stdin(std::process::Stdio::null())
         .spawn()

@@ -1,0 +1,66 @@
+//! The command line's errors: everything `cidscope` prints after `cidscope: ` before it exits 2.
+//! The layers' own errors pass through as they are (they name the file, line or byte offset);
+//! what the CLI adds names the flag or the output file.
+
+use crate::sources::SourceError;
+use crate::sources::live::LiveError;
+use crate::ui::UiError;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Flags that do not go together, or a value the flag's parser cannot judge alone; the
+    /// message names the flag.
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Live(#[from] LiveError),
+    #[error(transparent)]
+    Ui(#[from] UiError),
+    #[error(transparent)]
+    Theme(#[from] crate::ui::theme::ThemeError),
+    #[error(transparent)]
+    Keys(#[from] crate::ui::keys::KeysError),
+    #[error(transparent)]
+    Demo(#[from] crate::demo::DemoError),
+    #[error(transparent)]
+    Vm(#[from] crate::vm::VmError),
+    /// An output file (`--perfetto`, `--csv`, `--svg`) that could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `--perfetto`'s JSON could not be written.
+    #[error("{}: {source}", path.display())]
+    WriteJson {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    /// `sim --record`.
+    #[error("{}: cannot write the recorded schedule: {source}", path.display())]
+    WriteSchedule {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `--record` of live, attach and vm: `what` failed (`cannot create`, `write failed`, ...).
+    #[error("--record {}: {what}: {source}", path.display())]
+    Record {
+        path: PathBuf,
+        what: &'static str,
+        source: std::io::Error,
+    },
+    /// stdout (a closed pipe is not an error).
+    #[error("writing output: {0}")]
+    Stdout(std::io::Error),
+    /// `cidscope man --dir`.
+    #[error("writing the man pages: {0}")]
+    Man(std::io::Error),
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    /// A stream's reader could not install the SIGINT handler that ends it.
+    #[error("cannot watch for SIGINT: {0}")]
+    Sigint(std::io::Error),
+}

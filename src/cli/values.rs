@@ -1,0 +1,172 @@
+//! The domain types as clap parses them: each `ValueEnum` here names the values of a domain
+//! type (their names and one-line help), so the flags hold the domain types themselves. Lists
+//! that have a registry come from it — a format in `sources::formats::FORMATS`, a policy in
+//! `model::policies::kind`, a workload in `sim::Workload::ALL` is a `--format`, `--policy`,
+//! `--workload` value with no change here.
+
+use crate::events::Format;
+use crate::model::CidView;
+use crate::model::policies::{KernelVersion, Regime, ScanScope};
+use crate::sim::Workload;
+use crate::vm::qemu::AccelChoice;
+use clap::ValueEnum;
+use clap::builder::PossibleValue;
+use std::sync::LazyLock;
+
+impl ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: LazyLock<Vec<Format>> = LazyLock::new(|| {
+            crate::sources::formats::FORMATS
+                .iter()
+                .map(|f| f.format())
+                .collect()
+        });
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let f = crate::sources::formats::of(*self)?;
+        Some(PossibleValue::new(f.cli_name()).help(f.cli_help()))
+    }
+}
+
+impl ValueEnum for CidView {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: LazyLock<Vec<CidView>> = LazyLock::new(|| CidView::all().collect());
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.id()).help(self.describe()))
+    }
+}
+
+impl ValueEnum for KernelVersion {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            KernelVersion::V6_4,
+            KernelVersion::V6_13,
+            KernelVersion::V6_14,
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            KernelVersion::V6_4 => "6.4-6.12: first-zero allocation",
+            KernelVersion::V6_13 => "6.13: recent_cid hint and expansion, no shrink",
+            KernelVersion::V6_14 => "6.14-6.18: with the max_nr_cid shrink",
+        };
+        Some(PossibleValue::new(self.id()).help(help))
+    }
+}
+
+impl ValueEnum for Regime {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Regime::Legacy, Regime::Fast]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            Regime::Legacy => "<= 6.18: an update on every return to user after a switch/migration",
+            Regime::Fast => ">= 6.19: an update only when the IDs changed",
+        };
+        Some(PossibleValue::new(self.id()).help(help))
+    }
+}
+
+impl ValueEnum for ScanScope {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[ScanScope::All, ScanScope::Visited]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            ScanScope::All => {
+                PossibleValue::new("all").help("every possible CPU (what the kernels do)")
+            }
+            ScanScope::Visited => PossibleValue::new("visited").help(
+                "only CPUs the mm ran on since its last complete scan (plus CPUs holding its CIDs)",
+            ),
+        })
+    }
+}
+
+impl ValueEnum for Workload {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Workload::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.id()).help(self.describe()))
+    }
+}
+
+impl ValueEnum for AccelChoice {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[AccelChoice::Auto, AccelChoice::Kvm, AccelChoice::Tcg]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            AccelChoice::Auto => PossibleValue::new("auto")
+                .help("KVM where /dev/kvm opens and the guest boots, else TCG"),
+            AccelChoice::Kvm => PossibleValue::new("kvm").help("hardware virtualization only"),
+            AccelChoice::Tcg => PossibleValue::new("tcg").help(
+                "QEMU's emulator (single-threaded: multi-threaded TCG crashed guests at boot)",
+            ),
+        })
+    }
+}
+
+/// `1s`, `500ms`, `2.5s`, `100us`, `1000000ns`; a bare number is seconds.
+pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mult) = if let Some(n) = s.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix("us") {
+        (n, 1e3)
+    } else if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        (s, 1e9)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a duration like 1s, 500ms or 100us, found \"{s}\""))?;
+    if !(v.is_finite() && v > 0.0) || v * mult > 3.6e12 {
+        return Err(format!(
+            "expected a duration between 1ns and 1h, found \"{s}\""
+        ));
+    }
+    Ok((v * mult).round() as u64)
+}
+
+/// `0` or a duration as `parse_duration_ns` takes it: an offset into a capture.
+pub fn parse_offset_ns(s: &str) -> Result<u64, String> {
+    match s.trim() {
+        "0" => Ok(0),
+        t => parse_duration_ns(t),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every policy of the registry is a `--policy` value, under its own name and help.
+    #[test]
+    fn registered_policies_are_values() {
+        use crate::model::policies::PolicyKind;
+        for k in PolicyKind::ALL {
+            let v = <CidView as ValueEnum>::from_str(k.id(), false);
+            assert_eq!(v, Ok(CidView::Model(k)));
+        }
+        assert_eq!(
+            <CidView as ValueEnum>::from_str("observed", false),
+            Ok(CidView::Observed)
+        );
+    }
+}

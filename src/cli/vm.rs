@@ -1,0 +1,103 @@
+//! `cidscope vm`: its flags, and the VM run and model choice they make.
+
+use super::values::parse_duration_ns;
+use super::{ModelArgs, UiArgs};
+use crate::vm::qemu::AccelChoice;
+use crate::vm::{ModelOverride, VmConfig};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(after_help = crate::vm::workload::HELP)]
+// `--kernel` is the image here: the model's kernel variant (`--kernel` of the other commands)
+// is `--kernel-variant`, with the same id, so it lands in `ModelArgs::kernel`
+#[command(mut_arg("kernel", |a| a
+    .long("kernel-variant")
+    .value_name("VARIANT")
+    .help("lazy-compact variant of the model, when the guest kernel's own is not wanted (what `--kernel 6.4|6.13|6.14` is for the other commands)")
+    .long_help(None::<&str>)))]
+pub struct VmArgs {
+    /// Kernel image to boot (bzImage or ELF vmlinux), x86-64, Linux >= 6.3 with CONFIG_RSEQ.
+    #[arg(id = "vm_kernel", long = "kernel", value_name = "PATH")]
+    pub kernel: PathBuf,
+    /// Virtual CPUs (the guest's possible CPUs: the bound of every CID).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub cpus: u32,
+    /// Workload to run in the guest: a name below or a `cidscope live` SPEC.
+    #[arg(long, default_value = "workers", value_name = "W")]
+    pub workload: String,
+    /// Threads (or processes) of a named workload (default in brackets below).
+    #[arg(long, value_name = "T")]
+    pub threads: Option<u32>,
+    /// How long the workload runs: 1s, 500ms, 2.5s.
+    #[arg(long, default_value = "1s", value_parser = parse_duration_ns, value_name = "D")]
+    pub duration: u64,
+    /// Save the capture as ftrace text that `cidscope FILE` and `cidscope stats FILE` replay.
+    #[arg(long, value_name = "OUT")]
+    pub record: Option<PathBuf>,
+    /// Print the capture's stats as JSON (the keys of `stats --json`, model_agreement under the
+    /// guest kernel's policy, kernel_version, hz, vm) instead of opening the TUI.
+    #[arg(long)]
+    pub json: bool,
+    /// Capture with perf_event_open in the guest (the path of `cidscope attach --all`) instead
+    /// of tracefs.
+    #[arg(long)]
+    pub attach: bool,
+    /// More kernel command-line parameters, e.g. "nohz_full=2-7" (after cidscope's own, so
+    /// they win; "loglevel=7" shows the whole boot log on failures).
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub append: Option<String>,
+    /// Guest memory in MiB (default 1024 + 16 per vCPU).
+    #[arg(long, value_name = "MB")]
+    pub memory: Option<u32>,
+    /// Seconds to wait for the guest's first word (default: 60 with KVM, 60 + 2 per vCPU with
+    /// TCG).
+    #[arg(long, value_name = "SECS")]
+    pub boot_timeout: Option<u64>,
+    /// The QEMU binary (default: qemu-system-x86_64 in PATH).
+    #[arg(long, value_name = "PATH")]
+    pub qemu: Option<PathBuf>,
+    /// Accelerator.
+    #[arg(long, value_enum, default_value_t = AccelChoice::Auto)]
+    pub accel: AccelChoice,
+    /// Trace buffer per guest CPU in KiB (default 4096 up to 16 CPUs, less beyond).
+    #[arg(long, value_name = "KB")]
+    pub buffer_kb: Option<u32>,
+    /// gzip the initramfs (smaller; a TCG guest takes longer to unpack it).
+    #[arg(long)]
+    pub gzip_initrd: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub ui: UiArgs,
+}
+
+impl VmArgs {
+    /// The run the flags describe.
+    pub fn config(&self) -> VmConfig {
+        VmConfig {
+            threads: self.threads,
+            duration_ns: self.duration,
+            attach: self.attach,
+            append: self.append.clone(),
+            memory_mb: self.memory,
+            boot_timeout: self.boot_timeout.map(std::time::Duration::from_secs),
+            qemu: self.qemu.clone(),
+            accel: self.accel,
+            buffer_kb: self.buffer_kb,
+            gzip_initrd: self.gzip_initrd,
+            ..VmConfig::new(self.kernel.clone(), self.cpus, &self.workload)
+        }
+    }
+
+    /// What of the model the flags fix (the rest comes from the guest kernel).
+    pub fn model_override(&self) -> ModelOverride {
+        let m = &self.model;
+        ModelOverride {
+            policy: m.policy.and_then(|p| p.kind()),
+            version: m.kernel.map(|_| m.params().version),
+            hz: m.hz,
+            base: m.params(),
+        }
+    }
+}
