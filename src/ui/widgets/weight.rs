@@ -323,22 +323,6 @@ pub fn title(app: &App) -> Line<'static> {
     Line::from(spans)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn max_of_a_step_series_over_a_range() {
-        let s = [(10, 1), (20, 3), (25, 0), (40, 2)];
-        assert_eq!(max_in(&s, 0, 10), 0);
-        assert_eq!(max_in(&s, 10, 20), 1);
-        assert_eq!(max_in(&s, 12, 30), 3);
-        assert_eq!(max_in(&s, 26, 39), 0);
-        assert_eq!(max_in(&s, 26, 41), 2);
-        assert_eq!(max_in(&[], 0, 100), 0);
-    }
-}
-
 /// `text` cut into lines of at most `width` characters, at spaces where it can.
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut out = Vec::new();
@@ -362,4 +346,20 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
         out.push(line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_of_a_step_series_over_a_range() {
+        let s = [(10, 1), (20, 3), (25, 0), (40, 2)];
+        assert_eq!(max_in(&s, 0, 10), 0);
+        assert_eq!(max_in(&s, 10, 20), 1);
+        assert_eq!(max_in(&s, 12, 30), 3);
+        assert_eq!(max_in(&s, 26, 39), 0);
+        assert_eq!(max_in(&s, 26, 41), 2);
+        assert_eq!(max_in(&[], 0, 100), 0);
+    }
 }
