@@ -43,12 +43,18 @@ fn main() -> ExitCode {
     }
     sources::memory::tune_allocator();
     let cli = command::parse();
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("cidscope: {e}");
             ExitCode::from(2)
         }
+    };
+    // A TUI ended by SIGTERM, SIGHUP, SIGQUIT, ... exits 128 + the signal, as a process the
+    // signal killed would (after its cleanup: a live source stopped, a recording saved).
+    match cidscope::ui::terminal::exit_signal() {
+        Some(sig) => ExitCode::from((128 + sig).clamp(0, 255) as u8),
+        None => code,
     }
 }
 
@@ -143,11 +149,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 }
             }
             emit(report.text.as_bytes())?;
-            Ok(if report.findings > 0 {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
+            Ok(ExitCode::from(report.status()))
         }
         None => {
             let ui = cli::ui_options(&cli.theme, &cli.keys)?;

@@ -129,7 +129,15 @@ c-20 (     20) [001] .....  1.000400: rseq_update: cpu_id=1 node_id=0 mm_cid=0
 ";
     let f = tmp("reuse.txt", text.as_bytes());
     let v = loaded(&cidscope(&["stats", "--json", &f]));
-    assert_eq!(v["tasks"]["20"]["rseq_updates"], 2);
+    // two tasks under one tid, counted apart: the first in tasks, the second in reused_tasks
+    assert_eq!(v["tasks"]["20"]["rseq_updates"], 1);
+    assert_eq!(v["tasks"]["20"]["cids"], serde_json::json!([1]));
+    let reused = v["reused_tasks"].as_array().expect("reused_tasks");
+    assert_eq!(reused.len(), 1, "{reused:?}");
+    assert_eq!(reused[0]["tid"], 20);
+    assert_eq!(reused[0]["incarnation"], 1);
+    assert_eq!(reused[0]["rseq_updates"], 1);
+    assert_eq!(reused[0]["cids"], serde_json::json!([0]));
     assert_eq!(v["alarms"], 0);
     let procs = v["processes"].as_array().expect("processes");
     assert!(
@@ -137,8 +145,9 @@ c-20 (     20) [001] .....  1.000400: rseq_update: cpu_id=1 node_id=0 mm_cid=0
             .iter()
             .any(|p| p["origin"] == "fork" && p["tgid"] == 20)
     );
+    // no sched_switch: duplicates are not judged (exit 4), the bound is, and holds
     let out = cidscope(&["--check", &f]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(4));
 }
 
 #[test]

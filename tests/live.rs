@@ -244,6 +244,7 @@ type TaskCids = FxHashMap<Tid, Vec<(u64, i32)>>;
 fn observed_history(t: &Trace) -> (SlotChanges, TaskCids) {
     let ctx = Context {
         tasks: &t.tasks,
+        tgid_changes: &t.tgid_changes,
         ncpus: t.cpu_count(),
     };
     let mut st = ObservedState::new(ctx.ncpus as usize);

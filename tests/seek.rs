@@ -31,6 +31,7 @@ fn real() -> &'static Trace {
 fn replayed(trace: &Trace, ncpus: u32, upto: usize) -> ObservedState {
     let ctx = Context {
         tasks: &trace.tasks,
+        tgid_changes: &trace.tgid_changes,
         ncpus,
     };
     let mut st = ObservedState::new(ncpus as usize);

@@ -340,7 +340,9 @@ fn small_help_scrolls() {
 fn alarm_explanation() {
     let t = load_bytes(
         "dup.txt",
-        b"# entries-in-buffer/entries-written: 5/5   #P:2\n\
+        b"# entries-in-buffer/entries-written: 7/7   #P:2\n\
+          <idle>-0 (-------) [000] .....  1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=w next_pid=11 next_prio=120\n\
+          <idle>-0 (-------) [001] .....  1.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=w next_pid=12 next_prio=120\n\
           w-11 (     10) [000] .....  1.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n\
           w-12 (     10) [001] .....  1.000010: rseq_update: cpu_id=1 node_id=0 mm_cid=0\n\
           w-12 (     10) [001] .....  1.000500: rseq_update: cpu_id=1 node_id=0 mm_cid=2\n\
@@ -375,10 +377,10 @@ fn alarm_explanation() {
         let y = (0..24)
             .find(|&y| buf[(0, y)].symbol() == "C" && buf[(3, y)].symbol() == cpu.to_string())
             .expect("lane row");
-        buf[(6, y)].clone()
+        buf[(7, y)].clone()
     };
     for cpu in [0, 1] {
-        assert_eq!(lane_cell(cpu).bg, theme.alarm, "CPU{cpu}");
+        assert_eq!(lane_cell(cpu).bg, theme.alarm, "CPU{cpu}:\n{plain}");
     }
     insta::assert_snapshot!("alarm_explanation_duplicate", render_styled_at(&a, 80, 24));
     a.apply(Action::NextAlarm);

@@ -44,7 +44,7 @@ pub(crate) const CAPTURE: &str = "  cd /sys/kernel/tracing && echo 1 > options/r
   echo 1 > tracing_on; sleep 2; echo 0 > tracing_on; cat trace > /tmp/cid.txt";
 
 /// The exit statuses (in `--help` and the man page).
-pub(crate) const EXIT_STATUS: &str = "0 ok, 1 findings (--check), 2 bad input or usage (the message names the file, line or byte offset).";
+pub(crate) const EXIT_STATUS: &str = "0 ok, 1 findings (--check), 2 bad input or usage (the message names the file, line or byte offset), 3 --check could check nothing, 4 --check could run one check only and it found nothing, 128+N the TUI ended by signal N.";
 
 /// `--help`'s closing text: the examples, how to capture, the exit statuses.
 fn after_help() -> String {
@@ -74,7 +74,10 @@ pub struct Cli {
 
     /// Check the capture instead of opening the TUI: report every observed duplicate CID among
     /// concurrently running threads of one process and every CID at or above its bound.
-    /// Exit status 1 when there is a finding, 0 when there is none.
+    /// Exit status: 1 when there is a finding; 0 when there is none and both checks ran; 3 when
+    /// nothing could be checked (no events, no rseq_update, or neither check possible); 4 when
+    /// one check could not run (no sched_switch, no TGID or process events, no CPU column) and
+    /// the other found nothing; 2 on an error. What could not be checked is said, and why.
     #[arg(long, requires = "file")]
     pub check: bool,
 

@@ -77,6 +77,21 @@ fn exit_status(check: bool) -> String {
         "2",
         "bad input or usage: the message names the file, line or byte offset, or the flag",
     ));
+    if check {
+        entries.push((
+            "3",
+            "--check could check nothing (no events, no rseq_update, or neither the duplicate \
+             nor the bound check possible): the report says NOTHING CHECKED and why",
+        ));
+        entries.push((
+            "4",
+            "--check: one of the two checks could not run and the other found nothing",
+        ));
+    }
+    entries.push((
+        "128+N",
+        "the TUI ended by signal N (TERM 143, HUP 129, QUIT 131, ...), its terminal restored first (a stream read until Ctrl-C and a headless live run ended by a signal end normally)",
+    ));
     let mut s = String::from(".SH \"EXIT STATUS\"\n");
     for (code, what) in entries {
         s.push_str(&format!(".TP\n{code}\n{}\n", esc(what)));

@@ -10,6 +10,7 @@ mod event;
 mod origin;
 mod store;
 mod strings;
+mod tgid;
 mod time_column;
 mod trace;
 
@@ -21,5 +22,6 @@ pub use event::{
 pub use origin::{Format, Origin};
 pub use store::EventStore;
 pub use strings::{StrId, Strings, same};
+pub use tgid::{TgidTrack, tgid_at};
 pub use time_column::TimeColumn;
-pub use trace::{TaskMeta, Trace, TraceDelta, Warning};
+pub use trace::{TaskMeta, TgidChange, Trace, TraceDelta, Warning};

@@ -14,10 +14,25 @@ pub struct Warning {
     pub message: String,
 }
 
+impl Warning {
+    /// Code of a capture whose records (some or all) name no CPU (`perf script` without its
+    /// cpu field, perf.data samples without PERF_SAMPLE_CPU): readers put them on CPU 0.
+    pub const CPU_UNKNOWN: &'static str = "cpu-unknown";
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.code, self.message)
     }
+}
+
+/// From `ts` on (the first record that shows it), `tid` is a task of `tgid`: its TGID column
+/// changed, so the tid was reused by another process (or the record lies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TgidChange {
+    pub ts: u64,
+    pub tid: Tid,
+    pub tgid: Tid,
 }
 
 /// What the capture itself says about a task.
@@ -49,6 +64,8 @@ pub struct Trace {
     /// That kernel's CONFIG_HZ, when the capture says it.
     pub kernel_hz: Option<u32>,
     pub warnings: Vec<Warning>,
+    /// Tids whose TGID column changed (reused by another process), in time order.
+    pub tgid_changes: Vec<TgidChange>,
 }
 
 /// What a streaming load adds to a [`Trace`]: applied in order, deltas rebuild exactly the
@@ -65,6 +82,8 @@ pub struct TraceDelta {
     pub kernel_release: Option<String>,
     pub kernel_hz: Option<u32>,
     pub warnings: Vec<Warning>,
+    /// TGID changes noticed since the previous delta.
+    pub tgid_changes: Vec<TgidChange>,
     /// The format, once the reader is sure of it (ftrace without a header is trace_pipe).
     pub format: Option<Format>,
 }
@@ -83,6 +102,7 @@ impl TraceDelta {
             kernel_release: t.kernel_release,
             kernel_hz: t.kernel_hz,
             warnings: t.warnings,
+            tgid_changes: t.tgid_changes,
             format: t.origin.file_format(),
         }
     }
@@ -112,6 +132,7 @@ impl Trace {
             self.origin = Origin::File(f);
         }
         self.warnings.append(&mut d.warnings);
+        self.tgid_changes.append(&mut d.tgid_changes);
         self.events.reserve(d.events.len());
         self.events.extend(d.events.drain(..));
     }
@@ -127,6 +148,7 @@ impl Trace {
             kernel_release: None,
             kernel_hz: None,
             warnings: Vec::new(),
+            tgid_changes: Vec::new(),
         }
     }
 
@@ -183,6 +205,9 @@ impl Trace {
 
     /// Stable-sorts the events by timestamp if needed and says so in a warning.
     pub fn ensure_sorted(&mut self) {
+        if !self.tgid_changes.is_sorted_by_key(|c| c.ts) {
+            self.tgid_changes.sort_by_key(|c| c.ts);
+        }
         let backwards = self.events.backward_steps();
         if backwards > 0 {
             self.events.sort_by_ts();

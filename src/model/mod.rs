@@ -2,6 +2,8 @@
 //! policies would do. Models read canonical events only; they know no file format and no UI.
 
 pub mod alarm;
+pub mod anomaly;
+pub mod coverage;
 pub mod error;
 pub mod kernel;
 pub mod lane;
@@ -13,6 +15,8 @@ pub mod thread_lanes;
 pub mod view;
 
 pub use alarm::{Alarm, AlarmKind};
+pub use anomaly::{Anomalies, Anomaly, AnomalyKind};
+pub use coverage::{Checkable, Coverage, Missing};
 pub use error::ModelError;
 pub use lane::{Segment, SlotFlags};
 pub use observed::{Context, CpuSlot, ObservedState};

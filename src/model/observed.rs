@@ -6,9 +6,16 @@
 //! Only confirmed CIDs count toward the observed cidmask and the duplicate check.
 
 use super::alarm::{Alarm, AlarmKind};
+use super::anomaly::{Anomaly, AnomalyKind};
 use super::tasks::{MmId, MmInfo, MmOrigin};
-use crate::events::{CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid};
+use crate::events::{
+    CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TaskMeta, TgidChange, Tid,
+};
 use rustc_hash::FxHashMap;
+
+/// How long after a task moved to another CPU its records on the old one are put down to
+/// per-CPU clocks that disagree rather than to a task on two CPUs at once.
+pub const TWO_CPU_SLACK_NS: u64 = 1_000_000;
 
 /// The state of one CPU: who runs there and the CID it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,11 +54,20 @@ pub struct TaskState {
     pub on_cpu: Option<u16>,
     pub confirmed: bool,
     pub exited: bool,
+    /// How many tasks used this tid before this one in the capture (a reused tid: fork after
+    /// exit, or a changed TGID column).
+    pub incarnation: u32,
+    /// When `on_cpu` last moved to another CPU.
+    pub since: u64,
 }
 
 /// Read-only facts the capture gives about tasks.
 pub struct Context<'a> {
     pub tasks: &'a FxHashMap<Tid, TaskMeta>,
+    /// Tids whose TGID column changed, in time order ([`Trace::tgid_changes`]).
+    ///
+    /// [`Trace::tgid_changes`]: crate::events::Trace::tgid_changes
+    pub tgid_changes: &'a [TgidChange],
     /// Possible CPUs: the bound every CID must stay below.
     pub ncpus: u32,
 }
@@ -62,6 +78,8 @@ pub trait Sink {
     fn new_mm(&mut self, _id: MmId, _info: MmInfo) {}
     fn cpu_changed(&mut self, _ts: u64, _cpu: u16, _slot: &CpuSlot) {}
     fn alarm(&mut self, _alarm: Alarm) {}
+    /// An impossible state: damage in the capture, counted where it is noticed.
+    fn anomaly(&mut self, _anomaly: Anomaly) {}
 }
 
 /// A sink that ignores everything.
@@ -79,6 +97,12 @@ pub struct ObservedState {
     /// Number of mms allocated so far (ids are handed out in event order, so a replay from a
     /// checkpoint allocates the same ids).
     next_mm: u32,
+    /// The next of the context's TGID changes to apply.
+    next_change: usize,
+    /// The TGID of each tid whose TGID column changed, as of the events applied.
+    tgid_now: FxHashMap<Tid, Tid>,
+    /// Per CPU, the time of its last lost-event marker (its switches may be missing since).
+    lost_at: Vec<u64>,
 }
 
 impl ObservedState {
@@ -95,6 +119,14 @@ impl ObservedState {
 
     /// Applies one event.
     pub fn apply(&mut self, ev: &Event, ctx: &Context, sink: &mut impl Sink) {
+        while let Some(ch) = ctx
+            .tgid_changes
+            .get(self.next_change)
+            .filter(|ch| ch.ts <= ev.ts)
+        {
+            self.next_change += 1;
+            self.tgid_changed(*ch, ctx, sink);
+        }
         if ev.cpu == CPU_UNKNOWN {
             // A record on no known CPU places no task: only what needs no CPU is applied.
             match ev.kind {
@@ -110,6 +142,10 @@ impl ObservedState {
             self.cpus.resize(c + 1, CpuSlot::IDLE);
         }
         if matches!(ev.kind, EventKind::Lost { .. }) {
+            if c >= self.lost_at.len() {
+                self.lost_at.resize(c + 1, 0);
+            }
+            self.lost_at[c] = ev.ts.max(1);
             // Switches and reports of this CPU may be missing: its CID is no longer known.
             let tid = self.cpus[c].tid;
             if let Some(t) = self.tasks.get_mut(&tid) {
@@ -121,6 +157,13 @@ impl ObservedState {
             }
             return;
         }
+        if ev.cpu != CPU_UNKNOWN
+            && self.cpus[c].tid == ev.tid
+            && ev.tid != 0
+            && ev.tid != TID_UNKNOWN
+        {
+            self.check_two_cpus(ev, sink);
+        }
         // Every record names the task current on its CPU: this also catches switches the
         // capture missed (on some VMs the switch away from idle is never recorded).
         if ev.cpu != CPU_UNKNOWN && self.cpus[c].tid != ev.tid && ev.tid != TID_UNKNOWN {
@@ -130,7 +173,19 @@ impl ObservedState {
             EventKind::SchedSwitch { next_tid, .. } => {
                 self.switch_in(ev.ts, ev.cpu, next_tid, ctx, sink);
             }
-            EventKind::RseqUpdate { mm_cid, .. } => self.report(ev, mm_cid, ctx, sink),
+            EventKind::RseqUpdate { mm_cid, cpu_id, .. } => {
+                if cpu_id != ev.cpu as i32 && ev.tid != TID_UNKNOWN {
+                    sink.anomaly(Anomaly {
+                        ts: ev.ts,
+                        cpu: ev.cpu,
+                        kind: AnomalyKind::CpuIdMismatch {
+                            tid: ev.tid,
+                            cpu_id,
+                        },
+                    });
+                }
+                self.report(ev, mm_cid, ctx, sink)
+            }
             EventKind::TaskNewtask { tid, clone_flags } => {
                 self.pending_clone.insert(tid, clone_flags);
             }
@@ -170,6 +225,9 @@ impl ObservedState {
         }
         let t = self.task(tid, ctx, sink);
         let was_on = t.on_cpu.replace(cpu);
+        if was_on != Some(cpu) {
+            t.since = ts;
+        }
         t.confirmed = false;
         // A task runs on one CPU: if the capture still shows it elsewhere, an event was lost
         // there; stop trusting that CPU's CID.
@@ -180,6 +238,47 @@ impl ObservedState {
             sink.cpu_changed(ts, d, &self.cpus[d as usize]);
         }
         self.set_slot(ts, cpu, tid, sink);
+    }
+
+    /// A record of `ev.tid` on a CPU that still has it current, while the task moved to
+    /// another CPU that has it current too, a while ago, with no lost events on either since:
+    /// it runs on both at once. (Within [`TWO_CPU_SLACK_NS`] of the move, the per-CPU clocks
+    /// may simply disagree.)
+    fn check_two_cpus(&mut self, ev: &Event, sink: &mut impl Sink) {
+        let Some(t) = self.tasks.get(&ev.tid) else {
+            return;
+        };
+        let Some(d) = t.on_cpu.filter(|&d| d != ev.cpu) else {
+            return;
+        };
+        if self.cpus.get(d as usize).is_none_or(|s| s.tid != ev.tid)
+            || ev.ts < t.since.saturating_add(TWO_CPU_SLACK_NS)
+        {
+            return;
+        }
+        let lost = |c: u16| self.lost_at.get(c as usize).copied().unwrap_or(0);
+        if lost(d).max(lost(ev.cpu)) >= t.since {
+            return;
+        }
+        // a switch away is the task's last record on that CPU: the clocks may disagree
+        if let EventKind::SchedSwitch { prev_tid, .. } = ev.kind
+            && prev_tid == ev.tid
+        {
+            return;
+        }
+        sink.anomaly(Anomaly {
+            ts: ev.ts,
+            cpu: ev.cpu,
+            kind: AnomalyKind::TaskOnTwoCpus {
+                tid: ev.tid,
+                other_cpu: d,
+            },
+        });
+        // once per move
+        if let Some(t) = self.tasks.get_mut(&ev.tid) {
+            t.since = ev.ts;
+            t.on_cpu = Some(ev.cpu);
+        }
     }
 
     /// Shows `tid` and its current state in `cpu`'s slot.
@@ -221,7 +320,9 @@ impl ObservedState {
         let t = self.task(tid, ctx, sink);
         t.cid = Some(cid);
         t.confirmed = true;
-        t.on_cpu = Some(ev.cpu);
+        if t.on_cpu.replace(ev.cpu) != Some(ev.cpu) {
+            t.since = ev.ts;
+        }
         let mm = t.mm;
         let c = ev.cpu as usize;
         let slot = CpuSlot {
@@ -266,7 +367,7 @@ impl ObservedState {
     /// The state of `tid`, created on first sight with the mm its TGID names (or unknown).
     fn task(&mut self, tid: Tid, ctx: &Context, sink: &mut impl Sink) -> &mut TaskState {
         if !self.tasks.contains_key(&tid) {
-            let mm = match ctx.tasks.get(&tid).and_then(|m| m.tgid) {
+            let mm = match self.tgid_of_tid(tid, ctx) {
                 _ if tid == 0 => MmId::NONE,
                 Some(g) => self.mm_of_tgid(g, tid, 0, sink),
                 None => MmId::UNKNOWN,
@@ -279,6 +380,8 @@ impl ObservedState {
                     on_cpu: None,
                     confirmed: false,
                     exited: false,
+                    incarnation: 0,
+                    since: 0,
                 },
             );
         }
@@ -313,11 +416,9 @@ impl ObservedState {
     fn fork(&mut self, ts: u64, parent: Tid, child: Tid, ctx: &Context, sink: &mut impl Sink) {
         let flags = self.pending_clone.remove(&child);
         let parent_mm = self.task(parent, ctx, sink).mm;
-        let child_tgid = ctx.tasks.get(&child).and_then(|m| m.tgid);
-        let parent_tgid = ctx
-            .tasks
-            .get(&parent)
-            .and_then(|m| m.tgid)
+        let child_tgid = self.tgid_of_tid(child, ctx);
+        let parent_tgid = self
+            .tgid_of_tid(parent, ctx)
             .or_else(|| self.tgid_of(parent_mm));
         let shares = match (flags, child_tgid) {
             (Some(f), _) => Some(f & CLONE_VM != 0),
@@ -355,7 +456,11 @@ impl ObservedState {
             ),
             None => MmId::UNKNOWN,
         };
-        // A reused pid starts over.
+        // A reused pid starts over: a new task (after an exit, the next one of this tid).
+        let incarnation = self
+            .tasks
+            .get(&child)
+            .map_or(0, |t| t.incarnation + t.exited as u32);
         self.tasks.insert(
             child,
             TaskState {
@@ -364,8 +469,66 @@ impl ObservedState {
                 on_cpu: None,
                 confirmed: false,
                 exited: false,
+                incarnation,
+                since: ts,
             },
         );
+    }
+
+    /// The TGID the capture gives `tid` as of the events applied: its latest changed one, else
+    /// its first.
+    fn tgid_of_tid(&self, tid: Tid, ctx: &Context) -> Option<Tid> {
+        self.tgid_now
+            .get(&tid)
+            .copied()
+            .or_else(|| ctx.tasks.get(&tid).and_then(|m| m.tgid))
+    }
+
+    /// `tid`'s TGID column changed: from now on it is a task of `tgid`. A task that reported
+    /// no CID yet (just forked, its process not known before) moves there; one that did is
+    /// gone, and a new task of that process uses its tid.
+    fn tgid_changed(&mut self, ch: TgidChange, ctx: &Context, sink: &mut impl Sink) {
+        let TgidChange { ts, tid, tgid } = ch;
+        self.tgid_now.insert(tid, tgid);
+        if tid == 0 {
+            return;
+        }
+        let Some(&t) = self.tasks.get(&tid) else {
+            return;
+        };
+        if self.tgid_of(t.mm) == Some(tgid) {
+            return;
+        }
+        let mm = self.mm_of_tgid(tgid, tid, ts, sink);
+        let on_cpu = self
+            .cpus
+            .iter()
+            .position(|s| s.tid == tid)
+            .map(|c| c as u16);
+        let incarnation = t.incarnation + (t.cid.is_some() || t.exited) as u32;
+        self.tasks.insert(
+            tid,
+            TaskState {
+                mm,
+                cid: None,
+                on_cpu,
+                confirmed: false,
+                exited: false,
+                incarnation,
+                since: ts,
+            },
+        );
+        for c in 0..self.cpus.len() {
+            if self.cpus[c].tid == tid {
+                self.set_slot(ts, c as u16, tid, sink);
+            }
+        }
+        let _ = ctx;
+    }
+
+    /// How many earlier tasks used `tid` (0 for its first), as of the events applied.
+    pub fn incarnation(&self, tid: Tid) -> u32 {
+        self.tasks.get(&tid).map_or(0, |t| t.incarnation)
     }
 
     fn exec(&mut self, ts: u64, tid: Tid, old_tid: Tid, ctx: &Context, sink: &mut impl Sink) {
@@ -498,8 +661,17 @@ mod tests {
     }
 
     fn run(events: &[Event], meta: &FxHashMap<Tid, TaskMeta>) -> (ObservedState, Rec) {
+        run_with(events, meta, &[])
+    }
+
+    fn run_with(
+        events: &[Event],
+        meta: &FxHashMap<Tid, TaskMeta>,
+        tgid_changes: &[TgidChange],
+    ) -> (ObservedState, Rec) {
         let ctx = Context {
             tasks: meta,
+            tgid_changes,
             ncpus: 2,
         };
         let mut st = ObservedState::new(2);
@@ -698,5 +870,48 @@ mod tests {
             vec![MmOrigin::Anonymous, MmOrigin::Fork, MmOrigin::Exec]
         );
         assert_eq!(rec.mms[2].1.tgid, Some(22));
+    }
+
+    /// A tid reused by another process (its TGID column changes, no exit seen): from the
+    /// change on it is a new task of the new process, so its CID is no duplicate of the old
+    /// process's CIDs.
+    #[test]
+    fn a_tid_whose_tgid_changes_is_a_new_task_of_the_new_process() {
+        let meta = tgids(&[(11, 10), (12, 10)]);
+        let evs = [
+            up(1, 0, 11, 0),
+            up(2, 1, 12, 1),
+            // tid 11 now shows TGID 20, on CPU 0, with CID 1 while 12 (tgid 10) holds 1
+            up(5, 0, 11, 1),
+        ];
+        let (st, rec) = run(&evs, &meta);
+        assert_eq!(rec.alarms.len(), 1, "without the change: a false duplicate");
+        assert_eq!(st.mm_of(11), st.mm_of(12));
+        let ch = [TgidChange {
+            ts: 5,
+            tid: 11,
+            tgid: 20,
+        }];
+        let (st, rec) = run_with(&evs, &meta, &ch);
+        assert!(rec.alarms.is_empty(), "{:?}", rec.alarms);
+        assert_ne!(st.mm_of(11), st.mm_of(12));
+        assert_eq!(st.incarnation(11), 1);
+        assert_eq!(rec.mms.last().map(|(_, i)| i.tgid), Some(Some(20)));
+        // a fork after an exit is the next task of that tid too
+        let evs = [
+            up(1, 0, 11, 0),
+            ev(2, 0, 11, EventKind::SchedProcessExit { tid: 11 }),
+            ev(
+                3,
+                1,
+                12,
+                EventKind::SchedProcessFork {
+                    parent: 12,
+                    child: 11,
+                },
+            ),
+        ];
+        let (st, _) = run(&evs, &meta);
+        assert_eq!(st.incarnation(11), 1);
     }
 }

@@ -1,19 +1,47 @@
 //! `cidscope FILE --check`: the rseq guarantees checked over a capture. A finding in observed
-//! data means the kernel broke its promise (or the capture lies): worth a bug report.
+//! data means the kernel broke its promise (or the capture lies): worth a bug report. What the
+//! capture cannot support is not judged, and the report says what was not checked and why.
 
 use crate::events::{Trace, fmt_ts};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
-use crate::model::{Alarm, AlarmKind, MmId, MmInfo};
+use crate::model::{Alarm, AlarmKind, Anomalies, Anomaly, AnomalyKind, Coverage, MmId, MmInfo};
 use std::fmt::Write;
+
+/// Exit statuses of `--check` (a contract, documented in `--help` and the README).
+pub mod status {
+    /// Both checks ran and found nothing.
+    pub const CLEAN: u8 = 0;
+    /// At least one finding.
+    pub const FINDINGS: u8 = 1;
+    /// Nothing could be checked: no events, no rseq_update, or neither check possible.
+    pub const NOTHING_CHECKED: u8 = 3;
+    /// One of the two checks could not run; the other found nothing.
+    pub const PARTLY_CHECKED: u8 = 4;
+}
 
 pub struct CheckReport {
     pub findings: usize,
     pub text: String,
+    /// Which guarantees the capture let the check judge.
+    pub checked: crate::model::Checkable,
+}
+
+impl CheckReport {
+    /// The exit status (see [`status`]).
+    pub fn status(&self) -> u8 {
+        match (self.findings, self.checked.duplicates, self.checked.bound) {
+            (n, _, _) if n > 0 => status::FINDINGS,
+            (_, true, true) => status::CLEAN,
+            (_, false, false) => status::NOTHING_CHECKED,
+            _ => status::PARTLY_CHECKED,
+        }
+    }
 }
 
 #[derive(Default)]
 struct Collect {
     alarms: Vec<Alarm>,
+    anomalies: Anomalies,
     mms: usize,
 }
 
@@ -24,6 +52,9 @@ impl Sink for Collect {
     fn cpu_changed(&mut self, _: u64, _: u16, _: &CpuSlot) {}
     fn alarm(&mut self, a: Alarm) {
         self.alarms.push(a);
+    }
+    fn anomaly(&mut self, a: Anomaly) {
+        self.anomalies.add(a);
     }
 }
 
@@ -65,18 +96,29 @@ pub fn run(trace: &Trace) -> CheckReport {
     let ncpus = trace.cpu_count();
     let ctx = Context {
         tasks: &trace.tasks,
+        tgid_changes: &trace.tgid_changes,
         ncpus,
     };
     let mut state = ObservedState::new(ncpus as usize);
     let mut sink = Collect::default();
+    let mut coverage = Coverage::default();
     let mut unknown = std::collections::BTreeSet::new();
     for ev in &trace.events {
         state.apply(&ev, &ctx, &mut sink);
+        coverage.count(&ev);
         if matches!(ev.kind, crate::events::EventKind::RseqUpdate { .. })
             && state.mm_of(ev.tid) == MmId::UNKNOWN
         {
             unknown.insert(ev.tid);
         }
+    }
+    coverage.facts(trace);
+    let checked = coverage.checkable();
+    let missing = coverage.missing();
+    sink.alarms.retain(|a| checked.judges(&a.kind));
+    if coverage.cpu_unknown {
+        sink.anomalies
+            .retain(|k| !matches!(k, AnomalyKind::CpuIdMismatch { .. }));
     }
     let mut text = String::new();
     let dup = sink
@@ -94,16 +136,62 @@ pub fn run(trace: &Trace) -> CheckReport {
             a.describe_observed()
         );
     }
+    // damage and what the reader skipped: the verdicts near it may be wrong
+    for w in trace
+        .warnings
+        .iter()
+        .cloned()
+        .chain(sink.anomalies.warnings(&trace.path))
+    {
+        let _ = writeln!(text, "warning: {w}");
+    }
+    if !checked.duplicates && !checked.bound {
+        let _ = writeln!(
+            text,
+            "{}: NOTHING CHECKED in {} events: this is no clean bill ({})",
+            trace.path,
+            trace.event_count(),
+            crate::model::Checkable::why_not(&missing, true)
+        );
+    } else {
+        let dups = if checked.duplicates {
+            format!("{dup} duplicate CIDs among running threads of one process")
+        } else {
+            "duplicate CIDs NOT CHECKED".into()
+        };
+        let bound = if checked.bound {
+            format!("{range} CIDs outside 0..{ncpus}")
+        } else {
+            "the CID bound NOT CHECKED".into()
+        };
+        let _ = writeln!(
+            text,
+            "{}: {} findings ({dups}, {bound}) in {} events, {} processes",
+            trace.path,
+            sink.alarms.len(),
+            trace.event_count(),
+            sink.mms
+        );
+    }
+    if !checked.duplicates && checked.bound {
+        let _ = writeln!(
+            text,
+            "not checked: duplicate CIDs among running threads ({})",
+            crate::model::Checkable::why_not(&missing, true)
+        );
+    }
+    if !checked.bound && checked.duplicates {
+        let _ = writeln!(
+            text,
+            "not checked: CIDs at or above their bound ({})",
+            crate::model::Checkable::why_not(&missing, false)
+        );
+    }
+    for m in &missing {
+        let _ = writeln!(text, "missing: {}", m.warning());
+    }
     let unknown = unknown.len();
-    let _ = writeln!(
-        text,
-        "{}: {} findings ({dup} duplicate CIDs among running threads of one process, {range} CIDs outside 0..{ncpus}) in {} events, {} processes",
-        trace.path,
-        sink.alarms.len(),
-        trace.event_count(),
-        sink.mms
-    );
-    if unknown > 0 {
+    if unknown > 0 && checked.duplicates {
         let _ = writeln!(
             text,
             "note: {unknown} task(s) with CIDs have an unknown process; duplicates among them cannot be checked (capture the TGID column or task:task_newtask)"
@@ -112,5 +200,6 @@ pub fn run(trace: &Trace) -> CheckReport {
     CheckReport {
         findings: sink.alarms.len(),
         text,
+        checked,
     }
 }

@@ -154,6 +154,7 @@ pub fn summarize(c: &LiveCapture) -> LiveSummary {
         rseq_updates = Some(n);
         let ctx = Context {
             tasks: &c.trace.tasks,
+            tgid_changes: &c.trace.tgid_changes,
             ncpus: cpus.max(c.trace.cpu_count()),
         };
         let mut st = ObservedState::new(ctx.ncpus as usize);

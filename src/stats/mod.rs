@@ -23,6 +23,16 @@ pub struct TaskSummary {
     pub mm: Option<u32>,
 }
 
+/// A later task under a tid already used in the capture.
+#[derive(Serialize, Debug)]
+pub struct ReusedTask {
+    pub tid: Tid,
+    /// 1 for the second task of the tid, 2 for the third, ...
+    pub incarnation: u32,
+    #[serde(flatten)]
+    pub task: TaskSummary,
+}
+
 #[derive(Serialize, Debug)]
 pub struct ProcessSummary {
     pub mm: u32,
@@ -63,6 +73,9 @@ pub struct Stats {
     pub lost_markers: u64,
     /// By tid (JSON object keys are the tids as strings, in numeric order).
     pub tasks: BTreeMap<Tid, TaskSummary>,
+    /// Later tasks of reused tids (a fork after the tid's exit, or a TGID column that changed):
+    /// `tasks` holds each tid's first task, these the ones after it.
+    pub reused_tasks: Vec<ReusedTask>,
     pub processes: Vec<ProcessSummary>,
     /// Tasks with rseq_update events whose mm is unknown (no TGID, clone flags or exec seen).
     pub tasks_mm_unknown: u64,
@@ -72,6 +85,10 @@ pub struct Stats {
     /// switch-in and (where the capture has sys_exit / irq exits) per exit to user.
     pub rseq_accounting: accounting::Accounting,
     pub warnings: Vec<String>,
+    /// What the capture lacks for CIDs and their checks, by code (`no-events`,
+    /// `no-rseq-update`, `no-sched-switch`, `no-tgid`, `cpu-unknown`); each is explained, with
+    /// how to record it, in `warnings`.
+    pub missing: Vec<&'static str>,
     /// With --policy: how well the model predicts the observed CIDs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_agreement: Option<model_summary::ModelAgreement>,
@@ -87,6 +104,7 @@ pub struct Stats {
 struct Collect {
     mms: Vec<MmInfo>,
     alarms: Vec<Alarm>,
+    anomalies: crate::model::Anomalies,
 }
 
 impl Sink for Collect {
@@ -96,6 +114,9 @@ impl Sink for Collect {
     fn cpu_changed(&mut self, _ts: u64, _cpu: u16, _slot: &CpuSlot) {}
     fn alarm(&mut self, a: Alarm) {
         self.alarms.push(a);
+    }
+    fn anomaly(&mut self, a: crate::model::Anomaly) {
+        self.anomalies.add(a);
     }
 }
 
@@ -193,10 +214,11 @@ pub struct Summarizer {
     cpu_unknown: u64,
     /// Per task with rseq_update: count, CIDs, and its mm at its last update (a task that
     /// exited is gone from the observed state by the end).
-    per_tid: rustc_hash::FxHashMap<Tid, (u64, CidSet, MmId)>,
+    per_tid: rustc_hash::FxHashMap<(Tid, u32), (u64, CidSet, MmId)>,
     state: ObservedState,
     sink: Collect,
     accounting: accounting::Accumulator,
+    coverage: crate::model::Coverage,
     /// Highest CPU seen + 1.
     seen_cpus: u32,
     prev_ts: u64,
@@ -224,6 +246,7 @@ impl Summarizer {
             state: ObservedState::new(hint.max(1) as usize),
             sink: Collect::default(),
             accounting: accounting::Accumulator::default(),
+            coverage: Default::default(),
             seen_cpus: 0,
             prev_ts: 0,
             out_of_order: false,
@@ -252,9 +275,11 @@ impl Summarizer {
             // the CID bound as known so far; out-of-range alarms are re-checked at the end
             let ctx = Context {
                 tasks: &meta.tasks,
+                tgid_changes: &meta.tgid_changes,
                 ncpus: self.seen_cpus.max(hint).max(1),
             };
             self.state.apply(&ev, &ctx, &mut self.sink);
+            self.coverage.count(&ev);
             match ev.kind {
                 EventKind::Lost { count } => {
                     self.lost_markers += 1;
@@ -278,9 +303,10 @@ impl Summarizer {
                 (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
             {
                 let mm = self.state.mm_of(ev.tid);
+                let inc = self.state.incarnation(ev.tid);
                 let e = self
                     .per_tid
-                    .entry(ev.tid)
+                    .entry((ev.tid, inc))
                     .or_insert((0, CidSet::default(), mm));
                 e.0 += 1;
                 e.1.insert(mm_cid);
@@ -304,9 +330,20 @@ impl Summarizer {
             state,
             mut sink,
             accounting,
+            mut coverage,
             seen_cpus,
             ..
         } = self;
+        coverage.facts(trace);
+        let checkable = coverage.checkable();
+        let missing = coverage.missing();
+        // what the capture cannot support is not judged (no CPU column: no bound, no
+        // "running at once"; no switches: no "running")
+        sink.alarms.retain(|a| checkable.judges(&a.kind));
+        if coverage.cpu_unknown {
+            sink.anomalies
+                .retain(|k| !matches!(k, crate::model::AnomalyKind::CpuIdMismatch { .. }));
+        }
         let hint = trace
             .ncpus_hint
             .filter(|&n| n <= Trace::MAX_CPUS)
@@ -331,10 +368,10 @@ impl Summarizer {
                 .entry(trace.strings.get_str(crate::events::StrId(id)).to_string())
                 .or_default() += n;
         }
-        let mut task_mm: rustc_hash::FxHashMap<Tid, MmId> =
+        let mut task_mm: rustc_hash::FxHashMap<(Tid, u32), MmId> =
             per_tid.iter().map(|(&t, e)| (t, e.2)).collect();
         for (&tid, t) in &state.tasks {
-            task_mm.entry(tid).or_insert(t.mm);
+            task_mm.entry((tid, t.incarnation)).or_insert(t.mm);
         }
         let mut processes: Vec<ProcessSummary> = sink
             .mms
@@ -354,40 +391,60 @@ impl Summarizer {
             })
             .collect();
         let mut tasks = BTreeMap::new();
-        // every task once, in tid order (a sorted list: a tree of a million tids is ~40 MB)
-        let mut all_tids: Vec<Tid> = trace.tasks.keys().chain(per_tid.keys()).copied().collect();
+        let mut reused_tasks = Vec::new();
+        // every task once, in (tid, incarnation) order (a sorted list: a tree of a million tids
+        // is ~40 MB)
+        let mut all_tids: Vec<(Tid, u32)> = trace
+            .tasks
+            .keys()
+            .map(|&t| (t, 0))
+            .chain(per_tid.keys().copied())
+            .chain(task_mm.keys().copied())
+            .collect();
         all_tids.sort_unstable();
         all_tids.dedup();
         let mut unknown = 0;
-        for tid in all_tids {
+        for key in all_tids {
+            let (tid, inc) = key;
             let (n, cids) = per_tid
-                .get(&tid)
+                .get(&key)
                 .map_or((0, Vec::new()), |(n, c, _)| (*n, c.to_vec()));
-            let mm = task_mm.get(&tid).copied().unwrap_or(MmId::UNKNOWN);
+            let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
             let mm_idx = mm.is_real().then_some(mm.0);
             if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
-                p.tasks.push(tid);
+                if !p.tasks.contains(&tid) {
+                    p.tasks.push(tid);
+                }
                 p.rseq_updates += n;
                 p.cids.extend(cids.iter());
             }
             if n > 0 && mm == MmId::UNKNOWN {
                 unknown += 1;
             }
-            let tgid = trace.tasks.get(&tid).and_then(|m| m.tgid).or_else(|| {
-                mm_idx
-                    .and_then(|i| sink.mms.get(i as usize))
-                    .and_then(|m| m.tgid)
-            });
-            tasks.insert(
-                tid,
-                TaskSummary {
-                    tgid,
-                    comm: trace.comm_of(tid),
-                    rseq_updates: n,
-                    cids,
-                    mm: mm_idx,
-                },
-            );
+            let mm_tgid = mm_idx
+                .and_then(|i| sink.mms.get(i as usize))
+                .and_then(|m| m.tgid);
+            let tgid = if inc == 0 {
+                trace.tasks.get(&tid).and_then(|m| m.tgid).or(mm_tgid)
+            } else {
+                mm_tgid
+            };
+            let task = TaskSummary {
+                tgid,
+                comm: trace.comm_of(tid),
+                rseq_updates: n,
+                cids,
+                mm: mm_idx,
+            };
+            if inc == 0 {
+                tasks.insert(tid, task);
+            } else {
+                reused_tasks.push(ReusedTask {
+                    tid,
+                    incarnation: inc,
+                    task,
+                });
+            }
         }
         for p in &mut processes {
             p.cids.sort_unstable();
@@ -409,6 +466,7 @@ impl Summarizer {
             lost_events,
             lost_markers,
             tasks,
+            reused_tasks,
             processes,
             tasks_mm_unknown: unknown,
             alarms: sink.alarms.len() as u64,
@@ -426,7 +484,19 @@ impl Summarizer {
                 })
                 .collect(),
             rseq_accounting: accounting.finish(),
-            warnings: trace.warnings.iter().map(|w| w.to_string()).collect(),
+            warnings: trace
+                .warnings
+                .iter()
+                .map(|w| w.to_string())
+                .chain(
+                    sink.anomalies
+                        .warnings(&trace.path)
+                        .iter()
+                        .map(|w| w.to_string()),
+                )
+                .chain(missing.iter().map(|m| m.warning()))
+                .collect(),
+            missing: missing.iter().map(|m| m.code()).collect(),
             model_agreement: None,
             model: None,
             compare: Vec::new(),
@@ -484,6 +554,22 @@ pub fn render_text(s: &Stats) -> String {
             o,
             "  ({} tasks with rseq_update have an unknown mm: capture with options/record-tgid or task:task_newtask)",
             s.tasks_mm_unknown
+        );
+    }
+    if !s.reused_tasks.is_empty() {
+        let _ = writeln!(
+            o,
+            "  ({} later tasks under reused tids, each counted apart: {})",
+            s.reused_tasks.len(),
+            s.reused_tasks
+                .iter()
+                .take(5)
+                .map(|r| match r.task.tgid {
+                    Some(g) => format!("tid {} in tgid {g}", r.tid),
+                    None => format!("tid {}", r.tid),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     let _ = writeln!(o, "\nalarms      {}", s.alarms);

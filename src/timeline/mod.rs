@@ -70,6 +70,14 @@ pub struct Timeline {
     pub task_cid_changes: task_cids::TaskCids,
     /// rseq_updates whose CID differs from the task's previous report: (event index, mm).
     pub cid_changes: Vec<(u32, MmId)>,
+    /// What the capture holds of what the checks need (counts as indexed so far).
+    pub coverage: crate::model::Coverage,
+    /// Impossible states met while indexing (damage in the capture).
+    pub anomalies: crate::model::Anomalies,
+    /// What the capture lets the alarms judge, and what it lacks ([`Timeline::judge`], once
+    /// the capture is read; until then everything is judged and nothing said missing).
+    pub judged: crate::model::Checkable,
+    pub missing: Vec<crate::model::Missing>,
     /// The observed state after the last indexed event.
     tail: ObservedState,
     /// The event at which the next checkpoint is taken.
@@ -88,6 +96,7 @@ struct Recorder<'a> {
     mms: &'a mut Vec<MmInfo>,
     mm_stats: &'a mut Vec<MmStats>,
     alarms: &'a mut Vec<Alarm>,
+    anomalies: &'a mut crate::model::Anomalies,
 }
 
 fn idle_segment(start: u64) -> Segment {
@@ -175,6 +184,10 @@ impl Sink for Recorder<'_> {
     fn alarm(&mut self, alarm: Alarm) {
         self.alarms.push(alarm);
     }
+
+    fn anomaly(&mut self, a: crate::model::Anomaly) {
+        self.anomalies.add(a);
+    }
 }
 
 impl Timeline {
@@ -192,8 +205,25 @@ impl Timeline {
     pub fn build_with_interval(trace: &Trace, interval: usize) -> Timeline {
         let mut tl = Self::empty(interval);
         tl.extend(trace);
+        tl.judge(trace);
         tl.shrink_to_fit();
         tl
+    }
+
+    /// Once the capture is read: what it lacks, and the alarms it cannot support dropped (no
+    /// CPU column: neither the bound nor "running at once"; no switches or no processes: no
+    /// duplicates), as `--check` does.
+    pub fn judge(&mut self, trace: &Trace) {
+        let mut c = self.coverage;
+        c.facts(trace);
+        self.judged = c.checkable();
+        self.missing = c.missing();
+        let judged = self.judged;
+        self.alarms.retain(|a| judged.judges(&a.kind));
+        if c.cpu_unknown {
+            self.anomalies
+                .retain(|k| !matches!(k, crate::model::AnomalyKind::CpuIdMismatch { .. }));
+        }
     }
 
     /// An index of nothing yet; [`Timeline::extend`] feeds it.
@@ -211,6 +241,13 @@ impl Timeline {
             lost_at: Vec::new(),
             task_cid_changes: task_cids::TaskCids::default(),
             cid_changes: Vec::new(),
+            coverage: Default::default(),
+            anomalies: Default::default(),
+            judged: crate::model::Checkable {
+                duplicates: true,
+                bound: true,
+            },
+            missing: Vec::new(),
             tail: ObservedState::new(0),
             next_checkpoint: 0,
             applied: 0,
@@ -252,6 +289,8 @@ impl Timeline {
             cid_changes,
             tail,
             next_checkpoint,
+            coverage,
+            anomalies,
             ..
         } = self;
         let mut rec = Recorder {
@@ -261,6 +300,7 @@ impl Timeline {
             mms,
             mm_stats,
             alarms,
+            anomalies,
         };
         for (i, ev) in (self.applied..).zip(trace.events.range(self.applied..n)) {
             if i >= *next_checkpoint {
@@ -282,12 +322,14 @@ impl Timeline {
             }
             let ctx = Context {
                 tasks: &trace.tasks,
+                tgid_changes: &trace.tgid_changes,
                 ncpus: *ncpus,
             };
             if known {
                 rec.ensure_cpu(ev.cpu as usize);
             }
             tail.apply(&ev, &ctx, &mut rec);
+            coverage.count(&ev);
             match ev.kind {
                 EventKind::RseqUpdate { mm_cid, .. } => {
                     let mm = tail.mm_of(ev.tid);
@@ -354,6 +396,7 @@ impl Timeline {
         };
         let ctx = Context {
             tasks: &trace.tasks,
+            tgid_changes: &trace.tgid_changes,
             ncpus: self.ncpus,
         };
         for ev in trace.events.range(from..target) {
@@ -565,6 +608,7 @@ mod tests {
             let mut st = ObservedState::new(tl.ncpus as usize);
             let ctx = Context {
                 tasks: &trace.tasks,
+                tgid_changes: &trace.tgid_changes,
                 ncpus: tl.ncpus,
             };
             for e in trace.events.range(0..i + 1) {

@@ -170,7 +170,10 @@ impl App {
         use Action as A;
         let st = &mut self.state;
         st.overlays.message = None;
-        if !matches!(action, A::ToggleHelp | A::Quit | A::ForceQuit | A::Close) {
+        if !matches!(
+            action,
+            A::ToggleHelp | A::Quit | A::ForceQuit | A::Close | A::Suspend
+        ) {
             st.view.follow_load = false;
         }
         if matches!(action, A::NextMm | A::PrevMm) {
@@ -179,6 +182,7 @@ impl App {
         let n = st.trace.events.len();
         match action {
             A::ForceQuit => st.quit = true,
+            A::Suspend => st.suspend = true,
             A::Quit | A::Close if st.overlays.show_help => st.overlays.show_help = false,
             A::Quit => st.quit = true,
             A::ToggleHelp => {

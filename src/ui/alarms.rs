@@ -105,7 +105,7 @@ pub fn at_cursor(st: &State) -> Vec<Broken> {
         })
         .collect();
     let mut out = Vec::new();
-    for (mm, h) in &holders {
+    for (mm, h) in holders.iter().filter(|_| tl.judged.bound) {
         if h.cid < 0 || h.cid as u32 >= tl.ncpus {
             out.push(Broken::OutOfRange {
                 mm: *mm,
@@ -116,6 +116,7 @@ pub fn at_cursor(st: &State) -> Vec<Broken> {
     }
     let confirmed: Vec<&(MmId, Holder)> = holders
         .iter()
+        .filter(|_| tl.judged.duplicates)
         .filter(|(_, h)| state.cpus[h.cpu].confirmed)
         .collect();
     let mut done: Vec<(MmId, i32)> = Vec::new();
@@ -150,7 +151,10 @@ mod tests {
     fn a_duplicate_and_a_cid_out_of_range_at_the_cursor() {
         let t = load_bytes(
             "dup.txt",
-            b"# entries-in-buffer/entries-written: 3/3   #P:2\n\
+            // the switches make duplicates judgeable: who runs where is known
+            b"# entries-in-buffer/entries-written: 5/5   #P:2\n\
+              <idle>-0 (-----) [000] .....  0.999000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=w next_pid=11 next_prio=120\n\
+              <idle>-0 (-----) [001] .....  0.999001: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=w next_pid=12 next_prio=120\n\
               w-11 (     10) [000] .....  1.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0\n\
               w-12 (     10) [001] .....  1.000010: rseq_update: cpu_id=1 node_id=0 mm_cid=0\n\
               w-12 (     10) [001] .....  1.000020: rseq_update: cpu_id=1 node_id=0 mm_cid=2\n",
@@ -159,7 +163,7 @@ mod tests {
         .expect("trace");
         let mut a = App::new(t);
         assert_eq!(at_cursor(&a.state), vec![]);
-        a.state.set_cursor(1);
+        a.state.set_cursor(3);
         let b = at_cursor(&a.state);
         assert_eq!(b.len(), 1, "{b:?}");
         let Broken::Duplicate { cid, holders, .. } = &b[0] else {
@@ -170,7 +174,7 @@ mod tests {
         assert_eq!(who, vec![(11, 0), (12, 1)]);
         assert_eq!(holders[1].since, Some(1_000_010_000));
         assert_eq!(b[0].cpus(), vec![0, 1]);
-        a.state.set_cursor(2);
+        a.state.set_cursor(4);
         let b = at_cursor(&a.state);
         assert!(
             matches!(&b[..], [Broken::OutOfRange { holder, bound: 2, .. }] if holder.cid == 2 && holder.tid == 12),

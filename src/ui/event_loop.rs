@@ -22,6 +22,10 @@ pub fn run_app(mut app: App) -> Result<App, UiError> {
     // Test hook: the terminal-restore tests need a real panic inside the running TUI.
     let panic_for_test = std::env::var_os("CIDSCOPE_TEST_PANIC").is_some();
     while !app.state.quit && !guard.stopped() {
+        if std::mem::take(&mut app.state.suspend) {
+            guard.suspend()?;
+        }
+        guard.service()?;
         let size = guard.terminal.size()?;
         app.set_screen(ratatui::layout::Rect::new(0, 0, size.width, size.height));
         app.tick();

@@ -26,8 +26,13 @@ pub fn handle(app: &mut App, ev: &TermEvent, area: Rect, drag: &mut Drag) {
 }
 
 pub fn key(app: &mut App, k: &KeyEvent) {
+    // from anywhere, a prompt or picker included: in raw mode these are keys, not signals
     if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
         app.state.quit = true;
+        return;
+    }
+    if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('z') {
+        app.state.suspend = true;
         return;
     }
     match &app.state.overlays.mode {

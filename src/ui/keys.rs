@@ -80,6 +80,7 @@ actions! {
     Close = "close": "close the help, legend, accounting pane, picker or prompt (never quits)",
     Quit = "quit": "quit (with the help shown: close it)",
     ForceQuit = "force-quit": "quit from anywhere",
+    Suspend = "suspend": "suspend to the shell; fg resumes",
 }
 
 /// A key as written in bindings and help: `Right`, `l`, `PgDn`, `Ctrl-c`, `Shift-Tab`.
@@ -276,6 +277,7 @@ pub fn default_bindings() -> Vec<Binding> {
         b(vec![Key::plain(Esc)], A::Close),
         b(vec![c('q')], A::Quit),
         b(vec![Key::ctrl('c')], A::ForceQuit),
+        b(vec![Key::ctrl('z')], A::Suspend),
     ]
 }
 
@@ -335,6 +337,22 @@ pub fn apply_overrides(bindings: &mut [Binding], file: &str, text: &str) -> Resu
         }
         if let Some(b) = bindings.iter_mut().find(|b| b.action == action) {
             b.keys = parsed;
+        }
+    }
+    // One key, one action: the first binding would win and the other action lose its key
+    // without a word (`q` bound to step-next stops quitting).
+    for (i, b) in bindings.iter().enumerate() {
+        for k in &b.keys {
+            if let Some(other) = bindings[i + 1..].iter().find(|o| o.keys.contains(k)) {
+                return Err(err(
+                    &k.name(),
+                    format!(
+                        "bound to two actions, {} and {}; bind it to one (rebind the other in the same file)",
+                        b.action.name(),
+                        other.action.name()
+                    ),
+                ));
+            }
         }
     }
     Ok(())
@@ -529,5 +547,29 @@ mod tests {
         assert_eq!(e.key, "step-nxt");
         let e = apply_overrides(&mut b, "k.json", r#"{"first": ["Hyper-x"]}"#).unwrap_err();
         assert!(e.to_string().contains("unknown key \"Hyper-x\""), "{e}");
+    }
+
+    /// A key bound to two actions is refused, naming the key and both actions: the first
+    /// would win, and the other would silently lose it (`q` would stop quitting).
+    #[test]
+    fn a_key_bound_to_two_actions_is_refused() {
+        let mut b = default_bindings();
+        let e = apply_overrides(&mut b, "k.json", r#"{"step-next": ["q"]}"#).unwrap_err();
+        assert_eq!(e.key, "q");
+        let m = e.to_string();
+        assert!(m.contains("step-next") && m.contains("quit"), "{m}");
+        assert!(m.starts_with("keys k.json: \"q\""), "{m}");
+        // two actions of the file itself
+        let mut b = default_bindings();
+        let e =
+            apply_overrides(&mut b, "k.json", r#"{"first": ["z"], "last": ["z"]}"#).unwrap_err();
+        assert!(e.to_string().contains("first and last"), "{e}");
+        // a swap within the file is fine: each key has one action afterwards
+        let mut b = default_bindings();
+        apply_overrides(&mut b, "k.json", r#"{"quit": ["x"], "next-alarm": ["q"]}"#).unwrap();
+        assert_eq!(
+            action_for(&b, &key(KeyCode::Char('q'), KeyModifiers::NONE)),
+            Some(Action::NextAlarm)
+        );
     }
 }

@@ -39,6 +39,7 @@ pub mod selection;
 pub mod session;
 pub mod state;
 pub mod svg_colors;
+mod sys;
 pub mod terminal;
 pub mod theme;
 pub mod view;

@@ -30,6 +30,8 @@ pub struct State {
     /// A live session feeds the trace (attach): data keeps arriving.
     pub streaming: bool,
     pub quit: bool,
+    /// Ctrl-Z: the event loop suspends to the shell before the next frame.
+    pub suspend: bool,
     /// A load error after some events arrived: shown, with the events before it kept.
     pub load_error: Option<SourceError>,
     /// A load error before any event arrived: the run ends with it.
@@ -61,6 +63,7 @@ impl State {
             samples: None,
             streaming: false,
             quit: false,
+            suspend: false,
             load_error: None,
             fatal: None,
         };
@@ -184,6 +187,8 @@ impl State {
                 if self.trace.warnings.len() > n {
                     // events were reordered: index them again
                     self.timeline = Timeline::build(&self.trace);
+                } else {
+                    self.timeline.judge(&self.trace);
                 }
                 self.trace.events.shrink_to_fit();
                 self.timeline.shrink_to_fit();

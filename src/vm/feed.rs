@@ -31,6 +31,8 @@ pub struct Feed {
     ncpus: Option<u32>,
     ncpus_sent: bool,
     warnings: Vec<Warning>,
+    /// TGID changes within the pieces read so far (a tid reused by another process).
+    tgid_changes: Vec<crate::events::TgidChange>,
 }
 
 impl Feed {
@@ -49,6 +51,7 @@ impl Feed {
             ncpus: None,
             ncpus_sent: false,
             warnings: Vec::new(),
+            tgid_changes: Vec::new(),
         }
     }
 
@@ -72,6 +75,7 @@ impl Feed {
         // local string ids (1.. in each call) → ids of the whole stream
         let mut remap: Vec<StrId> = vec![StrId(0)];
         let mut hint = None;
+        let tgid_changes = &mut self.tgid_changes;
         let (strings, tasks, changed, pending, bad, first_bad, warnings) = (
             &mut self.strings,
             &mut self.tasks,
@@ -92,6 +96,7 @@ impl Feed {
                     remap.push(strings.intern(&s));
                 }
                 hint = hint.or(d.ncpus_hint);
+                tgid_changes.append(&mut d.tgid_changes);
                 let re = |id: StrId| remap.get(id.0 as usize).copied().unwrap_or_default();
                 for mut e in d.events.drain(..) {
                     match &mut e.kind {
@@ -185,6 +190,7 @@ impl Feed {
             kernel_release: None,
             kernel_hz: None,
             warnings: std::mem::take(&mut self.warnings),
+            tgid_changes: std::mem::take(&mut self.tgid_changes),
             format: Some(FTRACE),
         };
         self.sent_strings = self.strings.len();

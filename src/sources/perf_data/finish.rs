@@ -84,10 +84,25 @@ impl Reader<'_> {
                 ),
             );
         }
-        if self.order.unknown > 0 {
+        let (n, at, t) = self.order.unknown_types;
+        if n > 0 {
+            self.trace.warn(
+                "unknown-record-type",
+                format!("{name}: {n} records have a type no kernel or perf defines, or one no attribute of the file produces (first: type {t} at byte offset {at}): damage; they were skipped"),
+            );
+        }
+        let (n, at) = self.order.unknown;
+        if n > 0 {
             self.trace.warn(
                 "unknown-event-id",
-                format!("{name}: {} records name an event id that no attribute lists; they were skipped", self.order.unknown),
+                format!("{name}: {n} records name an event id that no attribute lists (first at byte offset {at}); they were skipped"),
+            );
+        }
+        let (n, extra, at) = self.oversized;
+        if n > 0 {
+            self.trace.warn(
+                "oversized-record",
+                format!("{name}: {n} samples are {extra} bytes longer than their fields (first at byte offset {at}): a damaged record size, and any records inside those bytes are lost"),
             );
         }
         if self.bad > 0 {

@@ -93,6 +93,8 @@ pub fn decode(
         non_tracepoint: Default::default(),
         lost_records: 0,
         lost_samples: Vec::new(),
+        tgids: Default::default(),
+        oversized: (0, 0, 0),
         cpu_unknown: 0,
         read_last: FxHashMap::default(),
         read_unchanged: 0,
@@ -140,6 +142,11 @@ struct Reader<'a> {
     lost_records: u64,
     /// LOST_SAMPLES records: (time, cpu, count).
     lost_samples: Vec<(Option<u64>, Option<u32>, u64)>,
+    /// Tids whose pid changed (reused by another process).
+    tgids: crate::events::TgidTrack,
+    /// Samples longer than their fields (a damaged size that swallowed the records after
+    /// it): count, bytes past the fields, first offset.
+    oversized: (u64, u64, u64),
     /// Events whose sample carries no CPU (no `PERF_SAMPLE_CPU`).
     cpu_unknown: u64,
     /// `PERF_SAMPLE_READ`: each counter's last value, by id.

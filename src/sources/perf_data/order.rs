@@ -9,7 +9,7 @@
 use super::attrs::Attrs;
 use super::records::*;
 use crate::sources::binary::cursor::{BinError, BinResult, read_u64};
-use linux_perf_event_reader::{RawData, RawEventRecord, RecordType};
+use linux_perf_event_reader::{AttrFlags, RawData, RawEventRecord, RecordType};
 use std::sync::Arc;
 
 /// The first stage of reading: each record's attribute and time, and the order perf delivers
@@ -18,8 +18,11 @@ use std::sync::Arc;
 pub struct Orderer {
     pub attrs: Option<Arc<Attrs>>,
     pub queue: Queue,
-    /// Records whose event id no attribute lists (skipped).
-    pub unknown: u64,
+    /// Records whose event id no attribute lists (skipped): count, first offset.
+    pub unknown: (u64, u64),
+    /// Records of a type neither the kernel nor perf defines, or that no attribute produces
+    /// (damage: skipped): count, first (offset, type).
+    pub unknown_types: (u64, u64, u32),
 }
 
 impl Orderer {
@@ -30,12 +33,15 @@ impl Orderer {
         match rec.rtype {
             RECORD_SAMPLE | RECORD_COMM | RECORD_FORK | RECORD_EXIT | RECORD_LOST
             | RECORD_LOST_SAMPLES => {
-                let Some(a) = &self.attrs else {
-                    self.unknown += 1;
-                    return Ok(());
-                };
-                let Some(idx) = a.of_record(rec.rtype, rec.body) else {
-                    self.unknown += 1;
+                let found = self
+                    .attrs
+                    .as_ref()
+                    .and_then(|a| Some((a, a.of_record(rec.rtype, rec.body)?)));
+                let Some((a, idx)) = found else {
+                    if self.unknown.0 == 0 {
+                        self.unknown.1 = rec.offset as u64;
+                    }
+                    self.unknown.0 += 1;
                     return Ok(());
                 };
                 let parse = &a.list[idx].parse;
@@ -74,9 +80,29 @@ impl Orderer {
                     "found a PERF_RECORD_COMPRESSED record (perf record -z) in a file whose header has no HEADER_COMPRESSED feature: the file is damaged",
                 ));
             }
-            _ => {}
+            // the kernel writes PERF_RECORD_READ only for inherit_stat events (at a child's exit)
+            RECORD_READ if !self.inherit_stat() => self.unknown_type(&rec),
+            // PERF_RECORD_MMAP..AUX_OUTPUT_HW_ID and perf's own 64..=83: known, not used here
+            1..=22 | 64..=83 => {}
+            _ => self.unknown_type(&rec),
         }
         Ok(())
+    }
+
+    fn inherit_stat(&self) -> bool {
+        let a = self.attrs.as_deref();
+        a.is_some_and(|a| {
+            a.list
+                .iter()
+                .any(|a| a.attr.flags.contains(AttrFlags::INHERIT_STAT))
+        })
+    }
+
+    fn unknown_type(&mut self, rec: &Rec) {
+        if self.unknown_types.0 == 0 {
+            (self.unknown_types.1, self.unknown_types.2) = (rec.offset as u64, rec.rtype);
+        }
+        self.unknown_types.0 += 1;
     }
 
     /// End of data: everything still queued, in order.

@@ -10,6 +10,7 @@ pub const RECORD_LOST: u32 = 2;
 pub const RECORD_COMM: u32 = 3;
 pub const RECORD_EXIT: u32 = 4;
 pub const RECORD_FORK: u32 = 7;
+pub const RECORD_READ: u32 = 8;
 pub const RECORD_SAMPLE: u32 = 9;
 pub const RECORD_LOST_SAMPLES: u32 = 13;
 pub const RECORD_HEADER_ATTR: u32 = 64;
@@ -50,6 +51,10 @@ pub struct SampleFields<'a> {
     /// `PERF_SAMPLE_READ`: the counter values (one, or a group's).
     pub read: Option<ReadValues<'a>>,
     pub raw: Option<std::borrow::Cow<'a, [u8]>>,
+    /// Bytes of the body after its last field, when nothing follows the raw data: none in what
+    /// the kernel writes (the raw data is padded to 8 bytes inside its own size), so a damaged
+    /// size that swallowed what follows.
+    pub extra: usize,
 }
 
 #[cfg(test)]
@@ -62,6 +67,7 @@ impl<'a> From<linux_perf_event_reader::SampleRecord<'a>> for SampleFields<'a> {
             cpu: s.cpu,
             read: None,
             raw: s.raw.map(|r| r.as_slice()),
+            extra: 0,
         }
     }
 }
@@ -99,6 +105,20 @@ impl<'a> ReadValues<'a> {
 }
 
 impl<'a> SampleFields<'a> {
+    /// The sample fields up to the raw data, in the kernel's order (perf_output_sample).
+    const UP_TO_RAW: SampleFormat = SampleFormat::IDENTIFIER
+        .union(SampleFormat::IP)
+        .union(SampleFormat::TID)
+        .union(SampleFormat::TIME)
+        .union(SampleFormat::ADDR)
+        .union(SampleFormat::ID)
+        .union(SampleFormat::STREAM_ID)
+        .union(SampleFormat::CPU)
+        .union(SampleFormat::PERIOD)
+        .union(SampleFormat::READ)
+        .union(SampleFormat::CALLCHAIN)
+        .union(SampleFormat::RAW);
+
     /// Reads a sample body up to its raw data (what follows it is not used), or says which
     /// field the body ends before. `read_format` is the attr's raw bits (the crate's parse of
     /// the attr drops `PERF_FORMAT_LOST`).
@@ -189,6 +209,9 @@ impl<'a> SampleFields<'a> {
         if has(SampleFormat::RAW) {
             let n = read_u32(take(4, "PERF_SAMPLE_RAW size")?, big) as usize;
             out.raw = Some(std::borrow::Cow::Borrowed(take(n, "PERF_SAMPLE_RAW data")?));
+        }
+        if Self::UP_TO_RAW.contains(format) {
+            out.extra = body.len() - at;
         }
         Ok(out)
     }

@@ -32,6 +32,14 @@ impl Reader<'_> {
     }
 
     pub(super) fn sample(&mut self, idx: usize, s: records::SampleFields, offset: u64) {
+        if s.extra > 0 {
+            let o = &mut self.oversized;
+            if o.0 == 0 {
+                o.2 = offset;
+            }
+            o.0 += 1;
+            o.1 += s.extra as u64;
+        }
         let ts = s.timestamp.unwrap_or(0);
         if ts > crate::events::MAX_TS {
             let msg = format!(
@@ -55,8 +63,8 @@ impl Reader<'_> {
             let tgid = s.pid.filter(|&p| p >= 0).map(|p| p as Tid);
             match self.trace.tasks.get_mut(&t) {
                 Some(m) => {
-                    if m.tgid.is_none() {
-                        m.tgid = tgid;
+                    if let Some(c) = self.tgids.observe(m, t, tgid, ts) {
+                        self.trace.tgid_changes.push(c);
                     }
                 }
                 None => {

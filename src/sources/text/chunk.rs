@@ -103,6 +103,11 @@ pub struct Chunk {
     /// Byte position of the `[CPU]` column in the previous line (a parser's hint).
     pub cpu_hint: usize,
     pub warned_late_header: bool,
+    /// (index of the event the line is about to push, tid, TGID): each tid's first TGID in
+    /// this chunk and every later change of it, so the stitch can tell a reused tid.
+    pub tgid_notes: Vec<(u32, Tid, Tid)>,
+    /// The latest TGID of tids whose TGID changed within this chunk.
+    tgid_latest: FxHashMap<Tid, Tid>,
     /// perf script: lines skipped and events lacking a column.
     pub perf: crate::sources::text::perf_tally::Tally,
     pub skipped: Skipped,
@@ -155,6 +160,8 @@ impl Chunk {
             recent: [Tid::MAX; 64],
             cpu_hint: 0,
             warned_late_header: false,
+            tgid_notes: Vec::new(),
+            tgid_latest: FxHashMap::default(),
             perf: Default::default(),
             skipped: Skipped::default(),
             names: Vec::new(),
@@ -167,16 +174,29 @@ impl Chunk {
         }
     }
 
-    /// Records the task's comm and tgid the first time a line shows them.
+    /// Records the task's comm and tgid the first time a line shows them, and each change of
+    /// its TGID (a tid reused by another process).
     pub fn note_task(&mut self, cpu: u16, tid: Tid, comm: &[u8], tgid: Option<Tid>) {
         let slot = &mut self.recent[cpu as usize & 63];
         if *slot == tid && tgid.is_none() {
             return;
         }
         *slot = tid;
+        let at = self.events.len() as u32;
         if let Some(m) = self.tasks.get_mut(&tid) {
-            if m.tgid.is_none() {
-                m.tgid = tgid;
+            match (m.tgid, tgid) {
+                (None, Some(g)) => {
+                    m.tgid = tgid;
+                    self.tgid_notes.push((at, tid, g));
+                }
+                (Some(first), Some(g)) if first != g || self.tgid_latest.contains_key(&tid) => {
+                    let latest = self.tgid_latest.get(&tid).copied().unwrap_or(first);
+                    if latest != g {
+                        self.tgid_latest.insert(tid, g);
+                        self.tgid_notes.push((at, tid, g));
+                    }
+                }
+                _ => {}
             }
             // `<...>`: the kernel had lost the pid's name when it printed the line
             if self.strings.get(m.comm) == UNKNOWN_COMM && comm != UNKNOWN_COMM {
@@ -186,6 +206,9 @@ impl Chunk {
         }
         let comm = self.strings.intern(comm);
         self.tasks.insert(tid, TaskMeta { tgid, comm });
+        if let Some(g) = tgid {
+            self.tgid_notes.push((at, tid, g));
+        }
     }
 
     /// A lost-event marker: placed at the time of the last event before it (fixed up across

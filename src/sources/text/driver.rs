@@ -30,6 +30,8 @@ struct Stitch {
     bad: u64,
     first_bad: Option<(u64, BadLine)>,
     ncpus_sent: bool,
+    /// Latest TGIDs of tids whose TGID changed (a tid reused by another process).
+    tgids: crate::events::TgidTrack,
     perf: crate::sources::text::perf_tally::Tally,
     /// Deltas are added up into times (perf script --deltatime): the sum so far.
     cumulative: Option<u64>,
@@ -222,6 +224,7 @@ pub fn stream_pieces<'a>(
         bad: 0,
         first_bad: None,
         ncpus_sent: false,
+        tgids: Default::default(),
         perf: Default::default(),
         cumulative: parser.cumulative_times().then_some(0),
         skipped: Skipped::default(),
@@ -643,6 +646,19 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
                 st.tasks.insert(tid, m);
                 delta.tasks.push((tid, m));
             }
+        }
+    }
+    // A tid whose TGID column changes is another process's task from that record on.
+    for (at, tid, g) in std::mem::take(&mut chunk.tgid_notes) {
+        let ts = delta
+            .events
+            .get(at as usize)
+            .or(delta.events.last())
+            .map_or(0, |e| e.ts);
+        if let Some(m) = st.tasks.get_mut(&tid)
+            && let Some(c) = st.tgids.observe(m, tid, Some(g), ts)
+        {
+            delta.tgid_changes.push(c);
         }
     }
     // `<...>` tasks get the name another line of the file gives them

@@ -92,10 +92,63 @@ pub fn read(data: &[u8]) -> BinResult<Layout> {
             ));
         }
     };
-    if version == 6 {
-        read_v6(c, initial)
+    let mut l = if version == 6 {
+        read_v6(c, initial)?
     } else {
-        read_v7(c, initial)
+        read_v7(c, initial)?
+    };
+    check_buffers(&mut l);
+    Ok(l)
+}
+
+/// What a damaged header would make the walk read wrong, put right where the file itself says
+/// how, and noted:
+///
+/// * a page size that is not the one the kernel's `header_page` format implies (a patched
+///   header reads every other page as the tail of the one before): the format's size is used
+///   when every CPU's data is a whole number of its pages;
+/// * CPUs whose data ranges overlap (a patched buffer table): the shared bytes are read once,
+///   for the CPU whose range starts first, so no event counts twice.
+fn check_buffers(l: &mut Layout) {
+    if let Some(implied) = l.page.page_size()
+        && implied != l.buffer.page_size as usize
+        && (1024..=1 << 20).contains(&implied)
+        && (l.buffer.compressed || l.buffer.cpus.iter().all(|c| c.size % implied as u64 == 0))
+    {
+        l.notes.push((
+            "page-size-mismatch",
+            format!(
+                "the header says {}-byte ring-buffer pages, the kernel's header_page format {implied}: pages are read as {implied} bytes",
+                l.buffer.page_size
+            ),
+        ));
+        l.buffer.page_size = implied as u32;
+    }
+    let mut order: Vec<usize> = (0..l.buffer.cpus.len())
+        .filter(|&i| l.buffer.cpus[i].size > 0)
+        .collect();
+    order.sort_by_key(|&i| (l.buffer.cpus[i].offset, l.buffer.cpus[i].cpu));
+    let mut end: Option<(u64, u16)> = None;
+    for i in order {
+        let c = &mut l.buffer.cpus[i];
+        let c_end = c.offset.saturating_add(c.size);
+        if let Some((e, owner)) = end
+            && c.offset < e
+        {
+            let shared = e.min(c_end) - c.offset;
+            l.notes.push((
+                "overlapping-cpu-buffers",
+                format!(
+                    "the data of CPU {} (byte offset {}, {} bytes) overlaps that of CPU {owner} by {shared} bytes: they are read once, for CPU {owner} (a damaged buffer table)",
+                    c.cpu, c.offset, c.size
+                ),
+            ));
+            c.size = c_end.saturating_sub(e);
+            c.offset = e.min(c_end);
+        }
+        if end.is_none_or(|(e, _)| c_end > e) {
+            end = Some((c_end, c.cpu));
+        }
     }
 }
 

@@ -98,6 +98,8 @@ pub fn decode(
     }
     let mut bad = 0;
     let mut first_bad = None;
+    let mut skipped = (0u64, 0u64, None);
+    let mut past = (0u64, None);
     for (_, o) in &mut outs {
         for (code, msg) in o.warnings.drain(..) {
             trace.warn(code, format!("{name}: {msg}"));
@@ -106,6 +108,36 @@ pub fn decode(
         if first_bad.is_none() {
             first_bad = o.first_bad.take();
         }
+        skipped.0 += o.skipped.0;
+        skipped.1 += o.skipped.1;
+        if skipped.2.is_none() {
+            skipped.2 = o.skipped.2.take();
+        }
+        past.0 += o.past_commit.0;
+        if past.1.is_none() {
+            past.1 = o.past_commit.1.take();
+        }
+    }
+    if past.0 > 0 {
+        trace.warn(
+            "data-past-commit",
+            format!(
+                "{name}: {} ring-buffer pages hold data past their committed size (a damaged page header): the data past it was not read, its events lost (first: {})",
+                past.0,
+                past.1.unwrap_or_default()
+            ),
+        );
+    }
+    if skipped.0 > 0 {
+        trace.warn(
+            "undecodable-page-data",
+            format!(
+                "{name}: {} committed bytes in {} ring-buffer pages could not be walked (a corrupt entry header) and were skipped, their events lost (first: {})",
+                skipped.1,
+                skipped.0,
+                skipped.2.unwrap_or_default()
+            ),
+        );
     }
     if bad > 0 {
         trace.warn(

@@ -51,6 +51,12 @@ pub struct CpuOut {
     pub warnings: Vec<(&'static str, String)>,
     pub bad_records: u64,
     pub first_bad: Option<String>,
+    /// Committed page bytes the walk could not get through (a corrupt entry header): pages,
+    /// bytes, and the first place.
+    pub skipped: (u64, u64, Option<String>),
+    /// Pages with data past their committed size (the kernel zeroes the rest of a page it
+    /// hands out, so a damaged commit that cut the page short): pages, and the first place.
+    pub past_commit: (u64, Option<String>),
 }
 
 pub struct Walk<'d> {
@@ -148,6 +154,8 @@ impl Walk<'_> {
         let end = hdr + size;
         let avail = end.min(page.len());
         let mut p = hdr;
+        // where the walk lost its way, if it did: the committed bytes from there are skipped
+        let mut stuck = None;
         while p + 4 <= avail {
             let word = read_u32(&page[p..p + 4], big);
             let type_len = word & 31;
@@ -157,9 +165,15 @@ impl Walk<'_> {
                     // padding: array[0] bytes follow; the rest of the page when delta is 0
                     ts = ts.wrapping_add(delta);
                     let Some(n) = uint_at(page, p + 4, 4, big) else {
+                        stuck = Some(p);
                         break;
                     };
                     if delta == 0 && n == 0 {
+                        break;
+                    }
+                    if p + 4 + n as usize > avail && avail == end {
+                        // a padding past the committed data: no writer makes one
+                        stuck = Some(p);
                         break;
                     }
                     p = p + 4 + n as usize;
@@ -167,6 +181,7 @@ impl Walk<'_> {
                 }
                 30 | 31 => {
                     let Some(ext) = uint_at(page, p + 4, 4, big) else {
+                        stuck = Some(p);
                         break;
                     };
                     let v = (ext << 27).wrapping_add(delta);
@@ -180,6 +195,7 @@ impl Walk<'_> {
                 }
                 0 => {
                     let Some(n) = uint_at(page, p + 4, 4, big) else {
+                        stuck = Some(p);
                         break;
                     };
                     let n = (n as usize).saturating_sub(4);
@@ -192,6 +208,7 @@ impl Walk<'_> {
                 .get(data_at..data_at + len)
                 .filter(|_| data_at + len <= avail)
             else {
+                stuck = Some(p);
                 break;
             };
             p = data_at + len;
@@ -200,6 +217,42 @@ impl Walk<'_> {
                 out.events[i].ts = ets;
             }
             self.record(cpu, ets, raw, page_pos + data_at, locate, strings, out);
+        }
+        // a page cut by the end of the file is reported below; elsewhere, committed bytes the
+        // walk could not reach are counted, and their events become a lost marker
+        if let Some(at) = stuck.filter(|_| end <= page.len()) {
+            self.lost(out, cpu, None);
+            let s = &mut out.skipped;
+            s.0 += 1;
+            s.1 += (avail - at) as u64;
+            s.2.get_or_insert_with(|| {
+                format!(
+                    "CPU {cpu}, {} bytes from {} in the page at {}",
+                    avail - at,
+                    locate.describe(page_pos + at),
+                    locate.describe(page_pos)
+                )
+            });
+        }
+        // the missing-events count, when stored, sits right after the committed data
+        let stored = if commit & MISSING_STORED != 0 {
+            self.header.commit_size
+        } else {
+            0
+        };
+        if let Some(rest) = page.get(end + stored..)
+            && let Some(i) = rest.iter().position(|&b| b != 0)
+        {
+            self.lost(out, cpu, None);
+            let s = &mut out.past_commit;
+            s.0 += 1;
+            s.1.get_or_insert_with(|| {
+                format!(
+                    "CPU {cpu}, the page at {} commits {size} bytes but holds data at {}",
+                    locate.describe(page_pos),
+                    locate.describe(page_pos + end + stored + i)
+                )
+            });
         }
         if end > page.len() {
             self.lost(out, cpu, None);

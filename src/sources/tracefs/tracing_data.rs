@@ -69,6 +69,9 @@ pub struct PageHeader {
     pub commit_size: usize,
     /// Where the event data starts in a page.
     pub data_offset: usize,
+    /// The page's data bytes, as the kernel's `header_page` format states them (offset +
+    /// size of `data` is the page size the kernel wrote).
+    pub data_size: Option<usize>,
 }
 
 impl PageHeader {
@@ -76,7 +79,13 @@ impl PageHeader {
         PageHeader {
             commit_size: long_size as usize,
             data_offset: 8 + long_size as usize,
+            data_size: None,
         }
+    }
+
+    /// The page size the `header_page` format implies, if it states one.
+    pub fn page_size(&self) -> Option<usize> {
+        self.data_size.map(|n| self.data_offset + n)
     }
 }
 
@@ -97,7 +106,10 @@ pub fn read_header_info(c: &mut Cursor, long_size: u8) -> BinResult<PageHeader> 
         };
         match f.name.as_str() {
             "commit" if matches!(f.size, 4 | 8) => ph.commit_size = f.size,
-            "data" => ph.data_offset = f.offset,
+            "data" => {
+                ph.data_offset = f.offset;
+                ph.data_size = Some(f.size);
+            }
             _ => {}
         }
     }

@@ -23,7 +23,8 @@ impl TimeAxis {
 
     /// The column showing `ts`, if visible.
     pub fn col_of(&self, ts: u64) -> Option<u16> {
-        if ts < self.t0 || ts >= self.t0 + self.span {
+        // no columns (a terminal narrower than the labels): no time has a column
+        if self.cols == 0 || ts < self.t0 || ts >= self.t0 + self.span {
             return None;
         }
         // The largest x whose column starts at or before ts (the inverse of `range`).

@@ -225,6 +225,23 @@ fn alarm_lines<'a>(app: &'a App, broken: &[Broken], width: u16) -> Vec<Line<'a>>
 }
 
 /// The cursor pane's lines, most telling first (a small pane shows the first few).
+/// What the capture lacks, what that means and how to record it (once it is read).
+fn missing_lines<'a>(app: &'a App, width: u16) -> Vec<Line<'a>> {
+    let theme = &app.theme;
+    let mut out = Vec::new();
+    for m in &app.state.timeline.missing {
+        let text = format!("the capture lacks {}: {}", m.code(), m.explain());
+        for (i, l) in super::weight::wrap(&text, width.max(8) as usize - 4)
+            .into_iter()
+            .enumerate()
+        {
+            let indent = if i == 0 { "  " } else { "    " };
+            out.push(Line::styled(format!("{indent}{l}"), theme.mark(theme.lost)));
+        }
+    }
+    out
+}
+
 fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
     let st = &app.state;
     let theme = &app.theme;
@@ -237,7 +254,9 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
         } else {
             "no events in this capture"
         };
-        return vec![Line::raw(msg)];
+        let mut lines = vec![Line::raw(msg)];
+        lines.extend(missing_lines(app, inner.width));
+        return lines;
     };
     let tl = &st.timeline;
     let bold = Style::default().add_modifier(Modifier::BOLD);
@@ -262,6 +281,7 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
             ev.describe(&st.trace.strings)
         )),
     ];
+    lines.extend(missing_lines(app, inner.width));
     let broken = alarms::at_cursor(st);
     let alarm_lines = alarm_lines(app, &broken, inner.width);
     // the CPUs and CIDs of the broken guarantees, drawn in the alarm style below

@@ -295,8 +295,13 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                     marks,
                     highlight: &[],
                     pyramids: sums.map(|s| &s.observed[..]),
-                    bound: st.timeline.ncpus.max(1),
-                    duplicates,
+                    // what the capture cannot support is not drawn as an alarm either
+                    bound: if st.timeline.judged.bound {
+                        st.timeline.ncpus.max(1)
+                    } else {
+                        u32::MAX
+                    },
+                    duplicates: duplicates && st.timeline.judged.duplicates,
                 },
                 title,
             )

@@ -275,7 +275,9 @@ impl Widget for Lanes<'_> {
             }
             if let Some((Some(c0), Some(c1))) = sel_cols {
                 for cx in c0..=c1.min(cols.saturating_sub(1)) {
-                    let cell = &mut buf[(area.x + lw + cx, y)];
+                    let Some(cell) = super::cell::cell_in(buf, area, area.x + lw + cx, y) else {
+                        continue;
+                    };
                     let st = if cell.symbol() == glyphs::FREE.sym
                         || cell.symbol() == glyphs::NO_CID.sym
                     {
@@ -286,8 +288,9 @@ impl Widget for Lanes<'_> {
                     cell.set_style(st);
                 }
             }
-            if let Some(cx) = cursor_col {
-                let cell = &mut buf[(area.x + lw + cx, y)];
+            if let Some(cell) =
+                cursor_col.and_then(|cx| super::cell::cell_in(buf, area, area.x + lw + cx, y))
+            {
                 let st = cell.style().add_modifier(Modifier::REVERSED);
                 cell.set_style(st);
             }

@@ -3,6 +3,7 @@
 
 pub mod accounting;
 pub mod axis;
+pub mod cell;
 pub mod detail;
 pub mod help;
 pub mod lane_plan;

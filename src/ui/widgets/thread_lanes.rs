@@ -210,8 +210,9 @@ impl Widget for ThreadRows<'_> {
                 let cells: Vec<Shown> = shown.iter().map(|c| c.0).collect();
                 draw_cpu_row(app, lanes, tid, &cells, axis, area.x + lw, y + 1, buf);
             }
-            if let Some(cx) = cursor_col {
-                let cell = &mut buf[(area.x + lw + cx, y)];
+            if let Some(cell) =
+                cursor_col.and_then(|cx| super::cell::cell_in(buf, area, area.x + lw + cx, y))
+            {
                 let style = cell.style().add_modifier(Modifier::REVERSED);
                 cell.set_style(style);
             }

@@ -93,9 +93,24 @@ impl Widget for WeightGraph<'_> {
             (MmSel::All, None) => None,
         };
         let Some(_) = selected else {
+            if st.sel.mm_list.is_empty() && !tl.missing.is_empty() {
+                let codes: Vec<&str> = tl.missing.iter().map(|m| m.code()).collect();
+                let msg = format!(
+                    "cidmask weight: nothing to show, the capture lacks {} (the cursor pane says what that means and how to record it)",
+                    codes.join(", ")
+                );
+                let width = area.width.saturating_sub(lw).max(1) as usize;
+                let lines = wrap(&msg, width);
+                let n = lines.len().min(area.height as usize) as u16;
+                let top = area.y + (area.height - n) / 2;
+                for (i, l) in lines.iter().take(n as usize).enumerate() {
+                    buf.set_stringn(area.x + lw, top + i as u16, l, width, theme.dim());
+                }
+                return;
+            }
             let msg = if st.sel.mm_list.is_empty() {
-                "cidmask weight is per process; this capture names none (no TGID, clone flags \
-                 or fork+exec): all tasks are shown"
+                "cidmask weight is per process; no process with CIDs is known here: all tasks are \
+                 shown"
                     .to_string()
             } else {
                 format!(
@@ -231,7 +246,10 @@ impl Widget for WeightGraph<'_> {
             }
             if Some(x) == cursor_col {
                 for r in 0..area.height {
-                    let cell = &mut buf[(area.x + lw + x, area.y + r)];
+                    let Some(cell) = super::cell::cell_in(buf, area, area.x + lw + x, area.y + r)
+                    else {
+                        continue;
+                    };
                     if cell.symbol() == " " {
                         cell.set_symbol(glyphs::WEIGHT_CURSOR.sym);
                         cell.set_style(glyphs::WEIGHT_CURSOR.style(theme, 0));
@@ -303,6 +321,31 @@ pub fn title(app: &App) -> Line<'static> {
     }
     spans.push(Span::styled(format!(", {} bound ", glyphs::BOUND.sym), dim));
     Line::from(spans)
+}
+
+/// `text` cut into lines of at most `width` characters, at spaces where it can.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let need = line.chars().count() + usize::from(!line.is_empty()) + word.chars().count();
+        if need > width && !line.is_empty() {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+        while line.chars().count() > width {
+            let head: String = line.chars().take(width).collect();
+            line = line.chars().skip(width).collect();
+            out.push(head);
+        }
+    }
+    if !line.is_empty() {
+        out.push(line);
+    }
+    out
 }
 
 #[cfg(test)]

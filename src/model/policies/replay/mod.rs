@@ -51,6 +51,8 @@ fn new_replayer(trace: &Trace, policy: PolicyKind, params: &Params) -> Replayer 
     let (resolved, phase) = resolve_params(trace, params);
     let ncpus = resolved.cpus;
     let mut r = Replayer::new(policy, resolved, phase);
+    // (reused tids: the observed resolution's mm ids are the timeline's)
+    r.tgid_changes = trace.tgid_changes.clone();
     r.untraced.stoppers = trace
         .tasks
         .iter()

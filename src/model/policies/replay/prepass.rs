@@ -29,6 +29,7 @@ pub struct PrePass {
 pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
     let ctx = Context {
         tasks: &trace.tasks,
+        tgid_changes: &trace.tgid_changes,
         ncpus,
     };
     let mut obs = ObservedState::new(ncpus as usize);

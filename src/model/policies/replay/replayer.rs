@@ -50,6 +50,9 @@ pub struct Replayer {
     pub quiet_tids: FxHashSet<Tid>,
     /// Where the untraced kernel steps run (docs/models.md §5.3).
     pub untraced: Untraced,
+    /// The trace's TGID changes (reused tids), for the observed resolution (its mm ids are
+    /// the timeline's).
+    pub tgid_changes: Vec<crate::events::TgidChange>,
 }
 
 impl Replayer {
@@ -77,6 +80,7 @@ impl Replayer {
             exiting: FxHashSet::default(),
             quiet: FxHashSet::default(),
             quiet_tids: FxHashSet::default(),
+            tgid_changes: Vec::new(),
             untraced: Untraced::default(),
         }
     }
@@ -190,8 +194,21 @@ impl Replayer {
 
     /// Applies one canonical event. `idx` is its index in the trace (for disagreements).
     pub fn apply(&mut self, idx: usize, ev: &Event, tasks: &FxHashMap<Tid, TaskMeta>) {
+        let changes = std::mem::take(&mut self.tgid_changes);
+        self.apply_with(idx, ev, tasks, &changes);
+        self.tgid_changes = changes;
+    }
+
+    fn apply_with(
+        &mut self,
+        idx: usize,
+        ev: &Event,
+        tasks: &FxHashMap<Tid, TaskMeta>,
+        tgid_changes: &[crate::events::TgidChange],
+    ) {
         let ctx = Context {
             tasks,
+            tgid_changes,
             ncpus: self.ncpus,
         };
         let ts = ev.ts;
@@ -379,6 +396,7 @@ impl Replayer {
     pub fn observe_own_update(&mut self, ev: &Event, tasks: &FxHashMap<Tid, TaskMeta>) {
         let ctx = Context {
             tasks,
+            tgid_changes: &self.tgid_changes,
             ncpus: self.ncpus,
         };
         self.obs.apply(ev, &ctx, &mut self.infos);

@@ -1,0 +1,324 @@
+//! Damaged binary captures, made in the test from the good ones in `traces/`: one ring-buffer
+//! page or one perf.data record is damaged, and the load must say how much it skipped and where
+//! (the warning's count and byte offset), and keep everything else. Each case checks the events
+//! lost against the original file: the damaged load holds only the original's events, and what
+//! is gone is exactly what the damaged place held.
+
+mod common;
+use cidscope::events::{Event, EventKind, Trace};
+use cidscope::sources::perf_data::{header, records::Records};
+use cidscope::sources::trace_dat::layout;
+use cidscope::sources::{self, LoadOptions};
+use common::*;
+use std::collections::BTreeMap;
+
+type Key = (u64, u16, u32, &'static str);
+
+fn key(e: &Event) -> Key {
+    (e.ts, e.cpu, e.tid, e.kind.static_name())
+}
+
+fn load(name: &str, data: &[u8]) -> Trace {
+    sources::load_bytes(name, data, &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: refused: {e}"))
+}
+
+fn warning<'t>(t: &'t Trace, code: &str) -> &'t str {
+    let w = t.warnings.iter().find(|w| w.code == code);
+    w.map(|w| w.message.as_str()).unwrap_or_else(|| {
+        let all: Vec<_> = t.warnings.iter().map(|w| w.code).collect();
+        panic!("no {code} warning; warnings: {all:?}")
+    })
+}
+
+/// The events (lost markers aside) of `full` that `damaged` lacks; panics if `damaged` has one
+/// `full` has not.
+fn missing(full: &Trace, damaged: &Trace) -> Vec<Key> {
+    let mut left: BTreeMap<Key, i64> = BTreeMap::new();
+    let real = |e: &Event| !matches!(e.kind, EventKind::Lost { .. });
+    for e in full.events.iter().filter(real) {
+        *left.entry(key(&e)).or_default() += 1;
+    }
+    for e in damaged.events.iter().filter(real) {
+        let n = left.entry(key(&e)).or_default();
+        *n -= 1;
+        assert!(
+            *n >= 0,
+            "the damaged load has an event the file lacks: {e:?}"
+        );
+    }
+    let mut out = Vec::new();
+    for (k, n) in left {
+        out.extend(std::iter::repeat_n(k, n as usize));
+    }
+    out
+}
+
+fn lost_markers(t: &Trace) -> usize {
+    t.events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Lost { .. }))
+        .count()
+}
+
+const DAT: &str = "cyclictest.trace.dat";
+
+/// `cyclictest.trace.dat` (v6, uncompressed), its layout, and the byte offset of CPU 0's page 5.
+fn trace_dat() -> (Vec<u8>, layout::Layout, usize) {
+    let data = std::fs::read(capture(DAT)).unwrap();
+    let l = layout::read(&data).unwrap();
+    assert!(!l.buffer.compressed && l.version == 6);
+    let page = l.buffer.cpus[0].offset as usize + 5 * l.buffer.page_size as usize;
+    (data, l, page)
+}
+
+fn u64_at(d: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(d[at..at + 8].try_into().unwrap())
+}
+
+/// The page's committed data size and its time span (page stamp .. next page's stamp).
+fn page_facts(d: &[u8], page: usize, ps: usize) -> (usize, u64, u64) {
+    let commit = (u64_at(d, page + 8) & 0xfffff) as usize;
+    (commit, u64_at(d, page), u64_at(d, page + ps))
+}
+
+#[test]
+fn trace_dat_corrupt_entry_header_skips_the_rest_of_its_page_with_count_and_offset() {
+    let (orig, l, page) = trace_dat();
+    let ps = l.buffer.page_size as usize;
+    let (commit, from, to) = page_facts(&orig, page, ps);
+    let full = load(DAT, &orig);
+    let mut d = orig.clone();
+    // the page's first entry becomes a padding longer than the committed data
+    let first = page + 16;
+    d[first..first + 4].copy_from_slice(&29u32.to_le_bytes());
+    d[first + 4..first + 8].copy_from_slice(&(ps as u32).to_le_bytes());
+    let t = load(DAT, &d);
+    let w = warning(&t, "undecodable-page-data");
+    assert!(
+        w.contains(&format!(
+            "{commit} committed bytes in 1 ring-buffer pages could not be walked"
+        )) && w.contains(&format!(
+            "CPU 0, {commit} bytes from byte offset {first} in the page at byte offset {page}"
+        )),
+        "{w}"
+    );
+    let gone = missing(&full, &t);
+    assert!(!gone.is_empty());
+    // what is gone is the page's events: CPU 0, inside the page's time span
+    assert!(
+        gone.iter().all(|k| k.1 == 0 && (from..=to).contains(&k.0)),
+        "{gone:?}"
+    );
+    let on_page = full
+        .events
+        .iter()
+        .filter(|e| e.cpu == 0 && e.ts >= from && e.ts < to)
+        .count();
+    assert_eq!(gone.len(), on_page);
+    assert_eq!(lost_markers(&t), lost_markers(&full) + 1);
+}
+
+#[test]
+fn trace_dat_commit_cut_short_is_counted_as_data_past_commit() {
+    let (orig, l, page) = trace_dat();
+    let ps = l.buffer.page_size as usize;
+    let (commit, _, to) = page_facts(&orig, page, ps);
+    let full = load(DAT, &orig);
+    let mut d = orig.clone();
+    // 128 bytes fewer committed: the entries in them stay on the page, unread
+    let cut = commit - 128;
+    d[page + 8..page + 16].copy_from_slice(&(cut as u64).to_le_bytes());
+    let t = load(DAT, &d);
+    let w = warning(&t, "data-past-commit");
+    let data = page + 16 + cut;
+    assert!(
+        w.contains("1 ring-buffer pages hold data past their committed size")
+            && w.contains(&format!(
+                "CPU 0, the page at byte offset {page} commits {cut} bytes but holds data at byte offset {data}"
+            )),
+        "{w}"
+    );
+    let gone = missing(&full, &t);
+    assert!(
+        !gone.is_empty() && gone.iter().all(|k| k.1 == 0 && k.0 <= to),
+        "{gone:?}"
+    );
+    assert_eq!(lost_markers(&t), lost_markers(&full) + 1);
+}
+
+#[test]
+fn trace_dat_patched_page_size_is_read_as_the_kernel_wrote_it() {
+    let (orig, l, _) = trace_dat();
+    let full = load(DAT, &orig);
+    // v6: magic (10 bytes), "6\0", endianness, long size, then the page size
+    assert_eq!(
+        u32::from_le_bytes(orig[14..18].try_into().unwrap()),
+        l.buffer.page_size
+    );
+    let mut d = orig.clone();
+    d[14..18].copy_from_slice(&8192u32.to_le_bytes());
+    let t = load(DAT, &d);
+    let w = warning(&t, "page-size-mismatch");
+    assert!(
+        w.contains(
+            "the header says 8192-byte ring-buffer pages, the kernel's header_page format 4096"
+        ),
+        "{w}"
+    );
+    assert!(missing(&full, &t).is_empty());
+    assert_eq!(t.events.len(), full.events.len());
+}
+
+#[test]
+fn trace_dat_two_cpus_pointing_at_the_same_data_count_it_once() {
+    let (orig, l, _) = trace_dat();
+    let full = load(DAT, &orig);
+    let at = orig.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10;
+    let c0 = &l.buffer.cpus[0];
+    assert_eq!(
+        (u64_at(&orig, at), u64_at(&orig, at + 8)),
+        (c0.offset, c0.size)
+    );
+    // CPU 1's entry of the buffer table names CPU 0's data
+    let mut d = orig.clone();
+    d.copy_within(at..at + 16, at + 16);
+    let t = load(DAT, &d);
+    let w = warning(&t, "overlapping-cpu-buffers");
+    assert!(
+        w.contains(&format!(
+            "the data of CPU 1 (byte offset {}, {} bytes) overlaps that of CPU 0 by {} bytes",
+            c0.offset, c0.size, c0.size
+        )),
+        "{w}"
+    );
+    // CPU 0's events once; CPU 1's are gone, none doubled
+    let gone = missing(&full, &t);
+    let cpu1 = full.events.iter().filter(|e| e.cpu == 1).count();
+    assert!(gone.iter().all(|k| k.1 == 1));
+    assert_eq!(gone.len(), cpu1 - lost_markers_on(&full, 1));
+    assert_eq!(t.events.iter().filter(|e| e.cpu == 1).count(), 0);
+}
+
+fn lost_markers_on(t: &Trace, cpu: u16) -> usize {
+    t.events
+        .iter()
+        .filter(|e| e.cpu == cpu && matches!(e.kind, EventKind::Lost { .. }))
+        .count()
+}
+
+const PERF: &str = "cyclictest.perf.data";
+
+/// `cyclictest.perf.data` and the byte offsets of its records (walked from the header).
+fn perf_data() -> (Vec<u8>, Vec<(usize, u32, usize)>) {
+    let data = std::fs::read(capture(PERF)).unwrap();
+    let (header::Mode::File(h), false) = header::read(&data).unwrap() else {
+        panic!("a little-endian file-mode perf.data")
+    };
+    let (start, end) = (
+        h.data.offset as usize,
+        (h.data.offset + h.data.size) as usize,
+    );
+    let recs = Records::new(&data, start, end, false)
+        .map(|r| (r.offset, r.rtype, r.body.len() + 8))
+        .collect();
+    (data, recs)
+}
+
+/// Two samples in a row in the middle of the data: the first one's place, and the second's.
+fn two_samples(recs: &[(usize, u32, usize)]) -> ((usize, usize), (usize, usize)) {
+    let i = (recs.len() / 2..recs.len())
+        .find(|&i| recs[i].1 == 9 && recs[i + 1].1 == 9)
+        .unwrap();
+    ((recs[i].0, recs[i].2), (recs[i + 1].0, recs[i + 1].2))
+}
+
+#[test]
+fn perf_data_record_size_that_swallows_the_next_is_counted() {
+    let (orig, recs) = perf_data();
+    let full = load(PERF, &orig);
+    let ((at, size), (_, next)) = two_samples(&recs);
+    let mut d = orig.clone();
+    d[at + 6..at + 8].copy_from_slice(&((size + next) as u16).to_le_bytes());
+    let t = load(PERF, &d);
+    let w = warning(&t, "oversized-record");
+    assert!(
+        w.contains(&format!(
+            "1 samples are {next} bytes longer than their fields (first at byte offset {at})"
+        )),
+        "{w}"
+    );
+    assert_eq!(missing(&full, &t).len(), 1);
+}
+
+#[test]
+fn perf_data_record_of_a_type_nothing_writes_is_counted() {
+    let (orig, recs) = perf_data();
+    let full = load(PERF, &orig);
+    let ((at, _), (next, _)) = two_samples(&recs);
+    let mut d = orig.clone();
+    // one a type no kernel defines, the next a PERF_RECORD_READ (9 ^ 1), which only
+    // inherit_stat events produce
+    d[at..at + 4].copy_from_slice(&200u32.to_le_bytes());
+    d[next] ^= 1;
+    let t = load(PERF, &d);
+    let w = warning(&t, "unknown-record-type");
+    assert!(
+        w.contains(&format!(
+            "2 records have a type no kernel or perf defines, or one no attribute of the file produces (first: type 200 at byte offset {at})"
+        )),
+        "{w}"
+    );
+    assert_eq!(missing(&full, &t).len(), 2);
+}
+
+#[test]
+fn perf_data_sample_of_an_unknown_event_id_is_counted_with_its_offset() {
+    let (orig, recs) = perf_data();
+    let full = load(PERF, &orig);
+    let ((at, _), _) = two_samples(&recs);
+    let mut d = orig.clone();
+    // the sample's first field is its PERF_SAMPLE_IDENTIFIER
+    d[at + 8..at + 16].copy_from_slice(&u64::MAX.to_le_bytes());
+    let t = load(PERF, &d);
+    let w = warning(&t, "unknown-event-id");
+    assert!(
+        w.contains(&format!(
+            "1 records name an event id that no attribute lists (first at byte offset {at})"
+        )),
+        "{w}"
+    );
+    assert_eq!(missing(&full, &t).len(), 1);
+}
+
+#[test]
+fn undamaged_captures_raise_none_of_these_warnings() {
+    for name in [
+        DAT,
+        "lost.trace.dat",
+        "cyclictest-v7.trace.dat",
+        PERF,
+        "lost.perf.data",
+        "stress-ng.perf.data",
+        "cyclictest-pipe.perf.data",
+    ] {
+        let t = sources::load(&capture(name), &LoadOptions::default()).unwrap();
+        for w in &t.warnings {
+            assert!(
+                ![
+                    "undecodable-page-data",
+                    "data-past-commit",
+                    "page-size-mismatch",
+                    "overlapping-cpu-buffers",
+                    "oversized-record",
+                    "unknown-record-type",
+                    "unknown-event-id",
+                ]
+                .contains(&w.code),
+                "{name}: {}: {}",
+                w.code,
+                w.message
+            );
+        }
+    }
+}
