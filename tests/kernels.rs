@@ -109,3 +109,37 @@ fn every_capture_agrees_at_least_as_its_row_says() {
     }
     eprintln!("{report}{exact} captures at 100 %");
 }
+
+/// trace.dat (its UNAME option) and perf.data (HEADER_OSRELEASE) name the kernel that recorded
+/// them: the model of that kernel is chosen without --policy, and stats says so.
+#[test]
+fn binary_captures_name_their_kernel_and_choose_its_model() {
+    for name in ["cyclictest.trace.dat", "cyclictest.perf.data"] {
+        let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("traces")
+            .join(name);
+        let t = load(&f, &LoadOptions::default()).expect("a capture");
+        assert_eq!(
+            t.kernel_release.as_deref(),
+            Some("6.18.44-fc-v782"),
+            "{name}"
+        );
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cidscope"))
+            .args(["stats", "--json"])
+            .arg(&f)
+            .output()
+            .expect("cidscope runs");
+        assert!(out.status.success(), "{name}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let m = &v["model_agreement"];
+        assert_eq!(m["kernel_version"], "6.18.44-fc-v782", "{name}");
+        assert_eq!(m["policy"], "lazy-compact", "{name}");
+        assert_eq!(m["variant"], "6.14", "{name}");
+        assert!(
+            m["chosen_because"]
+                .as_str()
+                .is_some_and(|s| s.contains("release from the capture")),
+            "{name}: {m}"
+        );
+    }
+}

@@ -329,9 +329,13 @@ impl Opened {
     /// read from its first delta only, where the reader streams by segment: a text capture's
     /// header (`cidscope vm --record`). Binary captures say nothing here (they are read whole).
     pub fn kernel_facts(&self, opts: &LoadOptions) -> (Option<String>, Option<u32>) {
-        // a text format hands its first segment over before reading the rest
+        // a text format hands its first segment over before reading the rest; a binary one
+        // names its kernel in its header
         if self.reader.text(&[]).is_none() {
-            return (None, None);
+            return (
+                self.bytes().and_then(|b| self.reader.kernel_release(b)),
+                None,
+            );
         }
         let mut meta = Trace::new(&self.name, self.format);
         let first = LoadOptions {

@@ -8,6 +8,8 @@
 use crate::sources::binary::cursor::{BinError, BinResult, Cursor};
 
 pub const HEADER_TRACING_DATA: u32 = 1;
+/// `uname -r` of the recording kernel (a perf string: u32 length, then the NUL-padded text).
+pub const HEADER_OSRELEASE: u32 = 4;
 pub const HEADER_NRCPUS: u32 = 7;
 pub const HEADER_EVENT_DESC: u32 = 12;
 pub const HEADER_COMPRESSED: u32 = 27;

@@ -42,7 +42,10 @@ use crate::sources::options::LoadOptions;
 use crate::sources::tracefs::decode::Decoder;
 use crate::sources::tracefs::tracing_data as meta;
 use attrs::{Attr, Attrs};
-use header::{HEADER_COMPRESSED, HEADER_EVENT_DESC, HEADER_NRCPUS, HEADER_TRACING_DATA, Mode};
+use header::{
+    HEADER_COMPRESSED, HEADER_EVENT_DESC, HEADER_NRCPUS, HEADER_OSRELEASE, HEADER_TRACING_DATA,
+    Mode,
+};
 use linux_perf_event_reader::{EventRecord, RawData, RawEventRecord, RecordType};
 use order::{Item, Orderer};
 use records::*;
@@ -184,6 +187,7 @@ impl<'a> Reader<'a> {
                 }
                 HEADER_EVENT_DESC => self.desc = attrs::event_desc(bytes, self.big),
                 HEADER_NRCPUS => self.nrcpus(bytes),
+                HEADER_OSRELEASE => self.trace.kernel_release = osrelease(bytes, self.big),
                 _ => {}
             }
         }
@@ -313,6 +317,9 @@ impl<'a> Reader<'a> {
                             }
                         }
                         f if f == HEADER_NRCPUS as u64 => self.nrcpus(body),
+                        f if f == HEADER_OSRELEASE as u64 => {
+                            self.trace.kernel_release = osrelease(body, self.big)
+                        }
                         _ => {}
                     }
                 }
@@ -602,11 +609,35 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The recording kernel's release from a file-mode header's HEADER_OSRELEASE section (pipe
+/// mode has it in a record among the events: known once they are read).
+pub fn kernel_release(data: &[u8]) -> Option<String> {
+    let (Mode::File(h), big) = header::read(data).ok()? else {
+        return None;
+    };
+    let (_, sec) = h
+        .feature_sections(data, big)
+        .ok()?
+        .into_iter()
+        .find(|(f, _)| *f == HEADER_OSRELEASE)?;
+    osrelease(header::section_bytes(data, sec, "").ok()?, big)
+}
+
+/// The release of a HEADER_OSRELEASE section (a perf string), if it holds one.
+fn osrelease(body: &[u8], big: bool) -> Option<String> {
+    let n = read_u32(body.get(..4)?, big) as usize;
+    let text = body.get(4..4 + n.min(body.len().saturating_sub(4)))?;
+    let s = String::from_utf8_lossy(text);
+    let s = s.trim_end_matches('\0').trim();
+    (!s.is_empty()).then(|| s.to_string())
+}
+
 fn feature_name(bit: u32) -> String {
     match bit {
         HEADER_TRACING_DATA => "HEADER_TRACING_DATA feature section".into(),
         HEADER_EVENT_DESC => "HEADER_EVENT_DESC feature section".into(),
         HEADER_NRCPUS => "HEADER_NRCPUS feature section".into(),
+        HEADER_OSRELEASE => "HEADER_OSRELEASE feature section".into(),
         b => format!("feature section {b}"),
     }
 }

@@ -22,6 +22,8 @@ const OPT_DONE: u16 = 0;
 const OPT_DATE: u16 = 1;
 const OPT_BUFFER: u16 = 3;
 const OPT_TRACECLOCK: u16 = 4;
+/// `uname`: "sysname nodename release version machine" of the recording kernel.
+const OPT_UNAME: u16 = 5;
 const OPT_OFFSET: u16 = 7;
 const OPT_CPUCOUNT: u16 = 8;
 const OPT_HEADER_INFO: u16 = 16;
@@ -64,6 +66,8 @@ pub struct Layout {
     pub ncpus: Option<u32>,
     pub ts_offset: i64,
     pub clock: Option<String>,
+    /// The recording kernel's release (`uname -r`), from the UNAME option.
+    pub kernel_release: Option<String>,
     pub buffer: Buffer,
     pub notes: Vec<(&'static str, String)>,
 }
@@ -238,6 +242,7 @@ fn read_v6(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         ncpus: Some(opts.cpucount.unwrap_or(ncpus)),
         ts_offset: opts.ts_offset,
         clock: opts.clock,
+        kernel_release: opts.kernel_release,
         notes,
     })
 }
@@ -251,6 +256,7 @@ struct Options {
     cpucount: Option<u32>,
     ts_offset: i64,
     clock: Option<String>,
+    kernel_release: Option<String>,
     next: u64,
     notes: Vec<(&'static str, String)>,
 }
@@ -273,6 +279,15 @@ impl Options {
                     Some(v) => self.ts_offset += v,
                     None => {}
                 }
+            }
+            OPT_UNAME => {
+                // trace-cmd writes "%s %s %s %s %s" of struct utsname: the release is third
+                let s = String::from_utf8_lossy(body);
+                self.kernel_release = s
+                    .trim_end_matches('\0')
+                    .split_ascii_whitespace()
+                    .nth(2)
+                    .map(str::to_string);
             }
             OPT_TRACECLOCK => {
                 let s = String::from_utf8_lossy(body);
@@ -585,6 +600,7 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         ncpus: opts.cpucount,
         ts_offset: opts.ts_offset,
         clock: opts.clock,
+        kernel_release: opts.kernel_release,
         buffer,
         notes,
     })

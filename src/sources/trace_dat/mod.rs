@@ -49,6 +49,7 @@ pub fn decode(
     let layout = layout::read(data).map_err(err)?;
     let mut trace = Trace::new(name, TRACE_DAT);
     trace.ncpus_hint = layout.ncpus;
+    trace.kernel_release = layout.kernel_release.clone();
     let decoder = Decoder::new(
         &layout.formats,
         layout.initial.big_endian,
@@ -346,4 +347,8 @@ fn note_tasks(trace: &mut Trace, layout: &Layout, cpus: &[Vec<Event>]) {
         let comm = trace.strings.intern(comm);
         trace.tasks.insert(tid, TaskMeta { tgid: None, comm });
     }
+}
+/// The recording kernel's release from the UNAME option (the metadata is read, not the events).
+pub fn kernel_release(data: &[u8]) -> Option<String> {
+    layout::read(data).ok()?.kernel_release
 }
