@@ -299,8 +299,14 @@ mod tests {
         assert!(parse_cli_duration("-1").is_err());
         // the units and the bare number share one limit (issue 15: `1h` was refused)
         assert_eq!(parse_cli_duration("1h").unwrap(), Duration::from_secs(3600));
-        assert_eq!(parse_cli_duration("24h").unwrap(), Duration::from_secs(86_400));
-        assert_eq!(parse_cli_duration("90m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(
+            parse_cli_duration("24h").unwrap(),
+            Duration::from_secs(86_400)
+        );
+        assert_eq!(
+            parse_cli_duration("90m").unwrap(),
+            Duration::from_secs(5400)
+        );
         let e = parse_cli_duration("25h").unwrap_err().to_string();
         assert!(e.contains("at most 24h"), "{e}");
         assert!(

@@ -32,7 +32,7 @@ pub static DELTA: PerfScript = PerfScript {
 
 /// The parser of the text that starts with `head` (see [`time_mode`]).
 pub fn parser_for(head: &[u8]) -> &'static PerfScript {
-    match time_mode(head) {
+    match time_mode(crate::sources::text::bom::strip_bom(head)) {
         TimeMode::Absolute => &ABSOLUTE,
         TimeMode::Delta => &DELTA,
     }
