@@ -232,7 +232,11 @@ pub fn render_live(s: &LiveSummary, record: Option<&Path>) -> String {
         s.cpu_user_s, s.cpu_sys_s
     );
     if let Some(p) = record {
-        let _ = writeln!(o, "recorded    {} (replay: cidscope {0})", p.display());
+        let _ = writeln!(
+            o,
+            "recorded    {} (replay: cidscope {0})",
+            crate::sources::shown_path(p)
+        );
     }
     for w in s
         .warnings

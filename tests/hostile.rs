@@ -372,3 +372,35 @@ fn utf8_bom_at_the_start_of_each_text_format_is_skipped() {
         }
     }
 }
+
+/// A file name with an escape sequence in it reaches the terminal escaped: in a refusal, in a
+/// warning, on the `file` line of `stats` and in `--check`'s verdict (it went through raw).
+#[test]
+fn escape_sequences_in_file_names_are_printed_escaped() {
+    let dir = std::env::temp_dir().join(format!("cidscope-hostile-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = dir.join("evil\x1b]0;pwned\x07\x1b[31m.txt");
+    let good = std::fs::read(capture("cyclictest.ftrace.txt")).unwrap();
+    // cut mid-line: a truncated-line warning that names the file
+    std::fs::write(&name, &good[..100_000]).unwrap();
+    let path = name.to_str().unwrap();
+    let shown = "evil\\u{1b}]0;pwned\\u{7}\\u{1b}[31m.txt";
+    for args in [&["stats", path][..], &["--check", path]] {
+        let (code, out, err) = cidscope(args);
+        assert!(code == 0 || code == 4, "{args:?}: {code} {err}");
+        let all = format!("{out}{err}");
+        assert!(
+            !all.contains('\x1b') && !all.contains('\x07'),
+            "{args:?}: {all:?}"
+        );
+        assert!(all.contains(shown), "{args:?}: {all}");
+    }
+    std::fs::write(&name, b"not a capture\n").unwrap();
+    let (code, _, err) = cidscope(&["stats", path]);
+    assert_eq!(code, 2);
+    assert!(!err.contains('\x1b') && err.contains(shown), "{err:?}");
+    let (code, _, err) = cidscope(&["stats", &format!("{path}.missing")]);
+    assert_eq!(code, 2);
+    assert!(!err.contains('\x1b') && err.contains(shown), "{err:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
