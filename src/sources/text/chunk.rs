@@ -9,11 +9,42 @@ use rustc_hash::FxHashMap;
 #[error("expected {0}")]
 pub struct Expected(pub &'static str);
 
+impl Expected {
+    /// The `KEY=VALUE` field of `line` that this expectation names (`dest_cpu=N (N < 8192)`
+    /// names `dest_cpu`), whole up to [`FIELD_MAX`] bytes and escaped: the line's excerpt may
+    /// be cut before it.
+    pub fn found_in(&self, line: &[u8]) -> Option<String> {
+        let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        self.0.split(' ').find_map(|word| {
+            let key = &word.as_bytes()[..word.find('=')? + 1];
+            if key.len() < 2 || !key[..key.len() - 1].iter().all(|&c| ident(c)) {
+                return None;
+            }
+            let at = line
+                .windows(key.len())
+                .enumerate()
+                .find(|&(i, w)| w == key && (i == 0 || !ident(line[i - 1])))?
+                .0;
+            let field = &line[at..];
+            let end = field.iter().position(|&c| c == b' ').unwrap_or(field.len());
+            Some(crate::sources::error::excerpt(&field[..end], FIELD_MAX))
+        })
+    }
+}
+
+/// The longest field a message quotes whole.
+pub const FIELD_MAX: usize = 80;
+
 /// A line that did not parse (its number is kept beside it).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BadLine {
-    #[error("{expected}; line is \"{excerpt}\"")]
-    Unparsed { expected: Expected, excerpt: String },
+    #[error("{expected}{}; line is \"{excerpt}\"", found.as_ref().map(|f| format!(", found \"{f}\"")).unwrap_or_default())]
+    Unparsed {
+        expected: Expected,
+        /// The field the expectation names, quoted whole (the excerpt is cut).
+        found: Option<String>,
+        excerpt: String,
+    },
     #[error("internal error: the parser failed in the chunk starting here")]
     ParserFailed,
 }
@@ -234,5 +265,59 @@ pub trait LineParser: Send + Sync {
     /// The times are deltas (each the time since the event before): the stitch adds them up.
     fn cumulative_times(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The field an out-of-range message is about is quoted whole, wherever it sits in the
+    /// line (the line's excerpt is cut at 120 bytes), and only that key (`pid=`, not `old_pid=`).
+    #[test]
+    fn the_bad_field_is_quoted_whole() {
+        let e = Expected("sched_migrate_task dest_cpu=N (N < 8192)");
+        let pad = "x".repeat(150);
+        let line = format!("  a-1 [000] 1.0: sched_migrate_task: comm={pad} pid=1 dest_cpu=99999");
+        assert_eq!(
+            e.found_in(line.as_bytes()).as_deref(),
+            Some("dest_cpu=99999")
+        );
+        assert_eq!(
+            Expected("sched_process_exec pid=N")
+                .found_in(b"x: old_pid=3 pid=9x")
+                .as_deref(),
+            Some("pid=9x")
+        );
+        assert_eq!(
+            Expected("sched_switch PREV:PID ==> NEXT:PID").found_in(b"x ==> y"),
+            None
+        );
+        let long = format!("mm_cid={}", "9".repeat(200));
+        let got = Expected("rseq_update mm_cid=N")
+            .found_in(long.as_bytes())
+            .unwrap();
+        assert_eq!(got.chars().count(), FIELD_MAX + 1, "bounded, with its `…`");
+        let bad = BadLine::Unparsed {
+            expected: e,
+            found: e.found_in(line.as_bytes()),
+            excerpt: crate::sources::error::excerpt(line.as_bytes(), 120),
+        };
+        let msg = bad.to_string();
+        assert!(
+            msg.contains(", found \"dest_cpu=99999\"; line is \"  a-1"),
+            "{msg}"
+        );
+    }
+
+    /// Through a load: the refusal names the field, not only the cut line.
+    #[test]
+    fn a_refusal_names_the_field_out_of_range() {
+        let pad = "x".repeat(150);
+        let text = format!(
+            "# tracer: nop\n#\n  bash-1  [000] .....  1.000001: sched_migrate_task: comm={pad} pid=12 prio=120 orig_cpu=0 dest_cpu=99999\n"
+        );
+        let e = crate::sources::load_bytes("t", text.as_bytes(), &Default::default()).unwrap_err();
+        assert!(e.to_string().contains("found \"dest_cpu=99999\""), "{e}");
     }
 }

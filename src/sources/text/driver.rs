@@ -426,6 +426,7 @@ fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Ve
         if let Err(expected) = parser.line(line, &mut out) {
             let msg = BadLine::Unparsed {
                 expected,
+                found: expected.found_in(line),
                 excerpt: crate::sources::error::excerpt(line, 120),
             };
             if opts.skip_bad_lines {

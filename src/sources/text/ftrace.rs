@@ -464,6 +464,7 @@ fn other_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
                     out.lines,
                     crate::sources::text::chunk::BadLine::Unparsed {
                         expected: Expected(EXPECTED_LINE),
+                        found: None,
                         excerpt: crate::sources::error::excerpt(line, 120),
                     },
                 ));
