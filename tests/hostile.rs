@@ -404,3 +404,26 @@ fn escape_sequences_in_file_names_are_printed_escaped() {
     assert!(!err.contains('\x1b') && err.contains(shown), "{err:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A perf.data header whose attrs or data section offset points into the header itself (0, as
+/// a zeroed field reads) is refused at that field, named, with what it holds: the offset named
+/// was a garbage one read from the wrong place.
+#[test]
+fn perf_data_section_offset_inside_the_header_names_the_field() {
+    let good = std::fs::read(capture("cyclictest.perf.data")).unwrap();
+    for (at, name) in [(24usize, "attrs"), (40, "data")] {
+        for v in [0u64, 103] {
+            let mut d = good.clone();
+            d[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            let e = sources::load_bytes("p.data", &d, &LoadOptions::default()).unwrap_err();
+            assert_eq!(e.location, sources::Location::Offset(at as u64), "{e}");
+            let m = e.to_string();
+            assert!(
+                m.contains(&format!(
+                    "{name} section offset (the u64 at byte offset {at})"
+                )) && m.contains(&format!("found {v}")),
+                "{m}"
+            );
+        }
+    }
+}
