@@ -427,3 +427,79 @@ fn perf_data_section_offset_inside_the_header_names_the_field() {
         }
     }
 }
+
+/// `trace_clock` counter and x86-tsc are no time: a trace.dat recorded with one (made here by
+/// moving the brackets of its trace_clock option) is refused at that option, naming the clock
+/// and what to record instead, in both file versions. Ticks were read as nanoseconds.
+#[test]
+fn trace_dat_with_a_clock_that_is_no_time_is_refused_naming_it() {
+    const CLOCKS: &[u8] = b"[local] global counter uptime perf mono mono_raw boot tai x86-tsc";
+    for file in [DAT, "cyclictest-v7.trace.dat"] {
+        let good = std::fs::read(capture(file)).unwrap();
+        let at = good
+            .windows(CLOCKS.len())
+            .position(|w| w == CLOCKS)
+            .expect("the trace_clock option");
+        for (clock, what) in [("counter", "a count of events"), ("x86-tsc", "TSC cycles")] {
+            let text = String::from_utf8_lossy(CLOCKS).replace(['[', ']'], "");
+            let picked = text.replacen(clock, &format!("[{clock}]"), 1);
+            let moved = format!("{picked}  ");
+            let mut d = good.clone();
+            d[at..at + CLOCKS.len()].copy_from_slice(&moved.as_bytes()[..CLOCKS.len()]);
+            let e = sources::load_bytes(file, &d, &LoadOptions::default()).unwrap_err();
+            let m = e.to_string();
+            assert_eq!(e.location, sources::Location::Offset(at as u64), "{m}");
+            assert!(
+                m.contains(&format!("trace_clock `{clock}`")) && m.contains(what),
+                "{m}"
+            );
+            assert!(m.contains("trace-cmd record -C local"), "{m}");
+        }
+    }
+}
+
+/// Text printed with a clock that counts ticks (`echo counter > trace_clock`: whole-number
+/// TIMESTAMPs, made here from a real capture by dropping the dot) is refused at its first
+/// event line, naming the clock and what to record instead; ticks were read as seconds.
+#[test]
+fn text_with_a_clock_that_is_no_time_is_refused_naming_it() {
+    for name in [
+        "cyclictest.ftrace.txt",
+        "cyclictest-v7.trace-cmd-report.txt",
+    ] {
+        let text = std::fs::read_to_string(capture(name)).unwrap();
+        let mut first_event = None;
+        let ticks: String = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                let Some(b) = l.find("] ") else {
+                    return format!("{l}\n");
+                };
+                // the first token after [CPU] and the flags that ends with ':' is the time
+                let (head, tail) = l.split_at(b);
+                let mut toks: Vec<String> = tail.split(' ').map(str::to_string).collect();
+                if let Some(t) = toks
+                    .iter_mut()
+                    .find(|t| t.ends_with(':') && t.contains('.'))
+                {
+                    *t = t.replace('.', "");
+                    first_event.get_or_insert(i + 1);
+                }
+                format!("{head}{}\n", toks.join(" "))
+            })
+            .collect();
+        let line = first_event.expect("event lines") as u64;
+        let e = sources::load_bytes(name, ticks.as_bytes(), &LoadOptions::default()).unwrap_err();
+        assert_eq!(e.location, sources::Location::Line(line), "{e}");
+        let m = e.to_string();
+        assert!(
+            m.contains("the trace clock counts ticks") && m.contains("trace_clock counter"),
+            "{m}"
+        );
+        assert!(
+            m.contains("echo local > /sys/kernel/tracing/trace_clock"),
+            "{m}"
+        );
+    }
+}

@@ -121,6 +121,10 @@ fn cols_at(line: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
         }
         (Some(tok), &t2[..t2.len() - 1], e2)
     };
+    // a whole number is a clock's raw ticks, no time (refused by `other_line`)
+    if !ts_tok.contains(&b'.') {
+        return None;
+    }
     let ts = parse_ts(ts_tok)?;
     Some((
         Cols {
@@ -402,6 +406,9 @@ fn exec_name(tid: Tid, rest: &[u8], out: &mut Chunk) {
 /// Every line that is not `COMM-PID [CPU] TIME: EVENT: PAYLOAD` (the slow path).
 #[cold]
 fn other_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
+    if shapes::ticks_timestamp(line) {
+        return Err(Expected(TICKS_CLOCK));
+    }
     if shapes::is_stack_frame(line) {
         out.skipped.stack_frames += 1;
         return Ok(());
@@ -496,6 +503,9 @@ fn after_ts_line(c: Cols, a: shapes::AfterTs, out: &mut Chunk) -> Result<(), Exp
     }
     Ok(())
 }
+
+/// A whole-number TIMESTAMP column: the trace clock counts ticks.
+pub const TICKS_CLOCK: &str = "a TIMESTAMP in seconds (SECONDS.FRACTION), but the column is a whole number: the trace clock counts ticks (trace_clock counter, x86-tsc or uptime), no time; record with the local clock instead: `echo local > /sys/kernel/tracing/trace_clock` (`trace-cmd record -C local`)";
 
 pub const EXPECTED_LINE: &str = "an ftrace event line \"COMM-PID [CPU] TIMESTAMP: EVENT: FIELDS\"";
 

@@ -364,6 +364,22 @@ pub fn graph_event(
     })
 }
 
+/// An event line whose TIMESTAMP column is a whole number (`bash-1 [000] ..... 123456789:`):
+/// ftrace prints a clock that is no time (counter, x86-tsc, uptime) as its raw ticks, so the
+/// line's time cannot be read. The column comes after `[CPU]` and the optional flags.
+pub fn ticks_timestamp(line: &[u8]) -> bool {
+    let Some(cpu_end) = line.iter().position(|&b| b == b']') else {
+        return false;
+    };
+    line[cpu_end + 1..]
+        .split(|&b| b == b' ')
+        .filter(|t| !t.is_empty())
+        .take(2)
+        .any(|t| {
+            t.len() > 1 && t.ends_with(b":") && t[..t.len() - 1].iter().all(u8::is_ascii_digit)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,5 +509,19 @@ mod tests {
                 us_ns: None
             })
         );
+    }
+
+    #[test]
+    fn whole_number_timestamps_are_ticks() {
+        assert!(ticks_timestamp(
+            b"  bash-1  [000] .....  123456789: rseq_update: cpu_id=0"
+        ));
+        assert!(ticks_timestamp(
+            b"  bash-1  [000] 12345678901234: sched_switch: x"
+        ));
+        assert!(!ticks_timestamp(
+            b"  bash-1  [000] .....  1.000001: rseq_update: cpu_id=0"
+        ));
+        assert!(!ticks_timestamp(b"free text: 12: [x]"));
     }
 }
