@@ -34,6 +34,16 @@ pub fn parse_cli_duration(s: &str) -> Result<Duration, CliError> {
         .map_err(|e| CliError::Usage(format!("--duration {s}: {e}")))
 }
 
+/// A tracefs mount of cidscope's own is said at once, on stderr (before the TUI takes the
+/// screen; the TUI lists it among the warnings too).
+fn say_what_was_mounted(session: &LiveSession) {
+    for w in session.empty_trace().warnings {
+        if w.code == crate::sources::live::session::TRACEFS_MOUNTED {
+            eprintln!("cidscope: {}", w.message);
+        }
+    }
+}
+
 /// Runs until the session finishes (duration), SIGINT/SIGTERM/SIGHUP arrives (the recording
 /// then ends cleanly), or the recording fails (it stops at once).
 fn wait(session: &LiveSession, record: Option<&RecordStatus>) {
@@ -99,6 +109,7 @@ pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCo
     };
     let attached = opts.attach.is_some();
     let session = LiveSession::start(opts)?;
+    say_what_was_mounted(&session);
     // written as it arrives: a kill at any moment leaves what came until the last flush
     let rec = a
         .record
@@ -149,6 +160,7 @@ pub fn run_attach(a: &AttachArgs, ui: Option<crate::ui::UiOptions>) -> Result<Ex
         ..LiveOptions::default()
     };
     let session = LiveSession::start(opts)?;
+    say_what_was_mounted(&session);
     let rec = a
         .record
         .as_deref()
