@@ -326,7 +326,9 @@ fn undamaged_captures_raise_none_of_these_warnings() {
 
 /// What a text load must keep whether or not a byte order mark comes first: the format, the
 /// events and every task's comm.
-fn text_facts(t: &Trace) -> (String, Vec<Key>, Vec<(u32, Vec<u8>)>) {
+type TextFacts = (String, Vec<Key>, Vec<(u32, Vec<u8>)>);
+
+fn text_facts(t: &Trace) -> TextFacts {
     let mut comms: Vec<_> = t
         .tasks
         .iter()
