@@ -505,3 +505,20 @@ fn text_with_a_clock_that_is_no_time_is_refused_naming_it() {
         );
     }
 }
+
+/// A line naming tid 4294967295 (the value cidscope holds for an unknown task) keeps its event
+/// and is counted in a `tid-unknown` warning: its rseq_update went without a word.
+#[test]
+fn tid_4294967295_is_counted_never_silent() {
+    let ftrace = "# tracer: nop\n#\n  bash-4294967295  [000] .....  1.000001: rseq_update: cpu_id=0 mm_cid=0\n  bash-7  [000] .....  1.000002: rseq_update: cpu_id=0 mm_cid=1\n";
+    let perf = "bash 4294967295 [000] 1.000001: rseq:rseq_update: cpu_id=0 mm_cid=0\nbash 7 [000] 1.000002: rseq:rseq_update: cpu_id=0 mm_cid=1\n";
+    for (name, text) in [("f.txt", ftrace), ("p.txt", perf)] {
+        let t = load(name, text.as_bytes());
+        assert_eq!(t.event_count(), 2, "{name}");
+        let w = warning(&t, "tid-unknown");
+        assert!(w.contains("1 events name tid 4294967295"), "{name}: {w}");
+        let plain = text.replace("4294967295", "8");
+        let t = load(name, plain.as_bytes());
+        assert!(t.warnings.iter().all(|w| w.code != "tid-unknown"), "{name}");
+    }
+}

@@ -64,6 +64,9 @@ pub struct Skipped {
     pub graph_untimed: u64,
     /// function_graph decoration: the `=>` task-switch blocks and irq arrows.
     pub graph_marks: u64,
+    /// Events whose line names tid 4294967295: no kernel gives it (PID_MAX_LIMIT is 2^22), and
+    /// it is the value of an unknown task, so they are kept as of no known task.
+    pub unknown_tid: u64,
 }
 
 impl Skipped {
@@ -73,6 +76,7 @@ impl Skipped {
         self.continuation += o.continuation;
         self.graph_untimed += o.graph_untimed;
         self.graph_marks += o.graph_marks;
+        self.unknown_tid += o.unknown_tid;
     }
 
     /// What was skipped, as warnings.
@@ -102,6 +106,15 @@ impl Skipped {
                 message: format!(
                     "{path}: {} function_graph lines have no timestamp and were skipped: record with `echo 1 > options/funcgraph-abstime` (and `options/funcgraph-proc` for the task)",
                     self.graph_untimed
+                ),
+            });
+        }
+        if self.unknown_tid > 0 {
+            w.push(Warning {
+                code: "tid-unknown",
+                message: format!(
+                    "{path}: {} events name tid 4294967295, which no kernel gives (PID_MAX_LIMIT is 4194304) and which cidscope holds for an unknown task: they are kept and counted, as of no known task (no lane, no process; their rseq_update sets no task's CID)",
+                    self.unknown_tid
                 ),
             });
         }

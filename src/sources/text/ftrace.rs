@@ -311,6 +311,7 @@ fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
         k => k,
     };
     out.cont_ok = Some(matches!(kind, EventKind::Other { .. }));
+    out.skipped.unknown_tid += u64::from(h.tid == crate::events::TID_UNKNOWN);
     let comm = strip_buffer_prefix(h.comm);
     out.note_task(h.cpu, h.tid, comm, h.tgid.flatten());
     out.events.push(Event {
@@ -492,6 +493,7 @@ fn after_ts_line(c: Cols, a: shapes::AfterTs, out: &mut Chunk) -> Result<(), Exp
         }
         shapes::AfterTs::Event(kind) => {
             out.cont_ok = Some(true);
+            out.skipped.unknown_tid += u64::from(c.tid == crate::events::TID_UNKNOWN);
             out.note_task(c.cpu, c.tid, strip_buffer_prefix(c.comm), c.tgid.flatten());
             out.events.push(Event {
                 ts: c.ts,

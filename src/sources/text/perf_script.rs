@@ -249,6 +249,7 @@ impl LineParser for PerfScript {
                 (None, EventKind::SchedSwitch { prev_tid, .. }) => prev_tid,
                 (None, _) => TID_UNKNOWN,
             };
+            out.skipped.unknown_tid += u64::from(h.tid == Some(TID_UNKNOWN));
             let cpu = h.cpu.unwrap_or(CPU_UNKNOWN);
             if h.cpu.is_none() {
                 out.perf.cpu_unknown += 1;
