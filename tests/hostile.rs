@@ -302,6 +302,11 @@ fn undamaged_captures_raise_none_of_these_warnings() {
         "lost.perf.data",
         "stress-ng.perf.data",
         "cyclictest-pipe.perf.data",
+        "cyclictest.ftrace.txt",
+        "cyclictest.trace_pipe.txt",
+        "cyclictest-v7.trace-cmd-report.txt",
+        "cyclictest.perf-script.txt",
+        "churn.perf-script-F.txt",
     ] {
         let t = sources::load(&capture(name), &LoadOptions::default()).unwrap();
         for w in &t.warnings {
@@ -314,6 +319,8 @@ fn undamaged_captures_raise_none_of_these_warnings() {
                     "oversized-record",
                     "unknown-record-type",
                     "unknown-event-id",
+                    "merged-lines",
+                    "tid-unknown",
                 ]
                 .contains(&w.code),
                 "{name}: {}: {}",
@@ -521,4 +528,43 @@ fn tid_4294967295_is_counted_never_silent() {
         let t = load(name, plain.as_bytes());
         assert!(t.warnings.iter().all(|w| w.code != "tid-unknown"), "{name}");
     }
+}
+
+/// Two event lines run together (a line's end and newline deleted from a real capture) lose
+/// no event without a word: the line is split, the second event read, the cut first one
+/// counted, and `merged-lines` says how many.
+#[test]
+fn two_event_lines_merged_into_one_are_split_and_counted() {
+    let name = "cyclictest.ftrace.txt";
+    let text = std::fs::read_to_string(capture(name)).unwrap();
+    let full = load(name, text.as_bytes());
+    let lines: Vec<&str> = text.lines().collect();
+    // three merges: whole first line + second, first cut mid-field + second, and again
+    let picks: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("rseq_update: cpu_id=") && !lines[i + 1].starts_with('#'))
+        .take(3)
+        .collect();
+    let mut out = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        out.push_str(l);
+        match picks.iter().position(|&p| p == i) {
+            Some(0) => out.push_str("  "),
+            Some(_) => {
+                // keep up to "mm_c", as if the rest of the line were lost
+                out.truncate(out.len() - l.len() + l.find("mm_cid=").unwrap() + 4);
+                out.push_str("  ");
+            }
+            None => out.push('\n'),
+        }
+    }
+    let t = load(name, out.as_bytes());
+    let w = warning(&t, "merged-lines");
+    assert!(
+        w.contains(": 3 lines hold two event lines")
+            && w.contains("2 of the first events were cut short"),
+        "{w}"
+    );
+    let gone = missing(&full, &t);
+    assert_eq!(gone.len(), 2, "only the two cut events are gone: {gone:?}");
+    assert!(gone.iter().all(|k| k.3 == "rseq_update"), "{gone:?}");
 }

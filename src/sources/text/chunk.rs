@@ -67,6 +67,10 @@ pub struct Skipped {
     /// Events whose line names tid 4294967295: no kernel gives it (PID_MAX_LIMIT is 2^22), and
     /// it is the value of an unknown task, so they are kept as of no known task.
     pub unknown_tid: u64,
+    /// Lines that held two event lines run together (split, both read), and of those the
+    /// first events whose fields were cut short (not loaded).
+    pub merged_lines: u64,
+    pub merged_cut: u64,
 }
 
 impl Skipped {
@@ -77,6 +81,8 @@ impl Skipped {
         self.graph_untimed += o.graph_untimed;
         self.graph_marks += o.graph_marks;
         self.unknown_tid += o.unknown_tid;
+        self.merged_lines += o.merged_lines;
+        self.merged_cut += o.merged_cut;
     }
 
     /// What was skipped, as warnings.
@@ -106,6 +112,15 @@ impl Skipped {
                 message: format!(
                     "{path}: {} function_graph lines have no timestamp and were skipped: record with `echo 1 > options/funcgraph-abstime` (and `options/funcgraph-proc` for the task)",
                     self.graph_untimed
+                ),
+            });
+        }
+        if self.merged_lines > 0 {
+            w.push(Warning {
+                code: "merged-lines",
+                message: format!(
+                    "{path}: {} lines hold two event lines run together (the first one's end and newline lost: a log cut and joined?): each was split at the second's columns and both read; {} of the first events were cut short and not loaded",
+                    self.merged_lines, self.merged_cut
                 ),
             });
         }

@@ -281,10 +281,28 @@ impl LineParser for FtraceText {
             return header_line(line, out);
         }
         if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
+            if memchr::memchr(b']', h.rest).is_some()
+                && let Some(at) = shapes::second_head(line)
+            {
+                return merged_line(self, line, at, out);
+            }
             return event_line(h, out);
         }
         other_line(line, out)
     }
+}
+
+/// Two event lines run together, the second starting at `at`: the first is read if its
+/// fields are whole (else counted as cut), the second as a line of its own.
+#[cold]
+fn merged_line(p: &FtraceText, line: &[u8], at: usize, out: &mut Chunk) -> Result<(), Expected> {
+    out.skipped.merged_lines += 1;
+    let events = out.events.len();
+    if p.line(trim_end(&line[..at]), out).is_err() || out.events.len() == events {
+        out.events.truncate(events);
+        out.skipped.merged_cut += 1;
+    }
+    p.line(&line[at..], out)
 }
 
 /// An event line: its payload parsed, its task noted.
