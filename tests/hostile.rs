@@ -568,3 +568,39 @@ fn two_event_lines_merged_into_one_are_split_and_counted() {
     assert_eq!(gone.len(), 2, "only the two cut events are gone: {gone:?}");
     assert!(gone.iter().all(|k| k.3 == "rseq_update"), "{gone:?}");
 }
+
+/// A capture concatenated with itself is read once, with a `duplicated-events` warning that
+/// counts the copy (held in memory, parallel in small pieces, and streamed); two different
+/// captures one after the other are both kept.
+#[test]
+fn a_capture_concatenated_with_itself_is_counted_once() {
+    let name = "cyclictest.ftrace.txt";
+    let one = std::fs::read(capture(name)).unwrap();
+    let full = load(name, &one);
+    let twice = [one.clone(), one.clone()].concat();
+    let parallel = LoadOptions {
+        threads: Some(2),
+        segment_bytes: Some(64 << 10),
+        ..Default::default()
+    };
+    for opts in [LoadOptions::default(), parallel] {
+        let t = sources::load_bytes(name, &twice, &opts).unwrap();
+        let s = sources::open_reader(name, std::io::Cursor::new(twice.clone()), &opts)
+            .and_then(|o| o.load(&opts))
+            .unwrap();
+        for t in [t, s] {
+            assert_eq!(t.event_count(), full.event_count());
+            assert!(missing(&full, &t).is_empty());
+            let w = warning(&t, "duplicated-events");
+            assert!(
+                w.contains(&format!("{} events after", full.event_count())),
+                "{w}"
+            );
+        }
+    }
+    let other = std::fs::read(capture("hackbench-pipe.ftrace.txt")).unwrap();
+    let both = load("both", &[one, other.clone()].concat());
+    let o = load("other", &other);
+    assert_eq!(both.event_count(), full.event_count() + o.event_count());
+    assert!(both.warnings.iter().all(|w| w.code != "duplicated-events"));
+}

@@ -140,6 +140,8 @@ impl Skipped {
 /// What one chunk of lines produced.
 pub struct Chunk {
     pub events: Vec<Event>,
+    /// `# tracer:` header lines: (index of the event after it, local line), a few at most.
+    pub tracer_headers: Vec<(usize, u64)>,
     pub strings: Strings,
     pub tasks: FxHashMap<Tid, TaskMeta>,
     pub warnings: Vec<Warning>,
@@ -205,6 +207,7 @@ impl Chunk {
     pub(crate) fn new() -> Chunk {
         Chunk {
             events: Vec::new(),
+            tracer_headers: Vec::new(),
             strings: Strings::new(),
             tasks: FxHashMap::default(),
             warnings: Vec::new(),

@@ -49,6 +49,8 @@ struct Stitch {
     record: crate::sources::text::chunk::RecordMarks,
     events_at_chunk: usize,
     events: usize,
+    /// A copy of the capture after a second `# tracer:` header, counted once.
+    dups: crate::sources::text::dups::Dups,
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
@@ -174,6 +176,7 @@ pub fn stream_pieces<'a>(
         record: Default::default(),
         events_at_chunk: 0,
         events: 0,
+        dups: Default::default(),
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
@@ -366,6 +369,9 @@ pub fn stream_pieces<'a>(
     };
     last.warnings.extend(st.perf.warnings(path, times));
     last.warnings.extend(st.skipped.warnings(path));
+    if let Some(w) = st.dups.finish(path, &mut last.events) {
+        last.warnings.push(w);
+    }
     if st.record.chunked && !st.record.ended {
         last.warnings.push(recording_cut(path, &st));
     }
@@ -486,6 +492,9 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     if st.first_bad.is_none() {
         st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));
     }
+    let headers: Vec<(usize, u64)> = (chunk.tracer_headers.iter())
+        .map(|&(i, l)| (i, st.line_base + l))
+        .collect();
     st.line_base += chunk.lines;
     delta.warnings.append(&mut chunk.warnings);
     // Local string ids → global ids.
@@ -519,6 +528,7 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     for e in evs.iter_mut() {
         fix(e, &mut st.last_ts);
     }
+    st.dups.filter(&mut evs, &headers);
     st.cumulative = sum;
     // function_graph without a task column: the task of a CPU before the chunk's first `=>`
     for &i in &chunk.graph_unknown {

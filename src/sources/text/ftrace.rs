@@ -603,6 +603,9 @@ fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
         }
         return Ok(());
     }
+    if line.starts_with(b"# tracer:") && out.tracer_headers.len() < 8 {
+        out.tracer_headers.push((out.events.len(), out.lines));
+    }
     if !out.events.is_empty() && !out.warned_late_header && line.starts_with(b"# tracer:") {
         out.warned_late_header = true;
         out.warnings.push(crate::events::Warning {

@@ -7,6 +7,7 @@ pub mod bom;
 pub mod chunk;
 pub mod columns;
 pub mod driver;
+pub mod dups;
 pub mod ftrace;
 pub mod html;
 pub mod payload;
