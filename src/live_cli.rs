@@ -16,19 +16,32 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// `1`, `0.5` (seconds) or `500ms`, `2s`.
+/// The longest `--duration` of live and attach, bare or with a unit.
+const MAX_SESSION_SECS: u64 = 86_400;
+
+/// `1`, `0.5` (seconds) or `500ms`, `2s`, `10m`, `1h`: up to 24 hours either way.
 pub fn parse_cli_duration(s: &str) -> Result<Duration, CliError> {
     let t = s.trim();
     if let Ok(v) = t.parse::<f64>() {
-        if v.is_finite() && v > 0.0 && v <= 86_400.0 {
+        if v.is_finite() && v > 0.0 && v <= MAX_SESSION_SECS as f64 {
             return Ok(Duration::from_secs_f64(v));
         }
         return Err(CliError::Usage(format!(
-            "--duration {s}: expected seconds above 0 and at most 86400"
+            "--duration {s}: expected seconds above 0 and at most {MAX_SESSION_SECS} (24h)"
         )));
     }
-    crate::sources::live::spec::parse_duration(t)
+    crate::sources::live::spec::parse_duration_upto(t, MAX_SESSION_SECS)
         .map_err(|e| CliError::Usage(format!("--duration {s}: {e}")))
+}
+
+/// A tracefs mount of cidscope's own is said at once, on stderr (before the TUI takes the
+/// screen; the TUI lists it among the warnings too).
+fn say_what_was_mounted(session: &LiveSession) {
+    for w in session.empty_trace().warnings {
+        if w.code == crate::sources::live::session::TRACEFS_MOUNTED {
+            eprintln!("cidscope: {}", w.message);
+        }
+    }
 }
 
 /// Runs until the session finishes (duration), SIGINT/SIGTERM/SIGHUP arrives (the recording
@@ -96,6 +109,7 @@ pub fn run_live(a: &LiveArgs, ui: Option<crate::ui::UiOptions>) -> Result<ExitCo
     };
     let attached = opts.attach.is_some();
     let session = LiveSession::start(opts)?;
+    say_what_was_mounted(&session);
     // written as it arrives: a kill at any moment leaves what came until the last flush
     let rec = a
         .record
@@ -146,6 +160,7 @@ pub fn run_attach(a: &AttachArgs, ui: Option<crate::ui::UiOptions>) -> Result<Ex
         ..LiveOptions::default()
     };
     let session = LiveSession::start(opts)?;
+    say_what_was_mounted(&session);
     let rec = a
         .record
         .as_deref()
@@ -229,7 +244,11 @@ pub fn render_live(s: &LiveSummary, record: Option<&Path>) -> String {
         s.cpu_user_s, s.cpu_sys_s
     );
     if let Some(p) = record {
-        let _ = writeln!(o, "recorded    {} (replay: cidscope {0})", p.display());
+        let _ = writeln!(
+            o,
+            "recorded    {} (replay: cidscope {0})",
+            crate::sources::shown_path(p)
+        );
     }
     for w in s
         .warnings
@@ -294,6 +313,18 @@ mod tests {
             Duration::from_millis(250)
         );
         assert!(parse_cli_duration("-1").is_err());
+        // the units and the bare number share one limit (issue 15: `1h` was refused)
+        assert_eq!(parse_cli_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(
+            parse_cli_duration("24h").unwrap(),
+            Duration::from_secs(86_400)
+        );
+        assert_eq!(
+            parse_cli_duration("90m").unwrap(),
+            Duration::from_secs(5400)
+        );
+        let e = parse_cli_duration("25h").unwrap_err().to_string();
+        assert!(e.contains("at most 24h"), "{e}");
         assert!(
             parse_cli_duration("abc")
                 .unwrap_err()

@@ -90,7 +90,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             match &a.dir {
                 Some(dir) => {
                     for p in cli::man_page::write_pages(dir).map_err(CliError::Man)? {
-                        eprintln!("cidscope: wrote {}", p.display());
+                        eprintln!("cidscope: wrote {}", cidscope::sources::shown_path(&p));
                     }
                 }
                 None => emit(cli::man_page::main_page(false).as_bytes())?,
@@ -362,7 +362,7 @@ fn run_vm(a: &VmArgs) -> Result<ExitCode, CliError> {
         })?;
         eprintln!(
             "cidscope vm: recorded {} (replay: cidscope {0})",
-            p.display()
+            cidscope::sources::shown_path(p)
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -2,7 +2,8 @@
 //! page or one perf.data record is damaged, and the load must say how much it skipped and where
 //! (the warning's count and byte offset), and keep everything else. Each case checks the events
 //! lost against the original file: the damaged load holds only the original's events, and what
-//! is gone is exactly what the damaged place held.
+//! is gone is exactly what the damaged place held. Text captures with what editors and tools
+//! add (a byte order mark) load as the plain ones do.
 
 mod common;
 use cidscope::events::{Event, EventKind, Trace};
@@ -301,6 +302,11 @@ fn undamaged_captures_raise_none_of_these_warnings() {
         "lost.perf.data",
         "stress-ng.perf.data",
         "cyclictest-pipe.perf.data",
+        "cyclictest.ftrace.txt",
+        "cyclictest.trace_pipe.txt",
+        "cyclictest-v7.trace-cmd-report.txt",
+        "cyclictest.perf-script.txt",
+        "churn.perf-script-F.txt",
     ] {
         let t = sources::load(&capture(name), &LoadOptions::default()).unwrap();
         for w in &t.warnings {
@@ -313,6 +319,8 @@ fn undamaged_captures_raise_none_of_these_warnings() {
                     "oversized-record",
                     "unknown-record-type",
                     "unknown-event-id",
+                    "merged-lines",
+                    "tid-unknown",
                 ]
                 .contains(&w.code),
                 "{name}: {}: {}",
@@ -321,4 +329,278 @@ fn undamaged_captures_raise_none_of_these_warnings() {
             );
         }
     }
+}
+
+/// What a text load must keep whether or not a byte order mark comes first: the format, the
+/// events and every task's comm.
+type TextFacts = (String, Vec<Key>, Vec<(u32, Vec<u8>)>);
+
+fn text_facts(t: &Trace) -> TextFacts {
+    let mut comms: Vec<_> = t
+        .tasks
+        .iter()
+        .map(|(&tid, m)| (tid, t.strings.get(m.comm).to_vec()))
+        .collect();
+    comms.sort();
+    (
+        format!("{:?}", t.origin),
+        t.events.iter().map(|e| key(&e)).collect(),
+        comms,
+    )
+}
+
+/// A UTF-8 byte order mark before a text capture's first line is skipped by detection and by
+/// every parse: held in memory (serial and parallel, small segments) and read as a stream. It
+/// was refused by ftrace and trace-cmd report and kept inside the first comm by the others.
+#[test]
+fn utf8_bom_at_the_start_of_each_text_format_is_skipped() {
+    for name in [
+        "cyclictest.ftrace.txt",
+        "cyclictest.trace_pipe.txt",
+        "cyclictest-v7.trace-cmd-report.txt",
+        "cyclictest.perf-script.txt",
+    ] {
+        let plain = std::fs::read(capture(name)).unwrap();
+        let mut bom = b"\xef\xbb\xbf".to_vec();
+        bom.extend_from_slice(&plain);
+        let want = text_facts(&load(name, &plain));
+        assert!(!want.1.is_empty(), "{name}");
+        let parallel = LoadOptions {
+            threads: Some(2),
+            segment_bytes: Some(4096),
+            ..Default::default()
+        };
+        for opts in [LoadOptions::default(), parallel] {
+            let t = sources::load_bytes(name, &bom, &opts)
+                .unwrap_or_else(|e| panic!("{name} with a BOM: refused: {e}"));
+            assert_eq!(text_facts(&t), want, "{name} with a BOM, in memory");
+            let stream = sources::open_reader(name, std::io::Cursor::new(bom.clone()), &opts)
+                .and_then(|o| o.load(&opts))
+                .unwrap_or_else(|e| panic!("{name} with a BOM, as a stream: refused: {e}"));
+            assert_eq!(text_facts(&stream), want, "{name} with a BOM, as a stream");
+        }
+    }
+}
+
+/// A file name with an escape sequence in it reaches the terminal escaped: in a refusal, in a
+/// warning, on the `file` line of `stats` and in `--check`'s verdict (it went through raw).
+#[test]
+fn escape_sequences_in_file_names_are_printed_escaped() {
+    let dir = std::env::temp_dir().join(format!("cidscope-hostile-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = dir.join("evil\x1b]0;pwned\x07\x1b[31m.txt");
+    let good = std::fs::read(capture("cyclictest.ftrace.txt")).unwrap();
+    // cut mid-line: a truncated-line warning that names the file
+    std::fs::write(&name, &good[..100_000]).unwrap();
+    let path = name.to_str().unwrap();
+    let shown = "evil\\u{1b}]0;pwned\\u{7}\\u{1b}[31m.txt";
+    for args in [&["stats", path][..], &["--check", path]] {
+        let (code, out, err) = cidscope(args);
+        assert!(code == 0 || code == 4, "{args:?}: {code} {err}");
+        let all = format!("{out}{err}");
+        assert!(
+            !all.contains('\x1b') && !all.contains('\x07'),
+            "{args:?}: {all:?}"
+        );
+        assert!(all.contains(shown), "{args:?}: {all}");
+    }
+    std::fs::write(&name, b"not a capture\n").unwrap();
+    let (code, _, err) = cidscope(&["stats", path]);
+    assert_eq!(code, 2);
+    assert!(!err.contains('\x1b') && err.contains(shown), "{err:?}");
+    let (code, _, err) = cidscope(&["stats", &format!("{path}.missing")]);
+    assert_eq!(code, 2);
+    assert!(!err.contains('\x1b') && err.contains(shown), "{err:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A perf.data header whose attrs or data section offset points into the header itself (0, as
+/// a zeroed field reads) is refused at that field, named, with what it holds: the offset named
+/// was a garbage one read from the wrong place.
+#[test]
+fn perf_data_section_offset_inside_the_header_names_the_field() {
+    let good = std::fs::read(capture("cyclictest.perf.data")).unwrap();
+    for (at, name) in [(24usize, "attrs"), (40, "data")] {
+        for v in [0u64, 103] {
+            let mut d = good.clone();
+            d[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            let e = sources::load_bytes("p.data", &d, &LoadOptions::default()).unwrap_err();
+            assert_eq!(e.location, sources::Location::Offset(at as u64), "{e}");
+            let m = e.to_string();
+            assert!(
+                m.contains(&format!(
+                    "{name} section offset (the u64 at byte offset {at})"
+                )) && m.contains(&format!("found {v}")),
+                "{m}"
+            );
+        }
+    }
+}
+
+/// `trace_clock` counter and x86-tsc are no time: a trace.dat recorded with one (made here by
+/// moving the brackets of its trace_clock option) is refused at that option, naming the clock
+/// and what to record instead, in both file versions. Ticks were read as nanoseconds.
+#[test]
+fn trace_dat_with_a_clock_that_is_no_time_is_refused_naming_it() {
+    const CLOCKS: &[u8] = b"[local] global counter uptime perf mono mono_raw boot tai x86-tsc";
+    for file in [DAT, "cyclictest-v7.trace.dat"] {
+        let good = std::fs::read(capture(file)).unwrap();
+        let at = good
+            .windows(CLOCKS.len())
+            .position(|w| w == CLOCKS)
+            .expect("the trace_clock option");
+        for (clock, what) in [("counter", "a count of events"), ("x86-tsc", "TSC cycles")] {
+            let text = String::from_utf8_lossy(CLOCKS).replace(['[', ']'], "");
+            let picked = text.replacen(clock, &format!("[{clock}]"), 1);
+            let moved = format!("{picked}  ");
+            let mut d = good.clone();
+            d[at..at + CLOCKS.len()].copy_from_slice(&moved.as_bytes()[..CLOCKS.len()]);
+            let e = sources::load_bytes(file, &d, &LoadOptions::default()).unwrap_err();
+            let m = e.to_string();
+            assert_eq!(e.location, sources::Location::Offset(at as u64), "{m}");
+            assert!(
+                m.contains(&format!("trace_clock `{clock}`")) && m.contains(what),
+                "{m}"
+            );
+            assert!(m.contains("trace-cmd record -C local"), "{m}");
+        }
+    }
+}
+
+/// Text printed with a clock that counts ticks (`echo counter > trace_clock`: whole-number
+/// TIMESTAMPs, made here from a real capture by dropping the dot) is refused at its first
+/// event line, naming the clock and what to record instead; ticks were read as seconds.
+#[test]
+fn text_with_a_clock_that_is_no_time_is_refused_naming_it() {
+    for name in [
+        "cyclictest.ftrace.txt",
+        "cyclictest-v7.trace-cmd-report.txt",
+    ] {
+        let text = std::fs::read_to_string(capture(name)).unwrap();
+        let mut first_event = None;
+        let ticks: String = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                let Some(b) = l.find("] ") else {
+                    return format!("{l}\n");
+                };
+                // the first token after [CPU] and the flags that ends with ':' is the time
+                let (head, tail) = l.split_at(b);
+                let mut toks: Vec<String> = tail.split(' ').map(str::to_string).collect();
+                if let Some(t) = toks
+                    .iter_mut()
+                    .find(|t| t.ends_with(':') && t.contains('.'))
+                {
+                    *t = t.replace('.', "");
+                    first_event.get_or_insert(i + 1);
+                }
+                format!("{head}{}\n", toks.join(" "))
+            })
+            .collect();
+        let line = first_event.expect("event lines") as u64;
+        let e = sources::load_bytes(name, ticks.as_bytes(), &LoadOptions::default()).unwrap_err();
+        assert_eq!(e.location, sources::Location::Line(line), "{e}");
+        let m = e.to_string();
+        assert!(
+            m.contains("the trace clock counts ticks") && m.contains("trace_clock counter"),
+            "{m}"
+        );
+        assert!(
+            m.contains("echo local > /sys/kernel/tracing/trace_clock"),
+            "{m}"
+        );
+    }
+}
+
+/// A line naming tid 4294967295 (the value cidscope holds for an unknown task) keeps its event
+/// and is counted in a `tid-unknown` warning: its rseq_update went without a word.
+#[test]
+fn tid_4294967295_is_counted_never_silent() {
+    let ftrace = "# tracer: nop\n#\n  bash-4294967295  [000] .....  1.000001: rseq_update: cpu_id=0 mm_cid=0\n  bash-7  [000] .....  1.000002: rseq_update: cpu_id=0 mm_cid=1\n";
+    let perf = "bash 4294967295 [000] 1.000001: rseq:rseq_update: cpu_id=0 mm_cid=0\nbash 7 [000] 1.000002: rseq:rseq_update: cpu_id=0 mm_cid=1\n";
+    for (name, text) in [("f.txt", ftrace), ("p.txt", perf)] {
+        let t = load(name, text.as_bytes());
+        assert_eq!(t.event_count(), 2, "{name}");
+        let w = warning(&t, "tid-unknown");
+        assert!(w.contains("1 events name tid 4294967295"), "{name}: {w}");
+        let plain = text.replace("4294967295", "8");
+        let t = load(name, plain.as_bytes());
+        assert!(t.warnings.iter().all(|w| w.code != "tid-unknown"), "{name}");
+    }
+}
+
+/// Two event lines run together (a line's end and newline deleted from a real capture) lose
+/// no event without a word: the line is split, the second event read, the cut first one
+/// counted, and `merged-lines` says how many.
+#[test]
+fn two_event_lines_merged_into_one_are_split_and_counted() {
+    let name = "cyclictest.ftrace.txt";
+    let text = std::fs::read_to_string(capture(name)).unwrap();
+    let full = load(name, text.as_bytes());
+    let lines: Vec<&str> = text.lines().collect();
+    // three merges: whole first line + second, first cut mid-field + second, and again
+    let picks: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("rseq_update: cpu_id=") && !lines[i + 1].starts_with('#'))
+        .take(3)
+        .collect();
+    let mut out = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        out.push_str(l);
+        match picks.iter().position(|&p| p == i) {
+            Some(0) => out.push_str("  "),
+            Some(_) => {
+                // keep up to "mm_c", as if the rest of the line were lost
+                out.truncate(out.len() - l.len() + l.find("mm_cid=").unwrap() + 4);
+                out.push_str("  ");
+            }
+            None => out.push('\n'),
+        }
+    }
+    let t = load(name, out.as_bytes());
+    let w = warning(&t, "merged-lines");
+    assert!(
+        w.contains(": 3 lines hold two event lines")
+            && w.contains("2 of the first events were cut short"),
+        "{w}"
+    );
+    let gone = missing(&full, &t);
+    assert_eq!(gone.len(), 2, "only the two cut events are gone: {gone:?}");
+    assert!(gone.iter().all(|k| k.3 == "rseq_update"), "{gone:?}");
+}
+
+/// A capture concatenated with itself is read once, with a `duplicated-events` warning that
+/// counts the copy (held in memory, parallel in small pieces, and streamed); two different
+/// captures one after the other are both kept.
+#[test]
+fn a_capture_concatenated_with_itself_is_counted_once() {
+    let name = "cyclictest.ftrace.txt";
+    let one = std::fs::read(capture(name)).unwrap();
+    let full = load(name, &one);
+    let twice = [one.clone(), one.clone()].concat();
+    let parallel = LoadOptions {
+        threads: Some(2),
+        segment_bytes: Some(64 << 10),
+        ..Default::default()
+    };
+    for opts in [LoadOptions::default(), parallel] {
+        let t = sources::load_bytes(name, &twice, &opts).unwrap();
+        let s = sources::open_reader(name, std::io::Cursor::new(twice.clone()), &opts)
+            .and_then(|o| o.load(&opts))
+            .unwrap();
+        for t in [t, s] {
+            assert_eq!(t.event_count(), full.event_count());
+            assert!(missing(&full, &t).is_empty());
+            let w = warning(&t, "duplicated-events");
+            assert!(
+                w.contains(&format!("{} events after", full.event_count())),
+                "{w}"
+            );
+        }
+    }
+    let other = std::fs::read(capture("hackbench-pipe.ftrace.txt")).unwrap();
+    let both = load("both", &[one, other.clone()].concat());
+    let o = load("other", &other);
+    assert_eq!(both.event_count(), full.event_count() + o.event_count());
+    assert!(both.warnings.iter().all(|w| w.code != "duplicated-events"));
 }

@@ -550,3 +550,44 @@ fn a_slow_consumer_never_stalls_the_capture_and_the_cap_bounds_memory() {
         println!("SKIP attach part: not root");
     }
 }
+
+/// Without tracefs mounted, `live --attach` mounts it itself, says so on stderr at once (and in
+/// the summary's warnings), and unmounts it at the end. Run in a private mount namespace
+/// (`unshare --mount`), where the system's tracefs and debugfs are unmounted first: the
+/// machine's own mounts are never touched.
+#[test]
+fn tracefs_mounted_by_cidscope_is_said_and_unmounted_at_the_end() {
+    if skip_unless_root("tracefs_mounted_by_cidscope_is_said_and_unmounted_at_the_end") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let script = format!(
+        "umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; \
+         if grep -q ' tracefs ' /proc/self/mounts; then echo STILL-MOUNTED; exit 0; fi; \
+         '{}' live --attach --duration 0.3; echo \"exit=$?\"; \
+         grep -c ' tracefs ' /proc/self/mounts",
+        bin()
+    );
+    let out = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .output()
+        .expect("unshare");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stdout.contains("STILL-MOUNTED"),
+        "could not unmount in the namespace"
+    );
+    assert!(stdout.contains("exit=0"), "{stdout}\n{stderr}");
+    let notice = "tracefs was not mounted: cidscope mounted it at /sys/kernel/tracing and unmounts it when it ends";
+    assert!(stderr.contains(&format!("cidscope: {notice}")), "{stderr}");
+    assert!(
+        stdout.contains(&format!("tracefs-mounted: {notice}")),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.lines().last(),
+        Some("0"),
+        "tracefs left mounted: {stdout}"
+    );
+}

@@ -36,25 +36,28 @@ pub enum CliError {
     #[error(transparent)]
     Recording(#[from] crate::export::record::RecordError),
     /// An output file (`--perfetto`, `--csv`, `--svg`) that could not be written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}", crate::sources::shown_path(path))]
     Write {
         path: PathBuf,
         source: std::io::Error,
     },
     /// `--perfetto`'s JSON could not be written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}", crate::sources::shown_path(path))]
     WriteJson {
         path: PathBuf,
         source: serde_json::Error,
     },
     /// `sim --record`.
-    #[error("{}: cannot write the recorded schedule: {source}", path.display())]
+    #[error(
+        "{}: cannot write the recorded schedule: {source}",
+        crate::sources::shown_path(path)
+    )]
     WriteSchedule {
         path: PathBuf,
         source: std::io::Error,
     },
     /// `--record` of live, attach and vm: `what` failed (`cannot create`, `write failed`, ...).
-    #[error("--record {}: {what}: {source}", path.display())]
+    #[error("--record {}: {what}: {source}", crate::sources::shown_path(path))]
     Record {
         path: PathBuf,
         what: &'static str,

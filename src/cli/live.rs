@@ -15,7 +15,7 @@ pub struct LiveArgs {
     /// access): trace events and rseq-area samples side by side.
     #[arg(long)]
     pub attach: bool,
-    /// Stop after this long: seconds (`1`, `0.5`) or with a unit (`500ms`). Default: until Ctrl-C.
+    /// Stop after this long: seconds (`1`, `0.5`) or with a unit (`500ms`, `10m`, `1h`), at most 24h. Default: until Ctrl-C.
     #[arg(long, value_name = "D")]
     pub duration: Option<String>,
     /// Print the summary as JSON (keys: rseq_samples, matched, max_cid, cpus, duplicates,
@@ -51,7 +51,7 @@ pub struct AttachArgs {
     /// Keep every event on every CPU.
     #[arg(long, group = "target")]
     pub all: bool,
-    /// Stop after this long: seconds (`1`, `0.5`) or with a unit (`500ms`). Default: until Ctrl-C.
+    /// Stop after this long: seconds (`1`, `0.5`) or with a unit (`500ms`, `10m`, `1h`), at most 24h. Default: until Ctrl-C.
     #[arg(long, value_name = "D")]
     pub duration: Option<String>,
     /// Print the summary as JSON (keys: events, event_rate, lost_events, event_counts,

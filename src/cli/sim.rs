@@ -18,7 +18,7 @@ pub struct SimArgs {
     /// Threads (or tasks per group for hackbench); default depends on the workload.
     #[arg(long)]
     pub threads: Option<u32>,
-    /// Simulated time: 1s, 500ms, 2.5s, 100us.
+    /// Simulated time: 1s, 500ms, 2.5s, 100us, 10m, 1h (at most 1h).
     #[arg(long, default_value = "1s", value_parser = parse_duration_ns)]
     pub duration: u64,
     /// CPUs whose tick stops while a single task runs there (nohz_full), e.g. 3 or 2-5.

@@ -118,24 +118,26 @@ impl ValueEnum for AccelChoice {
     }
 }
 
-/// `1s`, `500ms`, `2.5s`, `100us`, `1000000ns`; a bare number is seconds.
+/// `1s`, `500ms`, `2.5s`, `100us`, `1000000ns`, `10m` (or `10min`), `1h`; a bare number is
+/// seconds. At most 1h, as the message says.
 pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
     let s = s.trim();
-    let (num, mult) = if let Some(n) = s.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix("us") {
-        (n, 1e3)
-    } else if let Some(n) = s.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        (s, 1e9)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("expected a duration like 1s, 500ms or 100us, found \"{s}\""))?;
+    // longest suffixes first: `ms` before `s` and `m`, `min` before `m`
+    let (num, mult) = [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("ms", 1e6),
+        ("min", 60e9),
+        ("s", 1e9),
+        ("m", 60e9),
+        ("h", 3600e9),
+    ]
+    .into_iter()
+    .find_map(|(unit, mult)| s.strip_suffix(unit).map(|n| (n, mult)))
+    .unwrap_or((s, 1e9));
+    let v: f64 = num.trim().parse().map_err(|_| {
+        format!("expected a duration like 1s, 500ms, 100us, 10m or 1h, found \"{s}\"")
+    })?;
     if !(v.is_finite() && v > 0.0) || v * mult > 3.6e12 {
         return Err(format!(
             "expected a duration between 1ns and 1h, found \"{s}\""
@@ -168,5 +170,19 @@ mod tests {
             <CidView as ValueEnum>::from_str("observed", false),
             Ok(CidView::Observed)
         );
+    }
+
+    /// `1h` is the limit the message names, so it is accepted; minutes too (issue 15).
+    #[test]
+    fn durations_take_minutes_and_hours_up_to_1h() {
+        assert_eq!(parse_duration_ns("1h"), Ok(3_600_000_000_000));
+        assert_eq!(parse_duration_ns("2m"), Ok(120_000_000_000));
+        assert_eq!(parse_duration_ns("1.5min"), Ok(90_000_000_000));
+        assert_eq!(parse_duration_ns("500ms"), Ok(500_000_000));
+        assert_eq!(parse_duration_ns("3"), Ok(3_000_000_000));
+        assert_eq!(parse_duration_ns("100us"), Ok(100_000));
+        let e = parse_duration_ns("61m").unwrap_err();
+        assert!(e.contains("1h"), "{e}");
+        assert!(parse_duration_ns("1d").is_err());
     }
 }

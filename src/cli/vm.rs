@@ -29,7 +29,7 @@ pub struct VmArgs {
     /// Threads (or processes) of a named workload (default in brackets below).
     #[arg(long, value_name = "T")]
     pub threads: Option<u32>,
-    /// How long the workload runs: 1s, 500ms, 2.5s.
+    /// How long the workload runs: 1s, 500ms, 2.5s, 10m, 1h (at most 1h).
     #[arg(long, default_value = "1s", value_parser = parse_duration_ns, value_name = "D")]
     pub duration: u64,
     /// Save the capture as ftrace text that `cidscope FILE` and `cidscope stats FILE` replay.

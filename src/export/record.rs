@@ -31,13 +31,25 @@ const COUNTS_WIDTH: usize = 41;
 /// Why a recording stopped (each names the file).
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("--record {}: cannot create: {source}", path.display())]
+    #[error(
+        "--record {}: cannot create: {source}",
+        crate::sources::shown_path(path)
+    )]
     Create { path: PathBuf, source: io::Error },
-    #[error("--record {}: write failed: {source}; the recording stopped", path.display())]
+    #[error(
+        "--record {}: write failed: {source}; the recording stopped",
+        crate::sources::shown_path(path)
+    )]
     Write { path: PathBuf, source: io::Error },
-    #[error("--record {}: cannot start the recorder's thread: {source}", path.display())]
+    #[error(
+        "--record {}: cannot start the recorder's thread: {source}",
+        crate::sources::shown_path(path)
+    )]
     Thread { path: PathBuf, source: io::Error },
-    #[error("--record {}: the recorder's thread panicked; the recording stopped", path.display())]
+    #[error(
+        "--record {}: the recorder's thread panicked; the recording stopped",
+        crate::sources::shown_path(path)
+    )]
     Panicked { path: PathBuf },
 }
 

@@ -3,7 +3,9 @@
 //! `tracefs::format::FormatError`, `tracefs::decode::DecodeError`, ...) that become one of these
 //! with the file's name once they reach a reader's entry point.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::path::Path;
 
 /// Where in the input a problem is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,7 +19,7 @@ pub enum Location {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}{location}: {message}")]
+#[error("{}{location}: {message}", shown_name(path))]
 pub struct SourceError {
     pub path: String,
     pub location: Location,
@@ -58,6 +60,33 @@ impl fmt::Display for Location {
     }
 }
 
+/// A file name as a message shows it: control characters (an escape sequence, a newline) and
+/// the bidirectional overrides that reorder what follows are escaped (`\u{1b}`), so a name
+/// cannot drive the terminal or break the line; everything else is kept as it is.
+pub fn shown_name(name: &str) -> Cow<'_, str> {
+    let hostile =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !name.chars().any(hostile) {
+        return Cow::Borrowed(name);
+    }
+    let mut s = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        match c {
+            '\n' => s.push_str("\\n"),
+            '\r' => s.push_str("\\r"),
+            '\t' => s.push_str("\\t"),
+            c if hostile(c) => s.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => s.push(c),
+        }
+    }
+    Cow::Owned(s)
+}
+
+/// [`shown_name`] of a path (not valid UTF-8: lossily, as `Path::display` shows it).
+pub fn shown_path(path: &Path) -> String {
+    shown_name(&path.to_string_lossy()).into_owned()
+}
+
 /// Shows at most `max` bytes of a line in an error message, escaped so it stays on one line.
 pub fn excerpt(line: &[u8], max: usize) -> String {
     let cut = &line[..line.len().min(max)];
@@ -66,4 +95,22 @@ pub fn excerpt(line: &[u8], max: usize) -> String {
         s.push('…');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An escape sequence in a file name reaches the terminal escaped (issue 15).
+    #[test]
+    fn file_names_are_shown_escaped() {
+        let e = SourceError::at_line("a\u{1b}[31mred\nx\u{202e}.txt", 3, "expected a line");
+        assert_eq!(
+            e.to_string(),
+            "a\\u{1b}[31mred\\nx\\u{202e}.txt:3: expected a line"
+        );
+        assert!(matches!(shown_name("traces/ok ü.txt"), Cow::Borrowed(_)));
+        assert_eq!(shown_path(Path::new("x\ty")), "x\\ty");
+        assert_eq!(shown_name("\u{7f}"), "\\u{7f}");
+    }
 }

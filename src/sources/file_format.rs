@@ -5,6 +5,7 @@
 use crate::events::{Format, Trace, TraceDelta};
 use crate::sources::error::SourceError;
 use crate::sources::options::LoadOptions;
+use crate::sources::text::bom::strip_bom;
 use crate::sources::text::chunk::LineParser;
 
 /// Which format wins when two show on the same line of a capture (the earlier variant).
@@ -46,8 +47,9 @@ impl<'a> Sample<'a> {
 
     /// The first [`Self::LINES`] lines of the first [`Self::HEAD_BYTES`] (the last one may be
     /// cut).
+    /// A UTF-8 byte order mark before the first line is no part of it.
     pub fn lines(&self) -> impl Iterator<Item = &'a [u8]> + use<'a> {
-        let head = &self.data[..self.data.len().min(Self::HEAD_BYTES)];
+        let head = strip_bom(&self.data[..self.data.len().min(Self::HEAD_BYTES)]);
         head.split(|&b| b == b'\n').take(Self::LINES)
     }
 }

@@ -19,6 +19,6 @@ pub mod text;
 pub mod trace_dat;
 pub mod tracefs;
 
-pub use error::{Location, SourceError};
+pub use error::{Location, SourceError, shown_name, shown_path};
 pub use open::{Bytes, Opened, detect, load, load_bytes, open, open_reader, open_static};
 pub use options::{LoadOptions, Progress};

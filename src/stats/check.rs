@@ -143,13 +143,17 @@ pub fn run(trace: &Trace) -> CheckReport {
         .cloned()
         .chain(sink.anomalies.warnings(&trace.path))
     {
-        let _ = writeln!(text, "warning: {w}");
+        let _ = writeln!(
+            text,
+            "warning: {}",
+            crate::sources::shown_name(&w.to_string())
+        );
     }
     if !checked.duplicates && !checked.bound {
         let _ = writeln!(
             text,
             "{}: NOTHING CHECKED in {} events: this is no clean bill ({})",
-            trace.path,
+            crate::sources::shown_name(&trace.path),
             trace.event_count(),
             crate::model::Checkable::why_not(&missing, true)
         );
@@ -167,7 +171,7 @@ pub fn run(trace: &Trace) -> CheckReport {
         let _ = writeln!(
             text,
             "{}: {} findings ({dups}, {bound}) in {} events, {} processes",
-            trace.path,
+            crate::sources::shown_name(&trace.path),
             sink.alarms.len(),
             trace.event_count(),
             sink.mms

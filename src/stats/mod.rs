@@ -10,6 +10,7 @@ pub mod policy;
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::{Alarm, MmId, MmInfo, MmOrigin};
+use crate::sources::shown_name;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -508,7 +509,7 @@ impl Summarizer {
 pub fn render_text(s: &Stats) -> String {
     use std::fmt::Write;
     let mut o = String::new();
-    let _ = writeln!(o, "file        {}", s.file);
+    let _ = writeln!(o, "file        {}", shown_name(&s.file));
     let _ = writeln!(o, "format      {}", s.format);
     let _ = writeln!(o, "events      {}", s.events);
     let _ = writeln!(o, "cpus        {:?} (CID bound {})", s.cpus, s.ncpus);
@@ -579,7 +580,8 @@ pub fn render_text(s: &Stats) -> String {
     if !s.warnings.is_empty() {
         let _ = writeln!(o, "\nwarnings");
         for w in &s.warnings {
-            let _ = writeln!(o, "  {w}");
+            // the messages name the file: its control characters stay escaped
+            let _ = writeln!(o, "  {}", shown_name(w));
         }
     }
     o

@@ -371,7 +371,7 @@ pub fn load_bindings(path: Option<&str>) -> Result<Vec<Binding>, KeysError> {
             .filter(|p| p.exists()),
     };
     if let Some(f) = file {
-        let name = f.display().to_string();
+        let name = crate::sources::shown_path(&f);
         let text = std::fs::read_to_string(&f).map_err(|e| KeysError {
             file: name.clone(),
             key: String::new(),

@@ -109,9 +109,10 @@ pub struct ThemeError {
 
 impl fmt::Display for ThemeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = crate::sources::shown_name(&self.file);
         match &self.key {
-            Some(k) => write!(f, "theme {}: key \"{k}\": {}", self.file, self.message),
-            None => write!(f, "theme {}: {}", self.file, self.message),
+            Some(k) => write!(f, "theme {file}: key \"{k}\": {}", self.message),
+            None => write!(f, "theme {file}: {}", self.message),
         }
     }
 }

@@ -18,7 +18,10 @@ pub enum VmError {
     /// The capture the guest streamed did not read back.
     #[error(transparent)]
     Capture(#[from] SourceError),
-    #[error("--record {}: cannot write: {source}", path.display())]
+    #[error(
+        "--record {}: cannot write: {source}",
+        crate::sources::shown_path(path)
+    )]
     Record {
         path: PathBuf,
         source: std::io::Error,

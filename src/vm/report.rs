@@ -271,7 +271,10 @@ pub fn finish(
             path: p.to_path_buf(),
             source,
         })?;
-        say(&format!("recorded {} (replay: cidscope {0})", p.display()));
+        say(&format!(
+            "recorded {} (replay: cidscope {0})",
+            crate::sources::shown_path(p)
+        ));
     }
     if json {
         let v = stats_json(o, cfg, m, record)?;

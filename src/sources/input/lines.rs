@@ -7,7 +7,7 @@ use super::budget::Budget;
 use super::feed::{Feed, Fill};
 use crate::sources::error::SourceError;
 use crate::sources::options::LoadOptions;
-use crate::sources::text::driver::{Piece, Pieces};
+use crate::sources::text::pieces::{Piece, Pieces};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 

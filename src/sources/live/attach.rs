@@ -141,6 +141,8 @@ pub struct Attach {
     /// Names of the events attached (`system:name`).
     pub events: Vec<String>,
     pub warnings: Vec<String>,
+    /// The tracefs mount cidscope made, if it made one: unmounted with the session.
+    pub mounted: Option<std::sync::Arc<super::tracefs::Mounted>>,
 }
 
 const PERF_RECORD_SAMPLE: u32 = pb::PERF_RECORD_SAMPLE;
@@ -324,6 +326,7 @@ impl Attach {
             bufs: Vec::new(),
             events: names,
             warnings,
+            mounted: tracefs.mounted.clone(),
         })
     }
 

@@ -261,6 +261,9 @@ pub struct LiveSession {
     task_cur: usize,
 }
 
+/// The warning code of a tracefs mount cidscope made itself (told at the start, undone at the end).
+pub const TRACEFS_MOUNTED: &str = "tracefs-mounted";
+
 impl LiveSession {
     /// Attaches (if asked), then starts the workload (if asked), then the capture thread.
     /// Errors (privileges, tracefs, a bad kernel) come back here, before anything runs.
@@ -292,6 +295,9 @@ impl LiveSession {
         );
         trace.ncpus_hint = Some(ncpus);
         if let Some(a) = &attach {
+            if let Some(m) = &a.mounted {
+                trace.warn(TRACEFS_MOUNTED, m.notice());
+            }
             for w in &a.warnings {
                 trace.warn("attach", w.clone());
             }

@@ -9,7 +9,7 @@
 //! migrate[:THREADS[:EVERY]]           spin, flip CPU affinity every EVERY             1:100ms
 //! sleeper[:THREADS[:PERIOD]]          sleep PERIOD, touch, sleep again                2:50ms
 //! ```
-//! Durations take a unit: `ns`, `us`, `ms`, `s` (`1.5ms` is fine).
+//! Durations take a unit: `ns`, `us`, `ms`, `s`, `m` (or `min`), `h` (`1.5ms` is fine).
 
 use super::LiveError;
 use std::fmt;
@@ -23,7 +23,7 @@ SPEC: comma-separated items KIND[:ARG]..., arguments optional (defaults in brack
                                       each spins LIFETIME, then exits       [50/s:2ms]
   migrate[:THREADS[:EVERY]]           busy, CPU affinity flipped each EVERY [1:100ms]
   sleeper[:THREADS[:PERIOD]]          sleeps PERIOD between touches         [2:50ms]
-Durations need a unit: ns, us, ms, s.
+Durations need a unit: ns, us, ms, s, m (or min), h.
 Example: periodic:4:1ms:300us,hog:3,churn:50/s,migrate:1:100ms,sleeper:2
 Default (no --workload): periodic:4:1ms:200us,hog:CPUs+1 (more threads than CPUs).
 Each thread reads (cpu_id, mm_cid) from its own rseq area and reports them when they change.";
@@ -214,34 +214,54 @@ fn parse_item(item: &str, ncpus: u32) -> Result<WorkItem, String> {
 
 /// `300us`, `1.5ms`, `2s`, `100ns`.
 pub fn parse_duration(a: &str) -> Result<Duration, String> {
+    parse_duration_upto(a, 3600)
+}
+
+/// `parse_duration` with its own upper bound, `max_secs`, named in the message as the units
+/// take it (`1h`, `24h`), so the limit it names is one it accepts.
+pub fn parse_duration_upto(a: &str, max_secs: u64) -> Result<Duration, String> {
     let split = a
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("expected a duration with a unit (ns, us, ms, s), found `{a}`"))?;
+        .ok_or_else(|| format!("expected a duration with a unit ({UNITS}), found `{a}`"))?;
     let (num, unit) = a.split_at(split);
     let v: f64 = num
         .parse()
         .map_err(|_| format!("expected a number before the unit in `{a}`"))?;
-    let scale = match unit {
-        "ns" => 1e-9,
-        "us" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        _ => {
-            return Err(format!(
-                "unknown unit `{unit}` in `{a}`; expected ns, us, ms or s"
-            ));
-        }
-    };
+    let scale = unit_secs(unit)
+        .ok_or_else(|| format!("unknown unit `{unit}` in `{a}`; expected {UNITS}"))?;
     let secs = v * scale;
-    if !secs.is_finite() || secs <= 0.0 || secs > 3600.0 {
-        return Err(format!("duration `{a}` must be above 0 and at most 1 hour"));
+    if !secs.is_finite() || secs <= 0.0 || secs > max_secs as f64 {
+        return Err(format!(
+            "duration `{a}` must be above 0 and at most {}",
+            fmt_d(Duration::from_secs(max_secs))
+        ));
     }
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// The units a duration takes, as the messages name them.
+pub const UNITS: &str = "ns, us, ms, s, m (or min), h";
+
+/// Seconds per `unit`; `None` for a unit the language does not know.
+pub fn unit_secs(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "ns" => 1e-9,
+        "us" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return None,
+    })
+}
+
 fn fmt_d(d: Duration) -> String {
     let ns = d.as_nanos();
-    if ns.is_multiple_of(1_000_000_000) {
+    if ns > 0 && ns.is_multiple_of(3_600_000_000_000) {
+        format!("{}h", ns / 3_600_000_000_000)
+    } else if ns > 0 && ns.is_multiple_of(60_000_000_000) {
+        format!("{}m", ns / 60_000_000_000)
+    } else if ns.is_multiple_of(1_000_000_000) {
         format!("{}s", ns / 1_000_000_000)
     } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
@@ -328,10 +348,28 @@ mod tests {
         assert!(e("hog:x").contains("expected a thread count"));
         assert!(e("periodic:1:1ms:2ms").contains("shorter than the period"));
         assert!(e("periodic:1:5").contains("with a unit"));
-        assert!(e("periodic:1:5min").contains("unknown unit"));
+        assert!(e("periodic:1:5fortnights").contains("unknown unit"));
+        assert!(e("periodic:1:2h").contains("at most 1h"));
         assert!(e("hog,,hog").contains("item 2 is empty"));
         assert!(e("churn:0").contains("rate"));
         assert!(e("hog:1:2").contains("at most 1 arguments"));
         assert!(e("hog:1000,hog:1000").contains("at most 1024"));
+    }
+
+    /// The limit a message names is one the parser accepts, in the unit it names (issue 15).
+    #[test]
+    fn minutes_and_hours_up_to_the_named_limit() {
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5min"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("60min"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("3ms"), Ok(Duration::from_millis(3)));
+        let e = parse_duration("61m").unwrap_err();
+        assert!(e.contains("at most 1h"), "{e}");
+        assert!(parse_duration_upto("24h", 86_400).is_ok());
+        let e = parse_duration_upto("25h", 86_400).unwrap_err();
+        assert!(e.contains("at most 24h"), "{e}");
+        assert_eq!(fmt_d(Duration::from_secs(120)), "2m");
+        assert_eq!(fmt_d(Duration::from_secs(3600)), "1h");
     }
 }

@@ -78,6 +78,19 @@ pub fn read(data: &[u8]) -> BinResult<(Mode, bool)> {
     let attrs = sec("the attrs section")?;
     let data_sec = sec("the data section")?;
     let _event_types = sec("the event-types section")?;
+    // A section inside the header is a damaged field: say which, where it sits, what it holds
+    // (reading on from there would name offsets that mean nothing).
+    for (field_at, name, s) in [(24, "attrs", attrs), (40, "data", data_sec)] {
+        if s.offset < size {
+            return Err(BinError::new(
+                field_at,
+                format!(
+                    "expected the header's {name} section offset (the u64 at byte offset {field_at}) to point past the {size}-byte header, found {}: the header is damaged",
+                    s.offset
+                ),
+            ));
+        }
+    }
     let mut features = [0u64; 4];
     for f in &mut features {
         *f = c.u64("the feature bitmap")?;

@@ -13,7 +13,7 @@ pub mod sched;
 pub mod sigbus;
 
 pub use clock::{geteuid, gettid, monotonic_ns, rusage_self};
-pub use mount::mount_tracefs;
+pub use mount::{mount_tracefs, unmount};
 pub use perf::{
     PerfAttr, PerfRing, perf_disable, perf_enable, perf_event_open, perf_id, perf_set_output,
 };

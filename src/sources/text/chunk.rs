@@ -9,11 +9,42 @@ use rustc_hash::FxHashMap;
 #[error("expected {0}")]
 pub struct Expected(pub &'static str);
 
+impl Expected {
+    /// The `KEY=VALUE` field of `line` that this expectation names (`dest_cpu=N (N < 8192)`
+    /// names `dest_cpu`), whole up to [`FIELD_MAX`] bytes and escaped: the line's excerpt may
+    /// be cut before it.
+    pub fn found_in(&self, line: &[u8]) -> Option<String> {
+        let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        self.0.split(' ').find_map(|word| {
+            let key = &word.as_bytes()[..word.find('=')? + 1];
+            if key.len() < 2 || !key[..key.len() - 1].iter().all(|&c| ident(c)) {
+                return None;
+            }
+            let at = line
+                .windows(key.len())
+                .enumerate()
+                .find(|&(i, w)| w == key && (i == 0 || !ident(line[i - 1])))?
+                .0;
+            let field = &line[at..];
+            let end = field.iter().position(|&c| c == b' ').unwrap_or(field.len());
+            Some(crate::sources::error::excerpt(&field[..end], FIELD_MAX))
+        })
+    }
+}
+
+/// The longest field a message quotes whole.
+pub const FIELD_MAX: usize = 80;
+
 /// A line that did not parse (its number is kept beside it).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BadLine {
-    #[error("{expected}; line is \"{excerpt}\"")]
-    Unparsed { expected: Expected, excerpt: String },
+    #[error("{expected}{}; line is \"{excerpt}\"", found.as_ref().map(|f| format!(", found \"{f}\"")).unwrap_or_default())]
+    Unparsed {
+        expected: Expected,
+        /// The field the expectation names, quoted whole (the excerpt is cut).
+        found: Option<String>,
+        excerpt: String,
+    },
     #[error("internal error: the parser failed in the chunk starting here")]
     ParserFailed,
 }
@@ -33,6 +64,13 @@ pub struct Skipped {
     pub graph_untimed: u64,
     /// function_graph decoration: the `=>` task-switch blocks and irq arrows.
     pub graph_marks: u64,
+    /// Events whose line names tid 4294967295: no kernel gives it (PID_MAX_LIMIT is 2^22), and
+    /// it is the value of an unknown task, so they are kept as of no known task.
+    pub unknown_tid: u64,
+    /// Lines that held two event lines run together (split, both read), and of those the
+    /// first events whose fields were cut short (not loaded).
+    pub merged_lines: u64,
+    pub merged_cut: u64,
 }
 
 impl Skipped {
@@ -42,6 +80,9 @@ impl Skipped {
         self.continuation += o.continuation;
         self.graph_untimed += o.graph_untimed;
         self.graph_marks += o.graph_marks;
+        self.unknown_tid += o.unknown_tid;
+        self.merged_lines += o.merged_lines;
+        self.merged_cut += o.merged_cut;
     }
 
     /// What was skipped, as warnings.
@@ -74,6 +115,24 @@ impl Skipped {
                 ),
             });
         }
+        if self.merged_lines > 0 {
+            w.push(Warning {
+                code: "merged-lines",
+                message: format!(
+                    "{path}: {} lines hold two event lines run together (the first one's end and newline lost: a log cut and joined?): each was split at the second's columns and both read; {} of the first events were cut short and not loaded",
+                    self.merged_lines, self.merged_cut
+                ),
+            });
+        }
+        if self.unknown_tid > 0 {
+            w.push(Warning {
+                code: "tid-unknown",
+                message: format!(
+                    "{path}: {} events name tid 4294967295, which no kernel gives (PID_MAX_LIMIT is 4194304) and which cidscope holds for an unknown task: they are kept and counted, as of no known task (no lane, no process; their rseq_update sets no task's CID)",
+                    self.unknown_tid
+                ),
+            });
+        }
         w
     }
 }
@@ -81,6 +140,8 @@ impl Skipped {
 /// What one chunk of lines produced.
 pub struct Chunk {
     pub events: Vec<Event>,
+    /// `# tracer:` header lines: (index of the event after it, local line), a few at most.
+    pub tracer_headers: Vec<(usize, u64)>,
     pub strings: Strings,
     pub tasks: FxHashMap<Tid, TaskMeta>,
     pub warnings: Vec<Warning>,
@@ -146,6 +207,7 @@ impl Chunk {
     pub(crate) fn new() -> Chunk {
         Chunk {
             events: Vec::new(),
+            tracer_headers: Vec::new(),
             strings: Strings::new(),
             tasks: FxHashMap::default(),
             warnings: Vec::new(),
@@ -234,5 +296,59 @@ pub trait LineParser: Send + Sync {
     /// The times are deltas (each the time since the event before): the stitch adds them up.
     fn cumulative_times(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The field an out-of-range message is about is quoted whole, wherever it sits in the
+    /// line (the line's excerpt is cut at 120 bytes), and only that key (`pid=`, not `old_pid=`).
+    #[test]
+    fn the_bad_field_is_quoted_whole() {
+        let e = Expected("sched_migrate_task dest_cpu=N (N < 8192)");
+        let pad = "x".repeat(150);
+        let line = format!("  a-1 [000] 1.0: sched_migrate_task: comm={pad} pid=1 dest_cpu=99999");
+        assert_eq!(
+            e.found_in(line.as_bytes()).as_deref(),
+            Some("dest_cpu=99999")
+        );
+        assert_eq!(
+            Expected("sched_process_exec pid=N")
+                .found_in(b"x: old_pid=3 pid=9x")
+                .as_deref(),
+            Some("pid=9x")
+        );
+        assert_eq!(
+            Expected("sched_switch PREV:PID ==> NEXT:PID").found_in(b"x ==> y"),
+            None
+        );
+        let long = format!("mm_cid={}", "9".repeat(200));
+        let got = Expected("rseq_update mm_cid=N")
+            .found_in(long.as_bytes())
+            .unwrap();
+        assert_eq!(got.chars().count(), FIELD_MAX + 1, "bounded, with its `…`");
+        let bad = BadLine::Unparsed {
+            expected: e,
+            found: e.found_in(line.as_bytes()),
+            excerpt: crate::sources::error::excerpt(line.as_bytes(), 120),
+        };
+        let msg = bad.to_string();
+        assert!(
+            msg.contains(", found \"dest_cpu=99999\"; line is \"  a-1"),
+            "{msg}"
+        );
+    }
+
+    /// Through a load: the refusal names the field, not only the cut line.
+    #[test]
+    fn a_refusal_names_the_field_out_of_range() {
+        let pad = "x".repeat(150);
+        let text = format!(
+            "# tracer: nop\n#\n  bash-1  [000] .....  1.000001: sched_migrate_task: comm={pad} pid=12 prio=120 orig_cpu=0 dest_cpu=99999\n"
+        );
+        let e = crate::sources::load_bytes("t", text.as_bytes(), &Default::default()).unwrap_err();
+        assert!(e.to_string().contains("found \"dest_cpu=99999\""), "{e}");
     }
 }

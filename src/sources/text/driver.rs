@@ -8,7 +8,9 @@ use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, Tra
 use crate::sources::error::{Location, SourceError};
 use crate::sources::options::LoadOptions;
 use crate::sources::sys::prefetch::prefetch;
+use crate::sources::text::bom::SkipBom;
 use crate::sources::text::chunk::{BadLine, Chunk, LineParser, Skipped, UNKNOWN_COMM};
+use crate::sources::text::pieces::{Pieces, SlicePieces};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -47,6 +49,8 @@ struct Stitch {
     record: crate::sources::text::chunk::RecordMarks,
     events_at_chunk: usize,
     events: usize,
+    /// A copy of the capture after a second `# tracer:` header, counted once.
+    dups: crate::sources::text::dups::Dups,
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
@@ -91,71 +95,6 @@ struct StopOnDrop<'a>(&'a Shared);
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
         self.0.stop();
-    }
-}
-
-/// A run of whole lines of the input: borrowed from a mapped file, or read from a stream.
-pub enum Piece<'a> {
-    Borrowed(&'a [u8]),
-    Owned(Vec<u8>),
-}
-
-impl std::ops::Deref for Piece<'_> {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            Piece::Borrowed(b) => b,
-            Piece::Owned(v) => v,
-        }
-    }
-}
-
-/// Where the driver takes its pieces from, in input order.
-pub trait Pieces<'a>: Send {
-    /// The next run of whole lines (each ending in a newline), or `None` at the end; a stream
-    /// waiting for data gives up (as at its end) once `stop` is set.
-    fn next_piece(&mut self, stop: &AtomicBool) -> Result<Option<Piece<'a>>, SourceError>;
-    /// What followed the last newline, once the input has ended (a line cut short).
-    fn partial(&self) -> Option<&[u8]>;
-    /// The input's size when known up front (a mapped file), for the choice of threads.
-    fn size_hint(&self) -> Option<usize>;
-}
-
-/// The pieces of a capture held whole in memory: about `size` bytes each, cut at newlines.
-pub struct SlicePieces<'a> {
-    body: &'a [u8],
-    partial: Option<&'a [u8]>,
-    ranges: std::vec::IntoIter<(usize, usize)>,
-}
-
-impl<'a> SlicePieces<'a> {
-    pub fn new(data: &'a [u8], size: usize) -> SlicePieces<'a> {
-        // An unterminated last line is a record cut short: reported, never counted.
-        let (body, partial) = match data.iter().rposition(|&b| b == b'\n') {
-            Some(p) if p + 1 < data.len() => (&data[..=p], Some(&data[p + 1..])),
-            Some(_) => (data, None),
-            None => (&data[..0], Some(data)),
-        };
-        SlicePieces {
-            body,
-            partial,
-            ranges: split_at_lines_every(body, size.max(1)).into_iter(),
-        }
-    }
-}
-
-impl<'a> Pieces<'a> for SlicePieces<'a> {
-    fn next_piece(&mut self, _stop: &AtomicBool) -> Result<Option<Piece<'a>>, SourceError> {
-        Ok(self
-            .ranges
-            .next()
-            .map(|(a, b)| Piece::Borrowed(&self.body[a..b])))
-    }
-    fn partial(&self) -> Option<&[u8]> {
-        self.partial
-    }
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.body.len())
     }
 }
 
@@ -213,6 +152,8 @@ pub fn stream_pieces<'a>(
     opts: &LoadOptions,
     sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
 ) -> Result<(), SourceError> {
+    let mut pieces = SkipBom::new(pieces);
+    let pieces = &mut pieces;
     let n_threads = threads_for(pieces.size_hint(), opts);
     let mut st = Stitch {
         strings: Strings::new(),
@@ -235,6 +176,7 @@ pub fn stream_pieces<'a>(
         record: Default::default(),
         events_at_chunk: 0,
         events: 0,
+        dups: Default::default(),
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
@@ -427,6 +369,9 @@ pub fn stream_pieces<'a>(
     };
     last.warnings.extend(st.perf.warnings(path, times));
     last.warnings.extend(st.skipped.warnings(path));
+    if let Some(w) = st.dups.finish(path, &mut last.events) {
+        last.warnings.push(w);
+    }
     if st.record.chunked && !st.record.ended {
         last.warnings.push(recording_cut(path, &st));
     }
@@ -461,29 +406,6 @@ fn recording_cut(path: &str, st: &Stitch) -> Warning {
     }
 }
 
-/// Splits `data` into pieces of about `size` bytes that end at newlines.
-fn split_at_lines_every(data: &[u8], size: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < data.len() {
-        let target = start + size;
-        let end = if target >= data.len() {
-            data.len()
-        } else {
-            match memchr::memchr(b'\n', &data[target..]) {
-                Some(p) => target + p + 1,
-                None => data.len(),
-            }
-        };
-        out.push((start, end));
-        start = end;
-    }
-    if out.is_empty() {
-        out.push((0, 0));
-    }
-    out
-}
-
 const PREFETCH_AHEAD: usize = 2048;
 
 /// Parses whole lines into a chunk whose events go into `buf` (a reused buffer).
@@ -510,6 +432,7 @@ fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Ve
         if let Err(expected) = parser.line(line, &mut out) {
             let msg = BadLine::Unparsed {
                 expected,
+                found: expected.found_in(line),
                 excerpt: crate::sources::error::excerpt(line, 120),
             };
             if opts.skip_bad_lines {
@@ -569,6 +492,9 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     if st.first_bad.is_none() {
         st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));
     }
+    let headers: Vec<(usize, u64)> = (chunk.tracer_headers.iter())
+        .map(|&(i, l)| (i, st.line_base + l))
+        .collect();
     st.line_base += chunk.lines;
     delta.warnings.append(&mut chunk.warnings);
     // Local string ids → global ids.
@@ -602,6 +528,7 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     for e in evs.iter_mut() {
         fix(e, &mut st.last_ts);
     }
+    st.dups.filter(&mut evs, &headers);
     st.cumulative = sum;
     // function_graph without a task column: the task of a CPU before the chunk's first `=>`
     for &i in &chunk.graph_unknown {
@@ -686,27 +613,6 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
             if let Some(m) = st.tasks.get_mut(&tid) {
                 m.comm = name;
                 delta.tasks.push((tid, *m));
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_keeps_lines_whole() {
-        let data = b"aaa\nbb\ncccc\nd\neeeee\n";
-        for size in 1..12 {
-            let r = split_at_lines_every(data, size);
-            assert_eq!(r.first().unwrap().0, 0);
-            assert_eq!(r.last().unwrap().1, data.len());
-            for w in r.windows(2) {
-                assert_eq!(w[0].1, w[1].0);
-            }
-            for &(a, b) in &r {
-                assert!(b == a || data[b - 1] == b'\n');
             }
         }
     }

@@ -121,6 +121,10 @@ fn cols_at(line: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
         }
         (Some(tok), &t2[..t2.len() - 1], e2)
     };
+    // a whole number is a clock's raw ticks, no time (refused by `other_line`)
+    if !ts_tok.contains(&b'.') {
+        return None;
+    }
     let ts = parse_ts(ts_tok)?;
     Some((
         Cols {
@@ -277,10 +281,28 @@ impl LineParser for FtraceText {
             return header_line(line, out);
         }
         if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
+            if memchr::memchr(b']', h.rest).is_some()
+                && let Some(at) = shapes::second_head(line)
+            {
+                return merged_line(self, line, at, out);
+            }
             return event_line(h, out);
         }
         other_line(line, out)
     }
+}
+
+/// Two event lines run together, the second starting at `at`: the first is read if its
+/// fields are whole (else counted as cut), the second as a line of its own.
+#[cold]
+fn merged_line(p: &FtraceText, line: &[u8], at: usize, out: &mut Chunk) -> Result<(), Expected> {
+    out.skipped.merged_lines += 1;
+    let events = out.events.len();
+    if p.line(trim_end(&line[..at]), out).is_err() || out.events.len() == events {
+        out.events.truncate(events);
+        out.skipped.merged_cut += 1;
+    }
+    p.line(&line[at..], out)
 }
 
 /// An event line: its payload parsed, its task noted.
@@ -307,6 +329,7 @@ fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
         k => k,
     };
     out.cont_ok = Some(matches!(kind, EventKind::Other { .. }));
+    out.skipped.unknown_tid += u64::from(h.tid == crate::events::TID_UNKNOWN);
     let comm = strip_buffer_prefix(h.comm);
     out.note_task(h.cpu, h.tid, comm, h.tgid.flatten());
     out.events.push(Event {
@@ -402,6 +425,9 @@ fn exec_name(tid: Tid, rest: &[u8], out: &mut Chunk) {
 /// Every line that is not `COMM-PID [CPU] TIME: EVENT: PAYLOAD` (the slow path).
 #[cold]
 fn other_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
+    if shapes::ticks_timestamp(line) {
+        return Err(Expected(TICKS_CLOCK));
+    }
     if shapes::is_stack_frame(line) {
         out.skipped.stack_frames += 1;
         return Ok(());
@@ -464,6 +490,7 @@ fn other_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
                     out.lines,
                     crate::sources::text::chunk::BadLine::Unparsed {
                         expected: Expected(EXPECTED_LINE),
+                        found: None,
                         excerpt: crate::sources::error::excerpt(line, 120),
                     },
                 ));
@@ -484,6 +511,7 @@ fn after_ts_line(c: Cols, a: shapes::AfterTs, out: &mut Chunk) -> Result<(), Exp
         }
         shapes::AfterTs::Event(kind) => {
             out.cont_ok = Some(true);
+            out.skipped.unknown_tid += u64::from(c.tid == crate::events::TID_UNKNOWN);
             out.note_task(c.cpu, c.tid, strip_buffer_prefix(c.comm), c.tgid.flatten());
             out.events.push(Event {
                 ts: c.ts,
@@ -495,6 +523,9 @@ fn after_ts_line(c: Cols, a: shapes::AfterTs, out: &mut Chunk) -> Result<(), Exp
     }
     Ok(())
 }
+
+/// A whole-number TIMESTAMP column: the trace clock counts ticks.
+pub const TICKS_CLOCK: &str = "a TIMESTAMP in seconds (SECONDS.FRACTION), but the column is a whole number: the trace clock counts ticks (trace_clock counter, x86-tsc or uptime), no time; record with the local clock instead: `echo local > /sys/kernel/tracing/trace_clock` (`trace-cmd record -C local`)";
 
 pub const EXPECTED_LINE: &str = "an ftrace event line \"COMM-PID [CPU] TIMESTAMP: EVENT: FIELDS\"";
 
@@ -571,6 +602,9 @@ fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
             }
         }
         return Ok(());
+    }
+    if line.starts_with(b"# tracer:") && out.tracer_headers.len() < 8 {
+        out.tracer_headers.push((out.events.len(), out.lines));
     }
     if !out.events.is_empty() && !out.warned_late_header && line.starts_with(b"# tracer:") {
         out.warned_late_header = true;

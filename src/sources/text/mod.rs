@@ -3,13 +3,16 @@
 //! input into chunks, parses them on every core and stitches them in order ([`driver`]). Event
 //! payloads are read from the printed `key=value` fields ([`payload`]).
 
+pub mod bom;
 pub mod chunk;
 pub mod columns;
 pub mod driver;
+pub mod dups;
 pub mod ftrace;
 pub mod html;
 pub mod payload;
 pub mod perf_script;
 pub mod perf_tally;
+pub mod pieces;
 pub mod scan;
 pub mod shapes;

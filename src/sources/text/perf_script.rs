@@ -32,7 +32,7 @@ pub static DELTA: PerfScript = PerfScript {
 
 /// The parser of the text that starts with `head` (see [`time_mode`]).
 pub fn parser_for(head: &[u8]) -> &'static PerfScript {
-    match time_mode(head) {
+    match time_mode(crate::sources::text::bom::strip_bom(head)) {
         TimeMode::Absolute => &ABSOLUTE,
         TimeMode::Delta => &DELTA,
     }
@@ -249,6 +249,7 @@ impl LineParser for PerfScript {
                 (None, EventKind::SchedSwitch { prev_tid, .. }) => prev_tid,
                 (None, _) => TID_UNKNOWN,
             };
+            out.skipped.unknown_tid += u64::from(h.tid == Some(TID_UNKNOWN));
             let cpu = h.cpu.unwrap_or(CPU_UNKNOWN);
             if h.cpu.is_none() {
                 out.perf.cpu_unknown += 1;

@@ -364,6 +364,69 @@ pub fn graph_event(
     })
 }
 
+/// An event line whose TIMESTAMP column is a whole number (`bash-1 [000] ..... 123456789:`):
+/// ftrace prints a clock that is no time (counter, x86-tsc, uptime) as its raw ticks, so the
+/// line's time cannot be read. The column comes after `[CPU]` and the optional flags.
+pub fn ticks_timestamp(line: &[u8]) -> bool {
+    let Some(cpu_end) = line.iter().position(|&b| b == b']') else {
+        return false;
+    };
+    line[cpu_end + 1..]
+        .split(|&b| b == b' ')
+        .filter(|t| !t.is_empty())
+        .take(2)
+        .any(|t| {
+            t.len() > 1 && t.ends_with(b":") && t[..t.len() - 1].iter().all(u8::is_ascii_digit)
+        })
+}
+
+/// Where a second event line starts inside `line` (two lines run together: the first one's
+/// end and newline lost), by its `[CPU] [FLAGS] SECONDS.FRACTION:` columns after the first's;
+/// the start is its `COMM-PID` token (and `(TGID)` column) before the `[`.
+pub fn second_head(line: &[u8]) -> Option<usize> {
+    let mut heads = memchr::memchr_iter(b']', line).filter(|&close| head_after(line, close + 1));
+    let _first = heads.next()?;
+    let close = heads.next()?;
+    let open = line[..close].iter().rposition(|&b| b == b'[')?;
+    let mut k = open;
+    while k > 0 && line[k - 1] == b' ' {
+        k -= 1;
+    }
+    if k > 0 && line[k - 1] == b')' {
+        k = line[..k].iter().rposition(|&b| b == b'(')?;
+        while k > 0 && line[k - 1] == b' ' {
+            k -= 1;
+        }
+    }
+    let start = line[..k]
+        .iter()
+        .rposition(|&b| b == b' ')
+        .map_or(0, |p| p + 1);
+    // COMM-PID: a dash and digits, and something before it
+    let tok = &line[start..k];
+    let dash = tok.iter().rposition(|&b| b == b'-')?;
+    (start > 0 && dash + 1 < tok.len() && tok[dash + 1..].iter().all(u8::is_ascii_digit))
+        .then_some(start)
+}
+
+/// After a `]` at `at`: optional flags, then a `SECONDS.FRACTION:` token.
+fn head_after(line: &[u8], at: usize) -> bool {
+    let time = |t: &[u8]| {
+        t.len() > 2
+            && t.ends_with(b":")
+            && t.contains(&b'.')
+            && t[..t.len() - 1]
+                .iter()
+                .all(|&c| c.is_ascii_digit() || c == b'.')
+    };
+    let mut toks = line[at..].split(|&b| b == b' ').filter(|t| !t.is_empty());
+    match toks.next() {
+        Some(t) if time(t) => true,
+        Some(t) if (3..=6).contains(&t.len()) => toks.next().is_some_and(time),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,5 +556,34 @@ mod tests {
                 us_ns: None
             })
         );
+    }
+
+    #[test]
+    fn whole_number_timestamps_are_ticks() {
+        assert!(ticks_timestamp(
+            b"  bash-1  [000] .....  123456789: rseq_update: cpu_id=0"
+        ));
+        assert!(ticks_timestamp(
+            b"  bash-1  [000] 12345678901234: sched_switch: x"
+        ));
+        assert!(!ticks_timestamp(
+            b"  bash-1  [000] .....  1.000001: rseq_update: cpu_id=0"
+        ));
+        assert!(!ticks_timestamp(b"free text: 12: [x]"));
+    }
+
+    #[test]
+    fn a_second_event_inside_a_line_is_found() {
+        let l = b"  bash-1  [000] .....  1.000001: rseq_update: cpu_id=0 mm_c  cat-22  [001] d.h1.  1.000002: rseq_update: cpu_id=1 mm_cid=0";
+        let at = second_head(l).unwrap();
+        assert!(l[at..].starts_with(b"cat-22  [001]"));
+        let t = b"  bash-1  (    1) [000] 1.5: x: y a-b  kw-9  (    9) [001] 1.6: x: y";
+        assert!(t[second_head(t).unwrap()..].starts_with(b"kw-9  ("));
+        // trace-cmd's sched_switch brackets are no second line
+        assert_eq!(
+            second_head(b"  a-1 [000] 1.5: sched_switch: a:1 [120] S ==> b:2 [120]"),
+            None
+        );
+        assert_eq!(second_head(b"  a-1 [000] 1.5: x: y"), None);
     }
 }

@@ -68,8 +68,11 @@ pub struct Layout {
     pub clock: Option<String>,
     /// The recording kernel's release (`uname -r`), from the UNAME option.
     pub kernel_release: Option<String>,
+    /// Where the trace_clock option's text is in the file (`None` in a compressed section).
+    pub clock_at: Option<u64>,
     pub buffer: Buffer,
     pub notes: Vec<(&'static str, String)>,
+    clock_addr: usize,
 }
 
 #[derive(Default)]
@@ -102,7 +105,35 @@ pub fn read(data: &[u8]) -> BinResult<Layout> {
         read_v7(c, initial)?
     };
     check_buffers(&mut l);
+    let base = data.as_ptr() as usize;
+    l.clock_at = (base..base + data.len())
+        .contains(&l.clock_addr)
+        .then(|| (l.clock_addr - base) as u64);
+    if let Some(why) = l.clock.as_deref().and_then(ticking_clock) {
+        return Err(BinError::new(
+            l.clock_at.unwrap_or(0),
+            format!(
+                "expected a trace clock that counts nanoseconds (local, global, mono, boot, ...), found trace_clock {why}"
+            ),
+        ));
+    }
     Ok(l)
+}
+
+/// What a clock of `trace_clock` is when its timestamps are no time (`None` for the clocks
+/// in nanoseconds): counter, x86-tsc and uptime, whose raw values ftrace prints as they are.
+/// cidscope knows no TSC frequency or HZ for a capture, so none of them converts; the message
+/// says what to record instead.
+pub fn ticking_clock(clock: &str) -> Option<String> {
+    const INSTEAD: &str = "record with the local clock instead: `trace-cmd record -C local`, or `echo local > /sys/kernel/tracing/trace_clock` before the capture";
+    let what = match clock {
+        "counter" => "a count of events (one tick per event), not a time",
+        "x86-tsc" => "TSC cycles, and the capture gives no TSC frequency to make them time",
+        "ppc-tb" => "timebase ticks, and the capture gives no timebase frequency to make them time",
+        "uptime" => "jiffies, and the capture gives no HZ to make them time",
+        _ => return None,
+    };
+    Some(format!("`{clock}`: its timestamps are {what}; {INSTEAD}"))
 }
 
 /// What a damaged header would make the walk read wrong, put right where the file itself says
@@ -243,6 +274,8 @@ fn read_v6(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         ts_offset: opts.ts_offset,
         clock: opts.clock,
         kernel_release: opts.kernel_release,
+        clock_at: None,
+        clock_addr: opts.clock_addr,
         notes,
     })
 }
@@ -257,6 +290,8 @@ struct Options {
     ts_offset: i64,
     clock: Option<String>,
     kernel_release: Option<String>,
+    /// The address of the trace_clock option's text, made a file offset by [`read`].
+    clock_addr: usize,
     next: u64,
     notes: Vec<(&'static str, String)>,
 }
@@ -295,6 +330,7 @@ impl Options {
                     && a < b
                 {
                     self.clock = Some(s[a + 1..b].to_string());
+                    self.clock_addr = body.as_ptr() as usize;
                 }
             }
             OPT_CPUCOUNT => self.cpucount = c.u32("the CPU count").ok(),
@@ -601,6 +637,8 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         ts_offset: opts.ts_offset,
         clock: opts.clock,
         kernel_release: opts.kernel_release,
+        clock_at: None,
+        clock_addr: opts.clock_addr,
         buffer,
         notes,
     })

@@ -1,0 +1,192 @@
+//! A capture concatenated with itself (`cat a.txt a.txt`): a second `# tracer:` header whose
+//! events repeat the capture from its start. The repeat is counted once and said, never
+//! doubled: after a late header, events matching the file's first events are held back; once
+//! [`CONFIRM`] of them match, the copy is dropped up to the last time before the header.
+
+use crate::events::{Event, Warning};
+
+/// Events of the file's start kept to compare a later copy with (bounded).
+const PREFIX: usize = 256;
+/// Matching events that make a copy certain.
+const CONFIRM: usize = 32;
+
+type Key = (u64, u16, u32, &'static str);
+
+fn key(e: &Event) -> Key {
+    (e.ts, e.cpu, e.tid, e.kind.static_name())
+}
+
+#[derive(Default)]
+enum State {
+    #[default]
+    Idle,
+    /// After a late header: `pos` events matched so far, held in `pending`.
+    Checking { pos: usize, until: u64, line: u64 },
+    /// A copy: its events are dropped while their time is at most `until`.
+    Dropping { until: u64 },
+}
+
+#[derive(Default)]
+pub struct Dups {
+    prefix: Vec<Key>,
+    state: State,
+    pending: Vec<Event>,
+    max_ts: Option<u64>,
+    seen: usize,
+    dropped: u64,
+    first_line: Option<u64>,
+}
+
+impl Dups {
+    /// Filters one chunk's events (in file order); `headers` are the event indices of its
+    /// `# tracer:` lines with their global line numbers.
+    pub fn filter(&mut self, evs: &mut Vec<Event>, headers: &[(usize, u64)]) {
+        if headers.is_empty() && matches!(self.state, State::Idle) && self.prefix.len() >= PREFIX {
+            // the common case: nothing to compare
+            self.note(evs);
+            return;
+        }
+        let mut out = Vec::with_capacity(evs.len());
+        let mut h = headers.iter().peekable();
+        for (i, e) in evs.drain(..).enumerate() {
+            while let Some(&&(at, line)) = h.peek() {
+                if at > i {
+                    break;
+                }
+                h.next();
+                if self.seen > 0
+                    && matches!(self.state, State::Idle)
+                    && let Some(until) = self.max_ts
+                {
+                    self.state = State::Checking {
+                        pos: 0,
+                        until,
+                        line,
+                    };
+                }
+            }
+            self.one(e, &mut out);
+        }
+        *evs = out;
+    }
+
+    fn one(&mut self, e: Event, out: &mut Vec<Event>) {
+        match self.state {
+            State::Idle => {
+                if self.prefix.len() < PREFIX {
+                    self.prefix.push(key(&e));
+                }
+                self.seen += 1;
+                self.max_ts = self.max_ts.max(Some(e.ts));
+                out.push(e);
+            }
+            State::Checking { pos, until, line } => {
+                if self.prefix.get(pos) == Some(&key(&e)) {
+                    self.pending.push(e);
+                    if pos + 1 >= CONFIRM.min(self.prefix.len()) {
+                        self.dropped += self.pending.len() as u64;
+                        self.pending.clear();
+                        self.first_line.get_or_insert(line);
+                        self.state = State::Dropping { until };
+                    } else {
+                        self.state = State::Checking {
+                            pos: pos + 1,
+                            until,
+                            line,
+                        };
+                    }
+                } else {
+                    // another capture after all: what was held back is kept, in order
+                    self.state = State::Idle;
+                    for p in std::mem::take(&mut self.pending) {
+                        self.one(p, out);
+                    }
+                    self.one(e, out);
+                }
+            }
+            State::Dropping { until } => {
+                if e.ts <= until {
+                    self.dropped += 1;
+                } else {
+                    self.state = State::Idle;
+                    self.one(e, out);
+                }
+            }
+        }
+    }
+
+    fn note(&mut self, evs: &[Event]) {
+        self.seen += evs.len();
+        if let Some(m) = evs.iter().map(|e| e.ts).max() {
+            self.max_ts = self.max_ts.max(Some(m));
+        }
+    }
+
+    /// At the end: events still held back (a short match) are kept; the warning, if any.
+    pub fn finish(&mut self, path: &str, last: &mut Vec<Event>) -> Option<Warning> {
+        last.append(&mut self.pending);
+        let line = self.first_line?;
+        Some(Warning {
+            code: "duplicated-events",
+            message: format!(
+                "{path}: {} events after the \"# tracer:\" header at line {line} repeat the capture from its start (the file concatenated with itself?): they were counted once",
+                self.dropped
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::EventKind;
+
+    fn ev(ts: u64) -> Event {
+        Event {
+            ts,
+            tid: 1,
+            cpu: 0,
+            kind: EventKind::RseqUpdate {
+                cpu_id: 0,
+                node_id: 0,
+                mm_cid: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn a_copy_is_dropped_and_another_capture_kept() {
+        let a: Vec<Event> = (1..=100).map(ev).collect();
+        // a + a: the copy goes
+        let mut d = Dups::default();
+        let mut evs: Vec<Event> = a.iter().chain(a.iter()).copied().collect();
+        d.filter(&mut evs, &[(0, 3), (100, 200)]);
+        let mut rest = Vec::new();
+        let w = d.finish("f", &mut rest).expect("a warning");
+        assert_eq!(evs.len(), 100);
+        assert!(rest.is_empty());
+        assert!(
+            w.message
+                .contains("100 events after the \"# tracer:\" header at line 200"),
+            "{}",
+            w.message
+        );
+        // a + (a shifted): kept whole, no warning
+        let mut d = Dups::default();
+        let mut evs: Vec<Event> = a
+            .iter()
+            .copied()
+            .chain((1..=100).map(|t| ev(t + 1000)))
+            .collect();
+        d.filter(&mut evs, &[(0, 3), (100, 200)]);
+        assert_eq!(evs.len(), 200);
+        assert!(d.finish("f", &mut Vec::new()).is_none());
+        // a copy cut short: held back, then kept at the end
+        let mut d = Dups::default();
+        let mut evs: Vec<Event> = a.iter().chain(a[..5].iter()).copied().collect();
+        d.filter(&mut evs, &[(0, 3), (100, 200)]);
+        let mut rest = Vec::new();
+        assert!(d.finish("f", &mut rest).is_none());
+        assert_eq!(evs.len() + rest.len(), 105);
+    }
+}
