@@ -229,6 +229,12 @@ impl Opened {
         matches!(self.body, Body::Bytes(_))
     }
 
+    /// Whether it is line-oriented text (read as it arrives); binary captures are decoded
+    /// whole.
+    pub fn is_text(&self) -> bool {
+        self.reader.text(&[]).is_some()
+    }
+
     /// The capture's bytes, when it is held whole (a file).
     pub fn bytes(&self) -> Option<&[u8]> {
         match &self.body {
