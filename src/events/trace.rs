@@ -48,6 +48,9 @@ pub struct Trace {
     pub kernel_release: Option<String>,
     /// That kernel's CONFIG_HZ, when the capture says it.
     pub kernel_hz: Option<u32>,
+    /// That kernel's CONFIG_RSEQ_CID_SCAN_BATCH, when the capture says it: the kernel has the
+    /// compaction-in-batches patches (resume-batch, docs/models.md §3).
+    pub kernel_scan_batch: Option<u32>,
     pub warnings: Vec<Warning>,
 }
 
@@ -64,6 +67,7 @@ pub struct TraceDelta {
     /// The capture's kernel release and CONFIG_HZ, once a header names them.
     pub kernel_release: Option<String>,
     pub kernel_hz: Option<u32>,
+    pub kernel_scan_batch: Option<u32>,
     pub warnings: Vec<Warning>,
     /// The format, once the reader is sure of it (ftrace without a header is trace_pipe).
     pub format: Option<Format>,
@@ -82,6 +86,7 @@ impl TraceDelta {
             ncpus_hint: t.ncpus_hint,
             kernel_release: t.kernel_release,
             kernel_hz: t.kernel_hz,
+            kernel_scan_batch: t.kernel_scan_batch,
             warnings: t.warnings,
             format: t.origin.file_format(),
         }
@@ -108,6 +113,9 @@ impl Trace {
         if d.kernel_hz.is_some() {
             self.kernel_hz = d.kernel_hz;
         }
+        if d.kernel_scan_batch.is_some() {
+            self.kernel_scan_batch = d.kernel_scan_batch;
+        }
         if let Some(f) = d.format {
             self.origin = Origin::File(f);
         }
@@ -126,6 +134,7 @@ impl Trace {
             ncpus_hint: None,
             kernel_release: None,
             kernel_hz: None,
+            kernel_scan_batch: None,
             warnings: Vec::new(),
         }
     }

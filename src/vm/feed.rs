@@ -184,6 +184,7 @@ impl Feed {
             ncpus_hint: self.ncpus.take(),
             kernel_release: None,
             kernel_hz: None,
+            kernel_scan_batch: None,
             warnings: std::mem::take(&mut self.warnings),
             format: Some(FTRACE),
         };

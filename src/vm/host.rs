@@ -73,6 +73,7 @@ impl VmRun {
                 notes: Vec::new(),
                 initrd_bytes: 0,
                 hz: None,
+                scan_batch: None,
             }),
             text: Mutex::new(Vec::new()),
             text_dropped: AtomicU64::new(0),
@@ -265,9 +266,19 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
             ),
         },
     };
+    // CONFIG_RSEQ_CID_SCAN_BATCH: the guest's own config, else the config beside the image
+    // (only when the guest has no /proc/config.gz: a guest config without it is a stock kernel)
+    let scan_batch = match hello.hz_from.as_deref() {
+        Some("config.gz") => hello.scan_batch,
+        _ => hello.scan_batch.or_else(|| {
+            let p = qemu::config_beside(&cfg.kernel, Some(&hello.kernel))?;
+            super::guest::config_scan_batch(&std::fs::read_to_string(p).ok()?)
+        }),
+    };
     {
         let mut s = sh.lock();
         s.hz = hz.zip(hz_source.clone());
+        s.scan_batch = scan_batch;
         s.phase = Phase::Running;
     }
     let workload = super::workload::Workload::parse(&cfg.workload, cfg.threads, hello.cpus)
@@ -277,6 +288,7 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         kernel_version: hello.kernel.clone(),
         hz,
         hz_source,
+        scan_batch,
         cpus: hello.cpus,
         workload,
         mode: guest.mode.name().into(),
