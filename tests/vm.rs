@@ -312,6 +312,7 @@ fn every_named_workload_runs_in_the_worker_role() {
             duration_ns: 200_000_000,
             buffer_kb: 1024,
             trace_clock: None,
+            graph_function: None,
         };
         let t = std::time::Instant::now();
         let out = Command::new(bin())

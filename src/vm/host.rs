@@ -199,6 +199,7 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         duration_ns: cfg.duration_ns,
         buffer_kb: cfg.buffer(),
         trace_clock: cfg.trace_clock.clone(),
+        graph_function: cfg.graph_function.clone(),
     };
     let accels: Vec<Accel> = match cfg.accel {
         AccelChoice::Tcg => vec![Accel::Tcg],
@@ -300,7 +301,15 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
     let run = run_start.elapsed();
     // the capture file: the facts, the tracefs header (trace_pipe has none), the events
     let capture = tmp.0.join("capture.txt");
-    compose(&capture, &header, guest.mode, streamed.events, &body_path)?;
+    let graph = guest.graph_function.is_some();
+    compose(
+        &capture,
+        &header,
+        guest.mode,
+        graph,
+        streamed.events,
+        &body_path,
+    )?;
     let _ = std::fs::remove_file(&body_path);
     let notes = sh.lock().notes.clone();
     Ok(Outcome {
@@ -348,6 +357,7 @@ mod tests {
             duration_ns: 1,
             buffer_kb: 1024,
             trace_clock: None,
+            graph_function: None,
         };
         let a = append_line(&c, &g, &["/opt/lib".into()]);
         assert!(a.starts_with("console=ttyS0 panic=-1"), "{a}");

@@ -341,7 +341,11 @@ fn supervise(
 fn stream_tracefs(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Result<(), String> {
     let io = |e: io::Error| format!("writing to /dev/hvc0: {e}");
     let t = tracefs::Tracefs::mount()?;
-    for w in t.setup(cfg.buffer_kb, cfg.trace_clock.as_deref())? {
+    for w in t.setup(
+        cfg.buffer_kb,
+        cfg.trace_clock.as_deref(),
+        cfg.graph_function.as_deref(),
+    )? {
         link.control(&Control::Warn(w)).map_err(io)?;
     }
     // what the timestamps of the capture rest on (docs/models.md §5.6)
