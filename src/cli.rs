@@ -182,6 +182,7 @@ impl ModelArgs {
             policy: self.policy.and_then(|p| p.kind()),
             variant: self.kernel.map(|_| self.params().version),
             hz: self.hz,
+            batch: self.batch,
             kernel_version: self.kernel_version.clone(),
             base: self.params(),
         }

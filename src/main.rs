@@ -204,6 +204,7 @@ fn kernel_facts(trace: &cidscope::events::Trace) -> cidscope::model::kernel::Ker
     cidscope::model::kernel::KernelFacts {
         release: trace.kernel_release.clone(),
         hz: trace.kernel_hz,
+        scan_batch: trace.kernel_scan_batch,
     }
 }
 

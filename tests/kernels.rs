@@ -1,11 +1,12 @@
 //! Captures of real kernels at many vCPUs (traces/kernels/, see its README): each replayed under
-//! the policy and variant of its kernel (`model::kernel::model_for_release` of the README's
-//! kernel column, HZ from its CONFIG_HZ column). A capture must predict at least as many of the
-//! `rseq_update`s of processes begun in it as its README row records (rows below 100 % are the
-//! known gaps of docs/models.md §11), and every file in the folder must have a row.
+//! the policy and variant of its kernel (`model::kernel::model_for_kernel` of the README's
+//! kernel column and the capture's own CONFIG_RSEQ_CID_SCAN_BATCH, HZ from its CONFIG_HZ
+//! column). A capture must predict at least as many of the `rseq_update`s of processes begun in
+//! it as its README row records (rows below 100 % are the known gaps of docs/models.md §11), and
+//! every file in the folder must have a row.
 
-use cidscope::model::kernel::model_for_release;
-use cidscope::model::policies::{Params, replay};
+use cidscope::model::kernel::model_for_kernel;
+use cidscope::model::policies::{Params, PolicyKind, PolicyRun, batches_per_scan, replay};
 use cidscope::sources::{LoadOptions, load};
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,8 @@ struct Row {
     kernel: String,
     hz: u32,
     cpus: u32,
+    /// The "policy variant" column's first word: the policy the kernel runs.
+    policy: String,
     agreed: u64,
     checked: u64,
 }
@@ -37,6 +40,7 @@ fn rows() -> Vec<Row> {
             kernel: cells[2].to_string(),
             hz: cells[3].parse().expect("CONFIG_HZ"),
             cpus: cells[4].parse().expect("vCPUs"),
+            policy: cells[7].split(' ').next().unwrap_or("").to_string(),
             agreed: a.parse().expect("agreed"),
             checked: c.parse().expect("checked"),
         });
@@ -72,18 +76,7 @@ fn every_capture_agrees_at_least_as_its_row_says() {
     let mut exact = 0;
     let mut report = String::new();
     for r in rows() {
-        let m = model_for_release(&r.kernel).unwrap_or_else(|| panic!("{}: kernel", r.file));
-        let policy = m
-            .policy
-            .unwrap_or_else(|| panic!("{}: {}", r.file, m.reason));
-        let trace = load(&dir().join(&r.file), &LoadOptions::default())
-            .unwrap_or_else(|e| panic!("{}: {e}", r.file));
-        let params = Params {
-            hz: r.hz,
-            version: m.variant.unwrap_or_default(),
-            untraced: cidscope::model::policies::UntracedSearch::Always,
-            ..Params::default()
-        };
+        let (trace, policy, params) = load_row(&r);
         let run = replay(&trace, policy, &params);
         assert_eq!(run.params.cpus, r.cpus, "{}: possible CPUs", r.file);
         let a = run.agreement.expect("a replay has an agreement");
@@ -141,5 +134,91 @@ fn binary_captures_name_their_kernel_and_choose_its_model() {
                 .is_some_and(|s| s.contains("release from the capture")),
             "{name}: {m}"
         );
+    }
+}
+
+/// A row's capture, its kernel's policy (checked against the row's column) and the parameters
+/// the kernel's own model runs with.
+fn load_row(r: &Row) -> (cidscope::events::Trace, PolicyKind, Params) {
+    let trace = load(&dir().join(&r.file), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", r.file));
+    let m = model_for_kernel(&r.kernel, trace.kernel_scan_batch)
+        .unwrap_or_else(|| panic!("{}: kernel", r.file));
+    let policy = m
+        .policy
+        .unwrap_or_else(|| panic!("{}: {}", r.file, m.reason));
+    assert_eq!(policy.id(), r.policy, "{}: the row's policy", r.file);
+    let params = Params {
+        hz: r.hz,
+        version: m.variant.unwrap_or_default(),
+        batch: m.scan_batch.unwrap_or(Params::default().batch),
+        untraced: cidscope::model::policies::UntracedSearch::Always,
+        ..Params::default()
+    };
+    (trace, policy, params)
+}
+
+/// (agreed, checked) updates of the processes begun in the capture (the workload's).
+fn workload_updates(run: &PolicyRun) -> (u64, u64) {
+    let a = run.agreement.as_ref().expect("a replay has an agreement");
+    (a.fresh.agreed, a.fresh.checked)
+}
+
+/// The seed-000 kernel (6.18.15 with the compaction-in-batches patches, CONFIG_RSEQ_CID_SCAN_BATCH
+/// in the capture's header): every complete scan of the model has ceil(P/B) batches, batch k
+/// of it scans CPUs (k-1)·B .. k·B, and on the burst the seed was written for the two policies
+/// predict different CIDs (docs/models.md §3).
+#[test]
+fn the_seed_kernel_scans_in_batches_and_tells_the_policies_apart() {
+    let seed: Vec<Row> = rows()
+        .into_iter()
+        .filter(|r| r.kernel.contains("seed000"))
+        .collect();
+    assert!(seed.len() >= 3, "{} seed-000 rows", seed.len());
+    for r in &seed {
+        let (trace, policy, params) = load_row(r);
+        assert_eq!(
+            trace.kernel_scan_batch,
+            Some(8),
+            "{}: the header's B",
+            r.file
+        );
+        assert_eq!(policy, PolicyKind::ResumeBatch, "{}", r.file);
+        let run = replay(&trace, policy, &params);
+        let n = batches_per_scan(r.cpus, 8);
+        assert_eq!(n, r.cpus.div_ceil(8));
+        let complete: Vec<_> = run.scans.iter().filter(|s| s.end_ts.is_some()).collect();
+        assert!(!complete.is_empty(), "{}: no complete scan", r.file);
+        for s in &complete {
+            assert_eq!(
+                s.batches, n,
+                "{}: a complete scan has ceil(P/B) batches",
+                r.file
+            );
+        }
+        for c in run.compactions.iter().filter(|c| c.scanned) {
+            let (k, of) = c.batch.expect("resume-batch compactions are batches");
+            assert_eq!(of, n, "{}", r.file);
+            let want: Vec<u16> = ((k - 1) * 8..(k * 8).min(r.cpus))
+                .map(|c| c as u16)
+                .collect();
+            assert_eq!(c.cpus_scanned, want, "{}: batch {k} of {n}", r.file);
+        }
+        eprintln!(
+            "{}: {} complete scans of {n} batches, {} batches",
+            r.file,
+            complete.len(),
+            run.compactions.iter().filter(|c| c.scanned).count()
+        );
+        if r.file.contains("-c16-burst") {
+            let lazy = replay(&trace, PolicyKind::LazyCompact, &params);
+            let (rb, checked) = workload_updates(&run);
+            let (lc, _) = workload_updates(&lazy);
+            assert!(
+                rb > lc && lc * 10 < checked * 9,
+                "{}: resume-batch {rb}, lazy-compact {lc} of {checked}",
+                r.file
+            );
+        }
     }
 }

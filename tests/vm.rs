@@ -129,9 +129,16 @@ fn boots_a_kernel_runs_a_workload_and_reports_the_model_agreement() {
     assert_eq!(v["ncpus"], 4);
     let kv = v["kernel_version"].as_str().expect("kernel_version");
     let m = &v["model_agreement"];
-    let want = cidscope::model::kernel::model_for_release(kv)
+    // a kernel with the compaction-in-batches patches says its CONFIG_RSEQ_CID_SCAN_BATCH
+    let scan_batch = v["scan_batch"].as_u64().map(|b| b as u32);
+    let want = cidscope::model::kernel::model_for_kernel(kv, scan_batch)
         .and_then(|k| k.policy)
         .expect("a kernel with CIDs");
+    assert_eq!(
+        m["scan_batch"].as_u64().map(|b| b as u32),
+        scan_batch,
+        "{m}"
+    );
     assert_eq!(m["policy"], want.id(), "{m}");
     assert_eq!(m["kernel_version"], kv, "{m}");
     assert!(
@@ -312,6 +319,7 @@ fn every_named_workload_runs_in_the_worker_role() {
             duration_ns: 200_000_000,
             buffer_kb: 1024,
             trace_clock: None,
+            graph_function: None,
         };
         let t = std::time::Instant::now();
         let out = Command::new(bin())

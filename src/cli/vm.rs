@@ -70,6 +70,11 @@ pub struct VmArgs {
     /// default: the kernel's own, `local`).
     #[arg(long, value_name = "CLOCK")]
     pub trace_clock: Option<String>,
+    /// Record the calls of this kernel function with the function_graph tracer beside the
+    /// events (set_graph_function, funcgraph-abstime, funcgraph-proc; tracefs mode), e.g.
+    /// task_mm_cid_work: each call with its duration; the events become `/* ... */` comments.
+    #[arg(long, value_name = "FUNC")]
+    pub graph_function: Option<String>,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -91,6 +96,7 @@ impl VmArgs {
             buffer_kb: self.buffer_kb,
             gzip_initrd: self.gzip_initrd,
             trace_clock: self.trace_clock.clone(),
+            graph_function: self.graph_function.clone(),
             ..VmConfig::new(self.kernel.clone(), self.cpus, &self.workload)
         }
     }

@@ -63,6 +63,9 @@ pub struct Trace {
     pub kernel_release: Option<String>,
     /// That kernel's CONFIG_HZ, when the capture says it.
     pub kernel_hz: Option<u32>,
+    /// That kernel's CONFIG_RSEQ_CID_SCAN_BATCH, when the capture says it: the kernel has the
+    /// compaction-in-batches patches (resume-batch, docs/models.md §3).
+    pub kernel_scan_batch: Option<u32>,
     pub warnings: Vec<Warning>,
     /// Tids whose TGID column changed (reused by another process), in time order.
     pub tgid_changes: Vec<TgidChange>,
@@ -81,6 +84,7 @@ pub struct TraceDelta {
     /// The capture's kernel release and CONFIG_HZ, once a header names them.
     pub kernel_release: Option<String>,
     pub kernel_hz: Option<u32>,
+    pub kernel_scan_batch: Option<u32>,
     pub warnings: Vec<Warning>,
     /// TGID changes noticed since the previous delta.
     pub tgid_changes: Vec<TgidChange>,
@@ -101,6 +105,7 @@ impl TraceDelta {
             ncpus_hint: t.ncpus_hint,
             kernel_release: t.kernel_release,
             kernel_hz: t.kernel_hz,
+            kernel_scan_batch: t.kernel_scan_batch,
             warnings: t.warnings,
             tgid_changes: t.tgid_changes,
             format: t.origin.file_format(),
@@ -128,6 +133,9 @@ impl Trace {
         if d.kernel_hz.is_some() {
             self.kernel_hz = d.kernel_hz;
         }
+        if d.kernel_scan_batch.is_some() {
+            self.kernel_scan_batch = d.kernel_scan_batch;
+        }
         if let Some(f) = d.format {
             self.origin = Origin::File(f);
         }
@@ -147,6 +155,7 @@ impl Trace {
             ncpus_hint: None,
             kernel_release: None,
             kernel_hz: None,
+            kernel_scan_batch: None,
             warnings: Vec::new(),
             tgid_changes: Vec::new(),
         }

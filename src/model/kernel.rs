@@ -84,8 +84,11 @@ pub struct KernelModel {
     pub release: Release,
     /// `None`: the kernel has no modelled CID policy (no `mm_cid`, or 6.3's first form).
     pub policy: Option<PolicyKind>,
-    /// lazy-compact's variant (`--kernel`); `None` for the other policies.
+    /// lazy-compact's variant (`--kernel`), also the allocation resume-batch wraps; `None` for
+    /// the other policies.
     pub variant: Option<KernelVersion>,
+    /// resume-batch: the kernel's CONFIG_RSEQ_CID_SCAN_BATCH (B); `None` for the other policies.
+    pub scan_batch: Option<u32>,
     /// Why, in words, with the commits that draw the lines.
     pub reason: String,
 }
@@ -99,6 +102,7 @@ pub fn model_for_release(s: &str) -> Option<KernelModel> {
         release: r,
         policy: Some(PolicyKind::LazyCompact),
         variant: Some(variant),
+        scan_batch: None,
         reason: format!("{v}: lazy-compact, variant {}: {why}", variant.id()),
     };
     Some(if !r.at_least(6, 3) {
@@ -106,6 +110,7 @@ pub fn model_for_release(s: &str) -> Option<KernelModel> {
             release: r,
             policy: None,
             variant: None,
+            scan_batch: None,
             reason: format!("{v}: before 6.3 the kernel has no mm_cid (rseq_update has no CID)"),
         }
     } else if !r.at_least(6, 4) {
@@ -113,6 +118,7 @@ pub fn model_for_release(s: &str) -> Option<KernelModel> {
             release: r,
             policy: None,
             variant: None,
+            scan_batch: None,
             reason: format!(
                 "{v}: 6.3's first mm_cid (allocated at every switch-in, freed at every switch-out, \
                  af7f588d8f73) is not modelled; the lazy per-CPU scheme came in 6.4 (223baf9d17f2)"
@@ -155,11 +161,48 @@ pub fn model_for_release(s: &str) -> Option<KernelModel> {
             release: r,
             policy: Some(PolicyKind::OwnerMode),
             variant: None,
+            scan_batch: None,
             reason: format!(
                 "{v}: owner-mode, the rewrite of 6.19 (653fda7ae73d and the fixes of S7){rc}; \
                  checked in 7.2.13"
             ),
         }
+    })
+}
+
+/// The model of a kernel from its release and, for a kernel built with the compaction-in-batches
+/// patches (seed 000: "rseq: Run the mm_cid_compaction from rseq_handle_notify_resume()" and
+/// "sched: Compact RSEQ concurrency IDs in batches"), its CONFIG_RSEQ_CID_SCAN_BATCH: that
+/// option exists only with them (`init/Kconfig` of the patched tree), and they replace
+/// lazy-compact's task_work scan by batches run from the rseq resume handler, so such a kernel
+/// runs resume-batch over its release's lazy-compact allocation (docs/models.md §3, §10).
+pub fn model_for_kernel(release: &str, scan_batch: Option<u32>) -> Option<KernelModel> {
+    let m = model_for_release(release)?;
+    let Some(b) = scan_batch.filter(|&b| b > 0) else {
+        return Some(m);
+    };
+    let r = m.release;
+    let v = format!("{}.{}.{}", r.major, r.minor, r.patch);
+    Some(match (m.policy, m.variant) {
+        (Some(PolicyKind::LazyCompact), Some(variant)) => KernelModel {
+            policy: Some(PolicyKind::ResumeBatch),
+            scan_batch: Some(b),
+            reason: format!(
+                "{v} with CONFIG_RSEQ_CID_SCAN_BATCH={b}: the compaction-in-batches patches \
+                 (seed 000), so resume-batch with batches of {b} CPUs over the allocation of \
+                 lazy-compact variant {}",
+                variant.id()
+            ),
+            ..m
+        },
+        // the patches were written against lazy-compact's scan; elsewhere the option is noted
+        _ => KernelModel {
+            reason: format!(
+                "{}; its CONFIG_RSEQ_CID_SCAN_BATCH={b} is not modelled on this release",
+                m.reason
+            ),
+            ..m
+        },
     })
 }
 
@@ -170,17 +213,22 @@ pub struct Asked {
     pub policy: Option<PolicyKind>,
     pub variant: Option<KernelVersion>,
     pub hz: Option<u32>,
+    /// `--batch`: resume-batch's B (else the kernel's CONFIG_RSEQ_CID_SCAN_BATCH, else 8).
+    pub batch: Option<u32>,
     /// `--kernel-version`: the release of the capture's kernel.
     pub kernel_version: Option<KernelRelease>,
     /// Regime, scan, seeding, ...; its `version` and `hz` are set from the choice.
     pub base: Params,
 }
 
-/// What the capture itself says of its kernel (`Trace::kernel_release`, `Trace::kernel_hz`).
+/// What the capture itself says of its kernel (`Trace::kernel_release`, `Trace::kernel_hz`,
+/// `Trace::kernel_scan_batch`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KernelFacts {
     pub release: Option<String>,
     pub hz: Option<u32>,
+    /// CONFIG_RSEQ_CID_SCAN_BATCH: the kernel has the compaction-in-batches patches.
+    pub scan_batch: Option<u32>,
 }
 
 /// The model a capture is replayed through, and why.
@@ -206,14 +254,15 @@ fn has_variants(policy: PolicyKind) -> bool {
 /// The model to replay a capture through: the one asked for (`--policy`), else the one of its
 /// kernel's release (`--kernel-version`, else what the capture says, [`model_for_release`]).
 /// `None` when neither names one (no model is run). HZ: `--hz`, else the kernel's CONFIG_HZ
-/// when the capture says it, else 0 (inferred from the tick expiries).
+/// when the capture says it, else 0 (inferred from the tick expiries). A capture that names its
+/// kernel's CONFIG_RSEQ_CID_SCAN_BATCH gets resume-batch with that B ([`model_for_kernel`]).
 pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
     let (release, from) = match (&asked.kernel_version, &capture.release) {
         (Some(v), _) => (Some(v.as_str()), "--kernel-version"),
         (None, Some(r)) => (Some(r.as_str()), "the capture"),
         (None, None) => (None, ""),
     };
-    let known = release.and_then(model_for_release);
+    let known = release.and_then(|r| model_for_kernel(r, capture.scan_batch));
     let (policy, mut because) = match (asked.policy, &known) {
         (Some(p), Some(k)) if k.policy == Some(p) => (p, format!("--policy {p}; {}", k.reason)),
         (Some(p), Some(k)) => (
@@ -248,12 +297,23 @@ pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
     };
     // the kernel's own policy: every miss is worth explaining by untraced steps
     let own = known.as_ref().is_some_and(|k| k.policy == Some(policy));
+    // B: --batch, else the kernel's own, else the default
+    let batch = match (asked.batch, known.as_ref().and_then(|k| k.scan_batch)) {
+        (Some(b), Some(k)) if b != k && policy == PolicyKind::ResumeBatch => {
+            because.push_str(&format!("; B={b} from --batch (the kernel has {k})"));
+            b
+        }
+        (Some(b), _) => b,
+        (None, Some(k)) => k,
+        (None, None) => asked.base.batch,
+    };
     Some(ChosenModel {
         policy,
         params: Params {
             version: variant.unwrap_or(asked.base.version),
             hz,
             hz_source,
+            batch,
             untraced: if own {
                 UntracedSearch::Always
             } else {
@@ -361,6 +421,7 @@ mod tests {
         let facts = |r: &str, hz| KernelFacts {
             release: Some(r.into()),
             hz,
+            scan_batch: None,
         };
         assert_eq!(choose(&none, &KernelFacts::default()), None);
         let c = choose(&none, &facts("6.12.117+deb13-cloud-amd64", Some(250))).unwrap();
@@ -436,5 +497,92 @@ mod tests {
             ..Asked::default()
         };
         assert_eq!(choose(&asked, &KernelFacts::default()), None);
+    }
+
+    /// The seed-000 kernel (6.18.15 with the compaction-in-batches patches) says
+    /// CONFIG_RSEQ_CID_SCAN_BATCH: it runs resume-batch with that B, as its own policy.
+    #[test]
+    fn a_kernel_with_scan_batch_runs_resume_batch() {
+        let m = model_for_kernel("6.18.15", Some(8)).unwrap();
+        assert_eq!(
+            (m.policy, m.variant, m.scan_batch),
+            (
+                Some(PolicyKind::ResumeBatch),
+                Some(KernelVersion::V6_14),
+                Some(8)
+            )
+        );
+        assert!(
+            m.reason.contains("CONFIG_RSEQ_CID_SCAN_BATCH=8")
+                && m.reason.contains("compaction-in-batches patches"),
+            "{}",
+            m.reason
+        );
+        // stock kernels and B=0 are as before
+        assert_eq!(
+            model_for_kernel("6.18.15", None),
+            model_for_release("6.18.15")
+        );
+        assert_eq!(
+            model_for_kernel("6.18.15", Some(0)),
+            model_for_release("6.18.15")
+        );
+        // owner-mode kernels have no batched scan to run
+        let m = model_for_kernel("7.2.13", Some(8)).unwrap();
+        assert_eq!(
+            (m.policy, m.scan_batch),
+            (Some(PolicyKind::OwnerMode), None)
+        );
+        assert!(m.reason.contains("not modelled"), "{}", m.reason);
+
+        let seed = KernelFacts {
+            release: Some("6.18.15".into()),
+            hz: Some(250),
+            scan_batch: Some(8),
+        };
+        let c = choose(&Asked::default(), &seed).unwrap();
+        assert_eq!(
+            (c.policy, c.variant, c.params.batch, c.params.hz),
+            (PolicyKind::ResumeBatch, Some(KernelVersion::V6_14), 8, 250)
+        );
+        assert_eq!(
+            c.params.untraced,
+            UntracedSearch::Always,
+            "the kernel's own"
+        );
+        assert!(
+            c.chosen_because
+                .contains("CONFIG_RSEQ_CID_SCAN_BATCH=8: the compaction-in-batches patches"),
+            "{}",
+            c.chosen_because
+        );
+        let b16 = KernelFacts {
+            scan_batch: Some(16),
+            ..seed.clone()
+        };
+        assert_eq!(choose(&Asked::default(), &b16).unwrap().params.batch, 16);
+        // --batch wins and says so; --policy lazy-compact says what the kernel runs
+        let asked = Asked {
+            batch: Some(4),
+            ..Asked::default()
+        };
+        let c = choose(&asked, &seed).unwrap();
+        assert_eq!((c.policy, c.params.batch), (PolicyKind::ResumeBatch, 4));
+        assert!(
+            c.chosen_because
+                .ends_with("B=4 from --batch (the kernel has 8)")
+        );
+        let asked = Asked {
+            policy: Some(PolicyKind::LazyCompact),
+            ..Asked::default()
+        };
+        let c = choose(&asked, &seed).unwrap();
+        assert_eq!(c.policy, PolicyKind::LazyCompact);
+        assert!(
+            c.chosen_because.contains("runs resume-batch"),
+            "{}",
+            c.chosen_because
+        );
+        assert_ne!(c.params.untraced, UntracedSearch::Always);
     }
 }

@@ -63,6 +63,9 @@ pub struct ModelAgreement {
     pub kernel_version: Option<String>,
     /// The lazy-compact variant the model ran (`6.4`, `6.13`, `6.14`); null for owner-mode.
     pub variant: Option<&'static str>,
+    /// resume-batch: B, the CPUs per batch (the kernel's CONFIG_RSEQ_CID_SCAN_BATCH or
+    /// `--batch`); null for the other policies.
+    pub scan_batch: Option<u32>,
     /// Why this policy and variant: the flag, or the kernel release and the commits that
     /// draw its line (docs/models.md §10).
     pub chosen_because: String,

@@ -68,6 +68,7 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
             PolicyKind::LazyCompact | PolicyKind::ResumeBatch
         )
         .then(|| run.params.version.id()),
+        scan_batch: (run.policy == PolicyKind::ResumeBatch).then_some(run.params.batch),
         chosen_because: format!("--policy {}", run.policy),
     }
 }

@@ -102,6 +102,7 @@ impl State {
         let facts = crate::model::kernel::KernelFacts {
             release: self.trace.kernel_release.clone(),
             hz: self.trace.kernel_hz,
+            scan_batch: self.trace.kernel_scan_batch,
         };
         let chosen = crate::model::kernel::choose(&req.asked, &facts);
         let (kinds, params) = match &chosen {

@@ -42,6 +42,9 @@ pub struct GuestConfig {
     pub buffer_kb: u32,
     /// tracefs `trace_clock` (`None`: the kernel's default).
     pub trace_clock: Option<String>,
+    /// tracefs `set_graph_function`: record the calls of this kernel function with the
+    /// function_graph tracer beside the events (`None`: the nop tracer).
+    pub graph_function: Option<String>,
 }
 
 /// The kernel parameter's name.
@@ -104,6 +107,9 @@ impl GuestConfig {
         if let Some(c) = &self.trace_clock {
             pairs.push(format!("clock={}", encode_value(c)));
         }
+        if let Some(f) = &self.graph_function {
+            pairs.push(format!("graph={}", encode_value(f)));
+        }
         pairs.join(",")
     }
 
@@ -120,6 +126,7 @@ impl GuestConfig {
         let mut duration_ns = None;
         let mut buffer_kb = None;
         let mut trace_clock = None;
+        let mut graph_function = None;
         let mut version = None;
         for pair in value.split(',').filter(|p| !p.is_empty()) {
             let (k, v) = pair
@@ -141,6 +148,7 @@ impl GuestConfig {
                 "duration_ns" => duration_ns = Some(num("duration_ns")?),
                 "buffer_kb" => buffer_kb = Some(num("buffer_kb")? as u32),
                 "clock" => trace_clock = Some(decode_value(v)?),
+                "graph" => graph_function = Some(decode_value(v)?),
                 // keys of later versions are ignored
                 _ => {}
             }
@@ -158,6 +166,7 @@ impl GuestConfig {
             duration_ns: duration_ns.ok_or_else(|| missing("duration_ns"))?,
             buffer_kb: buffer_kb.ok_or_else(|| missing("buffer_kb"))?,
             trace_clock,
+            graph_function,
         })
     }
 
@@ -184,6 +193,7 @@ mod tests {
             duration_ns: 1_500_000_000,
             buffer_kb: 4096,
             trace_clock: Some("global".into()),
+            graph_function: Some("task_mm_cid_work".into()),
         }
     }
 

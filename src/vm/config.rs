@@ -28,6 +28,8 @@ pub struct VmConfig {
     pub keep_text: bool,
     /// tracefs `trace_clock` in the guest (`None`: the kernel's default, `local`).
     pub trace_clock: Option<String>,
+    /// `--graph-function`: the function_graph tracer on this kernel function in the guest.
+    pub graph_function: Option<String>,
 }
 
 impl VmConfig {
@@ -49,6 +51,7 @@ impl VmConfig {
             gzip_initrd: false,
             keep_text: false,
             trace_clock: None,
+            graph_function: None,
         }
     }
 

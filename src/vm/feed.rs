@@ -189,6 +189,7 @@ impl Feed {
             ncpus_hint: self.ncpus.take(),
             kernel_release: None,
             kernel_hz: None,
+            kernel_scan_batch: None,
             warnings: std::mem::take(&mut self.warnings),
             tgid_changes: std::mem::take(&mut self.tgid_changes),
             format: Some(FTRACE),

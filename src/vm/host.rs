@@ -73,6 +73,7 @@ impl VmRun {
                 notes: Vec::new(),
                 initrd_bytes: 0,
                 hz: None,
+                scan_batch: None,
             }),
             text: Mutex::new(Vec::new()),
             text_dropped: AtomicU64::new(0),
@@ -198,6 +199,7 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         duration_ns: cfg.duration_ns,
         buffer_kb: cfg.buffer(),
         trace_clock: cfg.trace_clock.clone(),
+        graph_function: cfg.graph_function.clone(),
     };
     let accels: Vec<Accel> = match cfg.accel {
         AccelChoice::Tcg => vec![Accel::Tcg],
@@ -265,9 +267,19 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
             ),
         },
     };
+    // CONFIG_RSEQ_CID_SCAN_BATCH: the guest's own config, else the config beside the image
+    // (only when the guest has no /proc/config.gz: a guest config without it is a stock kernel)
+    let scan_batch = match hello.hz_from.as_deref() {
+        Some("config.gz") => hello.scan_batch,
+        _ => hello.scan_batch.or_else(|| {
+            let p = qemu::config_beside(&cfg.kernel, Some(&hello.kernel))?;
+            super::guest::config_scan_batch(&std::fs::read_to_string(p).ok()?)
+        }),
+    };
     {
         let mut s = sh.lock();
         s.hz = hz.zip(hz_source.clone());
+        s.scan_batch = scan_batch;
         s.phase = Phase::Running;
     }
     let workload = super::workload::Workload::parse(&cfg.workload, cfg.threads, hello.cpus)
@@ -277,6 +289,7 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         kernel_version: hello.kernel.clone(),
         hz,
         hz_source,
+        scan_batch,
         cpus: hello.cpus,
         workload,
         mode: guest.mode.name().into(),
@@ -288,7 +301,15 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
     let run = run_start.elapsed();
     // the capture file: the facts, the tracefs header (trace_pipe has none), the events
     let capture = tmp.0.join("capture.txt");
-    compose(&capture, &header, guest.mode, streamed.events, &body_path)?;
+    let graph = guest.graph_function.is_some();
+    compose(
+        &capture,
+        &header,
+        guest.mode,
+        graph,
+        streamed.events,
+        &body_path,
+    )?;
     let _ = std::fs::remove_file(&body_path);
     let notes = sh.lock().notes.clone();
     Ok(Outcome {
@@ -336,6 +357,7 @@ mod tests {
             duration_ns: 1,
             buffer_kb: 1024,
             trace_clock: None,
+            graph_function: None,
         };
         let a = append_line(&c, &g, &["/opt/lib".into()]);
         assert!(a.starts_with("console=ttyS0 panic=-1"), "{a}");

@@ -14,7 +14,8 @@
 //!
 //! Values are percent-encoded as on the kernel command line ([`super::cmdline`]). A capture
 //! written by `cidscope vm --record` starts with the same facts as a comment,
-//! `# cidscope-vm: kernel_version=... hz=... cpus=...` ([`RecordHeader`]).
+//! `# cidscope-vm: kernel_version=... hz=... cpus=... [scan_batch=B]` ([`RecordHeader`]; the
+//! hello and the header carry `scan_batch` only for a kernel with CONFIG_RSEQ_CID_SCAN_BATCH).
 
 use super::cmdline::{decode_value, encode_value};
 
@@ -35,6 +36,9 @@ pub struct Hello {
     pub hz: Option<u32>,
     /// How: `config.gz` (/proc/config.gz) or `jiffies` (their rate in /proc/timer_list).
     pub hz_from: Option<String>,
+    /// CONFIG_RSEQ_CID_SCAN_BATCH of the guest (the compaction-in-batches patches), when its
+    /// config has it; `None` on stock kernels or without /proc/config.gz.
+    pub scan_batch: Option<u32>,
     /// Possible CPUs of the guest (the bound of every CID).
     pub cpus: u32,
     pub mode: String,
@@ -76,13 +80,15 @@ impl Control {
     pub fn line(&self) -> String {
         let body = match self {
             Control::Hello(h) => format!(
-                "hello v={} kernel={} hz={} hz_from={} cpus={} mode={}",
+                "hello v={} kernel={} hz={} hz_from={} cpus={} mode={}{}",
                 h.version,
                 encode_value(&h.kernel),
                 h.hz.map_or("?".to_string(), |h| h.to_string()),
                 h.hz_from.as_deref().map_or("?".into(), encode_value),
                 h.cpus,
-                encode_value(&h.mode)
+                encode_value(&h.mode),
+                h.scan_batch
+                    .map_or(String::new(), |b| format!(" scan_batch={b}"))
             ),
             Control::Warn(m) => format!("warn {}", encode_value(m)),
             Control::Running { workload } => format!("running workload={}", encode_value(workload)),
@@ -123,6 +129,7 @@ impl Control {
                             .filter(|v| *v != "?")
                             .map(decode_value)
                             .transpose()?,
+                        scan_batch: get(args, "scan_batch").and_then(|b| b.parse().ok()),
                         cpus,
                         mode: decode_value(get(args, "mode").unwrap_or(""))?,
                     }))
@@ -155,6 +162,8 @@ pub struct RecordHeader {
     pub hz: Option<u32>,
     /// Where `hz` came from: `guest /proc/config.gz` or `config file PATH` (beside the image).
     pub hz_source: Option<String>,
+    /// CONFIG_RSEQ_CID_SCAN_BATCH (the compaction-in-batches patches), when the kernel has it.
+    pub scan_batch: Option<u32>,
     pub cpus: u32,
     pub workload: String,
     pub mode: String,
@@ -177,6 +186,9 @@ impl RecordHeader {
         if let Some(src) = &self.hz_source {
             s.push_str(&format!(" hz_source={}", encode_value(src)));
         }
+        if let Some(b) = self.scan_batch {
+            s.push_str(&format!(" scan_batch={b}"));
+        }
         s.push('\n');
         s
     }
@@ -193,6 +205,7 @@ impl RecordHeader {
             kernel_version: dec("kernel_version")?,
             hz: get(rest, "hz").and_then(|h| h.parse().ok()),
             hz_source: dec("hz_source"),
+            scan_batch: get(rest, "scan_batch").and_then(|b| b.parse().ok()),
             cpus: get(rest, "cpus").and_then(|c| c.parse().ok())?,
             workload: dec("workload").unwrap_or_default(),
             mode: dec("mode").unwrap_or_default(),
@@ -213,7 +226,17 @@ mod tests {
                 kernel: "6.18.15+deb13-cloud-amd64".into(),
                 hz: Some(250),
                 hz_from: Some("config.gz".into()),
+                scan_batch: None,
                 cpus: 16,
+                mode: "tracefs".into(),
+            }),
+            Control::Hello(Hello {
+                version: 1,
+                kernel: "6.18.15".into(),
+                hz: Some(250),
+                hz_from: Some("config.gz".into()),
+                scan_batch: Some(8),
+                cpus: 64,
                 mode: "tracefs".into(),
             }),
             Control::Hello(Hello {
@@ -221,6 +244,7 @@ mod tests {
                 kernel: "7.2.13 custom build".into(),
                 hz: None,
                 hz_from: None,
+                scan_batch: None,
                 cpus: 64,
                 mode: "attach".into(),
             }),
@@ -256,7 +280,9 @@ mod tests {
         // a hello from a guest without /proc/config.gz
         let h = Control::parse("#cidscope-vm hello v=1 kernel=7.2.13 hz=? cpus=4 mode=tracefs");
         match h {
-            Some(Ok(Control::Hello(h))) => assert_eq!((h.hz, h.cpus), (None, 4)),
+            Some(Ok(Control::Hello(h))) => {
+                assert_eq!((h.hz, h.cpus, h.scan_batch), (None, 4, None))
+            }
             other => panic!("{other:?}"),
         }
     }
@@ -267,6 +293,7 @@ mod tests {
             kernel_version: "6.18.15+deb13-cloud-amd64".into(),
             hz: Some(250),
             hz_source: Some("config".into()),
+            scan_batch: None,
             cpus: 16,
             workload: "churn".into(),
             mode: "tracefs".into(),
@@ -285,6 +312,16 @@ mod tests {
             hz_source: None,
             ..h
         };
-        assert_eq!(RecordHeader::find(&unknown_hz.line()), Some(unknown_hz));
+        assert_eq!(
+            RecordHeader::find(&unknown_hz.line()),
+            Some(unknown_hz.clone())
+        );
+        // the seed kernel's batch size is kept
+        let seed = RecordHeader {
+            scan_batch: Some(8),
+            ..unknown_hz
+        };
+        assert!(seed.line().contains(" scan_batch=8"), "{}", seed.line());
+        assert_eq!(RecordHeader::find(&seed.line()), Some(seed));
     }
 }

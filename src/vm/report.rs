@@ -19,11 +19,13 @@ use std::time::{Duration, Instant};
 /// from the guest kernel.
 pub type ModelOverride = Asked;
 
-/// What the guest said of its kernel: its `uname -r` and, when known, its CONFIG_HZ.
+/// What the guest said of its kernel: its `uname -r` and, when known, its CONFIG_HZ and
+/// CONFIG_RSEQ_CID_SCAN_BATCH.
 pub fn guest_facts(h: &RecordHeader) -> KernelFacts {
     KernelFacts {
         release: Some(h.kernel_version.clone()).filter(|r| !r.is_empty()),
         hz: h.hz,
+        scan_batch: h.scan_batch,
     }
 }
 
@@ -57,7 +59,8 @@ pub fn capture_stats(
     })
 }
 
-/// The stats JSON (see [`capture_stats`]) with `kernel_version`, `hz`, `hz_source`, `vm`.
+/// The stats JSON (see [`capture_stats`]) with `kernel_version`, `hz`, `hz_source`,
+/// `scan_batch`, `vm`.
 pub fn stats_json(
     o: &Outcome,
     cfg: &VmConfig,
@@ -73,6 +76,8 @@ pub fn stats_json(
         );
         obj.insert("hz".into(), o.header.hz.into());
         obj.insert("hz_source".into(), o.header.hz_source.clone().into());
+        // CONFIG_RSEQ_CID_SCAN_BATCH: null on stock kernels
+        obj.insert("scan_batch".into(), o.header.scan_batch.into());
         obj.insert(
             "vm".into(),
             serde_json::json!({

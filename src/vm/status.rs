@@ -34,6 +34,8 @@ pub struct Status {
     pub initrd_bytes: u64,
     /// CONFIG_HZ of the guest kernel and where it came from, once known.
     pub hz: Option<(u32, String)>,
+    /// CONFIG_RSEQ_CID_SCAN_BATCH of the guest kernel, once known (patched kernels only).
+    pub scan_batch: Option<u32>,
 }
 
 pub(super) struct Shared {

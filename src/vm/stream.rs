@@ -30,6 +30,7 @@ pub fn compose(
     out: &Path,
     header: &RecordHeader,
     mode: CaptureMode,
+    graph: bool,
     events: u64,
     body: &Path,
 ) -> Result<(), String> {
@@ -37,7 +38,15 @@ pub fn compose(
     let f = std::fs::File::create(out).map_err(err)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
     w.write_all(header.line().as_bytes()).map_err(err)?;
-    if mode == CaptureMode::Tracefs {
+    if mode == CaptureMode::Tracefs && graph {
+        // function_graph's own header (funcgraph-abstime, funcgraph-proc)
+        write!(
+            w,
+            "# tracer: function_graph\n#\n# entries-in-buffer/entries-written: {events}/{events}   #P:{}\n#\n#     TIME        CPU  TASK/PID         DURATION                  FUNCTION CALLS\n#      |          |    |    |            |   |                     |   |   |   |\n",
+            header.cpus
+        )
+        .map_err(err)?;
+    } else if mode == CaptureMode::Tracefs {
         write!(
             w,
             "# tracer: nop\n#\n# entries-in-buffer/entries-written: {events}/{events}   #P:{}\n#\n{FTRACE_HEADER}",
@@ -239,5 +248,46 @@ pub(super) fn stream(
             &plan.console,
             &err,
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `--graph-function` capture gets function_graph's header, and the ftrace reader takes
+    /// its `/* event */` comments as the events (the calls themselves are not events).
+    #[test]
+    fn a_graph_capture_is_read_back_with_its_events() {
+        let dir = std::env::temp_dir().join(format!("cidscope-compose-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = dir.join("body.txt");
+        std::fs::write(
+            &body,
+            " 16.819800 |   13)  cw-main-150   |               |  /* rseq_update: cpu_id=13 node_id=0 mm_cid=2 */\n \
+             16.819829 |   13)  cw-main-150   |   9.837 us    |  task_mm_cid_work();\n",
+        )
+        .unwrap();
+        let header = RecordHeader {
+            kernel_version: "6.18.15-cidscope-seed000".into(),
+            hz: Some(250),
+            scan_batch: Some(8),
+            cpus: 16,
+            ..RecordHeader::default()
+        };
+        let out = dir.join("capture.txt");
+        compose(&out, &header, CaptureMode::Tracefs, true, 2, &body).unwrap();
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.contains("\n# tracer: function_graph\n"), "{text}");
+        let t = crate::sources::load(&out, &Default::default()).unwrap();
+        assert_eq!(t.kernel_scan_batch, Some(8));
+        let updates: Vec<_> = t
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, crate::events::EventKind::RseqUpdate { .. }))
+            .collect();
+        assert_eq!(updates.len(), 1, "{:?}", t.warnings);
+        assert_eq!((updates[0].tid, updates[0].cpu), (150, 13));
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -146,9 +146,11 @@ pub struct Chunk {
     pub tasks: FxHashMap<Tid, TaskMeta>,
     pub warnings: Vec<Warning>,
     pub ncpus_hint: Option<u32>,
-    /// The kernel release and CONFIG_HZ a `# cidscope-vm:` header line names.
+    /// The kernel release, CONFIG_HZ and CONFIG_RSEQ_CID_SCAN_BATCH a `# cidscope-vm:` header
+    /// line names.
     pub kernel_release: Option<String>,
     pub kernel_hz: Option<u32>,
+    pub kernel_scan_batch: Option<u32>,
     /// Lines of a `#` header were seen (tracefs `trace`, not `trace_pipe`).
     pub saw_header: bool,
     /// Skipped bad lines (with `skip_bad_lines`): count, first (local line, what it was).
@@ -214,6 +216,7 @@ impl Chunk {
             ncpus_hint: None,
             kernel_release: None,
             kernel_hz: None,
+            kernel_scan_batch: None,
             saw_header: false,
             bad_lines: 0,
             first_bad: None,

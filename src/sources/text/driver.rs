@@ -473,6 +473,7 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     if chunk.kernel_release.is_some() {
         delta.kernel_release = chunk.kernel_release.take();
         delta.kernel_hz = chunk.kernel_hz;
+        delta.kernel_scan_batch = chunk.kernel_scan_batch;
     }
     st.saw_header |= chunk.saw_header;
     st.perf.add(&chunk.perf);

@@ -586,11 +586,23 @@ fn percent_decoded(v: &str) -> Option<String> {
 
 fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
     out.saw_header = true;
+    // "# cidscope-vm: kernel_version=6.18.15+deb13-cloud-amd64 hz=250 cpus=16 ...": the kernel
+    // of a `cidscope vm --record` capture (before the recording marks below, which share the
+    // `# cidscope-` prefix and would swallow it)
+    if let Some(r) = line.strip_prefix(b"# cidscope-vm: ") {
+        let r = String::from_utf8_lossy(r);
+        for (k, v) in r.split_ascii_whitespace().filter_map(|w| w.split_once('=')) {
+            match k {
+                "kernel_version" => out.kernel_release = percent_decoded(v),
+                "hz" => out.kernel_hz = v.parse().ok(),
+                "scan_batch" => out.kernel_scan_batch = v.parse().ok().filter(|&b| b > 0),
+                _ => {}
+            }
+        }
+        return Ok(());
+    }
     // how a recording written as it arrived was cut, if it was (`export::record`)
-    // (`# cidscope-vm:`, the header of a `cidscope vm --record` capture, is read below)
-    if let Some(r) = line.strip_prefix(b"# cidscope-")
-        && !r.starts_with(b"vm:")
-    {
+    if let Some(r) = line.strip_prefix(b"# cidscope-") {
         if r.starts_with(b"record: chunked") {
             out.record.chunked = true;
         } else if r.starts_with(b"record: end") {
@@ -623,19 +635,6 @@ fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
             && let Some(cpu) = payload::parse_cpu(&r[..sp])
         {
             out.push_lost(cpu, None);
-        }
-        return Ok(());
-    }
-    // "# cidscope-vm: kernel_version=6.18.15+deb13-cloud-amd64 hz=250 cpus=16 ...": the kernel
-    // of a `cidscope vm --record` capture
-    if let Some(r) = line.strip_prefix(b"# cidscope-vm: ") {
-        let r = String::from_utf8_lossy(r);
-        for (k, v) in r.split_ascii_whitespace().filter_map(|w| w.split_once('=')) {
-            match k {
-                "kernel_version" => out.kernel_release = percent_decoded(v),
-                "hz" => out.kernel_hz = v.parse().ok(),
-                _ => {}
-            }
         }
         return Ok(());
     }
@@ -888,6 +887,12 @@ mod tests {
             Some("6.18.15+deb13-cloud-amd64")
         );
         assert_eq!(t.kernel_hz, Some(250));
+        assert_eq!(t.kernel_scan_batch, None, "a stock kernel");
+        // the seed-000 kernel's header names its batch size
+        let seed = text.replace("hz=250 ", "hz=250 scan_batch=8 ");
+        let t = crate::sources::load_bytes("seed.txt", seed.as_bytes(), &Default::default())
+            .expect("a vm record of the seed kernel");
+        assert_eq!((t.kernel_hz, t.kernel_scan_batch), (Some(250), Some(8)));
         assert_eq!(percent_decoded("a%2Bb"), Some("a+b".into()));
         assert_eq!(percent_decoded("a%2"), None);
         let t = crate::sources::load_bytes("plain.txt", b"# tracer: nop\n", &Default::default())

@@ -52,6 +52,7 @@ impl Session for Vm {
             // the capture is the guest's: its kernel names the model
             st.trace.kernel_release = Some(h.kernel.clone());
             st.trace.kernel_hz = status.hz.as_ref().map(|z| z.0);
+            st.trace.kernel_scan_batch = status.scan_batch;
             st.models.request = Some(crate::ui::models::ModelRequest {
                 asked: self.model.clone(),
                 others: Vec::new(),

@@ -71,15 +71,26 @@ pub fn config_hz(config: &str) -> Option<u32> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// CONFIG_HZ from `/proc/config.gz` (CONFIG_IKCONFIG_PROC), if this kernel has it.
-fn own_hz() -> Option<u32> {
+/// CONFIG_RSEQ_CID_SCAN_BATCH of a kernel config: the CPUs per batch of the
+/// compaction-in-batches patches (seed 000, docs/models.md §3). `None`: the kernel has no such
+/// option (stock kernels).
+pub fn config_scan_batch(config: &str) -> Option<u32> {
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_RSEQ_CID_SCAN_BATCH="))
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|&b| b > 0)
+}
+
+/// This kernel's own config, `/proc/config.gz` (CONFIG_IKCONFIG_PROC), if it has it.
+fn own_config() -> Option<String> {
     let f = File::open("/proc/config.gz").ok()?;
     let mut text = String::new();
     flate2::read::GzDecoder::new(f)
         .take(4 << 20)
         .read_to_string(&mut text)
         .ok()?;
-    config_hz(&text)
+    Some(text)
 }
 
 /// `now at T nsecs` and the first `jiffies: N` of /proc/timer_list.
@@ -229,7 +240,9 @@ fn agent(link: &mut Link, flags: &FromHost) -> Result<(), String> {
         std::fs::read_to_string("/proc/cmdline").map_err(|e| format!("/proc/cmdline: {e}"))?;
     let cfg = GuestConfig::from_cmdline(&cmdline)?;
     let io = |e: io::Error| format!("writing to /dev/hvc0: {e}");
-    let (hz, hz_from) = match own_hz() {
+    let config = own_config();
+    let scan_batch = config.as_deref().and_then(config_scan_batch);
+    let (hz, hz_from) = match config.as_deref().and_then(config_hz) {
         Some(h) => (Some(h), Some("config.gz".to_string())),
         None => match measured_hz() {
             Some(h) => (Some(h), Some("jiffies".to_string())),
@@ -241,6 +254,7 @@ fn agent(link: &mut Link, flags: &FromHost) -> Result<(), String> {
         kernel: sys::kernel_release(),
         hz,
         hz_from,
+        scan_batch,
         cpus: crate::sources::live::possible_cpus(),
         mode: cfg.mode.name().into(),
     }))
@@ -327,7 +341,11 @@ fn supervise(
 fn stream_tracefs(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Result<(), String> {
     let io = |e: io::Error| format!("writing to /dev/hvc0: {e}");
     let t = tracefs::Tracefs::mount()?;
-    for w in t.setup(cfg.buffer_kb, cfg.trace_clock.as_deref())? {
+    for w in t.setup(
+        cfg.buffer_kb,
+        cfg.trace_clock.as_deref(),
+        cfg.graph_function.as_deref(),
+    )? {
         link.control(&Control::Warn(w)).map_err(io)?;
     }
     // what the timestamps of the capture rest on (docs/models.md §5.6)
@@ -446,6 +464,20 @@ mod tests {
             Some(250)
         );
         assert_eq!(config_hz("CONFIG_HZ_1000=y\n"), None);
+    }
+
+    #[test]
+    fn scan_batch_from_a_kernel_config() {
+        let seed = "CONFIG_HZ=250\nCONFIG_RSEQ=y\nCONFIG_RSEQ_CID_SCAN_BATCH=8\n";
+        assert_eq!(config_scan_batch(seed), Some(8));
+        assert_eq!(config_scan_batch("CONFIG_RSEQ_CID_SCAN_BATCH=16"), Some(16));
+        // a stock kernel has no such option; 0 is no batch size
+        assert_eq!(config_scan_batch("CONFIG_HZ=250\nCONFIG_RSEQ=y\n"), None);
+        assert_eq!(config_scan_batch("CONFIG_RSEQ_CID_SCAN_BATCH=0\n"), None);
+        assert_eq!(
+            config_scan_batch("# CONFIG_RSEQ_CID_SCAN_BATCH is not set\n"),
+            None
+        );
     }
 
     #[test]

@@ -51,9 +51,16 @@ impl Tracefs {
         self.root.join(p)
     }
 
-    /// Buffer size, record-tgid, the events and the tick filter; what could not be set is
-    /// returned as warnings (an event this kernel lacks is not fatal, rseq_update is).
-    pub fn setup(&self, buffer_kb: u32, clock: Option<&str>) -> Result<Vec<String>, String> {
+    /// Buffer size, record-tgid, the events and the tick filter, and with `graph` the
+    /// function_graph tracer on that function (absolute times, the task on every line); what
+    /// could not be set is returned as warnings (an event this kernel lacks is not fatal,
+    /// rseq_update is, and so is a graph function the kernel cannot trace).
+    pub fn setup(
+        &self,
+        buffer_kb: u32,
+        clock: Option<&str>,
+        graph: Option<&str>,
+    ) -> Result<Vec<String>, String> {
         let mut warn = Vec::new();
         let set = |p: &str, v: &str| {
             write(&self.path(p), v).map_err(|e| format!("{}: {e}", self.path(p).display()))
@@ -88,6 +95,14 @@ impl Tracefs {
             warn.push(
                 "hrtimer_expire_entry: no tick filter took (tick_nohz_handler, tick_sched_timer): every hrtimer expiry is recorded".into(),
             );
+        }
+        if let Some(f) = graph {
+            set("set_graph_function", f).map_err(|e| {
+                format!("{e}: the kernel cannot trace {f} (CONFIG_FUNCTION_GRAPH_TRACER, available_filter_functions)")
+            })?;
+            set("options/funcgraph-abstime", "1")?;
+            set("options/funcgraph-proc", "1")?;
+            set("current_tracer", "function_graph")?;
         }
         set("trace", "")?;
         Ok(warn)

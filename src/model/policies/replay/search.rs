@@ -62,6 +62,8 @@ enum Step {
     EarlyPut(usize),
     /// T1: the enqueue of the remote wakeup recorded at this index at once.
     PromptWake(usize),
+    /// T1: the enqueue of the migration recorded at this index at dst's next switch.
+    LateEnqueue(usize),
     /// T7: the CID release of an exit before the event at `at`.
     EarlyExit { at: usize, exit: EarlyExit },
     /// T3: a lazy fixup walk in progress has visited `done` tasks before the event at `at`.
@@ -72,7 +74,10 @@ impl Step {
     /// The first event the step changes.
     fn start(self) -> usize {
         match self {
-            Step::DeferredSwitch(s) | Step::EarlyPut(s) | Step::PromptWake(s) => s,
+            Step::DeferredSwitch(s)
+            | Step::EarlyPut(s)
+            | Step::PromptWake(s)
+            | Step::LateEnqueue(s) => s,
             Step::EarlyExit { at, .. } | Step::WalkMark { at, .. } => at,
         }
     }
@@ -87,6 +92,9 @@ impl Step {
             }
             Step::PromptWake(s) => {
                 p.prompt_wakes.insert(s);
+            }
+            Step::LateEnqueue(s) => {
+                p.late_enqueues.insert(s);
             }
             Step::EarlyExit { at, exit } => p.early_exits.entry(at).or_default().push(exit),
             Step::WalkMark { at, done } => {
@@ -525,11 +533,21 @@ impl Search<'_> {
                 _ => false,
             })
         });
+        // T1: a migration of the mm whose enqueue on dst ran by dst's next switch
+        let late = (back.start..i).rev().filter(|&j| {
+            ev(j).is_some_and(|e| match e.kind {
+                EventKind::SchedMigrateTask { tid: x, .. } => {
+                    !p.late_enqueues.contains(&j) && mm_of(x) == Some(mm)
+                }
+                _ => false,
+            })
+        });
         let mut steps: Vec<Step> = switches
             .take(STEP_CANDIDATES)
             .map(Step::DeferredSwitch)
             .chain(exits.take(STEP_CANDIDATES).map(Step::EarlyPut))
             .chain(wakes.take(STEP_CANDIDATES).map(Step::PromptWake))
+            .chain(late.take(STEP_CANDIDATES).map(Step::LateEnqueue))
             .collect();
         steps.extend(self.exit_candidates(r, sw, tid, mm));
         // T3: a lazy walk in progress had visited more tasks by the switch-in (the fewest

@@ -5,7 +5,8 @@
 //! the exit record (T6). Placements found by the search of `replay::search` ([`Placements`]):
 //! a CLONE_VM fork's CID step inside its window (T2) with owner-mode's fixup walk in progress
 //! (T3), a switch's CID step at its CPU's next record (T5), `exit_mm` right at the exit record
-//! (T6), a remote wakeup's enqueue at once (T1). Every placement is reported as a [`TraceGap`].
+//! (T6), a remote wakeup's enqueue at once, or a migration's enqueue later (T1). Every
+//! placement is reported as a [`TraceGap`].
 
 use super::super::cpuset::CpuSet;
 use super::super::engine::{DriverEvent, Engine};
@@ -49,6 +50,10 @@ pub struct Placements {
     pub early_puts: FxHashSet<usize>,
     /// T1: `sched_migrate_task` records of remote wakeups whose enqueue on dst ran at once.
     pub prompt_wakes: FxHashSet<usize>,
+    /// T1, the other way: `sched_migrate_task` records whose enqueue on dst
+    /// (`sched_mm_cid_migrate_to`) ran later, by dst's next switch: a load-balancing pull whose
+    /// `attach_tasks` runs after `detach_tasks` recorded it, or a wakeup held up with it.
+    pub late_enqueues: FxHashSet<usize>,
     /// T7: exits whose CID release runs before event k.
     pub early_exits: FxHashMap<usize, Vec<EarlyExit>>,
     /// T3: a lazy fixup walk in progress has visited at least this many tasks before event k.
@@ -61,6 +66,7 @@ impl Placements {
             && self.deferred_switches.is_empty()
             && self.early_puts.is_empty()
             && self.prompt_wakes.is_empty()
+            && self.late_enqueues.is_empty()
             && self.early_exits.is_empty()
             && self.walk_marks.is_empty()
     }
@@ -70,6 +76,7 @@ impl Placements {
 const FORK_REASON: &str = "the CID step of a CLONE_VM fork (copy_mm's mm_users, sched_mm_cid_fork) runs before task_newtask; placed where the observed CIDs require it";
 const SWITCH_REASON: &str = "the CID step of this switch (switch_mm_cid) ran after other CPUs' records, up to this CPU's next record; placed there from the observed CIDs";
 const WAKE_REASON: &str = "this remote wakeup's enqueue on dst (sched_mm_cid_migrate_to) ran right away, not at dst's next switch; placed there from the observed CIDs";
+const LATE_REASON: &str = "this migration's enqueue on dst (attach_task/ttwu -> activate_task -> sched_mm_cid_migrate_to) ran after its record, by dst's next switch; placed there from the observed CIDs";
 const EXIT_REASON: &str = "the CID release of an exit (exit_signals' sched_mm_cid_exit_signals; 7.x sched_mm_cid_exit) runs in do_exit before sched_process_exit; placed where the observed CIDs require it";
 const WALK_REASON: &str = "owner-mode's per-task -> per-CPU fixup walk (mm_cid_fixup_tasks_to_cpus) had visited this many users before this record; placed from the observed CIDs";
 const PUT_REASON: &str = "exit_mm's mmput ran right after sched_process_exit, before the exiting task's next record; placed there from the observed CIDs";
@@ -304,7 +311,15 @@ impl Untraced {
         if prompt {
             self.gap(tid, ts, ts, WAKE_REASON);
         }
-        if self.asleep.remove(&tid) && idle_dst && !prompt {
+        // sched_balance_rq records the pull in detach_tasks and enqueues in attach_tasks
+        // after dropping the source's rq lock (kernel/sched/fair.c @6.18.15 l.9460, l.9643,
+        // l.11794-11807): under TCG the dst vCPU can stall in between (T1)
+        let late = self.placements.late_enqueues.contains(&idx);
+        if late {
+            self.gap(tid, ts, ts, LATE_REASON);
+        }
+        let asleep = self.asleep.remove(&tid);
+        if (asleep && idle_dst && !prompt) || late {
             engine.step(ts, &DriverEvent::MigrateFrom { tid, src, dst });
             self.wakelist.push((dst, tid));
         } else {
