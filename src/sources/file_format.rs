@@ -96,14 +96,23 @@ pub trait FileFormat: Sync {
 
     /// Parses the capture, handing its events to `sink` in deltas as they are read; `sink`
     /// returns false to stop early. Applied in order to `Trace::new(name, self.format())`, the
-    /// deltas give what [`FileFormat::load`] gives before its final sort.
+    /// deltas give what [`FileFormat::load`] gives before its final sort. A line format reads
+    /// with the parser its [`FileFormat::text`] names; binary formats implement it.
     fn stream(
         &self,
         name: &str,
         data: &[u8],
         opts: &LoadOptions,
         sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
-    ) -> Result<(), SourceError>;
+    ) -> Result<(), SourceError> {
+        let Some(t) = self.text(data) else {
+            return Err(SourceError::file(
+                name,
+                format!("internal error: {} has no reader", self.format()),
+            ));
+        };
+        crate::sources::text::driver::stream_text(name, data, t.parser, t.headerless, opts, sink)
+    }
 
     /// Parses the whole capture into a trace in time order.
     fn load(&self, name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {

@@ -1,11 +1,8 @@
 //! tracefs `trace` text: ftrace event lines under the `#` header tracefs prints.
 
 use super::trace_pipe::TRACE_PIPE;
-use crate::events::{Format, TraceDelta};
-use crate::sources::error::SourceError;
+use crate::events::Format;
 use crate::sources::file_format::{FileFormat, Priority, Sample, TextLines};
-use crate::sources::options::LoadOptions;
-use crate::sources::text::driver::stream_text;
 use crate::sources::text::ftrace::{Family, FtraceText, sniff_family};
 
 pub const FTRACE: Format = Format::new("ftrace", "ftrace text (tracefs trace)");
@@ -35,20 +32,11 @@ impl FileFormat for Ftrace {
         // parse buffers held while a chunk loads
         0.6
     }
+    // `--format ftrace` on text without the header: it is trace_pipe text after all
     fn text(&self, _head: &[u8]) -> Option<TextLines> {
         Some(TextLines {
             parser: &FtraceText,
             headerless: Some(TRACE_PIPE),
         })
-    }
-    fn stream(
-        &self,
-        name: &str,
-        data: &[u8],
-        opts: &LoadOptions,
-        sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
-    ) -> Result<(), SourceError> {
-        // `--format ftrace` on text without the header: it is trace_pipe text after all
-        stream_text(name, data, &FtraceText, Some(TRACE_PIPE), opts, sink)
     }
 }

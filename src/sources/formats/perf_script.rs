@@ -1,10 +1,7 @@
 //! `perf script` text.
 
-use crate::events::{Format, TraceDelta};
-use crate::sources::error::SourceError;
+use crate::events::Format;
 use crate::sources::file_format::{FileFormat, Priority, Sample, TextLines};
-use crate::sources::options::LoadOptions;
-use crate::sources::text::driver::stream_text;
 use crate::sources::text::perf_script::{is_untimed_sample, parser_for, split_head};
 
 pub const PERF_SCRIPT: Format = Format::new("perf-script", "perf script text");
@@ -41,15 +38,5 @@ impl FileFormat for PerfScript {
             parser: parser_for(&head[..head.len().min(Sample::HEAD_BYTES)]),
             headerless: None,
         })
-    }
-    fn stream(
-        &self,
-        name: &str,
-        data: &[u8],
-        opts: &LoadOptions,
-        sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
-    ) -> Result<(), SourceError> {
-        let head = &data[..data.len().min(Sample::HEAD_BYTES)];
-        stream_text(name, data, parser_for(head), None, opts, sink)
     }
 }

@@ -1,11 +1,8 @@
 //! `trace-cmd report` text: ftrace event lines after a `cpus=` / `version = ` preamble, with
 //! trace-cmd's plugin forms of sched_switch and hrtimer events.
 
-use crate::events::{Format, TraceDelta};
-use crate::sources::error::SourceError;
+use crate::events::Format;
 use crate::sources::file_format::{FileFormat, Priority, Sample, TextLines};
-use crate::sources::options::LoadOptions;
-use crate::sources::text::driver::stream_text;
 use crate::sources::text::ftrace::{Family, FtraceText, sniff_family};
 
 pub const TRACE_CMD_REPORT: Format = Format::new("trace-cmd-report", "trace-cmd report text");
@@ -39,14 +36,5 @@ impl FileFormat for TraceCmdReport {
             parser: &FtraceText,
             headerless: None,
         })
-    }
-    fn stream(
-        &self,
-        name: &str,
-        data: &[u8],
-        opts: &LoadOptions,
-        sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
-    ) -> Result<(), SourceError> {
-        stream_text(name, data, &FtraceText, None, opts, sink)
     }
 }

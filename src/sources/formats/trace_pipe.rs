@@ -1,10 +1,7 @@
 //! ftrace text without a header: tracefs `trace_pipe`, or `trace` with its header cut off.
 
-use crate::events::{Format, TraceDelta};
-use crate::sources::error::SourceError;
+use crate::events::Format;
 use crate::sources::file_format::{FileFormat, Priority, Sample, TextLines};
-use crate::sources::options::LoadOptions;
-use crate::sources::text::driver::stream_text;
 use crate::sources::text::ftrace::{Family, FtraceText, sniff_family};
 
 pub const TRACE_PIPE: Format = Format::new("trace_pipe", "ftrace text (trace_pipe / no header)");
@@ -38,14 +35,5 @@ impl FileFormat for TracePipe {
             parser: &FtraceText,
             headerless: None,
         })
-    }
-    fn stream(
-        &self,
-        name: &str,
-        data: &[u8],
-        opts: &LoadOptions,
-        sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
-    ) -> Result<(), SourceError> {
-        stream_text(name, data, &FtraceText, None, opts, sink)
     }
 }
