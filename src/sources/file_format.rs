@@ -87,13 +87,6 @@ pub trait FileFormat: Sync {
         None
     }
 
-    /// The recording kernel's release a binary capture names in its header (trace.dat's UNAME
-    /// option, perf.data's HEADER_OSRELEASE), read without decoding the events. Text captures
-    /// say it in their first segment instead (see `Opened::kernel_facts`).
-    fn kernel_release(&self, _data: &[u8]) -> Option<String> {
-        None
-    }
-
     /// Parses the capture, handing its events to `sink` in deltas as they are read; `sink`
     /// returns false to stop early. Applied in order to `Trace::new(name, self.format())`, the
     /// deltas give what [`FileFormat::load`] gives before its final sort. A line format reads

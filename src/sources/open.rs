@@ -333,15 +333,12 @@ impl Opened {
 
     /// What the capture says of its kernel (`Trace::kernel_release`, `Trace::kernel_hz`),
     /// read from its first delta only, where the reader streams by segment: a text capture's
-    /// header (`cidscope vm --record`). Binary captures say nothing here (they are read whole).
+    /// header (`cidscope vm --record`). Binary captures say nothing here: they are decoded
+    /// whole, and their trace carries the release their header names.
     pub fn kernel_facts(&self, opts: &LoadOptions) -> (Option<String>, Option<u32>) {
-        // a text format hands its first segment over before reading the rest; a binary one
-        // names its kernel in its header
-        if self.reader.text(&[]).is_none() {
-            return (
-                self.bytes().and_then(|b| self.reader.kernel_release(b)),
-                None,
-            );
+        // a text format hands its first segment over before reading the rest
+        if !self.is_text() {
+            return (None, None);
         }
         let mut meta = Trace::new(&self.name, self.format);
         let first = LoadOptions {

@@ -47,9 +47,6 @@ impl FileFormat for PerfData {
         // store is built here for the consumer to take apart again.
         perf_data::decode(name, data, opts).map(|(t, evs)| stream_merged(t, vec![evs], sink))
     }
-    fn kernel_release(&self, data: &[u8]) -> Option<String> {
-        perf_data::kernel_release(data)
-    }
     fn load(&self, name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
         perf_data::load(name, data, opts)
     }

@@ -32,9 +32,6 @@ impl FileFormat for TraceDat {
         // ~30 bytes per ring-buffer record
         2.5
     }
-    fn kernel_release(&self, data: &[u8]) -> Option<String> {
-        crate::sources::trace_dat::kernel_release(data)
-    }
     fn stream(
         &self,
         name: &str,

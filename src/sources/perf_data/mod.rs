@@ -609,20 +609,6 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The recording kernel's release from a file-mode header's HEADER_OSRELEASE section (pipe
-/// mode has it in a record among the events: known once they are read).
-pub fn kernel_release(data: &[u8]) -> Option<String> {
-    let (Mode::File(h), big) = header::read(data).ok()? else {
-        return None;
-    };
-    let (_, sec) = h
-        .feature_sections(data, big)
-        .ok()?
-        .into_iter()
-        .find(|(f, _)| *f == HEADER_OSRELEASE)?;
-    osrelease(header::section_bytes(data, sec, "").ok()?, big)
-}
-
 /// The release of a HEADER_OSRELEASE section (a perf string), if it holds one.
 fn osrelease(body: &[u8], big: bool) -> Option<String> {
     let n = read_u32(body.get(..4)?, big) as usize;
