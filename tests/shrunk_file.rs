@@ -137,17 +137,43 @@ fn stats_on_a_file_cut_while_it_reads_says_so() {
 /// The TUI loading a large file that is cut: the status bar says where the load stopped, `q`
 /// quits, the terminal is restored (main screen, cursor, no mouse tracking) and the message is
 /// on stderr with exit status 2.
+///
+/// The cut races the loader: a cut that lands before the first delta was handed over ends the
+/// run at once (a load error before any event is the run's outcome, said on stderr). That
+/// outcome is allowed a retry; the TUI showing the error must happen on one of three tries.
 #[test]
 fn the_tui_on_a_file_cut_while_it_loads_says_so_and_restores_the_terminal() {
     let p = scratch("big-tui.ftrace.txt");
-    big_text(&p, 100);
+    let mut ended_early = Vec::new();
+    for _ in 0..3 {
+        big_text(&p, 100);
+        match tui_on_cut_file(&p) {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&p);
+                return;
+            }
+            Err(screen) => ended_early.push(screen),
+        }
+    }
+    panic!(
+        "the TUI never showed the cut; each run ended by itself:\n{}",
+        ended_early.join("\n----\n")
+    );
+}
+
+/// One run: `Err(screen)` when cidscope ended before showing the error in the TUI (its stderr
+/// message still checked), `Ok` when the TUI showed it and everything after held.
+fn tui_on_cut_file(p: &Path) -> Result<(), String> {
     let bin = env!("CARGO_BIN_EXE_cidscope");
-    let t = Tmux::start("shrunk", "env PS1='$ ' bash --norc --noprofile");
+    // wide enough for the status bar to hold the whole message, however long the path
+    let t = Tmux::start_sized("shrunk", "env PS1='$ ' bash --norc --noprofile", 240, 40);
     t.keys(&[
         &format!("{bin} {} 2>&1; echo EXIT=$?", p.display()),
         "Enter",
     ]);
-    // cut it as soon as cidscope has it mapped: its first 4 MB stay, the rest goes
+    let flag = |f: &str| t.tmux(&["display", "-p", "-t", "t", f]).trim().to_string();
+    // cut it once cidscope has it mapped and the TUI has the terminal: its first 4 MB stay,
+    // the rest goes
     let shell = t.tmux(&["display", "-p", "-t", "t", "#{pane_pid}"]);
     let start = Instant::now();
     'mapped: loop {
@@ -157,7 +183,7 @@ fn the_tui_on_a_file_cut_while_it_loads_says_so_and_restores_the_terminal() {
             .unwrap();
         for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
             let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
-            if maps.contains(&*p.to_string_lossy()) {
+            if maps.contains(&*p.to_string_lossy()) && flag("#{alternate_on}") == "1" {
                 break 'mapped;
             }
         }
@@ -168,18 +194,24 @@ fn the_tui_on_a_file_cut_while_it_loads_says_so_and_restores_the_terminal() {
         );
         std::thread::sleep(Duration::from_millis(2));
     }
-    truncate(&p, 4 << 20);
+    truncate(p, 4 << 20);
     let s = t.wait_for("the file shrank");
+    if s.contains("EXIT=") {
+        // it ended by itself: the message is on stderr (wrapped at the terminal's width)
+        let joined = s.replace('\n', "");
+        assert!(joined.contains("EXIT=2"), "{s}");
+        assert!(joined.contains("at byte offset"), "{s}");
+        return Err(s);
+    }
     assert!(s.contains("load stopped"), "{s}");
     t.keys(&["q"]);
     // (the message wraps at the terminal's width)
     let s = t.wait_for("EXIT=2").replace('\n', "");
     assert!(s.contains("the file shrank while it was read"), "{s}");
     assert!(s.contains("at byte offset"), "{s}");
-    let flag = |f: &str| t.tmux(&["display", "-p", "-t", "t", f]).trim().to_string();
     assert_eq!(flag("#{alternate_on}"), "0");
     assert_eq!(flag("#{cursor_flag}"), "1");
     assert_eq!(flag("#{mouse_any_flag}"), "0");
     assert_eq!(flag("#{mouse_button_flag}"), "0");
-    let _ = std::fs::remove_file(&p);
+    Ok(())
 }
