@@ -571,10 +571,29 @@ fn two_event_lines_merged_into_one_are_split_and_counted() {
 
 /// A capture concatenated with itself is read once, with a `duplicated-events` warning that
 /// counts the copy (held in memory, parallel in small pieces, and streamed); two different
-/// captures one after the other are both kept.
+/// captures one after the other are both kept. Formats with a `# tracer:` header are told by
+/// it, the others (trace_pipe, trace-cmd report, perf script) by time going back to the
+/// file's first event.
 #[test]
 fn a_capture_concatenated_with_itself_is_counted_once() {
-    let name = "cyclictest.ftrace.txt";
+    for (name, at) in [
+        ("cyclictest.ftrace.txt", "events after"),
+        ("cyclictest.trace_pipe.txt", "events where time goes back"),
+        (
+            "cyclictest.trace-cmd-report.txt",
+            "events where time goes back",
+        ),
+        ("cyclictest.perf-script.txt", "events where time goes back"),
+        (
+            "cyclictest.perf-script-F.txt",
+            "events where time goes back",
+        ),
+    ] {
+        concatenated_with_itself(name, at);
+    }
+}
+
+fn concatenated_with_itself(name: &str, at: &str) {
     let one = std::fs::read(capture(name)).unwrap();
     let full = load(name, &one);
     let twice = [one.clone(), one.clone()].concat();
@@ -593,10 +612,13 @@ fn a_capture_concatenated_with_itself_is_counted_once() {
             assert!(missing(&full, &t).is_empty());
             let w = warning(&t, "duplicated-events");
             assert!(
-                w.contains(&format!("{} events after", full.event_count())),
-                "{w}"
+                w.contains(&format!("{} {at}", full.event_count())),
+                "{name}: {w}"
             );
         }
+    }
+    if !name.ends_with(".ftrace.txt") {
+        return;
     }
     let other = std::fs::read(capture("hackbench-pipe.ftrace.txt")).unwrap();
     let both = load("both", &[one, other.clone()].concat());

@@ -531,6 +531,16 @@ impl ObservedState {
         self.tasks.get(&tid).map_or(0, |t| t.incarnation)
     }
 
+    /// [`Self::mm_of`] and [`Self::incarnation`] in one lookup.
+    pub fn mm_and_incarnation(&self, tid: Tid) -> (MmId, u32) {
+        if tid == 0 {
+            return (MmId::NONE, 0);
+        }
+        self.tasks
+            .get(&tid)
+            .map_or((MmId::UNKNOWN, 0), |t| (t.mm, t.incarnation))
+    }
+
     fn exec(&mut self, ts: u64, tid: Tid, old_tid: Tid, ctx: &Context, sink: &mut impl Sink) {
         // A non-leader thread that execs takes over the leader's pid.
         if old_tid != tid

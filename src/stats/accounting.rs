@@ -72,7 +72,11 @@ pub struct Accumulator {
 
 impl Accumulator {
     /// Adds events; `meta` names their strings.
-    pub fn feed(&mut self, evs: impl IntoIterator<Item = crate::events::Event>, meta: &Trace) {
+    pub fn feed<E: std::borrow::Borrow<crate::events::Event>>(
+        &mut self,
+        evs: impl IntoIterator<Item = E>,
+        meta: &Trace,
+    ) {
         // the names may be interned by any later segment
         if self.sys_exit.is_none() {
             self.sys_exit = meta.strings.find(b"sys_exit");
@@ -83,6 +87,7 @@ impl Accumulator {
         let (sys_exit, irq_exit) = (self.sys_exit, self.irq_exit);
         let (acc, tasks) = (&mut self.acc, &mut self.tasks);
         for e in evs {
+            let e = e.borrow();
             self.first.get_or_insert(e.ts);
             self.last = e.ts;
             match e.kind {

@@ -180,7 +180,8 @@ pub fn compute_streaming(
         let evs = std::mem::take(&mut d.events);
         meta.apply(d);
         let s = summ.get_or_insert_with(|| Summarizer::new(&meta));
-        s.feed(evs.iter().copied(), &meta);
+        // (by reference: a copied 32-byte event costs a stalled load per event)
+        s.feed(evs.iter(), &meta);
         if keep {
             meta.events.extend(evs.iter());
         }
@@ -255,9 +256,10 @@ impl Summarizer {
     }
 
     /// Adds events (in stream order); `meta` holds the strings and tasks seen so far.
-    pub fn feed<I>(&mut self, evs: I, meta: &Trace)
+    pub fn feed<I, E>(&mut self, evs: I, meta: &Trace)
     where
-        I: IntoIterator<Item = crate::events::Event> + Clone,
+        I: IntoIterator<Item = E> + Clone,
+        E: std::borrow::Borrow<crate::events::Event>,
     {
         self.accounting.feed(evs.clone(), meta);
         let hint = meta
@@ -265,6 +267,7 @@ impl Summarizer {
             .filter(|&n| n <= Trace::MAX_CPUS)
             .unwrap_or(0);
         for ev in evs {
+            let ev = ev.borrow();
             if ev.ts < self.prev_ts {
                 self.out_of_order = true;
             }
@@ -279,8 +282,8 @@ impl Summarizer {
                 tgid_changes: &meta.tgid_changes,
                 ncpus: self.seen_cpus.max(hint).max(1),
             };
-            self.state.apply(&ev, &ctx, &mut self.sink);
-            self.coverage.count(&ev);
+            self.state.apply(ev, &ctx, &mut self.sink);
+            self.coverage.count(ev);
             match ev.kind {
                 EventKind::Lost { count } => {
                     self.lost_markers += 1;
@@ -303,8 +306,7 @@ impl Summarizer {
             if let (EventKind::RseqUpdate { mm_cid, .. }, false) =
                 (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
             {
-                let mm = self.state.mm_of(ev.tid);
-                let inc = self.state.incarnation(ev.tid);
+                let (mm, inc) = self.state.mm_and_incarnation(ev.tid);
                 let e = self
                     .per_tid
                     .entry((ev.tid, inc))

@@ -160,9 +160,12 @@ pub struct Chunk {
     pub error: Option<(u64, BadLine)>,
     /// Lines in this chunk.
     pub lines: u64,
-    /// Last task noted per CPU (mod 64): most lines repeat their CPU's previous task, so the
-    /// task map is consulted only when the task changes.
-    recent: [Tid; 64],
+    /// Last task noted per CPU (mod 64) with its TGID column, kept once its comm is known: most
+    /// lines repeat their CPU's previous task, so the task map is consulted only when the task
+    /// (or its TGID) changes, or while its name is still `<...>`.
+    recent: [(Tid, Option<Tid>); 64],
+    /// The id of `<...>` in this chunk's strings once a task was noted with it.
+    unknown_comm: Option<StrId>,
     /// Byte position of the `[CPU]` column in the previous line (a parser's hint).
     pub cpu_hint: usize,
     pub warned_late_header: bool,
@@ -222,7 +225,8 @@ impl Chunk {
             first_bad: None,
             error: None,
             lines: 0,
-            recent: [Tid::MAX; 64],
+            recent: [(Tid::MAX, None); 64],
+            unknown_comm: None,
             cpu_hint: 0,
             warned_late_header: false,
             tgid_notes: Vec::new(),
@@ -241,12 +245,16 @@ impl Chunk {
 
     /// Records the task's comm and tgid the first time a line shows them, and each change of
     /// its TGID (a tid reused by another process).
+    #[inline(always)]
     pub fn note_task(&mut self, cpu: u16, tid: Tid, comm: &[u8], tgid: Option<Tid>) {
-        let slot = &mut self.recent[cpu as usize & 63];
-        if *slot == tid && tgid.is_none() {
-            return;
+        let slot = cpu as usize & 63;
+        if self.recent[slot] != (tid, tgid) {
+            self.note_task_slow(slot, tid, comm, tgid);
         }
-        *slot = tid;
+    }
+
+    #[inline(never)]
+    fn note_task_slow(&mut self, slot: usize, tid: Tid, comm: &[u8], tgid: Option<Tid>) {
         let at = self.events.len() as u32;
         if let Some(m) = self.tasks.get_mut(&tid) {
             match (m.tgid, tgid) {
@@ -259,21 +267,34 @@ impl Chunk {
                     if latest != g {
                         self.tgid_latest.insert(tid, g);
                         self.tgid_notes.push((at, tid, g));
+                        // (rare) another CPU's slot may hold this tid with its old TGID
+                        self.recent = [(Tid::MAX, None); 64];
                     }
                 }
                 _ => {}
             }
             // `<...>`: the kernel had lost the pid's name when it printed the line
-            if self.strings.get(m.comm) == UNKNOWN_COMM && comm != UNKNOWN_COMM {
+            let unknown = Some(m.comm) == self.unknown_comm;
+            if unknown && comm != UNKNOWN_COMM {
                 m.comm = self.strings.intern(comm);
             }
+            self.recent[slot] = if unknown && comm == UNKNOWN_COMM {
+                (Tid::MAX, None)
+            } else {
+                (tid, tgid)
+            };
             return;
         }
+        let known = comm != UNKNOWN_COMM;
         let comm = self.strings.intern(comm);
+        if !known {
+            self.unknown_comm = Some(comm);
+        }
         self.tasks.insert(tid, TaskMeta { tgid, comm });
         if let Some(g) = tgid {
             self.tgid_notes.push((at, tid, g));
         }
+        self.recent[slot] = if known { (tid, tgid) } else { (Tid::MAX, None) };
     }
 
     /// A lost-event marker: placed at the time of the last event before it (fixed up across

@@ -1,7 +1,8 @@
-//! A capture concatenated with itself (`cat a.txt a.txt`): a second `# tracer:` header whose
-//! events repeat the capture from its start. The repeat is counted once and said, never
-//! doubled: after a late header, events matching the file's first events are held back; once
-//! [`CONFIRM`] of them match, the copy is dropped up to the last time before the header.
+//! A capture concatenated with itself (`cat a.txt a.txt`): a second `# tracer:` header, or (in
+//! formats without one: `trace_pipe`, `trace-cmd report`, `perf script`) time going back to the
+//! file's first event, whose events repeat the capture from its start. The repeat is counted
+//! once and said, never doubled: from there, events matching the file's first events are held
+//! back; once [`CONFIRM`] of them match, the copy is dropped up to the last time before it.
 
 use crate::events::{Event, Warning};
 
@@ -20,7 +21,8 @@ fn key(e: &Event) -> Key {
 enum State {
     #[default]
     Idle,
-    /// After a late header: `pos` events matched so far, held in `pending`.
+    /// After a late header (`line`, 0 when time went back to the start without one): `pos`
+    /// events matched so far, held in `pending`.
     Checking { pos: usize, until: u64, line: u64 },
     /// A copy: its events are dropped while their time is at most `until`.
     Dropping { until: u64 },
@@ -41,9 +43,12 @@ impl Dups {
     /// Filters one chunk's events (in file order); `headers` are the event indices of its
     /// `# tracer:` lines with their global line numbers.
     pub fn filter(&mut self, evs: &mut Vec<Event>, headers: &[(usize, u64)]) {
-        if headers.is_empty() && matches!(self.state, State::Idle) && self.prefix.len() >= PREFIX {
+        if headers.is_empty()
+            && matches!(self.state, State::Idle)
+            && self.prefix.len() >= PREFIX
+            && self.note(evs)
+        {
             // the common case: nothing to compare
-            self.note(evs);
             return;
         }
         let mut out = Vec::with_capacity(evs.len());
@@ -64,6 +69,18 @@ impl Dups {
                         line,
                     };
                 }
+            }
+            // no header: time back at the file's first event starts a comparison too
+            if matches!(self.state, State::Idle)
+                && self.seen > 0
+                && self.prefix.first() == Some(&key(&e))
+                && let Some(until) = self.max_ts.filter(|&m| m > e.ts)
+            {
+                self.state = State::Checking {
+                    pos: 0,
+                    until,
+                    line: 0,
+                };
             }
             self.one(e, &mut out);
         }
@@ -115,21 +132,36 @@ impl Dups {
         }
     }
 
-    fn note(&mut self, evs: &[Event]) {
-        self.seen += evs.len();
-        if let Some(m) = evs.iter().map(|e| e.ts).max() {
-            self.max_ts = self.max_ts.max(Some(m));
+    /// Takes in a chunk that needs no comparison; `false` (nothing taken in) when an event's
+    /// time is back at the file's first event after later ones: a copy may start there.
+    fn note(&mut self, evs: &[Event]) -> bool {
+        let (Some(first), Some(before)) = (self.prefix.first().map(|k| k.0), self.max_ts) else {
+            return false;
+        };
+        let mut max = before;
+        for e in evs {
+            if e.ts <= first && e.ts < max {
+                return false;
+            }
+            max = max.max(e.ts);
         }
+        self.seen += evs.len();
+        self.max_ts = Some(max);
+        true
     }
 
     /// At the end: events still held back (a short match) are kept; the warning, if any.
     pub fn finish(&mut self, path: &str, last: &mut Vec<Event>) -> Option<Warning> {
         last.append(&mut self.pending);
         let line = self.first_line?;
+        let at = match line {
+            0 => "where time goes back to the first event".to_string(),
+            l => format!("after the \"# tracer:\" header at line {l}"),
+        };
         Some(Warning {
             code: "duplicated-events",
             message: format!(
-                "{path}: {} events after the \"# tracer:\" header at line {line} repeat the capture from its start (the file concatenated with itself?): they were counted once",
+                "{path}: {} events {at} repeat the capture from its start (the file concatenated with itself?): they were counted once",
                 self.dropped
             ),
         })
@@ -188,5 +220,43 @@ mod tests {
         let mut rest = Vec::new();
         assert!(d.finish("f", &mut rest).is_none());
         assert_eq!(evs.len() + rest.len(), 105);
+    }
+
+    #[test]
+    fn without_headers_a_copy_is_found_where_time_goes_back() {
+        let a: Vec<Event> = (1..=400).map(ev).collect();
+        // a + a in chunks of 150, no header: the copy goes
+        let mut d = Dups::default();
+        let all: Vec<Event> = a.iter().chain(a.iter()).copied().collect();
+        let mut kept = 0;
+        for c in all.chunks(150) {
+            let mut evs = c.to_vec();
+            d.filter(&mut evs, &[]);
+            kept += evs.len();
+        }
+        let mut rest = Vec::new();
+        let w = d.finish("f", &mut rest).expect("a warning");
+        assert_eq!(kept + rest.len(), 400);
+        assert!(
+            w.message.contains("400 events where time goes back"),
+            "{}",
+            w.message
+        );
+        // time going back elsewhere (unsorted input, another capture): everything kept
+        let mut d = Dups::default();
+        let mut kept = 0;
+        let b: Vec<Event> = a
+            .iter()
+            .copied()
+            .chain((1..=400).map(|t| ev(t * 2)))
+            .collect();
+        for c in b.chunks(150) {
+            let mut evs = c.to_vec();
+            d.filter(&mut evs, &[]);
+            kept += evs.len();
+        }
+        let mut rest = Vec::new();
+        assert!(d.finish("f", &mut rest).is_none());
+        assert_eq!(kept + rest.len(), 800);
     }
 }

@@ -9,7 +9,7 @@ use crate::events::{Event, EventKind, Tid};
 use crate::sources::file_format::Sample;
 use crate::sources::text::chunk::{Chunk, Expected, LineParser};
 pub use crate::sources::text::columns::{Cols, Head};
-use crate::sources::text::scan::{parse_ts, skip_spaces, trim_end, trim_start};
+use crate::sources::text::scan::{parse_ts_fraction, skip_spaces, trim_end, trim_start};
 use crate::sources::text::{payload, shapes};
 
 /// Parser for every ftrace-family text format.
@@ -50,10 +50,10 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
     // EVENT: PAYLOAD
     let n0 = skip_spaces(line, after);
     // the name ends at its colon; a space first means this is no event line
-    let colon = find2(line, n0, b':', b' ')?;
+    // (no event's name holds '(': that is a syscall's "sys_foo(arg: 1, ...)")
+    let colon = name_end(line, n0)?;
     let name = &line[n0..colon];
-    // no event's name holds '(': that is a syscall's "sys_foo(arg: 1, ...)"
-    if name.is_empty() || line[colon] != b':' || memchr::memchr(b'(', name).is_some() {
+    if name.is_empty() || line[colon] != b':' {
         return None;
     }
     let rest = &line[skip_spaces(line, colon + 1)..];
@@ -122,10 +122,7 @@ fn cols_at(line: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
         (Some(tok), &t2[..t2.len() - 1], e2)
     };
     // a whole number is a clock's raw ticks, no time (refused by `other_line`)
-    if !ts_tok.contains(&b'.') {
-        return None;
-    }
-    let ts = parse_ts(ts_tok)?;
+    let ts = parse_ts_fraction(ts_tok)?;
     Some((
         Cols {
             comm,
@@ -151,26 +148,109 @@ pub fn split_cols(line: &[u8]) -> Option<(Cols<'_>, &[u8])> {
     None
 }
 
-/// The first position at or after `from` holding `a` or `b`, eight bytes at a time (the
-/// columns scanned here are 5–20 bytes long and this runs several times per line).
-fn find2(s: &[u8], from: usize, a: u8, b: u8) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // a byte of `x` is zero → its high bit set in the result (exact for the lowest such byte)
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let (pa, pb) = (ONES * a as u64, ONES * b as u64);
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// A byte of `x` is zero → its high bit set (exact for the lowest such byte).
+#[inline(always)]
+fn zero(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGH
+}
+
+/// The eight bytes of `s` at `at`, as a little-endian word.
+#[inline(always)]
+fn word(s: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&s[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Calls `f` with each eight-byte word of `s[from..]` and its position until `f` returns
+/// `Some`; the last word is the one ending at `s.len()`, its bytes before the position masked
+/// off (`mask`: the high bits `f` may use). No byte loop: a column's variable length would
+/// make a byte loop's exit a mispredicted branch on every line.
+#[inline(always)]
+fn scan_words<T>(
+    s: &[u8],
+    from: usize,
+    mut f: impl FnMut(u64, u64, usize) -> Option<T>,
+) -> Option<T> {
     let mut i = from;
     while i + 8 <= s.len() {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&s[i..i + 8]);
-        let x = u64::from_le_bytes(w);
-        let t = zero(x ^ pa) | zero(x ^ pb);
-        if t != 0 {
-            return Some(i + (t.trailing_zeros() / 8) as usize);
+        if let Some(r) = f(word(s, i), HIGH, i) {
+            return Some(r);
         }
         i += 8;
     }
-    (i..s.len()).find(|&j| s[j] == a || s[j] == b)
+    if i >= s.len() {
+        return None;
+    }
+    if s.len() >= 8 {
+        // the word ending at the end: its first `skip` bytes were scanned already
+        let at = s.len() - 8;
+        let skip = i - at;
+        return f(word(s, at), HIGH << (8 * skip), at);
+    }
+    let n = s.len() - i;
+    f(short_word(&s[i..]), HIGH >> (8 * (8 - n)), i)
+}
+
+/// 1–7 bytes as a little-endian word, upper bytes zero: two overlapping loads combined in a
+/// register (a variable-length copy to the stack would stall the load that reads it back).
+#[inline(always)]
+fn short_word(s: &[u8]) -> u64 {
+    let n = s.len();
+    let at = |k: usize, w: usize| -> u64 {
+        let mut v = 0u64;
+        for j in 0..w {
+            v |= (s[k + j] as u64) << (8 * j);
+        }
+        v
+    };
+    match n {
+        0 => 0,
+        1 => s[0] as u64,
+        2..=3 => at(0, 2) | (at(n - 2, 2) << (8 * (n - 2))),
+        _ => at(0, 4) | (at(n - 4, 4) << (8 * (n - 4))),
+    }
+}
+
+/// The first position at or after `from` holding `a` or `b`, eight bytes at a time (the
+/// columns scanned here are 5–20 bytes long and this runs several times per line).
+#[inline]
+fn find2(s: &[u8], from: usize, a: u8, b: u8) -> Option<usize> {
+    let (pa, pb) = (ONES * a as u64, ONES * b as u64);
+    scan_words(s, from, |x, mask, at| {
+        let t = (zero(x ^ pa) | zero(x ^ pb)) & mask;
+        (t != 0).then(|| at + (t.trailing_zeros() / 8) as usize)
+    })
+}
+
+/// The end of an event's name at `from`: its colon (or the space that shows this is no event
+/// line), `None` when a '(' comes first (a syscall's `sys_foo(arg: 1, ...)`) or neither is found.
+#[inline]
+fn name_end(s: &[u8], from: usize) -> Option<usize> {
+    let (colon, space, paren) = (ONES * b':' as u64, ONES * b' ' as u64, ONES * b'(' as u64);
+    let r = scan_words(s, from, |x, mask, at| {
+        let t = (zero(x ^ colon) | zero(x ^ space)) & mask;
+        let p = zero(x ^ paren) & mask;
+        // (the lowest bit of each is exact: a '(' before the end rejects the line)
+        match (t != 0, p != 0) {
+            (_, true) if t == 0 || p.trailing_zeros() < t.trailing_zeros() => Some(None),
+            (true, _) => Some(Some(at + (t.trailing_zeros() / 8) as usize)),
+            _ => None,
+        }
+    });
+    r.flatten()
+}
+
+/// Whether `s` holds `a`: the ']' test every event line's payload gets (a merged line holds a
+/// second head), eight bytes a step, inline (a payload is ~100 bytes: memchr's dispatch would
+/// cost more than the scan).
+#[inline]
+fn has_byte(s: &[u8], a: u8) -> bool {
+    let pa = ONES * a as u64;
+    scan_words(s, 0, |x, mask, _| (zero(x ^ pa) & mask != 0).then_some(())).is_some()
 }
 
 /// The three ftrace text formats.
@@ -281,7 +361,7 @@ impl LineParser for FtraceText {
             return header_line(line, out);
         }
         if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
-            if memchr::memchr(b']', h.rest).is_some()
+            if has_byte(h.rest, b']')
                 && let Some(at) = shapes::second_head(line)
             {
                 return merged_line(self, line, at, out);
@@ -310,12 +390,44 @@ fn merged_line(p: &FtraceText, line: &[u8], at: usize, out: &mut Chunk) -> Resul
 fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
     let kind = payload::parse(h.name, h.rest, &mut out.strings)?;
     let kind = match kind {
+        EventKind::Other { .. } | EventKind::SchedProcessExec { .. } => {
+            match unmodelled_event(&h, kind, out)? {
+                Some(k) => k,
+                None => return Ok(()),
+            }
+        }
+        k => {
+            out.cont_ok = Some(false);
+            k
+        }
+    };
+    out.skipped.unknown_tid += u64::from(h.tid == crate::events::TID_UNKNOWN);
+    let comm = strip_buffer_prefix(h.comm);
+    out.note_task(h.cpu, h.tid, comm, h.tgid.flatten());
+    out.events.push(Event {
+        ts: h.ts,
+        tid: h.tid,
+        cpu: h.cpu,
+        kind,
+    });
+    Ok(())
+}
+
+/// The events cidscope keeps only by name, and exec: the names their payloads give, the
+/// tracer's own records (`None`: skipped). Out of line: the hot path is the modelled events.
+#[inline(never)]
+fn unmodelled_event(
+    h: &Head,
+    kind: EventKind,
+    out: &mut Chunk,
+) -> Result<Option<EventKind>, Expected> {
+    let kind = match kind {
         EventKind::Other { name } => {
             let n = out.strings.get(name);
             if n.starts_with(b"funcgraph_") || n == b"function" || n.ends_with(b"_stack") {
-                match special_event(&h, out)? {
+                match special_event(h, out)? {
                     Some(k) => k,
-                    None => return Ok(()),
+                    None => return Ok(None),
                 }
             } else {
                 names_in_payload(h.name, h.rest, out);
@@ -329,16 +441,7 @@ fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
         k => k,
     };
     out.cont_ok = Some(matches!(kind, EventKind::Other { .. }));
-    out.skipped.unknown_tid += u64::from(h.tid == crate::events::TID_UNKNOWN);
-    let comm = strip_buffer_prefix(h.comm);
-    out.note_task(h.cpu, h.tid, comm, h.tgid.flatten());
-    out.events.push(Event {
-        ts: h.ts,
-        tid: h.tid,
-        cpu: h.cpu,
-        kind,
-    });
-    Ok(())
+    Ok(Some(kind))
 }
 
 /// trace-cmd's function tracer, function_graph and stack records: `function: func <-- parent`,
@@ -373,12 +476,27 @@ fn special_event(h: &Head, out: &mut Chunk) -> Result<Option<EventKind>, Expecte
 
 /// trace-cmd report of several buffers prefixes each line with the buffer's name:
 /// `xtextcmd:            sleep-5339  [001] ...` — the comm is what follows it.
+#[inline]
 fn strip_buffer_prefix(comm: &[u8]) -> &[u8] {
-    if let Some(c) = memchr::memmem::find(comm, b":  ")
-        && c > 0
-        && !comm[..c].contains(&b' ')
-    {
-        return trim_start(&comm[c + 1..]);
+    // (most comms hold no ':' at all: one word test, then the search)
+    if !has_byte(comm, b':') {
+        return comm;
+    }
+    buffer_prefix_cut(comm)
+}
+
+#[cold]
+fn buffer_prefix_cut(comm: &[u8]) -> &[u8] {
+    // the first ":  " before any space
+    let mut from = 0;
+    while let Some(c) = find2(comm, from, b':', b' ') {
+        if comm[c] == b' ' {
+            return comm;
+        }
+        if c > 0 && comm[c + 1..].starts_with(b"  ") {
+            return trim_start(&comm[c + 1..]);
+        }
+        from = c + 1;
     }
     comm
 }
@@ -712,6 +830,39 @@ mod tests {
             let from = from.min(s.len());
             let want = (from..s.len()).find(|&j| s[j] == b' ' || s[j] == b':');
             proptest::prop_assert_eq!(find2(&s, from, b' ', b':'), want);
+        }
+
+        #[test]
+        fn name_end_is_the_first_colon_or_space_after_no_paren(s in proptest::collection::vec(prop::sample::select(vec![b' ', b':', b'(', b'a', 0x80, 0xff, 0, b':' ^ 0x80]), 0..40), from in 0usize..45) {
+            let from = from.min(s.len());
+            let end = (from..s.len()).find(|&j| s[j] == b' ' || s[j] == b':');
+            let paren = (from..s.len()).find(|&j| s[j] == b'(');
+            let want = match (end, paren) {
+                (Some(e), Some(p)) if p < e => None,
+                (e, _) => e,
+            };
+            proptest::prop_assert_eq!(name_end(&s, from), want);
+        }
+
+        #[test]
+        fn strip_buffer_prefix_is_the_first_colon_pair_before_a_space(s in proptest::collection::vec(prop::sample::select(vec![b' ', b':', b'a']), 0..24)) {
+            let want: &[u8] = match memchr::memmem::find(&s, b":  ") {
+                Some(c) if c > 0 && !s[..c].contains(&b' ') => trim_start(&s[c + 1..]),
+                _ => &s,
+            };
+            proptest::prop_assert_eq!(strip_buffer_prefix(&s), want);
+        }
+
+        #[test]
+        fn short_word_is_the_bytes(s in proptest::collection::vec(proptest::num::u8::ANY, 0..8)) {
+            let mut w = [0u8; 8];
+            w[..s.len()].copy_from_slice(&s);
+            proptest::prop_assert_eq!(short_word(&s), u64::from_le_bytes(w));
+        }
+
+        #[test]
+        fn has_byte_is_contains(s in proptest::collection::vec(prop::sample::select(vec![b']', b']' ^ 0x80, b'\\', b'^', 0x5c, 0, 0xff, b'a']), 0..70)) {
+            proptest::prop_assert_eq!(has_byte(&s, b']'), s.contains(&b']'));
         }
     }
 

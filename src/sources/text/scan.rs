@@ -2,6 +2,18 @@
 
 /// `1623.480444` / `1622.415298712` / `12345` (a raw counter clock) → ns.
 pub fn parse_ts(s: &[u8]) -> Option<u64> {
+    parse_ts_with(s, true)
+}
+
+/// [`parse_ts`] of a column that must have a fraction: `None` for a whole number (a clock's
+/// raw ticks, not seconds).
+#[inline]
+pub fn parse_ts_fraction(s: &[u8]) -> Option<u64> {
+    parse_ts_with(s, false)
+}
+
+#[inline(always)]
+fn parse_ts_with(s: &[u8], whole_ok: bool) -> Option<u64> {
     // Runs once per line: no search for the dot, and the fraction (6 or 9 digits) read
     // eight bytes at a time.
     let mut v: u64 = 0;
@@ -18,7 +30,7 @@ pub fn parse_ts(s: &[u8]) -> Option<u64> {
         return None;
     }
     if i == s.len() {
-        return Some(v * 1_000_000_000);
+        return whole_ok.then_some(v * 1_000_000_000);
     }
     if s[i] != b'.' {
         return None;
