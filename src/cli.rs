@@ -184,6 +184,7 @@ impl ModelArgs {
             hz: self.hz,
             batch: self.batch,
             kernel_version: self.kernel_version.clone(),
+            observed_only: self.policy == Some(CidView::Observed),
             base: self.params(),
         }
     }

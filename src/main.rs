@@ -179,9 +179,11 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
     let models = a.model.models();
     // the model of the capture's kernel when --kernel-version or the capture names it (a
     // binary capture is decoded whole anyway: its trace says, from a file or a pipe alike)
-    let named = a.model.kernel_version.is_some()
-        || !opened.is_text()
-        || opened.kernel_facts(&opts).0.is_some();
+    // (`--policy observed`: no model at all, so the capture is streamed)
+    let named = !a.model.asked().observed_only
+        && (a.model.kernel_version.is_some()
+            || !opened.is_text()
+            || opened.kernel_facts(&opts).0.is_some());
     let s = if models.is_empty() && !named {
         // a stream: memory stays flat whatever the capture's size
         cidscope::stats::compute_streaming(&opened, &opts)?

@@ -134,6 +134,20 @@ fn binary_captures_name_their_kernel_and_choose_its_model() {
                 .is_some_and(|s| s.contains("release from the capture")),
             "{name}: {m}"
         );
+        // --policy observed: the capture alone, no model run
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cidscope"))
+            .args(["stats", "--json", "--policy", "observed"])
+            .arg(&f)
+            .output()
+            .expect("cidscope runs");
+        assert!(out.status.success(), "{name}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert!(
+            v["model_agreement"].is_null(),
+            "{name}: {}",
+            v["model_agreement"]
+        );
+        assert!(v["events"].as_u64().is_some_and(|n| n > 0), "{name}");
     }
 }
 

@@ -217,6 +217,8 @@ pub struct Asked {
     pub batch: Option<u32>,
     /// `--kernel-version`: the release of the capture's kernel.
     pub kernel_version: Option<KernelRelease>,
+    /// `--policy observed`: the capture alone, no model (not even its kernel's).
+    pub observed_only: bool,
     /// Regime, scan, seeding, ...; its `version` and `hz` are set from the choice.
     pub base: Params,
 }
@@ -257,6 +259,9 @@ fn has_variants(policy: PolicyKind) -> bool {
 /// when the capture says it, else 0 (inferred from the tick expiries). A capture that names its
 /// kernel's CONFIG_RSEQ_CID_SCAN_BATCH gets resume-batch with that B ([`model_for_kernel`]).
 pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
+    if asked.observed_only {
+        return None;
+    }
     let (release, from) = match (&asked.kernel_version, &capture.release) {
         (Some(v), _) => (Some(v.as_str()), "--kernel-version"),
         (None, Some(r)) => (Some(r.as_str()), "the capture"),
@@ -445,6 +450,13 @@ mod tests {
             c.kernel_version.as_deref(),
             Some("6.12.117+deb13-cloud-amd64")
         );
+        // --policy observed: no model, whatever the kernel
+        let observed = Asked {
+            kernel_version: Some("7.2.13".parse().unwrap()),
+            observed_only: true,
+            ..Asked::default()
+        };
+        assert!(choose(&observed, &facts("6.18.15", Some(1000))).is_none());
         // --kernel-version wins over the header; owner-mode has no variant
         let asked = Asked {
             kernel_version: Some("7.2.13".parse().unwrap()),

@@ -28,7 +28,9 @@ impl CidView {
     /// One line on what it shows.
     pub fn describe(self) -> &'static str {
         match self {
-            CidView::Observed => "what the capture shows, no model",
+            CidView::Observed => {
+                "what the capture shows, no model (not even the one of the kernel the capture names)"
+            }
             CidView::Model(k) => k.describe(),
         }
     }

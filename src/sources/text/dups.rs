@@ -133,17 +133,17 @@ impl Dups {
     }
 
     /// Takes in a chunk that needs no comparison; `false` (nothing taken in) when an event's
-    /// time is back at the file's first event after later ones: a copy may start there.
+    /// time is at or before the file's first event: a copy may start there (the slow path
+    /// then decides; the scan here is branch-free).
     fn note(&mut self, evs: &[Event]) -> bool {
         let (Some(first), Some(before)) = (self.prefix.first().map(|k| k.0), self.max_ts) else {
             return false;
         };
-        let mut max = before;
-        for e in evs {
-            if e.ts <= first && e.ts < max {
-                return false;
-            }
-            max = max.max(e.ts);
+        let (min, max) = evs.iter().fold((u64::MAX, before), |(lo, hi), e| {
+            (lo.min(e.ts), hi.max(e.ts))
+        });
+        if min <= first {
+            return false;
         }
         self.seen += evs.len();
         self.max_ts = Some(max);
