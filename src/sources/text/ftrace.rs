@@ -9,7 +9,9 @@ use crate::events::{Event, EventKind, Tid};
 use crate::sources::file_format::Sample;
 use crate::sources::text::chunk::{Chunk, Expected, LineParser};
 pub use crate::sources::text::columns::{Cols, Head};
-use crate::sources::text::scan::{parse_ts_fraction, skip_spaces, trim_end, trim_start};
+use crate::sources::text::scan::{
+    ONES, find2, has_byte, parse_ts_fraction, scan_words, skip_spaces, trim_end, trim_start, zero,
+};
 use crate::sources::text::{payload, shapes};
 
 /// Parser for every ftrace-family text format.
@@ -148,84 +150,6 @@ pub fn split_cols(line: &[u8]) -> Option<(Cols<'_>, &[u8])> {
     None
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
-
-/// A byte of `x` is zero → its high bit set (exact for the lowest such byte).
-#[inline(always)]
-fn zero(x: u64) -> u64 {
-    x.wrapping_sub(ONES) & !x & HIGH
-}
-
-/// The eight bytes of `s` at `at`, as a little-endian word.
-#[inline(always)]
-fn word(s: &[u8], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&s[at..at + 8]);
-    u64::from_le_bytes(w)
-}
-
-/// Calls `f` with each eight-byte word of `s[from..]` and its position until `f` returns
-/// `Some`; the last word is the one ending at `s.len()`, its bytes before the position masked
-/// off (`mask`: the high bits `f` may use). No byte loop: a column's variable length would
-/// make a byte loop's exit a mispredicted branch on every line.
-#[inline(always)]
-fn scan_words<T>(
-    s: &[u8],
-    from: usize,
-    mut f: impl FnMut(u64, u64, usize) -> Option<T>,
-) -> Option<T> {
-    let mut i = from;
-    while i + 8 <= s.len() {
-        if let Some(r) = f(word(s, i), HIGH, i) {
-            return Some(r);
-        }
-        i += 8;
-    }
-    if i >= s.len() {
-        return None;
-    }
-    if s.len() >= 8 {
-        // the word ending at the end: its first `skip` bytes were scanned already
-        let at = s.len() - 8;
-        let skip = i - at;
-        return f(word(s, at), HIGH << (8 * skip), at);
-    }
-    let n = s.len() - i;
-    f(short_word(&s[i..]), HIGH >> (8 * (8 - n)), i)
-}
-
-/// 1–7 bytes as a little-endian word, upper bytes zero: two overlapping loads combined in a
-/// register (a variable-length copy to the stack would stall the load that reads it back).
-#[inline(always)]
-fn short_word(s: &[u8]) -> u64 {
-    let n = s.len();
-    let at = |k: usize, w: usize| -> u64 {
-        let mut v = 0u64;
-        for j in 0..w {
-            v |= (s[k + j] as u64) << (8 * j);
-        }
-        v
-    };
-    match n {
-        0 => 0,
-        1 => s[0] as u64,
-        2..=3 => at(0, 2) | (at(n - 2, 2) << (8 * (n - 2))),
-        _ => at(0, 4) | (at(n - 4, 4) << (8 * (n - 4))),
-    }
-}
-
-/// The first position at or after `from` holding `a` or `b`, eight bytes at a time (the
-/// columns scanned here are 5–20 bytes long and this runs several times per line).
-#[inline]
-fn find2(s: &[u8], from: usize, a: u8, b: u8) -> Option<usize> {
-    let (pa, pb) = (ONES * a as u64, ONES * b as u64);
-    scan_words(s, from, |x, mask, at| {
-        let t = (zero(x ^ pa) | zero(x ^ pb)) & mask;
-        (t != 0).then(|| at + (t.trailing_zeros() / 8) as usize)
-    })
-}
-
 /// The end of an event's name at `from`: its colon (or the space that shows this is no event
 /// line), `None` when a '(' comes first (a syscall's `sys_foo(arg: 1, ...)`) or neither is found.
 #[inline]
@@ -242,15 +166,6 @@ fn name_end(s: &[u8], from: usize) -> Option<usize> {
         }
     });
     r.flatten()
-}
-
-/// Whether `s` holds `a`: the ']' test every event line's payload gets (a merged line holds a
-/// second head), eight bytes a step, inline (a payload is ~100 bytes: memchr's dispatch would
-/// cost more than the scan).
-#[inline]
-fn has_byte(s: &[u8], a: u8) -> bool {
-    let pa = ONES * a as u64;
-    scan_words(s, 0, |x, mask, _| (zero(x ^ pa) & mask != 0).then_some(())).is_some()
 }
 
 /// The three ftrace text formats.
@@ -826,13 +741,6 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn find2_is_the_first_match(s in proptest::collection::vec(prop::sample::select(vec![b' ', b':', b'a', 0x80, 0xff, 0]), 0..40), from in 0usize..45) {
-            let from = from.min(s.len());
-            let want = (from..s.len()).find(|&j| s[j] == b' ' || s[j] == b':');
-            proptest::prop_assert_eq!(find2(&s, from, b' ', b':'), want);
-        }
-
-        #[test]
         fn name_end_is_the_first_colon_or_space_after_no_paren(s in proptest::collection::vec(prop::sample::select(vec![b' ', b':', b'(', b'a', 0x80, 0xff, 0, b':' ^ 0x80]), 0..40), from in 0usize..45) {
             let from = from.min(s.len());
             let end = (from..s.len()).find(|&j| s[j] == b' ' || s[j] == b':');
@@ -853,17 +761,6 @@ mod tests {
             proptest::prop_assert_eq!(strip_buffer_prefix(&s), want);
         }
 
-        #[test]
-        fn short_word_is_the_bytes(s in proptest::collection::vec(proptest::num::u8::ANY, 0..8)) {
-            let mut w = [0u8; 8];
-            w[..s.len()].copy_from_slice(&s);
-            proptest::prop_assert_eq!(short_word(&s), u64::from_le_bytes(w));
-        }
-
-        #[test]
-        fn has_byte_is_contains(s in proptest::collection::vec(prop::sample::select(vec![b']', b']' ^ 0x80, b'\\', b'^', 0x5c, 0, 0xff, b'a']), 0..70)) {
-            proptest::prop_assert_eq!(has_byte(&s, b']'), s.contains(&b']'));
-        }
     }
 
     /// What a load of `text` holds: (name, tid, ts, duration) per event.

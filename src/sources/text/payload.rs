@@ -8,6 +8,7 @@
 pub use crate::events::same;
 use crate::events::{EventKind, PrevState, Strings, Trace};
 use crate::sources::text::chunk::Expected;
+use crate::sources::text::scan::find2;
 
 /// Parses the payload of event `name` (without its system prefix); the error says what the
 /// payload was expected to hold.
@@ -157,20 +158,19 @@ fn fast_rseq_update(rest: &[u8]) -> Option<EventKind> {
 fn fast_switch(rest: &[u8], strings: &mut Strings) -> Option<EventKind> {
     let mut i = 0;
     take_lit(rest, &mut i, b"prev_comm=")?;
-    let c0 = i;
-    i += rest[i..].iter().position(|&b| b == b' ' || b == b'=')?;
-    let _prev_comm = &rest[c0..i];
+    // (word scans: a comm's variable length makes a byte loop's exit a mispredicted branch)
+    i = find2(rest, i, b' ', b'=')?;
     take_lit(rest, &mut i, b" prev_pid=")?;
     let prev_tid = u32::try_from(take_int(rest, &mut i)?).ok()?;
     take_lit(rest, &mut i, b" prev_prio=")?;
     take_int(rest, &mut i)?;
     take_lit(rest, &mut i, b" prev_state=")?;
     let s0 = i;
-    i += rest[i..].iter().position(|&b| b == b' ')?;
+    i = find2(rest, i, b' ', b' ')?;
     let prev_state = &rest[s0..i];
     take_lit(rest, &mut i, b" ==> next_comm=")?;
     let n0 = i;
-    i += rest[i..].iter().position(|&b| b == b' ' || b == b'=')?;
+    i = find2(rest, i, b' ', b'=')?;
     let next_comm = &rest[n0..i];
     take_lit(rest, &mut i, b" next_pid=")?;
     let next_tid = u32::try_from(take_int(rest, &mut i)?).ok()?;
