@@ -341,14 +341,19 @@ impl Opened {
             return (None, None);
         }
         let mut meta = Trace::new(&self.name, self.format);
+        // one small piece, read on this thread: the header is at the start (workers would parse
+        // megabytes ahead only to have them thrown away)
         let first = LoadOptions {
             progress: None,
+            serial: true,
+            segment_bytes: Some(64 << 10),
             ..opts.clone()
         };
         // a stream is read once, by the load: its header is in the bytes sniffed already
         let head;
         let data: &[u8] = match &self.body {
-            Body::Bytes(b) => b,
+            // (the header's lines are at the start: the rest is not even split into pieces)
+            Body::Bytes(b) => &b[..b.len().min(1 << 20)],
             Body::Stream(m) => {
                 head = m
                     .lock()

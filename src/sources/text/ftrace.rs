@@ -276,6 +276,11 @@ impl LineParser for FtraceText {
             return header_line(line, out);
         }
         if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
+            // the exact layouts are read to their end: no second line can hide in them
+            if let Some(kind) = payload::parse_exact(h.name, h.rest, &mut out.strings) {
+                out.cont_ok = Some(false);
+                return modelled_event(h, kind, out);
+            }
             if has_byte(h.rest, b']')
                 && let Some(at) = shapes::second_head(line)
             {
@@ -301,7 +306,7 @@ fn merged_line(p: &FtraceText, line: &[u8], at: usize, out: &mut Chunk) -> Resul
 }
 
 /// An event line: its payload parsed, its task noted.
-#[inline]
+#[inline(always)]
 fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
     let kind = payload::parse(h.name, h.rest, &mut out.strings)?;
     let kind = match kind {
@@ -316,6 +321,12 @@ fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
             k
         }
     };
+    modelled_event(h, kind, out)
+}
+
+/// An event line whose payload was read: its task noted, its event kept.
+#[inline(always)]
+fn modelled_event(h: Head, kind: EventKind, out: &mut Chunk) -> Result<(), Expected> {
     out.skipped.unknown_tid += u64::from(h.tid == crate::events::TID_UNKNOWN);
     let comm = strip_buffer_prefix(h.comm);
     out.note_task(h.cpu, h.tid, comm, h.tgid.flatten());

@@ -10,6 +10,20 @@ use crate::events::{EventKind, PrevState, Strings, Trace};
 use crate::sources::text::chunk::Expected;
 use crate::sources::text::scan::find2;
 
+/// The payload of the two events of most lines, `rseq_update` and `sched_switch`, in their
+/// exact tracefs layout read to its last byte (`None`: another event or shape; [`parse`] reads
+/// it). A line read this way holds nothing else (no second line run into it).
+#[inline]
+pub fn parse_exact(name: &[u8], rest: &[u8], strings: &mut Strings) -> Option<EventKind> {
+    if same(name, b"rseq_update") {
+        fast_rseq_update(rest)
+    } else if same(name, b"sched_switch") {
+        fast_switch(trim_end(rest), strings)
+    } else {
+        None
+    }
+}
+
 /// Parses the payload of event `name` (without its system prefix); the error says what the
 /// payload was expected to hold.
 pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKind, Expected> {
