@@ -361,11 +361,14 @@ fn run_vm(a: &VmArgs) -> Result<ExitCode, CliError> {
     }
     let o = run.wait()?;
     if let Some(p) = &a.record {
-        std::fs::copy(&o.capture, p).map_err(|source| CliError::Record {
-            path: p.clone(),
-            what: "cannot write",
-            source,
-        })?;
+        // (the run wrote its recording there as the capture arrived)
+        if &o.capture != p {
+            std::fs::copy(&o.capture, p).map_err(|source| CliError::Record {
+                path: p.clone(),
+                what: "cannot write",
+                source,
+            })?;
+        }
         eprintln!(
             "cidscope vm: recorded {} (replay: cidscope {0})",
             cidscope::sources::shown_path(p)

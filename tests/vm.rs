@@ -395,6 +395,19 @@ fn fake_qemu_main() {
          cw-main-50      (     50) [001] .....     1.000200: rseq_update: cpu_id=1 node_id=0 mm_cid=0
 ";
     s.write_all(lines.as_bytes()).unwrap();
+    if scenario == "slow" {
+        // a long run: an rseq_update every 10 ms for 8 s (the host may be killed meanwhile)
+        for i in 0..800u64 {
+            let l = format!(
+                "         cw-main-50      (     50) [001] .....     2.{:06}: rseq_update: cpu_id=1 node_id=0 mm_cid=0\n",
+                i * 1000
+            );
+            if s.write_all(l.as_bytes()).is_err() {
+                return; // the host is gone
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
     if scenario == "die" {
         return; // the guest ends before its capture does
     }
@@ -463,13 +476,91 @@ fn the_host_reads_a_guest_stream_into_a_record_and_json() {
         text.starts_with("# cidscope-vm: kernel_version=6.18.0-fake hz=250 cpus=2"),
         "{text}"
     );
+    // (a recording reserves the counts' width and fills them in at the end)
+    let counts = text
+        .lines()
+        .find(|l| l.starts_with("# entries-in-buffer/entries-written: "))
+        .expect("the tracefs header");
     assert!(
-        text.contains("# entries-in-buffer/entries-written: 4/4   #P:2"),
-        "{text}"
+        counts.contains(": 4/4 ") && counts.trim_end().ends_with("#P:2"),
+        "{counts}"
     );
+    assert!(text.contains("# cidscope-record: end events=4"), "{text}");
     assert!(
         !text.contains("#cidscope-vm "),
         "control lines stay out of the record: {text}"
+    );
+    std::fs::remove_file(&rec).ok();
+}
+
+/// `vm --record` writes the capture as it arrives: cidscope killed (SIGKILL) at several
+/// moments of a run leaves a recording that replays with everything up to about a second
+/// before the kill and says it was cut; a run that ends finishes it (end line, counts).
+#[test]
+fn a_vm_recording_survives_sigkill() {
+    let (qemu, kernel) = fake_qemu("slow");
+    for (k, delay_ms) in [1500u64, 2600, 3700].into_iter().enumerate() {
+        let rec = tmp(&format!("killed-{k}.txt"));
+        let mut child = Command::new(bin())
+            .args(["vm", "--kernel", kernel.to_str().unwrap()])
+            .args(["--qemu", qemu.to_str().unwrap(), "--accel", "tcg"])
+            .args(["--cpus", "2", "--json", "--record", rec.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("run cidscope");
+        let started = std::time::Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let alive = started.elapsed();
+        let t = cidscope::sources::load(&rec, &Default::default()).expect("the cut record replays");
+        let cut = t.warnings.iter().find(|w| w.code == "recording-cut");
+        assert!(cut.is_some(), "{:?}", t.warnings);
+        // the guest streams 100 rseq_updates a second once up: all but the last second's are in
+        let updates = t
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::RseqUpdate { .. }))
+            .count() as u64;
+        let want = (alive.as_millis() as u64).saturating_sub(1000 + 400) / 10;
+        assert!(
+            updates >= want.min(700),
+            "killed after {alive:?}: {updates} rseq_updates replayed, want at least {want}"
+        );
+        std::fs::remove_file(&rec).ok();
+    }
+    // run to its end: the recording is finished
+    let rec = tmp("slow-done.txt");
+    let (code, out, err) = run(&[
+        "vm",
+        "--kernel",
+        kernel.to_str().unwrap(),
+        "--qemu",
+        qemu.to_str().unwrap(),
+        "--accel",
+        "tcg",
+        "--cpus",
+        "2",
+        "--json",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["events"], 804);
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert!(
+        text.contains("# cidscope-record: end events=804"),
+        "{}",
+        &text[text.len().saturating_sub(300)..]
+    );
+    assert!(text.contains("# entries-in-buffer/entries-written: 804/804"));
+    let t = cidscope::sources::load(&rec, &Default::default()).expect("the record replays");
+    assert!(
+        t.warnings.iter().all(|w| w.code != "recording-cut"),
+        "{:?}",
+        t.warnings
     );
     std::fs::remove_file(&rec).ok();
 }

@@ -32,7 +32,9 @@ pub struct VmArgs {
     /// How long the workload runs: 1s, 500ms, 2.5s, 10m, 1h (at most 1h).
     #[arg(long, default_value = "1s", value_parser = parse_duration_ns, value_name = "D")]
     pub duration: u64,
-    /// Save the capture as ftrace text that `cidscope FILE` and `cidscope stats FILE` replay.
+    /// Save the capture as ftrace text that `cidscope FILE` and `cidscope stats FILE` replay,
+    /// written as it arrives in chunks flushed every second (a run killed at any moment leaves
+    /// a file that replays up to its last chunk and says it was cut).
     #[arg(long, value_name = "OUT")]
     pub record: Option<PathBuf>,
     /// Print the capture's stats as JSON (the keys of `stats --json`, model_agreement under the
@@ -97,6 +99,7 @@ impl VmArgs {
             gzip_initrd: self.gzip_initrd,
             trace_clock: self.trace_clock.clone(),
             graph_function: self.graph_function.clone(),
+            record: self.record.clone(),
             ..VmConfig::new(self.kernel.clone(), self.cpus, &self.workload)
         }
     }

@@ -296,21 +296,35 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         accel: plan.accel.name().into(),
     };
     let run_start = Instant::now();
-    let body_path = tmp.0.join("body.txt");
-    let streamed = stream(cfg, sh, b, &body_path, &plan)?;
-    let run = run_start.elapsed();
-    // the capture file: the facts, the tracefs header (trace_pipe has none), the events
-    let capture = tmp.0.join("capture.txt");
     let graph = guest.graph_function.is_some();
-    compose(
-        &capture,
-        &header,
-        guest.mode,
-        graph,
-        streamed.events,
-        &body_path,
-    )?;
-    let _ = std::fs::remove_file(&body_path);
+    let body_path = tmp.0.join("body.txt");
+    // --record: the recording is written as the lines arrive (crash-safe), and is the capture
+    let (out, out_path) = match &cfg.record {
+        Some(p) => (
+            super::stream::Out::record(p, &header, guest.mode, graph)?,
+            p.clone(),
+        ),
+        None => (super::stream::Out::spool(&body_path)?, body_path.clone()),
+    };
+    let streamed = stream(cfg, sh, b, out, &out_path, &plan)?;
+    let run = run_start.elapsed();
+    let capture = match &cfg.record {
+        Some(p) => p.clone(),
+        None => {
+            // the capture file: the facts, the tracefs header (trace_pipe has none), the events
+            let capture = tmp.0.join("capture.txt");
+            compose(
+                &capture,
+                &header,
+                guest.mode,
+                graph,
+                streamed.events,
+                &body_path,
+            )?;
+            let _ = std::fs::remove_file(&body_path);
+            capture
+        }
+    };
     let notes = sh.lock().notes.clone();
     Ok(Outcome {
         capture,

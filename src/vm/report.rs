@@ -272,10 +272,13 @@ pub fn finish(
         ));
     }
     if let Some(p) = record {
-        std::fs::copy(&o.capture, p).map_err(|source| VmError::Record {
-            path: p.to_path_buf(),
-            source,
-        })?;
+        // (a run given the path wrote its recording there as the capture arrived)
+        if o.capture != p {
+            std::fs::copy(&o.capture, p).map_err(|source| VmError::Record {
+                path: p.to_path_buf(),
+                source,
+            })?;
+        }
         say(&format!(
             "recorded {} (replay: cidscope {0})",
             crate::sources::shown_path(p)

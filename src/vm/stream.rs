@@ -24,6 +24,20 @@ const FTRACE_HEADER: &str = "\
 #              | |           |       |   |||||     |         |
 ";
 
+/// function_graph's column legend (funcgraph-abstime, funcgraph-proc).
+const GRAPH_LEGEND: &str = "\
+#     TIME        CPU  TASK/PID         DURATION                  FUNCTION CALLS
+#      |          |    |    |            |   |                     |   |   |   |
+";
+
+/// function_graph's header in a recording written as it arrives (no counts: not known yet).
+const GRAPH_HEADER: &str = "\
+# tracer: function_graph
+#
+#     TIME        CPU  TASK/PID         DURATION                  FUNCTION CALLS
+#      |          |    |    |            |   |                     |   |   |   |
+";
+
 /// Writes the capture: the `# cidscope-vm:` facts, then (tracefs) the header `cat trace`
 /// prints, with `#P:` the guest's possible CPUs, then the streamed lines.
 pub fn compose(
@@ -42,7 +56,7 @@ pub fn compose(
         // function_graph's own header (funcgraph-abstime, funcgraph-proc)
         write!(
             w,
-            "# tracer: function_graph\n#\n# entries-in-buffer/entries-written: {events}/{events}   #P:{}\n#\n#     TIME        CPU  TASK/PID         DURATION                  FUNCTION CALLS\n#      |          |    |    |            |   |                     |   |   |   |\n",
+            "# tracer: function_graph\n#\n# entries-in-buffer/entries-written: {events}/{events}   #P:{}\n#\n{GRAPH_LEGEND}",
             header.cpus
         )
         .map_err(err)?;
@@ -59,6 +73,84 @@ pub fn compose(
     w.flush().map_err(err)
 }
 
+/// Where the streamed lines go: a spool file the capture is composed from at the end, or
+/// (`--record`) the recording itself, written in flushed chunks as they arrive.
+pub(super) enum Out {
+    Spool(std::io::BufWriter<std::fs::File>),
+    Record(crate::export::record::RecordFile),
+}
+
+impl Out {
+    /// The spool at `body`.
+    pub(super) fn spool(body: &Path) -> Result<Out, String> {
+        let file = std::fs::File::create(body).map_err(|e| format!("{}: {e}", body.display()))?;
+        Ok(Out::Spool(std::io::BufWriter::with_capacity(1 << 20, file)))
+    }
+
+    /// The recording at `path`: the `# cidscope-vm:` facts, the header its mode prints (its
+    /// entries count filled in at the end), the chunked line.
+    pub(super) fn record(
+        path: &Path,
+        header: &RecordHeader,
+        mode: CaptureMode,
+        graph: bool,
+    ) -> Result<Out, String> {
+        use crate::export::ftrace::{Header, Legend};
+        let mut preamble = header.line();
+        let tracefs = Header {
+            entries: 0,
+            ncpus: header.cpus,
+            note: None,
+            legend: Legend::Tracefs,
+        };
+        let h = match mode {
+            CaptureMode::Tracefs if graph => {
+                // function_graph's own header (its counts are not known before the end)
+                preamble.push_str(GRAPH_HEADER);
+                None
+            }
+            CaptureMode::Tracefs => Some(&tracefs),
+            _ => None,
+        };
+        crate::export::record::RecordFile::create(path, &preamble, h)
+            .map(Out::Record)
+            .map_err(|e| format!("--record {}: cannot create: {e}", path.display()))
+    }
+
+    fn line(&mut self, line: &[u8], event: bool) -> std::io::Result<()> {
+        match self {
+            Out::Spool(w) => {
+                w.write_all(line)?;
+                w.write_all(b"\n")
+            }
+            Out::Record(r) => {
+                let b = r.buffer();
+                b.extend_from_slice(line);
+                b.push(b'\n');
+                r.add_events(u64::from(event));
+                Ok(())
+            }
+        }
+    }
+
+    /// After each read: a recording writes its chunk once a second has passed.
+    fn tick(&mut self) -> std::io::Result<()> {
+        match self {
+            Out::Spool(_) => Ok(()),
+            Out::Record(r) => r.maybe_flush(),
+        }
+    }
+
+    /// The stream ended: the spool flushed, the recording finished (last chunk, end line,
+    /// counts).
+    pub(super) fn finish(self) -> std::io::Result<()> {
+        match self {
+            Out::Spool(mut w) => w.flush(),
+            Out::Record(r) => r.finish().map(|_| ()),
+        }
+    }
+}
+
 pub(super) struct Streamed {
     pub(super) end: End,
     pub(super) events: u64,
@@ -70,7 +162,8 @@ pub(super) fn stream(
     cfg: &VmConfig,
     sh: &Shared,
     b: Booted,
-    body: &Path,
+    out: Out,
+    out_path: &Path,
     plan: &Plan,
 ) -> Result<Streamed, String> {
     let Booted {
@@ -80,8 +173,7 @@ pub(super) fn stream(
         hello: _,
         err,
     } = b;
-    let file = std::fs::File::create(body).map_err(|e| format!("{}: {e}", body.display()))?;
-    let mut spool = std::io::BufWriter::with_capacity(1 << 20, file);
+    let mut spool = out;
     let mut buf = rest;
     let mut rd = [0u8; 1 << 16];
     let mut s = &stream;
@@ -99,7 +191,7 @@ pub(super) fn stream(
         + Duration::from_nanos(cfg.duration_ns)
         + Duration::from_secs(120 + 2 * cfg.cpus as u64);
     let stall = Duration::from_secs(120);
-    let io = |e: std::io::Error| format!("{}: {e}", body.display());
+    let io = |e: std::io::Error| format!("{}: {e}", out_path.display());
     'read: loop {
         // whole lines first
         let mut start = 0;
@@ -130,17 +222,16 @@ pub(super) fn stream(
                 }
                 continue;
             }
-            spool.write_all(line).map_err(io)?;
-            spool.write_all(b"\n").map_err(io)?;
-            if !line.starts_with(b"#") && !line.starts_with(b"CPU:") && !line.is_empty() {
-                events += 1;
-            }
+            let event = !line.starts_with(b"#") && !line.starts_with(b"CPU:") && !line.is_empty();
+            spool.line(line, event).map_err(io)?;
+            events += u64::from(event);
             if cfg.keep_text {
                 kept.extend_from_slice(line);
                 kept.push(b'\n');
             }
         }
         buf.drain(..start);
+        spool.tick().map_err(io)?;
         if !kept.is_empty() {
             // one lock per read, not per line
             let mut t = sh.text.lock().unwrap_or_else(|p| p.into_inner());
@@ -212,7 +303,7 @@ pub(super) fn stream(
             }
         }
     }
-    spool.flush().map_err(io)?;
+    spool.finish().map_err(io)?;
     if !kept.is_empty() {
         // the lines before `end`, read with it
         sh.text

@@ -10,7 +10,7 @@ use crate::sources::file_format::Sample;
 use crate::sources::text::chunk::{Chunk, Expected, LineParser};
 pub use crate::sources::text::columns::{Cols, Head};
 use crate::sources::text::scan::{
-    ONES, find2, has_byte, parse_ts_fraction, scan_words, skip_spaces, trim_end, trim_start, zero,
+    find2, has_byte, name_end, parse_ts_fraction, skip_spaces, trim_end, trim_start,
 };
 use crate::sources::text::{payload, shapes};
 
@@ -148,24 +148,6 @@ pub fn split_cols(line: &[u8]) -> Option<(Cols<'_>, &[u8])> {
         }
     }
     None
-}
-
-/// The end of an event's name at `from`: its colon (or the space that shows this is no event
-/// line), `None` when a '(' comes first (a syscall's `sys_foo(arg: 1, ...)`) or neither is found.
-#[inline]
-fn name_end(s: &[u8], from: usize) -> Option<usize> {
-    let (colon, space, paren) = (ONES * b':' as u64, ONES * b' ' as u64, ONES * b'(' as u64);
-    let r = scan_words(s, from, |x, mask, at| {
-        let t = (zero(x ^ colon) | zero(x ^ space)) & mask;
-        let p = zero(x ^ paren) & mask;
-        // (the lowest bit of each is exact: a '(' before the end rejects the line)
-        match (t != 0, p != 0) {
-            (_, true) if t == 0 || p.trailing_zeros() < t.trailing_zeros() => Some(None),
-            (true, _) => Some(Some(at + (t.trailing_zeros() / 8) as usize)),
-            _ => None,
-        }
-    });
-    r.flatten()
 }
 
 /// The three ftrace text formats.
@@ -751,18 +733,6 @@ mod tests {
     }
 
     proptest::proptest! {
-        #[test]
-        fn name_end_is_the_first_colon_or_space_after_no_paren(s in proptest::collection::vec(prop::sample::select(vec![b' ', b':', b'(', b'a', 0x80, 0xff, 0, b':' ^ 0x80]), 0..40), from in 0usize..45) {
-            let from = from.min(s.len());
-            let end = (from..s.len()).find(|&j| s[j] == b' ' || s[j] == b':');
-            let paren = (from..s.len()).find(|&j| s[j] == b'(');
-            let want = match (end, paren) {
-                (Some(e), Some(p)) if p < e => None,
-                (e, _) => e,
-            };
-            proptest::prop_assert_eq!(name_end(&s, from), want);
-        }
-
         #[test]
         fn strip_buffer_prefix_is_the_first_colon_pair_before_a_space(s in proptest::collection::vec(prop::sample::select(vec![b' ', b':', b'a']), 0..24)) {
             let want: &[u8] = match memchr::memmem::find(&s, b":  ") {

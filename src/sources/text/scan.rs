@@ -184,6 +184,24 @@ pub fn find2(s: &[u8], from: usize, a: u8, b: u8) -> Option<usize> {
     })
 }
 
+/// The end of an event's name at `from`: its colon (or the space that shows this is no event
+/// line), `None` when a '(' comes first (a syscall's `sys_foo(arg: 1, ...)`) or neither is found.
+#[inline]
+pub fn name_end(s: &[u8], from: usize) -> Option<usize> {
+    let (colon, space, paren) = (ONES * b':' as u64, ONES * b' ' as u64, ONES * b'(' as u64);
+    let r = scan_words(s, from, |x, mask, at| {
+        let t = (zero(x ^ colon) | zero(x ^ space)) & mask;
+        let p = zero(x ^ paren) & mask;
+        // (the lowest bit of each is exact: a '(' before the end rejects the line)
+        match (t != 0, p != 0) {
+            (_, true) if t == 0 || p.trailing_zeros() < t.trailing_zeros() => Some(None),
+            (true, _) => Some(Some(at + (t.trailing_zeros() / 8) as usize)),
+            _ => None,
+        }
+    });
+    r.flatten()
+}
+
 /// Whether `s` holds `a`: the ']' test every event line's payload gets (a merged line holds a
 /// second head), eight bytes a step, inline (a payload is ~100 bytes: memchr's dispatch would
 /// cost more than the scan).
@@ -204,6 +222,18 @@ mod tests {
             let from = from.min(s.len());
             let want = (from..s.len()).find(|&j| s[j] == b' ' || s[j] == b':');
             proptest::prop_assert_eq!(find2(&s, from, b' ', b':'), want);
+        }
+
+        #[test]
+        fn name_end_is_the_first_colon_or_space_after_no_paren(s in proptest::collection::vec(prop::sample::select(vec![b' ', b':', b'(', b'a', 0x80, 0xff, 0, b':' ^ 0x80]), 0..40), from in 0usize..45) {
+            let from = from.min(s.len());
+            let end = (from..s.len()).find(|&j| s[j] == b' ' || s[j] == b':');
+            let paren = (from..s.len()).find(|&j| s[j] == b'(');
+            let want = match (end, paren) {
+                (Some(e), Some(p)) if p < e => None,
+                (e, _) => e,
+            };
+            proptest::prop_assert_eq!(name_end(&s, from), want);
         }
 
         #[test]
