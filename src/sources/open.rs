@@ -213,6 +213,18 @@ fn reader_of(
         .enumerate()
         .find(|(_, l)| !l.iter().all(|b| b.is_ascii_whitespace()))
         .map_or((1, &b""[..]), |(i, l)| (i as u64 + 1, l));
+    // ftrace text of a clock that counts ticks (no `#` header to tell the format by)
+    if crate::sources::text::shapes::ticks_timestamp(first) && comm_pid_before_cpu(first) {
+        return Err(SourceError::at_line(
+            name,
+            line,
+            format!(
+                "expected {}; line is \"{}\"",
+                crate::sources::text::ftrace::TICKS_CLOCK,
+                excerpt(first, 120)
+            ),
+        ));
+    }
     Err(SourceError::at_line(
         name,
         line,
@@ -221,6 +233,21 @@ fn reader_of(
             excerpt(first, 60)
         ),
     ))
+}
+
+/// `COMM-PID` (and maybe `(TGID)`) before the line's first `[`: an ftrace event line's start.
+fn comm_pid_before_cpu(line: &[u8]) -> bool {
+    let Some(open) = line.iter().position(|&b| b == b'[') else {
+        return false;
+    };
+    let mut pre = line[..open].trim_ascii_end();
+    if pre.ends_with(b")")
+        && let Some(lp) = pre.iter().rposition(|&b| b == b'(')
+    {
+        pre = pre[..lp].trim_ascii_end();
+    }
+    let digits = pre.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && pre.len() > digits && pre[pre.len() - digits - 1] == b'-'
 }
 
 impl Opened {
