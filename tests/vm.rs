@@ -441,24 +441,30 @@ fn fake_qemu(scenario: &str) -> (PathBuf, PathBuf) {
     (script, kernel)
 }
 
-#[test]
-fn the_host_reads_a_guest_stream_into_a_record_and_json() {
-    let (qemu, kernel) = fake_qemu("ok");
-    let rec = tmp("fake.txt");
-    let (code, out, err) = run(&[
+/// `vm` on the fake QEMU and kernel, 2 vCPUs, JSON on stdout, recording to `rec`.
+fn fake_vm_args<'a>(qemu: &'a Path, kernel: &'a Path, rec: &'a Path) -> Vec<&'a str> {
+    let p = |p: &'a Path| p.to_str().expect("a UTF-8 temp path");
+    vec![
         "vm",
         "--kernel",
-        kernel.to_str().unwrap(),
+        p(kernel),
         "--qemu",
-        qemu.to_str().unwrap(),
+        p(qemu),
         "--accel",
         "tcg",
         "--cpus",
         "2",
         "--json",
         "--record",
-        rec.to_str().unwrap(),
-    ]);
+        p(rec),
+    ]
+}
+
+#[test]
+fn the_host_reads_a_guest_stream_into_a_record_and_json() {
+    let (qemu, kernel) = fake_qemu("ok");
+    let rec = tmp("fake.txt");
+    let (code, out, err) = run(&fake_vm_args(&qemu, &kernel, &rec));
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["kernel_version"], "6.18.0-fake");
@@ -502,9 +508,7 @@ fn a_vm_recording_survives_sigkill() {
     for (k, delay_ms) in [1500u64, 2600, 3700].into_iter().enumerate() {
         let rec = tmp(&format!("killed-{k}.txt"));
         let mut child = Command::new(bin())
-            .args(["vm", "--kernel", kernel.to_str().unwrap()])
-            .args(["--qemu", qemu.to_str().unwrap(), "--accel", "tcg"])
-            .args(["--cpus", "2", "--json", "--record", rec.to_str().unwrap()])
+            .args(fake_vm_args(&qemu, &kernel, &rec))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -532,20 +536,7 @@ fn a_vm_recording_survives_sigkill() {
     }
     // run to its end: the recording is finished
     let rec = tmp("slow-done.txt");
-    let (code, out, err) = run(&[
-        "vm",
-        "--kernel",
-        kernel.to_str().unwrap(),
-        "--qemu",
-        qemu.to_str().unwrap(),
-        "--accel",
-        "tcg",
-        "--cpus",
-        "2",
-        "--json",
-        "--record",
-        rec.to_str().unwrap(),
-    ]);
+    let (code, out, err) = run(&fake_vm_args(&qemu, &kernel, &rec));
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["events"], 804);
