@@ -338,13 +338,7 @@ fn run_vm(a: &VmArgs) -> Result<ExitCode, CliError> {
     let over = a.model_override();
     if a.json || !std::io::stdout().is_terminal() {
         let mut out = |t: &str| write_stdout(t.as_bytes());
-        return Ok(vm::report::run_headless(
-            cfg,
-            a.record.clone(),
-            a.json,
-            &over,
-            &mut out,
-        )?);
+        return Ok(vm::report::run_headless(cfg, a.json, &over, &mut out)?);
     }
     cfg.keep_text = true;
     let ui = a.ui.options()?;
@@ -359,16 +353,9 @@ fn run_vm(a: &VmArgs) -> Result<ExitCode, CliError> {
         eprintln!("cidscope vm: stopping the guest to save --record (Ctrl-C kills it)");
         run.request_stop();
     }
-    let o = run.wait()?;
+    run.wait()?;
     if let Some(p) = &a.record {
-        // (the run wrote its recording there as the capture arrived)
-        if &o.capture != p {
-            std::fs::copy(&o.capture, p).map_err(|source| CliError::Record {
-                path: p.clone(),
-                what: "cannot write",
-                source,
-            })?;
-        }
+        // (the run wrote it as the capture arrived)
         eprintln!(
             "cidscope vm: recorded {} (replay: cidscope {0})",
             cidscope::sources::shown_path(p)

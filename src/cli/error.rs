@@ -56,13 +56,6 @@ pub enum CliError {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// `--record` of live, attach and vm: `what` failed (`cannot create`, `write failed`, ...).
-    #[error("--record {}: {what}: {source}", crate::sources::shown_path(path))]
-    Record {
-        path: PathBuf,
-        what: &'static str,
-        source: std::io::Error,
-    },
     /// stdout (a closed pipe is not an error).
     #[error("writing output: {0}")]
     Stdout(std::io::Error),

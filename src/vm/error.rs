@@ -4,7 +4,6 @@
 //! The guest's own processes report over the stream and on the guest console as text.
 
 use crate::sources::SourceError;
-use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum VmError {
@@ -18,14 +17,6 @@ pub enum VmError {
     /// The capture the guest streamed did not read back.
     #[error(transparent)]
     Capture(#[from] SourceError),
-    #[error(
-        "--record {}: cannot write: {source}",
-        crate::sources::shown_path(path)
-    )]
-    Record {
-        path: PathBuf,
-        source: std::io::Error,
-    },
     /// stdout.
     #[error("writing output: {0}")]
     Output(std::io::Error),

@@ -9,7 +9,6 @@ use super::protocol::RecordHeader;
 use super::status::{Phase, Status};
 use crate::model::kernel::{Asked, ChosenModel, KernelFacts, choose};
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,15 +35,14 @@ pub fn kernel_model(h: &RecordHeader, m: &ModelOverride) -> Option<ChosenModel> 
 }
 
 /// The stats of the capture under the model of [`kernel_model`]; `file` is the `--record`
-/// path, or `vm:KERNEL` when the capture is not kept.
+/// path (`cfg.record`), or `vm:KERNEL` when the capture is not kept.
 pub fn capture_stats(
     o: &Outcome,
     cfg: &VmConfig,
     m: &ModelOverride,
-    record: Option<&std::path::Path>,
 ) -> Result<crate::stats::Stats, VmError> {
     let mut trace = crate::sources::load(&o.capture, &crate::sources::LoadOptions::default())?;
-    trace.path = match record {
+    trace.path = match &cfg.record {
         Some(p) => p.display().to_string(),
         None => format!("vm:{}", cfg.kernel.display()),
     };
@@ -65,9 +63,8 @@ pub fn stats_json(
     o: &Outcome,
     cfg: &VmConfig,
     m: &ModelOverride,
-    record: Option<&std::path::Path>,
 ) -> Result<serde_json::Value, VmError> {
-    let s = capture_stats(o, cfg, m, record)?;
+    let s = capture_stats(o, cfg, m)?;
     let mut v = serde_json::to_value(&s)?;
     if let Some(obj) = v.as_object_mut() {
         obj.insert(
@@ -134,13 +131,8 @@ pub fn progress_line(s: &Status, cfg: &VmConfig) -> String {
 }
 
 /// The summary printed without `--json` when no terminal shows the TUI.
-pub fn render_text(
-    o: &Outcome,
-    cfg: &VmConfig,
-    m: &ModelOverride,
-    record: Option<&std::path::Path>,
-) -> Result<String, VmError> {
-    let s = capture_stats(o, cfg, m, record)?;
+pub fn render_text(o: &Outcome, cfg: &VmConfig, m: &ModelOverride) -> Result<String, VmError> {
+    let s = capture_stats(o, cfg, m)?;
     let mut t = format!(
         "vm          Linux {} on {} vCPUs ({}), HZ {}; {} for {:.2} s; boot {}, run {}, wall {}\n",
         o.header.kernel_version,
@@ -164,10 +156,9 @@ fn say(line: &str) {
 }
 
 /// Runs the VM without the TUI: progress on stderr, Ctrl-C stops the guest (twice: kills it),
-/// then `--record`, and `--json` or the text summary on stdout.
+/// then `--json` or the text summary on stdout (`cfg.record` is written as the run goes).
 pub fn run_headless(
     cfg: VmConfig,
-    record: Option<PathBuf>,
     json: bool,
     m: &ModelOverride,
     emit: &mut dyn FnMut(&str) -> std::io::Result<()>,
@@ -180,7 +171,7 @@ pub fn run_headless(
     let run = VmRun::start(cfg.clone())?;
     watch(&run, &cfg, &sigint);
     let o = run.wait()?;
-    finish(&o, &cfg, record.as_deref(), json, m, emit)
+    finish(&o, &cfg, json, m, emit)
 }
 
 /// Prints progress until the run ends; Ctrl-C asks the guest to stop, a second one kills it.
@@ -243,11 +234,10 @@ fn watch(run: &VmRun, cfg: &VmConfig, sigint: &AtomicBool) {
     }
 }
 
-/// After a successful run: the record, then the JSON or text summary.
+/// After a successful run: where the record is, then the JSON or text summary.
 pub fn finish(
     o: &Outcome,
     cfg: &VmConfig,
-    record: Option<&std::path::Path>,
     json: bool,
     m: &ModelOverride,
     emit: &mut dyn FnMut(&str) -> std::io::Result<()>,
@@ -271,26 +261,20 @@ pub fn finish(
             o.end.worker
         ));
     }
-    if let Some(p) = record {
-        // (a run given the path wrote its recording there as the capture arrived)
-        if o.capture != p {
-            std::fs::copy(&o.capture, p).map_err(|source| VmError::Record {
-                path: p.to_path_buf(),
-                source,
-            })?;
-        }
+    if let Some(p) = &cfg.record {
+        // (the run wrote it as the capture arrived)
         say(&format!(
             "recorded {} (replay: cidscope {0})",
             crate::sources::shown_path(p)
         ));
     }
     if json {
-        let v = stats_json(o, cfg, m, record)?;
+        let v = stats_json(o, cfg, m)?;
         let mut t = serde_json::to_string_pretty(&v)?;
         t.push('\n');
         emit(&t).map_err(VmError::Output)?;
     } else {
-        emit(&render_text(o, cfg, m, record)?).map_err(VmError::Output)?;
+        emit(&render_text(o, cfg, m)?).map_err(VmError::Output)?;
     }
     Ok(ExitCode::SUCCESS)
 }
