@@ -526,12 +526,8 @@ impl ObservedState {
         let _ = ctx;
     }
 
-    /// How many earlier tasks used `tid` (0 for its first), as of the events applied.
-    pub fn incarnation(&self, tid: Tid) -> u32 {
-        self.tasks.get(&tid).map_or(0, |t| t.incarnation)
-    }
-
-    /// [`Self::mm_of`] and [`Self::incarnation`] in one lookup.
+    /// [`Self::mm_of`] and how many earlier tasks used `tid` (0 for its first), as of the
+    /// events applied, in one lookup.
     pub fn mm_and_incarnation(&self, tid: Tid) -> (MmId, u32) {
         if tid == 0 {
             return (MmId::NONE, 0);
@@ -584,10 +580,7 @@ impl ObservedState {
 
     /// The mm of a task now, as far as known.
     pub fn mm_of(&self, tid: Tid) -> MmId {
-        if tid == 0 {
-            return MmId::NONE;
-        }
-        self.tasks.get(&tid).map_or(MmId::UNKNOWN, |t| t.mm)
+        self.mm_and_incarnation(tid).0
     }
 
     /// The observed cidmask of `mm`: confirmed CIDs of its running tasks, sorted.
@@ -905,7 +898,7 @@ mod tests {
         let (st, rec) = run_with(&evs, &meta, &ch);
         assert!(rec.alarms.is_empty(), "{:?}", rec.alarms);
         assert_ne!(st.mm_of(11), st.mm_of(12));
-        assert_eq!(st.incarnation(11), 1);
+        assert_eq!(st.mm_and_incarnation(11).1, 1);
         assert_eq!(rec.mms.last().map(|(_, i)| i.tgid), Some(Some(20)));
         // a fork after an exit is the next task of that tid too
         let evs = [
@@ -922,6 +915,6 @@ mod tests {
             ),
         ];
         let (st, _) = run(&evs, &meta);
-        assert_eq!(st.incarnation(11), 1);
+        assert_eq!(st.mm_and_incarnation(11).1, 1);
     }
 }

@@ -59,32 +59,31 @@ impl Dups {
                     break;
                 }
                 h.next();
-                if self.seen > 0
-                    && matches!(self.state, State::Idle)
-                    && let Some(until) = self.max_ts
-                {
-                    self.state = State::Checking {
-                        pos: 0,
-                        until,
-                        line,
-                    };
-                }
+                self.may_repeat(line, |_| true);
             }
             // no header: time back at the file's first event starts a comparison too
-            if matches!(self.state, State::Idle)
-                && self.seen > 0
-                && self.prefix.first() == Some(&key(&e))
-                && let Some(until) = self.max_ts.filter(|&m| m > e.ts)
-            {
-                self.state = State::Checking {
-                    pos: 0,
-                    until,
-                    line: 0,
-                };
+            if self.prefix.first() == Some(&key(&e)) {
+                self.may_repeat(0, |until| until > e.ts);
             }
             self.one(e, &mut out);
         }
         *evs = out;
+    }
+
+    /// A copy of the file's start may begin here (after the header at `line`, 0: none): the
+    /// events from here are compared with it, when some came before and the latest time so far
+    /// passes `after`.
+    fn may_repeat(&mut self, line: u64, after: impl Fn(u64) -> bool) {
+        if self.seen > 0
+            && matches!(self.state, State::Idle)
+            && let Some(until) = self.max_ts.filter(|&m| after(m))
+        {
+            self.state = State::Checking {
+                pos: 0,
+                until,
+                line,
+            };
+        }
     }
 
     fn one(&mut self, e: Event, out: &mut Vec<Event>) {

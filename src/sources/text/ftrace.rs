@@ -741,7 +741,6 @@ mod tests {
             };
             proptest::prop_assert_eq!(strip_buffer_prefix(&s), want);
         }
-
     }
 
     /// What a load of `text` holds: (name, tid, ts, duration) per event.
