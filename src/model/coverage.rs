@@ -106,6 +106,21 @@ impl Coverage {
         c
     }
 
+    /// The counts from per-kind event counts (indexed by [`EventKind::index`]; lost markers
+    /// not among them), for a summary that counts kinds anyway.
+    pub fn of_kind_counts(counts: &[u64; EventKind::NAMES.len()], events: u64) -> Coverage {
+        let n = |name: &str| {
+            (EventKind::NAMES.iter().position(|&k| k == name)).map_or(0, |i| counts[i])
+        };
+        Coverage {
+            events,
+            rseq_updates: n("rseq_update"),
+            sched_switches: n("sched_switch"),
+            process_events: n("task_newtask") + n("sched_process_exec"),
+            ..Coverage::default()
+        }
+    }
+
     /// Counts one event (a streaming summary feeds them as they come).
     pub fn count(&mut self, e: &Event) {
         match e.kind {

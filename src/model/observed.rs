@@ -103,12 +103,17 @@ pub struct ObservedState {
     tgid_now: FxHashMap<Tid, Tid>,
     /// Per CPU, the time of its last lost-event marker (its switches may be missing since).
     lost_at: Vec<u64>,
+    /// Per CPU: its task may be shown on another CPU too. Set for every CPU whose task's
+    /// `on_cpu` names another CPU (or none), cleared when the CPU's task changes; only records on
+    /// such a CPU need [`Self::check_two_cpus`], which would otherwise cost a lookup per record.
+    twice: Vec<bool>,
 }
 
 impl ObservedState {
     pub fn new(ncpus: usize) -> ObservedState {
         ObservedState {
             cpus: vec![CpuSlot::IDLE; ncpus],
+            twice: vec![false; ncpus],
             ..Default::default()
         }
     }
@@ -141,6 +146,9 @@ impl ObservedState {
         if ev.cpu != CPU_UNKNOWN && c >= self.cpus.len() {
             self.cpus.resize(c + 1, CpuSlot::IDLE);
         }
+        if ev.cpu != CPU_UNKNOWN && c >= self.twice.len() {
+            self.twice.resize(self.cpus.len(), false);
+        }
         if matches!(ev.kind, EventKind::Lost { .. }) {
             if c >= self.lost_at.len() {
                 self.lost_at.resize(c + 1, 0);
@@ -162,7 +170,13 @@ impl ObservedState {
             && ev.tid != 0
             && ev.tid != TID_UNKNOWN
         {
-            self.check_two_cpus(ev, sink);
+            debug_assert!(
+                self.twice[c] || !self.shown_on_another_cpu(ev),
+                "{ev:?}: its task is shown on two CPUs, unflagged"
+            );
+            if self.twice[c] {
+                self.check_two_cpus(ev, sink);
+            }
         }
         // Every record names the task current on its CPU: this also catches switches the
         // capture missed (on some VMs the switch away from idle is never recorded).
@@ -218,6 +232,7 @@ impl ObservedState {
             }
             p.confirmed = false;
         }
+        self.twice[c] = false;
         if tid == 0 {
             self.cpus[c] = CpuSlot::IDLE;
             sink.cpu_changed(ts, cpu, &self.cpus[c]);
@@ -229,6 +244,7 @@ impl ObservedState {
             t.since = ts;
         }
         t.confirmed = false;
+        self.moved_from(was_on, cpu, tid);
         // A task runs on one CPU: if the capture still shows it elsewhere, an event was lost
         // there; stop trusting that CPU's CID.
         if let Some(d) = was_on.filter(|&d| d != cpu)
@@ -279,6 +295,37 @@ impl ObservedState {
             t.since = ev.ts;
             t.on_cpu = Some(ev.cpu);
         }
+        self.moved_from(Some(d), ev.cpu, ev.tid);
+    }
+
+    /// `tid`'s `on_cpu` moved from `was_on` to `now`: the CPU it left, if it still shows `tid`,
+    /// shows it twice.
+    #[inline]
+    fn moved_from(&mut self, was_on: Option<u16>, now: u16, tid: Tid) {
+        if let Some(d) = was_on.filter(|&d| d != now)
+            && self.cpus.get(d as usize).is_some_and(|s| s.tid == tid)
+        {
+            self.twice[d as usize] = true;
+        }
+    }
+
+    /// Every CPU showing `tid` may show it twice (after a change of its task state that the
+    /// precise rule of [`Self::moved_from`] does not follow: fork, exec, a TGID change; rare).
+    fn flag_shown(&mut self, tid: Tid) {
+        for (s, t) in self.cpus.iter().zip(self.twice.iter_mut()) {
+            *t |= s.tid == tid;
+        }
+    }
+
+    /// What [`Self::check_two_cpus`] looks at first: the task of the record is current on
+    /// another CPU by its own state.
+    fn shown_on_another_cpu(&self, ev: &Event) -> bool {
+        self.tasks
+            .get(&ev.tid)
+            .and_then(|t| t.on_cpu)
+            .is_some_and(|d| {
+                d != ev.cpu && self.cpus.get(d as usize).is_some_and(|s| s.tid == ev.tid)
+            })
     }
 
     /// Shows `tid` and its current state in `cpu`'s slot.
@@ -320,10 +367,12 @@ impl ObservedState {
         let t = self.task(tid, ctx, sink);
         t.cid = Some(cid);
         t.confirmed = true;
-        if t.on_cpu.replace(ev.cpu) != Some(ev.cpu) {
+        let was_on = t.on_cpu.replace(ev.cpu);
+        if was_on != Some(ev.cpu) {
             t.since = ev.ts;
         }
         let mm = t.mm;
+        self.moved_from(was_on, ev.cpu, tid);
         let c = ev.cpu as usize;
         let slot = CpuSlot {
             tid,
@@ -461,6 +510,7 @@ impl ObservedState {
             .tasks
             .get(&child)
             .map_or(0, |t| t.incarnation + t.exited as u32);
+        self.flag_shown(child);
         self.tasks.insert(
             child,
             TaskState {
@@ -518,6 +568,7 @@ impl ObservedState {
                 since: ts,
             },
         );
+        self.flag_shown(tid);
         for c in 0..self.cpus.len() {
             if self.cpus[c].tid == tid {
                 self.set_slot(ts, c as u16, tid, sink);
@@ -542,6 +593,8 @@ impl ObservedState {
         if old_tid != tid
             && let Some(mut t) = self.tasks.remove(&old_tid)
         {
+            self.flag_shown(old_tid);
+            self.flag_shown(tid);
             if let Some(leader) = self.tasks.remove(&tid) {
                 t.on_cpu = t.on_cpu.or(leader.on_cpu);
             }

@@ -77,33 +77,45 @@ impl Accumulator {
         evs: impl IntoIterator<Item = E>,
         meta: &Trace,
     ) {
-        // the names may be interned by any later segment
+        self.prepare(meta);
+        for e in evs {
+            self.one(e.borrow());
+        }
+    }
+
+    /// Looks up the names [`Self::one`] counts by: call before each batch of events (the
+    /// names may be interned by any later segment).
+    pub fn prepare(&mut self, meta: &Trace) {
         if self.sys_exit.is_none() {
             self.sys_exit = meta.strings.find(b"sys_exit");
         }
         if self.irq_exit.is_none() {
             self.irq_exit = meta.strings.find(b"irq_handler_exit");
         }
-        let (sys_exit, irq_exit) = (self.sys_exit, self.irq_exit);
-        let (acc, tasks) = (&mut self.acc, &mut self.tasks);
-        for e in evs {
-            let e = e.borrow();
-            self.first.get_or_insert(e.ts);
-            self.last = e.ts;
-            match e.kind {
-                EventKind::RseqUpdate { .. } => tasks.entry(e.tid).or_default().rseq_updates += 1,
-                EventKind::RseqIpFixup => tasks.entry(e.tid).or_default().rseq_ip_fixups += 1,
-                EventKind::Other { name } if Some(name) == sys_exit || Some(name) == irq_exit => {
-                    if e.tid != 0 {
-                        tasks.entry(e.tid).or_default().exits_to_user += 1;
-                    }
-                    acc.has_exit_events = true;
+    }
+
+    /// Adds one event (in the caller's own pass over the events: a second pass over a
+    /// segment's events costs a second trip through memory).
+    #[inline(always)]
+    pub fn one(&mut self, e: &crate::events::Event) {
+        self.first.get_or_insert(e.ts);
+        self.last = e.ts;
+        let tasks = &mut self.tasks;
+        match e.kind {
+            EventKind::RseqUpdate { .. } => tasks.entry(e.tid).or_default().rseq_updates += 1,
+            EventKind::RseqIpFixup => tasks.entry(e.tid).or_default().rseq_ip_fixups += 1,
+            EventKind::Other { name }
+                if Some(name) == self.sys_exit || Some(name) == self.irq_exit =>
+            {
+                if e.tid != 0 {
+                    tasks.entry(e.tid).or_default().exits_to_user += 1;
                 }
-                EventKind::SchedSwitch { next_tid, .. } if next_tid != 0 => {
-                    tasks.entry(next_tid).or_default().switch_ins += 1;
-                }
-                _ => {}
+                self.acc.has_exit_events = true;
             }
+            EventKind::SchedSwitch { next_tid, .. } if next_tid != 0 => {
+                tasks.entry(next_tid).or_default().switch_ins += 1;
+            }
+            _ => {}
         }
     }
 

@@ -220,7 +220,6 @@ pub struct Summarizer {
     state: ObservedState,
     sink: Collect,
     accounting: accounting::Accumulator,
-    coverage: crate::model::Coverage,
     /// Highest CPU seen + 1.
     seen_cpus: u32,
     prev_ts: u64,
@@ -248,7 +247,6 @@ impl Summarizer {
             state: ObservedState::new(hint.max(1) as usize),
             sink: Collect::default(),
             accounting: accounting::Accumulator::default(),
-            coverage: Default::default(),
             seen_cpus: 0,
             prev_ts: 0,
             out_of_order: false,
@@ -261,7 +259,7 @@ impl Summarizer {
         I: IntoIterator<Item = E> + Clone,
         E: std::borrow::Borrow<crate::events::Event>,
     {
-        self.accounting.feed(evs.clone(), meta);
+        self.accounting.prepare(meta);
         let hint = meta
             .ncpus_hint
             .filter(|&n| n <= Trace::MAX_CPUS)
@@ -283,7 +281,7 @@ impl Summarizer {
                 ncpus: self.seen_cpus.max(hint).max(1),
             };
             self.state.apply(ev, &ctx, &mut self.sink);
-            self.coverage.count(ev);
+            self.accounting.one(ev);
             match ev.kind {
                 EventKind::Lost { count } => {
                     self.lost_markers += 1;
@@ -333,10 +331,10 @@ impl Summarizer {
             state,
             mut sink,
             accounting,
-            mut coverage,
             seen_cpus,
             ..
         } = self;
+        let mut coverage = crate::model::Coverage::of_kind_counts(&kind_counts, events);
         coverage.facts(trace);
         let checkable = coverage.checkable();
         let missing = coverage.missing();
@@ -587,4 +585,34 @@ pub fn render_text(s: &Stats) -> String {
         }
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The summary's coverage comes from its own per-kind counts: it must equal the one
+    /// counted event by event (`--check` and the TUI count that way).
+    #[test]
+    fn the_summary_coverage_is_the_counted_one() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+        for f in [
+            "cyclictest.ftrace.txt",
+            "kernels/k6.12.117-c16-forks.ftrace.txt",
+            "lost.perf.data",
+        ] {
+            let bytes = std::fs::read(dir.join(f)).unwrap();
+            let trace = crate::sources::load_bytes(f, &bytes, &Default::default()).unwrap();
+            let mut s = Summarizer::new(&trace);
+            s.feed(trace.events.iter(), &trace);
+            let mut got = crate::model::Coverage::of_kind_counts(&s.kind_counts, s.events);
+            got.facts(&trace);
+            let want = crate::model::Coverage::of(&trace);
+            assert_eq!(got, want, "{f}");
+            assert!(
+                want.rseq_updates > 0 && want.events > want.rseq_updates,
+                "{f}"
+            );
+        }
+    }
 }

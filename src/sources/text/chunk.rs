@@ -166,6 +166,10 @@ pub struct Chunk {
     recent: [(Tid, Option<Tid>); 64],
     /// The id of `<...>` in this chunk's strings once a task was noted with it.
     unknown_comm: Option<StrId>,
+    /// `hrtimer_expire_entry` interned, once it was needed ([`payload::parse_exact`]).
+    ///
+    /// [`payload::parse_exact`]: crate::sources::text::payload::parse_exact
+    pub hrtimer_name: Option<StrId>,
     /// Byte position of the `[CPU]` column in the previous line (a parser's hint).
     pub cpu_hint: usize,
     pub warned_late_header: bool,
@@ -227,6 +231,7 @@ impl Chunk {
             lines: 0,
             recent: [(Tid::MAX, None); 64],
             unknown_comm: None,
+            hrtimer_name: None,
             cpu_hint: 0,
             warned_late_header: false,
             tgid_notes: Vec::new(),

@@ -526,10 +526,12 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     };
     // A delta is one chunk: fix its events in place and hand the buffer over.
     let mut evs = std::mem::take(&mut chunk.events);
+    let mut span = (u64::MAX, 0);
     for e in evs.iter_mut() {
         fix(e, &mut st.last_ts);
+        span = (span.0.min(e.ts), span.1.max(e.ts));
     }
-    st.dups.filter(&mut evs, &headers);
+    st.dups.filter(&mut evs, &headers, span);
     st.cumulative = sum;
     // function_graph without a task column: the task of a CPU before the chunk's first `=>`
     for &i in &chunk.graph_unknown {

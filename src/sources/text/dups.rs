@@ -42,11 +42,13 @@ pub struct Dups {
 impl Dups {
     /// Filters one chunk's events (in file order); `headers` are the event indices of its
     /// `# tracer:` lines with their global line numbers.
-    pub fn filter(&mut self, evs: &mut Vec<Event>, headers: &[(usize, u64)]) {
+    /// `span` is the lowest and highest time among `evs` (the caller's own pass over them
+    /// finds it: a second pass here would cost a second trip through memory).
+    pub fn filter(&mut self, evs: &mut Vec<Event>, headers: &[(usize, u64)], span: (u64, u64)) {
         if headers.is_empty()
             && matches!(self.state, State::Idle)
             && self.prefix.len() >= PREFIX
-            && self.note(evs)
+            && self.note(evs.len(), span)
         {
             // the common case: nothing to compare
             return;
@@ -133,19 +135,16 @@ impl Dups {
 
     /// Takes in a chunk that needs no comparison; `false` (nothing taken in) when an event's
     /// time is at or before the file's first event: a copy may start there (the slow path
-    /// then decides; the scan here is branch-free).
-    fn note(&mut self, evs: &[Event]) -> bool {
+    /// then decides).
+    fn note(&mut self, n: usize, (min, max): (u64, u64)) -> bool {
         let (Some(first), Some(before)) = (self.prefix.first().map(|k| k.0), self.max_ts) else {
             return false;
         };
-        let (min, max) = evs.iter().fold((u64::MAX, before), |(lo, hi), e| {
-            (lo.min(e.ts), hi.max(e.ts))
-        });
-        if min <= first {
+        if n > 0 && min <= first {
             return false;
         }
-        self.seen += evs.len();
-        self.max_ts = Some(max);
+        self.seen += n;
+        self.max_ts = Some(max.max(before));
         true
     }
 
@@ -169,6 +168,12 @@ impl Dups {
 
 #[cfg(test)]
 mod tests {
+    /// What the driver's pass over a chunk's events finds.
+    fn span(evs: &[Event]) -> (u64, u64) {
+        evs.iter()
+            .fold((u64::MAX, 0), |(lo, hi), e| (lo.min(e.ts), hi.max(e.ts)))
+    }
+
     use super::*;
     use crate::events::EventKind;
 
@@ -191,7 +196,8 @@ mod tests {
         // a + a: the copy goes
         let mut d = Dups::default();
         let mut evs: Vec<Event> = a.iter().chain(a.iter()).copied().collect();
-        d.filter(&mut evs, &[(0, 3), (100, 200)]);
+        let sp = span(&evs);
+        d.filter(&mut evs, &[(0, 3), (100, 200)], sp);
         let mut rest = Vec::new();
         let w = d.finish("f", &mut rest).expect("a warning");
         assert_eq!(evs.len(), 100);
@@ -209,13 +215,15 @@ mod tests {
             .copied()
             .chain((1..=100).map(|t| ev(t + 1000)))
             .collect();
-        d.filter(&mut evs, &[(0, 3), (100, 200)]);
+        let sp = span(&evs);
+        d.filter(&mut evs, &[(0, 3), (100, 200)], sp);
         assert_eq!(evs.len(), 200);
         assert!(d.finish("f", &mut Vec::new()).is_none());
         // a copy cut short: held back, then kept at the end
         let mut d = Dups::default();
         let mut evs: Vec<Event> = a.iter().chain(a[..5].iter()).copied().collect();
-        d.filter(&mut evs, &[(0, 3), (100, 200)]);
+        let sp = span(&evs);
+        d.filter(&mut evs, &[(0, 3), (100, 200)], sp);
         let mut rest = Vec::new();
         assert!(d.finish("f", &mut rest).is_none());
         assert_eq!(evs.len() + rest.len(), 105);
@@ -230,7 +238,8 @@ mod tests {
         let mut kept = 0;
         for c in all.chunks(150) {
             let mut evs = c.to_vec();
-            d.filter(&mut evs, &[]);
+            let sp = span(&evs);
+            d.filter(&mut evs, &[], sp);
             kept += evs.len();
         }
         let mut rest = Vec::new();
@@ -251,7 +260,8 @@ mod tests {
             .collect();
         for c in b.chunks(150) {
             let mut evs = c.to_vec();
-            d.filter(&mut evs, &[]);
+            let sp = span(&evs);
+            d.filter(&mut evs, &[], sp);
             kept += evs.len();
         }
         let mut rest = Vec::new();

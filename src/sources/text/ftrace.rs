@@ -10,7 +10,8 @@ use crate::sources::file_format::Sample;
 use crate::sources::text::chunk::{Chunk, Expected, LineParser};
 pub use crate::sources::text::columns::{Cols, Head};
 use crate::sources::text::scan::{
-    find2, has_byte, name_end, parse_ts_fraction, skip_spaces, trim_end, trim_start,
+    cpu_column, digits_ending, find2, has_byte, name_end, parse_ts_fraction, rfind_byte,
+    skip_spaces, trim_end, trim_start,
 };
 use crate::sources::text::{payload, shapes};
 
@@ -75,20 +76,12 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
 /// colon starts.
 #[inline(always)]
 fn cols_at(line: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
-    // [CPU]
-    let mut j = i + 1;
-    while j < line.len() && line[j].is_ascii_digit() {
-        j += 1;
-    }
-    if j == i + 1 || j - i - 1 > 5 || line.get(j) != Some(&b']') {
-        return None;
-    }
-    let cpu = payload::parse_cpu(&line[i + 1..j])?;
+    let (cpu, j) = cpu_column(line, i)?;
     // COMM-PID [(TGID)]
     let mut pre = trim_end(&line[..i]);
     let mut tgid = None;
     if pre.last() == Some(&b')') {
-        let lp = pre.iter().rposition(|&b| b == b'(')?;
+        let lp = rfind_byte(pre, b'(')?;
         let inner = trim_start(trim_end(&pre[lp + 1..pre.len() - 1]));
         tgid = if !inner.is_empty() && inner.iter().all(|&b| b == b'-') {
             Some(None)
@@ -97,8 +90,8 @@ fn cols_at(line: &[u8], i: usize) -> Option<(Cols<'_>, usize)> {
         };
         pre = trim_end(&pre[..lp]);
     }
-    let dash = pre.iter().rposition(|&b| b == b'-')?;
-    let tid = payload::parse_u64(&pre[dash + 1..])?;
+    let dash = rfind_byte(pre, b'-')?;
+    let tid = digits_ending(pre, dash + 1)?;
     let tid = Tid::try_from(tid).ok()?;
     let comm = trim_start(&pre[..dash]);
     // [FLAGS] TIMESTAMP:
@@ -259,8 +252,11 @@ impl LineParser for FtraceText {
         }
         if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
             // the exact layouts are read to their end: no second line can hide in them
-            if let Some(kind) = payload::parse_exact(h.name, h.rest, &mut out.strings) {
-                out.cont_ok = Some(false);
+            if let Some(kind) =
+                payload::parse_exact(h.name, h.rest, &mut out.strings, &mut out.hrtimer_name)
+            {
+                // (as [`event_line`] leaves it: free text may follow only an unmodelled event)
+                out.cont_ok = Some(matches!(kind, EventKind::Other { .. }));
                 return modelled_event(h, kind, out);
             }
             if has_byte(h.rest, b']')

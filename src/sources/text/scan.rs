@@ -62,6 +62,12 @@ fn digits8(s: &[u8]) -> Option<u64> {
             (y << pad) | (0x3030_3030_3030_3030 >> (64 - pad))
         }
     };
+    digits_word(x)
+}
+
+/// Eight ASCII digits in a little-endian word (first digit lowest) → their value.
+#[inline(always)]
+fn digits_word(x: u64) -> Option<u64> {
     // every byte in 0x30..=0x39
     if (x & 0xF0F0_F0F0_F0F0_F0F0) != 0x3030_3030_3030_3030
         || ((x.wrapping_add(0x0606_0606_0606_0606)) & 0xF0F0_F0F0_F0F0_F0F0)
@@ -84,6 +90,15 @@ pub fn trim_start(s: &[u8]) -> &[u8] {
     while s.len() >= n + 8 && s[n..n + 8] == *b"        " {
         n += 8;
     }
+    // the rest of the padding (0-7 bytes, a different count per comm) found in one word
+    if s.len() >= n + 8 {
+        let x = word(s, n);
+        let keep =
+            nonzero_exact(x ^ (ONES * b' ' as u64)) & nonzero_exact(x ^ (ONES * b'\t' as u64));
+        if keep != 0 {
+            return &s[n + (keep.trailing_zeros() / 8) as usize..];
+        }
+    }
     while n < s.len() && matches!(s[n], b' ' | b'\t') {
         n += 1;
     }
@@ -92,18 +107,58 @@ pub fn trim_start(s: &[u8]) -> &[u8] {
 
 pub fn trim_end(s: &[u8]) -> &[u8] {
     let mut e = s.len();
+    // a word at a time: the padding after a pid is 1-7 bytes, a byte loop's exit a
+    // mispredicted branch on most lines
+    while e >= 8 {
+        let x = word(s, e - 8);
+        let keep =
+            nonzero_exact(x ^ (ONES * b' ' as u64)) & nonzero_exact(x ^ (ONES * b'\t' as u64));
+        if keep != 0 {
+            return &s[..e - 8 + highest(keep) + 1];
+        }
+        e -= 8;
+    }
     while e > 0 && matches!(s[e - 1], b' ' | b'\t') {
         e -= 1;
     }
     &s[..e]
 }
 
-/// Index of the first non-space byte at or after `i`.
+/// The last position of `a` in `s`, a word at a time from the end.
+#[inline]
+pub fn rfind_byte(s: &[u8], a: u8) -> Option<usize> {
+    let mut e = s.len();
+    while e >= 8 {
+        let hit = !nonzero_exact(word(s, e - 8) ^ (ONES * a as u64)) & HIGH;
+        if hit != 0 {
+            return Some(e - 8 + highest(hit));
+        }
+        e -= 8;
+    }
+    s[..e].iter().rposition(|&b| b == a)
+}
+
+/// Index of the first non-space byte at or after `i` (a byte loop: the runs skipped are
+/// mostly one byte long).
 pub fn skip_spaces(s: &[u8], mut i: usize) -> usize {
     while i < s.len() && s[i] == b' ' {
         i += 1;
     }
     i
+}
+
+/// The decimal number `s[from..]` of 1-8 digits, read as one word when eight bytes end
+/// where it ends (else byte by byte); `None` if a byte is not a digit.
+#[inline]
+pub fn digits_ending(s: &[u8], from: usize) -> Option<u64> {
+    let n = s.len().checked_sub(from)?;
+    if n == 0 || n > 8 || s.len() < 8 {
+        return parse_u64(s.get(from..)?);
+    }
+    let x = word(s, s.len() - 8);
+    // the bytes before the number read as '0'
+    let low = if n == 8 { 0 } else { u64::MAX >> (8 * n) };
+    digits_word((x & !low) | (0x3030_3030_3030_3030 & low))
 }
 
 pub const ONES: u64 = 0x0101_0101_0101_0101;
@@ -115,12 +170,70 @@ pub fn zero(x: u64) -> u64 {
     x.wrapping_sub(ONES) & !x & HIGH
 }
 
+/// A byte of `x` is not zero → its high bit set, exactly for every byte (no carries between
+/// bytes: what a search from the end needs).
+#[inline(always)]
+fn nonzero_exact(x: u64) -> u64 {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    (((x & LOW7).wrapping_add(LOW7)) | x) & HIGH
+}
+
+/// The index (0-7) of the highest byte whose high bit is set in `t` (`t != 0`).
+#[inline(always)]
+fn highest(t: u64) -> usize {
+    7 - (t.leading_zeros() / 8) as usize
+}
+
 /// The eight bytes of `s` at `at`, as a little-endian word.
 #[inline(always)]
 fn word(s: &[u8], at: usize) -> u64 {
     let mut w = [0u8; 8];
     w.copy_from_slice(&s[at..at + 8]);
     u64::from_le_bytes(w)
+}
+
+/// A CPU number, below [`crate::events::Trace::MAX_CPUS`] (the kernel's largest NR_CPUS): a larger one is
+/// damage, and would otherwise become thousands of empty lanes.
+pub fn parse_cpu(s: &[u8]) -> Option<u16> {
+    parse_u64(s)
+        .filter(|&c| c < crate::events::Trace::MAX_CPUS as u64)
+        .map(|c| c as u16)
+}
+
+pub fn parse_u64(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 19 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in s {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (b - b'0') as u64;
+    }
+    Some(v)
+}
+
+/// The `[CPU]` column whose '[' is at `i`: the CPU and the position of its ']'. Three digits
+/// (the kernel's %03d) are one case, else up to five are read.
+#[inline(always)]
+pub fn cpu_column(line: &[u8], i: usize) -> Option<(u16, usize)> {
+    if let Some(&[a, b, c, b']']) = line.get(i + 1..i + 5)
+        && a.is_ascii_digit()
+        && b.is_ascii_digit()
+        && c.is_ascii_digit()
+    {
+        let v = (a - b'0') as u16 * 100 + (b - b'0') as u16 * 10 + (c - b'0') as u16;
+        return Some((v, i + 4));
+    }
+    let mut j = i + 1;
+    while j < line.len() && line[j].is_ascii_digit() {
+        j += 1;
+    }
+    if j == i + 1 || j - i - 1 > 5 || line.get(j) != Some(&b']') {
+        return None;
+    }
+    Some((parse_cpu(&line[i + 1..j])?, j))
 }
 
 /// Calls `f` with each eight-byte word of `s[from..]` and its position until `f` returns
@@ -216,7 +329,71 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Bytes that trip word tricks: the searched ones, their high-bit twins, 0, 0xff, digits
+    /// and the bytes next to '0' and '9'.
+    fn tricky() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop::sample::select(vec![
+                b' ',
+                b'\t',
+                b'-',
+                b'(',
+                b'0',
+                b'5',
+                b'9',
+                b'/',
+                b':',
+                b'a',
+                0,
+                0xff,
+                0x80,
+                b' ' ^ 0x80,
+                b'-' ^ 0x80,
+                b'0' + 0x80,
+                0x20 - 1,
+                0x7f,
+            ]),
+            0..40,
+        )
+    }
+
     proptest::proptest! {
+        #[test]
+        fn trim_end_is_the_byte_loop(s in tricky()) {
+            let mut e = s.len();
+            while e > 0 && matches!(s[e - 1], b' ' | b'\t') {
+                e -= 1;
+            }
+            proptest::prop_assert_eq!(trim_end(&s), &s[..e]);
+        }
+
+        #[test]
+        fn trim_start_is_the_byte_loop(s in tricky()) {
+            let n = s.iter().position(|&b| !matches!(b, b' ' | b'\t')).unwrap_or(s.len());
+            proptest::prop_assert_eq!(trim_start(&s), &s[n..]);
+        }
+
+        #[test]
+        fn rfind_byte_is_rposition(s in tricky()) {
+            for a in [b'-', b'(', b' '] {
+                proptest::prop_assert_eq!(rfind_byte(&s, a), s.iter().rposition(|&b| b == a));
+            }
+        }
+
+        #[test]
+        fn digits_ending_is_parse_u64(s in tricky(), from in 0usize..45) {
+            let from = from.min(s.len());
+            let want = parse_u64(&s[from..]);
+            proptest::prop_assert_eq!(digits_ending(&s, from), want);
+        }
+
+        #[test]
+        fn digits_ending_reads_numbers_after_anything(pre in tricky(), n in 0u64..100_000_000) {
+            let mut s = pre.clone();
+            s.extend_from_slice(n.to_string().as_bytes());
+            proptest::prop_assert_eq!(digits_ending(&s, pre.len()), Some(n));
+        }
+
         #[test]
         fn find2_is_the_first_match(s in proptest::collection::vec(prop::sample::select(vec![b' ', b':', b'a', 0x80, 0xff, 0]), 0..40), from in 0usize..45) {
             let from = from.min(s.len());
