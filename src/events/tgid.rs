@@ -27,6 +27,10 @@ impl TgidTrack {
             meta.tgid = Some(g);
             return None;
         };
+        // (no tid changed its TGID yet: the common case, no lookup)
+        if first == g && self.latest.is_empty() {
+            return None;
+        }
         let latest = self.latest.get(&tid).copied().unwrap_or(first);
         if latest == g {
             return None;

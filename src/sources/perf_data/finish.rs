@@ -4,7 +4,7 @@
 
 use super::Reader;
 use super::records::Stop;
-use crate::events::{Event, EventKind, Tid, Trace};
+use crate::events::{Event, Trace};
 use crate::sources::binary::tick;
 
 impl Reader<'_> {
@@ -132,18 +132,7 @@ impl Reader<'_> {
             let (code, msg) = tick::warning(inferred.as_ref(), name, "perf.data carries");
             self.trace.warn(code, msg);
         }
-        let mentioned: Vec<Tid> = self
-            .events
-            .iter()
-            .filter_map(|e| match e.kind {
-                EventKind::SchedSwitch { next_tid, .. } => Some(next_tid),
-                EventKind::SchedProcessFork { child, .. } => Some(child),
-                EventKind::SchedWakeupNew { tid, .. } | EventKind::TaskNewtask { tid, .. } => {
-                    Some(tid)
-                }
-                _ => None,
-            })
-            .collect();
+        let mentioned = std::mem::take(&mut self.mentioned);
         self.threads
             .complete(&mut self.trace.tasks, mentioned.into_iter());
         (self.trace, self.events)

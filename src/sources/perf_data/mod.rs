@@ -99,6 +99,7 @@ pub fn decode(
         tgids: Default::default(),
         oversized: (0, 0, 0),
         cpu_unknown: 0,
+        mentioned: Vec::new(),
         read_last: FxHashMap::default(),
         read_unchanged: 0,
         read_unknown: 0,
@@ -152,6 +153,9 @@ struct Reader<'a> {
     oversized: (u64, u64, u64),
     /// Events whose sample carries no CPU (no `PERF_SAMPLE_CPU`).
     cpu_unknown: u64,
+    /// Tids that events name (switched in, forked, woken) before any sample of theirs gave
+    /// them a task entry: completed from COMM/FORK records at the end.
+    mentioned: Vec<crate::events::Tid>,
     /// `PERF_SAMPLE_READ`: each counter's last value, by id.
     read_last: FxHashMap<u64, u64>,
     /// Counter values perf drops: unchanged since the counter's last sample, or of no event.

@@ -161,6 +161,18 @@ impl Reader<'_> {
         if at.cpu == CPU_UNKNOWN {
             self.cpu_unknown += 1;
         }
+        // noted here, while the task map is hot, rather than in a pass over every event
+        let named = match kind {
+            EventKind::SchedSwitch { next_tid, .. } => Some(next_tid),
+            EventKind::SchedProcessFork { child, .. } => Some(child),
+            EventKind::SchedWakeupNew { tid, .. } | EventKind::TaskNewtask { tid, .. } => Some(tid),
+            _ => None,
+        };
+        if let Some(t) = named
+            && !self.trace.tasks.contains_key(&t)
+        {
+            self.mentioned.push(t);
+        }
         if let Some(h) = hr
             && at.cpu != CPU_UNKNOWN
         {
