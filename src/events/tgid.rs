@@ -13,8 +13,15 @@ pub struct TgidTrack {
 }
 
 impl TgidTrack {
+    /// No tid has changed its TGID so far.
+    #[inline]
+    pub fn no_changes(&self) -> bool {
+        self.latest.is_empty()
+    }
+
     /// A record at `ts` shows `tid` with `tgid`; `meta` is the task's entry. Fills in a missing
     /// TGID, and returns the change when it differs from the latest one.
+    #[inline]
     pub fn observe(
         &mut self,
         meta: &mut TaskMeta,

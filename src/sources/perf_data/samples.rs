@@ -62,6 +62,8 @@ impl Reader<'_> {
         if let Some(t) = known {
             let tgid = s.pid.filter(|&p| p >= 0).map(|p| p as Tid);
             match self.trace.tasks.get_mut(&t) {
+                // (the same TGID as the task's first, none changed yet: nothing to note)
+                Some(m) if m.tgid == tgid && self.tgids.no_changes() => {}
                 Some(m) => {
                     if let Some(c) = self.tgids.observe(m, t, tgid, ts) {
                         self.trace.tgid_changes.push(c);
