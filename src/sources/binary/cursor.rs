@@ -204,7 +204,7 @@ impl<'a> Cursor<'a> {
     }
 }
 
-#[inline]
+#[inline(always)]
 pub fn read_u16(b: &[u8], big: bool) -> u16 {
     let a = [b[0], b[1]];
     if big {
@@ -214,7 +214,7 @@ pub fn read_u16(b: &[u8], big: bool) -> u16 {
     }
 }
 
-#[inline]
+#[inline(always)]
 pub fn read_u32(b: &[u8], big: bool) -> u32 {
     let a = [b[0], b[1], b[2], b[3]];
     if big {
@@ -224,7 +224,7 @@ pub fn read_u32(b: &[u8], big: bool) -> u32 {
     }
 }
 
-#[inline]
+#[inline(always)]
 pub fn read_u64(b: &[u8], big: bool) -> u64 {
     let a = [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
     if big {
@@ -235,7 +235,7 @@ pub fn read_u64(b: &[u8], big: bool) -> u64 {
 }
 
 /// Reads an unsigned integer of 1, 2, 4 or 8 bytes at `off` in `b`; `None` when out of bounds.
-#[inline]
+#[inline(always)]
 pub fn uint_at(b: &[u8], off: usize, size: usize, big: bool) -> Option<u64> {
     let s = b.get(off..off.checked_add(size)?)?;
     Some(match size {
@@ -248,7 +248,7 @@ pub fn uint_at(b: &[u8], off: usize, size: usize, big: bool) -> Option<u64> {
 }
 
 /// Like [`uint_at`], sign-extended when `signed`.
-#[inline]
+#[inline(always)]
 pub fn int_at(b: &[u8], off: usize, size: usize, signed: bool, big: bool) -> Option<i64> {
     let v = uint_at(b, off, size, big)?;
     Some(if signed && size < 8 {
