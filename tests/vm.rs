@@ -186,7 +186,7 @@ fn attach_mode_captures_through_perf_event_open() {
         "--cpus",
         "4",
         "--workload",
-        "hogs",
+        "hog:6,periodic:2:1ms:200us,churn:100/s:2ms,migrate:2:10ms",
         "--duration",
         "1s",
         "--attach",
@@ -196,6 +196,24 @@ fn attach_mode_captures_through_perf_event_open() {
     assert_eq!(code, 0, "stderr: {err}");
     // without --json and a terminal: the text summary
     assert!(out.contains("vm          Linux"), "{out}");
+    // every CID the workload's threads read from their rseq areas is in the trace, none
+    // duplicated among running threads, none at or above the vCPU count
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("rseq read"))
+        .unwrap_or_else(|| panic!("no rseq read line: {out}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let num = |after: &str| -> u64 {
+        let i = words.iter().position(|w| *w == after).expect(after);
+        words[i - 1].trim_end_matches(',').parse().expect(line)
+    };
+    let read: u64 = words[2].parse().expect(line);
+    assert!(read >= 10, "{line}");
+    assert_eq!(num("in"), read, "{out}");
+    assert!(
+        line.contains(", 0 at or above the 4 CPUs, 0 duplicated"),
+        "{line}"
+    );
     let text = std::fs::read_to_string(&rec).unwrap();
     let h = cidscope::vm::protocol::RecordHeader::find(&text).expect("header");
     assert_eq!(h.mode, "attach");

@@ -33,6 +33,9 @@ pub struct Outcome {
     pub run: Duration,
     pub wall: Duration,
     pub events: u64,
+    /// The CIDs the workload read, held against the capture (`--attach` with a workload
+    /// that reads them).
+    pub samples: Option<super::protocol::SampleCheck>,
     pub notes: Vec<String>,
     pub initrd_bytes: u64,
     pub libs: Vec<String>,
@@ -335,6 +338,7 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         run,
         wall: sh.started.elapsed(),
         events: streamed.events,
+        samples: streamed.samples,
         notes,
         initrd_bytes: initrd.bytes,
         libs: initrd.libs.iter().map(|n| n.guest_path.clone()).collect(),

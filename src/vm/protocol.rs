@@ -9,6 +9,7 @@
 //! #cidscope-vm running workload=churn threads=8
 //!             init-1       (      1) [015] .....    41.865114: rseq_update: cpu_id=15 ...
 //! #cidscope-vm progress events=12000
+//! #cidscope-vm samples n=812 threads=17 matched=812 last=812 oor=0 dups=0 max_cid=15 cpus=16 dropped=0 unmatched= dup_examples=
 //! #cidscope-vm end status=ok lost=0 worker=0
 //! ```
 //!
@@ -56,12 +57,40 @@ pub struct End {
     pub worker: i32,
 }
 
+/// The CIDs the workload's threads read from their own rseq areas, held against the trace
+/// (`--attach`: both on CLOCK_MONOTONIC; `stats::live::summarize` in the guest).
+#[derive(Clone, Debug, PartialEq, Eq, Default, serde::Serialize)]
+pub struct SampleCheck {
+    /// CIDs read (one per change a thread saw).
+    pub samples: u64,
+    /// Threads that read any.
+    pub threads: u64,
+    /// Samples whose CPU and CID an rseq_update of the thread at or before it carries.
+    pub matched: u64,
+    /// Samples whose values the thread's last rseq_update before it carries.
+    pub matched_last: u64,
+    /// Samples with a CID at or above `cpus` (or negative).
+    pub cid_out_of_range: u64,
+    /// Instants where two running threads of the workload held one CID (from the trace).
+    pub duplicates: u64,
+    pub max_cid: Option<i32>,
+    /// Possible CPUs of the guest.
+    pub cpus: u32,
+    /// Samples the threads' queues could not hold (counted, not checked).
+    pub dropped: u64,
+    /// The first samples the trace does not show, as text.
+    pub unmatched: Vec<String>,
+    /// The first duplicates, as text.
+    pub duplicate_examples: Vec<String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Control {
     Hello(Hello),
     Warn(String),
     Running { workload: String },
     Progress { events: u64 },
+    Samples(SampleCheck),
     End(End),
     Error(String),
 }
@@ -93,6 +122,20 @@ impl Control {
             Control::Warn(m) => format!("warn {}", encode_value(m)),
             Control::Running { workload } => format!("running workload={}", encode_value(workload)),
             Control::Progress { events } => format!("progress events={events}"),
+            Control::Samples(c) => format!(
+                "samples n={} threads={} matched={} last={} oor={} dups={} max_cid={} cpus={} dropped={} unmatched={} dup_examples={}",
+                c.samples,
+                c.threads,
+                c.matched,
+                c.matched_last,
+                c.cid_out_of_range,
+                c.duplicates,
+                c.max_cid.map_or("?".into(), |m| m.to_string()),
+                c.cpus,
+                c.dropped,
+                encode_value(&c.unmatched.join("\n")),
+                encode_value(&c.duplicate_examples.join("\n"))
+            ),
             Control::End(e) => format!(
                 "end status={} lost={} worker={}",
                 encode_value(&e.status),
@@ -143,6 +186,33 @@ impl Control {
                 Some(events) => Ok(Control::Progress { events }),
                 None => bad("expected events=N"),
             },
+            "samples" => {
+                let n = |k: &str| get(args, k).and_then(|v| v.parse::<u64>().ok());
+                let (Some(samples), Some(matched)) = (n("n"), n("matched")) else {
+                    return Some(bad("expected n=N matched=N"));
+                };
+                let lines = |k: &str| {
+                    decode_value(get(args, k).unwrap_or(""))
+                        .map(|v| v.lines().map(str::to_string).collect::<Vec<_>>())
+                };
+                lines("unmatched")
+                    .and_then(|u| Ok((u, lines("dup_examples")?)))
+                    .map(|(u, d)| {
+                        Control::Samples(SampleCheck {
+                            samples,
+                            threads: n("threads").unwrap_or(0),
+                            matched,
+                            matched_last: n("last").unwrap_or(0),
+                            cid_out_of_range: n("oor").unwrap_or(0),
+                            duplicates: n("dups").unwrap_or(0),
+                            max_cid: get(args, "max_cid").and_then(|v| v.parse().ok()),
+                            cpus: n("cpus").unwrap_or(0) as u32,
+                            dropped: n("dropped").unwrap_or(0),
+                            unmatched: u,
+                            duplicate_examples: d,
+                        })
+                    })
+            }
             "end" => Ok(Control::End(End {
                 status: decode_value(get(args, "status").unwrap_or("?")).unwrap_or_default(),
                 lost: get(args, "lost").and_then(|v| v.parse().ok()).unwrap_or(0),
@@ -221,6 +291,20 @@ mod tests {
     #[test]
     fn control_lines_round_trip() {
         let all = [
+            Control::Samples(SampleCheck {
+                samples: 812,
+                threads: 17,
+                matched: 811,
+                matched_last: 800,
+                cid_out_of_range: 0,
+                duplicates: 0,
+                max_cid: Some(15),
+                cpus: 16,
+                dropped: 3,
+                unmatched: vec!["tid 300 at 1.5 s: cpu 2 cid 7".into(), "a b".into()],
+                duplicate_examples: vec!["1.000 cpu 3: CID 4 of mm 2 held by 10 and 11".into()],
+            }),
+            Control::Samples(SampleCheck::default()),
             Control::Hello(Hello {
                 version: 1,
                 kernel: "6.18.15+deb13-cloud-amd64".into(),

@@ -75,6 +75,12 @@ pub fn stats_json(
         obj.insert("hz_source".into(), o.header.hz_source.clone().into());
         // CONFIG_RSEQ_CID_SCAN_BATCH: null on stock kernels
         obj.insert("scan_batch".into(), o.header.scan_batch.into());
+        // --attach: the CIDs the workload's threads read from their rseq areas, held against
+        // the capture in the guest (null: the workload reads none, or no --attach)
+        obj.insert(
+            "rseq_samples".into(),
+            serde_json::to_value(&o.samples).unwrap_or_default(),
+        );
         obj.insert(
             "vm".into(),
             serde_json::json!({
@@ -145,9 +151,41 @@ pub fn render_text(o: &Outcome, cfg: &VmConfig, m: &ModelOverride) -> Result<Str
         secs(o.run),
         secs(o.wall)
     );
+    if let Some(c) = &o.samples {
+        t.push_str(&samples_text(c));
+    }
     t.push_str(&crate::stats::render_text(&s));
     t.push_str(&crate::stats::policy::render_text(&s));
     Ok(t)
+}
+
+/// The `rseq read` line of the text summary (and the unmatched samples under it).
+fn samples_text(c: &super::protocol::SampleCheck) -> String {
+    let mut t = format!(
+        "rseq read   {} CIDs read by {} threads from their rseq areas: {} in an rseq_update of \
+         the thread ({} its latest), {} at or above the {} CPUs, {} duplicated among running \
+         threads, highest {}{}\n",
+        c.samples,
+        c.threads,
+        c.matched,
+        c.matched_last,
+        c.cid_out_of_range,
+        c.cpus,
+        c.duplicates,
+        c.max_cid.map_or("-".into(), |m| m.to_string()),
+        if c.dropped > 0 {
+            format!("; {} more not kept (queues full)", c.dropped)
+        } else {
+            String::new()
+        }
+    );
+    for u in &c.unmatched {
+        t.push_str(&format!("            not in the trace: {u}\n"));
+    }
+    for d in &c.duplicate_examples {
+        t.push_str(&format!("            duplicate: {d}\n"));
+    }
+    t
 }
 
 fn say(line: &str) {

@@ -154,6 +154,7 @@ impl Out {
 pub(super) struct Streamed {
     pub(super) end: End,
     pub(super) events: u64,
+    pub(super) samples: Option<super::protocol::SampleCheck>,
 }
 
 /// Reads the guest's stream to its `end` (or the guest's death), writing the ftrace lines to
@@ -180,6 +181,7 @@ pub(super) fn stream(
     let mut events = 0u64;
     let mut bytes = 0u64;
     let mut end: Option<End> = None;
+    let mut samples = None;
     let mut guest_error: Option<String> = None;
     let mut sent_stop = false;
     let mut stop_at: Option<Instant> = None;
@@ -215,6 +217,7 @@ pub(super) fn stream(
                         break 'read;
                     }
                     Some(Ok(Control::Progress { events: n })) => sh.lock().events = n,
+                    Some(Ok(Control::Samples(c))) => samples = Some(c),
                     Some(Ok(Control::Running { .. })) => sh.phase(Phase::Running),
                     Some(Ok(Control::Hello(_))) => {}
                     Some(Err(e)) => sh.note(e),
@@ -328,7 +331,11 @@ pub(super) fn stream(
         kill_child(&mut child);
     }
     match (end, guest_error) {
-        (Some(end), None) => Ok(Streamed { end, events }),
+        (Some(end), None) => Ok(Streamed {
+            end,
+            events,
+            samples,
+        }),
         (_, Some(e)) => Err(failure(
             format!("cidscope in the guest failed: {e}"),
             &plan.console,

@@ -11,6 +11,7 @@
 //! its mm holds only its own threads.
 
 use super::role::{EXEC_CHILD, ROLE_FLAG};
+use crate::sources::live::rseq_area::RseqSample;
 use crate::sources::live::spec::{WorkItem, WorkloadSpec};
 use crate::sources::sys::{clock as live_clock, sched as live_sched};
 use std::sync::Arc;
@@ -129,11 +130,13 @@ impl Workload {
     }
 
     /// Runs for `d` (or until [`stop_flag`] is set) in this process; the errors threads ran into.
-    pub fn run(&self, d: Duration) -> Result<(), String> {
+    /// Runs the workload for `d`; the CIDs its threads read from their rseq areas (the
+    /// workloads of `cidscope live`: hogs, periodic, migrate, specs) go to `read`.
+    pub fn run(&self, d: Duration, read: &mut Read) -> Result<(), String> {
         let end = Instant::now() + d;
         let errors = Errors::default();
         match self {
-            Workload::Spec(spec) => run_live_spec(spec, end, &errors),
+            Workload::Spec(spec) => run_live_spec(spec, end, &errors, read),
             Workload::Named { kind, threads, .. } => {
                 let t = *threads;
                 match kind {
@@ -146,6 +149,7 @@ impl Workload {
                         },
                         end,
                         &errors,
+                        read,
                     ),
                     Kind::Periodic => run_live_spec(
                         &WorkloadSpec {
@@ -157,6 +161,7 @@ impl Workload {
                         },
                         end,
                         &errors,
+                        read,
                     ),
                     Kind::Migrate => run_live_spec(
                         &WorkloadSpec {
@@ -173,6 +178,7 @@ impl Workload {
                         },
                         end,
                         &errors,
+                        read,
                     ),
                     Kind::Churn => churn(t, end, &errors),
                     Kind::Burst => burst(t, end, &errors),
@@ -302,15 +308,55 @@ fn workers(end: Instant) -> Result<(), String> {
     Ok(())
 }
 
-/// The threads of `cidscope live`'s workload (they read their CIDs; the samples are not kept).
-fn run_live_spec(spec: &WorkloadSpec, end: Instant, errors: &Errors) {
+/// The CIDs a workload's threads read from their own rseq areas.
+#[derive(Default)]
+pub struct Read {
+    pub samples: Vec<RseqSample>,
+    /// Samples the threads' queues could not hold.
+    pub dropped: u64,
+}
+
+impl Read {
+    /// One `TS TID CPU CID` line per sample (the file the worker leaves for the agent).
+    pub fn write(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        writeln!(w, "dropped {}", self.dropped)?;
+        for s in &self.samples {
+            writeln!(w, "{} {} {} {}", s.ts, s.tid, s.cpu, s.cid)?;
+        }
+        Ok(())
+    }
+
+    /// What [`Read::write`] wrote; `None` at the first line that is not its own.
+    pub fn parse(text: &str) -> Option<Read> {
+        let mut r = Read::default();
+        for l in text.lines() {
+            if let Some(d) = l.strip_prefix("dropped ") {
+                r.dropped = d.parse().ok()?;
+                continue;
+            }
+            let mut f = l.split(' ');
+            let mut next = || f.next();
+            r.samples.push(RseqSample {
+                ts: next()?.parse().ok()?,
+                tid: next()?.parse().ok()?,
+                cpu: next()?.parse().ok()?,
+                cid: next()?.parse().ok()?,
+            });
+        }
+        Some(r)
+    }
+}
+
+/// The threads of `cidscope live`'s workload: they read their CIDs, kept in `read`.
+fn run_live_spec(spec: &WorkloadSpec, end: Instant, errors: &Errors, read: &mut Read) {
+    // (a queue of 4096 samples per thread: a change of CPU or CID is one sample)
     match crate::sources::live::workload::Workload::start(spec, 1 << 12) {
         Ok(w) => {
             while running(end) {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            let mut samples = Vec::new();
-            let (_, errs) = w.stop(&mut samples);
+            let (dropped, errs) = w.stop(&mut read.samples);
+            read.dropped += dropped;
             for e in errs {
                 errors.push(e);
             }
@@ -522,6 +568,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_samples_file_round_trips_and_refuses_other_text() {
+        let r = Read {
+            samples: vec![
+                RseqSample {
+                    ts: 41_865_114_000,
+                    tid: 300,
+                    cpu: 15,
+                    cid: 7,
+                },
+                RseqSample {
+                    ts: 1,
+                    tid: 4_000_000,
+                    cpu: 0,
+                    cid: -1,
+                },
+            ],
+            dropped: 3,
+        };
+        let mut out = Vec::new();
+        r.write(&mut out).unwrap();
+        let back = Read::parse(std::str::from_utf8(&out).unwrap()).unwrap();
+        assert_eq!(back.samples, r.samples);
+        assert_eq!(back.dropped, 3);
+        assert!(Read::parse("1 2 3\n").is_none());
+        assert!(Read::parse("dropped x\n").is_none());
+        assert!(Read::parse("").is_some_and(|r| r.samples.is_empty()));
+    }
+
+    #[test]
     fn names_threads_and_specs() {
         let w = Workload::parse("churn", None, 16).unwrap();
         assert_eq!(w.describe(), "churn threads=8");
@@ -555,10 +630,14 @@ mod tests {
         ] {
             let w = Workload::parse(name, Some(if name == "spinner" { 1 } else { 2 }), 2).unwrap();
             let t = Instant::now();
-            w.run(Duration::from_millis(60))
+            let mut read = Read::default();
+            w.run(Duration::from_millis(60), &mut read)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let took = t.elapsed();
             assert!(took >= Duration::from_millis(60), "{name} took {took:?}");
+            // the workloads of `cidscope live` read their CIDs; the others do not
+            let reads = matches!(name, "hogs" | "periodic" | "migrate");
+            assert_eq!(!read.samples.is_empty(), reads, "{name}");
         }
     }
 }

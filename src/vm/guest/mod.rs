@@ -60,7 +60,49 @@ fn work(config: &str) -> Result<(), String> {
     let ncpus = crate::sources::live::online_cpus().len() as u32;
     let w = super::workload::Workload::parse(&cfg.workload, cfg.threads, ncpus)?;
     sys::set_thread_name("cw-main");
-    w.run(Duration::from_nanos(cfg.duration_ns))
+    let mut read = super::workload::Read::default();
+    let r = w.run(Duration::from_nanos(cfg.duration_ns), &mut read);
+    if !read.samples.is_empty() || read.dropped > 0 {
+        // for the agent to hold against the trace ([`check_samples`])
+        let mut f = io::BufWriter::new(
+            File::create(SAMPLES_PATH).map_err(|e| format!("{SAMPLES_PATH}: {e}"))?,
+        );
+        read.write(&mut f)
+            .and_then(|()| f.flush())
+            .map_err(|e| format!("{SAMPLES_PATH}: {e}"))?;
+    }
+    r
+}
+
+/// Where the workload process leaves the CIDs its threads read (the guest's root is a ramfs).
+const SAMPLES_PATH: &str = "/cidscope-samples";
+
+/// The CIDs the workload process `pid` read, held against the capture: every one should be
+/// in an rseq_update of its thread, none duplicated among running threads, none at or above the
+/// CPU count. `None` when the workload read none (its kind does not read them).
+fn check_samples(
+    cap: &mut crate::sources::live::session::LiveCapture,
+    pid: u32,
+) -> Option<super::protocol::SampleCheck> {
+    let text = std::fs::read_to_string(SAMPLES_PATH).ok()?;
+    let read = super::workload::Read::parse(&text)?;
+    cap.samples = read.samples;
+    cap.samples.sort_by_key(|s| s.ts);
+    cap.pid = pid;
+    let s = crate::stats::live::summarize(cap);
+    Some(super::protocol::SampleCheck {
+        samples: cap.samples.len() as u64,
+        threads: s.sample_threads,
+        matched: s.matched.unwrap_or(0),
+        matched_last: s.matched_last.unwrap_or(0),
+        cid_out_of_range: s.samples_cid_out_of_range,
+        duplicates: s.duplicates.unwrap_or(0),
+        max_cid: s.max_cid,
+        cpus: s.cpus,
+        dropped: read.dropped,
+        unmatched: s.unmatched_samples,
+        duplicate_examples: s.duplicate_examples,
+    })
 }
 
 /// CONFIG_HZ of a kernel config (`CONFIG_HZ=250`).
@@ -419,6 +461,7 @@ fn attach(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Result<(), St
     .map_err(|e| e.to_string())?;
     std::thread::sleep(Duration::from_millis(50));
     let mut child = spawn_worker(cfg)?;
+    let worker_pid = child.id();
     link.control(&Control::Running {
         workload: cfg.workload.clone(),
     })
@@ -439,12 +482,15 @@ fn attach(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Result<(), St
         supervise(&mut child, cfg, flags, &mut tick)?
     };
     std::thread::sleep(Duration::from_millis(200));
-    let cap = session.stop().map_err(|e| e.to_string())?;
+    let mut cap = session.stop().map_err(|e| e.to_string())?;
     for w in &cap.trace.warnings {
         link.control(&Control::Warn(format!("{}: {}", w.code, w.message)))
             .map_err(io)?;
     }
     crate::export::ftrace::write(&mut link.w, &cap.trace, Some(&cap.aux)).map_err(io)?;
+    if let Some(c) = check_samples(&mut cap, worker_pid) {
+        link.control(&Control::Samples(c)).map_err(io)?;
+    }
     link.control(&Control::End(End {
         status: if stopped { "stopped" } else { "ok" }.into(),
         lost: cap.counters.lost_events,
