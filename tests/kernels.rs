@@ -56,7 +56,7 @@ fn every_capture_has_a_row_and_the_names_say_kernel_and_cpus() {
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".ftrace.txt"))
+        .filter(|n| n.ends_with(".ftrace.txt") || n.ends_with(".ftrace.txt.zst"))
         .collect();
     files.sort();
     let mut listed: Vec<String> = rows.iter().map(|r| r.file.clone()).collect();
