@@ -100,6 +100,7 @@ pub fn decode(
         oversized: (0, 0, 0),
         cpu_unknown: 0,
         mentioned: Vec::new(),
+        last_task: (crate::events::Tid::MAX, None),
         read_last: FxHashMap::default(),
         read_unchanged: 0,
         read_unknown: 0,
@@ -156,6 +157,8 @@ struct Reader<'a> {
     /// Tids that events name (switched in, forked, woken) before any sample of theirs gave
     /// them a task entry: completed from COMM/FORK records at the end.
     mentioned: Vec<crate::events::Tid>,
+    /// The tid and pid of the last sample whose task was noted.
+    last_task: (crate::events::Tid, Option<i32>),
     /// `PERF_SAMPLE_READ`: each counter's last value, by id.
     read_last: FxHashMap<u64, u64>,
     /// Counter values perf drops: unchanged since the counter's last sample, or of no event.

@@ -59,7 +59,11 @@ impl Reader<'_> {
             None => CPU_UNKNOWN,
         };
         let known = s.tid.filter(|&t| t >= 0).map(|t| t as Tid);
-        if let Some(t) = known {
+        // (the task of the previous sample, noted already while no TGID changed: no lookup)
+        if let Some(t) = known
+            && (self.last_task != (t, s.pid) || !self.tgids.no_changes())
+        {
+            self.last_task = (t, s.pid);
             let tgid = s.pid.filter(|&p| p >= 0).map(|p| p as Tid);
             match self.trace.tasks.get_mut(&t) {
                 // (the same TGID as the task's first, none changed yet: nothing to note)
