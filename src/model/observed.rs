@@ -107,6 +107,14 @@ pub struct ObservedState {
     /// `on_cpu` names another CPU (or none), cleared when the CPU's task changes; only records on
     /// such a CPU need [`Self::check_two_cpus`], which would otherwise cost a lookup per record.
     twice: Vec<bool>,
+    /// Duplicate CIDs held back until the earlier holder's next record says what it was: an
+    /// `rseq_update`, a switch-out that blocks it, a fork or an exec (it still held the CID: the
+    /// alarm is raised, with its own time; a preemption says nothing) or its `sched_process_exit` (it was exiting: `do_exit`
+    /// released the CID before the exit record, docs/models.md T7; no alarm). [`Self::flush`]
+    /// raises what is still held at the end.
+    held: Vec<(Alarm, Tid)>,
+    /// Duplicates explained so by an exit in progress.
+    pub exiting_holders: u64,
 }
 
 impl ObservedState {
@@ -124,6 +132,9 @@ impl ObservedState {
 
     /// Applies one event.
     pub fn apply(&mut self, ev: &Event, ctx: &Context, sink: &mut impl Sink) {
+        if !self.held.is_empty() {
+            self.resolve_held(ev, sink);
+        }
         while let Some(ch) = ctx
             .tgid_changes
             .get(self.next_change)
@@ -328,6 +339,44 @@ impl ObservedState {
             })
     }
 
+    /// Raises or drops the held duplicates whose earlier holder `ev` tells about.
+    #[cold]
+    fn resolve_held(&mut self, ev: &Event, sink: &mut impl Sink) {
+        let holder_went_on = |h: Tid| match ev.kind {
+            EventKind::SchedProcessExit { tid } if tid == h => Some(false),
+            EventKind::RseqUpdate { .. } | EventKind::SchedProcessExec { .. } if ev.tid == h => {
+                Some(true)
+            }
+            // preempted (R, R+): it goes on where it was, in do_exit too; blocked: it held it
+            EventKind::SchedSwitch {
+                prev_tid,
+                prev_state,
+                ..
+            } if prev_tid == h && !prev_state.runnable() => Some(true),
+            EventKind::SchedProcessFork { parent, .. } if parent == h => Some(true),
+            _ => None,
+        };
+        let mut i = 0;
+        while i < self.held.len() {
+            match holder_went_on(self.held[i].1) {
+                Some(true) => sink.alarm(self.held.remove(i).0),
+                Some(false) => {
+                    self.held.remove(i);
+                    self.exiting_holders += 1;
+                }
+                None => i += 1,
+            }
+        }
+    }
+
+    /// Raises the duplicates still held (at the end of the capture: their holder recorded
+    /// nothing more that tells).
+    pub fn flush(&mut self, sink: &mut impl Sink) {
+        for (a, _) in self.held.drain(..) {
+            sink.alarm(a);
+        }
+    }
+
     /// Shows `tid` and its current state in `cpu`'s slot.
     fn set_slot(&mut self, ts: u64, cpu: u16, tid: Tid, sink: &mut impl Sink) {
         let slot = match self.tasks.get(&tid) {
@@ -399,7 +448,7 @@ impl ObservedState {
         if mm.is_real() {
             for (d, s) in self.cpus.iter().enumerate() {
                 if d != c && s.tid != tid && s.confirmed_cid(mm) == Some(cid) {
-                    sink.alarm(Alarm {
+                    let a = Alarm {
                         ts: ev.ts,
                         cpu: ev.cpu,
                         kind: AlarmKind::DuplicateCid {
@@ -407,7 +456,8 @@ impl ObservedState {
                             cid,
                             tids: [s.tid, tid],
                         },
-                    });
+                    };
+                    self.held.push((a, s.tid));
                 }
             }
         }
@@ -735,7 +785,74 @@ mod tests {
         for e in events {
             st.apply(e, &ctx, &mut rec);
         }
+        // as every consumer does at the end: what is held is raised, in time order
+        st.flush(&mut rec);
+        rec.alarms.sort_by_key(|a| a.ts);
         (st, rec)
+    }
+
+    fn exit(ts: u64, cpu: u16, tid: Tid) -> Event {
+        Event {
+            ts,
+            tid,
+            cpu,
+            kind: EventKind::SchedProcessExit { tid },
+        }
+    }
+
+    /// A thread that reports the CID of one still shown running: a duplicate if that one
+    /// records on (a switch-out, an rseq_update), no finding if its next record is its exit
+    /// (`do_exit` released the CID before the exit record, docs/models.md T7).
+    #[test]
+    fn a_duplicate_waits_for_the_holders_next_record() {
+        let meta = tgids(&[(10, 10), (11, 10)]);
+        let base = [
+            sw(1, 0, 0, 10),
+            up(2, 0, 10, 0),
+            sw(3, 1, 0, 11),
+            up(4, 1, 11, 0),
+        ];
+        let ctx = Context {
+            tasks: &meta,
+            tgid_changes: &[],
+            ncpus: 2,
+        };
+        let mut st = ObservedState::new(2);
+        let mut rec = Rec::default();
+        for e in &base {
+            st.apply(e, &ctx, &mut rec);
+        }
+        assert!(rec.alarms.is_empty(), "held until 10 records again");
+        // a tick of the holder tells nothing
+        st.apply(
+            &Event {
+                ts: 5,
+                tid: 10,
+                cpu: 0,
+                kind: EventKind::Tick,
+            },
+            &ctx,
+            &mut rec,
+        );
+        assert!(rec.alarms.is_empty());
+        let mut exiting = st.clone();
+        exiting.apply(&exit(6, 0, 10), &ctx, &mut rec);
+        exiting.flush(&mut rec);
+        assert!(rec.alarms.is_empty());
+        assert_eq!(exiting.exiting_holders, 1);
+        // preempted (R+): it may be in do_exit; blocked (S) still holding it: the duplicate,
+        // at its own time
+        let mut preempted = sw(6, 0, 10, 0);
+        if let EventKind::SchedSwitch { prev_state, .. } = &mut preempted.kind {
+            *prev_state = PrevState::from_text(b"R+");
+        }
+        st.apply(&preempted, &ctx, &mut rec);
+        assert!(rec.alarms.is_empty());
+        st.apply(&sw(7, 0, 0, 10), &ctx, &mut rec);
+        st.apply(&sw(8, 0, 10, 0), &ctx, &mut rec);
+        assert_eq!(rec.alarms.len(), 1);
+        assert_eq!(rec.alarms[0].ts, 4);
+        assert_eq!(st.exiting_holders, 0);
     }
 
     #[test]

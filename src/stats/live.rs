@@ -162,6 +162,7 @@ pub fn summarize(c: &LiveCapture) -> LiveSummary {
         for e in &c.trace.events {
             st.apply(&e, &ctx, &mut sink);
         }
+        st.flush(&mut sink);
         let my_mm: BTreeSet<u32> = sink
             .mms
             .iter()

@@ -334,6 +334,10 @@ impl Summarizer {
             seen_cpus,
             ..
         } = self;
+        let mut state = state;
+        // (duplicates held back until their holder's next record, raised with their own time)
+        state.flush(&mut sink);
+        sink.alarms.sort_by_key(|a| a.ts);
         let mut coverage = crate::model::Coverage::of_kind_counts(&kind_counts, events);
         coverage.facts(trace);
         let checkable = coverage.checkable();

@@ -182,7 +182,9 @@ impl Sink for Recorder<'_> {
     }
 
     fn alarm(&mut self, alarm: Alarm) {
-        self.alarms.push(alarm);
+        // in time order (a duplicate is raised once its holder's next record came)
+        let at = self.alarms.partition_point(|a| a.ts <= alarm.ts);
+        self.alarms.insert(at, alarm);
     }
 
     fn anomaly(&mut self, a: crate::model::Anomaly) {
@@ -214,6 +216,15 @@ impl Timeline {
     /// CPU column: neither the bound nor "running at once"; no switches or no processes: no
     /// duplicates), as `--check` does.
     pub fn judge(&mut self, trace: &Trace) {
+        // the duplicates still held back by the index's state: the capture ended
+        struct Held<'a>(&'a mut Vec<Alarm>);
+        impl Sink for Held<'_> {
+            fn alarm(&mut self, a: Alarm) {
+                let at = self.0.partition_point(|x| x.ts <= a.ts);
+                self.0.insert(at, a);
+            }
+        }
+        self.tail.flush(&mut Held(&mut self.alarms));
         let mut c = self.coverage;
         c.facts(trace);
         self.judged = c.checkable();
