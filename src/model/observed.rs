@@ -113,8 +113,7 @@ pub struct ObservedState {
     /// released the CID before the exit record, docs/models.md T7; no alarm). [`Self::flush`]
     /// raises what is still held at the end.
     held: Vec<(Alarm, Tid)>,
-    /// Duplicates explained so by an exit in progress.
-    pub exiting_holders: u64,
+    pub exiting_holders: u64, // duplicates whose holder's next record was its exit
 }
 
 impl ObservedState {
@@ -369,8 +368,7 @@ impl ObservedState {
         }
     }
 
-    /// Raises the duplicates still held (at the end of the capture: their holder recorded
-    /// nothing more that tells).
+    /// Raises the duplicates still held (the capture ended before their holder's record).
     pub fn flush(&mut self, sink: &mut impl Sink) {
         for (a, _) in self.held.drain(..) {
             sink.alarm(a);
