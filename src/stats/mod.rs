@@ -256,7 +256,7 @@ impl Summarizer {
     /// Adds events (in stream order); `meta` holds the strings and tasks seen so far.
     pub fn feed<I, E>(&mut self, evs: I, meta: &Trace)
     where
-        I: IntoIterator<Item = E> + Clone,
+        I: IntoIterator<Item = E>,
         E: std::borrow::Borrow<crate::events::Event>,
     {
         self.accounting.prepare(meta);
