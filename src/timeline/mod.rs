@@ -182,9 +182,7 @@ impl Sink for Recorder<'_> {
     }
 
     fn alarm(&mut self, alarm: Alarm) {
-        // in time order (a duplicate is raised once its holder's next record came)
-        let at = self.alarms.partition_point(|a| a.ts <= alarm.ts);
-        self.alarms.insert(at, alarm);
+        insert_in_time_order(self.alarms, alarm);
     }
 
     fn anomaly(&mut self, a: crate::model::Anomaly) {
@@ -220,8 +218,7 @@ impl Timeline {
         struct Held<'a>(&'a mut Vec<Alarm>);
         impl Sink for Held<'_> {
             fn alarm(&mut self, a: Alarm) {
-                let at = self.0.partition_point(|x| x.ts <= a.ts);
-                self.0.insert(at, a);
+                insert_in_time_order(self.0, a);
             }
         }
         self.tail.flush(&mut Held(&mut self.alarms));
@@ -563,6 +560,13 @@ impl Timeline {
         v.sort_by_key(|m| std::cmp::Reverse(self.mm_stats[m.0 as usize].rseq_updates));
         v
     }
+}
+
+/// Keeps `alarms` in time order: a duplicate CID is raised once its holder's next record came,
+/// after alarms of later events.
+fn insert_in_time_order(alarms: &mut Vec<Alarm>, a: Alarm) {
+    let at = alarms.partition_point(|x| x.ts <= a.ts);
+    alarms.insert(at, a);
 }
 
 #[cfg(test)]

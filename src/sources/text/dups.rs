@@ -174,6 +174,18 @@ mod tests {
             .fold((u64::MAX, 0), |(lo, hi), e| (lo.min(e.ts), hi.max(e.ts)))
     }
 
+    /// Filters `evs` in chunks of `n` without headers, as the driver does; events kept.
+    fn kept_in_chunks(d: &mut Dups, evs: &[Event], n: usize) -> usize {
+        let mut kept = 0;
+        for c in evs.chunks(n) {
+            let mut evs = c.to_vec();
+            let sp = span(&evs);
+            d.filter(&mut evs, &[], sp);
+            kept += evs.len();
+        }
+        kept
+    }
+
     use super::*;
     use crate::events::EventKind;
 
@@ -235,13 +247,7 @@ mod tests {
         // a + a in chunks of 150, no header: the copy goes
         let mut d = Dups::default();
         let all: Vec<Event> = a.iter().chain(a.iter()).copied().collect();
-        let mut kept = 0;
-        for c in all.chunks(150) {
-            let mut evs = c.to_vec();
-            let sp = span(&evs);
-            d.filter(&mut evs, &[], sp);
-            kept += evs.len();
-        }
+        let kept = kept_in_chunks(&mut d, &all, 150);
         let mut rest = Vec::new();
         let w = d.finish("f", &mut rest).expect("a warning");
         assert_eq!(kept + rest.len(), 400);
@@ -252,18 +258,12 @@ mod tests {
         );
         // time going back elsewhere (unsorted input, another capture): everything kept
         let mut d = Dups::default();
-        let mut kept = 0;
         let b: Vec<Event> = a
             .iter()
             .copied()
             .chain((1..=400).map(|t| ev(t * 2)))
             .collect();
-        for c in b.chunks(150) {
-            let mut evs = c.to_vec();
-            let sp = span(&evs);
-            d.filter(&mut evs, &[], sp);
-            kept += evs.len();
-        }
+        let kept = kept_in_chunks(&mut d, &b, 150);
         let mut rest = Vec::new();
         assert!(d.finish("f", &mut rest).is_none());
         assert_eq!(kept + rest.len(), 800);
