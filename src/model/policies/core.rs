@@ -151,6 +151,21 @@ impl Core {
     }
 
     /// `user_on(mm, c)`: the task on `c` belongs to `mm` and its CID is active.
+    /// After a switch's CID step on `cpu`: rseq-fast raises TIF_NOTIFY_RESUME for `next` when
+    /// its IDs changed or it entered the kernel from user mode by interrupt.
+    pub fn after_cid_step(&mut self, cpu: u16, prev: Tid, next: Tid) {
+        if self.regime != Regime::Legacy
+            && let Some(t) = self.task_mut(next)
+            && t.has_rseq
+            && (t.user_irq || t.ids_changed)
+        {
+            t.notify_resume = true;
+        }
+        self.mark_task(prev);
+        self.mark_task(next);
+        self.mark_cpu(cpu);
+    }
+
     pub fn user_on(&self, mm: MmId, c: u16) -> bool {
         self.curr_task(c)
             .is_some_and(|t| t.active && t.mm == Some(mm))

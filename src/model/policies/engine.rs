@@ -450,20 +450,8 @@ impl<P: CidPolicy> Driver<'_, P> {
     /// The CID step of a context switch (`switch_mm_cid`, then the rseq-fast `NR` rule).
     fn switch_cids(&mut self, cpu: u16, prev: Tid, next: Tid) {
         let core = &mut *self.core;
-        let legacy = core.regime == Regime::Legacy;
         self.policy.switch(core, cpu, prev, next);
-        // rseq-fast: TIF_NOTIFY_RESUME for next after the CID step when its IDs changed or it
-        // entered the kernel from user mode by interrupt
-        if !legacy
-            && let Some(t) = core.task_mut(next)
-            && t.has_rseq
-            && (t.user_irq || t.ids_changed)
-        {
-            t.notify_resume = true;
-        }
-        core.mark_task(prev);
-        core.mark_task(next);
-        core.mark_cpu(cpu);
+        core.after_cid_step(cpu, prev, next);
     }
 
     /// Runs the CID step of a switch on `cpu` left pending by [`Core::defer_switch`].

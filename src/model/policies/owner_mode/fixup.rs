@@ -69,6 +69,12 @@ impl OwnerMode {
 
     pub(super) fn fixup_cpus_to_tasks(&mut self, m: &mut Mm, core: &mut Core, id: MmId) {
         for c in 0..core.params.cpus as usize {
+            // the walk takes each CPU's rq lock (`guard(rq_lock_irq)`, core.c l.10962-10963
+            // @7.2.13), which a context switch holds until its CID step is done: a switch there
+            // whose step is still pending (T5) completes first, in the walk's TRANSIT mode
+            if let Some((prev, next)) = core.pending_switch.get_mut(c).and_then(Option::take) {
+                self.switch_in_walk(m, core, id, c as u16, (prev, next));
+            }
             let x = m.pcpu_cid[c];
             let r = core.user_on(id, c as u16);
             let u = core.curr[c];
@@ -94,6 +100,34 @@ impl OwnerMode {
             }
         }
         m.mode = 0;
+    }
+
+    /// The CID step of a pending switch on `c` while mm `id` (taken out as `m`) is walked.
+    fn switch_in_walk(&mut self, m: &mut Mm, core: &mut Core, id: MmId, c: u16, sw: (Tid, Tid)) {
+        let (prev, next) = sw;
+        for (tid, out) in [(prev, true), (next, false)] {
+            let Some(mm) = core.task(tid).and_then(|t| t.mm) else {
+                continue;
+            };
+            if mm == id {
+                if out {
+                    self.schedout(m, core, id, c, tid);
+                } else {
+                    self.schedin(m, core, id, c, tid);
+                }
+                continue;
+            }
+            let mut o = self.take(core, mm);
+            if o.live {
+                if out {
+                    self.schedout(&mut o, core, mm, c, tid);
+                } else {
+                    self.schedin(&mut o, core, mm, c, tid);
+                }
+            }
+            self.put(core, mm, o);
+        }
+        core.after_cid_step(c, prev, next);
     }
 }
 
@@ -145,6 +179,49 @@ mod tests {
         // 103 gets the first free CID below max_cids (0 and 1 are held)
         s.run(3, 103);
         assert_eq!(s.cid(103), Some(2));
+        assert!(s.violations().is_empty(), "{:?}", s.violations());
+    }
+
+    /// docs/models.md §5.3 T5 with T7 (k7.2.13-c8-churn 12.775496): the per-CPU → per-task
+    /// walk of an exit takes each CPU's rq lock in CPU order; a switch on CPU 3 whose CID step
+    /// is still pending completes when the walk gets there, in the TRANSIT mode, after CPUs 0-2
+    /// dropped their CIDs and before CPUs 5-7 do: it gets 3, not the 0 it would get after.
+    #[test]
+    fn the_walk_back_completes_a_pending_switch_at_its_cpu() {
+        let mut s = Script::new(PolicyKind::OwnerMode, 8, 250);
+        let mm = s.process(100, 5);
+        s.run(5, 100);
+        for (t, c) in [
+            (101, 6),
+            (102, 7),
+            (103, 0),
+            (104, 1),
+            (105, 2),
+            (106, 3),
+            (107, 4),
+        ] {
+            s.thread(100, t, c);
+        }
+        s.thread(100, 108, 6); // 9 users > max_cids 8: per-CPU, pcpu_thrs 4
+        let m = s.om(mm).unwrap();
+        assert_eq!((m.mode, m.pcpu_thrs), (ONCPU, 4));
+        s.switch(5, 0); // 100 sleeps: CPU 5 owns 0
+        for (t, c) in [(101, 6), (102, 7), (103, 0), (104, 1), (108, 6)] {
+            s.run(c, t);
+            s.exit(t);
+            s.switch(c, 0);
+        }
+        assert_eq!(s.om(mm).unwrap().users, 4);
+        s.run(2, 105);
+        assert_eq!(s.cid(105), Some(5)); // CPUs 5, 6, 7, 0, 1 own 0-4 (108 borrowed CPU 6's 1)
+        s.engine.core.defer_switch = true;
+        s.switch(3, 106);
+        s.engine.core.defer_switch = false;
+        s.exit(105); // users 3 < 4: back to per-task, the walk meets 106's switch on CPU 3
+        let m = s.om(mm).unwrap();
+        assert_eq!(m.mode, 0);
+        assert_eq!(s.engine.core.pending_switch[3], None);
+        assert_eq!(s.om_task(106).unwrap().cid, 3 | TRANSIT);
         assert!(s.violations().is_empty(), "{:?}", s.violations());
     }
 }

@@ -32,6 +32,7 @@ mod hz;
 mod prepass;
 mod replayer;
 mod search;
+mod steps;
 mod untraced;
 mod windows;
 

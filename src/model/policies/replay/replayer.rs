@@ -233,6 +233,14 @@ impl Replayer {
         if ev.kind.is_lost() || ev.cpu == CPU_UNKNOWN {
             return;
         }
+        // an exit's release placed here (T7) may have run while this CPU's last switch still
+        // had its CID step pending: a fixup walk it starts completes that step at the CPU
+        if let Some(exits) = self.untraced.early_exits_at(idx) {
+            for x in exits {
+                self.know(ts, x.tid);
+                self.untraced.exit_early(&mut self.engine, ts, x);
+            }
+        }
         // the CID step of this CPU's last switch ran before anything else it records
         if self
             .engine
@@ -245,12 +253,6 @@ impl Replayer {
         }
         self.untraced.advance_walks(&mut self.engine, idx, ts);
         self.run_early_forks(idx, ts);
-        if let Some(exits) = self.untraced.early_exits_at(idx) {
-            for x in exits {
-                self.know(ts, x.tid);
-                self.untraced.exit_early(&mut self.engine, ts, x);
-            }
-        }
         self.know(ts, ev.tid);
         // exit_mm of a task that passed sched_process_exit: its futex wake of a joiner in the
         // same mm comes first (recorded as a migration), then mmput; anything else it records

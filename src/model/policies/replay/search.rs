@@ -18,7 +18,8 @@
 use super::super::kind::PolicyKind;
 use super::super::run::PolicyRun;
 use super::replayer::Replayer;
-use super::untraced::{EarlyExit, EarlyFork, Placements};
+use super::steps::{SEARCH_LOOKBACK, Step, StepSource};
+use super::untraced::{EarlyFork, Placements};
 use super::windows::{ExitWindow, ForkWindow};
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::tasks::MmId;
@@ -29,8 +30,6 @@ use std::collections::BTreeMap;
 const SEARCH_BUDGET_PER_EVENT: u64 = 20;
 /// ... and at most this many, whatever its size.
 const SEARCH_BUDGET_MAX: u64 = 20_000_000;
-/// How many events back from a disagreement a fork's record may lie to be a candidate.
-const SEARCH_LOOKBACK: usize = 4000;
 /// Events between the periodic checkpoints of a search, and how many it keeps.
 const CHECKPOINT_EVERY: usize = 256;
 const CHECKPOINTS_KEPT: usize = 24;
@@ -38,8 +37,6 @@ const CHECKPOINTS_KEPT: usize = 24;
 const SEARCH_CANDIDATES: usize = 8;
 /// Events past a fork's record over which a search compares its candidates.
 const SEARCH_AHEAD: usize = 1500;
-/// Candidates of each kind of step (T5, T6, T1) tried for one disagreement.
-const STEP_CANDIDATES: usize = 4;
 /// How long a search lets an owner-mode fixup walk take (ns; capped at the fork's record).
 const WALK_SPANS: [u64; 6] = [
     500_000,
@@ -49,61 +46,6 @@ const WALK_SPANS: [u64; 6] = [
     8_000_000,
     u64::MAX,
 ];
-
-/// Exit release positions tried per exit (T7).
-const EXIT_POSITIONS: usize = 6;
-
-/// Which step a candidate of the second kind moves, and where.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
-    /// T5: the CID step of the switch record at this index at its CPU's next record.
-    DeferredSwitch(usize),
-    /// T6: `exit_mm` right at the exit record at this index.
-    EarlyPut(usize),
-    /// T1: the enqueue of the remote wakeup recorded at this index at once.
-    PromptWake(usize),
-    /// T1: the enqueue of the migration recorded at this index at dst's next switch.
-    LateEnqueue(usize),
-    /// T7: the CID release of an exit before the event at `at`.
-    EarlyExit { at: usize, exit: EarlyExit },
-    /// T3: a lazy fixup walk in progress has visited `done` tasks before the event at `at`.
-    WalkMark { at: usize, done: usize },
-}
-
-impl Step {
-    /// The first event the step changes.
-    fn start(self) -> usize {
-        match self {
-            Step::DeferredSwitch(s)
-            | Step::EarlyPut(s)
-            | Step::PromptWake(s)
-            | Step::LateEnqueue(s) => s,
-            Step::EarlyExit { at, .. } | Step::WalkMark { at, .. } => at,
-        }
-    }
-
-    fn set(self, p: &mut Placements) {
-        match self {
-            Step::DeferredSwitch(s) => {
-                p.deferred_switches.insert(s);
-            }
-            Step::EarlyPut(s) => {
-                p.early_puts.insert(s);
-            }
-            Step::PromptWake(s) => {
-                p.prompt_wakes.insert(s);
-            }
-            Step::LateEnqueue(s) => {
-                p.late_enqueues.insert(s);
-            }
-            Step::EarlyExit { at, exit } => p.early_exits.entry(at).or_default().push(exit),
-            Step::WalkMark { at, done } => {
-                let m = p.walk_marks.entry(at).or_insert(0);
-                *m = (*m).max(done);
-            }
-        }
-    }
-}
 
 /// A candidate that explains a disagreement: the replayer at it, the placements with it, the
 /// checkpoints retaken on its way.
@@ -480,126 +422,6 @@ impl Search<'_> {
         None
     }
 
-    /// T5/T6/T1 candidates for the disagreeing update of `tid` on `cpu` (event `i`).
-    fn step_candidates(
-        &self,
-        r: &Replayer,
-        i: usize,
-        (cpu, tid): (u16, Tid),
-        mm: MmId,
-    ) -> Vec<Step> {
-        let ev = |j: usize| self.trace.events.get(j);
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
-        // the disagreeing task's switch-in
-        let Some(sw) = (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
-            ev(j).is_some_and(|e| {
-                e.cpu == cpu
-                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
-            })
-        }) else {
-            return Vec::new();
-        };
-        let back = sw.saturating_sub(SEARCH_LOOKBACK)..sw;
-        let p = &self.found;
-        // T5: a switch of another task of the mm on another CPU whose CID step ran late
-        let switches = back.clone().rev().filter(|&j| {
-            ev(j).is_some_and(|e| match e.kind {
-                EventKind::SchedSwitch { next_tid, .. } => {
-                    e.cpu != cpu
-                        && !p.deferred_switches.contains(&j)
-                        && self.next_on_cpu.get(&j).is_some_and(|&q| q > sw)
-                        && mm_of(next_tid) == Some(mm)
-                }
-                _ => false,
-            })
-        });
-        // T6: an exit of the mm whose exit_mm may have come before the observing switch-in
-        let exits = back.clone().rev().filter(|&j| {
-            ev(j).is_some_and(|e| match e.kind {
-                EventKind::SchedProcessExit { tid: x } => {
-                    !p.early_puts.contains(&j)
-                        && mm_of(x) == Some(mm)
-                        && !(j + 1..sw).any(|q| ev(q).is_some_and(|e| e.tid == x))
-                }
-                _ => false,
-            })
-        });
-        // T1: a remote wakeup of the mm whose enqueue on dst ran at once
-        let wakes = (back.start..i).rev().filter(|&j| {
-            ev(j).is_some_and(|e| match e.kind {
-                EventKind::SchedMigrateTask { tid: x, .. } => {
-                    !p.prompt_wakes.contains(&j) && mm_of(x) == Some(mm)
-                }
-                _ => false,
-            })
-        });
-        // T1: a migration of the mm whose enqueue on dst ran by dst's next switch
-        let late = (back.start..i).rev().filter(|&j| {
-            ev(j).is_some_and(|e| match e.kind {
-                EventKind::SchedMigrateTask { tid: x, .. } => {
-                    !p.late_enqueues.contains(&j) && mm_of(x) == Some(mm)
-                }
-                _ => false,
-            })
-        });
-        let mut steps: Vec<Step> = switches
-            .take(STEP_CANDIDATES)
-            .map(Step::DeferredSwitch)
-            .chain(exits.take(STEP_CANDIDATES).map(Step::EarlyPut))
-            .chain(wakes.take(STEP_CANDIDATES).map(Step::PromptWake))
-            .chain(late.take(STEP_CANDIDATES).map(Step::LateEnqueue))
-            .collect();
-        steps.extend(self.exit_candidates(r, sw, tid, mm));
-        // T3: a lazy walk in progress had visited more tasks by the switch-in (the fewest
-        // first)
-        if let Some((done, tasks)) = r.untraced.lazy_walk(mm) {
-            steps.extend((done + 1..=tasks).map(|done| Step::WalkMark { at: sw, done }));
-        }
-        steps
-    }
-
-    /// T7: exits of other tasks of the mm whose window holds the disagreeing task's switch-in
-    /// `sw` (the release before that allocation), nearest first; each at `sw` and at earlier
-    /// switch-ins into the mm inside its window.
-    fn exit_candidates(&self, r: &Replayer, sw: usize, tid: Tid, mm: MmId) -> Vec<Step> {
-        let p = &self.found;
-        let placed: FxHashSet<Tid> = p.early_exits.values().flatten().map(|x| x.tid).collect();
-        let mut near: Vec<&ExitWindow> = self
-            .exits
-            .iter()
-            .filter(|w| {
-                w.tid != tid
-                    && w.first <= sw
-                    && w.record > sw
-                    && w.record <= sw + SEARCH_LOOKBACK
-                    && !placed.contains(&w.tid)
-                    && r.engine.core.task(w.tid).and_then(|t| t.mm) == Some(mm)
-            })
-            .collect();
-        near.sort_by_key(|w| w.record);
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
-        let mut out = Vec::new();
-        for w in near.into_iter().take(STEP_CANDIDATES) {
-            let exit = EarlyExit {
-                tid: w.tid,
-                record_ts: w.record_ts,
-            };
-            let earlier = (w.first..sw).rev().filter(|&j| {
-                self.trace.events.get(j).is_some_and(|e| {
-                    matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
-                        if next_tid != w.tid && mm_of(next_tid) == Some(mm))
-                })
-            });
-            out.extend(
-                std::iter::once(sw)
-                    .chain(earlier)
-                    .take(EXIT_POSITIONS)
-                    .map(|at| Step::EarlyExit { at, exit }),
-            );
-        }
-        out
-    }
-
     /// T5/T6/T1: one step of the mm moved from its default.
     fn try_steps(
         &mut self,
@@ -612,7 +434,14 @@ impl Search<'_> {
         let n = self.trace.events.len();
         let mut found: Vec<Candidate> = Vec::new();
         let mut moved: Vec<Step> = Vec::new();
-        for step in self.step_candidates(r, i, who, mm) {
+        let source = StepSource {
+            trace: self.trace,
+            policy: self.policy,
+            exits: self.exits,
+            next_on_cpu: &self.next_on_cpu,
+            found: &self.found,
+        };
+        for step in source.step_candidates(r, i, who, mm) {
             let s = step.start();
             let Some(&b) = self.periodic.range(..=s).next_back().map(|(b, _)| b) else {
                 continue;

@@ -1,0 +1,82 @@
+//! Every `rseq_update` a kernel's model predicts wrongly, with the untraced steps the replay
+//! placed (docs/models.md §5.3, §11): the list `stats --json` sums up as `model_agreement`.
+//!
+//! `cargo run --release --example model_misses -- FILE KERNEL_RELEASE HZ` (MODES=1 also prints
+//! owner-mode's mode changes).
+use cidscope::events::EventKind;
+use cidscope::model::kernel::model_for_kernel;
+use cidscope::model::policies::{Params, UntracedSearch, replay};
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let a: Vec<String> = std::env::args().collect();
+    let [_, file, release, hz] = a.as_slice() else {
+        eprintln!("usage: model_misses FILE KERNEL_RELEASE HZ");
+        return ExitCode::from(2);
+    };
+    let trace = match cidscope::sources::load(std::path::Path::new(file), &Default::default()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(m) = model_for_kernel(release, trace.kernel_scan_batch) else {
+        eprintln!("{release}: not a kernel release cidscope knows");
+        return ExitCode::from(2);
+    };
+    let (Some(policy), Ok(hz)) = (m.policy, hz.parse()) else {
+        eprintln!("{release}: {}; HZ {hz}", m.reason);
+        return ExitCode::from(2);
+    };
+    let params = Params {
+        hz,
+        version: m.variant.unwrap_or_default(),
+        batch: m.scan_batch.unwrap_or(Params::default().batch),
+        untraced: UntracedSearch::Always,
+        ..Params::default()
+    };
+    let run = replay(&trace, policy, &params);
+    let predicted: HashMap<(u64, u32), i32> =
+        run.updates.iter().map(|u| ((u.ts, u.tid), u.cid)).collect();
+    for e in trace.events.iter() {
+        if let EventKind::RseqUpdate { mm_cid, .. } = e.kind
+            && let Some(&p) = predicted.get(&(e.ts, e.tid))
+            && p != mm_cid
+        {
+            let ts = e.ts as f64 / 1e9;
+            println!(
+                "{ts:.6} tid {} cpu {} observed {mm_cid} predicted {p}",
+                e.tid, e.cpu
+            );
+        }
+    }
+    if std::env::var_os("MODES").is_some() {
+        for m in &run.modes {
+            let ts = m.ts as f64 / 1e9;
+            println!(
+                "mode {ts:.6} mm {} word {:#x} users {} max_cids {} pcpu_thrs {}",
+                m.mm.0, m.mode, m.users, m.max_cids, m.pcpu_thrs
+            );
+        }
+    }
+    if let Some(ag) = run.agreement {
+        println!(
+            "{} {}/{} (workload {}/{})",
+            policy.id(),
+            ag.agreed,
+            ag.checked,
+            ag.fresh.agreed,
+            ag.fresh.checked
+        );
+        for g in ag.trace_gaps {
+            let (r, p) = (g.record_ts as f64 / 1e9, g.placed_ts as f64 / 1e9);
+            println!(
+                "gap tid {} record {r:.6} placed {p:.6}: {}",
+                g.tid, g.reason
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,302 @@
+//! The steps of the second kind a search moves (docs/models.md §5.3): T5 deferred switches,
+//! T6 early `exit_mm`, T1 wakeups, T7 early releases (alone or with switches in flight), T3 walk
+//! marks; and the candidates of each for one disagreement.
+
+use super::super::kind::PolicyKind;
+use super::replayer::Replayer;
+use super::untraced::{EarlyExit, Placements};
+use super::windows::ExitWindow;
+use crate::events::{EventKind, Tid, Trace};
+use crate::model::tasks::MmId;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// How many events back from a disagreement a fork's record may lie to be a candidate.
+pub(super) const SEARCH_LOOKBACK: usize = 4000;
+/// Candidates of each kind of step (T5, T6, T1) tried for one disagreement.
+const STEP_CANDIDATES: usize = 4;
+
+/// Exit release positions tried per exit (T7).
+const EXIT_POSITIONS: usize = 6;
+
+/// Which step a candidate of the second kind moves, and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// T5: the CID step of the switch record at this index at its CPU's next record.
+    DeferredSwitch(usize),
+    /// T6: `exit_mm` right at the exit record at this index.
+    EarlyPut(usize),
+    /// T1: the enqueue of the remote wakeup recorded at this index at once.
+    PromptWake(usize),
+    /// T1: the enqueue of the migration recorded at this index at dst's next switch.
+    LateEnqueue(usize),
+    /// T7: the CID release of an exit before the event at `at`.
+    EarlyExit { at: usize, exit: EarlyExit },
+    /// T3: a lazy fixup walk in progress has visited `done` tasks before the event at `at`.
+    WalkMark { at: usize, done: usize },
+    /// T7 with T5: the CID release of an exit before the event at `at`, while the switches
+    /// into the mm recorded before it (up to [`IN_FLIGHT`], the first `n` of `switches`) had
+    /// not run their CID steps yet: an owner-mode fixup walk the release starts waits for
+    /// each (it takes their CPUs' rq locks).
+    ExitInFlight {
+        at: usize,
+        exit: EarlyExit,
+        switches: [usize; IN_FLIGHT],
+        n: usize,
+    },
+}
+
+/// Switches in flight an [`Step::ExitInFlight`] defers at most.
+const IN_FLIGHT: usize = 4;
+
+impl Step {
+    /// The first event the step changes.
+    pub(super) fn start(self) -> usize {
+        match self {
+            Step::DeferredSwitch(s)
+            | Step::EarlyPut(s)
+            | Step::PromptWake(s)
+            | Step::LateEnqueue(s) => s,
+            Step::EarlyExit { at, .. } | Step::WalkMark { at, .. } => at,
+            Step::ExitInFlight {
+                switches, n, at, ..
+            } => switches[..n].iter().copied().min().unwrap_or(at).min(at),
+        }
+    }
+
+    pub(super) fn set(self, p: &mut Placements) {
+        match self {
+            Step::DeferredSwitch(s) => {
+                p.deferred_switches.insert(s);
+            }
+            Step::EarlyPut(s) => {
+                p.early_puts.insert(s);
+            }
+            Step::PromptWake(s) => {
+                p.prompt_wakes.insert(s);
+            }
+            Step::LateEnqueue(s) => {
+                p.late_enqueues.insert(s);
+            }
+            Step::EarlyExit { at, exit } => p.early_exits.entry(at).or_default().push(exit),
+            Step::ExitInFlight {
+                at,
+                exit,
+                switches,
+                n,
+            } => {
+                p.early_exits.entry(at).or_default().push(exit);
+                p.deferred_switches.extend(switches[..n].iter().copied());
+            }
+            Step::WalkMark { at, done } => {
+                let m = p.walk_marks.entry(at).or_insert(0);
+                *m = (*m).max(done);
+            }
+        }
+    }
+}
+
+/// What the candidates of a disagreement are drawn from: the capture and the placements the
+/// search has accepted so far.
+pub(super) struct StepSource<'a> {
+    pub trace: &'a Trace,
+    pub policy: PolicyKind,
+    pub exits: &'a [ExitWindow],
+    /// Per `sched_switch` record: the index of the next record of that CPU.
+    pub next_on_cpu: &'a FxHashMap<usize, usize>,
+    pub found: &'a Placements,
+}
+
+impl StepSource<'_> {
+    /// T5/T6/T1 candidates for the disagreeing update of `tid` on `cpu` (event `i`).
+    pub(super) fn step_candidates(
+        &self,
+        r: &Replayer,
+        i: usize,
+        (cpu, tid): (u16, Tid),
+        mm: MmId,
+    ) -> Vec<Step> {
+        let ev = |j: usize| self.trace.events.get(j);
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        // the disagreeing task's switch-in
+        let Some(sw) = (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
+            ev(j).is_some_and(|e| {
+                e.cpu == cpu
+                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
+            })
+        }) else {
+            return Vec::new();
+        };
+        let back = sw.saturating_sub(SEARCH_LOOKBACK)..sw;
+        let p = &self.found;
+        // T5: a switch of another task of the mm on another CPU whose CID step ran late
+        let switches = back.clone().rev().filter(|&j| {
+            ev(j).is_some_and(|e| match e.kind {
+                EventKind::SchedSwitch { next_tid, .. } => {
+                    e.cpu != cpu
+                        && !p.deferred_switches.contains(&j)
+                        && self.next_on_cpu.get(&j).is_some_and(|&q| q > sw)
+                        && mm_of(next_tid) == Some(mm)
+                }
+                _ => false,
+            })
+        });
+        // T6: an exit of the mm whose exit_mm may have come before the observing switch-in
+        let exits = back.clone().rev().filter(|&j| {
+            ev(j).is_some_and(|e| match e.kind {
+                EventKind::SchedProcessExit { tid: x } => {
+                    !p.early_puts.contains(&j)
+                        && mm_of(x) == Some(mm)
+                        && !(j + 1..sw).any(|q| ev(q).is_some_and(|e| e.tid == x))
+                }
+                _ => false,
+            })
+        });
+        // T1: a remote wakeup of the mm whose enqueue on dst ran at once
+        let wakes = (back.start..i).rev().filter(|&j| {
+            ev(j).is_some_and(|e| match e.kind {
+                EventKind::SchedMigrateTask { tid: x, .. } => {
+                    !p.prompt_wakes.contains(&j) && mm_of(x) == Some(mm)
+                }
+                _ => false,
+            })
+        });
+        // T1: a migration of the mm whose enqueue on dst ran by dst's next switch
+        let late = (back.start..i).rev().filter(|&j| {
+            ev(j).is_some_and(|e| match e.kind {
+                EventKind::SchedMigrateTask { tid: x, .. } => {
+                    !p.late_enqueues.contains(&j) && mm_of(x) == Some(mm)
+                }
+                _ => false,
+            })
+        });
+        let mut steps: Vec<Step> = switches
+            .take(STEP_CANDIDATES)
+            .map(Step::DeferredSwitch)
+            .chain(exits.take(STEP_CANDIDATES).map(Step::EarlyPut))
+            .chain(wakes.take(STEP_CANDIDATES).map(Step::PromptWake))
+            .chain(late.take(STEP_CANDIDATES).map(Step::LateEnqueue))
+            .collect();
+        steps.extend(self.exit_candidates(r, sw, tid, mm));
+        steps.extend(self.in_flight_candidates(r, (sw, i), tid, mm));
+        // T3: a lazy walk in progress had visited more tasks by the switch-in (the fewest
+        // first)
+        if let Some((done, tasks)) = r.untraced.lazy_walk(mm) {
+            steps.extend((done + 1..=tasks).map(|done| Step::WalkMark { at: sw, done }));
+        }
+        steps
+    }
+
+    /// T7: exits of other tasks of the mm whose window holds the disagreeing task's switch-in
+    /// `sw` (the release before that allocation), nearest first; each at `sw` and at earlier
+    /// switch-ins into the mm inside its window.
+    fn exit_candidates(&self, r: &Replayer, sw: usize, tid: Tid, mm: MmId) -> Vec<Step> {
+        let p = &self.found;
+        let placed: FxHashSet<Tid> = p.early_exits.values().flatten().map(|x| x.tid).collect();
+        let mut near: Vec<&ExitWindow> = self
+            .exits
+            .iter()
+            .filter(|w| {
+                w.tid != tid
+                    && w.first <= sw
+                    && w.record > sw
+                    && w.record <= sw + SEARCH_LOOKBACK
+                    && !placed.contains(&w.tid)
+                    && r.engine.core.task(w.tid).and_then(|t| t.mm) == Some(mm)
+            })
+            .collect();
+        near.sort_by_key(|w| w.record);
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        let mut out = Vec::new();
+        for w in near.into_iter().take(STEP_CANDIDATES) {
+            let exit = EarlyExit {
+                tid: w.tid,
+                record_ts: w.record_ts,
+            };
+            let earlier = (w.first..sw).rev().filter(|&j| {
+                self.trace.events.get(j).is_some_and(|e| {
+                    matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
+                        if next_tid != w.tid && mm_of(next_tid) == Some(mm))
+                })
+            });
+            out.extend(
+                std::iter::once(sw)
+                    .chain(earlier)
+                    .take(EXIT_POSITIONS)
+                    .map(|at| Step::EarlyExit { at, exit }),
+            );
+        }
+        out
+    }
+
+    /// T7 with T5 (owner-mode): an exit of another task of the mm whose window ends after the
+    /// disagreeing task's switch-in `sw` and begins before its update `i`, its release placed
+    /// between the two, while `sw` and the other switches into the mm in flight there had not
+    /// run their CID steps: the fixup walk a switch back to per-task mode starts waits for
+    /// each at its CPU (docs/models.md §5.3 T7).
+    fn in_flight_candidates(
+        &self,
+        r: &Replayer,
+        (sw, i): (usize, usize),
+        tid: Tid,
+        mm: MmId,
+    ) -> Vec<Step> {
+        if self.policy != PolicyKind::OwnerMode {
+            return Vec::new();
+        }
+        let p = &self.found;
+        let ev = |j: usize| self.trace.events.get(j);
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        // the disagreeing task's switch must still be in flight at its update
+        if p.deferred_switches.contains(&sw) || self.next_on_cpu.get(&sw) != Some(&i) {
+            return Vec::new();
+        }
+        let placed: FxHashSet<Tid> = p.early_exits.values().flatten().map(|x| x.tid).collect();
+        let mut near: Vec<&ExitWindow> = self
+            .exits
+            .iter()
+            .filter(|w| {
+                w.tid != tid
+                    && w.first <= i
+                    && w.record > sw
+                    && !placed.contains(&w.tid)
+                    && mm_of(w.tid) == Some(mm)
+            })
+            .collect();
+        near.sort_by_key(|w| w.record);
+        let mut out = Vec::new();
+        for w in near.into_iter().take(STEP_CANDIDATES) {
+            let exit = EarlyExit {
+                tid: w.tid,
+                record_ts: w.record_ts,
+            };
+            let lo = w.first.max(sw + 1);
+            for at in (lo..=i).rev().take(EXIT_POSITIONS) {
+                let mut switches = [0; IN_FLIGHT];
+                let mut n = 0;
+                for j in (sw.saturating_sub(SEARCH_LOOKBACK)..at).rev() {
+                    if n == IN_FLIGHT {
+                        break;
+                    }
+                    let Some(e) = ev(j) else { continue };
+                    if let EventKind::SchedSwitch { next_tid, .. } = e.kind
+                        && mm_of(next_tid) == Some(mm)
+                        && !p.deferred_switches.contains(&j)
+                        && self.next_on_cpu.get(&j).is_some_and(|&q| q >= at)
+                    {
+                        switches[n] = j;
+                        n += 1;
+                    }
+                }
+                if switches[..n].contains(&sw) {
+                    out.push(Step::ExitInFlight {
+                        at,
+                        exit,
+                        switches,
+                        n,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
