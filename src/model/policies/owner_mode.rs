@@ -316,6 +316,38 @@ impl OwnerMode {
         self.put(core, id, m);
     }
 
+    /// `SCHEDOUT(c, tid)` (`out`) or `SCHEDIN(c, tid)` on the task's mm: `held`, when that is the
+    /// mm a handler has taken out already, else taken and put back here.
+    fn sched(
+        &mut self,
+        core: &mut Core,
+        held: Option<(MmId, &mut Mm)>,
+        c: u16,
+        tid: Tid,
+        out: bool,
+    ) {
+        let Some(id) = core.task(tid).and_then(|t| t.mm) else {
+            return;
+        };
+        let step = |me: &mut Self, m: &mut Mm, core: &mut Core| {
+            if out {
+                me.schedout(m, core, id, c, tid);
+            } else {
+                me.schedin(m, core, id, c, tid);
+            }
+        };
+        match held {
+            Some((h, m)) if h == id => step(self, m, core),
+            _ => {
+                let mut m = self.take(core, id);
+                if m.live {
+                    step(self, &mut m, core);
+                }
+                self.put(core, id, m);
+            }
+        }
+    }
+
     /// `SCHEDOUT(c, t)` (4463c7aa11a6).
     fn schedout(&mut self, m: &mut Mm, core: &mut Core, id: MmId, c: u16, tid: Tid) {
         let Some(t) = core.task(tid) else { return };
@@ -503,20 +535,8 @@ impl CidPolicy for OwnerMode {
     }
 
     fn switch(&mut self, core: &mut Core, c: u16, prev: Tid, next: Tid) {
-        if let Some(id) = core.task(prev).and_then(|t| t.mm) {
-            let mut m = self.take(core, id);
-            if m.live {
-                self.schedout(&mut m, core, id, c, prev);
-            }
-            self.put(core, id, m);
-        }
-        if let Some(id) = core.task(next).and_then(|t| t.mm) {
-            let mut m = self.take(core, id);
-            if m.live {
-                self.schedin(&mut m, core, id, c, next);
-            }
-            self.put(core, id, m);
-        }
+        self.sched(core, None, c, prev, true);
+        self.sched(core, None, c, next, false);
     }
 
     /// `AFFINITY(t, mask)` (`mm_update_cpus_allowed`).

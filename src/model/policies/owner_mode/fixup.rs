@@ -105,28 +105,8 @@ impl OwnerMode {
     /// The CID step of a pending switch on `c` while mm `id` (taken out as `m`) is walked.
     fn switch_in_walk(&mut self, m: &mut Mm, core: &mut Core, id: MmId, c: u16, sw: (Tid, Tid)) {
         let (prev, next) = sw;
-        for (tid, out) in [(prev, true), (next, false)] {
-            let Some(mm) = core.task(tid).and_then(|t| t.mm) else {
-                continue;
-            };
-            if mm == id {
-                if out {
-                    self.schedout(m, core, id, c, tid);
-                } else {
-                    self.schedin(m, core, id, c, tid);
-                }
-                continue;
-            }
-            let mut o = self.take(core, mm);
-            if o.live {
-                if out {
-                    self.schedout(&mut o, core, mm, c, tid);
-                } else {
-                    self.schedin(&mut o, core, mm, c, tid);
-                }
-            }
-            self.put(core, mm, o);
-        }
+        self.sched(core, Some((id, m)), c, prev, true);
+        self.sched(core, Some((id, m)), c, next, false);
         core.after_cid_step(c, prev, next);
     }
 }

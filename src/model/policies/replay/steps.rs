@@ -186,32 +186,55 @@ impl StepSource<'_> {
         steps
     }
 
-    /// T7: exits of other tasks of the mm whose window holds the disagreeing task's switch-in
-    /// `sw` (the release before that allocation), nearest first; each at `sw` and at earlier
-    /// switch-ins into the mm inside its window.
-    fn exit_candidates(&self, r: &Replayer, sw: usize, tid: Tid, mm: MmId) -> Vec<Step> {
-        let p = &self.found;
-        let placed: FxHashSet<Tid> = p.early_exits.values().flatten().map(|x| x.tid).collect();
+    /// The exits of other tasks of `mm` (not `tid`) not placed yet whose windows `within`
+    /// accepts, nearest record first, at most [`STEP_CANDIDATES`].
+    fn exits_near(
+        &self,
+        r: &Replayer,
+        tid: Tid,
+        mm: MmId,
+        within: impl Fn(&ExitWindow) -> bool,
+    ) -> Vec<(&ExitWindow, EarlyExit)> {
+        let placed: FxHashSet<Tid> = self
+            .found
+            .early_exits
+            .values()
+            .flatten()
+            .map(|x| x.tid)
+            .collect();
         let mut near: Vec<&ExitWindow> = self
             .exits
             .iter()
             .filter(|w| {
                 w.tid != tid
-                    && w.first <= sw
-                    && w.record > sw
-                    && w.record <= sw + SEARCH_LOOKBACK
+                    && within(w)
                     && !placed.contains(&w.tid)
                     && r.engine.core.task(w.tid).and_then(|t| t.mm) == Some(mm)
             })
             .collect();
         near.sort_by_key(|w| w.record);
+        near.truncate(STEP_CANDIDATES);
+        near.into_iter()
+            .map(|w| {
+                let exit = EarlyExit {
+                    tid: w.tid,
+                    record_ts: w.record_ts,
+                };
+                (w, exit)
+            })
+            .collect()
+    }
+
+    /// T7: exits of other tasks of the mm whose window holds the disagreeing task's switch-in
+    /// `sw` (the release before that allocation), nearest first; each at `sw` and at earlier
+    /// switch-ins into the mm inside its window.
+    fn exit_candidates(&self, r: &Replayer, sw: usize, tid: Tid, mm: MmId) -> Vec<Step> {
         let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         let mut out = Vec::new();
-        for w in near.into_iter().take(STEP_CANDIDATES) {
-            let exit = EarlyExit {
-                tid: w.tid,
-                record_ts: w.record_ts,
-            };
+        let near = self.exits_near(r, tid, mm, |w| {
+            w.first <= sw && w.record > sw && w.record <= sw + SEARCH_LOOKBACK
+        });
+        for (w, exit) in near {
             let earlier = (w.first..sw).rev().filter(|&j| {
                 self.trace.events.get(j).is_some_and(|e| {
                     matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
@@ -250,25 +273,8 @@ impl StepSource<'_> {
         if p.deferred_switches.contains(&sw) || self.next_on_cpu.get(&sw) != Some(&i) {
             return Vec::new();
         }
-        let placed: FxHashSet<Tid> = p.early_exits.values().flatten().map(|x| x.tid).collect();
-        let mut near: Vec<&ExitWindow> = self
-            .exits
-            .iter()
-            .filter(|w| {
-                w.tid != tid
-                    && w.first <= i
-                    && w.record > sw
-                    && !placed.contains(&w.tid)
-                    && mm_of(w.tid) == Some(mm)
-            })
-            .collect();
-        near.sort_by_key(|w| w.record);
         let mut out = Vec::new();
-        for w in near.into_iter().take(STEP_CANDIDATES) {
-            let exit = EarlyExit {
-                tid: w.tid,
-                record_ts: w.record_ts,
-            };
+        for (w, exit) in self.exits_near(r, tid, mm, |w| w.first <= i && w.record > sw) {
             let lo = w.first.max(sw + 1);
             for at in (lo..=i).rev().take(EXIT_POSITIONS) {
                 let mut switches = [0; IN_FLIGHT];
