@@ -519,10 +519,12 @@ fn the_host_reads_a_guest_stream_into_a_record_and_json() {
 
 /// `vm --record` writes the capture as it arrives: cidscope killed (SIGKILL) at several
 /// moments of a run leaves a recording that replays with everything up to about a second
-/// before the kill and says it was cut; a run that ends finishes it (end line, counts).
+/// before the kill and says it was cut; a run that ends finishes it (end line, counts), and
+/// removes the run directories (initramfs and all) the killed runs could not.
 #[test]
 fn a_vm_recording_survives_sigkill() {
     let (qemu, kernel) = fake_qemu("slow");
+    let mut killed = Vec::new();
     for (k, delay_ms) in [1500u64, 2600, 3700].into_iter().enumerate() {
         let rec = tmp(&format!("killed-{k}.txt"));
         let mut child = Command::new(bin())
@@ -535,6 +537,7 @@ fn a_vm_recording_survives_sigkill() {
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill();
         let _ = child.wait();
+        killed.push(child.id());
         let alive = started.elapsed();
         let t = cidscope::sources::load(&rec, &Default::default()).expect("the cut record replays");
         let cut = t.warnings.iter().find(|w| w.code == "recording-cut");
@@ -553,9 +556,37 @@ fn a_vm_recording_survives_sigkill() {
         std::fs::remove_file(&rec).ok();
     }
     // run to its end: the recording is finished
+    let left = |pid: u32| {
+        let base = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        [base, PathBuf::from("/tmp")]
+            .iter()
+            .filter_map(|b| std::fs::read_dir(b).ok())
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("cidscope-vm-{pid}-"))
+            })
+            .count()
+    };
+    assert!(
+        killed.iter().any(|&p| left(p) > 0),
+        "a SIGKILLed run leaves its directory (else this test checks nothing)"
+    );
     let rec = tmp("slow-done.txt");
     let (code, out, err) = run(&fake_vm_args(&qemu, &kernel, &rec));
     assert_eq!(code, 0, "{err}");
+    for p in &killed {
+        assert_eq!(
+            left(*p),
+            0,
+            "the directory of killed run {p} is still there"
+        );
+    }
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["events"], 804);
     let text = std::fs::read_to_string(&rec).unwrap();

@@ -1,5 +1,6 @@
 //! The run's temporary directory (initramfs, console log, socket, capture): removed when
-//! dropped, and at `exit()` too.
+//! dropped, and at `exit()` too. A run killed outright (SIGKILL, a crash) cannot clean up, so
+//! each new run first removes the directories of runs whose process is gone.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -28,6 +29,9 @@ impl TempDir {
             .map(PathBuf::from)
             .filter(|p| p.is_dir())
             .unwrap_or_else(std::env::temp_dir);
+        // an initramfs is tens of MB: what killed runs left behind goes first
+        sweep_stale(&base);
+        sweep_stale(std::path::Path::new("/tmp"));
         let name = format!(
             "cidscope-vm-{}-{}",
             std::process::id(),
@@ -49,6 +53,36 @@ impl TempDir {
     }
 }
 
+/// The PID in a run directory's name `cidscope-vm-PID-N`, if it is one.
+fn run_dir_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("cidscope-vm-")?;
+    let (pid, n) = rest.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// Removes the run directories under `base` whose process no longer exists (a PID that is
+/// alive, whatever it runs now, keeps its directory: it may be another cidscope's run).
+/// Returns how many went.
+fn sweep_stale(base: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(run_dir_pid) else {
+            continue;
+        };
+        let alive =
+            pid == std::process::id() || std::path::Path::new(&format!("/proc/{pid}")).exists();
+        if !alive && e.file_type().is_ok_and(|t| t.is_dir()) {
+            removed += usize::from(std::fs::remove_dir_all(e.path()).is_ok());
+        }
+    }
+    removed
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -56,5 +90,42 @@ impl Drop for TempDir {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|d| d != &self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_dir_names_give_their_pid() {
+        assert_eq!(run_dir_pid("cidscope-vm-1234-0"), Some(1234));
+        assert_eq!(run_dir_pid("cidscope-vm-1234-17"), Some(1234));
+        assert_eq!(run_dir_pid("cidscope-vm-1234"), None);
+        assert_eq!(run_dir_pid("cidscope-vm-x-0"), None);
+        assert_eq!(run_dir_pid("other-1234-0"), None);
+    }
+
+    /// A dead run's directory goes; a live process's and anything else stay.
+    #[test]
+    fn a_sweep_removes_only_the_directories_of_dead_runs() {
+        let base = std::env::temp_dir().join(format!("cidscope-sweep-test-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        // a PID that was alive a moment ago and is reaped now
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let dead_dir = base.join(format!("cidscope-vm-{dead}-0"));
+        let live_dir = base.join(format!("cidscope-vm-{}-5", std::process::id()));
+        let init_dir = base.join("cidscope-vm-1-0");
+        let other = base.join("cidscope-vm-notes");
+        for d in [&dead_dir, &live_dir, &init_dir, &other] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("initrd.img"), b"x").unwrap();
+        }
+        assert_eq!(sweep_stale(&base), 1);
+        assert!(!dead_dir.exists());
+        assert!(live_dir.exists() && init_dir.exists() && other.exists());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }
