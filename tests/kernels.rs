@@ -71,17 +71,25 @@ fn every_capture_has_a_row_and_the_names_say_kernel_and_cpus() {
     }
 }
 
+/// Every row is replayed and reported before the test fails, so one run lists every capture
+/// that fell below its row (and every one that rose above it, to be written into the README).
 #[test]
 fn every_capture_agrees_at_least_as_its_row_says() {
     let mut exact = 0;
     let mut report = String::new();
+    let mut below = Vec::new();
     for r in rows() {
         let (trace, policy, params) = load_row(&r);
         let run = replay(&trace, policy, &params);
         assert_eq!(run.params.cpus, r.cpus, "{}: possible CPUs", r.file);
         let a = run.agreement.expect("a replay has an agreement");
+        let mark = match a.fresh.agreed.cmp(&r.agreed) {
+            std::cmp::Ordering::Less => "  (below its row)",
+            std::cmp::Ordering::Greater => "  (above its row)",
+            std::cmp::Ordering::Equal => "",
+        };
         report.push_str(&format!(
-            "{}: {} {}/{}\n",
+            "{}: {} {}/{}{mark}\n",
             r.file, policy, a.fresh.agreed, a.fresh.checked
         ));
         assert_eq!(
@@ -89,18 +97,16 @@ fn every_capture_agrees_at_least_as_its_row_says() {
             "{}: checked updates of processes begun in the capture",
             r.file
         );
-        assert!(
-            a.fresh.agreed >= r.agreed,
-            "{}: {} of {} predicted, the README row says {}; first disagreement {:#?}",
-            r.file,
-            a.fresh.agreed,
-            a.fresh.checked,
-            r.agreed,
-            a.first_disagreement
-        );
+        if a.fresh.agreed < r.agreed {
+            below.push(format!(
+                "{}: {} of {} predicted, the README row says {}; first disagreement {:#?}",
+                r.file, a.fresh.agreed, a.fresh.checked, r.agreed, a.first_disagreement
+            ));
+        }
         exact += (a.fresh.agreed == a.fresh.checked) as usize;
     }
     eprintln!("{report}{exact} captures at 100 %");
+    assert!(below.is_empty(), "{}", below.join("\n"));
 }
 
 /// trace.dat (its UNAME option) and perf.data (HEADER_OSRELEASE) name the kernel that recorded

@@ -49,6 +49,10 @@ impl PrevState {
     pub fn letter(self) -> char {
         (self.0 & 0x7f) as char
     }
+    /// `X`/`Z`: the task's last switch-out (`do_task_dead`).
+    pub fn dead(self) -> bool {
+        matches!(self.letter(), 'X' | 'Z')
+    }
     /// `R`/`R+`: the task was still runnable when switched out (preempted).
     pub fn runnable(self) -> bool {
         self.letter() == 'R'

@@ -461,7 +461,10 @@ impl CidPolicy for LazyCompact {
     fn switch(&mut self, core: &mut Core, c: u16, prev: Tid, next: Tid) {
         let now_c = core.rq_clock(c);
         // exit_mm: an exiting task drops its mm_users reference before its last schedule()
-        if core.task(prev).is_some_and(|t| t.exiting) {
+        if core
+            .task(prev)
+            .is_some_and(|t| t.exiting && !t.exit_mm_held)
+        {
             self.mm_put(core, prev);
         }
         if let Some(t) = core.task(prev)

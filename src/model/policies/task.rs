@@ -33,6 +33,9 @@ pub struct Task {
     pub running: bool,
     pub kthread: bool,
     pub exiting: bool,
+    /// Exiting and held up before `exit_mm` (a replay's late put, docs/models.md §5.3 T6): a
+    /// switch-out now is a preemption or a sleep in the exit path, not its last.
+    pub exit_mm_held: bool,
     /// Registered rseq (glibc ≥ 2.35 does so at thread start).
     pub has_rseq: bool,
     /// TIF_NOTIFY_RESUME (the spec's `NR`): work to do on the next return to user space.
@@ -64,6 +67,7 @@ impl Task {
             running: false,
             kthread: false,
             exiting: false,
+            exit_mm_held: false,
             has_rseq: true,
             notify_resume: false,
             notify_resume_from_tick: false,

@@ -40,8 +40,10 @@ pub struct Replayer {
     first: Option<Disagreement>,
     /// Compare observed `rseq_update`s with the model (off for the simulator's own updates).
     pub compare: bool,
-    /// Tasks past `sched_process_exit` that still hold their mm (`exit_mm` not reached).
-    exiting: FxHashSet<Tid>,
+    /// Tasks past `sched_process_exit` that still hold their mm (`exit_mm` not replayed yet),
+    /// each with the time of its exit record if the search placed its `mmput` at its own next
+    /// record, `None` if it runs before anything else of its mm (docs/models.md §5.3 T6).
+    exiting: FxHashMap<Tid, Option<u64>>,
     /// mms that existed before the capture and never report a CID in it (kernel threads
     /// named by the TGID column, processes without rseq): not modelled.
     pub quiet: FxHashSet<MmId>,
@@ -77,7 +79,7 @@ impl Replayer {
             unmodelled: 0,
             first: None,
             compare: true,
-            exiting: FxHashSet::default(),
+            exiting: FxHashMap::default(),
             quiet: FxHashSet::default(),
             quiet_tids: FxHashSet::default(),
             tgid_changes: Vec::new(),
@@ -199,6 +201,40 @@ impl Replayer {
         self.tgid_changes = changes;
     }
 
+    /// `exit_mm`'s `mmput` runs microseconds after `sched_process_exit` (`kernel/exit.c`
+    /// @6.18.15 l.943/954): before this record if it is another task's and touches the exiting
+    /// task's mm, unless the search placed the put at the exiting task's own next record. (The
+    /// exiting task's own next record may be the futex wake of a joiner, which comes before
+    /// mmput: `apply_with` handles its own records.)
+    fn put_exited_before(&mut self, ts: u64, ev: &Event) {
+        if self.exiting.values().all(Option::is_some) {
+            return;
+        }
+        let other = match ev.kind {
+            EventKind::SchedSwitch { next_tid, .. } => next_tid,
+            EventKind::SchedMigrateTask { tid, .. } | EventKind::SchedWakeupNew { tid, .. } => tid,
+            EventKind::SchedProcessFork { child, .. } => child,
+            _ => ev.tid,
+        };
+        let mm_of = |t: Tid| self.engine.core.task(t).and_then(|t| t.mm);
+        let mms = [mm_of(ev.tid), mm_of(other)];
+        let due: Vec<Tid> = self
+            .exiting
+            .iter()
+            .filter(|&(&x, late)| {
+                late.is_none()
+                    && x != ev.tid
+                    && x != other
+                    && mm_of(x).is_some_and(|m| mms.contains(&Some(m)))
+            })
+            .map(|(&x, _)| x)
+            .collect();
+        for x in due {
+            self.exiting.remove(&x);
+            self.engine.step(ts, &DriverEvent::MmPut { tid: x });
+        }
+    }
+
     fn apply_with(
         &mut self,
         idx: usize,
@@ -233,6 +269,7 @@ impl Replayer {
         if ev.kind.is_lost() || ev.cpu == CPU_UNKNOWN {
             return;
         }
+        self.put_exited_before(ts, ev);
         // an exit's release placed here (T7) may have run while this CPU's last switch still
         // had its CID step pending: a fixup walk it starts completes that step at the CPU
         if let Some(exits) = self.untraced.early_exits_at(idx) {
@@ -258,7 +295,18 @@ impl Replayer {
         // same mm comes first (recorded as a migration), then mmput; anything else it records
         // comes after mmput.
         let mut put_after = None;
-        if self.exiting.contains(&ev.tid) {
+        // (placed late, the put waits past a preemption or a sleep in the exit path, e.g.
+        // exit_mm's mmap_read_lock: switched out but not dead, the task may be before mmput)
+        let paused = matches!(ev.kind, EventKind::SchedSwitch { prev_tid, prev_state, .. }
+            if prev_tid == ev.tid && !prev_state.dead());
+        let waits = paused && self.exiting.get(&ev.tid).is_some_and(Option::is_some);
+        if let Some(late) = (!waits).then(|| self.exiting.remove(&ev.tid)).flatten() {
+            if let Some(record_ts) = late {
+                self.untraced.late_put_done(ev.tid, record_ts, ts);
+                if let Some(t) = self.engine.core.task_mut(ev.tid) {
+                    t.exit_mm_held = false;
+                }
+            }
             let joiner = match ev.kind {
                 EventKind::SchedMigrateTask { tid, .. } => {
                     let mm = self.engine.core.task(ev.tid).and_then(|t| t.mm);
@@ -266,7 +314,6 @@ impl Replayer {
                 }
                 _ => false,
             };
-            self.exiting.remove(&ev.tid);
             if joiner {
                 put_after = Some(ev.tid);
             } else {
@@ -372,7 +419,11 @@ impl Replayer {
                 if self.untraced.exit_mm_at_record(idx, ts, tid, before) {
                     self.engine.step(ts, &DriverEvent::MmPut { tid });
                 } else {
-                    self.exiting.insert(tid);
+                    let late = self.untraced.late_put(idx).then_some(ts);
+                    if let (Some(_), Some(t)) = (late, self.engine.core.task_mut(tid)) {
+                        t.exit_mm_held = true;
+                    }
+                    self.exiting.insert(tid, late);
                 }
             }
             EventKind::Tick => {

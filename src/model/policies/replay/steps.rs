@@ -23,8 +23,16 @@ const EXIT_POSITIONS: usize = 6;
 pub(super) enum Step {
     /// T5: the CID step of the switch record at this index at its CPU's next record.
     DeferredSwitch(usize),
-    /// T6: `exit_mm` right at the exit record at this index.
+    /// T6: `exit_mm` right at the exit record at this index (before a joiner's wake).
     EarlyPut(usize),
+    /// T6: `exit_mm` of the exit record at this index only at the task's last switch-out (or
+    /// a record of it that is not a switch-out).
+    LatePut(usize),
+    /// T6: [`Step::LatePut`] for each of the first `n` exit records of `at`.
+    LatePuts {
+        at: [usize; STEP_CANDIDATES],
+        n: usize,
+    },
     /// T1: the enqueue of the remote wakeup recorded at this index at once.
     PromptWake(usize),
     /// T1: the enqueue of the migration recorded at this index at dst's next switch.
@@ -54,9 +62,11 @@ impl Step {
         match self {
             Step::DeferredSwitch(s)
             | Step::EarlyPut(s)
+            | Step::LatePut(s)
             | Step::PromptWake(s)
             | Step::LateEnqueue(s) => s,
             Step::EarlyExit { at, .. } | Step::WalkMark { at, .. } => at,
+            Step::LatePuts { at, n } => at[..n].iter().copied().min().unwrap_or(0),
             Step::ExitInFlight {
                 switches, n, at, ..
             } => switches[..n].iter().copied().min().unwrap_or(at).min(at),
@@ -71,6 +81,10 @@ impl Step {
             Step::EarlyPut(s) => {
                 p.early_puts.insert(s);
             }
+            Step::LatePut(s) => {
+                p.late_puts.insert(s);
+            }
+            Step::LatePuts { at, n } => p.late_puts.extend(at[..n].iter().copied()),
             Step::PromptWake(s) => {
                 p.prompt_wakes.insert(s);
             }
@@ -140,17 +154,50 @@ impl StepSource<'_> {
                 _ => false,
             })
         });
-        // T6: an exit of the mm whose exit_mm may have come before the observing switch-in
-        let exits = back.clone().rev().filter(|&j| {
-            ev(j).is_some_and(|e| match e.kind {
-                EventKind::SchedProcessExit { tid: x } => {
-                    !p.early_puts.contains(&j)
-                        && mm_of(x) == Some(mm)
-                        && !(j + 1..sw).any(|q| ev(q).is_some_and(|e| e.tid == x))
-                }
-                _ => false,
+        // T6: an exit of the mm that records nothing more before the observing switch-in but
+        // (for a late put) switch-outs in its exit path short of the last: its exit_mm may
+        // have come before a joiner's wake, or only after the switch-in
+        let quiet_exit = |j: usize, x: Tid, pauses: bool| {
+            !(j + 1..sw).any(|q| {
+                ev(q).is_some_and(|e| {
+                    e.tid == x
+                        && !(pauses
+                            && matches!(e.kind, EventKind::SchedSwitch { prev_tid, prev_state, .. }
+                                if prev_tid == x && !prev_state.dead()))
+                })
             })
+        };
+        let exits_of_mm = |pauses: bool| -> Vec<usize> {
+            back.clone()
+                .rev()
+                .filter(|&j| {
+                    ev(j).is_some_and(|e| match e.kind {
+                        EventKind::SchedProcessExit { tid: x } => {
+                            mm_of(x) == Some(mm) && quiet_exit(j, x, pauses)
+                        }
+                        _ => false,
+                    })
+                })
+                .take(STEP_CANDIDATES)
+                .collect()
+        };
+        let early_puts = exits_of_mm(false)
+            .into_iter()
+            .filter(|j| !p.early_puts.contains(j));
+        let late: Vec<usize> = exits_of_mm(true)
+            .into_iter()
+            .filter(|j| !p.late_puts.contains(j))
+            .collect();
+        // several threads exiting together (a burst's end) are all still before mmput
+        let all_late = (late.len() > 1).then(|| {
+            let mut js = [0; STEP_CANDIDATES];
+            js[..late.len()].copy_from_slice(&late);
+            Step::LatePuts {
+                at: js,
+                n: late.len(),
+            }
         });
+        let late_puts = late.clone().into_iter().map(Step::LatePut).chain(all_late);
         // T1: a remote wakeup of the mm whose enqueue on dst ran at once
         let wakes = (back.start..i).rev().filter(|&j| {
             ev(j).is_some_and(|e| match e.kind {
@@ -172,7 +219,8 @@ impl StepSource<'_> {
         let mut steps: Vec<Step> = switches
             .take(STEP_CANDIDATES)
             .map(Step::DeferredSwitch)
-            .chain(exits.take(STEP_CANDIDATES).map(Step::EarlyPut))
+            .chain(early_puts.map(Step::EarlyPut))
+            .chain(late_puts)
             .chain(wakes.take(STEP_CANDIDATES).map(Step::PromptWake))
             .chain(late.take(STEP_CANDIDATES).map(Step::LateEnqueue))
             .collect();

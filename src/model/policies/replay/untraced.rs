@@ -46,8 +46,12 @@ pub struct Placements {
     pub early_forks: FxHashMap<usize, Vec<EarlyFork>>,
     /// T5: `sched_switch` records whose CID step runs at that CPU's next record.
     pub deferred_switches: FxHashSet<usize>,
-    /// T6: `sched_process_exit` records whose `exit_mm` runs right after them.
+    /// T6: `sched_process_exit` records whose `exit_mm` runs right after them (before a
+    /// joiner's wake the exiting task records next).
     pub early_puts: FxHashSet<usize>,
+    /// T6, the other way: `sched_process_exit` records whose `exit_mm` runs only at the
+    /// exiting task's next record (its vCPU stopped after the exit record).
+    pub late_puts: FxHashSet<usize>,
     /// T1: `sched_migrate_task` records of remote wakeups whose enqueue on dst ran at once.
     pub prompt_wakes: FxHashSet<usize>,
     /// T1, the other way: `sched_migrate_task` records whose enqueue on dst
@@ -65,6 +69,7 @@ impl Placements {
         self.early_forks.is_empty()
             && self.deferred_switches.is_empty()
             && self.early_puts.is_empty()
+            && self.late_puts.is_empty()
             && self.prompt_wakes.is_empty()
             && self.late_enqueues.is_empty()
             && self.early_exits.is_empty()
@@ -79,6 +84,7 @@ const WAKE_REASON: &str = "this remote wakeup's enqueue on dst (sched_mm_cid_mig
 const LATE_REASON: &str = "this migration's enqueue on dst (attach_task/ttwu -> activate_task -> sched_mm_cid_migrate_to) ran after its record, by dst's next switch; placed there from the observed CIDs";
 const EXIT_REASON: &str = "the CID release of an exit (exit_signals' sched_mm_cid_exit_signals; 7.x sched_mm_cid_exit) runs in do_exit before sched_process_exit; placed where the observed CIDs require it";
 const WALK_REASON: &str = "owner-mode's per-task -> per-CPU fixup walk (mm_cid_fixup_tasks_to_cpus) had visited this many users before this record; placed from the observed CIDs";
+const LATE_PUT_REASON: &str = "exit_mm's mmput ran only at the exiting task's next record, not right after sched_process_exit (its CPU stopped in between); placed there from the observed CIDs";
 const PUT_REASON: &str = "exit_mm's mmput ran right after sched_process_exit, before the exiting task's next record; placed there from the observed CIDs";
 
 /// An owner-mode fixup walk left in progress by an early fork (T3): visited evenly in time
@@ -348,5 +354,17 @@ impl Untraced {
             return true;
         }
         false
+    }
+
+    /// `sched_process_exit` record `idx` of `tid` whose `exit_mm` is not at the record:
+    /// whether it waits for the task's next record (placed by the search) rather than running
+    /// before anything else of its mm.
+    pub fn late_put(&self, idx: usize) -> bool {
+        self.placements.late_puts.contains(&idx)
+    }
+
+    /// The `exit_mm` of `tid`'s exit record at `record_ts`, placed late, runs now.
+    pub fn late_put_done(&mut self, tid: Tid, record_ts: u64, ts: u64) {
+        self.gap(tid, record_ts, ts, LATE_PUT_REASON);
     }
 }
