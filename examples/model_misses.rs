@@ -33,6 +33,7 @@ fn main() -> ExitCode {
     let params = Params {
         hz,
         version: m.variant.unwrap_or_default(),
+        futex_hash_ref: m.futex_hash_ref,
         batch: m.scan_batch.unwrap_or(Params::default().batch),
         untraced: UntracedSearch::Always,
         ..Params::default()

@@ -173,6 +173,8 @@ impl ModelArgs {
             seed: !self.no_seed,
             check_invariants: self.check_invariants,
             untraced: Default::default(),
+            // a property of the kernel: set when the capture's kernel is known
+            futex_hash_ref: false,
         }
     }
 

@@ -130,6 +130,7 @@ fn run(data: &[u8]) -> (u64, u64, Vec<&'static str>) {
         cpus: 4,
         hz: 250,
         version: m.variant.unwrap_or_default(),
+        futex_hash_ref: m.futex_hash_ref,
         untraced: UntracedSearch::Always,
         ..Params::default()
     };

@@ -171,6 +171,7 @@ fn load_row(r: &Row) -> (cidscope::events::Trace, PolicyKind, Params) {
     let params = Params {
         hz: r.hz,
         version: m.variant.unwrap_or_default(),
+        futex_hash_ref: m.futex_hash_ref,
         batch: m.scan_batch.unwrap_or(Params::default().batch),
         untraced: cidscope::model::policies::UntracedSearch::Always,
         ..Params::default()

@@ -239,6 +239,7 @@ fn v7_owner_mode_thresholds() {
             child: 100,
             shares_mm: false,
             new_mm: Some(forked),
+            thread: false,
         });
         if let Some(a) = allowed {
             let cpus: Vec<u32> = (0..a).collect();

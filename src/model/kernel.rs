@@ -91,6 +91,9 @@ pub struct KernelModel {
     pub scan_batch: Option<u32>,
     /// Why, in words, with the commits that draw the lines.
     pub reason: String,
+    /// Its process-private futex hash takes an `mm_users` reference when a clone grows it
+    /// (6.17+, `futex_ref_drop`; [`Params::futex_hash_ref`]).
+    pub futex_hash_ref: bool,
 }
 
 /// Maps a kernel release string to the policy and variant it runs (docs/models.md §10).
@@ -98,12 +101,25 @@ pub struct KernelModel {
 pub fn model_for_release(s: &str) -> Option<KernelModel> {
     let r = Release::parse(s)?;
     let v = format!("{}.{}.{}", r.major, r.minor, r.patch);
+    // kernel/futex/core.c @6.18.15 l.1633-1645 (futex_ref_drop's mmget), called from
+    // copy_process (kernel/fork.c l.2301) through futex_hash_allocate_default
+    let futex = r.at_least(6, 17);
+    let futex_note = if futex {
+        "; a thread's clone that grows the process-private futex hash holds an mm_users \
+         reference across RCU grace periods (futex_ref_drop, checked in 6.18.15)"
+    } else {
+        ""
+    };
     let lazy = |variant: KernelVersion, why: &str| KernelModel {
         release: r,
         policy: Some(PolicyKind::LazyCompact),
         variant: Some(variant),
         scan_batch: None,
-        reason: format!("{v}: lazy-compact, variant {}: {why}", variant.id()),
+        reason: format!(
+            "{v}: lazy-compact, variant {}: {why}{futex_note}",
+            variant.id()
+        ),
+        futex_hash_ref: futex,
     };
     Some(if !r.at_least(6, 3) {
         KernelModel {
@@ -112,6 +128,7 @@ pub fn model_for_release(s: &str) -> Option<KernelModel> {
             variant: None,
             scan_batch: None,
             reason: format!("{v}: before 6.3 the kernel has no mm_cid (rseq_update has no CID)"),
+            futex_hash_ref: false,
         }
     } else if !r.at_least(6, 4) {
         KernelModel {
@@ -123,6 +140,7 @@ pub fn model_for_release(s: &str) -> Option<KernelModel> {
                 "{v}: 6.3's first mm_cid (allocated at every switch-in, freed at every switch-out, \
                  af7f588d8f73) is not modelled; the lazy per-CPU scheme came in 6.4 (223baf9d17f2)"
             ),
+            futex_hash_ref: false,
         }
     } else if !r.at_least(6, 13) {
         lazy(
@@ -166,6 +184,8 @@ pub fn model_for_release(s: &str) -> Option<KernelModel> {
                 "{v}: owner-mode, the rewrite of 6.19 (653fda7ae73d and the fixes of S7){rc}; \
                  checked in 7.2.13"
             ),
+            // owner-mode counts its users itself (mm_cid.users), not mm_users
+            futex_hash_ref: false,
         }
     })
 }
@@ -316,6 +336,9 @@ pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
         policy,
         params: Params {
             version: variant.unwrap_or(asked.base.version),
+            futex_hash_ref: known
+                .as_ref()
+                .map_or(asked.base.futex_hash_ref, |k| k.futex_hash_ref),
             hz,
             hz_source,
             batch,

@@ -34,6 +34,8 @@ pub enum DriverEvent {
         child: Tid,
         shares_mm: bool,
         new_mm: Option<MmId>,
+        /// `CLONE_THREAD` with `CLONE_VM`: the child joins the parent's thread group.
+        thread: bool,
     },
     /// Successful execve on `cpu` (after exec balancing) into the fresh mm `new_mm`.
     Exec { tid: Tid, cpu: u16, new_mm: MmId },
@@ -77,6 +79,9 @@ pub enum DriverEvent {
     /// exit's futex wakeup of a joiner, before `exit_notify`; the final switch-out at the
     /// latest).
     MmPut { tid: Tid },
+    /// The process-private futex hash's `mm_users` reference on `mm` goes (RCU callbacks,
+    /// untraced: lazy_compact/mm_users.rs).
+    FutexRefPut { mm: MmId },
 }
 
 /// A model: the core, the recorder and one policy. A copy is a snapshot (a replay's search for
@@ -158,6 +163,11 @@ impl Engine {
 
     /// Tasks a walk over `mm`'s users in progress has still to visit (see
     /// [`DriverEvent::FixupStep`]).
+    /// Whether the policy's futex hash holds an `mm_users` reference on `mm`.
+    pub fn futex_ref_held(&self, mm: MmId) -> bool {
+        with_policy!(&self.policy, policy => policy.futex_ref_held(mm))
+    }
+
     pub fn walk_left(&self, mm: MmId) -> usize {
         with_policy!(&self.policy, policy => policy.walk_left(mm))
     }
@@ -242,7 +252,8 @@ impl<P: CidPolicy> Driver<'_, P> {
                 child,
                 shares_mm,
                 new_mm,
-            } => self.fork(parent, child, shares_mm, new_mm),
+                thread,
+            } => self.fork(parent, child, shares_mm, new_mm, thread),
             DriverEvent::Exec { tid, cpu, new_mm } => self.exec(tid, cpu, new_mm),
             DriverEvent::Exit { tid } => self.exit(tid),
             DriverEvent::Switch { cpu, next, .. } => self.switch(cpu, next),
@@ -272,6 +283,9 @@ impl<P: CidPolicy> Driver<'_, P> {
             DriverEvent::RseqReg { tid } => self.rseq_reg(tid),
             DriverEvent::Signal { tid } => self.policy.signal(core, tid),
             DriverEvent::MmPut { tid } => self.policy.mm_put(core, tid),
+            DriverEvent::FutexRefPut { mm } => {
+                self.policy.futex_ref_put(core, mm);
+            }
             DriverEvent::Work { mm } => self.policy.work(core, mm),
             DriverEvent::FixupStep { mm } => {
                 self.policy.fixup_step(core, mm);
@@ -309,7 +323,14 @@ impl<P: CidPolicy> Driver<'_, P> {
         core.mark_task(tid);
     }
 
-    fn fork(&mut self, parent: Tid, child: Tid, shares_mm: bool, new_mm: Option<MmId>) {
+    fn fork(
+        &mut self,
+        parent: Tid,
+        child: Tid,
+        shares_mm: bool,
+        new_mm: Option<MmId>,
+        thread: bool,
+    ) {
         if child == 0 {
             return;
         }
@@ -342,6 +363,9 @@ impl<P: CidPolicy> Driver<'_, P> {
         t.mm = if shares_mm { parent_mm } else { new_mm };
         core.tasks.insert(child, t);
         self.policy.fork(core, parent, child, shares_mm, parent_mm);
+        if thread && shares_mm {
+            self.policy.clone_thread(core, child);
+        }
         core.mark_task(child);
         core.mark_task(parent);
     }

@@ -8,6 +8,7 @@
 //! ([`checks`]) and the replay seeding ([`seed`]) are shared.
 
 mod checks;
+mod mm_users;
 mod scan;
 mod seed;
 
@@ -90,6 +91,12 @@ pub struct Mm {
     pub unseeded: Option<CpuSet>,
     /// The mm existed before the model started.
     pub preexisting: bool,
+    /// Its thread group's `nr_threads` as far as the model knows it (`mm_users.rs`).
+    pub nr_threads: u32,
+    /// Buckets of its process-private futex hash (0: none yet, or not known).
+    pub futex_buckets: u32,
+    /// `mm_users` references the futex hash holds across RCU grace periods (in `mm_users`).
+    pub futex_refs: u32,
 }
 
 impl Mm {
@@ -112,6 +119,9 @@ impl Mm {
             last_cycle_start: None,
             unseeded: None,
             preexisting: false,
+            nr_threads: 1,
+            futex_buckets: 0,
+            futex_refs: 0,
         }
     }
 
@@ -136,6 +146,8 @@ pub struct TaskState {
     /// The task is counted in its mm's `mm_users` (dropped by `exit_mm`, i.e. after the
     /// exit's futex wakeups, at its final switch-out in the model).
     pub holds_mm_users: bool,
+    /// The task is counted in its mm's `nr_threads` (`mm_users.rs`).
+    pub in_nr_threads: bool,
 }
 
 impl TaskState {
@@ -146,6 +158,7 @@ impl TaskState {
         cid_work_pending: false,
         last_cid_reset: 0,
         holds_mm_users: false,
+        in_nr_threads: false,
     };
 }
 
@@ -292,13 +305,6 @@ impl LazyCompact {
 
     // ------------------------------------------------------------------ mm references
 
-    fn drop_user(&mut self, core: &Core, id: MmId) {
-        let m = self.slot(core, id);
-        if m.live {
-            m.mm_users = m.mm_users.saturating_sub(1);
-        }
-    }
-
     /// EXIT-style release on `t.cpu` (`sched_mm_cid_exit_signals` / `_before_execve`).
     fn release(&mut self, core: &mut Core, tid: Tid) {
         let Some(t) = core.task(tid) else { return };
@@ -342,6 +348,7 @@ impl CidPolicy for LazyCompact {
         let m = self.slot(core, id);
         if m.live {
             m.mm_users += 1;
+            m.nr_threads += 1;
         } else {
             *m = Mm::new(cpus, None);
             m.preexisting = true;
@@ -355,6 +362,7 @@ impl CidPolicy for LazyCompact {
             st.mm_cid = None;
             st.last_mm_cid = None;
             st.holds_mm_users = true;
+            st.in_nr_threads = true;
         }
         // Already running: it holds its CPU's CID.
         if let Some(t) = core.task(tid).filter(|t| t.running) {
@@ -413,6 +421,7 @@ impl CidPolicy for LazyCompact {
             let holds_mm_users = t.mm.is_some();
             *self.tasks.get_mut(t) = TaskState {
                 holds_mm_users,
+                in_nr_threads: holds_mm_users && !shares_mm, // a thread: clone_thread
                 ..TaskState::NEW
             };
         }
@@ -420,6 +429,7 @@ impl CidPolicy for LazyCompact {
 
     fn exec(&mut self, core: &mut Core, tid: Tid, new_mm: MmId) {
         self.release(core, tid);
+        self.leave_thread_group(core, tid);
         // exec_mmap drops the old mm
         if let Some(t) = core.task(tid)
             && self.tasks.get(t).holds_mm_users
@@ -435,6 +445,7 @@ impl CidPolicy for LazyCompact {
             let st = self.tasks.get_mut(t);
             st.cid_work_pending = false;
             st.holds_mm_users = true;
+            st.in_nr_threads = true;
         }
         let n = self.get(core, new_mm, tid, cpu);
         self.hold(core, tid, n);
@@ -444,6 +455,16 @@ impl CidPolicy for LazyCompact {
     /// futex wakeups (a joiner woken there still sees the exiting thread counted).
     fn exit(&mut self, core: &mut Core, tid: Tid) {
         self.release(core, tid);
+    }
+
+    fn clone_thread(&mut self, core: &mut Core, child: Tid) {
+        LazyCompact::clone_thread(self, core, child);
+    }
+    fn futex_ref_put(&mut self, core: &mut Core, mm: MmId) -> bool {
+        self.put_futex_ref(core, mm)
+    }
+    fn futex_ref_held(&self, mm: MmId) -> bool {
+        self.holds_futex_ref(mm)
     }
 
     /// `mmput` of a task's reference (exit_mm).
@@ -466,6 +487,8 @@ impl CidPolicy for LazyCompact {
             .is_some_and(|t| t.exiting && !t.exit_mm_held)
         {
             self.mm_put(core, prev);
+            // exit_notify's release_task (an autoreaped thread): nr_threads drops
+            self.leave_thread_group(core, prev);
         }
         if let Some(t) = core.task(prev)
             && let (true, Some(id)) = (t.active, t.mm)

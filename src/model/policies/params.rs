@@ -144,6 +144,10 @@ pub struct Params {
     pub check_invariants: bool,
     /// Replay: when to look for placements of untraced steps (docs/models.md §5.3).
     pub untraced: UntracedSearch,
+    /// The process-private futex hash (6.17+): when a thread's clone grows it,
+    /// `futex_ref_drop` takes an `mm_users` reference held across RCU grace periods
+    /// (docs/models.md §2.3, "the futex hash's reference").
+    pub futex_hash_ref: bool,
 }
 
 impl Default for Params {
@@ -160,6 +164,7 @@ impl Default for Params {
             seed: true,
             check_invariants: false,
             untraced: UntracedSearch::default(),
+            futex_hash_ref: false,
         }
     }
 }

@@ -75,6 +75,20 @@ pub trait CidPolicy: Clone {
     /// `exit_mm`'s `mmput` of an exiting task.
     fn mm_put(&mut self, _core: &mut Core, _tid: Tid) {}
 
+    /// After `fork` of a thread (`CLONE_THREAD|CLONE_VM`): copy_process's thread-group steps
+    /// (the process-private futex hash, lazy_compact/mm_users.rs).
+    fn clone_thread(&mut self, _core: &mut Core, _child: Tid) {}
+
+    /// The futex hash's `mm_users` reference on `mm` goes; false if none was held.
+    fn futex_ref_put(&mut self, _core: &mut Core, _mm: MmId) -> bool {
+        false
+    }
+
+    /// Whether the futex hash holds an `mm_users` reference on `mm`.
+    fn futex_ref_held(&self, _mm: MmId) -> bool {
+        false
+    }
+
     /// `SWITCH(cpu, prev, next)`, after the engine updated `curr` and who runs.
     fn switch(&mut self, _core: &mut Core, _cpu: u16, _prev: Tid, _next: Tid) {}
 

@@ -262,6 +262,18 @@ impl CidPolicy for ResumeBatch {
         self.slots.mm_put(core, tid);
     }
 
+    fn clone_thread(&mut self, core: &mut Core, child: Tid) {
+        self.slots.clone_thread(core, child);
+    }
+
+    fn futex_ref_put(&mut self, core: &mut Core, mm: MmId) -> bool {
+        self.slots.put_futex_ref(core, mm)
+    }
+
+    fn futex_ref_held(&self, mm: MmId) -> bool {
+        self.slots.holds_futex_ref(mm)
+    }
+
     fn switch(&mut self, core: &mut Core, cpu: u16, prev: Tid, next: Tid) {
         self.slots.switch(core, cpu, prev, next);
     }

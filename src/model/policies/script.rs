@@ -80,6 +80,7 @@ impl Script {
             child,
             shares_mm: false,
             new_mm: Some(forked),
+            thread: false,
         });
         self.step(DriverEvent::WakeupNew { tid: child, cpu });
         self.switch(cpu, child);
@@ -99,6 +100,7 @@ impl Script {
             child,
             shares_mm: true,
             new_mm: None,
+            thread: true,
         });
         self.step(DriverEvent::WakeupNew { tid: child, cpu })
     }
@@ -111,6 +113,7 @@ impl Script {
             child,
             shares_mm: false,
             new_mm: Some(mm),
+            thread: false,
         });
         self.step(DriverEvent::WakeupNew { tid: child, cpu });
         mm

@@ -8,7 +8,9 @@ use super::super::policy::ObservedUpdate;
 use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, Tally};
 use super::prepass::Infos;
 use super::untraced::Untraced;
-use crate::events::{CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid};
+use crate::events::{
+    CLONE_THREAD, CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid,
+};
 use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::{MmId, MmInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -270,6 +272,11 @@ impl Replayer {
             return;
         }
         self.put_exited_before(ts, ev);
+        let who = match ev.kind {
+            EventKind::SchedSwitch { next_tid, .. } => next_tid,
+            _ => ev.tid,
+        };
+        self.untraced.put_futex_refs(&mut self.engine, idx, ts, who);
         // an exit's release placed here (T7) may have run while this CPU's last switch still
         // had its CID step pending: a fixup walk it starts completes that step at the CPU
         if let Some(exits) = self.untraced.early_exits_at(idx) {
@@ -360,10 +367,15 @@ impl Replayer {
                 self.know(ts, parent);
                 let pmm = self.model_mm(parent);
                 let cmm = self.obs_mm(child);
-                let shares = match self.pending_clone.remove(&child) {
+                let flags = self.pending_clone.remove(&child);
+                let shares = match flags {
                     Some(f) => f & CLONE_VM != 0,
                     None => cmm.is_some() && cmm == pmm,
                 };
+                // without task_newtask's flags, a child sharing the mm is taken for a thread
+                let thread = flags.map_or(shares, |f| {
+                    f & (CLONE_VM | CLONE_THREAD) == (CLONE_VM | CLONE_THREAD)
+                });
                 // the model's parent must carry the mm the resolution gave it
                 let model_pmm = self.engine.core.task(parent).and_then(|t| t.mm);
                 if shares && pmm.is_some() && model_pmm != pmm {
@@ -384,6 +396,7 @@ impl Replayer {
                         child,
                         shares_mm: shares,
                         new_mm: if shares { None } else { cmm },
+                        thread,
                     },
                 );
                 self.since.remove(&child);

@@ -260,6 +260,7 @@ impl Search<'_> {
             record_ts: w.record_ts,
             walk_end: w.record_ts,
             lazy: true,
+            thread: w.thread,
         };
         let mut placements = self.found.clone();
         placements.early_forks.entry(p).or_default().push(fork);
@@ -380,6 +381,7 @@ impl Search<'_> {
                             record_ts: w.record_ts,
                             walk_end,
                             lazy: false,
+                            thread: w.thread,
                         });
                     t.untraced.placements = placements.clone();
                     let ckpts = &self.ckpts;

@@ -28,6 +28,8 @@ pub(super) enum Step {
     /// T6: `exit_mm` of the exit record at this index only at the task's last switch-out (or
     /// a record of it that is not a switch-out).
     LatePut(usize),
+    /// The futex hash's `mm_users` reference on `mm` dropped before the event at `at`.
+    FutexPut { at: usize, mm: MmId },
     /// T6: [`Step::LatePut`] for each of the first `n` exit records of `at`.
     LatePuts {
         at: [usize; STEP_CANDIDATES],
@@ -65,7 +67,9 @@ impl Step {
             | Step::LatePut(s)
             | Step::PromptWake(s)
             | Step::LateEnqueue(s) => s,
-            Step::EarlyExit { at, .. } | Step::WalkMark { at, .. } => at,
+            Step::EarlyExit { at, .. } | Step::WalkMark { at, .. } | Step::FutexPut { at, .. } => {
+                at
+            }
             Step::LatePuts { at, n } => at[..n].iter().copied().min().unwrap_or(0),
             Step::ExitInFlight {
                 switches, n, at, ..
@@ -85,6 +89,7 @@ impl Step {
                 p.late_puts.insert(s);
             }
             Step::LatePuts { at, n } => p.late_puts.extend(at[..n].iter().copied()),
+            Step::FutexPut { at, mm } => p.futex_puts.entry(at).or_default().push(mm),
             Step::PromptWake(s) => {
                 p.prompt_wakes.insert(s);
             }
@@ -224,6 +229,10 @@ impl StepSource<'_> {
             .chain(wakes.take(STEP_CANDIDATES).map(Step::PromptWake))
             .chain(late.take(STEP_CANDIDATES).map(Step::LateEnqueue))
             .collect();
+        // the futex hash's reference was gone by the switch-in
+        if r.engine.futex_ref_held(mm) {
+            steps.push(Step::FutexPut { at: sw, mm });
+        }
         steps.extend(self.exit_candidates(r, sw, tid, mm));
         steps.extend(self.in_flight_candidates(r, (sw, i), tid, mm));
         // T3: a lazy walk in progress had visited more tasks by the switch-in (the fewest

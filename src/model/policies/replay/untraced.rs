@@ -24,6 +24,8 @@ pub struct EarlyFork {
     pub record_ts: u64,
     /// Time by which an owner-mode fixup walk it starts is done (0 = at once, T3).
     pub walk_end: u64,
+    /// `CLONE_THREAD` (with `CLONE_VM`): the child joins the parent's thread group.
+    pub thread: bool,
     /// The walk advances only where [`Placements::walk_marks`] say (and is done by
     /// `walk_end`), not evenly in time: the walker's CPU takes each task's rq lock in turn
     /// and stalls where another CPU holds one (T3).
@@ -62,6 +64,9 @@ pub struct Placements {
     pub early_exits: FxHashMap<usize, Vec<EarlyExit>>,
     /// T3: a lazy fixup walk in progress has visited at least this many tasks before event k.
     pub walk_marks: FxHashMap<usize, usize>,
+    /// The futex hash's `mm_users` reference on these mms was dropped before event k
+    /// (lazy_compact/mm_users.rs).
+    pub futex_puts: FxHashMap<usize, Vec<MmId>>,
 }
 
 impl Placements {
@@ -74,6 +79,7 @@ impl Placements {
             && self.late_enqueues.is_empty()
             && self.early_exits.is_empty()
             && self.walk_marks.is_empty()
+            && self.futex_puts.is_empty()
     }
 }
 
@@ -85,6 +91,7 @@ const LATE_REASON: &str = "this migration's enqueue on dst (attach_task/ttwu -> 
 const EXIT_REASON: &str = "the CID release of an exit (exit_signals' sched_mm_cid_exit_signals; 7.x sched_mm_cid_exit) runs in do_exit before sched_process_exit; placed where the observed CIDs require it";
 const WALK_REASON: &str = "owner-mode's per-task -> per-CPU fixup walk (mm_cid_fixup_tasks_to_cpus) had visited this many users before this record; placed from the observed CIDs";
 const LATE_PUT_REASON: &str = "exit_mm's mmput ran only at the exiting task's next record, not right after sched_process_exit (its CPU stopped in between); placed there from the observed CIDs";
+const FUTEX_REASON: &str = "the process-private futex hash's mm_users reference (futex_ref_drop's mmget when a thread's clone grew the hash) was dropped after RCU grace periods, before this record; placed where the observed CIDs require it";
 const PUT_REASON: &str = "exit_mm's mmput ran right after sched_process_exit, before the exiting task's next record; placed there from the observed CIDs";
 
 /// An owner-mode fixup walk left in progress by an early fork (T3): visited evenly in time
@@ -157,6 +164,7 @@ impl Untraced {
                 child: f.child,
                 shares_mm: true,
                 new_mm: None,
+                thread: f.thread,
             },
         );
         engine.core.defer_fixup = false;
@@ -183,6 +191,25 @@ impl Untraced {
             return None;
         }
         self.placements.early_exits.get(&idx).cloned()
+    }
+
+    /// Drops the futex hash references placed before event `idx` (record of `tid` at `ts`).
+    pub fn put_futex_refs(&mut self, engine: &mut Engine, idx: usize, ts: u64, tid: Tid) {
+        if self.placements.futex_puts.is_empty() {
+            return;
+        }
+        for mm in self
+            .placements
+            .futex_puts
+            .get(&idx)
+            .cloned()
+            .unwrap_or_default()
+        {
+            if engine.futex_ref_held(mm) {
+                engine.step(ts, &DriverEvent::FutexRefPut { mm });
+                self.gap(tid, ts, ts, FUTEX_REASON);
+            }
+        }
     }
 
     /// Runs the CID release of an early exit at `ts` (T7).

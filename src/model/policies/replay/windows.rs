@@ -1,7 +1,7 @@
 //! The untraced windows of CLONE_VM forks (docs/models.md §5.3 T2) and of exits (T7): where a
 //! fork's or an exit's CID step may run before its record.
 
-use crate::events::{CLONE_VM, EventKind, Tid, Trace};
+use crate::events::{CLONE_THREAD, CLONE_VM, EventKind, Tid, Trace};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The untraced window of a CLONE_VM fork's CID step (docs/models.md §5.3 T2).
@@ -15,6 +15,8 @@ pub struct ForkWindow {
     /// Index of the fork's `sched_process_fork` record (where the step runs by default).
     pub record: usize,
     pub record_ts: u64,
+    /// `CLONE_THREAD` too: the child joins the parent's thread group.
+    pub thread: bool,
 }
 
 /// The windows of the CLONE_VM forks of `trace`: from the parent's last record that shows it
@@ -23,15 +25,15 @@ pub struct ForkWindow {
 pub fn fork_windows(trace: &Trace) -> Vec<ForkWindow> {
     let mut last: FxHashMap<Tid, usize> = FxHashMap::default();
     let mut slept: FxHashSet<Tid> = FxHashSet::default();
-    let mut vm: FxHashSet<Tid> = FxHashSet::default();
+    let mut vm: FxHashMap<Tid, bool> = FxHashMap::default();
     let mut out = Vec::new();
     for (i, ev) in trace.events.iter().enumerate() {
         match ev.kind {
             EventKind::TaskNewtask { tid, clone_flags } if clone_flags & CLONE_VM != 0 => {
-                vm.insert(tid);
+                vm.insert(tid, clone_flags & CLONE_THREAD != 0);
             }
             EventKind::SchedProcessFork { parent, child } => {
-                if vm.remove(&child)
+                if let Some(thread) = vm.remove(&child)
                     && let Some(&l) = last.get(&parent)
                 {
                     out.push(ForkWindow {
@@ -40,6 +42,7 @@ pub fn fork_windows(trace: &Trace) -> Vec<ForkWindow> {
                         first: l + 1,
                         record: i,
                         record_ts: ev.ts,
+                        thread,
                     });
                 }
                 last.insert(parent, i);

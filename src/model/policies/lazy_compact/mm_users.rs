@@ -1,0 +1,161 @@
+//! What `mm_users` and the thread group's `nr_threads` count, beyond the forks and exits
+//! themselves; `__mm_cid_try_get` bounds `max_nr_cid` by `min(nr_cpus_allowed, mm_users)`.
+//!
+//! The process-private futex hash's `mm_users` reference (6.17+; docs/models.md §2.3):
+//! A thread's clone (`CLONE_THREAD|CLONE_VM`) runs `futex_hash_allocate_default`
+//! (`kernel/fork.c` @6.18.15 l.2301): it sizes the hash for
+//! `min(nr_threads, num_online_cpus())` threads, 4 buckets each, rounded up to a power of two,
+//! at least 16 (`kernel/futex/core.c` l.1889-1922). When that exceeds the current hash, the
+//! new one replaces it and `futex_ref_drop` takes an `mm_users` reference (`mmget`, l.1645) that
+//! `__futex_ref_atomic_end` drops after one or two RCU grace periods (l.1605). That reference
+//! raises `min(nr_cpus_allowed, mm_users)`, the bound `__mm_cid_try_get` expands `max_nr_cid`
+//! to, for as long as it is held: tens of ms on a 16-vCPU TCG guest. The trace marks neither
+//! the grace periods nor the drop, so a replay holds it until the observed CIDs say it is gone
+//! (a search placement, `DriverEvent::FutexRefPut`).
+
+use super::LazyCompact;
+use crate::events::Tid;
+use crate::model::policies::core::Core;
+use crate::model::tasks::MmId;
+
+/// `futex_hash_allocate_default`'s size for `threads` threads on `cpus` online CPUs (the
+/// upper clamp, the global hash of `256 * P` buckets, is never reached: `threads <= P`).
+pub(crate) fn default_buckets(threads: u32, cpus: u32) -> u32 {
+    (4 * threads.min(cpus).max(1)).next_power_of_two().max(16)
+}
+
+impl LazyCompact {
+    /// One `mmput` of `id` (exit_mm, exec_mmap's old mm).
+    pub(crate) fn drop_user(&mut self, core: &Core, id: MmId) {
+        let m = self.slot(core, id);
+        if m.live {
+            m.mm_users = m.mm_users.saturating_sub(1);
+        }
+    }
+
+    /// The clone of thread `child` (already counted in `mm_users` by `fork`): the thread
+    /// group grows by one, after the futex hash was sized for the threads before it.
+    pub(crate) fn clone_thread(&mut self, core: &mut Core, child: Tid) {
+        let Some(id) = core.task(child).and_then(|t| t.mm) else {
+            return;
+        };
+        let (cpus, futex) = (core.params.cpus, core.params.futex_hash_ref);
+        let m = self.slot(core, id);
+        if !m.live {
+            return;
+        }
+        if futex {
+            let want = default_buckets(m.nr_threads, cpus);
+            if m.futex_buckets == 0 {
+                // the first hash (no old one to drop), or one the model never saw grow
+                m.futex_buckets = want;
+            } else if want > m.futex_buckets {
+                m.futex_buckets = want;
+                // a replacement still pending (its reference held) absorbs this one: "two
+                // updates raced; throw out the lesser one" (core.c l.1862-1873), no mmget
+                if m.futex_refs == 0 {
+                    m.futex_refs = 1;
+                    m.mm_users += 1;
+                }
+            }
+        }
+        m.nr_threads += 1;
+        core.mark_mm(id);
+        if let Some(t) = core.task_mut(child) {
+            self.tasks.get_mut(t).in_nr_threads = true;
+        }
+    }
+
+    /// `tid` leaves its thread group (its exit's `release_task`, or an exec).
+    pub(crate) fn leave_thread_group(&mut self, core: &mut Core, tid: Tid) {
+        let Some(t) = core.task(tid) else { return };
+        let Some(id) = t.mm.filter(|_| self.tasks.get(t).in_nr_threads) else {
+            return;
+        };
+        let m = self.slot(core, id);
+        m.nr_threads = m.nr_threads.saturating_sub(1);
+        if let Some(t) = core.task_mut(tid) {
+            self.tasks.get_mut(t).in_nr_threads = false;
+        }
+    }
+
+    /// The futex hash's reference on `id` goes (`__futex_ref_atomic_end`'s `mmput_async`).
+    pub(crate) fn put_futex_ref(&mut self, core: &mut Core, id: MmId) -> bool {
+        let m = self.slot(core, id);
+        if !m.live || m.futex_refs == 0 {
+            return false;
+        }
+        m.futex_refs -= 1;
+        m.mm_users = m.mm_users.saturating_sub(1);
+        core.mark_mm(id);
+        true
+    }
+
+    pub(crate) fn holds_futex_ref(&self, id: MmId) -> bool {
+        self.mm(id).is_some_and(|m| m.live && m.futex_refs > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_buckets;
+    use crate::model::policies::script::Script;
+    use crate::model::policies::{DriverEvent, KernelVersion, Params, PolicyKind};
+
+    fn script(futex_hash_ref: bool) -> Script {
+        Script::with_params(
+            PolicyKind::LazyCompact,
+            Params {
+                cpus: 16,
+                hz: 250,
+                version: KernelVersion::V6_14,
+                futex_hash_ref,
+                ..Params::default()
+            },
+        )
+    }
+
+    /// The 6th thread's clone sees 5 threads: the hash grows from 16 to 32 buckets and holds
+    /// an mm_users reference until it is dropped; the 10th's (9 threads, 64 buckets) finds
+    /// that replacement still pending and takes none. Without the futex hash, mm_users is the
+    /// thread count.
+    #[test]
+    fn a_growing_futex_hash_holds_one_mm_users_reference() {
+        for futex in [false, true] {
+            let mut s = script(futex);
+            let mm = s.process(100, 0);
+            for (i, t) in (101..=105).enumerate() {
+                s.thread(100, t, 1 + i as u16);
+            }
+            let lc = s.lc(mm).unwrap();
+            assert_eq!(
+                (lc.nr_threads, lc.mm_users),
+                (6, 6 + futex as u32),
+                "{futex}"
+            );
+            assert_eq!(lc.futex_buckets, if futex { 32 } else { 0 });
+            for (i, t) in (106..=109).enumerate() {
+                s.thread(100, t, 6 + i as u16);
+            }
+            let lc = s.lc(mm).unwrap();
+            assert_eq!(
+                (lc.nr_threads, lc.mm_users),
+                (10, 10 + futex as u32),
+                "{futex}"
+            );
+            s.step(DriverEvent::FutexRefPut { mm });
+            assert_eq!(s.lc(mm).unwrap().mm_users, 10, "{futex}");
+        }
+    }
+
+    /// kernel/futex/core.c l.1915-1916: roundup_pow_of_two(4 * threads), at least 16.
+    #[test]
+    fn the_default_hash_grows_at_5_and_9_threads() {
+        let b: Vec<u32> = (1..=17).map(|t| default_buckets(t, 16)).collect();
+        assert_eq!(&b[..4], &[16; 4]);
+        assert_eq!(&b[4..8], &[32; 4]);
+        assert_eq!(&b[8..16], &[64; 8]);
+        assert_eq!(b[16], 64, "threads are capped by the online CPUs");
+        assert_eq!(default_buckets(8, 4), 16, "4 CPUs never grow it");
+    }
+}
