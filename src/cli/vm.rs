@@ -77,6 +77,14 @@ pub struct VmArgs {
     /// task_mm_cid_work: each call with its duration; the events become `/* ... */` comments.
     #[arg(long, value_name = "FUNC")]
     pub graph_function: Option<String>,
+    /// Do not define the CID probes: fprobe events on the kernel functions that run the CID
+    /// steps no tracepoint marks (finish_task_switch, sched_mm_cid_migrate_to,
+    /// sched_mm_cid_fork, sched_mm_cid_exit, mmput, ...; `cidscope probes` lists them). With
+    /// them the replay runs each such step where the guest kernel ran it instead of inferring
+    /// its place from the observed CIDs (docs/models.md §5.6); without them the capture holds
+    /// the tracepoints alone, as a capture of a box without fprobes would.
+    #[arg(long)]
+    pub no_probes: bool,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -99,6 +107,7 @@ impl VmArgs {
             gzip_initrd: self.gzip_initrd,
             trace_clock: self.trace_clock.clone(),
             graph_function: self.graph_function.clone(),
+            probes: !self.no_probes,
             record: self.record.clone(),
             ..VmConfig::new(self.kernel.clone(), self.cpus, &self.workload)
         }

@@ -1,5 +1,6 @@
 //! The canonical event and its kinds, with their names and descriptions.
 
+use super::probe::Probe;
 use super::strings::{StrId, Strings};
 
 /// Thread id as the kernel prints it (`pid` in kernel terms). 0 is the idle task.
@@ -114,6 +115,10 @@ pub enum EventKind {
     /// with its duration in ns when the format gives one (`u32::MAX`: not given, or longer
     /// than 4.29 s). Counted by the function's name, like [`EventKind::Other`].
     Function { name: StrId, duration_ns: u32 },
+    /// A CID probe (fprobe event `cidscope:cid_*`, docs/models.md §5.6): where an untraced
+    /// CID step ran. `num` and `ptr` as [`Probe`] says (a pid, CPU or count; an mm address or
+    /// a CPU mask).
+    Probe { probe: Probe, num: u32, ptr: u64 },
 }
 
 /// `clone_flags` bit: the child shares the parent's address space (mm).
@@ -128,6 +133,7 @@ impl EventKind {
     pub fn name<'a>(&self, strings: &'a Strings) -> &'a str {
         match *self {
             EventKind::Other { name } | EventKind::Function { name, .. } => strings.get_str(name),
+            EventKind::Probe { probe, .. } => probe.name(),
             _ => self.static_name(),
         }
     }
@@ -165,7 +171,7 @@ impl EventKind {
             EventKind::Tick => 9,
             EventKind::TickStop { .. } => 10,
             EventKind::Lost { .. } => 11,
-            EventKind::Other { .. } | EventKind::Function { .. } => 12,
+            EventKind::Other { .. } | EventKind::Function { .. } | EventKind::Probe { .. } => 12,
         }
     }
 
@@ -183,7 +189,9 @@ impl EventKind {
             EventKind::Tick => "hrtimer_expire_entry",
             EventKind::TickStop { .. } => "tick_stop",
             EventKind::Lost { .. } => "lost",
-            EventKind::Other { .. } | EventKind::Function { .. } => "other",
+            EventKind::Other { .. } | EventKind::Function { .. } | EventKind::Probe { .. } => {
+                "other"
+            }
         }
     }
 
@@ -258,6 +266,17 @@ impl Event {
                 strings.get_lossy(name),
                 fmt_dur(duration_ns as u64)
             ),
+            EventKind::Probe { probe, num, ptr } => {
+                let mut s = format!("{} ({}, CID probe)", probe.name(), probe.function());
+                let (k, p) = probe.fields();
+                if let Some(k) = k {
+                    s += &format!(" {k}={num}");
+                }
+                if let Some(p) = p {
+                    s += &format!(" {p}={ptr:#x}");
+                }
+                s
+            }
         }
     }
 }

@@ -8,6 +8,7 @@
 mod aux;
 mod event;
 mod origin;
+mod probe;
 mod store;
 mod strings;
 mod tgid;
@@ -20,6 +21,7 @@ pub use event::{
     cpu_name, fmt_dur, fmt_ts,
 };
 pub use origin::{Format, Origin};
+pub use probe::Probe;
 pub use store::EventStore;
 pub use strings::{StrId, Strings, same};
 pub use tgid::{TgidTrack, tgid_at};

@@ -290,6 +290,17 @@ pub fn push_line(o: &mut Vec<u8>, trace: &Trace, ev: &Event, l: &Line) -> io::Re
         }
         // a function_graph call reads back as an event of the function's name
         EventKind::Lost { .. } | EventKind::Function { .. } => {}
+        // as the fprobe prints it: `(function+0x0/0x0) key=value ...`
+        EventKind::Probe { probe, num, ptr } => {
+            write!(o, "({}+0x0/0x0)", probe.function())?;
+            let (k, p) = probe.fields();
+            if let Some(p) = p {
+                write!(o, " {p}={ptr:#x}")?;
+            }
+            if let Some(k) = k {
+                write!(o, " {k}={num}")?;
+            }
+        }
     }
     o.push(b'\n');
     Ok(())
@@ -363,7 +374,9 @@ fn aux_line<'t>(trace: &'t Trace, ev: &Event, aux: Option<&EventAux>) -> Line<'t
         EventKind::Other { name } if s.get(name) == b"hrtimer_expire_entry" => {
             (text(b"0x0"), b"", 0)
         }
-        EventKind::Other { .. } | EventKind::Function { .. } => (text(b""), b"", 0),
+        EventKind::Other { .. } | EventKind::Function { .. } | EventKind::Probe { .. } => {
+            (text(b""), b"", 0)
+        }
         EventKind::RseqUpdate { .. } | EventKind::RseqIpFixup | EventKind::Lost { .. } => {
             (b"", b"", 0)
         }

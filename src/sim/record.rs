@@ -110,7 +110,8 @@ pub fn write(out: &mut impl Write, trace: &Trace, note: &str) -> io::Result<()> 
             EventKind::Lost { .. }
             | EventKind::RseqIpFixup
             | EventKind::Other { .. }
-            | EventKind::Function { .. } => {
+            | EventKind::Function { .. }
+            | EventKind::Probe { .. } => {
                 return None;
             }
         }

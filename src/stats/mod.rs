@@ -206,6 +206,8 @@ pub struct Summarizer {
     /// Per [`EventKind::index`].
     kind_counts: [u64; EventKind::NAMES.len()],
     other_counts: rustc_hash::FxHashMap<u32, u64>,
+    /// Per [`crate::events::Probe`], by its position in `Probe::ALL`.
+    probe_counts: [u64; crate::events::Probe::ALL.len()],
     /// CPUs with events, one bit each.
     cpus: Vec<u64>,
     first: Option<u64>,
@@ -236,6 +238,7 @@ impl Summarizer {
         Summarizer {
             kind_counts: [0; EventKind::NAMES.len()],
             other_counts: Default::default(),
+            probe_counts: Default::default(),
             cpus: vec![0; (Trace::MAX_CPUS as usize).div_ceil(64)],
             first: None,
             last: None,
@@ -291,6 +294,7 @@ impl Summarizer {
                 EventKind::Other { name } | EventKind::Function { name, .. } => {
                     *self.other_counts.entry(name.0).or_default() += 1
                 }
+                EventKind::Probe { probe, .. } => self.probe_counts[probe as usize] += 1,
                 k => self.kind_counts[k.index()] += 1,
             }
             self.events += 1;
@@ -320,6 +324,7 @@ impl Summarizer {
         let Summarizer {
             kind_counts,
             other_counts,
+            probe_counts,
             cpus,
             first,
             last,
@@ -367,6 +372,11 @@ impl Summarizer {
             *event_counts
                 .entry(EventKind::NAMES[k].to_string())
                 .or_default() += n;
+        }
+        for (p, &n) in crate::events::Probe::ALL.iter().zip(&probe_counts) {
+            if n > 0 {
+                event_counts.insert(p.name().to_string(), n);
+            }
         }
         for (id, n) in other_counts {
             *event_counts

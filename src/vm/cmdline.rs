@@ -45,6 +45,9 @@ pub struct GuestConfig {
     /// tracefs `set_graph_function`: record the calls of this kernel function with the
     /// function_graph tracer beside the events (`None`: the nop tracer).
     pub graph_function: Option<String>,
+    /// Define the CID probes (fprobe events `cidscope:cid_*`, docs/models.md §5.6) that mark
+    /// where the untraced CID steps run (tracefs mode).
+    pub probes: bool,
 }
 
 /// The kernel parameter's name.
@@ -110,6 +113,7 @@ impl GuestConfig {
         if let Some(f) = &self.graph_function {
             pairs.push(format!("graph={}", encode_value(f)));
         }
+        pairs.push(format!("probes={}", self.probes as u8));
         pairs.join(",")
     }
 
@@ -127,6 +131,7 @@ impl GuestConfig {
         let mut buffer_kb = None;
         let mut trace_clock = None;
         let mut graph_function = None;
+        let mut probes = false;
         let mut version = None;
         for pair in value.split(',').filter(|p| !p.is_empty()) {
             let (k, v) = pair
@@ -149,6 +154,7 @@ impl GuestConfig {
                 "buffer_kb" => buffer_kb = Some(num("buffer_kb")? as u32),
                 "clock" => trace_clock = Some(decode_value(v)?),
                 "graph" => graph_function = Some(decode_value(v)?),
+                "probes" => probes = num("probes")? != 0,
                 // keys of later versions are ignored
                 _ => {}
             }
@@ -167,6 +173,7 @@ impl GuestConfig {
             buffer_kb: buffer_kb.ok_or_else(|| missing("buffer_kb"))?,
             trace_clock,
             graph_function,
+            probes,
         })
     }
 
@@ -194,6 +201,7 @@ mod tests {
             buffer_kb: 4096,
             trace_clock: Some("global".into()),
             graph_function: Some("task_mm_cid_work".into()),
+            probes: true,
         }
     }
 
@@ -216,6 +224,7 @@ mod tests {
         let mut c = cfg("x");
         c.threads = None;
         c.mode = CaptureMode::Attach;
+        c.probes = false;
         assert_eq!(GuestConfig::decode(&c.encode()).unwrap(), c);
     }
 

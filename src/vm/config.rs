@@ -30,6 +30,8 @@ pub struct VmConfig {
     pub trace_clock: Option<String>,
     /// `--graph-function`: the function_graph tracer on this kernel function in the guest.
     pub graph_function: Option<String>,
+    /// The CID probes in the guest (`--no-probes` turns them off; tracefs mode only).
+    pub probes: bool,
     /// `--record`: the capture is written there as it arrives, in flushed chunks (a run killed
     /// at any moment leaves a file that replays up to its last chunk and says it was cut).
     pub record: Option<std::path::PathBuf>,
@@ -55,6 +57,7 @@ impl VmConfig {
             keep_text: false,
             trace_clock: None,
             graph_function: None,
+            probes: true,
             record: None,
         }
     }

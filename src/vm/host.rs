@@ -203,6 +203,7 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         buffer_kb: cfg.buffer(),
         trace_clock: cfg.trace_clock.clone(),
         graph_function: cfg.graph_function.clone(),
+        probes: cfg.probes && !cfg.attach,
     };
     let accels: Vec<Accel> = match cfg.accel {
         AccelChoice::Tcg => vec![Accel::Tcg],
@@ -376,6 +377,7 @@ mod tests {
             buffer_kb: 1024,
             trace_clock: None,
             graph_function: None,
+            probes: true,
         };
         let a = append_line(&c, &g, &["/opt/lib".into()]);
         assert!(a.starts_with("console=ttyS0 panic=-1"), "{a}");

@@ -6,7 +6,7 @@
 //! the next field. A comm is at most 15 bytes, which rules out the remaining ambiguities.
 
 pub use crate::events::same;
-use crate::events::{EventKind, PrevState, StrId, Strings};
+use crate::events::{EventKind, PrevState, Probe, StrId, Strings};
 use crate::sources::text::chunk::Expected;
 use crate::sources::text::scan::find2;
 
@@ -140,10 +140,41 @@ pub fn parse(name: &[u8], rest: &[u8], strings: &mut Strings) -> Result<EventKin
                 .ok_or(Expected("tick_stop success=N"))?
                 != 0,
         },
+        n if n.starts_with(b"cid_")
+            && let Some(probe) = Probe::from_name(n) =>
+        {
+            parse_probe(probe, rest)?
+        }
         _ => EventKind::Other {
             name: strings.intern(name),
         },
     })
+}
+
+/// A CID probe's line as the fprobe prints it: `(function+0x4/0x30) key=value ...`, the values
+/// of `%d`/`%u` fields in decimal and of `:x64` ones in hex.
+fn parse_probe(probe: Probe, rest: &[u8]) -> Result<EventKind, Expected> {
+    let rest = trim_end(rest);
+    const EP: Expected = Expected("CID probe: (function+off/size) and its key=value fields");
+    let (num_key, ptr_key) = probe.fields();
+    let n = rest.len();
+    let num = match num_key {
+        Some(k) => {
+            let key = [k.as_bytes(), b"="].concat();
+            let v = field(rest, &key, n).ok_or(EP)?;
+            // a count read as a signed int may print negative when the mm is being torn down
+            u32::try_from(parse_i64(v).ok_or(EP)?.max(0)).map_err(|_| EP)?
+        }
+        None => 0,
+    };
+    let ptr = match ptr_key {
+        Some(k) => {
+            let key = [k.as_bytes(), b"="].concat();
+            parse_hex(field(rest, &key, n).ok_or(EP)?).ok_or(EP)?
+        }
+        None => 0,
+    };
+    Ok(EventKind::Probe { probe, num, ptr })
 }
 
 /// Reads a signed decimal at `s[*i..]`, advancing `i`.
@@ -619,6 +650,71 @@ mod tests {
                 child: 24332
             }
         );
+    }
+
+    #[test]
+    fn cid_probes_as_the_fprobe_prints_them() {
+        assert_eq!(
+            p("cid_switch_done", "(finish_task_switch.isra.0+0x0/0x2c0)"),
+            EventKind::Probe {
+                probe: Probe::SwitchDone,
+                num: 0,
+                ptr: 0
+            }
+        );
+        assert_eq!(
+            p(
+                "cid_fork",
+                "(sched_mm_cid_fork+0x4/0x30) mm=0xff420e82027bf380"
+            ),
+            EventKind::Probe {
+                probe: Probe::Fork,
+                num: 0,
+                ptr: 0xff420e82027bf380
+            }
+        );
+        assert_eq!(
+            p(
+                "cid_mmput",
+                "(mmput+0x4/0x30) mm=0xff420e82027e1080 users=1"
+            ),
+            EventKind::Probe {
+                probe: Probe::MmPut,
+                num: 1,
+                ptr: 0xff420e82027e1080
+            }
+        );
+        assert_eq!(
+            p("cid_exit", "(sched_mm_cid_exit+0x4/0x1a0) pid=245 mm=0x1f"),
+            EventKind::Probe {
+                probe: Probe::Exit,
+                num: 245,
+                ptr: 0x1f
+            }
+        );
+        assert_eq!(
+            p(
+                "cid_fork_done",
+                "(copy_process+0xce2/0x2740 <- sched_mm_cid_fork)"
+            ),
+            EventKind::Probe {
+                probe: Probe::ForkDone,
+                num: 0,
+                ptr: 0
+            }
+        );
+        let mut s = Strings::new();
+        let e = parse(
+            b"cid_migrate_to",
+            b"(sched_mm_cid_migrate_to+0x4/0x1b0)",
+            &mut s,
+        );
+        assert_eq!(
+            e.unwrap_err().0,
+            "CID probe: (function+off/size) and its key=value fields"
+        );
+        // a name of the group's form that is not one of the probes is another event
+        assert!(matches!(p("cid_other", "x=1"), EventKind::Other { .. }));
     }
 
     #[test]

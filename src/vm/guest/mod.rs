@@ -387,6 +387,7 @@ fn stream_tracefs(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Resul
         cfg.buffer_kb,
         cfg.trace_clock.as_deref(),
         cfg.graph_function.as_deref(),
+        cfg.probes,
     )? {
         link.control(&Control::Warn(w)).map_err(io)?;
     }

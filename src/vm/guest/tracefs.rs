@@ -6,6 +6,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::events::Probe;
+
 /// The events of `traces/capture-models.sh`, in the kernel's `system:event` names.
 pub const EVENTS: &[&str] = &[
     "rseq:rseq_update",
@@ -60,6 +62,7 @@ impl Tracefs {
         buffer_kb: u32,
         clock: Option<&str>,
         graph: Option<&str>,
+        probes: bool,
     ) -> Result<Vec<String>, String> {
         let mut warn = Vec::new();
         let set = |p: &str, v: &str| {
@@ -96,6 +99,9 @@ impl Tracefs {
                 "hrtimer_expire_entry: no tick filter took (tick_nohz_handler, tick_sched_timer): every hrtimer expiry is recorded".into(),
             );
         }
+        if probes {
+            warn.extend(self.define_probes());
+        }
         if let Some(f) = graph {
             set("set_graph_function", f).map_err(|e| {
                 format!("{e}: the kernel cannot trace {f} (CONFIG_FUNCTION_GRAPH_TRACER, available_filter_functions)")
@@ -106,6 +112,47 @@ impl Tracefs {
         }
         set("trace", "")?;
         Ok(warn)
+    }
+
+    /// Defines and enables the CID probes this kernel has (each probe's first definition it
+    /// takes: a function absent here, e.g. `sched_mm_cid_migrate_to` in 7.x, is no error); one
+    /// line says which, for the capture's reader.
+    fn define_probes(&self) -> Vec<String> {
+        let path = self.path("dynamic_events");
+        let mut defined = Vec::new();
+        let mut absent = Vec::new();
+        for p in Probe::ALL {
+            let took = p.definitions().iter().any(|d| {
+                OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .and_then(|mut f| f.write_all(format!("{d}\n").as_bytes()))
+                    .is_ok()
+            });
+            if took {
+                defined.push(p.name());
+            } else {
+                absent.push(format!("{} ({})", p.name(), p.function()));
+            }
+        }
+        let mut out = Vec::new();
+        if defined.is_empty() {
+            out.push(format!(
+                "no CID probe could be defined ({}: CONFIG_FPROBE_EVENTS, CONFIG_PROBE_EVENTS_BTF_ARGS): the replay infers the untraced CID steps",
+                path.display()
+            ));
+            return out;
+        }
+        if let Err(e) = write(&self.path("events/cidscope/enable"), "1") {
+            out.push(format!("CID probes defined but not enabled: {e}"));
+            return out;
+        }
+        let mut line = format!("CID probes: {}", defined.join(" "));
+        if !absent.is_empty() {
+            line += &format!("; not in this kernel: {}", absent.join(", "));
+        }
+        out.push(line);
+        out
     }
 
     /// `trace_clock` as tracefs shows it: the clocks, the one in use in brackets.

@@ -30,6 +30,7 @@
 
 mod hz;
 mod prepass;
+mod probes;
 mod replayer;
 mod search;
 mod steps;
@@ -38,6 +39,7 @@ mod windows;
 
 pub use hz::{HZ_CANDIDATES, HzInference, infer_hz, infer_hz_detail, resolve_params, tick_phase};
 pub use prepass::{PrePass, preexisting_tasks};
+pub use probes::Probed;
 pub use replayer::Replayer;
 pub use untraced::{EarlyExit, EarlyFork, Placements};
 pub use windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
@@ -66,6 +68,10 @@ fn new_replayer(trace: &Trace, policy: PolicyKind, params: &Params) -> Replayer 
     for (tid, mm) in pre.tasks {
         r.declare_existing(t0, tid, mm);
     }
+    // the steps the capture's CID probes mark run there (docs/models.md §5.6)
+    let plan = probes::plan(trace);
+    r.untraced.probed = plan.probed;
+    r.untraced.placements = plan.placements;
     r
 }
 
@@ -77,7 +83,10 @@ fn replay_placed(
     placements: &Placements,
 ) -> PolicyRun {
     let mut r = new_replayer(trace, policy, params);
-    r.untraced.placements = placements.clone();
+    // (a search's placements include the probes' own)
+    if !placements.is_empty() {
+        r.untraced.placements = placements.clone();
+    }
     for (i, ev) in trace.events.iter().enumerate() {
         r.apply(i, &ev, &trace.tasks);
     }
@@ -106,8 +115,22 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
     if !missed {
         return run;
     }
-    let windows = fork_windows(trace);
-    let exits = exit_windows(trace);
+    // a probed step ran by its probe: its window ends there (docs/models.md §5.6)
+    let plan = probes::plan(trace);
+    let mut windows = fork_windows(trace);
+    for w in &mut windows {
+        if let Some(&p) = plan.fork_probe.get(&w.child) {
+            w.record = w.record.min(p);
+            w.first = w.first.min(w.record);
+        }
+    }
+    let mut exits = exit_windows(trace);
+    for w in &mut exits {
+        if let Some(&p) = plan.exit_probe.get(&w.tid) {
+            w.record = w.record.min(p);
+            w.first = w.first.min(w.record);
+        }
+    }
     let start = new_replayer(trace, policy, params);
     let found = search::search_placements(trace, policy, start, &windows, &exits);
     if found.is_empty() {

@@ -9,7 +9,7 @@ use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, Tally};
 use super::prepass::Infos;
 use super::untraced::Untraced;
 use crate::events::{
-    CLONE_THREAD, CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TaskMeta, Tid,
+    CLONE_THREAD, CLONE_VM, CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, TaskMeta, Tid,
 };
 use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::{MmId, MmInfo};
@@ -57,6 +57,9 @@ pub struct Replayer {
     /// The trace's TGID changes (reused tids), for the observed resolution (its mm ids are
     /// the timeline's).
     pub tgid_changes: Vec<crate::events::TgidChange>,
+    /// Probes whose step runs at their CPU's next record (`Placements::late_probes`): CPU,
+    /// index, the probe's record.
+    late_probes: Vec<(u16, usize, Event)>,
 }
 
 impl Replayer {
@@ -86,6 +89,7 @@ impl Replayer {
             quiet_tids: FxHashSet::default(),
             tgid_changes: Vec::new(),
             untraced: Untraced::default(),
+            late_probes: Vec::new(),
         }
     }
 
@@ -271,12 +275,22 @@ impl Replayer {
         if ev.kind.is_lost() || ev.cpu == CPU_UNKNOWN {
             return;
         }
+        // the steps of probes placed late on this CPU ran before anything else it records
+        if !self.late_probes.is_empty() {
+            self.run_late_probes(ev.cpu, ts);
+        }
         self.put_exited_before(ts, ev);
         let who = match ev.kind {
             EventKind::SchedSwitch { next_tid, .. } => next_tid,
             _ => ev.tid,
         };
-        self.untraced.put_futex_refs(&mut self.engine, idx, ts, who);
+        let late =
+            matches!(ev.kind, EventKind::Probe { .. }) && self.untraced.late_probe(idx, who, ts);
+        if late {
+            self.late_probes.push((ev.cpu, idx, *ev));
+        } else {
+            self.untraced.put_futex_refs(&mut self.engine, idx, ts, who);
+        }
         // an exit's release placed here (T7) may have run while this CPU's last switch still
         // had its CID step pending: a fixup walk it starts completes that step at the CPU
         if let Some(exits) = self.untraced.early_exits_at(idx) {
@@ -330,6 +344,8 @@ impl Replayer {
         if ev.tid != TID_UNKNOWN {
             self.untraced
                 .flush_wakelist(&mut self.engine, ts, None, Some(ev.tid));
+            self.untraced
+                .flush_probed_move(&mut self.engine, ts, ev.tid);
             self.switch_to(ts, ev.cpu, ev.tid);
         }
         match ev.kind {
@@ -340,6 +356,8 @@ impl Replayer {
                 ..
             } => {
                 let slept = !prev_state.runnable();
+                self.untraced
+                    .flush_probed_move(&mut self.engine, ts, next_tid);
                 let defer = self
                     .untraced
                     .switch_record(idx, ts, prev_tid, next_tid, slept);
@@ -429,7 +447,9 @@ impl Replayer {
                     self.engine.step(ts, &DriverEvent::Exit { tid });
                 }
                 let before = self.engine.core.params.exit_mm_before_exit_record();
-                if self.untraced.exit_mm_at_record(idx, ts, tid, before) {
+                if self.untraced.probed.mm_put {
+                    // exit_mm's mmput runs at its probe (before or after this record)
+                } else if self.untraced.exit_mm_at_record(idx, ts, tid, before) {
                     self.engine.step(ts, &DriverEvent::MmPut { tid });
                 } else {
                     let late = self.untraced.late_put(idx).then_some(ts);
@@ -450,10 +470,58 @@ impl Replayer {
                 self.engine.step(ts, &DriverEvent::TickStop { cpu: ev.cpu });
             }
             EventKind::RseqUpdate { mm_cid, .. } => self.update(idx, ev, mm_cid),
+            EventKind::Probe { probe, num, ptr } if !late => {
+                self.probe(ts, ev.tid, probe, num, ptr)
+            }
             _ => {}
         }
         if let Some(tid) = put_after {
             self.engine.step(ts, &DriverEvent::MmPut { tid });
+        }
+    }
+
+    /// Runs the steps of the probes placed late on `cpu`, at `ts`.
+    fn run_late_probes(&mut self, cpu: u16, ts: u64) {
+        let mut k = 0;
+        while k < self.late_probes.len() {
+            if self.late_probes[k].0 != cpu {
+                k += 1;
+                continue;
+            }
+            let (_, idx, e) = self.late_probes.remove(k);
+            self.untraced
+                .put_futex_refs(&mut self.engine, idx, ts, e.tid);
+            if let EventKind::Probe { probe, num, ptr } = e.kind {
+                self.probe(ts, e.tid, probe, num, ptr);
+            }
+        }
+    }
+
+    /// A CID probe (docs/models.md §5.6): the step it marks runs here. (A switch's pending CID
+    /// step ran before, as before any record of its CPU; a fork's and a futex reference's are
+    /// placed by `probes::plan`.)
+    fn probe(&mut self, ts: u64, by: Tid, probe: Probe, num: u32, ptr: u64) {
+        let u = &mut self.untraced;
+        match probe {
+            Probe::MigrateTo if u.probed.migrate_to => {
+                u.migrate_to_probed(&mut self.engine, ts, num);
+            }
+            Probe::Exit => {
+                self.know(ts, num);
+                self.untraced.exit_probed(&mut self.engine, ts, num, ptr);
+            }
+            Probe::MmPut if u.probed.mm_put => {
+                if u.mm_put_probed(&mut self.engine, ts, by, ptr) {
+                    self.exiting.remove(&by);
+                }
+            }
+            Probe::SetCpus => {
+                if self.engine.core.task(num).is_some() {
+                    self.untraced
+                        .set_cpus_probed(&mut self.engine, ts, num, ptr);
+                }
+            }
+            _ => {}
         }
     }
 

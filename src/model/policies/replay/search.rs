@@ -118,7 +118,8 @@ pub fn search_placements(
         exits,
         next_on_cpu,
         by_first: windows.iter().map(|w| w.first).collect(),
-        found: Placements::default(),
+        // the probes' placements (docs/models.md §5.6) are the start
+        found: r.untraced.placements.clone(),
         ckpts: BTreeMap::new(),
         periodic: BTreeMap::new(),
         tried: FxHashSet::default(),
@@ -260,6 +261,7 @@ impl Search<'_> {
             record_ts: w.record_ts,
             walk_end: w.record_ts,
             lazy: true,
+            probed: false,
             thread: w.thread,
         };
         let mut placements = self.found.clone();
@@ -381,6 +383,7 @@ impl Search<'_> {
                             record_ts: w.record_ts,
                             walk_end,
                             lazy: false,
+                            probed: false,
                             thread: w.thread,
                         });
                     t.untraced.placements = placements.clone();

@@ -6,7 +6,7 @@ use super::super::kind::PolicyKind;
 use super::replayer::Replayer;
 use super::untraced::{EarlyExit, Placements};
 use super::windows::ExitWindow;
-use crate::events::{EventKind, Tid, Trace};
+use crate::events::{EventKind, Probe, Tid, Trace};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -30,6 +30,8 @@ pub(super) enum Step {
     LatePut(usize),
     /// The futex hash's `mm_users` reference on `mm` dropped before the event at `at`.
     FutexPut { at: usize, mm: MmId },
+    /// [`Step::FutexPut`] with the CID step of the switch record `switch` deferred (T5).
+    FutexPutDeferring { at: usize, mm: MmId, switch: usize },
     /// T6: [`Step::LatePut`] for each of the first `n` exit records of `at`.
     LatePuts {
         at: [usize; STEP_CANDIDATES],
@@ -43,6 +45,13 @@ pub(super) enum Step {
     EarlyExit { at: usize, exit: EarlyExit },
     /// T3: a lazy fixup walk in progress has visited `done` tasks before the event at `at`.
     WalkMark { at: usize, done: usize },
+    /// T5 with the switch probe: the CID step of the switch record at this index ran at the
+    /// record (its CPU stalled before `finish_task_switch`), not by its `cid_switch_done`.
+    PromptSwitch(usize),
+    /// A probe at this index whose step runs inside the probed function (`cid_exit`,
+    /// `cid_mmput`, `cid_mmput_async`, `cid_migrate_to`, `cid_set_cpus`): the step ran at its
+    /// CPU's next record (the CPU stalled right after the probe).
+    LateProbe(usize),
     /// T7 with T5: the CID release of an exit before the event at `at`, while the switches
     /// into the mm recorded before it (up to [`IN_FLIGHT`], the first `n` of `switches`) had
     /// not run their CID steps yet: an owner-mode fixup walk the release starts waits for
@@ -63,6 +72,8 @@ impl Step {
     pub(super) fn start(self) -> usize {
         match self {
             Step::DeferredSwitch(s)
+            | Step::PromptSwitch(s)
+            | Step::LateProbe(s)
             | Step::EarlyPut(s)
             | Step::LatePut(s)
             | Step::PromptWake(s)
@@ -71,6 +82,7 @@ impl Step {
                 at
             }
             Step::LatePuts { at, n } => at[..n].iter().copied().min().unwrap_or(0),
+            Step::FutexPutDeferring { at, switch, .. } => at.min(switch),
             Step::ExitInFlight {
                 switches, n, at, ..
             } => switches[..n].iter().copied().min().unwrap_or(at).min(at),
@@ -90,6 +102,10 @@ impl Step {
             }
             Step::LatePuts { at, n } => p.late_puts.extend(at[..n].iter().copied()),
             Step::FutexPut { at, mm } => p.futex_puts.entry(at).or_default().push(mm),
+            Step::FutexPutDeferring { at, mm, switch } => {
+                p.futex_puts.entry(at).or_default().push(mm);
+                p.deferred_switches.insert(switch);
+            }
             Step::PromptWake(s) => {
                 p.prompt_wakes.insert(s);
             }
@@ -109,6 +125,12 @@ impl Step {
             Step::WalkMark { at, done } => {
                 let m = p.walk_marks.entry(at).or_insert(0);
                 *m = (*m).max(done);
+            }
+            Step::PromptSwitch(s) => {
+                p.prompt_switches.insert(s);
+            }
+            Step::LateProbe(s) => {
+                p.late_probes.insert(s);
             }
         }
     }
@@ -221,26 +243,108 @@ impl StepSource<'_> {
                 _ => false,
             })
         });
-        let mut steps: Vec<Step> = switches
-            .take(STEP_CANDIDATES)
-            .map(Step::DeferredSwitch)
-            .chain(early_puts.map(Step::EarlyPut))
-            .chain(late_puts)
-            .chain(wakes.take(STEP_CANDIDATES).map(Step::PromptWake))
-            .chain(late.take(STEP_CANDIDATES).map(Step::LateEnqueue))
-            .collect();
-        // the futex hash's reference was gone by the switch-in
-        if r.engine.futex_ref_held(mm) {
-            steps.push(Step::FutexPut { at: sw, mm });
+        // a step a probe marks ran there (docs/models.md §5.6): no candidate moves it
+        let probed = r.untraced.probed;
+        let switches: Vec<usize> = if probed.switch {
+            Vec::new()
+        } else {
+            switches.take(STEP_CANDIDATES).collect()
+        };
+        // with probes: a switch into the mm on another CPU whose step ran at its record, or
+        // a probed step of the mm that ran only at its CPU's next record (the two ends of a
+        // stall of that CPU)
+        let mut steps: Vec<Step> = Vec::new();
+        if probed.any() {
+            steps.extend(self.probe_flips(r, sw, cpu, mm));
         }
-        steps.extend(self.exit_candidates(r, sw, tid, mm));
-        steps.extend(self.in_flight_candidates(r, (sw, i), tid, mm));
+        let futex = r.engine.futex_ref_held(mm) && !probed.futex_put;
+        steps.extend(switches.iter().copied().map(Step::DeferredSwitch));
+        if !probed.mm_put {
+            steps.extend(early_puts.map(Step::EarlyPut).chain(late_puts));
+        }
+        if !probed.migrate_to {
+            steps.extend(
+                wakes
+                    .take(STEP_CANDIDATES)
+                    .map(Step::PromptWake)
+                    .chain(late.take(STEP_CANDIDATES).map(Step::LateEnqueue)),
+            );
+        }
+        // the futex hash's reference was gone by the switch-in (alone, or with a switch of
+        // the mm whose CID step ran late)
+        if futex {
+            steps.push(Step::FutexPut { at: sw, mm });
+            steps.extend(switches.iter().map(|&switch| Step::FutexPutDeferring {
+                at: sw,
+                mm,
+                switch,
+            }));
+        }
+        if !probed.exit {
+            steps.extend(self.exit_candidates(r, sw, tid, mm));
+            steps.extend(self.in_flight_candidates(r, (sw, i), tid, mm));
+        }
         // T3: a lazy walk in progress had visited more tasks by the switch-in (the fewest
         // first)
         if let Some((done, tasks)) = r.untraced.lazy_walk(mm) {
             steps.extend((done + 1..=tasks).map(|done| Step::WalkMark { at: sw, done }));
         }
         steps
+    }
+
+    /// The two ends of a stall (docs/models.md §5.6): switches into `mm` on CPUs other than
+    /// `cpu` recorded before the switch-in `sw` whose `cid_switch_done` comes after it
+    /// ([`Step::PromptSwitch`]), and probes of `mm`'s steps before `sw` whose CPU records
+    /// nothing more until after it ([`Step::LateProbe`]); nearest first.
+    fn probe_flips(&self, r: &Replayer, sw: usize, cpu: u16, mm: MmId) -> Vec<Step> {
+        let ev = |j: usize| self.trace.events.get(j);
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        let p = &self.found;
+        // whether CPU c records nothing in (j, sw]
+        let quiet_until_sw =
+            |j: usize, c: u16| !(j + 1..=sw).any(|q| ev(q).is_some_and(|e| e.cpu == c));
+        let mut out = Vec::new();
+        let mut switches = 0;
+        let mut probes = 0;
+        for j in (sw.saturating_sub(SEARCH_LOOKBACK)..sw).rev() {
+            if switches >= STEP_CANDIDATES && probes >= STEP_CANDIDATES {
+                break;
+            }
+            let Some(e) = ev(j) else { continue };
+            if e.cpu == cpu {
+                continue;
+            }
+            match e.kind {
+                EventKind::SchedSwitch { next_tid, .. }
+                    if switches < STEP_CANDIDATES
+                        && r.untraced.probed.switch
+                        && !p.prompt_switches.contains(&j)
+                        && mm_of(next_tid) == Some(mm)
+                        && quiet_until_sw(j, e.cpu) =>
+                {
+                    out.push(Step::PromptSwitch(j));
+                    switches += 1;
+                }
+                EventKind::Probe { probe, num, .. }
+                    if probes < STEP_CANDIDATES
+                        && !p.late_probes.contains(&j)
+                        && quiet_until_sw(j, e.cpu) =>
+                {
+                    let of = match probe {
+                        Probe::Exit | Probe::MigrateTo | Probe::SetCpus => mm_of(num),
+                        Probe::MmPut => mm_of(e.tid),
+                        Probe::MmPutAsync => Some(mm),
+                        _ => None,
+                    };
+                    if of == Some(mm) {
+                        out.push(Step::LateProbe(j));
+                        probes += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
     }
 
     /// The exits of other tasks of `mm` (not `tid`) not placed yet whose windows `within`

@@ -11,6 +11,7 @@
 use super::super::cpuset::CpuSet;
 use super::super::engine::{DriverEvent, Engine};
 use super::super::run::TraceGap;
+use super::probes::Probed;
 use crate::events::Tid;
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -30,6 +31,8 @@ pub struct EarlyFork {
     /// `walk_end`), not evenly in time: the walker's CPU takes each task's rq lock in turn
     /// and stalls where another CPU holds one (T3).
     pub lazy: bool,
+    /// Placed at its `cid_fork` probe (observed, §5.6), not from the observed CIDs.
+    pub probed: bool,
 }
 
 /// An exit whose CID release runs before its record (docs/models.md §5.3 T7).
@@ -67,6 +70,13 @@ pub struct Placements {
     /// The futex hash's `mm_users` reference on these mms was dropped before event k
     /// (lazy_compact/mm_users.rs).
     pub futex_puts: FxHashMap<usize, Vec<MmId>>,
+    /// The same, the mm named by one of its tasks (a `cid_mmput_async` probe, §5.6).
+    pub futex_puts_of: FxHashMap<usize, Vec<Tid>>,
+    /// T5 with the switch probe: `sched_switch` records whose CID step ran at the record, not
+    /// by their `cid_switch_done` (§5.6).
+    pub prompt_switches: FxHashSet<usize>,
+    /// Probes whose step ran at their CPU's next record, not at the probe (§5.6).
+    pub late_probes: FxHashSet<usize>,
 }
 
 impl Placements {
@@ -80,6 +90,48 @@ impl Placements {
             && self.early_exits.is_empty()
             && self.walk_marks.is_empty()
             && self.futex_puts.is_empty()
+            && self.futex_puts_of.is_empty()
+            && self.prompt_switches.is_empty()
+            && self.late_probes.is_empty()
+    }
+
+    /// Adds `other`'s placements to these.
+    pub fn extend(&mut self, other: &Placements) {
+        for (&k, v) in &other.early_forks {
+            self.early_forks
+                .entry(k)
+                .or_default()
+                .extend(v.iter().copied());
+        }
+        self.deferred_switches.extend(&other.deferred_switches);
+        self.early_puts.extend(&other.early_puts);
+        self.late_puts.extend(&other.late_puts);
+        self.prompt_wakes.extend(&other.prompt_wakes);
+        self.late_enqueues.extend(&other.late_enqueues);
+        for (&k, v) in &other.early_exits {
+            self.early_exits
+                .entry(k)
+                .or_default()
+                .extend(v.iter().copied());
+        }
+        for (&k, &v) in &other.walk_marks {
+            let m = self.walk_marks.entry(k).or_default();
+            *m = (*m).max(v);
+        }
+        for (&k, v) in &other.futex_puts {
+            self.futex_puts
+                .entry(k)
+                .or_default()
+                .extend(v.iter().copied());
+        }
+        for (&k, v) in &other.futex_puts_of {
+            self.futex_puts_of
+                .entry(k)
+                .or_default()
+                .extend(v.iter().copied());
+        }
+        self.prompt_switches.extend(&other.prompt_switches);
+        self.late_probes.extend(&other.late_probes);
     }
 }
 
@@ -92,6 +144,8 @@ const EXIT_REASON: &str = "the CID release of an exit (exit_signals' sched_mm_ci
 const WALK_REASON: &str = "owner-mode's per-task -> per-CPU fixup walk (mm_cid_fixup_tasks_to_cpus) had visited this many users before this record; placed from the observed CIDs";
 const LATE_PUT_REASON: &str = "exit_mm's mmput ran only at the exiting task's next record, not right after sched_process_exit (its CPU stopped in between); placed there from the observed CIDs";
 const FUTEX_REASON: &str = "the process-private futex hash's mm_users reference (futex_ref_drop's mmget when a thread's clone grew the hash) was dropped after RCU grace periods, before this record; placed where the observed CIDs require it";
+const PROMPT_SWITCH_REASON: &str = "the CID step of this switch (switch_mm_cid) ran at its sched_switch record: its CPU stalled before finish_task_switch (the cid_switch_done probe came later); placed there from the observed CIDs";
+const LATE_PROBE_REASON: &str = "the step this CID probe marks ran after the probe, at its CPU's next record (the CPU stalled in the probed function); placed there from the observed CIDs";
 const PUT_REASON: &str = "exit_mm's mmput ran right after sched_process_exit, before the exiting task's next record; placed there from the observed CIDs";
 
 /// An owner-mode fixup walk left in progress by an early fork (T3): visited evenly in time
@@ -112,6 +166,13 @@ struct Walk {
 #[derive(Clone, Debug, Default)]
 pub struct Untraced {
     pub placements: Placements,
+    /// The CID probes the capture holds (§5.6): the steps they mark run at them.
+    pub probed: Probed,
+    /// Migrations whose enqueue half waits for its `cid_migrate_to` probe: task → dst.
+    probed_moves: FxHashMap<Tid, u16>,
+    /// Tasks whose CID release ran at their `cid_exit` probe, with their mm's address
+    /// (exit_mm's `cid_mmput` names it).
+    probed_exits: FxHashMap<Tid, u64>,
     /// The CPU stopper threads (`migration/N`), by tid (T4).
     pub stoppers: FxHashSet<Tid>,
     /// Tasks whose last switch-out put them to sleep (`prev_state` not runnable): their next
@@ -155,7 +216,10 @@ impl Untraced {
 
     /// Runs the CID step of an early fork at `ts` (its parent known to the model).
     pub fn fork_early(&mut self, engine: &mut Engine, ts: u64, f: EarlyFork) {
-        self.forked_early.insert(f.child);
+        // (a fork placed before its probe: the probe's placement is then done)
+        if !self.forked_early.insert(f.child) {
+            return;
+        }
         engine.core.defer_fixup = f.walk_end != 0 || f.lazy;
         engine.step(
             ts,
@@ -182,7 +246,9 @@ impl Untraced {
                 });
             }
         }
-        self.gap(f.child, f.record_ts, ts, FORK_REASON);
+        if !f.probed {
+            self.gap(f.child, f.record_ts, ts, FORK_REASON);
+        }
     }
 
     /// The exits placed before event `idx`.
@@ -195,7 +261,7 @@ impl Untraced {
 
     /// Drops the futex hash references placed before event `idx` (record of `tid` at `ts`).
     pub fn put_futex_refs(&mut self, engine: &mut Engine, idx: usize, ts: u64, tid: Tid) {
-        if self.placements.futex_puts.is_empty() {
+        if self.placements.futex_puts.is_empty() && self.placements.futex_puts_of.is_empty() {
             return;
         }
         for mm in self
@@ -210,6 +276,73 @@ impl Untraced {
                 self.gap(tid, ts, ts, FUTEX_REASON);
             }
         }
+        // a probe's: observed, not placed (no gap)
+        for t in self
+            .placements
+            .futex_puts_of
+            .get(&idx)
+            .cloned()
+            .unwrap_or_default()
+        {
+            if let Some(mm) = engine.core.task(t).and_then(|t| t.mm)
+                && engine.futex_ref_held(mm)
+            {
+                engine.step(ts, &DriverEvent::FutexRefPut { mm });
+            }
+        }
+    }
+
+    /// A probe placed late: its step runs at its CPU's next record (reported as a gap).
+    pub fn late_probe(&mut self, idx: usize, tid: Tid, ts: u64) -> bool {
+        if !self.placements.late_probes.contains(&idx) {
+            return false;
+        }
+        self.gap(tid, ts, ts, LATE_PROBE_REASON);
+        true
+    }
+
+    /// A `cid_exit` probe of `tid` (its mm at `mm_addr`): the CID release runs here (T7).
+    pub fn exit_probed(&mut self, engine: &mut Engine, ts: u64, tid: Tid, mm_addr: u64) {
+        self.probed_exits.insert(tid, mm_addr);
+        if self.exited_early.insert(tid) {
+            engine.step(ts, &DriverEvent::Exit { tid });
+        }
+    }
+
+    /// A `cid_mmput` probe by `tid` of the mm at `mm_addr`: exit_mm's put when `tid` is
+    /// exiting and that is its mm (T6); whether it was.
+    pub fn mm_put_probed(&mut self, engine: &mut Engine, ts: u64, tid: Tid, mm_addr: u64) -> bool {
+        if self.probed_exits.get(&tid) != Some(&mm_addr) {
+            return false;
+        }
+        self.probed_exits.remove(&tid);
+        engine.step(ts, &DriverEvent::MmPut { tid });
+        true
+    }
+
+    /// A `cid_migrate_to` probe of `tid`: the enqueue half of its migration runs here (T1).
+    pub fn migrate_to_probed(&mut self, engine: &mut Engine, ts: u64, tid: Tid) {
+        if let Some(dst) = self.probed_moves.remove(&tid) {
+            engine.step(ts, &DriverEvent::MigrateTo { tid, dst });
+        }
+    }
+
+    /// A `cid_set_cpus` probe: `tid`'s new affinity (the first 64 CPUs of its mask).
+    pub fn set_cpus_probed(&mut self, engine: &mut Engine, ts: u64, tid: Tid, bits: u64) {
+        let bound = engine.core.params.cpus.max(1);
+        let mask = CpuSet::from_iter_bounded(bound, (0..64).filter(|i| bits >> i & 1 != 0));
+        if !mask.is_empty() {
+            engine.step(ts, &DriverEvent::Affinity { tid, mask });
+        }
+    }
+
+    /// `tid` runs (one of its own records) while its migration's probe has not come: a lost
+    /// probe; its enqueue ran by now.
+    pub fn flush_probed_move(&mut self, engine: &mut Engine, ts: u64, tid: Tid) {
+        if self.probed_moves.is_empty() {
+            return;
+        }
+        self.migrate_to_probed(engine, ts, tid);
     }
 
     /// Runs the CID release of an early exit at `ts` (T7).
@@ -311,6 +444,15 @@ impl Untraced {
         } else {
             self.asleep.remove(&prev);
         }
+        // with the switch probe every switch's CID step waits for its CPU's next record, the
+        // probe itself (observed, not placed: no gap)
+        if self.probed.switch {
+            if self.placements.prompt_switches.contains(&idx) {
+                self.gap(next, ts, ts, PROMPT_SWITCH_REASON);
+                return false;
+            }
+            return true;
+        }
         let defer = self.placements.deferred_switches.contains(&idx);
         if defer {
             self.gap(next, ts, ts, SWITCH_REASON);
@@ -330,7 +472,7 @@ impl Untraced {
         // A stopper that moves a task it has just preempted runs migration_cpu_stop for
         // set_cpus_allowed_ptr: the task was pinned away from its CPU (T4); 6.4-6.12's
         // migrate_to tests the task's own nr_cpus_allowed.
-        if self.stoppers.contains(&by) && !self.asleep.contains(&tid) {
+        if !self.probed.set_cpus && self.stoppers.contains(&by) && !self.asleep.contains(&tid) {
             let mut mask = CpuSet::new(engine.core.params.cpus.max(1));
             mask.set(dst as u32);
             engine.step(ts, &DriverEvent::Affinity { tid, mask });
@@ -352,7 +494,12 @@ impl Untraced {
             self.gap(tid, ts, ts, LATE_REASON);
         }
         let asleep = self.asleep.remove(&tid);
-        if (asleep && idle_dst && !prompt) || late {
+        if self.probed.migrate_to {
+            // the enqueue half runs at its probe
+            self.flush_probed_move(engine, ts, tid);
+            engine.step(ts, &DriverEvent::MigrateFrom { tid, src, dst });
+            self.probed_moves.insert(tid, dst);
+        } else if (asleep && idle_dst && !prompt) || late {
             engine.step(ts, &DriverEvent::MigrateFrom { tid, src, dst });
             self.wakelist.push((dst, tid));
         } else {

@@ -55,6 +55,7 @@ pub fn fork_windows(trace: &Trace) -> Vec<ForkWindow> {
             | EventKind::SchedMigrateTask { .. }
             | EventKind::TaskNewtask { .. }
             | EventKind::Other { .. }
+            | EventKind::Probe { .. }
             | EventKind::Lost { .. } => {}
             EventKind::SchedSwitch {
                 prev_tid,

@@ -1,0 +1,157 @@
+//! CID probes: fprobe events on the kernel functions that run the CID steps no tracepoint marks
+//! (docs/models.md §5.6). `cidscope vm` defines them in the guest (group `cidscope`, names
+//! `cid_*`); anyone can define the same on their own box (`cidscope probes` prints the lines).
+//!
+//! Each names where an untraced step ran, on which CPU, by which task: the replay runs the step
+//! there instead of inferring its place (§5.3).
+
+/// A probe of the `cidscope` fprobe group. The event's payload: `num` (a pid, CPU or count)
+/// and `ptr` (an `mm_struct` address or a CPU mask), as each variant says.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Probe {
+    /// `cid_switch_done`: entry of `finish_task_switch`, in the context of the task switched
+    /// in: the switch's CID step (`switch_mm_cid`, 7.x `mm_cid_switch_to`) has run, a few
+    /// instructions before (`context_switch`). No payload.
+    SwitchDone,
+    /// `cid_migrate_to`: `sched_mm_cid_migrate_to(dst_rq, t)` (6.4–6.18), the enqueue half of a
+    /// migration. `num` = t's pid.
+    MigrateTo,
+    /// `cid_fork`: `sched_mm_cid_fork(t)`, current = the parent (6.4–6.18 at the end of
+    /// `copy_mm`, right after its `mmget`; 7.x in `sched_post_fork`). `ptr` = `t->mm`. (t's pid
+    /// is not assigned yet in 6.x: the child is the parent's next `task_newtask`.)
+    Fork,
+    /// `cid_fork_done`: the return of `sched_mm_cid_fork` (7.x: its fixup walk is done).
+    ForkDone,
+    /// `cid_exit`: `sched_mm_cid_exit_signals(t)` (6.4–6.18) / `sched_mm_cid_exit(t)` (7.x),
+    /// the CID release of an exit in `do_exit`. `num` = t's pid, `ptr` = `t->mm`.
+    Exit,
+    /// `cid_mmput`: `mmput(mm)` (exit_mm's, by the exiting task). `ptr` = mm, `num` =
+    /// `mm_users` before the put.
+    MmPut,
+    /// `cid_mmput_async`: `mmput_async(mm)` (the futex hash's reference, from an RCU callback).
+    /// `ptr` = mm, `num` = `mm_users` before the put.
+    MmPutAsync,
+    /// `cid_scan`: entry of `task_mm_cid_work` (the compaction task work, 6.4–6.18 and the
+    /// resume-batch patches). No payload.
+    Scan,
+    /// `cid_remote_clear`: `sched_mm_cid_remote_clear(mm, pcpu_cid, cpu)`, one CPU slot
+    /// examined by a scan. `num` = cpu.
+    RemoteClear,
+    /// `cid_set_cpus`: `set_cpus_allowed_common(p, ctx)`, a task's new affinity. `num` = p's
+    /// pid, `ptr` = the first 64 bits of the new mask.
+    SetCpus,
+    /// `cid_fixup_back`: entry of `mm_cid_fixup_cpus_to_tasks` (7.x walk back to per-task).
+    FixupBack,
+}
+
+impl Probe {
+    pub const ALL: [Probe; 11] = [
+        Probe::SwitchDone,
+        Probe::MigrateTo,
+        Probe::Fork,
+        Probe::ForkDone,
+        Probe::Exit,
+        Probe::MmPut,
+        Probe::MmPutAsync,
+        Probe::Scan,
+        Probe::RemoteClear,
+        Probe::SetCpus,
+        Probe::FixupBack,
+    ];
+
+    /// The event's name in the trace.
+    pub fn name(self) -> &'static str {
+        match self {
+            Probe::SwitchDone => "cid_switch_done",
+            Probe::MigrateTo => "cid_migrate_to",
+            Probe::Fork => "cid_fork",
+            Probe::ForkDone => "cid_fork_done",
+            Probe::Exit => "cid_exit",
+            Probe::MmPut => "cid_mmput",
+            Probe::MmPutAsync => "cid_mmput_async",
+            Probe::Scan => "cid_scan",
+            Probe::RemoteClear => "cid_remote_clear",
+            Probe::SetCpus => "cid_set_cpus",
+            Probe::FixupBack => "cid_fixup_back",
+        }
+    }
+
+    pub fn from_name(name: &[u8]) -> Option<Probe> {
+        Probe::ALL.into_iter().find(|p| p.name().as_bytes() == name)
+    }
+
+    /// The payload fields as the probe prints them: (`num`'s key, `ptr`'s key).
+    pub fn fields(self) -> (Option<&'static str>, Option<&'static str>) {
+        match self {
+            Probe::SwitchDone | Probe::ForkDone | Probe::Scan | Probe::FixupBack => (None, None),
+            Probe::MigrateTo => (Some("pid"), None),
+            Probe::Fork => (None, Some("mm")),
+            Probe::Exit => (Some("pid"), Some("mm")),
+            Probe::MmPut | Probe::MmPutAsync => (Some("users"), Some("mm")),
+            Probe::RemoteClear => (Some("cpu"), None),
+            Probe::SetCpus => (Some("pid"), Some("mask")),
+        }
+    }
+
+    /// The fprobe definitions (`dynamic_events` lines) of this probe, one per kernel shape;
+    /// the first the kernel takes is used.
+    pub fn definitions(self) -> &'static [&'static str] {
+        match self {
+            Probe::SwitchDone => &[
+                "f:cidscope/cid_switch_done finish_task_switch.isra.0",
+                "f:cidscope/cid_switch_done finish_task_switch",
+            ],
+            Probe::MigrateTo => &["f:cidscope/cid_migrate_to sched_mm_cid_migrate_to pid=t->pid"],
+            Probe::Fork => &["f:cidscope/cid_fork sched_mm_cid_fork mm=t->mm:x64"],
+            Probe::ForkDone => &["f:cidscope/cid_fork_done sched_mm_cid_fork%return"],
+            Probe::Exit => &[
+                "f:cidscope/cid_exit sched_mm_cid_exit pid=t->pid mm=t->mm:x64",
+                "f:cidscope/cid_exit sched_mm_cid_exit_signals pid=t->pid mm=t->mm:x64",
+            ],
+            Probe::MmPut => &["f:cidscope/cid_mmput mmput mm=mm:x64 users=mm->mm_users.counter"],
+            Probe::MmPutAsync => {
+                &["f:cidscope/cid_mmput_async mmput_async mm=mm:x64 users=mm->mm_users.counter"]
+            }
+            Probe::Scan => &["f:cidscope/cid_scan task_mm_cid_work"],
+            Probe::RemoteClear => {
+                &["f:cidscope/cid_remote_clear sched_mm_cid_remote_clear cpu=cpu"]
+            }
+            Probe::SetCpus => &[
+                "f:cidscope/cid_set_cpus set_cpus_allowed_common pid=p->pid mask=+0(+0($arg2)):x64",
+            ],
+            Probe::FixupBack => &["f:cidscope/cid_fixup_back mm_cid_fixup_cpus_to_tasks"],
+        }
+    }
+
+    /// The kernel function a probe sits on (for messages).
+    pub fn function(self) -> &'static str {
+        let d = self.definitions()[0];
+        d.split_whitespace()
+            .nth(1)
+            .unwrap_or(d)
+            .trim_end_matches("%return")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_distinct() {
+        for p in Probe::ALL {
+            assert_eq!(Probe::from_name(p.name().as_bytes()), Some(p));
+            assert!(p.name().starts_with("cid_"));
+            for d in p.definitions() {
+                assert!(d.starts_with(&format!("f:cidscope/{} ", p.name())), "{d}");
+            }
+        }
+        assert_eq!(Probe::from_name(b"cid_nothing"), None);
+        for (i, p) in Probe::ALL.iter().enumerate() {
+            assert_eq!(*p as usize, i, "ALL is in declaration order");
+        }
+        assert_eq!(Probe::MigrateTo.function(), "sched_mm_cid_migrate_to");
+        assert_eq!(Probe::ForkDone.function(), "sched_mm_cid_fork");
+    }
+}

@@ -1,0 +1,138 @@
+//! The CID probes of a capture (docs/models.md §5.6): where the guest kernel ran the CID steps
+//! no tracepoint marks, so the replay runs them there instead of inferring their place (§5.3).
+//!
+//! Most probes are read as the replay streams (`Untraced::probe`); a fork's needs the child,
+//! which only the parent's next `task_newtask` names (6.x runs `sched_mm_cid_fork` before the
+//! child has a pid), so [`plan`] pairs them beforehand.
+
+use super::untraced::{EarlyFork, Placements};
+use crate::events::{CLONE_THREAD, CLONE_VM, EventKind, Probe, Tid, Trace};
+use rustc_hash::FxHashMap;
+
+/// Which probes a capture holds (a probe the guest defined fires wherever its step runs, so
+/// one event of a kind means every step of that kind is marked).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Probed {
+    /// `cid_switch_done`: each switch's CID step runs at its CPU's next record (T5).
+    pub switch: bool,
+    /// `cid_migrate_to`: each migration's enqueue half runs at its probe (T1).
+    pub migrate_to: bool,
+    /// `cid_fork`: each CLONE_VM fork's CID step runs at its probe (T2, T3).
+    pub fork: bool,
+    /// `cid_exit`: each exit's CID release runs at its probe (T7).
+    pub exit: bool,
+    /// `cid_mmput`: exit_mm's `mmput` runs at the exiting task's probe (T6).
+    pub mm_put: bool,
+    /// `cid_mmput_async`: the futex hash's reference goes at its probe (§2.3).
+    pub futex_put: bool,
+    /// `cid_set_cpus`: every affinity change is known (T4 need not infer it).
+    pub set_cpus: bool,
+}
+
+impl Probed {
+    pub fn any(&self) -> bool {
+        *self != Probed::default()
+    }
+}
+
+/// What the probes of a capture fix beforehand.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub probed: Probed,
+    /// The CLONE_VM forks placed at their `cid_fork` probes, the futex references dropped at
+    /// their `cid_mmput_async` probes.
+    pub placements: Placements,
+    /// Per child: the index of its fork's `cid_fork` probe (its CID step ran by then: the
+    /// mmget of `copy_mm` comes right before `sched_mm_cid_fork`).
+    pub fork_probe: FxHashMap<Tid, usize>,
+    /// Per exiting task: the index of its `cid_exit` probe (its CID release runs from there).
+    pub exit_probe: FxHashMap<Tid, usize>,
+}
+
+/// The probes `trace` holds, and the steps they place.
+pub fn plan(trace: &Trace) -> Plan {
+    let mut probed = Probed::default();
+    let mut placements = Placements::default();
+    let mut fork_probe = FxHashMap::default();
+    let mut exit_probe = FxHashMap::default();
+    // per parent: its cid_fork probe not yet paired (index, time), and the end of its walk
+    let mut open: FxHashMap<Tid, (usize, u64, u64)> = FxHashMap::default();
+    // per child: the parent's probe, its walk's end and the clone flags, until the fork record
+    let mut child_of: FxHashMap<Tid, (usize, u64, u64)> = FxHashMap::default();
+    // per parent: the mm address its cid_fork named; per mm address: a task of that mm
+    let mut fork_mm: FxHashMap<Tid, u64> = FxHashMap::default();
+    let mut owner: FxHashMap<u64, Tid> = FxHashMap::default();
+    for (i, ev) in trace.events.iter().enumerate() {
+        match ev.kind {
+            EventKind::Probe { probe, num, ptr } => match probe {
+                Probe::SwitchDone => probed.switch = true,
+                Probe::MigrateTo => probed.migrate_to = true,
+                Probe::Fork => {
+                    probed.fork = true;
+                    open.insert(ev.tid, (i, ev.ts, 0));
+                    fork_mm.insert(ev.tid, ptr);
+                }
+                Probe::ForkDone => {
+                    if let Some(o) = open.get_mut(&ev.tid) {
+                        o.2 = ev.ts;
+                    }
+                }
+                Probe::Exit => {
+                    probed.exit = true;
+                    owner.insert(ptr, num);
+                    exit_probe.entry(num).or_insert(i);
+                }
+                Probe::MmPut => probed.mm_put = true,
+                Probe::MmPutAsync => {
+                    probed.futex_put = true;
+                    if let Some(&t) = owner.get(&ptr) {
+                        placements.futex_puts_of.entry(i).or_default().push(t);
+                    }
+                }
+                Probe::SetCpus => probed.set_cpus = true,
+                Probe::Scan | Probe::RemoteClear | Probe::FixupBack => {}
+            },
+            EventKind::TaskNewtask { tid, clone_flags } => {
+                // the mm the probe named: the parent's (CLONE_VM) or the child's new one
+                if let Some(mm) = fork_mm.remove(&ev.tid) {
+                    let who = if clone_flags & CLONE_VM != 0 {
+                        ev.tid
+                    } else {
+                        tid
+                    };
+                    owner.insert(mm, who);
+                }
+                if let Some((at, _, walk_end)) = open.remove(&ev.tid)
+                    && clone_flags & CLONE_VM != 0
+                {
+                    child_of.insert(tid, (at, walk_end, clone_flags));
+                }
+            }
+            EventKind::SchedProcessFork { parent, child } => {
+                if let Some((at, walk_end, flags)) = child_of.remove(&child) {
+                    fork_probe.insert(child, at);
+                    placements
+                        .early_forks
+                        .entry(at)
+                        .or_default()
+                        .push(EarlyFork {
+                            parent,
+                            child,
+                            record_ts: ev.ts,
+                            walk_end,
+                            thread: flags & CLONE_THREAD != 0,
+                            lazy: false,
+                            probed: true,
+                        });
+                }
+            }
+            _ => {}
+        }
+    }
+    Plan {
+        probed,
+        placements,
+        fork_probe,
+        exit_probe,
+    }
+}
