@@ -2,7 +2,7 @@
 //! placed (docs/models.md §5.3, §11): the list `stats --json` sums up as `model_agreement`.
 //!
 //! `cargo run --release --example model_misses -- FILE KERNEL_RELEASE HZ` (MODES=1 also prints
-//! owner-mode's mode changes).
+//! owner-mode's mode changes); with CID probes, the model's state held against what they read.
 use cidscope::events::EventKind;
 use cidscope::model::kernel::model_for_kernel;
 use cidscope::model::policies::{Params, UntracedSearch, replay};
@@ -71,6 +71,21 @@ fn main() -> ExitCode {
             ag.fresh.agreed,
             ag.fresh.checked
         );
+        let pc = &ag.probe_checks;
+        if pc.checked > 0 {
+            println!("probe checks {}/{}", pc.matched, pc.checked);
+        }
+        for m in &pc.mismatches {
+            println!(
+                "probe {:.6} tid {} {} {}: kernel {} model {}",
+                m.ts as f64 / 1e9,
+                m.tid,
+                m.probe,
+                m.value,
+                m.kernel,
+                m.model
+            );
+        }
         for g in ag.trace_gaps {
             let (r, p) = (g.record_ts as f64 / 1e9, g.placed_ts as f64 / 1e9);
             println!(

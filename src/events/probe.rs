@@ -15,11 +15,14 @@ pub enum Probe {
     /// instructions before (`context_switch`). No payload.
     SwitchDone,
     /// `cid_migrate_to`: `sched_mm_cid_migrate_to(dst_rq, t)` (6.4–6.18), the enqueue half of a
-    /// migration. `num` = t's pid.
+    /// migration. `num` = t's pid; `ptr` packs what the function tests ([`MigrateState`]):
+    /// `t->migrate_from_cpu`, `mm_users`, `mm->nr_cpus_allowed` (6.13+; the task's own
+    /// before) and `t->last_mm_cid`.
     MigrateTo,
     /// `cid_fork`: `sched_mm_cid_fork(t)`, current = the parent (6.4–6.18 at the end of
-    /// `copy_mm`, right after its `mmget`; 7.x in `sched_post_fork`). `ptr` = `t->mm`. (t's pid
-    /// is not assigned yet in 6.x: the child is the parent's next `task_newtask`.)
+    /// `copy_mm`, right after its `mmget`; 7.x in `sched_post_fork`). `ptr` = `t->mm`, `num` =
+    /// its `mm_users` then (the child counted). (t's pid is not assigned yet in 6.x: the child
+    /// is the parent's next `task_newtask`.)
     Fork,
     /// `cid_fork_done`: the return of `sched_mm_cid_fork` (7.x: its fixup walk is done).
     ForkDone,
@@ -86,7 +89,7 @@ impl Probe {
         match self {
             Probe::SwitchDone | Probe::ForkDone | Probe::Scan | Probe::FixupBack => (None, None),
             Probe::MigrateTo => (Some("pid"), None),
-            Probe::Fork => (None, Some("mm")),
+            Probe::Fork => (Some("users"), Some("mm")),
             Probe::Exit => (Some("pid"), Some("mm")),
             Probe::MmPut | Probe::MmPutAsync => (Some("users"), Some("mm")),
             Probe::RemoteClear => (Some("cpu"), None),
@@ -102,8 +105,15 @@ impl Probe {
                 "f:cidscope/cid_switch_done finish_task_switch.isra.0",
                 "f:cidscope/cid_switch_done finish_task_switch",
             ],
-            Probe::MigrateTo => &["f:cidscope/cid_migrate_to sched_mm_cid_migrate_to pid=t->pid"],
-            Probe::Fork => &["f:cidscope/cid_fork sched_mm_cid_fork mm=t->mm:x64"],
+            Probe::MigrateTo => &[
+                "f:cidscope/cid_migrate_to sched_mm_cid_migrate_to pid=t->pid src=t->migrate_from_cpu users=t->mm->mm_users.counter allowed=t->mm->nr_cpus_allowed last=t->last_mm_cid",
+                "f:cidscope/cid_migrate_to sched_mm_cid_migrate_to pid=t->pid src=t->migrate_from_cpu users=t->mm->mm_users.counter allowed=t->nr_cpus_allowed last=t->last_mm_cid",
+                "f:cidscope/cid_migrate_to sched_mm_cid_migrate_to pid=t->pid",
+            ],
+            Probe::Fork => &[
+                "f:cidscope/cid_fork sched_mm_cid_fork mm=t->mm:x64 users=t->mm->mm_users.counter",
+                "f:cidscope/cid_fork sched_mm_cid_fork mm=t->mm:x64",
+            ],
             Probe::ForkDone => &["f:cidscope/cid_fork_done sched_mm_cid_fork%return"],
             Probe::Exit => &[
                 "f:cidscope/cid_exit sched_mm_cid_exit pid=t->pid mm=t->mm:x64",
@@ -124,6 +134,20 @@ impl Probe {
         }
     }
 
+    /// The fields of this probe read into `ptr` beside the one [`Probe::fields`] names:
+    /// (key, bit shift, bits). A field the kernel could not read is all ones.
+    pub fn packed(self) -> &'static [(&'static str, u32, u32)] {
+        match self {
+            Probe::MigrateTo => &[
+                ("src", 0, 16),
+                ("users", 16, 16),
+                ("allowed", 32, 16),
+                ("last", 48, 16),
+            ],
+            _ => &[],
+        }
+    }
+
     /// The kernel function a probe sits on (for messages).
     pub fn function(self) -> &'static str {
         let d = self.definitions()[0];
@@ -131,6 +155,39 @@ impl Probe {
             .nth(1)
             .unwrap_or(d)
             .trim_end_matches("%return")
+    }
+}
+
+/// What `sched_mm_cid_migrate_to` saw, from a `cid_migrate_to` probe's `ptr`: each value as
+/// the kernel holds it (-1 included), `None` where the probe did not read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MigrateState {
+    /// `t->migrate_from_cpu`.
+    pub src: Option<i32>,
+    pub mm_users: Option<i32>,
+    pub nr_cpus_allowed: Option<i32>,
+    /// `t->last_mm_cid`.
+    pub last_mm_cid: Option<i32>,
+}
+
+/// A packed field's value: all ones when the probe did not read it, all ones but the lowest
+/// bit for a negative value (-1).
+pub const PACKED_ABSENT: u64 = 0xffff;
+pub const PACKED_NEGATIVE: u64 = 0xfffe;
+
+impl MigrateState {
+    pub fn from_ptr(ptr: u64) -> MigrateState {
+        let f = |shift: u32| match (ptr >> shift) & 0xffff {
+            PACKED_ABSENT => None,
+            PACKED_NEGATIVE => Some(-1),
+            v => Some(v as i32),
+        };
+        MigrateState {
+            src: f(0),
+            mm_users: f(16),
+            nr_cpus_allowed: f(32),
+            last_mm_cid: f(48),
+        }
     }
 }
 

@@ -294,11 +294,20 @@ pub fn push_line(o: &mut Vec<u8>, trace: &Trace, ev: &Event, l: &Line) -> io::Re
         EventKind::Probe { probe, num, ptr } => {
             write!(o, "({}+0x0/0x0)", probe.function())?;
             let (k, p) = probe.fields();
-            if let Some(p) = p {
+            if let Some(p) = p
+                && probe.packed().is_empty()
+            {
                 write!(o, " {p}={ptr:#x}")?;
             }
             if let Some(k) = k {
                 write!(o, " {k}={num}")?;
+            }
+            for &(k, shift, bits) in probe.packed() {
+                match (ptr >> shift) & ((1 << bits) - 1) {
+                    crate::events::PACKED_ABSENT => {}
+                    crate::events::PACKED_NEGATIVE => write!(o, " {k}=-1")?,
+                    v => write!(o, " {k}={v}")?,
+                }
             }
         }
     }

@@ -1,7 +1,7 @@
 //! What a model adds to the stats (`--policy`, `--compare`): per-process model facts,
 //! `model_agreement` and each model's totals. JSON keys are contracts: add freely, never rename.
 
-use crate::model::policies::{Disagreement, Tally, TraceGap};
+use crate::model::policies::{Disagreement, ProbeChecks, Tally, TraceGap};
 use serde::Serialize;
 
 /// Compaction attempts by trigger.
@@ -58,6 +58,10 @@ pub struct ModelAgreement {
     /// (tid, record_ts, placed_ts, reason; docs/models.md §5.3); the agreement above is with
     /// them.
     pub trace_gaps: Vec<TraceGap>,
+    /// The model's state held against what the capture's CID probes read from the kernel
+    /// (`mm_users`, `nr_cpus_allowed`, `migrate_from_cpu`, `last_mm_cid`; docs/models.md
+    /// §5.6): values compared, matched, the first mismatches.
+    pub probe_checks: ProbeChecks,
     /// The release of the capture's kernel, when known (`--kernel-version`, or the capture's
     /// own header).
     pub kernel_version: Option<String>,

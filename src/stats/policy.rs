@@ -62,6 +62,7 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
         hz_source: run.params.hz_source.describe(),
         cpus: run.params.cpus,
         trace_gaps: a.trace_gaps.clone(),
+        probe_checks: a.probe_checks.clone(),
         kernel_version: None,
         variant: matches!(
             run.policy,
@@ -189,6 +190,26 @@ pub fn render_text(s: &Stats) -> String {
                 "  {} untraced kernel steps placed away from their records from the observed CIDs (trace_gaps)",
                 a.trace_gaps.len()
             );
+        }
+        let pc = &a.probe_checks;
+        if pc.checked > 0 {
+            let _ = writeln!(
+                o,
+                "  kernel state read by the CID probes: {}/{} values as the model holds them (probe_checks)",
+                pc.matched, pc.checked
+            );
+            if let Some(m) = pc.mismatches.first() {
+                let _ = writeln!(
+                    o,
+                    "    first mismatch: {} tid {} at {}: {} kernel {}, model {}",
+                    crate::events::fmt_ts(m.ts),
+                    m.tid,
+                    m.probe,
+                    m.value,
+                    m.kernel,
+                    m.model
+                );
+            }
         }
         if let Some(d) = &a.first_disagreement {
             let _ = writeln!(

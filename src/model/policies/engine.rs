@@ -172,6 +172,11 @@ impl Engine {
         with_policy!(&self.policy, policy => policy.walk_left(mm))
     }
 
+    /// The model's side of what a CID probe reads about `tid` (docs/models.md §5.6).
+    pub fn probe_view(&self, tid: Tid) -> super::policy::ProbeView {
+        with_policy!(&self.policy, policy => policy.probe_view(&self.core, tid))
+    }
+
     /// The model's view of one mm, for disagreement reports.
     pub fn describe_mm(&self, mm: MmId) -> String {
         with_policy!(&self.policy, policy => policy.describe(&self.core, mm))

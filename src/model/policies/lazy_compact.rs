@@ -16,7 +16,7 @@ use super::core::Core;
 use super::cpuset::CpuSet;
 use super::invariant::{Finding, Invariant};
 use super::params::{KernelVersion, Params, Regime};
-use super::policy::{CidPolicy, ObservedUpdate};
+use super::policy::{CidPolicy, ObservedUpdate, ProbeView};
 use super::task::{PerTask, Task};
 use crate::events::Tid;
 use crate::model::lane::SlotFlags;
@@ -473,10 +473,15 @@ impl CidPolicy for LazyCompact {
         if !self.tasks.get(t).holds_mm_users {
             return;
         }
+        let exiting = t.exiting;
         if let Some(id) = t.mm {
             self.drop_user(core, id);
         }
         self.tasks.get_mut(t).holds_mm_users = false;
+        // exit_notify's release_task (an autoreaped thread) follows exit_mm: nr_threads drops
+        if exiting {
+            self.leave_thread_group(core, tid);
+        }
     }
 
     fn switch(&mut self, core: &mut Core, c: u16, prev: Tid, next: Tid) {
@@ -487,8 +492,6 @@ impl CidPolicy for LazyCompact {
             .is_some_and(|t| t.exiting && !t.exit_mm_held)
         {
             self.mm_put(core, prev);
-            // exit_notify's release_task (an autoreaped thread): nr_threads drops
-            self.leave_thread_group(core, prev);
         }
         if let Some(t) = core.task(prev)
             && let (true, Some(id)) = (t.active, t.mm)
@@ -682,6 +685,24 @@ impl CidPolicy for LazyCompact {
 
     fn describe(&self, core: &Core, id: MmId) -> String {
         self.describe_mm(core, id)
+    }
+
+    fn probe_view(&self, core: &Core, tid: Tid) -> ProbeView {
+        let Some(t) = core.task(tid) else {
+            return ProbeView::default();
+        };
+        let st = self.tasks.get(t);
+        let m = t.mm.and_then(|id| self.mm(id));
+        ProbeView {
+            mm_users: m.map(|m| m.mm_users),
+            nr_cpus_allowed: if core.params.version == KernelVersion::V6_4 {
+                Some(t.nr_cpus_allowed(core.params.cpus))
+            } else {
+                m.map(|m| m.nr_cpus_allowed)
+            },
+            migrate_from_cpu: Some(st.migrate_from_cpu),
+            last_mm_cid: Some(st.last_mm_cid),
+        }
     }
 
     fn seed_from_update(&mut self, core: &mut Core, update: &ObservedUpdate) -> bool {

@@ -59,13 +59,14 @@ pub use params::{
     HzSource, KernelVersion, Params, Regime, RqClockMode, ScanScope, UntracedSearch,
     batches_per_scan, cpus_for_scan_period,
 };
-pub use policy::{CidPolicy, ObservedUpdate};
+pub use policy::{CidPolicy, ObservedUpdate, ProbeView};
 pub use registry::AnyPolicy;
 pub use replay::{
     HzInference, Replayer, infer_hz, infer_hz_detail, replay, replay_all, resolve_params,
 };
 pub use run::{
     Agreement, Compaction, Disagreement, MmAgreement, ModeChange, PolicyRun, PredictedUpdate,
-    ScanCycle, SlotChange, Tally, TaskCidChange, TraceGap, Trigger, Violation, WeightChange,
+    ProbeChecks, ProbeMismatch, ScanCycle, SlotChange, Tally, TaskCidChange, TraceGap, Trigger,
+    Violation, WeightChange,
 };
 pub use task::{PerTask, Task, TaskKey};

@@ -19,6 +19,21 @@ use crate::events::Tid;
 use crate::model::lane::SlotFlags;
 use crate::model::tasks::MmId;
 
+/// The model's side of the state a CID probe reads (docs/models.md §5.6): each `None` where
+/// the policy keeps no such value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProbeView {
+    /// The task's mm's `mm_users`.
+    pub mm_users: Option<u32>,
+    /// What `sched_mm_cid_migrate_to` compares it with: the mm's `nr_cpus_allowed` (6.13+),
+    /// the task's (6.4–6.12).
+    pub nr_cpus_allowed: Option<u32>,
+    /// `t->migrate_from_cpu` (`Some(None)`: -1).
+    pub migrate_from_cpu: Option<Option<u16>>,
+    /// `t->last_mm_cid` (`Some(None)`: -1).
+    pub last_mm_cid: Option<Option<u32>>,
+}
+
 /// An observed `rseq_update` a replay may seed a pre-existing mm's state from (§5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ObservedUpdate {
@@ -174,6 +189,12 @@ pub trait CidPolicy: Clone {
 
     /// The model's view of one mm, for disagreement reports.
     fn describe(&self, core: &Core, mm: MmId) -> String;
+
+    /// What the model holds of the state a CID probe reads from the kernel about task `tid`
+    /// (docs/models.md §5.6); `None` where the policy has no such state.
+    fn probe_view(&self, _core: &Core, _tid: Tid) -> ProbeView {
+        ProbeView::default()
+    }
 
     /// Replay: make the state of a pre-existing mm agree with an observed update it could not
     /// have predicted (§5). Returns whether the observation was used as a seed (then it is not

@@ -196,6 +196,45 @@ pub struct TraceGap {
     pub reason: &'static str,
 }
 
+/// A value a CID probe read from the kernel that the model held otherwise (docs/models.md
+/// §5.6).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProbeMismatch {
+    pub ts: u64,
+    /// The task the probe names.
+    pub tid: Tid,
+    pub probe: &'static str,
+    /// The kernel's name of the value (`mm_users`, `nr_cpus_allowed`, `migrate_from_cpu`,
+    /// `last_mm_cid`).
+    pub value: &'static str,
+    /// -1 for the kernel's -1.
+    pub kernel: i64,
+    pub model: i64,
+}
+
+/// The model's state held against what the CID probes read from the kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ProbeChecks {
+    /// Values compared.
+    pub checked: u64,
+    pub matched: u64,
+    /// The first mismatches (at most [`ProbeChecks::KEPT`]).
+    pub mismatches: Vec<ProbeMismatch>,
+}
+
+impl ProbeChecks {
+    pub const KEPT: usize = 64;
+
+    pub fn compare(&mut self, m: ProbeMismatch) {
+        self.checked += 1;
+        if m.kernel == m.model {
+            self.matched += 1;
+        } else if self.mismatches.len() < Self::KEPT {
+            self.mismatches.push(m);
+        }
+    }
+}
+
 /// How well a replayed model predicts the observed `rseq_update` CIDs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Agreement {
@@ -218,6 +257,9 @@ pub struct Agreement {
     /// Untraced kernel steps the replay placed from the observations (empty when every step
     /// could stay at its record).
     pub trace_gaps: Vec<TraceGap>,
+    /// The model's state held against the state the capture's CID probes read (§5.6; zero
+    /// checks without probes).
+    pub probe_checks: ProbeChecks,
 }
 
 /// Everything one model run produced. Vectors are time-ordered.

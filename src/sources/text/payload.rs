@@ -6,7 +6,7 @@
 //! the next field. A comm is at most 15 bytes, which rules out the remaining ambiguities.
 
 pub use crate::events::same;
-use crate::events::{EventKind, PrevState, Probe, StrId, Strings};
+use crate::events::{EventKind, PACKED_ABSENT, PACKED_NEGATIVE, PrevState, Probe, StrId, Strings};
 use crate::sources::text::chunk::Expected;
 use crate::sources::text::scan::find2;
 
@@ -161,19 +161,35 @@ fn parse_probe(probe: Probe, rest: &[u8]) -> Result<EventKind, Expected> {
     let num = match num_key {
         Some(k) => {
             let key = [k.as_bytes(), b"="].concat();
-            let v = field(rest, &key, n).ok_or(EP)?;
-            // a count read as a signed int may print negative when the mm is being torn down
-            u32::try_from(parse_i64(v).ok_or(EP)?.max(0)).map_err(|_| EP)?
+            match field(rest, &key, n) {
+                // a count read as a signed int may print negative when the mm is being torn
+                // down
+                Some(v) => u32::try_from(parse_i64(v).ok_or(EP)?.max(0)).map_err(|_| EP)?,
+                // a count is state the probe may not read on every kernel (0: unknown)
+                None if k == "users" => 0,
+                None => return Err(EP),
+            }
         }
         None => 0,
     };
-    let ptr = match ptr_key {
+    let mut ptr = match ptr_key {
         Some(k) => {
             let key = [k.as_bytes(), b"="].concat();
             parse_hex(field(rest, &key, n).ok_or(EP)?).ok_or(EP)?
         }
         None => 0,
     };
+    // state the probe read beside (absent or too wide: PACKED_ABSENT; negative:
+    // PACKED_NEGATIVE)
+    for &(k, shift, _) in probe.packed() {
+        let key = [k.as_bytes(), b"="].concat();
+        let v = match field(rest, &key, n).and_then(parse_i64) {
+            Some(v) if v < 0 => PACKED_NEGATIVE,
+            Some(v) if (v as u64) < PACKED_NEGATIVE => v as u64,
+            _ => PACKED_ABSENT,
+        };
+        ptr |= v << shift;
+    }
     Ok(EventKind::Probe { probe, num, ptr })
 }
 
@@ -665,11 +681,11 @@ mod tests {
         assert_eq!(
             p(
                 "cid_fork",
-                "(sched_mm_cid_fork+0x4/0x30) mm=0xff420e82027bf380"
+                "(sched_mm_cid_fork+0x4/0x30) mm=0xff420e82027bf380 users=3"
             ),
             EventKind::Probe {
                 probe: Probe::Fork,
-                num: 0,
+                num: 3,
                 ptr: 0xff420e82027bf380
             }
         );

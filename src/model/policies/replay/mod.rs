@@ -122,13 +122,15 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
         if let Some(&p) = plan.fork_probe.get(&w.child) {
             w.record = w.record.min(p);
             w.first = w.first.min(w.record);
+            w.probed = true;
         }
     }
     let mut exits = exit_windows(trace);
     for w in &mut exits {
+        // (the release runs inside the probed function: at the probe, or late)
         if let Some(&p) = plan.exit_probe.get(&w.tid) {
             w.record = w.record.min(p);
-            w.first = w.first.min(w.record);
+            w.first = w.record;
         }
     }
     let start = new_replayer(trace, policy, params);

@@ -5,11 +5,14 @@ use super::super::engine::{DriverEvent, Engine};
 use super::super::kind::PolicyKind;
 use super::super::params::Params;
 use super::super::policy::ObservedUpdate;
-use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, Tally};
+use super::super::run::{
+    Agreement, Disagreement, MmAgreement, PolicyRun, ProbeChecks, ProbeMismatch, Tally,
+};
 use super::prepass::Infos;
 use super::untraced::Untraced;
 use crate::events::{
-    CLONE_THREAD, CLONE_VM, CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, TaskMeta, Tid,
+    CLONE_THREAD, CLONE_VM, CPU_UNKNOWN, Event, EventKind, MigrateState, Probe, TID_UNKNOWN,
+    TaskMeta, Tid,
 };
 use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::{MmId, MmInfo};
@@ -60,6 +63,8 @@ pub struct Replayer {
     /// Probes whose step runs at their CPU's next record (`Placements::late_probes`): CPU,
     /// index, the probe's record.
     late_probes: Vec<(u16, usize, Event)>,
+    /// The model's state held against what the probes read (§5.6).
+    probe_checks: ProbeChecks,
 }
 
 impl Replayer {
@@ -90,6 +95,7 @@ impl Replayer {
             tgid_changes: Vec::new(),
             untraced: Untraced::default(),
             late_probes: Vec::new(),
+            probe_checks: ProbeChecks::default(),
         }
     }
 
@@ -284,6 +290,11 @@ impl Replayer {
             EventKind::SchedSwitch { next_tid, .. } => next_tid,
             _ => ev.tid,
         };
+        // what a probe read is held against the model where it was read, before its step
+        // runs
+        if let EventKind::Probe { probe, num, ptr } = ev.kind {
+            self.check_probe(ts, ev.tid, probe, num, ptr);
+        }
         let late =
             matches!(ev.kind, EventKind::Probe { .. }) && self.untraced.late_probe(idx, who, ts);
         if late {
@@ -480,6 +491,93 @@ impl Replayer {
         }
     }
 
+    /// Holds the model's state against what the probe read of the kernel's, before its step
+    /// runs (each value a [`ProbeMismatch`] when they differ).
+    fn check_probe(&mut self, ts: u64, by: Tid, probe: Probe, num: u32, ptr: u64) {
+        // (only processes begun in the capture: the model knows all of their history)
+        let fresh = |r: &Replayer, tid: Tid| r.created.contains(&tid);
+        let subject = match probe {
+            Probe::MigrateTo => num,
+            Probe::MmPutAsync => self.untraced.owner_of(ptr).unwrap_or(0),
+            _ => by,
+        };
+        if !fresh(self, subject) {
+            return;
+        }
+        let mut cmp = |tid: Tid, value: &'static str, kernel: Option<i64>, model: Option<i64>| {
+            if let (Some(kernel), Some(model)) = (kernel, model) {
+                self.probe_checks.compare(ProbeMismatch {
+                    ts,
+                    tid,
+                    probe: probe.name(),
+                    value,
+                    kernel,
+                    model,
+                });
+            }
+        };
+        let opt = |v: Option<Option<u32>>| v.map(|v| v.map_or(-1, i64::from));
+        match probe {
+            Probe::MigrateTo => {
+                if self.engine.core.task(num).is_none() {
+                    return;
+                }
+                let k = MigrateState::from_ptr(ptr);
+                let m = self.engine.probe_view(num);
+                cmp(
+                    num,
+                    "mm_users",
+                    k.mm_users.map(i64::from),
+                    m.mm_users.map(i64::from),
+                );
+                cmp(
+                    num,
+                    "nr_cpus_allowed",
+                    k.nr_cpus_allowed.map(i64::from),
+                    m.nr_cpus_allowed.map(i64::from),
+                );
+                cmp(
+                    num,
+                    "migrate_from_cpu",
+                    k.src.map(i64::from),
+                    m.migrate_from_cpu.map(|c| c.map_or(-1, i64::from)),
+                );
+                cmp(
+                    num,
+                    "last_mm_cid",
+                    k.last_mm_cid.map(i64::from),
+                    opt(m.last_mm_cid),
+                );
+            }
+            // (only exit_mm's mmput: another is a transient reference the model has not seen)
+            Probe::MmPut if !self.untraced.exit_put_pending(by, ptr) => {}
+            Probe::MmPut | Probe::MmPutAsync | Probe::Fork if num > 0 => {
+                // (mmput's count is before its decrement; a fork's is after its mmget)
+                let tid = match probe {
+                    Probe::MmPutAsync => match self.untraced.owner_of(ptr) {
+                        Some(t) => t,
+                        None => return,
+                    },
+                    _ => by,
+                };
+                if self.engine.core.task(tid).is_none() {
+                    return;
+                }
+                let m = self.engine.probe_view(tid);
+                // a fork's count has its child already (copy_mm's mmget), not yet a futex
+                // hash reference the same clone takes later in copy_process
+                let child = i64::from(probe == Probe::Fork);
+                cmp(
+                    tid,
+                    "mm_users",
+                    Some(i64::from(num)),
+                    m.mm_users.map(|u| i64::from(u) + child),
+                );
+            }
+            _ => {}
+        }
+    }
+
     /// Runs the steps of the probes placed late on `cpu`, at `ts`.
     fn run_late_probes(&mut self, cpu: u16, ts: u64) {
         let mut k = 0;
@@ -509,6 +607,12 @@ impl Replayer {
             Probe::Exit => {
                 self.know(ts, num);
                 self.untraced.exit_probed(&mut self.engine, ts, num, ptr);
+                // exit_mm's mmput is probed too: not at a switch-out before it
+                if self.untraced.probed.mm_put
+                    && let Some(t) = self.engine.core.task_mut(num)
+                {
+                    t.exit_mm_held = true;
+                }
             }
             Probe::MmPut if u.probed.mm_put => {
                 if u.mm_put_probed(&mut self.engine, ts, by, ptr) {
@@ -657,6 +761,7 @@ impl Replayer {
                 .cloned()
                 .collect(),
             trace_gaps: self.untraced.gaps().to_vec(),
+            probe_checks: self.probe_checks.clone(),
         }
     }
 

@@ -35,6 +35,8 @@ const CHECKPOINT_EVERY: usize = 256;
 const CHECKPOINTS_KEPT: usize = 24;
 /// Placements a search compares for one disagreement.
 const SEARCH_CANDIDATES: usize = 8;
+/// Positions a search tries for a probed fork (after the parent CPU's last records).
+const PROBED_POSITIONS: usize = 4;
 /// Events past a fork's record over which a search compares its candidates.
 const SEARCH_AHEAD: usize = 1500;
 /// How long a search lets an owner-mode fixup walk take (ns; capped at the fork's record).
@@ -143,12 +145,22 @@ pub fn search_placements(
         let before = r.misses();
         r.apply(i, &ev, &trace.tasks);
         let missed = r.misses() > before && matches!(ev.kind, EventKind::RseqUpdate { .. });
+        if missed && std::env::var_os("CIDSCOPE_DEBUG").is_some() {
+            eprintln!("miss at {i} budget {}", s.budget);
+        }
         if missed && s.budget > 0 {
             let mm = r.engine.core.task(ev.tid).and_then(|t| t.mm);
             if let Some(mm) = mm {
                 let target = r.misses();
                 if let Some(t) = s.try_forks(&r, i, (ev.cpu, ev.tid), mm, target) {
+                    if std::env::var_os("CIDSCOPE_DEBUG").is_some() {
+                        eprintln!("fork placement at {i}: misses {} -> {}", target, t.misses());
+                    }
                     r = t;
+                } else if std::env::var_os("CIDSCOPE_DEBUG").is_some() && {
+                    eprintln!("after forks budget {}", s.budget);
+                    false
+                } {
                 } else if s.budget > 0
                     && let Some(t) = s.try_steps(&r, i, (ev.cpu, ev.tid), mm, target)
                 {
@@ -363,7 +375,26 @@ impl Search<'_> {
             // the fewest walk visits a lazy placement needed so far: an earlier placement is
             // only worth it with fewer
             let mut fewest: Option<usize> = None;
-            'place: for p in (w.first..w.record.min(i + 1)).rev() {
+            // a probed fork ran at its probe or before a stall of the parent's CPU: right after
+            // one of that CPU's last records
+            let positions: Vec<usize> = if w.probed {
+                let cpu = self.trace.events.get(w.record).map(|e| e.cpu);
+                (w.first..w.record.min(i + 1))
+                    .rev()
+                    .filter(|&j| {
+                        j > 0
+                            && self
+                                .trace
+                                .events
+                                .get(j - 1)
+                                .is_some_and(|e| Some(e.cpu) == cpu)
+                    })
+                    .take(PROBED_POSITIONS)
+                    .collect()
+            } else {
+                (w.first..w.record.min(i + 1)).rev().collect()
+            };
+            'place: for p in positions {
                 let t0 = self.trace.events.get(p).map_or(0, |e| e.ts);
                 let ends = std::iter::once(0)
                     .chain(spans.iter().map(|&d| t0.saturating_add(d).min(w.record_ts)));
@@ -446,7 +477,11 @@ impl Search<'_> {
             next_on_cpu: &self.next_on_cpu,
             found: &self.found,
         };
-        for step in source.step_candidates(r, i, who, mm) {
+        let cands = source.step_candidates(r, i, who, mm);
+        if std::env::var_os("CIDSCOPE_DEBUG").is_some() {
+            eprintln!("candidates at {i}: {cands:?}");
+        }
+        for step in cands {
             let s = step.start();
             let Some(&b) = self.periodic.range(..=s).next_back().map(|(b, _)| b) else {
                 continue;
@@ -462,6 +497,12 @@ impl Search<'_> {
             let fresh = self.replay_to(&mut t, b, i, |j| {
                 j.is_multiple_of(CHECKPOINT_EVERY) || ckpts.contains_key(&j)
             });
+            if std::env::var_os("CIDSCOPE_DEBUG").is_some() {
+                eprintln!(
+                    "step at {i}: {step:?} misses {} target {target}",
+                    t.misses()
+                );
+            }
             if t.misses() < target {
                 found.push(Candidate {
                     at: t,

@@ -52,6 +52,9 @@ pub(super) enum Step {
     /// `cid_mmput`, `cid_mmput_async`, `cid_migrate_to`, `cid_set_cpus`): the step ran at its
     /// CPU's next record (the CPU stalled right after the probe).
     LateProbe(usize),
+    /// [`Step::LateProbe`] at `probe` while the switch record `switch` ran its CID step at
+    /// the record ([`Step::PromptSwitch`]): two CPUs stalled across each other.
+    LateProbePrompt { probe: usize, switch: usize },
     /// T7 with T5: the CID release of an exit before the event at `at`, while the switches
     /// into the mm recorded before it (up to [`IN_FLIGHT`], the first `n` of `switches`) had
     /// not run their CID steps yet: an owner-mode fixup walk the release starts waits for
@@ -83,6 +86,7 @@ impl Step {
             }
             Step::LatePuts { at, n } => at[..n].iter().copied().min().unwrap_or(0),
             Step::FutexPutDeferring { at, switch, .. } => at.min(switch),
+            Step::LateProbePrompt { probe, switch } => probe.min(switch),
             Step::ExitInFlight {
                 switches, n, at, ..
             } => switches[..n].iter().copied().min().unwrap_or(at).min(at),
@@ -131,6 +135,10 @@ impl Step {
             }
             Step::LateProbe(s) => {
                 p.late_probes.insert(s);
+            }
+            Step::LateProbePrompt { probe, switch } => {
+                p.late_probes.insert(probe);
+                p.prompt_switches.insert(switch);
             }
         }
     }
@@ -255,7 +263,24 @@ impl StepSource<'_> {
         // stall of that CPU)
         let mut steps: Vec<Step> = Vec::new();
         if probed.any() {
-            steps.extend(self.probe_flips(r, sw, cpu, mm));
+            let flips = self.probe_flips(r, sw, cpu, mm);
+            // the disagreeing task's own switch ran its step at the record, alone or with a
+            // probed step of another CPU that ran late
+            let own = probed.switch && !p.prompt_switches.contains(&sw);
+            if own {
+                steps.push(Step::PromptSwitch(sw));
+            }
+            let pairs: Vec<Step> = flips
+                .iter()
+                .filter_map(|f| match *f {
+                    Step::LateProbe(probe) if own => {
+                        Some(Step::LateProbePrompt { probe, switch: sw })
+                    }
+                    _ => None,
+                })
+                .collect();
+            steps.extend(flips);
+            steps.extend(pairs);
         }
         let futex = r.engine.futex_ref_held(mm) && !probed.futex_put;
         steps.extend(switches.iter().copied().map(Step::DeferredSwitch));

@@ -173,6 +173,8 @@ pub struct Untraced {
     /// Tasks whose CID release ran at their `cid_exit` probe, with their mm's address
     /// (exit_mm's `cid_mmput` names it).
     probed_exits: FxHashMap<Tid, u64>,
+    /// mm address → the last task a `cid_exit` probe named with it.
+    addr_owner: FxHashMap<u64, Tid>,
     /// The CPU stopper threads (`migration/N`), by tid (T4).
     pub stoppers: FxHashSet<Tid>,
     /// Tasks whose last switch-out put them to sleep (`prev_state` not runnable): their next
@@ -304,9 +306,21 @@ impl Untraced {
     /// A `cid_exit` probe of `tid` (its mm at `mm_addr`): the CID release runs here (T7).
     pub fn exit_probed(&mut self, engine: &mut Engine, ts: u64, tid: Tid, mm_addr: u64) {
         self.probed_exits.insert(tid, mm_addr);
+        self.addr_owner.insert(mm_addr, tid);
         if self.exited_early.insert(tid) {
             engine.step(ts, &DriverEvent::Exit { tid });
         }
+    }
+
+    /// Whether `tid` exited (its `cid_exit` probe) and its exit_mm's `mmput` of `mm_addr` is
+    /// still to come.
+    pub fn exit_put_pending(&self, tid: Tid, mm_addr: u64) -> bool {
+        self.probed_exits.get(&tid) == Some(&mm_addr)
+    }
+
+    /// A task of the mm at `mm_addr`, as the `cid_exit` probes so far name it.
+    pub fn owner_of(&self, mm_addr: u64) -> Option<Tid> {
+        self.addr_owner.get(&mm_addr).copied()
     }
 
     /// A `cid_mmput` probe by `tid` of the mm at `mm_addr`: exit_mm's put when `tid` is

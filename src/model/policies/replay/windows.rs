@@ -17,6 +17,9 @@ pub struct ForkWindow {
     pub record_ts: u64,
     /// `CLONE_THREAD` too: the child joins the parent's thread group.
     pub thread: bool,
+    /// `record` is the fork's `cid_fork` probe (docs/models.md §5.6): the step ran there, or
+    /// before a stall of the parent's CPU (right after one of its records in the window).
+    pub probed: bool,
 }
 
 /// The windows of the CLONE_VM forks of `trace`: from the parent's last record that shows it
@@ -43,6 +46,7 @@ pub fn fork_windows(trace: &Trace) -> Vec<ForkWindow> {
                         record: i,
                         record_ts: ev.ts,
                         thread,
+                        probed: false,
                     });
                 }
                 last.insert(parent, i);
