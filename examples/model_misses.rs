@@ -53,6 +53,21 @@ fn main() -> ExitCode {
             );
         }
     }
+    // SLOTS=T0,T1 (seconds): every slot change of the model in that span
+    if let Some((a, b)) = std::env::var("SLOTS").ok().and_then(|v| {
+        let (a, b) = v.split_once(',')?;
+        Some((a.parse::<f64>().ok()?, b.parse::<f64>().ok()?))
+    }) {
+        for c in &run.slots {
+            let ts = c.ts as f64 / 1e9;
+            if ts >= a && ts <= b {
+                println!(
+                    "slot {ts:.6} mm {} cpu {} tid {} cid {:?} {:?}",
+                    c.mm.0, c.cpu, c.tid, c.cid, c.flags
+                );
+            }
+        }
+    }
     if std::env::var_os("MODES").is_some() {
         for m in &run.modes {
             let ts = m.ts as f64 / 1e9;

@@ -175,6 +175,8 @@ impl ModelArgs {
             untraced: Default::default(),
             // a property of the kernel: set when the capture's kernel is known
             futex_hash_ref: false,
+            // a property of the capture: set by the replay when it holds the scan probes
+            observed_scans: false,
         }
     }
 

@@ -86,6 +86,10 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             cidscope::ui::run_demo(demo.name, setup, ui)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Probes) => {
+            emit(cidscope::events::probe_script().as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Man(a)) => {
             match &a.dir {
                 Some(dir) => {

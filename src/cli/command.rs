@@ -115,6 +115,11 @@ pub enum Command {
     },
     /// Print the man page (roff) to stdout: `cidscope man > cidscope.1`.
     Man(ManArgs),
+    /// Print a shell script that defines the CID probes on this box (fprobe events on the
+    /// kernel functions that run the CID steps no tracepoint marks; root, tracefs): run it
+    /// before a capture and the replay runs those steps where the kernel ran them
+    /// (docs/models.md §5.6). `cidscope vm` does this in its guests by itself.
+    Probes,
     /// Simulate a workload under a CID policy (deterministic for a given --seed).
     Sim(SimArgs),
     /// Boot a kernel image in QEMU (KVM, else TCG; no root), run a workload in it and capture

@@ -158,6 +158,42 @@ impl Probe {
     }
 }
 
+/// A POSIX shell script that defines every probe this kernel takes (each probe's first
+/// definition that it accepts) and enables them, for a capture with tracefs, trace-cmd or perf
+/// (`cidscope probes`).
+pub fn probe_script() -> String {
+    let mut s = String::from(
+        "#!/bin/sh\n\
+         # cidscope's CID probes (docs/models.md §5.6): fprobe events of the group `cidscope` on the\n\
+         # kernel functions that run the CID steps no tracepoint marks. Needs root, tracefs and\n\
+         # CONFIG_FPROBE_EVENTS + CONFIG_PROBE_EVENTS_BTF_ARGS. Then capture as usual, with the\n\
+         # `cidscope:*` events beside rseq:rseq_update and sched:* (they print as cid_* lines).\n\
+         # Remove them with: echo '-:cidscope/*' >> $T/dynamic_events\n\
+         T=${TRACEFS:-/sys/kernel/tracing}\n\
+         [ -e \"$T/dynamic_events\" ] || mount -t tracefs nodev \"$T\" 2>/dev/null\n\
+         [ -w \"$T/dynamic_events\" ] || { echo \"cannot write $T/dynamic_events (root? CONFIG_FPROBE_EVENTS?)\" >&2; exit 1; }\n\
+         n=0\n",
+    );
+    for p in Probe::ALL {
+        s += "for d in";
+        for d in p.definitions() {
+            s += &format!(" '{d}'");
+        }
+        s += &format!(
+            "; do echo \"$d\" >> \"$T/dynamic_events\" 2>/dev/null && {{ n=$((n+1)); break; }}; done || true\n"
+        );
+        s += &format!(
+            "grep -q '^f:cidscope/{} ' \"$T/dynamic_events\" || echo \"{}: not in this kernel ({})\" >&2\n",
+            p.name(),
+            p.name(),
+            p.function()
+        );
+    }
+    s += "[ \"$n\" -gt 0 ] || { echo \"no CID probe could be defined here (fprobe events with BTF arguments)\" >&2; exit 1; }\n";
+    s += "echo 1 > \"$T/events/cidscope/enable\" && echo \"$n CID probes defined and enabled\" >&2\n";
+    s
+}
+
 /// What `sched_mm_cid_migrate_to` saw, from a `cid_migrate_to` probe's `ptr`: each value as
 /// the kernel holds it (-1 included), `None` where the probe did not read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,5 +246,17 @@ mod tests {
         }
         assert_eq!(Probe::MigrateTo.function(), "sched_mm_cid_migrate_to");
         assert_eq!(Probe::ForkDone.function(), "sched_mm_cid_fork");
+    }
+
+    #[test]
+    fn the_script_defines_every_probe_with_its_fallbacks() {
+        let s = probe_script();
+        assert!(s.starts_with("#!/bin/sh\n"));
+        for p in Probe::ALL {
+            for d in p.definitions() {
+                assert!(s.contains(&format!("'{d}'")), "{d}");
+            }
+        }
+        assert!(s.contains("events/cidscope/enable"));
     }
 }

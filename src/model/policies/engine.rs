@@ -82,6 +82,12 @@ pub enum DriverEvent {
     /// The process-private futex hash's `mm_users` reference on `mm` goes (RCU callbacks,
     /// untraced: lazy_compact/mm_users.rs).
     FutexRefPut { mm: MmId },
+    /// The compaction task work ran in `tid`'s context (a `cid_scan` probe, docs/models.md
+    /// §5.6): it starts a compaction record the clears that follow fill.
+    ObservedScan { tid: Tid },
+    /// That compaction cleared the slot of `cpu` of `tid`'s mm (`sched_mm_cid_remote_clear`, a
+    /// `cid_remote_clear` probe): Lazy when a task of the mm runs there, else Unset and freed.
+    ObservedClear { tid: Tid, cpu: u16 },
 }
 
 /// A model: the core, the recorder and one policy. A copy is a snapshot (a replay's search for
@@ -292,6 +298,8 @@ impl<P: CidPolicy> Driver<'_, P> {
                 self.policy.futex_ref_put(core, mm);
             }
             DriverEvent::Work { mm } => self.policy.work(core, mm),
+            DriverEvent::ObservedScan { tid } => self.policy.observed_scan(core, tid),
+            DriverEvent::ObservedClear { tid, cpu } => self.policy.observed_clear(core, tid, cpu),
             DriverEvent::FixupStep { mm } => {
                 self.policy.fixup_step(core, mm);
             }

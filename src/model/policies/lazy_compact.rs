@@ -463,6 +463,12 @@ impl CidPolicy for LazyCompact {
     fn futex_ref_put(&mut self, core: &mut Core, mm: MmId) -> bool {
         self.put_futex_ref(core, mm)
     }
+    fn observed_scan(&mut self, core: &mut Core, tid: Tid) {
+        LazyCompact::observed_scan(self, core, tid);
+    }
+    fn observed_clear(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
+        LazyCompact::observed_clear(self, core, tid, cpu);
+    }
     fn futex_ref_held(&self, mm: MmId) -> bool {
         self.holds_futex_ref(mm)
     }
@@ -632,8 +638,9 @@ impl CidPolicy for LazyCompact {
         let work = core
             .task(tid)
             .is_some_and(|t| std::mem::take(&mut self.tasks.get_mut(t).cid_work_pending));
-        if work {
-            self.scan(core, tid); // task work runs first
+        // task work runs first (observed instead when the capture probes it)
+        if work && !core.params.observed_scans {
+            self.scan(core, tid);
         }
         let cid = self.cid_of(core, tid);
         core.rseq_notify(tid, cid);

@@ -148,6 +148,10 @@ pub struct Params {
     /// `futex_ref_drop` takes an `mm_users` reference held across RCU grace periods
     /// (docs/models.md §2.3, "the futex hash's reference").
     pub futex_hash_ref: bool,
+    /// Replay of a capture with the scan probes (`cid_scan`, `cid_remote_clear`, docs/models.md
+    /// §5.6): the compaction's slot clears are observed ([`super::DriverEvent::ObservedClear`]),
+    /// the policy runs no scan of its own.
+    pub observed_scans: bool,
 }
 
 impl Default for Params {
@@ -165,6 +169,7 @@ impl Default for Params {
             check_invariants: false,
             untraced: UntracedSearch::default(),
             futex_hash_ref: false,
+            observed_scans: false,
         }
     }
 }

@@ -116,6 +116,12 @@ pub trait CidPolicy: Clone {
     /// `t.cpu` is `dst`.
     fn migrate_to(&mut self, _core: &mut Core, _tid: Tid, _dst: u16) {}
 
+    /// The compaction task work ran in `tid`'s context, as a probe observed it (§5.6).
+    fn observed_scan(&mut self, _core: &mut Core, _tid: Tid) {}
+
+    /// That compaction's `sched_mm_cid_remote_clear` of `cpu`'s slot of `tid`'s mm.
+    fn observed_clear(&mut self, _core: &mut Core, _tid: Tid, _cpu: u16) {}
+
     /// `TICK(cpu)`.
     fn tick(&mut self, _core: &mut Core, _cpu: u16) {}
 

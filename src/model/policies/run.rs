@@ -82,6 +82,25 @@ pub struct Compaction {
     pub next_scan_at: Option<u64>,
 }
 
+impl Compaction {
+    /// A placeholder (no mm, no CPU, nothing scanned).
+    pub const EMPTY: Compaction = Compaction {
+        ts: 0,
+        mm: MmId(0),
+        cpu: 0,
+        tid: 0,
+        trigger: Trigger::Tick,
+        batch: None,
+        cpus_scanned: Vec::new(),
+        freed: Vec::new(),
+        lazied: Vec::new(),
+        scanned: false,
+        weight_after: 0,
+        cost_ns: 0,
+        next_scan_at: None,
+    };
+}
+
 /// A complete-scan cycle of an mm: lazy-compact's scans are instant (`start == end`);
 /// resume-batch's run from batch 1 to batch N.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -391,7 +391,7 @@ fn stream_tracefs(link: &mut Link, flags: &FromHost, cfg: &GuestConfig) -> Resul
     )? {
         link.control(&Control::Warn(w)).map_err(io)?;
     }
-    // what the timestamps of the capture rest on (docs/models.md §5.6)
+    // what the timestamps of the capture rest on (docs/models.md §5.7)
     for f in clock_facts(&t.clock()) {
         link.control(&Control::Warn(f)).map_err(io)?;
     }

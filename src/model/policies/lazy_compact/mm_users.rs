@@ -44,12 +44,6 @@ impl LazyCompact {
         if !m.live {
             return;
         }
-        if std::env::var_os("CIDSCOPE_DEBUG").is_some() {
-            eprintln!(
-                "clone_thread {child} mm {} nr_threads {} buckets {} refs {} users {}",
-                id.0, m.nr_threads, m.futex_buckets, m.futex_refs, m.mm_users
-            );
-        }
         if futex {
             let want = default_buckets(m.nr_threads, cpus);
             if m.futex_buckets == 0 {

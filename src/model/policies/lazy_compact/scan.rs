@@ -72,6 +72,60 @@ impl LazyCompact {
         self.push_rec(core, id, rec);
     }
 
+    /// A scan a `cid_scan` probe observed (docs/models.md §5.6): its record, which the
+    /// observed clears fill; `next_scan` as the kernel sets it when the scan is due.
+    pub(crate) fn observed_scan(&mut self, core: &mut Core, tid: Tid) {
+        let Some(t) = core.task(tid) else { return };
+        let Some(id) = t.mm else { return };
+        let (cpu, j, d) = (t.cpu, core.jiffies(), core.scan_delay());
+        let m = self.slot(core, id);
+        if !m.live {
+            return;
+        }
+        m.next_scan_unknown = false;
+        if m.next_scan.is_none_or(|ns| j >= ns) {
+            m.next_scan = Some(j + d);
+        }
+        let rec = Compaction {
+            ts: core.now,
+            mm: id,
+            cpu,
+            tid,
+            trigger: Trigger::Tick,
+            batch: None,
+            cpus_scanned: Vec::new(),
+            freed: Vec::new(),
+            lazied: Vec::new(),
+            scanned: false,
+            weight_after: m.cidmask.weight(),
+            cost_ns: 0,
+            next_scan_at: None,
+        };
+        self.push_rec(core, id, rec);
+    }
+
+    /// A `sched_mm_cid_remote_clear` of `cpu`'s slot of `tid`'s mm that a `cid_remote_clear`
+    /// probe observed: the clear as the kernel runs it, added to the mm's last compaction.
+    pub(crate) fn observed_clear(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
+        let Some(id) = core.task(tid).and_then(|t| t.mm) else {
+            return;
+        };
+        if cpu as u32 >= core.params.cpus || !self.slot(core, id).live {
+            return;
+        }
+        let Some(k) = core.run.compactions.iter().rposition(|c| c.mm == id) else {
+            return;
+        };
+        // (taken out while the clear records into it, put back in its place)
+        let mut rec = std::mem::replace(&mut core.run.compactions[k], Compaction::EMPTY);
+        self.remote_clear(core, id, cpu, &mut rec);
+        rec.cpus_scanned.push(cpu);
+        rec.scanned = true;
+        rec.weight_after = self.slot(core, id).cidmask.weight();
+        self.mms[id.0 as usize].visited.clear_all();
+        core.run.compactions[k] = rec;
+    }
+
     /// Records a compaction attempt, with when the mm's next period opens.
     pub(crate) fn push_rec(&self, core: &mut Core, id: MmId, mut rec: Compaction) {
         rec.next_scan_at = self

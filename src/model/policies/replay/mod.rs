@@ -51,7 +51,10 @@ use crate::events::Trace;
 
 /// A fresh replayer for `trace`, with its pre-existing tasks declared and its stoppers named.
 fn new_replayer(trace: &Trace, policy: PolicyKind, params: &Params) -> Replayer {
-    let (resolved, phase) = resolve_params(trace, params);
+    let (mut resolved, phase) = resolve_params(trace, params);
+    // the steps the capture's CID probes mark run there (docs/models.md §5.6)
+    let plan = probes::plan(trace);
+    resolved.observed_scans = plan.probed.scan;
     let ncpus = resolved.cpus;
     let mut r = Replayer::new(policy, resolved, phase);
     // (reused tids: the observed resolution's mm ids are the timeline's)
@@ -68,8 +71,6 @@ fn new_replayer(trace: &Trace, policy: PolicyKind, params: &Params) -> Replayer 
     for (tid, mm) in pre.tasks {
         r.declare_existing(t0, tid, mm);
     }
-    // the steps the capture's CID probes mark run there (docs/models.md §5.6)
-    let plan = probes::plan(trace);
     r.untraced.probed = plan.probed;
     r.untraced.placements = plan.placements;
     r

@@ -27,6 +27,8 @@ pub struct Probed {
     pub futex_put: bool,
     /// `cid_set_cpus`: every affinity change is known (T4 need not infer it).
     pub set_cpus: bool,
+    /// `cid_scan`/`cid_remote_clear`: the compaction's clears are observed.
+    pub scan: bool,
 }
 
 impl Probed {
@@ -90,7 +92,8 @@ pub fn plan(trace: &Trace) -> Plan {
                     }
                 }
                 Probe::SetCpus => probed.set_cpus = true,
-                Probe::Scan | Probe::RemoteClear | Probe::FixupBack => {}
+                Probe::Scan | Probe::RemoteClear => probed.scan = true,
+                Probe::FixupBack => {}
             },
             EventKind::TaskNewtask { tid, clone_flags } => {
                 // the mm the probe named: the parent's (CLONE_VM) or the child's new one

@@ -619,6 +619,18 @@ impl Replayer {
                     self.exiting.remove(&by);
                 }
             }
+            Probe::Scan if u.probed.scan => {
+                self.engine.step(ts, &DriverEvent::ObservedScan { tid: by });
+            }
+            Probe::RemoteClear if u.probed.scan => {
+                self.engine.step(
+                    ts,
+                    &DriverEvent::ObservedClear {
+                        tid: by,
+                        cpu: num.min(u16::MAX as u32) as u16,
+                    },
+                );
+            }
             Probe::SetCpus => {
                 if self.engine.core.task(num).is_some() {
                     self.untraced

@@ -91,6 +91,8 @@ struct Search<'a> {
     /// Windows tried already.
     tried: FxHashSet<usize>,
     budget: u64,
+    /// CIDSCOPE_SEARCH_TRACE set: each disagreement and candidate on stderr (a debugging aid).
+    verbose: bool,
 }
 
 /// Replays `trace` through `policy` and returns the placements that explain some of its
@@ -126,6 +128,7 @@ pub fn search_placements(
         periodic: BTreeMap::new(),
         tried: FxHashSet::default(),
         budget: (SEARCH_BUDGET_PER_EVENT * n as u64 + 1_000_000).min(SEARCH_BUDGET_MAX),
+        verbose: std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some(),
     };
     let mut i = 0;
     while i < n {
@@ -145,22 +148,21 @@ pub fn search_placements(
         let before = r.misses();
         r.apply(i, &ev, &trace.tasks);
         let missed = r.misses() > before && matches!(ev.kind, EventKind::RseqUpdate { .. });
-        if missed && std::env::var_os("CIDSCOPE_DEBUG").is_some() {
-            eprintln!("miss at {i} budget {}", s.budget);
+        if missed && s.verbose {
+            eprintln!("search: miss at event {i}, budget {}", s.budget);
         }
         if missed && s.budget > 0 {
             let mm = r.engine.core.task(ev.tid).and_then(|t| t.mm);
             if let Some(mm) = mm {
                 let target = r.misses();
                 if let Some(t) = s.try_forks(&r, i, (ev.cpu, ev.tid), mm, target) {
-                    if std::env::var_os("CIDSCOPE_DEBUG").is_some() {
-                        eprintln!("fork placement at {i}: misses {} -> {}", target, t.misses());
+                    if s.verbose {
+                        eprintln!(
+                            "search: a fork placed for {i}: misses {target} -> {}",
+                            t.misses()
+                        );
                     }
                     r = t;
-                } else if std::env::var_os("CIDSCOPE_DEBUG").is_some() && {
-                    eprintln!("after forks budget {}", s.budget);
-                    false
-                } {
                 } else if s.budget > 0
                     && let Some(t) = s.try_steps(&r, i, (ev.cpu, ev.tid), mm, target)
                 {
@@ -478,8 +480,8 @@ impl Search<'_> {
             found: &self.found,
         };
         let cands = source.step_candidates(r, i, who, mm);
-        if std::env::var_os("CIDSCOPE_DEBUG").is_some() {
-            eprintln!("candidates at {i}: {cands:?}");
+        if self.verbose {
+            eprintln!("search: step candidates for {i}: {cands:?}");
         }
         for step in cands {
             let s = step.start();
@@ -497,7 +499,7 @@ impl Search<'_> {
             let fresh = self.replay_to(&mut t, b, i, |j| {
                 j.is_multiple_of(CHECKPOINT_EVERY) || ckpts.contains_key(&j)
             });
-            if std::env::var_os("CIDSCOPE_DEBUG").is_some() {
+            if self.verbose {
                 eprintln!(
                     "step at {i}: {step:?} misses {} target {target}",
                     t.misses()
