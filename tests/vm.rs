@@ -338,6 +338,7 @@ fn every_named_workload_runs_in_the_worker_role() {
             buffer_kb: 1024,
             trace_clock: None,
             graph_function: None,
+            probes: false,
         };
         let t = std::time::Instant::now();
         let out = Command::new(bin())

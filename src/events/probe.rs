@@ -27,7 +27,8 @@ pub enum Probe {
     /// `cid_fork_done`: the return of `sched_mm_cid_fork` (7.x: its fixup walk is done).
     ForkDone,
     /// `cid_exit`: `sched_mm_cid_exit_signals(t)` (6.4–6.18) / `sched_mm_cid_exit(t)` (7.x),
-    /// the CID release of an exit in `do_exit`. `num` = t's pid, `ptr` = `t->mm`.
+    /// the CID release of an exit in `do_exit` (t is `current`). `num` = t's pid, `ptr` =
+    /// `t->mm` (0 both on a kernel without BTF: the task is the record's).
     Exit,
     /// `cid_mmput`: `mmput(mm)` (exit_mm's, by the exiting task). `ptr` = mm, `num` =
     /// `mm_users` before the put.
@@ -42,14 +43,20 @@ pub enum Probe {
     /// examined by a scan. `num` = cpu.
     RemoteClear,
     /// `cid_set_cpus`: `set_cpus_allowed_common(p, ctx)`, a task's new affinity. `num` = p's
-    /// pid, `ptr` = the first 64 bits of the new mask.
+    /// pid, `ptr` = the first 64 bits of the new mask; 0 for a migrate_disable()/enable()
+    /// (`SCA_MIGRATE_*` in `ctx->flags`), which sets `p->cpus_ptr` alone and no affinity.
     SetCpus,
     /// `cid_fixup_back`: entry of `mm_cid_fixup_cpus_to_tasks` (7.x walk back to per-task).
     FixupBack,
+    /// `cid_rq_lock`: `raw_spin_rq_lock_nested(rq, ·)`, a runqueue lock taken. `num` = the rq's
+    /// CPU. Defined on 7.x only (it marks the visits of `mm_cid_fixup_tasks_to_cpus`, each
+    /// under its task's rq lock), and only for the tasks created after the probes (a filter
+    /// on `common_pid`): the lock is taken at every schedule.
+    RqLock,
 }
 
 impl Probe {
-    pub const ALL: [Probe; 11] = [
+    pub const ALL: [Probe; 12] = [
         Probe::SwitchDone,
         Probe::MigrateTo,
         Probe::Fork,
@@ -61,6 +68,7 @@ impl Probe {
         Probe::RemoteClear,
         Probe::SetCpus,
         Probe::FixupBack,
+        Probe::RqLock,
     ];
 
     /// The event's name in the trace.
@@ -77,6 +85,7 @@ impl Probe {
             Probe::RemoteClear => "cid_remote_clear",
             Probe::SetCpus => "cid_set_cpus",
             Probe::FixupBack => "cid_fixup_back",
+            Probe::RqLock => "cid_rq_lock",
         }
     }
 
@@ -92,7 +101,7 @@ impl Probe {
             Probe::Fork => (Some("users"), Some("mm")),
             Probe::Exit => (Some("pid"), Some("mm")),
             Probe::MmPut | Probe::MmPutAsync => (Some("users"), Some("mm")),
-            Probe::RemoteClear => (Some("cpu"), None),
+            Probe::RemoteClear | Probe::RqLock => (Some("cpu"), None),
             Probe::SetCpus => (Some("pid"), Some("mask")),
         }
     }
@@ -100,10 +109,15 @@ impl Probe {
     /// The fprobe definitions (`dynamic_events` lines) of this probe, one per kernel shape;
     /// the first the kernel takes is used.
     pub fn definitions(self) -> &'static [&'static str] {
+        // fprobes with BTF arguments first (Debian's kernels), then the same without BTF (a
+        // kernel built without debug info, like the seed-000 one: `$argN` only, the task being
+        // `current` where it is the probed task), then kprobes (no CONFIG_FPROBE_EVENTS)
         match self {
             Probe::SwitchDone => &[
                 "f:cidscope/cid_switch_done finish_task_switch.isra.0",
                 "f:cidscope/cid_switch_done finish_task_switch",
+                "p:cidscope/cid_switch_done finish_task_switch.isra.0",
+                "p:cidscope/cid_switch_done finish_task_switch",
             ],
             Probe::MigrateTo => &[
                 "f:cidscope/cid_migrate_to sched_mm_cid_migrate_to pid=t->pid src=t->migrate_from_cpu users=t->mm->mm_users.counter allowed=t->mm->nr_cpus_allowed last=t->last_mm_cid",
@@ -113,24 +127,45 @@ impl Probe {
             Probe::Fork => &[
                 "f:cidscope/cid_fork sched_mm_cid_fork mm=t->mm:x64 users=t->mm->mm_users.counter",
                 "f:cidscope/cid_fork sched_mm_cid_fork mm=t->mm:x64",
+                "f:cidscope/cid_fork sched_mm_cid_fork",
+                "p:cidscope/cid_fork sched_mm_cid_fork",
             ],
-            Probe::ForkDone => &["f:cidscope/cid_fork_done sched_mm_cid_fork%return"],
+            Probe::ForkDone => &[
+                "f:cidscope/cid_fork_done sched_mm_cid_fork%return",
+                "r:cidscope/cid_fork_done sched_mm_cid_fork",
+            ],
             Probe::Exit => &[
                 "f:cidscope/cid_exit sched_mm_cid_exit pid=t->pid mm=t->mm:x64",
                 "f:cidscope/cid_exit sched_mm_cid_exit_signals pid=t->pid mm=t->mm:x64",
+                "f:cidscope/cid_exit sched_mm_cid_exit",
+                "f:cidscope/cid_exit sched_mm_cid_exit_signals",
+                "p:cidscope/cid_exit sched_mm_cid_exit",
+                "p:cidscope/cid_exit sched_mm_cid_exit_signals",
             ],
-            Probe::MmPut => &["f:cidscope/cid_mmput mmput mm=mm:x64 users=mm->mm_users.counter"],
-            Probe::MmPutAsync => {
-                &["f:cidscope/cid_mmput_async mmput_async mm=mm:x64 users=mm->mm_users.counter"]
-            }
-            Probe::Scan => &["f:cidscope/cid_scan task_mm_cid_work"],
-            Probe::RemoteClear => {
-                &["f:cidscope/cid_remote_clear sched_mm_cid_remote_clear cpu=cpu"]
-            }
+            Probe::MmPut => &[
+                "f:cidscope/cid_mmput mmput mm=mm:x64 users=mm->mm_users.counter",
+                "f:cidscope/cid_mmput mmput mm=$arg1:x64",
+                "p:cidscope/cid_mmput mmput mm=$arg1:x64",
+            ],
+            Probe::MmPutAsync => &[
+                "f:cidscope/cid_mmput_async mmput_async mm=mm:x64 users=mm->mm_users.counter",
+                "f:cidscope/cid_mmput_async mmput_async mm=$arg1:x64",
+                "p:cidscope/cid_mmput_async mmput_async mm=$arg1:x64",
+            ],
+            Probe::Scan => &[
+                "f:cidscope/cid_scan task_mm_cid_work",
+                "p:cidscope/cid_scan task_mm_cid_work",
+            ],
+            Probe::RemoteClear => &[
+                "f:cidscope/cid_remote_clear sched_mm_cid_remote_clear cpu=cpu",
+                "f:cidscope/cid_remote_clear sched_mm_cid_remote_clear cpu=$arg3:s32",
+                "p:cidscope/cid_remote_clear sched_mm_cid_remote_clear cpu=$arg3:s32",
+            ],
             Probe::SetCpus => &[
-                "f:cidscope/cid_set_cpus set_cpus_allowed_common pid=p->pid mask=+0(+0($arg2)):x64",
+                "f:cidscope/cid_set_cpus set_cpus_allowed_common pid=p->pid mask=+0(+0($arg2)):x64 flags=ctx->flags",
             ],
             Probe::FixupBack => &["f:cidscope/cid_fixup_back mm_cid_fixup_cpus_to_tasks"],
+            Probe::RqLock => &["f:cidscope/cid_rq_lock raw_spin_rq_lock_nested cpu=rq->cpu"],
         }
     }
 
@@ -155,6 +190,7 @@ impl Probe {
             .nth(1)
             .unwrap_or(d)
             .trim_end_matches("%return")
+            .trim_end_matches(".isra.0")
     }
 }
 
@@ -175,15 +211,24 @@ pub fn probe_script() -> String {
          n=0\n",
     );
     for p in Probe::ALL {
+        if p == Probe::RqLock {
+            // only where the owner-mode walks exist, and only for tasks created from now on
+            s += "if grep -q '^f:cidscope/cid_fixup_back ' \"$T/dynamic_events\"; then\n";
+            s += &format!(
+                "  echo '{}' >> \"$T/dynamic_events\" && n=$((n+1)) &&\n",
+                p.definitions()[0]
+            );
+            s += "  echo \"common_pid > $(cat /proc/sys/kernel/ns_last_pid)\" > \"$T/events/cidscope/cid_rq_lock/filter\"\n";
+            s += "fi\n";
+            continue;
+        }
         s += "for d in";
         for d in p.definitions() {
             s += &format!(" '{d}'");
         }
+        s += "; do echo \"$d\" >> \"$T/dynamic_events\" 2>/dev/null && { n=$((n+1)); break; }; done || true\n";
         s += &format!(
-            "; do echo \"$d\" >> \"$T/dynamic_events\" 2>/dev/null && {{ n=$((n+1)); break; }}; done || true\n"
-        );
-        s += &format!(
-            "grep -q '^f:cidscope/{} ' \"$T/dynamic_events\" || echo \"{}: not in this kernel ({})\" >&2\n",
+            "grep -q '^[fpr]:cidscope/{} ' \"$T/dynamic_events\" || echo \"{}: not in this kernel ({})\" >&2\n",
             p.name(),
             p.name(),
             p.function()
@@ -237,7 +282,8 @@ mod tests {
             assert_eq!(Probe::from_name(p.name().as_bytes()), Some(p));
             assert!(p.name().starts_with("cid_"));
             for d in p.definitions() {
-                assert!(d.starts_with(&format!("f:cidscope/{} ", p.name())), "{d}");
+                let rest = d.get(2..).unwrap_or("");
+                assert!(rest.starts_with(&format!("cidscope/{} ", p.name())), "{d}");
             }
         }
         assert_eq!(Probe::from_name(b"cid_nothing"), None);

@@ -178,6 +178,11 @@ impl Engine {
         with_policy!(&self.policy, policy => policy.walk_left(mm))
     }
 
+    /// The task a walk over `mm`'s users in progress visits next.
+    pub fn walk_next(&self, mm: MmId) -> Option<Tid> {
+        with_policy!(&self.policy, policy => policy.walk_next(mm))
+    }
+
     /// The model's side of what a CID probe reads about `tid` (docs/models.md §5.6).
     pub fn probe_view(&self, tid: Tid) -> super::policy::ProbeView {
         with_policy!(&self.policy, policy => policy.probe_view(&self.core, tid))

@@ -573,6 +573,10 @@ impl CidPolicy for OwnerMode {
         more
     }
 
+    fn walk_next(&self, id: MmId) -> Option<Tid> {
+        self.mm(id).and_then(|m| m.walk.first().copied())
+    }
+
     fn walk_left(&self, id: MmId) -> usize {
         self.mm(id).map_or(0, |m| m.walk.len())
     }

@@ -182,6 +182,11 @@ pub trait CidPolicy: Clone {
         0
     }
 
+    /// The task that walk visits next.
+    fn walk_next(&self, _mm: MmId) -> Option<Tid> {
+        None
+    }
+
     /// The flags the lane of `cpu` shows for `task` of `mm` running there
     /// ([`SlotFlags::LANE_STATES`] only).
     fn lane_flags(&self, _task: &Task, _mm: MmId, _cpu: u16) -> SlotFlags {

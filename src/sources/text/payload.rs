@@ -165,8 +165,9 @@ fn parse_probe(probe: Probe, rest: &[u8]) -> Result<EventKind, Expected> {
                 // a count read as a signed int may print negative when the mm is being torn
                 // down
                 Some(v) => u32::try_from(parse_i64(v).ok_or(EP)?.max(0)).map_err(|_| EP)?,
-                // a count is state the probe may not read on every kernel (0: unknown)
-                None if k == "users" => 0,
+                // a count is state the probe may not read on every kernel (0: unknown), and
+                // an exit's task is the record's own where no BTF names it
+                None if k == "users" || probe == Probe::Exit => 0,
                 None => return Err(EP),
             }
         }
@@ -175,10 +176,23 @@ fn parse_probe(probe: Probe, rest: &[u8]) -> Result<EventKind, Expected> {
     let mut ptr = match ptr_key {
         Some(k) => {
             let key = [k.as_bytes(), b"="].concat();
-            parse_hex(field(rest, &key, n).ok_or(EP)?).ok_or(EP)?
+            match field(rest, &key, n) {
+                Some(v) => parse_hex(v).ok_or(EP)?,
+                // a fork's or an exit's mm where no BTF names it (0: unknown)
+                None if matches!(probe, Probe::Fork | Probe::Exit) => 0,
+                None => return Err(EP),
+            }
         }
         None => 0,
     };
+    // migrate_disable()/enable() (SCA_MIGRATE_DISABLE 0x2, SCA_MIGRATE_ENABLE 0x4): no affinity
+    if probe == Probe::SetCpus
+        && field(rest, b"flags=", n)
+            .and_then(parse_i64)
+            .is_some_and(|f| f & 0x6 != 0)
+    {
+        ptr = 0;
+    }
     // state the probe read beside (absent or too wide: PACKED_ABSENT; negative:
     // PACKED_NEGATIVE)
     for &(k, shift, _) in probe.packed() {

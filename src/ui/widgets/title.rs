@@ -88,18 +88,22 @@ pub fn model_text(app: &App) -> String {
         Some(k) => t.push_str(&format!(" · kernel {k}")),
         None => t.push_str(" (--policy)"),
     }
-    let gaps = app
+    let agreement = app
         .state
         .models
         .views
         .first()
-        .and_then(|v| v.run.agreement.as_ref())
-        .map_or(0, |a| a.trace_gaps.len());
+        .and_then(|v| v.run.agreement.as_ref());
+    let gaps = agreement.map_or(0, |a| a.trace_gaps.len());
     if gaps > 0 {
         t.push_str(&format!(
             " · {gaps} trace gap{}",
             if gaps == 1 { "" } else { "s" }
         ));
+    }
+    // a capture with CID probes: how much of the kernel's state they read the model holds too
+    if let Some(p) = agreement.map(|a| &a.probe_checks).filter(|p| p.checked > 0) {
+        t.push_str(&format!(" · probes {}/{}", p.matched, p.checked));
     }
     t
 }

@@ -122,6 +122,11 @@ impl Tracefs {
         let mut defined = Vec::new();
         let mut absent = Vec::new();
         for p in Probe::ALL {
+            // the rq lock is taken at every schedule: defined only where the owner-mode walks
+            // it marks exist, and only for the tasks created from now on (the workload's)
+            if p == Probe::RqLock && !defined.contains(&Probe::FixupBack.name()) {
+                continue;
+            }
             let took = p.definitions().iter().any(|d| {
                 OpenOptions::new()
                     .append(true)
@@ -142,6 +147,30 @@ impl Tracefs {
                 path.display()
             ));
             return out;
+        }
+        if defined.contains(&Probe::RqLock.name()) {
+            let last = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+                .ok()
+                .and_then(|s| s.trim().parse::<u32>().ok());
+            let filtered = last.is_some_and(|l| {
+                write(
+                    &self.path("events/cidscope/cid_rq_lock/filter"),
+                    &format!("common_pid > {l}"),
+                )
+                .is_ok()
+            });
+            if !filtered {
+                // unfiltered it would record every schedule of every task
+                // (appended: a truncating write would clear every dynamic event)
+                let _ = OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .and_then(|mut f| {
+                        f.write_all(format!("-:cidscope/{}\n", Probe::RqLock.name()).as_bytes())
+                    });
+                defined.retain(|&n| n != Probe::RqLock.name());
+                out.push("cid_rq_lock: no pid filter could be set: not defined".into());
+            }
         }
         if let Err(e) = write(&self.path("events/cidscope/enable"), "1") {
             out.push(format!("CID probes defined but not enabled: {e}"));

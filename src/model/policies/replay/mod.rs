@@ -72,6 +72,7 @@ fn new_replayer(trace: &Trace, policy: PolicyKind, params: &Params) -> Replayer 
         r.declare_existing(t0, tid, mm);
     }
     r.untraced.probed = plan.probed;
+    r.untraced.vm_fork_probes = plan.vm_forks;
     r.untraced.placements = plan.placements;
     r
 }
@@ -121,9 +122,21 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
     let mut windows = fork_windows(trace);
     for w in &mut windows {
         if let Some(&p) = plan.fork_probe.get(&w.child) {
-            w.record = w.record.min(p);
-            w.first = w.first.min(w.record);
             w.probed = true;
+            match plan.fork_done.get(&w.child) {
+                // 7.x: the step (sched_mm_cid_fork's add-user, allocation, walk) runs inside
+                // the probed function, after the probe and before its return
+                Some(&d) if policy == PolicyKind::OwnerMode && d > p => {
+                    w.first = p;
+                    w.record = d;
+                    w.inside = true;
+                }
+                // 6.x: copy_mm's mmget comes right before it
+                _ => {
+                    w.record = w.record.min(p);
+                    w.first = w.first.min(w.record);
+                }
+            }
         }
     }
     let mut exits = exit_windows(trace);

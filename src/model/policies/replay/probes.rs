@@ -7,7 +7,7 @@
 
 use super::untraced::{EarlyFork, Placements};
 use crate::events::{CLONE_THREAD, CLONE_VM, EventKind, Probe, Tid, Trace};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Which probes a capture holds (a probe the guest defined fires wherever its step runs, so
 /// one event of a kind means every step of that kind is marked).
@@ -29,6 +29,9 @@ pub struct Probed {
     pub set_cpus: bool,
     /// `cid_scan`/`cid_remote_clear`: the compaction's clears are observed.
     pub scan: bool,
+    /// `cid_rq_lock`: an owner-mode fixup walk's visits are observed (each takes its task's rq
+    /// lock).
+    pub walk: bool,
 }
 
 impl Probed {
@@ -47,8 +50,14 @@ pub struct Plan {
     /// Per child: the index of its fork's `cid_fork` probe (its CID step ran by then: the
     /// mmget of `copy_mm` comes right before `sched_mm_cid_fork`).
     pub fork_probe: FxHashMap<Tid, usize>,
+    /// Per child: the index of its fork's `cid_fork_done` (7.x: the step runs inside
+    /// `sched_mm_cid_fork`, between the two).
+    pub fork_done: FxHashMap<Tid, usize>,
     /// Per exiting task: the index of its `cid_exit` probe (its CID release runs from there).
     pub exit_probe: FxHashMap<Tid, usize>,
+    /// The `cid_fork` probes of CLONE_VM forks (the `mm_users` they read is the parent's mm's;
+    /// another fork's is its child's new mm).
+    pub vm_forks: FxHashSet<usize>,
 }
 
 /// The probes `trace` holds, and the steps they place.
@@ -57,8 +66,11 @@ pub fn plan(trace: &Trace) -> Plan {
     let mut placements = Placements::default();
     let mut fork_probe = FxHashMap::default();
     let mut exit_probe = FxHashMap::default();
+    let mut vm_forks = FxHashSet::default();
     // per parent: its cid_fork probe not yet paired (index, time), and the end of its walk
     let mut open: FxHashMap<Tid, (usize, u64, u64)> = FxHashMap::default();
+    let mut open_done: FxHashMap<Tid, usize> = FxHashMap::default();
+    let mut fork_done = FxHashMap::default();
     // per child: the parent's probe, its walk's end and the clone flags, until the fork record
     let mut child_of: FxHashMap<Tid, (usize, u64, u64)> = FxHashMap::default();
     // per parent: the mm address its cid_fork named; per mm address: a task of that mm
@@ -77,6 +89,7 @@ pub fn plan(trace: &Trace) -> Plan {
                 Probe::ForkDone => {
                     if let Some(o) = open.get_mut(&ev.tid) {
                         o.2 = ev.ts;
+                        open_done.insert(ev.tid, i);
                     }
                 }
                 Probe::Exit => {
@@ -94,6 +107,7 @@ pub fn plan(trace: &Trace) -> Plan {
                 Probe::SetCpus => probed.set_cpus = true,
                 Probe::Scan | Probe::RemoteClear => probed.scan = true,
                 Probe::FixupBack => {}
+                Probe::RqLock => probed.walk = true,
             },
             EventKind::TaskNewtask { tid, clone_flags } => {
                 // the mm the probe named: the parent's (CLONE_VM) or the child's new one
@@ -105,10 +119,15 @@ pub fn plan(trace: &Trace) -> Plan {
                     };
                     owner.insert(mm, who);
                 }
+                let done = open_done.remove(&ev.tid);
                 if let Some((at, _, walk_end)) = open.remove(&ev.tid)
                     && clone_flags & CLONE_VM != 0
                 {
                     child_of.insert(tid, (at, walk_end, clone_flags));
+                    vm_forks.insert(at);
+                    if let Some(d) = done {
+                        fork_done.insert(tid, d);
+                    }
                 }
             }
             EventKind::SchedProcessFork { parent, child } => {
@@ -124,7 +143,9 @@ pub fn plan(trace: &Trace) -> Plan {
                             record_ts: ev.ts,
                             walk_end,
                             thread: flags & CLONE_THREAD != 0,
-                            lazy: false,
+                            // a walk that takes a while advances where the observed CIDs
+                            // say (T3): the rq locks it takes are not probed
+                            lazy: walk_end > 0,
                             probed: true,
                         });
                 }
@@ -136,6 +157,8 @@ pub fn plan(trace: &Trace) -> Plan {
         probed,
         placements,
         fork_probe,
+        fork_done,
         exit_probe,
+        vm_forks,
     }
 }

@@ -292,7 +292,9 @@ impl Replayer {
         };
         // what a probe read is held against the model where it was read, before its step
         // runs
-        if let EventKind::Probe { probe, num, ptr } = ev.kind {
+        if let EventKind::Probe { probe, num, ptr } = ev.kind
+            && (probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx))
+        {
             self.check_probe(ts, ev.tid, probe, num, ptr);
         }
         let late =
@@ -605,6 +607,8 @@ impl Replayer {
                 u.migrate_to_probed(&mut self.engine, ts, num);
             }
             Probe::Exit => {
+                // (the exiting task is current: its record names it where no BTF does)
+                let num = if num == 0 { by } else { num };
                 self.know(ts, num);
                 self.untraced.exit_probed(&mut self.engine, ts, num, ptr);
                 // exit_mm's mmput is probed too: not at a switch-out before it
@@ -614,10 +618,8 @@ impl Replayer {
                     t.exit_mm_held = true;
                 }
             }
-            Probe::MmPut if u.probed.mm_put => {
-                if u.mm_put_probed(&mut self.engine, ts, by, ptr) {
-                    self.exiting.remove(&by);
-                }
+            Probe::MmPut if u.probed.mm_put && u.mm_put_probed(&mut self.engine, ts, by, ptr) => {
+                self.exiting.remove(&by);
             }
             Probe::Scan if u.probed.scan => {
                 self.engine.step(ts, &DriverEvent::ObservedScan { tid: by });
@@ -631,11 +633,12 @@ impl Replayer {
                     },
                 );
             }
-            Probe::SetCpus => {
-                if self.engine.core.task(num).is_some() {
-                    self.untraced
-                        .set_cpus_probed(&mut self.engine, ts, num, ptr);
-                }
+            Probe::RqLock if u.probed.walk => {
+                u.walk_visit(&mut self.engine, ts, by, num.min(u16::MAX as u32) as u16);
+            }
+            Probe::SetCpus if self.engine.core.task(num).is_some() => {
+                self.untraced
+                    .set_cpus_probed(&mut self.engine, ts, num, ptr);
             }
             _ => {}
         }

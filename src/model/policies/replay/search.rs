@@ -35,8 +35,12 @@ const CHECKPOINT_EVERY: usize = 256;
 const CHECKPOINTS_KEPT: usize = 24;
 /// Placements a search compares for one disagreement.
 const SEARCH_CANDIDATES: usize = 8;
+/// The most recent forks of the mm a search tries for one disagreement.
+const FORK_WINDOWS: usize = 8;
 /// Positions a search tries for a probed fork (after the parent CPU's last records).
 const PROBED_POSITIONS: usize = 4;
+/// ... and for one whose step runs inside the probed function (between it and its return).
+const INSIDE_POSITIONS: usize = 64;
 /// Events past a fork's record over which a search compares its candidates.
 const SEARCH_AHEAD: usize = 1500;
 /// How long a search lets an owner-mode fixup walk take (ns; capped at the fork's record).
@@ -362,7 +366,26 @@ impl Search<'_> {
             .map(|(k, _)| k)
             .collect();
         cands.sort_by_key(|&k| std::cmp::Reverse(self.windows[k].first));
-        cands.truncate(4);
+        cands.truncate(FORK_WINDOWS);
+        if self.verbose {
+            let near: Vec<_> = self
+                .windows
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| w.first <= i && w.record + 400 >= i)
+                .map(|(k, w)| {
+                    (
+                        w.child,
+                        w.first,
+                        w.record,
+                        w.inside,
+                        self.tried.contains(&k),
+                        self.ckpts.contains_key(&w.first),
+                    )
+                })
+                .collect();
+            eprintln!("search: fork windows for {i}: {cands:?} near {near:?}");
+        }
         for k in cands {
             self.tried.insert(k);
             let w = self.windows[k];
@@ -379,7 +402,13 @@ impl Search<'_> {
             let mut fewest: Option<usize> = None;
             // a probed fork ran at its probe or before a stall of the parent's CPU: right after
             // one of that CPU's last records
-            let positions: Vec<usize> = if w.probed {
+            let positions: Vec<usize> = if w.inside {
+                // after the probe, up to its return (the latest first)
+                (w.first + 1..=w.record.min(i))
+                    .rev()
+                    .take(INSIDE_POSITIONS)
+                    .collect()
+            } else if w.probed {
                 let cpu = self.trace.events.get(w.record).map(|e| e.cpu);
                 (w.first..w.record.min(i + 1))
                     .rev()
@@ -406,6 +435,18 @@ impl Search<'_> {
                     }
                     let mut t = self.ckpts[&w.first].clone();
                     let mut placements = self.found.clone();
+                    // (it replaces where the probe put it)
+                    for v in placements.early_forks.values_mut() {
+                        v.retain(|f| f.child != w.child);
+                    }
+                    // inside the probed function, the walk still ends at its return and
+                    // visits where the probes say
+                    let (walk_end, lazy) = if w.inside {
+                        let end = self.trace.events.get(w.record).map_or(0, |e| e.ts);
+                        (end, true)
+                    } else {
+                        (walk_end, false)
+                    };
                     placements
                         .early_forks
                         .entry(p)
@@ -415,13 +456,22 @@ impl Search<'_> {
                             child: w.child,
                             record_ts: w.record_ts,
                             walk_end,
-                            lazy: false,
+                            lazy,
                             probed: false,
                             thread: w.thread,
                         });
                     t.untraced.placements = placements.clone();
                     let ckpts = &self.ckpts;
                     let fresh = self.replay_to(&mut t, w.first, i, |j| ckpts.contains_key(&j));
+                    if self.verbose {
+                        eprintln!(
+                            "search: fork of {} before {p} (window {}..{}) for {i}: misses {} (to beat: {target})",
+                            w.child,
+                            w.first,
+                            w.record,
+                            t.misses()
+                        );
+                    }
                     if t.misses() < target {
                         found.push(Candidate {
                             at: t,

@@ -331,17 +331,22 @@ impl StepSource<'_> {
         let mut out = Vec::new();
         let mut switches = 0;
         let mut probes = 0;
+        // whether another CPU records something between j and CPU c's next record (a stall of
+        // c there can matter)
+        let stalled_after = |j: usize, c: u16| {
+            (j + 1..=sw)
+                .find(|&q| ev(q).is_some_and(|e| e.cpu == c))
+                .is_none_or(|q| q > j + 1)
+        };
         for j in (sw.saturating_sub(SEARCH_LOOKBACK)..sw).rev() {
             if switches >= STEP_CANDIDATES && probes >= STEP_CANDIDATES {
                 break;
             }
             let Some(e) = ev(j) else { continue };
-            if e.cpu == cpu {
-                continue;
-            }
             match e.kind {
                 EventKind::SchedSwitch { next_tid, .. }
                     if switches < STEP_CANDIDATES
+                        && e.cpu != cpu
                         && r.untraced.probed.switch
                         && !p.prompt_switches.contains(&j)
                         && mm_of(next_tid) == Some(mm)
@@ -350,13 +355,16 @@ impl StepSource<'_> {
                     out.push(Step::PromptSwitch(j));
                     switches += 1;
                 }
+                // (a probe of the disagreeing task's own CPU too: its step may have run only
+                // at that CPU's next record, after what other CPUs did meanwhile)
                 EventKind::Probe { probe, num, .. }
                     if probes < STEP_CANDIDATES
                         && !p.late_probes.contains(&j)
-                        && quiet_until_sw(j, e.cpu) =>
+                        && stalled_after(j, e.cpu) =>
                 {
+                    let task = if num == 0 { e.tid } else { num };
                     let of = match probe {
-                        Probe::Exit | Probe::MigrateTo | Probe::SetCpus => mm_of(num),
+                        Probe::Exit | Probe::MigrateTo | Probe::SetCpus => mm_of(task),
                         Probe::MmPut => mm_of(e.tid),
                         Probe::MmPutAsync => Some(mm),
                         _ => None,

@@ -155,6 +155,8 @@ struct Walk {
     mm: MmId,
     /// The child whose fork started it.
     child: Tid,
+    /// The task that walks (the forking parent).
+    parent: Tid,
     start: u64,
     end: u64,
     tasks: usize,
@@ -168,6 +170,8 @@ pub struct Untraced {
     pub placements: Placements,
     /// The CID probes the capture holds (§5.6): the steps they mark run at them.
     pub probed: Probed,
+    /// The `cid_fork` probes of CLONE_VM forks (`probes::Plan::vm_forks`).
+    pub vm_fork_probes: FxHashSet<usize>,
     /// Migrations whose enqueue half waits for its `cid_migrate_to` probe: task → dst.
     probed_moves: FxHashMap<Tid, u16>,
     /// Tasks whose CID release ran at their `cid_exit` probe, with their mm's address
@@ -240,6 +244,7 @@ impl Untraced {
                 self.walks.push(Walk {
                     mm,
                     child: f.child,
+                    parent: f.parent,
                     start: ts,
                     end: f.walk_end.min(f.record_ts).max(ts + 1),
                     tasks: left,
@@ -306,7 +311,9 @@ impl Untraced {
     /// A `cid_exit` probe of `tid` (its mm at `mm_addr`): the CID release runs here (T7).
     pub fn exit_probed(&mut self, engine: &mut Engine, ts: u64, tid: Tid, mm_addr: u64) {
         self.probed_exits.insert(tid, mm_addr);
-        self.addr_owner.insert(mm_addr, tid);
+        if mm_addr != 0 {
+            self.addr_owner.insert(mm_addr, tid);
+        }
         if self.exited_early.insert(tid) {
             engine.step(ts, &DriverEvent::Exit { tid });
         }
@@ -315,7 +322,9 @@ impl Untraced {
     /// Whether `tid` exited (its `cid_exit` probe) and its exit_mm's `mmput` of `mm_addr` is
     /// still to come.
     pub fn exit_put_pending(&self, tid: Tid, mm_addr: u64) -> bool {
-        self.probed_exits.get(&tid) == Some(&mm_addr)
+        self.probed_exits
+            .get(&tid)
+            .is_some_and(|&a| a == mm_addr || a == 0)
     }
 
     /// A task of the mm at `mm_addr`, as the `cid_exit` probes so far name it.
@@ -326,7 +335,12 @@ impl Untraced {
     /// A `cid_mmput` probe by `tid` of the mm at `mm_addr`: exit_mm's put when `tid` is
     /// exiting and that is its mm (T6); whether it was.
     pub fn mm_put_probed(&mut self, engine: &mut Engine, ts: u64, tid: Tid, mm_addr: u64) -> bool {
-        if self.probed_exits.get(&tid) != Some(&mm_addr) {
+        // (an exit probe without BTF names no mm: the exiting task's next put is exit_mm's)
+        if !self
+            .probed_exits
+            .get(&tid)
+            .is_some_and(|&a| a == mm_addr || a == 0)
+        {
             return false;
         }
         self.probed_exits.remove(&tid);
@@ -420,6 +434,38 @@ impl Untraced {
                 self.walks[k].done = d;
                 k += 1;
             }
+        }
+    }
+
+    /// A `cid_rq_lock` probe of `cpu`'s runqueue by `by`: when `by` walks an mm's users and
+    /// the task the walk visits next is on `cpu`, this is that visit
+    /// (`mm_cid_fixup_task_to_cpu` under `task_rq_lock`): it runs now, after a switch of that
+    /// CPU whose CID step is still pending (the switch holds the lock until it is done).
+    pub fn walk_visit(&mut self, engine: &mut Engine, ts: u64, by: Tid, cpu: u16) {
+        let Some(k) = self.walks.iter().position(|w| w.parent == by && w.lazy) else {
+            return;
+        };
+        let w = self.walks[k];
+        let on = engine
+            .walk_next(w.mm)
+            .and_then(|t| engine.core.task(t))
+            .map(|t| t.cpu);
+        if on != Some(cpu) {
+            return;
+        }
+        if engine
+            .core
+            .pending_switch
+            .get(cpu as usize)
+            .is_some_and(Option::is_some)
+        {
+            engine.step(ts, &DriverEvent::SchedIn { cpu });
+        }
+        engine.step(ts, &DriverEvent::FixupStep { mm: w.mm });
+        if w.done + 1 >= w.tasks {
+            self.walks.swap_remove(k);
+        } else {
+            self.walks[k].done += 1;
         }
     }
 

@@ -20,6 +20,9 @@ pub struct ForkWindow {
     /// `record` is the fork's `cid_fork` probe (docs/models.md §5.6): the step ran there, or
     /// before a stall of the parent's CPU (right after one of its records in the window).
     pub probed: bool,
+    /// `first` is the `cid_fork` probe and `record` its `cid_fork_done`: the step runs inside
+    /// `sched_mm_cid_fork` (7.x), anywhere between the two.
+    pub inside: bool,
 }
 
 /// The windows of the CLONE_VM forks of `trace`: from the parent's last record that shows it
@@ -47,6 +50,7 @@ pub fn fork_windows(trace: &Trace) -> Vec<ForkWindow> {
                         record_ts: ev.ts,
                         thread,
                         probed: false,
+                        inside: false,
                     });
                 }
                 last.insert(parent, i);

@@ -1,0 +1,166 @@
+//! CID probes (docs/models.md §5.6): a `cidscope vm` capture with them replays its untraced
+//! steps where the guest kernel ran them; the same capture without them leans on the search of
+//! §5.3; the state the probes read is held against the model's; `cidscope probes` prints a
+//! script a shell accepts.
+
+use cidscope::events::{EventKind, Probe, Trace};
+use cidscope::model::kernel::model_for_kernel;
+use cidscope::model::policies::{Params, PolicyRun, UntracedSearch, replay};
+use cidscope::sources::{LoadOptions, load};
+use std::path::Path;
+
+/// A 16-vCPU 6.18.15 churn capture with every probe of a Debian kernel.
+const CAPTURE: &str = "traces/kernels/k6.18.15-c16-churn.ftrace.txt.zst";
+
+fn capture() -> Trace {
+    load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join(CAPTURE),
+        &LoadOptions::default(),
+    )
+    .expect(CAPTURE)
+}
+
+fn run(trace: &Trace) -> PolicyRun {
+    let kv = trace
+        .kernel_release
+        .clone()
+        .expect("the vm header names the kernel");
+    let m = model_for_kernel(&kv, trace.kernel_scan_batch).expect("a known kernel");
+    let params = Params {
+        hz: 250,
+        version: m.variant.unwrap_or_default(),
+        futex_hash_ref: m.futex_hash_ref,
+        untraced: UntracedSearch::Always,
+        ..Params::default()
+    };
+    replay(trace, m.policy.expect("a CID policy"), &params)
+}
+
+fn count(trace: &Trace, p: Probe) -> usize {
+    trace
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Probe { probe, .. } if probe == p))
+        .count()
+}
+
+#[test]
+fn a_probed_capture_replays_its_steps_at_the_probes() {
+    let t = capture();
+    for p in [
+        Probe::SwitchDone,
+        Probe::MigrateTo,
+        Probe::Fork,
+        Probe::ForkDone,
+        Probe::Exit,
+        Probe::MmPut,
+        Probe::Scan,
+        Probe::RemoteClear,
+    ] {
+        assert!(count(&t, p) > 0, "{}", p.name());
+    }
+    // one cid_fork and one cid_exit per thread the workload made and ended
+    let forks = t
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::TaskNewtask { .. }))
+        .count();
+    assert!(count(&t, Probe::Fork) >= forks, "every clone is probed");
+    let run = run(&t);
+    let a = run.agreement.expect("an agreement");
+    assert_eq!(
+        a.fresh.agreed, a.fresh.checked,
+        "{:#?}",
+        a.first_disagreement
+    );
+    // what the probes read of the kernel's state, the model holds too
+    assert!(a.probe_checks.checked > 100, "{:?}", a.probe_checks);
+    assert_eq!(
+        a.probe_checks.matched, a.probe_checks.checked,
+        "{:#?}",
+        a.probe_checks.mismatches
+    );
+    // a probed step is observed, not placed: the gaps left are the ends of stalls (§5.6)
+    assert!(
+        a.trace_gaps.len() * 20 < count(&t, Probe::Fork),
+        "{:?}",
+        a.trace_gaps
+    );
+}
+
+#[test]
+fn without_its_probes_the_same_capture_leans_on_the_search() {
+    let t = capture();
+    let probed = run(&t).agreement.expect("an agreement");
+    let mut plain = t.clone();
+    plain.events = plain
+        .events
+        .iter()
+        .filter(|e| !matches!(e.kind, EventKind::Probe { .. }))
+        .collect();
+    assert_eq!(count(&plain, Probe::SwitchDone), 0);
+    let a = run(&plain).agreement.expect("an agreement");
+    assert_eq!(a.fresh.checked, probed.fresh.checked, "the same updates");
+    assert_eq!(a.probe_checks.checked, 0, "nothing read, nothing compared");
+    assert!(a.fresh.agreed <= probed.fresh.agreed);
+    // the search places what the probes showed (a fork's mm_users among them)
+    assert!(
+        a.trace_gaps.len() > probed.trace_gaps.len(),
+        "{} gaps without the probes, {} with",
+        a.trace_gaps.len(),
+        probed.trace_gaps.len()
+    );
+}
+
+#[test]
+fn stats_counts_each_probe_by_its_name() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cidscope"))
+        .args(["stats", "--json", CAPTURE])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cidscope runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let t = capture();
+    for p in [Probe::SwitchDone, Probe::Fork, Probe::Exit, Probe::MmPut] {
+        assert_eq!(
+            v["event_counts"][p.name()].as_u64(),
+            Some(count(&t, p) as u64),
+            "{}",
+            p.name()
+        );
+    }
+    let pc = &v["model_agreement"]["probe_checks"];
+    assert!(pc["checked"].as_u64().is_some_and(|n| n > 0), "{pc}");
+    assert_eq!(pc["matched"], pc["checked"], "{pc}");
+}
+
+#[test]
+fn the_probe_script_is_a_shell_script() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cidscope"))
+        .arg("probes")
+        .output()
+        .expect("cidscope runs");
+    assert!(out.status.success());
+    let script = String::from_utf8(out.stdout).expect("text");
+    for p in Probe::ALL {
+        assert!(
+            script.contains(&format!("cidscope/{} ", p.name())),
+            "{}",
+            p.name()
+        );
+    }
+    let path = std::env::temp_dir().join(format!("cidscope-probes-{}.sh", std::process::id()));
+    std::fs::write(&path, &script).unwrap();
+    let sh = std::process::Command::new("sh")
+        .arg("-n")
+        .arg(&path)
+        .status()
+        .expect("sh runs");
+    std::fs::remove_file(&path).ok();
+    assert!(sh.success(), "sh -n rejects the script");
+}
