@@ -183,6 +183,11 @@ impl Engine {
         with_policy!(&self.policy, policy => policy.walk_next(mm))
     }
 
+    /// The CPU whose rq lock a walk of `mm` in progress takes next.
+    pub fn walk_next_cpu(&self, mm: MmId) -> Option<u16> {
+        with_policy!(&self.policy, policy => policy.walk_next_cpu(&self.core, mm))
+    }
+
     /// The model's side of what a CID probe reads about `tid` (docs/models.md §5.6).
     pub fn probe_view(&self, tid: Tid) -> super::policy::ProbeView {
         with_policy!(&self.policy, policy => policy.probe_view(&self.core, tid))

@@ -44,6 +44,9 @@ pub struct Mm {
     /// A per-task → per-CPU fixup in progress (docs/models.md §5.3 T3): the users it has still
     /// to visit, next first (the kernel's `user_list` is an hlist with the newest at its head).
     pub walk: Vec<Tid>,
+    /// A per-CPU → per-task fixup in progress (`mm_cid_fixup_cpus_to_tasks`, each CPU under
+    /// its rq lock): the next CPU it visits.
+    pub walk_back: Option<u16>,
     last_mode: Option<(u32, u32, u32, u32)>,
 }
 
@@ -63,6 +66,7 @@ impl Mm {
             mm_cpus_allowed: mask,
             members: Vec::new(),
             walk: Vec::new(),
+            walk_back: None,
             last_mode: None,
         }
     }
@@ -568,7 +572,12 @@ impl CidPolicy for OwnerMode {
     /// The next task of `mm`'s fixup in progress; returns whether tasks remain.
     fn fixup_step(&mut self, core: &mut Core, id: MmId) -> bool {
         let mut m = self.take(core, id);
-        let more = m.live && self.walk_step(&mut m, core, id);
+        let more = m.live
+            && if m.walk_back.is_some() {
+                self.walk_back_step(&mut m, core, id)
+            } else {
+                self.walk_step(&mut m, core, id)
+            };
         self.put(core, id, m);
         more
     }
@@ -577,8 +586,20 @@ impl CidPolicy for OwnerMode {
         self.mm(id).and_then(|m| m.walk.first().copied())
     }
 
+    fn walk_next_cpu(&self, core: &Core, id: MmId) -> Option<u16> {
+        let m = self.mm(id)?;
+        match m.walk_back {
+            Some(c) => Some(c),
+            None => m.walk.first().and_then(|&t| core.task(t)).map(|t| t.cpu),
+        }
+    }
+
     fn walk_left(&self, id: MmId) -> usize {
-        self.mm(id).map_or(0, |m| m.walk.len())
+        self.mm(id).map_or(0, |m| {
+            m.walk.len()
+                + m.walk_back
+                    .map_or(0, |c| m.pcpu_cid.len().saturating_sub(c as usize))
+        })
     }
 
     fn work(&mut self, core: &mut Core, id: MmId) {

@@ -187,6 +187,12 @@ pub trait CidPolicy: Clone {
         None
     }
 
+    /// The CPU whose rq lock that walk takes next (the next task's, or the next CPU of a walk
+    /// over the CPUs).
+    fn walk_next_cpu(&self, _core: &Core, _mm: MmId) -> Option<u16> {
+        None
+    }
+
     /// The flags the lane of `cpu` shows for `task` of `mm` running there
     /// ([`SlotFlags::LANE_STATES`] only).
     fn lane_flags(&self, _task: &Task, _mm: MmId, _cpu: u16) -> SlotFlags {

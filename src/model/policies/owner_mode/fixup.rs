@@ -67,39 +67,65 @@ impl OwnerMode {
         true
     }
 
+    /// `mm_cid_fixup_cpus_to_tasks`: a walk over the CPUs in order, each under its rq lock;
+    /// left in progress for [`CidPolicy::fixup_step`] when [`Core::defer_fixup`] is set (the
+    /// capture's rq-lock probes mark its visits, docs/models.md §5.6).
     pub(super) fn fixup_cpus_to_tasks(&mut self, m: &mut Mm, core: &mut Core, id: MmId) {
-        for c in 0..core.params.cpus as usize {
-            // the walk takes each CPU's rq lock (`guard(rq_lock_irq)`, core.c l.10962-10963
-            // @7.2.13), which a context switch holds until its CID step is done: a switch there
-            // whose step is still pending (T5) completes first, in the walk's TRANSIT mode
-            if let Some((prev, next)) = core.pending_switch.get_mut(c).and_then(Option::take) {
-                self.switch_in_walk(m, core, id, c as u16, (prev, next));
-            }
-            let x = m.pcpu_cid[c];
-            let r = core.user_on(id, c as u16);
-            let u = core.curr[c];
-            let ucid = self.word_of(core, u);
-            if on_cpu(x) {
-                if r {
-                    if on_cpu(ucid) {
-                        let y = plain(ucid) | TRANSIT;
-                        self.set_word(core, u, y);
-                        m.pcpu_cid[c] = y;
-                        core.mark_task(u);
-                    }
-                } else {
-                    m.drop_cpu_cid(c);
-                }
-                core.mark_slot(id, c as u16);
-            } else if r && !in_transit(ucid) {
-                let y = ucid | TRANSIT;
-                self.set_word(core, u, y);
-                m.pcpu_cid[c] = y;
-                core.mark_task(u);
-                core.mark_slot(id, c as u16);
-            }
+        m.walk_back = Some(0);
+        if core.defer_fixup {
+            return;
         }
-        m.mode = 0;
+        while self.walk_back_step(m, core, id) {}
+    }
+
+    /// One CPU of a per-CPU → per-task fixup; completes the transition after the last.
+    /// Returns whether CPUs remain.
+    pub(super) fn walk_back_step(&mut self, m: &mut Mm, core: &mut Core, id: MmId) -> bool {
+        let Some(c16) = m.walk_back else {
+            return false;
+        };
+        let c = c16 as usize;
+        if c >= core.params.cpus as usize {
+            m.walk_back = None;
+            m.mode = 0;
+            return false;
+        }
+        // the walk takes each CPU's rq lock (`guard(rq_lock_irq)`, core.c l.10962-10963
+        // @7.2.13), which a context switch holds until its CID step is done: a switch there
+        // whose step is still pending (T5) completes first, in the walk's TRANSIT mode
+        if let Some((prev, next)) = core.pending_switch.get_mut(c).and_then(Option::take) {
+            self.switch_in_walk(m, core, id, c as u16, (prev, next));
+        }
+        let x = m.pcpu_cid[c];
+        let r = core.user_on(id, c as u16);
+        let u = core.curr[c];
+        let ucid = self.word_of(core, u);
+        if on_cpu(x) {
+            if r {
+                if on_cpu(ucid) {
+                    let y = plain(ucid) | TRANSIT;
+                    self.set_word(core, u, y);
+                    m.pcpu_cid[c] = y;
+                    core.mark_task(u);
+                }
+            } else {
+                m.drop_cpu_cid(c);
+            }
+            core.mark_slot(id, c as u16);
+        } else if r && !in_transit(ucid) {
+            let y = ucid | TRANSIT;
+            self.set_word(core, u, y);
+            m.pcpu_cid[c] = y;
+            core.mark_task(u);
+            core.mark_slot(id, c as u16);
+        }
+        m.walk_back = Some(c16 + 1);
+        if c + 1 >= core.params.cpus as usize {
+            m.walk_back = None;
+            m.mode = 0; // mm_cid_complete_transit
+            return false;
+        }
+        true
     }
 
     /// The CID step of a pending switch on `c` while mm `id` (taken out as `m`) is walked.

@@ -72,6 +72,7 @@ fn new_replayer(trace: &Trace, policy: PolicyKind, params: &Params) -> Replayer 
         r.declare_existing(t0, tid, mm);
     }
     r.untraced.probed = plan.probed;
+    r.exit_records = plan.exit_records;
     r.untraced.vm_fork_probes = plan.vm_forks;
     r.untraced.placements = plan.placements;
     r

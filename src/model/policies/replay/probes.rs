@@ -58,6 +58,8 @@ pub struct Plan {
     /// The `cid_fork` probes of CLONE_VM forks (the `mm_users` they read is the parent's mm's;
     /// another fork's is its child's new mm).
     pub vm_forks: FxHashSet<usize>,
+    /// Per task, the time of its `sched_process_exit` record.
+    pub exit_records: FxHashMap<Tid, u64>,
 }
 
 /// The probes `trace` holds, and the steps they place.
@@ -67,6 +69,7 @@ pub fn plan(trace: &Trace) -> Plan {
     let mut fork_probe = FxHashMap::default();
     let mut exit_probe = FxHashMap::default();
     let mut vm_forks = FxHashSet::default();
+    let mut exit_records = FxHashMap::default();
     // per parent: its cid_fork probe not yet paired (index, time), and the end of its walk
     let mut open: FxHashMap<Tid, (usize, u64, u64)> = FxHashMap::default();
     let mut open_done: FxHashMap<Tid, usize> = FxHashMap::default();
@@ -130,6 +133,9 @@ pub fn plan(trace: &Trace) -> Plan {
                     }
                 }
             }
+            EventKind::SchedProcessExit { tid } if probed.exit => {
+                exit_records.insert(tid, ev.ts);
+            }
             EventKind::SchedProcessFork { parent, child } => {
                 if let Some((at, walk_end, flags)) = child_of.remove(&child) {
                     fork_probe.insert(child, at);
@@ -160,5 +166,6 @@ pub fn plan(trace: &Trace) -> Plan {
         fork_done,
         exit_probe,
         vm_forks,
+        exit_records,
     }
 }

@@ -65,6 +65,9 @@ pub struct Replayer {
     late_probes: Vec<(u16, usize, Event)>,
     /// The model's state held against what the probes read (§5.6).
     probe_checks: ProbeChecks,
+    /// Per task, the time of its `sched_process_exit` record (a probed walk back its exit
+    /// starts is done by then).
+    pub exit_records: FxHashMap<Tid, u64>,
 }
 
 impl Replayer {
@@ -96,6 +99,7 @@ impl Replayer {
             untraced: Untraced::default(),
             late_probes: Vec::new(),
             probe_checks: ProbeChecks::default(),
+            exit_records: FxHashMap::default(),
         }
     }
 
@@ -610,7 +614,9 @@ impl Replayer {
                 // (the exiting task is current: its record names it where no BTF does)
                 let num = if num == 0 { by } else { num };
                 self.know(ts, num);
-                self.untraced.exit_probed(&mut self.engine, ts, num, ptr);
+                let end = self.exit_records.get(&num).copied().unwrap_or(ts);
+                self.untraced
+                    .exit_probed(&mut self.engine, (ts, end), num, ptr);
                 // exit_mm's mmput is probed too: not at a switch-out before it
                 if self.untraced.probed.mm_put
                     && let Some(t) = self.engine.core.task_mut(num)

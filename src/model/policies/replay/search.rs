@@ -366,7 +366,13 @@ impl Search<'_> {
             .map(|(k, _)| k)
             .collect();
         cands.sort_by_key(|&k| std::cmp::Reverse(self.windows[k].first));
-        cands.truncate(FORK_WINDOWS);
+        // (a probed fork's few positions let more forks be tried)
+        let probed = cands.iter().any(|&k| self.windows[k].probed);
+        cands.truncate(if probed {
+            FORK_WINDOWS
+        } else {
+            FORK_WINDOWS / 2
+        });
         if self.verbose {
             let near: Vec<_> = self
                 .windows
@@ -403,8 +409,9 @@ impl Search<'_> {
             // a probed fork ran at its probe or before a stall of the parent's CPU: right after
             // one of that CPU's last records
             let positions: Vec<usize> = if w.inside {
-                // after the probe, up to its return (the latest first)
-                (w.first + 1..=w.record.min(i))
+                // after the probe, up to its return, the latest first (a placement after the
+                // disagreement explains it by the fork not having run yet)
+                (w.first + 1..=w.record)
                     .rev()
                     .take(INSIDE_POSITIONS)
                     .collect()

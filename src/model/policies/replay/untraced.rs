@@ -309,13 +309,40 @@ impl Untraced {
     }
 
     /// A `cid_exit` probe of `tid` (its mm at `mm_addr`): the CID release runs here (T7).
-    pub fn exit_probed(&mut self, engine: &mut Engine, ts: u64, tid: Tid, mm_addr: u64) {
+    pub fn exit_probed(
+        &mut self,
+        engine: &mut Engine,
+        (ts, end): (u64, u64),
+        tid: Tid,
+        mm_addr: u64,
+    ) {
         self.probed_exits.insert(tid, mm_addr);
         if mm_addr != 0 {
             self.addr_owner.insert(mm_addr, tid);
         }
-        if self.exited_early.insert(tid) {
-            engine.step(ts, &DriverEvent::Exit { tid });
+        if !self.exited_early.insert(tid) {
+            return;
+        }
+        // a walk back to per-task mode it starts visits the CPUs where the exiting task's
+        // rq-lock probes say, and is done by its exit record (`end`)
+        let mm = engine.core.task(tid).and_then(|t| t.mm);
+        engine.core.defer_fixup = self.probed.walk;
+        engine.step(ts, &DriverEvent::Exit { tid });
+        engine.core.defer_fixup = false;
+        if let Some(mm) = mm {
+            let left = engine.walk_left(mm);
+            if left > 0 {
+                self.walks.push(Walk {
+                    mm,
+                    child: tid,
+                    parent: tid,
+                    start: ts,
+                    end: end.max(ts + 1),
+                    tasks: left,
+                    done: 0,
+                    lazy: true,
+                });
+            }
         }
     }
 
@@ -446,11 +473,7 @@ impl Untraced {
             return;
         };
         let w = self.walks[k];
-        let on = engine
-            .walk_next(w.mm)
-            .and_then(|t| engine.core.task(t))
-            .map(|t| t.cpu);
-        if on != Some(cpu) {
+        if engine.walk_next_cpu(w.mm) != Some(cpu) {
             return;
         }
         if engine
