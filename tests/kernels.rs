@@ -22,6 +22,8 @@ struct Row {
     policy: String,
     agreed: u64,
     checked: u64,
+    /// The row is a known gap (`N/M gap`, docs/models.md §11): it must not fall below N.
+    gap: bool,
 }
 
 /// The probed corpus.
@@ -40,7 +42,8 @@ fn rows(which: &str) -> Vec<Row> {
     for line in readme.lines().filter(|l| l.starts_with("| `k")) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         // | file | kernel | HZ | vCPUs | workload | made | policy variant | agreement | dup |
-        let (a, c) = cells[8]
+        let (frac, mark) = cells[8].split_once(' ').unwrap_or((cells[8], ""));
+        let (a, c) = frac
             .split_once('/')
             .unwrap_or_else(|| panic!("agreement cell of {line}"));
         out.push(Row {
@@ -51,6 +54,7 @@ fn rows(which: &str) -> Vec<Row> {
             policy: cells[7].split(' ').next().unwrap_or("").to_string(),
             agreed: a.parse().expect("agreed"),
             checked: c.parse().expect("checked"),
+            gap: mark.trim() == "gap",
         });
     }
     out
@@ -83,14 +87,30 @@ fn every_capture_has_a_row_and_the_names_say_kernel_and_cpus() {
     }
 }
 
-/// The probed corpus: every row says N/N, and every capture predicts all of its processes'
-/// updates (all rows are replayed and reported before the test fails).
+/// The probed corpus: every row says N/N, but the few marked `gap` (docs/models.md §11, each
+/// said why in the README), and every capture predicts as many of its processes' updates as
+/// its row says (all rows are replayed and reported before the test fails).
 #[test]
 fn every_probed_capture_agrees_fully() {
     let rows = rows(PROBED);
     for r in &rows {
-        assert_eq!(r.agreed, r.checked, "{}: a probed row below 100 %", r.file);
+        assert!(
+            r.gap || r.agreed == r.checked,
+            "{}: a probed row below 100 % not marked as a known gap",
+            r.file
+        );
+        assert!(
+            !r.gap || r.agreed < r.checked,
+            "{}: marked as a gap at 100 %",
+            r.file
+        );
     }
+    let gaps = rows.iter().filter(|r| r.gap).count();
+    assert!(
+        gaps * 20 <= rows.len(),
+        "{gaps} known gaps of {} rows",
+        rows.len()
+    );
     agree_at_least_as_rows_say(rows);
 }
 

@@ -49,14 +49,18 @@ pub enum Probe {
     /// `cid_fixup_back`: entry of `mm_cid_fixup_cpus_to_tasks` (7.x walk back to per-task).
     FixupBack,
     /// `cid_rq_lock`: `raw_spin_rq_lock_nested(rq, ·)`, a runqueue lock taken. `num` = the rq's
-    /// CPU. Defined on 7.x only (it marks the visits of `mm_cid_fixup_tasks_to_cpus`, each
+    /// CPU, `ptr` = 1 when it was taken in an interrupt (the irq-flags column: no walk's visit). Defined on 7.x only (it marks the visits of `mm_cid_fixup_tasks_to_cpus`, each
     /// under its task's rq lock), and only for the tasks created after the probes (a filter
     /// on `common_pid`): the lock is taken at every schedule.
     RqLock,
+    /// `cid_task_lock`: `_task_rq_lock(p, ·)`, a task's rq lock taken (7.x). `num` = p's pid,
+    /// `ptr` = 1 in an interrupt. Each visit of `mm_cid_fixup_tasks_to_cpus` takes its task's
+    /// (`mm_cid_fixup_task_to_cpu`); defined and filtered as [`Probe::RqLock`].
+    TaskLock,
 }
 
 impl Probe {
-    pub const ALL: [Probe; 12] = [
+    pub const ALL: [Probe; 13] = [
         Probe::SwitchDone,
         Probe::MigrateTo,
         Probe::Fork,
@@ -69,6 +73,7 @@ impl Probe {
         Probe::SetCpus,
         Probe::FixupBack,
         Probe::RqLock,
+        Probe::TaskLock,
     ];
 
     /// The event's name in the trace.
@@ -86,6 +91,7 @@ impl Probe {
             Probe::SetCpus => "cid_set_cpus",
             Probe::FixupBack => "cid_fixup_back",
             Probe::RqLock => "cid_rq_lock",
+            Probe::TaskLock => "cid_task_lock",
         }
     }
 
@@ -97,7 +103,7 @@ impl Probe {
     pub fn fields(self) -> (Option<&'static str>, Option<&'static str>) {
         match self {
             Probe::SwitchDone | Probe::ForkDone | Probe::Scan | Probe::FixupBack => (None, None),
-            Probe::MigrateTo => (Some("pid"), None),
+            Probe::MigrateTo | Probe::TaskLock => (Some("pid"), None),
             Probe::Fork => (Some("users"), Some("mm")),
             Probe::Exit => (Some("pid"), Some("mm")),
             Probe::MmPut | Probe::MmPutAsync => (Some("users"), Some("mm")),
@@ -166,7 +172,14 @@ impl Probe {
             ],
             Probe::FixupBack => &["f:cidscope/cid_fixup_back mm_cid_fixup_cpus_to_tasks"],
             Probe::RqLock => &["f:cidscope/cid_rq_lock raw_spin_rq_lock_nested cpu=rq->cpu"],
+            Probe::TaskLock => &["f:cidscope/cid_task_lock _task_rq_lock pid=p->pid"],
         }
+    }
+
+    /// The rq-lock probes: taken at every schedule, defined only where the owner-mode walks
+    /// they mark exist and filtered to the workload's tasks.
+    pub fn is_lock(self) -> bool {
+        matches!(self, Probe::RqLock | Probe::TaskLock)
     }
 
     /// The fields of this probe read into `ptr` beside the one [`Probe::fields`] names:

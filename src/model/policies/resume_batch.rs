@@ -36,6 +36,9 @@ pub fn needs_scan(m: &Mm, j: u64, b: u32, len: u32) -> bool {
 pub struct TaskState {
     /// J of the last rule-(B) refresh (R4 check).
     pub last_rule_b: Option<u64>,
+    /// What raised the notify-resume of the task's last return to user: the trigger of the
+    /// batch a `cid_scan` probe then shows (observed scans, docs/models.md §5.6).
+    pub trigger: Option<Trigger>,
 }
 
 /// The state of policy `resume-batch`: lazy-compact's, plus its own per-task state.
@@ -200,7 +203,10 @@ impl ResumeBatch {
                 ),
             );
         }
-        self.slots.clear_passes(core, id, &cpus, &mut rec);
+        // observed scans: the clears of this batch are the cid_remote_clear probes that follow
+        if !core.params.observed_scans {
+            self.slots.clear_passes(core, id, &cpus, &mut rec);
+        }
         let m = self.slots.slot(core, id);
         rec.weight_after = m.cidmask.weight();
         rec.cpus_scanned = cpus;
@@ -333,8 +339,34 @@ impl CidPolicy for ResumeBatch {
         if core.task(tid).is_some_and(|t| t.has_rseq && !t.exiting) {
             let cid = self.cid_of(core, tid);
             core.rseq_notify(tid, cid);
-            self.batch(core, tid, trigger);
+            if core.params.observed_scans {
+                // the batch runs at its cid_scan probe, right after
+                if let Some(t) = core.task(tid) {
+                    self.tasks.get_mut(t).trigger = Some(trigger);
+                }
+            } else {
+                self.batch(core, tid, trigger);
+            }
         }
+    }
+
+    /// A `cid_scan` probe: this batch call, as the kernel made it (its clears follow).
+    fn observed_scan(&mut self, core: &mut Core, tid: Tid) {
+        let Some(t) = core.task(tid) else { return };
+        if !t.has_rseq || t.exiting {
+            return;
+        }
+        let trigger = self
+            .tasks
+            .get_mut(t)
+            .trigger
+            .take()
+            .unwrap_or(Trigger::Resume);
+        self.batch(core, tid, trigger);
+    }
+
+    fn observed_clear(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
+        self.slots.observed_clear(core, tid, cpu);
     }
 
     /// `SIGNAL(t)`: the handler is called directly at signal delivery (legacy regime).

@@ -286,7 +286,16 @@ fn merged_line(p: &FtraceText, line: &[u8], at: usize, out: &mut Chunk) -> Resul
 /// An event line: its payload parsed, its task noted.
 #[inline(always)]
 fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
-    let kind = payload::parse(h.name, h.rest, &mut out.strings)?;
+    let mut kind = payload::parse(h.name, h.rest, &mut out.strings)?;
+    // an rq lock taken in an interrupt is no walk's visit: marked (docs/models.md §5.6)
+    if let EventKind::Probe { probe, ptr, .. } = &mut kind
+        && probe.is_lock()
+        && h.flags
+            .and_then(|f| f.get(2))
+            .is_some_and(|c| b"hsHzZ".contains(c))
+    {
+        *ptr = 1;
+    }
     let kind = match kind {
         EventKind::Other { .. } | EventKind::SchedProcessExec { .. } => {
             match unmodelled_event(&h, kind, out)? {

@@ -124,7 +124,7 @@ impl Tracefs {
         for p in Probe::ALL {
             // the rq lock is taken at every schedule: defined only where the owner-mode walks
             // it marks exist, and only for the tasks created from now on (the workload's)
-            if p == Probe::RqLock && !defined.contains(&Probe::FixupBack.name()) {
+            if p.is_lock() && !defined.contains(&Probe::FixupBack.name()) {
                 continue;
             }
             let took = p.definitions().iter().any(|d| {
@@ -148,16 +148,22 @@ impl Tracefs {
             ));
             return out;
         }
-        if defined.contains(&Probe::RqLock.name()) {
-            let last = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
-                .ok()
-                .and_then(|s| s.trim().parse::<u32>().ok());
+        let last = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok());
+        for p in Probe::ALL.into_iter().filter(|p| p.is_lock()) {
+            if !defined.contains(&p.name()) {
+                continue;
+            }
+            // (and not in interrupts: TRACE_FLAG_HARDIRQ 0x08, SOFTIRQ 0x10, NMI 0x40)
+            let filter = self.path(&format!("events/cidscope/{}/filter", p.name()));
             let filtered = last.is_some_and(|l| {
                 write(
-                    &self.path("events/cidscope/cid_rq_lock/filter"),
-                    &format!("common_pid > {l}"),
+                    &filter,
+                    &format!("common_pid > {l} && !(common_flags & 0x58)"),
                 )
                 .is_ok()
+                    || write(&filter, &format!("common_pid > {l}")).is_ok()
             });
             if !filtered {
                 // unfiltered it would record every schedule of every task
@@ -165,11 +171,12 @@ impl Tracefs {
                 let _ = OpenOptions::new()
                     .append(true)
                     .open(&path)
-                    .and_then(|mut f| {
-                        f.write_all(format!("-:cidscope/{}\n", Probe::RqLock.name()).as_bytes())
-                    });
-                defined.retain(|&n| n != Probe::RqLock.name());
-                out.push("cid_rq_lock: no pid filter could be set: not defined".into());
+                    .and_then(|mut f| f.write_all(format!("-:cidscope/{}\n", p.name()).as_bytes()));
+                defined.retain(|&n| n != p.name());
+                out.push(format!(
+                    "{}: no pid filter could be set: not defined",
+                    p.name()
+                ));
             }
         }
         if let Err(e) = write(&self.path("events/cidscope/enable"), "1") {

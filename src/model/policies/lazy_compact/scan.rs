@@ -119,7 +119,10 @@ impl LazyCompact {
         // (taken out while the clear records into it, put back in its place)
         let mut rec = std::mem::replace(&mut core.run.compactions[k], Compaction::EMPTY);
         self.remote_clear(core, id, cpu, &mut rec);
-        rec.cpus_scanned.push(cpu);
+        // (a resume-batch batch names the CPUs of its batch already)
+        if rec.batch.is_none() {
+            rec.cpus_scanned.push(cpu);
+        }
         rec.scanned = true;
         rec.weight_after = self.slot(core, id).cidmask.weight();
         self.mms[id.0 as usize].visited.clear_all();

@@ -29,9 +29,11 @@ pub struct Probed {
     pub set_cpus: bool,
     /// `cid_scan`/`cid_remote_clear`: the compaction's clears are observed.
     pub scan: bool,
-    /// `cid_rq_lock`: an owner-mode fixup walk's visits are observed (each takes its task's rq
-    /// lock).
+    /// `cid_rq_lock`/`cid_task_lock`: an owner-mode fixup walk's visits are observed (each
+    /// takes its task's rq lock, or its CPU's on the way back).
     pub walk: bool,
+    /// `cid_task_lock`: the visits of a walk over the tasks name their task.
+    pub task_lock: bool,
 }
 
 impl Probed {
@@ -100,10 +102,18 @@ pub fn plan(trace: &Trace) -> Plan {
                     owner.insert(ptr, num);
                     exit_probe.entry(num).or_insert(i);
                 }
-                Probe::MmPut => probed.mm_put = true,
+                Probe::MmPut => {
+                    probed.mm_put = true;
+                    // (a kernel without BTF names the mm of no fork or exit: a put by a task
+                    // of it names it, an exiting thread's own put being the common one)
+                    if ptr != 0 {
+                        owner.entry(ptr).or_insert(ev.tid);
+                    }
+                }
                 Probe::MmPutAsync => {
-                    probed.futex_put = true;
+                    // only a drop whose mm is known places one; else the search keeps looking
                     if let Some(&t) = owner.get(&ptr) {
+                        probed.futex_put = true;
                         placements.futex_puts_of.entry(i).or_default().push(t);
                     }
                 }
@@ -111,6 +121,10 @@ pub fn plan(trace: &Trace) -> Plan {
                 Probe::Scan | Probe::RemoteClear => probed.scan = true,
                 Probe::FixupBack => {}
                 Probe::RqLock => probed.walk = true,
+                Probe::TaskLock => {
+                    probed.walk = true;
+                    probed.task_lock = true;
+                }
             },
             EventKind::TaskNewtask { tid, clone_flags } => {
                 // the mm the probe named: the parent's (CLONE_VM) or the child's new one

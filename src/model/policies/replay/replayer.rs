@@ -639,9 +639,10 @@ impl Replayer {
                     },
                 );
             }
-            Probe::RqLock if u.probed.walk => {
+            Probe::RqLock if u.probed.walk && ptr == 0 => {
                 u.walk_visit(&mut self.engine, ts, by, num.min(u16::MAX as u32) as u16);
             }
+            Probe::TaskLock if ptr == 0 => u.walk_visit_task(&mut self.engine, ts, by, num),
             Probe::SetCpus if self.engine.core.task(num).is_some() => {
                 self.untraced
                     .set_cpus_probed(&mut self.engine, ts, num, ptr);

@@ -473,9 +473,34 @@ impl Untraced {
             return;
         };
         let w = self.walks[k];
+        // a walk over the tasks is marked by the tasks' own locks where they are probed
+        if self.probed.task_lock && engine.walk_next(w.mm).is_some() {
+            return;
+        }
         if engine.walk_next_cpu(w.mm) != Some(cpu) {
             return;
         }
+        self.visit(engine, ts, k, cpu);
+    }
+
+    /// A `cid_task_lock` probe of `tid`'s rq lock by `by`: when `by` walks an mm's users and
+    /// visits `tid` next, this is that visit.
+    pub fn walk_visit_task(&mut self, engine: &mut Engine, ts: u64, by: Tid, tid: Tid) {
+        let Some(k) = self.walks.iter().position(|w| w.parent == by && w.lazy) else {
+            return;
+        };
+        if engine.walk_next(self.walks[k].mm) != Some(tid) {
+            return;
+        }
+        let Some(cpu) = engine.core.task(tid).map(|t| t.cpu) else {
+            return;
+        };
+        self.visit(engine, ts, k, cpu);
+    }
+
+    /// The next visit of walk `k`, of `cpu` (a switch whose CID step is pending there first).
+    fn visit(&mut self, engine: &mut Engine, ts: u64, k: usize, cpu: u16) {
+        let w = self.walks[k];
         if engine
             .core
             .pending_switch
