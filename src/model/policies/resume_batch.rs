@@ -104,6 +104,12 @@ impl ResumeBatch {
 
     /// `BATCH(t)`: one call of the batched `task_mm_cid_work`.
     pub fn batch(&mut self, core: &mut Core, tid: Tid, trigger: Trigger) {
+        self.batch_gated(core, tid, trigger, false);
+    }
+
+    /// [`ResumeBatch::batch`]; `due`: the period gate is known to be open (a probe saw this
+    /// call clear a slot), whatever the model's `next_scan` says.
+    fn batch_gated(&mut self, core: &mut Core, tid: Tid, trigger: Trigger, due: bool) {
         let Some(t) = core.task(tid) else { return };
         let Some(id) = t.mm else { return };
         let (cpu, bad) = (t.cpu, !t.has_rseq || t.exiting);
@@ -149,7 +155,7 @@ impl ResumeBatch {
                 m.next_scan = Some(j + d);
             }
             m.next_scan_unknown = false;
-            if m.next_scan.is_some_and(|ns| j < ns) {
+            if !due && m.next_scan.is_some_and(|ns| j < ns) {
                 self.slots.push_rec(core, id, rec); // not due: no-op
                 return;
             }
@@ -366,6 +372,16 @@ impl CidPolicy for ResumeBatch {
     }
 
     fn observed_clear(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
+        // a clear in a call the model took for a no-op (its period gate closed): the kernel's
+        // gate was open, so the batch ran (the model's next_scan is off)
+        if let Some(id) = core.task(tid).and_then(|t| t.mm)
+            && let Some(k) = core.run.compactions.iter().rposition(|c| c.mm == id)
+            && core.run.compactions[k].batch.is_none()
+            && core.run.compactions[k].tid == tid
+        {
+            let trigger = core.run.compactions.remove(k).trigger;
+            self.batch_gated(core, tid, trigger, true);
+        }
         self.slots.observed_clear(core, tid, cpu);
     }
 

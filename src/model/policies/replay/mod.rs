@@ -54,7 +54,15 @@ fn new_replayer(trace: &Trace, policy: PolicyKind, params: &Params) -> Replayer 
     let (mut resolved, phase) = resolve_params(trace, params);
     // the steps the capture's CID probes mark run there (docs/models.md §5.6)
     let plan = probes::plan(trace);
-    resolved.observed_scans = plan.probed.scan;
+    // (the compaction a probe saw is that kernel's policy's: another policy replayed on the
+    // capture decides its own, or the comparison would only repeat the kernel's)
+    let kernels_own = trace
+        .kernel_release
+        .as_deref()
+        .and_then(|r| crate::model::kernel::model_for_kernel(r, trace.kernel_scan_batch))
+        .and_then(|m| m.policy)
+        == Some(policy);
+    resolved.observed_scans = plan.probed.scan && kernels_own;
     let ncpus = resolved.cpus;
     let mut r = Replayer::new(policy, resolved, phase);
     // (reused tids: the observed resolution's mm ids are the timeline's)

@@ -60,9 +60,9 @@ pub struct Replayer {
     /// The trace's TGID changes (reused tids), for the observed resolution (its mm ids are
     /// the timeline's).
     pub tgid_changes: Vec<crate::events::TgidChange>,
-    /// Probes whose step runs at their CPU's next record (`Placements::late_probes`): CPU,
-    /// index, the probe's record.
-    late_probes: Vec<(u16, usize, Event)>,
+    /// Probes whose step runs later (`Placements::late_probes`): CPU, the event it runs
+    /// before at the latest, index, the probe's record.
+    late_probes: Vec<(u16, Option<usize>, usize, Event)>,
     /// The model's state held against what the probes read (§5.6).
     probe_checks: ProbeChecks,
     /// Per task, the time of its `sched_process_exit` record (a probed walk back its exit
@@ -287,7 +287,7 @@ impl Replayer {
         }
         // the steps of probes placed late on this CPU ran before anything else it records
         if !self.late_probes.is_empty() {
-            self.run_late_probes(ev.cpu, ts);
+            self.run_late_probes(idx, ev.cpu, ts);
         }
         self.put_exited_before(ts, ev);
         let who = match ev.kind {
@@ -301,10 +301,16 @@ impl Replayer {
         {
             self.check_probe(ts, ev.tid, probe, num, ptr);
         }
-        let late =
-            matches!(ev.kind, EventKind::Probe { .. }) && self.untraced.late_probe(idx, who, ts);
-        if late {
-            self.late_probes.push((ev.cpu, idx, *ev));
+        let late = if matches!(ev.kind, EventKind::Probe { .. }) {
+            match self.untraced.late_probe(idx, who, ts) {
+                Some(at) => Some(at),
+                None => self.read_ahead(ev).then_some(None),
+            }
+        } else {
+            None
+        };
+        if let Some(at) = late {
+            self.late_probes.push((ev.cpu, at, idx, *ev));
         } else {
             self.untraced.put_futex_refs(&mut self.engine, idx, ts, who);
         }
@@ -487,7 +493,7 @@ impl Replayer {
                 self.engine.step(ts, &DriverEvent::TickStop { cpu: ev.cpu });
             }
             EventKind::RseqUpdate { mm_cid, .. } => self.update(idx, ev, mm_cid),
-            EventKind::Probe { probe, num, ptr } if !late => {
+            EventKind::Probe { probe, num, ptr } if late.is_none() => {
                 self.probe(ts, ev.tid, probe, num, ptr)
             }
             _ => {}
@@ -584,15 +590,37 @@ impl Replayer {
         }
     }
 
-    /// Runs the steps of the probes placed late on `cpu`, at `ts`.
-    fn run_late_probes(&mut self, cpu: u16, ts: u64) {
+    /// A `cid_migrate_to` probe that read a higher `mm_users` than the model holds at its
+    /// timestamp: the probe's CPU stalled between taking the timestamp and reading its
+    /// arguments, and the function ran after forks the trace shows later (docs/models.md
+    /// §5.6); its step runs at that CPU's next record, as a late probe's.
+    fn read_ahead(&self, ev: &Event) -> bool {
+        let EventKind::Probe {
+            probe: Probe::MigrateTo,
+            num,
+            ptr,
+        } = ev.kind
+        else {
+            return false;
+        };
+        if !self.created.contains(&num) {
+            return false;
+        }
+        let read = MigrateState::from_ptr(ptr).mm_users;
+        let held = self.engine.probe_view(num).mm_users;
+        matches!((read, held), (Some(k), Some(m)) if k > m as i32)
+    }
+
+    /// Runs the steps of the probes placed late on `cpu`, or before event `at`, at `ts`.
+    fn run_late_probes(&mut self, at: usize, cpu: u16, ts: u64) {
         let mut k = 0;
         while k < self.late_probes.len() {
-            if self.late_probes[k].0 != cpu {
+            let (c, before, ..) = self.late_probes[k];
+            if c != cpu && before != Some(at) {
                 k += 1;
                 continue;
             }
-            let (_, idx, e) = self.late_probes.remove(k);
+            let (_, _, idx, e) = self.late_probes.remove(k);
             self.untraced
                 .put_futex_refs(&mut self.engine, idx, ts, e.tid);
             if let EventKind::Probe { probe, num, ptr } = e.kind {

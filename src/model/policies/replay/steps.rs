@@ -52,6 +52,9 @@ pub(super) enum Step {
     /// `cid_mmput`, `cid_mmput_async`, `cid_migrate_to`, `cid_set_cpus`): the step ran at its
     /// CPU's next record (the CPU stalled right after the probe).
     LateProbe(usize),
+    /// A probe at `probe` whose step ran after it, before the event at `at` (the disagreeing
+    /// task's switch-in, ahead of the probe CPU's next record).
+    LateProbeBefore { probe: usize, at: usize },
     /// [`Step::LateProbe`] at `probe` while the switch record `switch` ran its CID step at
     /// the record ([`Step::PromptSwitch`]): two CPUs stalled across each other.
     LateProbePrompt { probe: usize, switch: usize },
@@ -87,6 +90,7 @@ impl Step {
             Step::LatePuts { at, n } => at[..n].iter().copied().min().unwrap_or(0),
             Step::FutexPutDeferring { at, switch, .. } => at.min(switch),
             Step::LateProbePrompt { probe, switch } => probe.min(switch),
+            Step::LateProbeBefore { probe, .. } => probe,
             Step::ExitInFlight {
                 switches, n, at, ..
             } => switches[..n].iter().copied().min().unwrap_or(at).min(at),
@@ -134,10 +138,13 @@ impl Step {
                 p.prompt_switches.insert(s);
             }
             Step::LateProbe(s) => {
-                p.late_probes.insert(s);
+                p.late_probes.insert(s, None);
+            }
+            Step::LateProbeBefore { probe, at } => {
+                p.late_probes.insert(probe, Some(at));
             }
             Step::LateProbePrompt { probe, switch } => {
-                p.late_probes.insert(probe);
+                p.late_probes.insert(probe, None);
                 p.prompt_switches.insert(switch);
             }
         }
@@ -359,7 +366,7 @@ impl StepSource<'_> {
                 // at that CPU's next record, after what other CPUs did meanwhile)
                 EventKind::Probe { probe, num, .. }
                     if probes < STEP_CANDIDATES
-                        && !p.late_probes.contains(&j)
+                        && !p.late_probes.contains_key(&j)
                         && stalled_after(j, e.cpu) =>
                 {
                     let task = if num == 0 { e.tid } else { num };
@@ -371,6 +378,11 @@ impl StepSource<'_> {
                     };
                     if of == Some(mm) {
                         out.push(Step::LateProbe(j));
+                        // (its CPU silent past the switch-in: the step may have run anywhere
+                        // before; right before the switch-in is what can explain it)
+                        if quiet_until_sw(j, e.cpu) {
+                            out.push(Step::LateProbeBefore { probe: j, at: sw });
+                        }
                         probes += 1;
                     }
                 }

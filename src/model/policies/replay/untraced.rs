@@ -75,8 +75,9 @@ pub struct Placements {
     /// T5 with the switch probe: `sched_switch` records whose CID step ran at the record, not
     /// by their `cid_switch_done` (§5.6).
     pub prompt_switches: FxHashSet<usize>,
-    /// Probes whose step ran at their CPU's next record, not at the probe (§5.6).
-    pub late_probes: FxHashSet<usize>,
+    /// Probes whose step ran after the probe (§5.6): at their CPU's next record (`None`), or
+    /// before event k when that comes first (`Some(k)`).
+    pub late_probes: FxHashMap<usize, Option<usize>>,
 }
 
 impl Placements {
@@ -299,13 +300,12 @@ impl Untraced {
         }
     }
 
-    /// A probe placed late: its step runs at its CPU's next record (reported as a gap).
-    pub fn late_probe(&mut self, idx: usize, tid: Tid, ts: u64) -> bool {
-        if !self.placements.late_probes.contains(&idx) {
-            return false;
-        }
+    /// A probe placed late: its step runs at its CPU's next record, or before the event the
+    /// placement names (reported as a gap). `None`: not placed late.
+    pub fn late_probe(&mut self, idx: usize, tid: Tid, ts: u64) -> Option<Option<usize>> {
+        let at = *self.placements.late_probes.get(&idx)?;
         self.gap(tid, ts, ts, LATE_PROBE_REASON);
-        true
+        Some(at)
     }
 
     /// A `cid_exit` probe of `tid` (its mm at `mm_addr`): the CID release runs here (T7).
