@@ -375,9 +375,12 @@ impl CidPolicy for ResumeBatch {
         // a clear in a call the model took for a no-op (its period gate closed): the kernel's
         // gate was open, so the batch ran (the model's next_scan is off)
         if let Some(id) = core.task(tid).and_then(|t| t.mm)
-            && let Some(k) = core.run.compactions.iter().rposition(|c| c.mm == id)
+            && let Some(k) = core
+                .run
+                .compactions
+                .iter()
+                .rposition(|c| c.mm == id && c.tid == tid)
             && core.run.compactions[k].batch.is_none()
-            && core.run.compactions[k].tid == tid
         {
             let trigger = core.run.compactions.remove(k).trigger;
             self.batch_gated(core, tid, trigger, true);

@@ -113,7 +113,13 @@ impl LazyCompact {
         if cpu as u32 >= core.params.cpus || !self.slot(core, id).live {
             return;
         }
-        let Some(k) = core.run.compactions.iter().rposition(|c| c.mm == id) else {
+        // (its own scan's record: another task of the mm may scan on another CPU meanwhile)
+        let Some(k) = core
+            .run
+            .compactions
+            .iter()
+            .rposition(|c| c.mm == id && c.tid == tid)
+        else {
             return;
         };
         // (taken out while the clear records into it, put back in its place)

@@ -655,10 +655,11 @@ impl Replayer {
             Probe::MmPut if u.probed.mm_put && u.mm_put_probed(&mut self.engine, ts, by, ptr) => {
                 self.exiting.remove(&by);
             }
-            Probe::Scan if u.probed.scan => {
+            // (the kernel's own compaction only: another policy decides its own)
+            Probe::Scan if self.engine.core.params.observed_scans => {
                 self.engine.step(ts, &DriverEvent::ObservedScan { tid: by });
             }
-            Probe::RemoteClear if u.probed.scan => {
+            Probe::RemoteClear if self.engine.core.params.observed_scans => {
                 self.engine.step(
                     ts,
                     &DriverEvent::ObservedClear {
