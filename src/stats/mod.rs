@@ -612,7 +612,7 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
         for f in [
             "cyclictest.ftrace.txt",
-            "kernels/k6.12.117-c16-forks.ftrace.txt",
+            "kernels-plain/k6.12.117-c16-forks.ftrace.txt",
             "lost.perf.data",
         ] {
             let bytes = std::fs::read(dir.join(f)).unwrap();
