@@ -8,6 +8,7 @@
 //! ([`checks`]) and the replay seeding ([`seed`]) are shared.
 
 mod checks;
+mod migrate;
 mod mm_users;
 mod scan;
 mod seed;
@@ -540,70 +541,7 @@ impl CidPolicy for LazyCompact {
     /// `MIGRATE(t, src, dst)`, second half: `sched_mm_cid_migrate_to` when `t` is enqueued on
     /// `dst` (at once, or from the wakelist of `dst`, docs/models.md §5.3 T1).
     fn migrate_to(&mut self, core: &mut Core, tid: Tid, dst: u16) {
-        let ver = core.params.version;
-        let cpus = core.params.cpus;
-        let Some(t) = core.task(tid) else { return };
-        let st = self.tasks.get(t);
-        let Some(src) = st.migrate_from_cpu else {
-            return;
-        };
-        let last = st.last_mm_cid;
-        let Some(id) = t.mm else { return };
-        if !t.active || src == dst {
-            return;
-        }
-        let task_nr_allowed = t.nr_cpus_allowed(cpus);
-        let now_dst = core.rq_clock(dst);
-        let m = self.slot(core, id);
-        let d = m.pcpu_cid[dst as usize];
-        // Replay seeding: a slot of a pre-existing mm not observed yet is most likely set (the
-        // mm ran there before the capture, and recent_cid survives scans).
-        let unknown = m.unseeded.as_ref().is_some_and(|u| u.test(dst as u32));
-        let (dst_set, users_ge) = if ver == KernelVersion::V6_4 {
-            (
-                d.cid != Cid::Unset || unknown,
-                m.mm_users >= task_nr_allowed,
-            )
-        } else {
-            (
-                d.cid != Cid::Unset || d.recent_cid.is_some() || unknown,
-                m.mm_users >= m.nr_cpus_allowed,
-            )
-        };
-        if dst_set && users_ge {
-            return;
-        }
-        let Some(n) = last else { return };
-        if m.pcpu_cid[src as usize].cid != Cid::Valid(n) {
-            return;
-        }
-        if core.user_on(id, src) {
-            // src still in use by another task of the mm
-            if let Some(t) = core.task(tid) {
-                self.tasks.get_mut(t).last_mm_cid = None;
-            }
-            return;
-        }
-        let m = &mut self.mms[id.0 as usize];
-        m.pcpu_cid[src as usize].cid = Cid::Unset;
-        if ver != KernelVersion::V6_4 {
-            m.pcpu_cid[src as usize].recent_cid = None;
-        }
-        core.mark_slot(id, src);
-        if dst_set {
-            m.cidmask.clear(n); // drop it
-            core.mark_mm(id);
-            return;
-        }
-        // the CID follows the task
-        let s = &mut m.pcpu_cid[dst as usize];
-        s.cid = Cid::Valid(n);
-        if ver != KernelVersion::V6_4 {
-            s.recent_cid = Some(n);
-        }
-        s.time = now_dst;
-        m.visited.set(dst as u32);
-        core.mark_slot(id, dst);
+        self.enqueue_migrated(core, tid, dst);
     }
 
     /// `TICK(c)`: queue the scan as task work when its period is due.

@@ -30,6 +30,7 @@
 
 mod hz;
 mod prepass;
+mod probed;
 mod probes;
 mod replayer;
 mod search;
@@ -39,7 +40,7 @@ mod windows;
 
 pub use hz::{HZ_CANDIDATES, HzInference, infer_hz, infer_hz_detail, resolve_params, tick_phase};
 pub use prepass::{PrePass, preexisting_tasks};
-pub use probes::Probed;
+pub use probed::Probed;
 pub use replayer::Replayer;
 pub use untraced::{EarlyExit, EarlyFork, Placements};
 pub use windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};

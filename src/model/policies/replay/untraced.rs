@@ -11,7 +11,7 @@
 use super::super::cpuset::CpuSet;
 use super::super::engine::{DriverEvent, Engine};
 use super::super::run::TraceGap;
-use super::probes::Probed;
+use super::probed::Probed;
 use crate::events::Tid;
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};

@@ -1,0 +1,186 @@
+//! The replayer's side of the CID probes (docs/models.md §5.6): a probe's step run where the
+//! guest kernel ran it, and what the probe read of the kernel's state held against the model's.
+
+use super::Replayer;
+use crate::events::{Event, EventKind, MigrateState, Probe, Tid};
+use crate::model::policies::engine::DriverEvent;
+use crate::model::policies::run::ProbeMismatch;
+
+impl Replayer {
+    /// Holds the model's state against what the probe read of the kernel's, before its step
+    /// runs (each value a [`ProbeMismatch`] when they differ).
+    pub(super) fn check_probe(&mut self, ts: u64, by: Tid, probe: Probe, num: u32, ptr: u64) {
+        // (only processes begun in the capture: the model knows all of their history)
+        let fresh = |r: &Replayer, tid: Tid| r.created.contains(&tid);
+        let subject = match probe {
+            Probe::MigrateTo => num,
+            Probe::MmPutAsync => self.untraced.owner_of(ptr).unwrap_or(0),
+            _ => by,
+        };
+        if !fresh(self, subject) {
+            return;
+        }
+        let mut cmp = |tid: Tid, value: &'static str, kernel: Option<i64>, model: Option<i64>| {
+            if let (Some(kernel), Some(model)) = (kernel, model) {
+                self.probe_checks.compare(ProbeMismatch {
+                    ts,
+                    tid,
+                    probe: probe.name(),
+                    value,
+                    kernel,
+                    model,
+                });
+            }
+        };
+        let opt = |v: Option<Option<u32>>| v.map(|v| v.map_or(-1, i64::from));
+        match probe {
+            Probe::MigrateTo => {
+                if self.engine.core.task(num).is_none() {
+                    return;
+                }
+                let k = MigrateState::from_ptr(ptr);
+                let m = self.engine.probe_view(num);
+                cmp(
+                    num,
+                    "mm_users",
+                    k.mm_users.map(i64::from),
+                    m.mm_users.map(i64::from),
+                );
+                cmp(
+                    num,
+                    "nr_cpus_allowed",
+                    k.nr_cpus_allowed.map(i64::from),
+                    m.nr_cpus_allowed.map(i64::from),
+                );
+                cmp(
+                    num,
+                    "migrate_from_cpu",
+                    k.src.map(i64::from),
+                    m.migrate_from_cpu.map(|c| c.map_or(-1, i64::from)),
+                );
+                cmp(
+                    num,
+                    "last_mm_cid",
+                    k.last_mm_cid.map(i64::from),
+                    opt(m.last_mm_cid),
+                );
+            }
+            // (only exit_mm's mmput: another is a transient reference the model has not seen)
+            Probe::MmPut if !self.untraced.exit_put_pending(by, ptr) => {}
+            Probe::MmPut | Probe::MmPutAsync | Probe::Fork if num > 0 => {
+                // (mmput's count is before its decrement; a fork's is after its mmget)
+                let tid = match probe {
+                    Probe::MmPutAsync => match self.untraced.owner_of(ptr) {
+                        Some(t) => t,
+                        None => return,
+                    },
+                    _ => by,
+                };
+                if self.engine.core.task(tid).is_none() {
+                    return;
+                }
+                let m = self.engine.probe_view(tid);
+                // a fork's count has its child already (copy_mm's mmget), not yet a futex
+                // hash reference the same clone takes later in copy_process
+                let child = i64::from(probe == Probe::Fork);
+                cmp(
+                    tid,
+                    "mm_users",
+                    Some(i64::from(num)),
+                    m.mm_users.map(|u| i64::from(u) + child),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// A `cid_migrate_to` probe that read a higher `mm_users` than the model holds at its
+    /// timestamp: the probe's CPU stalled between taking the timestamp and reading its
+    /// arguments, and the function ran after forks the trace shows later (docs/models.md
+    /// §5.6); its step runs at that CPU's next record, as a late probe's.
+    pub(super) fn read_ahead(&self, ev: &Event) -> bool {
+        let EventKind::Probe {
+            probe: Probe::MigrateTo,
+            num,
+            ptr,
+        } = ev.kind
+        else {
+            return false;
+        };
+        if !self.created.contains(&num) {
+            return false;
+        }
+        let read = MigrateState::from_ptr(ptr).mm_users;
+        let held = self.engine.probe_view(num).mm_users;
+        matches!((read, held), (Some(k), Some(m)) if k > m as i32)
+    }
+
+    /// Runs the steps of the probes placed late on `cpu`, or before event `at`, at `ts`.
+    pub(super) fn run_late_probes(&mut self, at: usize, cpu: u16, ts: u64) {
+        let mut k = 0;
+        while k < self.late_probes.len() {
+            let (c, before, ..) = self.late_probes[k];
+            if c != cpu && before != Some(at) {
+                k += 1;
+                continue;
+            }
+            let (_, _, idx, e) = self.late_probes.remove(k);
+            self.untraced
+                .put_futex_refs(&mut self.engine, idx, ts, e.tid);
+            if let EventKind::Probe { probe, num, ptr } = e.kind {
+                self.probe(ts, e.tid, probe, num, ptr);
+            }
+        }
+    }
+
+    /// A CID probe (docs/models.md §5.6): the step it marks runs here. (A switch's pending CID
+    /// step ran before, as before any record of its CPU; a fork's and a futex reference's are
+    /// placed by `probes::plan`.)
+    pub(super) fn probe(&mut self, ts: u64, by: Tid, probe: Probe, num: u32, ptr: u64) {
+        let u = &mut self.untraced;
+        match probe {
+            Probe::MigrateTo if u.probed.migrate_to => {
+                u.migrate_to_probed(&mut self.engine, ts, num);
+            }
+            Probe::Exit => {
+                // (the exiting task is current: its record names it where no BTF does)
+                let num = if num == 0 { by } else { num };
+                self.know(ts, num);
+                let end = self.exit_records.get(&num).copied().unwrap_or(ts);
+                self.untraced
+                    .exit_probed(&mut self.engine, (ts, end), num, ptr);
+                // exit_mm's mmput is probed too: not at a switch-out before it
+                if self.untraced.probed.mm_put
+                    && let Some(t) = self.engine.core.task_mut(num)
+                {
+                    t.exit_mm_held = true;
+                }
+            }
+            Probe::MmPut if u.probed.mm_put && u.mm_put_probed(&mut self.engine, ts, by, ptr) => {
+                self.exiting.remove(&by);
+            }
+            // (the kernel's own compaction only: another policy decides its own)
+            Probe::Scan if self.engine.core.params.observed_scans => {
+                self.engine.step(ts, &DriverEvent::ObservedScan { tid: by });
+            }
+            Probe::RemoteClear if self.engine.core.params.observed_scans => {
+                self.engine.step(
+                    ts,
+                    &DriverEvent::ObservedClear {
+                        tid: by,
+                        cpu: num.min(u16::MAX as u32) as u16,
+                    },
+                );
+            }
+            Probe::RqLock if u.probed.walk && ptr == 0 => {
+                u.walk_visit(&mut self.engine, ts, by, num.min(u16::MAX as u32) as u16);
+            }
+            Probe::TaskLock if ptr == 0 => u.walk_visit_task(&mut self.engine, ts, by, num),
+            Probe::SetCpus if self.engine.core.task(num).is_some() => {
+                self.untraced
+                    .set_cpus_probed(&mut self.engine, ts, num, ptr);
+            }
+            _ => {}
+        }
+    }
+}
