@@ -97,6 +97,8 @@ struct Search<'a> {
     budget: u64,
     /// CIDSCOPE_SEARCH_TRACE set: each disagreement and candidate on stderr (a debugging aid).
     verbose: bool,
+    /// CIDSCOPE_SEARCH_TRACE=2: also the model's state of the mm after each candidate step.
+    verbose_state: bool,
 }
 
 /// Replays `trace` through `policy` and returns the placements that explain some of its
@@ -133,6 +135,7 @@ pub fn search_placements(
         tried: FxHashSet::default(),
         budget: (SEARCH_BUDGET_PER_EVENT * n as u64 + 1_000_000).min(SEARCH_BUDGET_MAX),
         verbose: std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some(),
+        verbose_state: std::env::var("CIDSCOPE_SEARCH_TRACE").is_ok_and(|v| v == "2"),
     };
     let mut i = 0;
     while i < n {
@@ -561,6 +564,9 @@ impl Search<'_> {
                     "step at {i}: {step:?} misses {} target {target}",
                     t.misses()
                 );
+                if self.verbose_state {
+                    eprintln!("    state: {}", t.engine.describe_mm(mm));
+                }
             }
             if t.misses() < target {
                 found.push(Candidate {

@@ -41,6 +41,10 @@ pub(super) enum Step {
     PromptWake(usize),
     /// T1: the enqueue of the migration recorded at this index at dst's next switch.
     LateEnqueue(usize),
+    /// T1 twice: two migrations from or to the disagreeing CPU both enqueued at once (one
+    /// alone is no better: e.g. a wakeup to the CPU that finds its slot still set, then one
+    /// from it that takes the slot's CID along).
+    PromptWakes(usize, usize),
     /// T7: the CID release of an exit before the event at `at`.
     EarlyExit { at: usize, exit: EarlyExit },
     /// T3: a lazy fixup walk in progress has visited `done` tasks before the event at `at`.
@@ -88,6 +92,7 @@ impl Step {
                 at
             }
             Step::LatePuts { at, n } => at[..n].iter().copied().min().unwrap_or(0),
+            Step::PromptWakes(a, b) => a.min(b),
             Step::FutexPutDeferring { at, switch, .. } => at.min(switch),
             Step::LateProbePrompt { probe, switch } => probe.min(switch),
             Step::LateProbeBefore { probe, .. } => probe,
@@ -119,6 +124,10 @@ impl Step {
             }
             Step::LateEnqueue(s) => {
                 p.late_enqueues.insert(s);
+            }
+            Step::PromptWakes(a, b) => {
+                p.prompt_wakes.insert(a);
+                p.prompt_wakes.insert(b);
             }
             Step::EarlyExit { at, exit } => p.early_exits.entry(at).or_default().push(exit),
             Step::ExitInFlight {
@@ -240,24 +249,44 @@ impl StepSource<'_> {
             }
         });
         let late_puts = late.clone().into_iter().map(Step::LatePut).chain(all_late);
+        // T1: migrations of the mm, nearest first, but those from or to the disagreeing CPU
+        // before all others: where many threads of the mm move (16 workers on 16 vCPUs move
+        // ten times in 15 ms), the one that took the CID away from `cpu`, or brought one to
+        // it, is seldom among the nearest few
+        let migrations = |placed: &FxHashSet<usize>| -> Vec<(usize, bool)> {
+            let (mut near, far): (Vec<_>, Vec<_>) = (back.start..i)
+                .rev()
+                .filter_map(|j| match ev(j)?.kind {
+                    EventKind::SchedMigrateTask {
+                        tid: x,
+                        orig_cpu,
+                        dest_cpu,
+                    } if !placed.contains(&j) && mm_of(x) == Some(mm) => {
+                        Some((j, orig_cpu == cpu || dest_cpu == cpu))
+                    }
+                    _ => None,
+                })
+                .take(4 * STEP_CANDIDATES)
+                .partition(|&(_, touches)| touches);
+            near.extend(far);
+            near
+        };
         // T1: a remote wakeup of the mm whose enqueue on dst ran at once
-        let wakes = (back.start..i).rev().filter(|&j| {
-            ev(j).is_some_and(|e| match e.kind {
-                EventKind::SchedMigrateTask { tid: x, .. } => {
-                    !p.prompt_wakes.contains(&j) && mm_of(x) == Some(mm)
-                }
-                _ => false,
-            })
+        let wakes = migrations(&p.prompt_wakes);
+        let touching: Vec<usize> = wakes
+            .iter()
+            .filter(|&&(_, touches)| touches)
+            .map(|&(j, _)| j)
+            .take(STEP_CANDIDATES)
+            .collect();
+        let wake_pairs = touching.iter().enumerate().flat_map(|(k, &a)| {
+            touching[k + 1..]
+                .iter()
+                .map(move |&b| Step::PromptWakes(a, b))
         });
+        let wakes = wakes.into_iter().map(|(j, _)| j);
         // T1: a migration of the mm whose enqueue on dst ran by dst's next switch
-        let late = (back.start..i).rev().filter(|&j| {
-            ev(j).is_some_and(|e| match e.kind {
-                EventKind::SchedMigrateTask { tid: x, .. } => {
-                    !p.late_enqueues.contains(&j) && mm_of(x) == Some(mm)
-                }
-                _ => false,
-            })
-        });
+        let late = migrations(&p.late_enqueues).into_iter().map(|(j, _)| j);
         // a step a probe marks ran there (docs/models.md §5.6): no candidate moves it
         let probed = r.untraced.probed;
         let switches: Vec<usize> = if probed.switch {
@@ -299,7 +328,8 @@ impl StepSource<'_> {
                 wakes
                     .take(STEP_CANDIDATES)
                     .map(Step::PromptWake)
-                    .chain(late.take(STEP_CANDIDATES).map(Step::LateEnqueue)),
+                    .chain(late.take(STEP_CANDIDATES).map(Step::LateEnqueue))
+                    .chain(wake_pairs),
             );
         }
         // the futex hash's reference was gone by the switch-in (alone, or with a switch of
