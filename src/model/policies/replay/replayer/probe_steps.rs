@@ -39,6 +39,17 @@ impl Replayer {
                     return;
                 }
                 let k = MigrateState::from_ptr(ptr);
+                // `t->mm` NULL: the probe reads 0 for both counts, never so for a live mm.
+                // An exiting task past exit_mm is enqueued once more to die, and the model
+                // must have dropped its mm too; a kernel thread (a kworker born in the
+                // capture) never had one, and the model does not hold one for it
+                if k.mm_users == Some(0) && k.nr_cpus_allowed == Some(0) {
+                    if self.exit_records.get(&num).is_some_and(|&t| t <= ts) {
+                        let held = self.exiting.contains_key(&num);
+                        cmp(num, "mm", Some(0), Some(i64::from(held)));
+                    }
+                    return;
+                }
                 let m = self.engine.probe_view(num);
                 cmp(
                     num,
