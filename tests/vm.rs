@@ -89,20 +89,7 @@ fn boots_a_kernel_runs_a_workload_and_reports_the_model_agreement() {
     };
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let rec = tmp("churn.txt");
-    let (code, out, err) = run(&[
-        "vm",
-        "--kernel",
-        k.to_str().unwrap(),
-        "--cpus",
-        "4",
-        "--workload",
-        "churn",
-        "--duration",
-        "1s",
-        "--json",
-        "--record",
-        rec.to_str().unwrap(),
-    ]);
+    let (code, out, err) = boot_churn(&k, Some(&rec));
     assert_eq!(code, 0, "stderr: {err}");
     // progress on stderr: booting, the guest's kernel, the events
     assert!(err.contains("booting"), "{err}");
@@ -170,6 +157,53 @@ fn boots_a_kernel_runs_a_workload_and_reports_the_model_agreement() {
     assert_eq!(s["events"], v["events"]);
     assert_eq!(s["tasks"], v["tasks"]);
     std::fs::remove_file(&rec).ok();
+    // every rseq_update of the workload predicted by the kernel's own model (docs/models.md
+    // §5.6: with the CID probes, 25 of 25 such boots here were at 100 %). A real guest's
+    // timing differs from boot to boot, so one miss gets one more boot, which must be at
+    // 100 % (a model that is wrong misses on both), and the first one's miss is printed.
+    if let Err(first) = fresh_agreement_is_full(m) {
+        eprintln!("first boot below 100 %, booting once more: {first}");
+        let (code, out, err) = boot_churn(&k, None);
+        assert_eq!(code, 0, "stderr: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+        if let Err(second) = fresh_agreement_is_full(&v["model_agreement"]) {
+            panic!("below 100 % twice:\nfirst: {first}\nsecond: {second}");
+        }
+    }
+}
+
+/// `cidscope vm` on `kernel` at 4 vCPUs, `churn` for 1 s, `--json` (and `--record`).
+fn boot_churn(kernel: &Path, record: Option<&Path>) -> (i32, String, String) {
+    let mut args = vec![
+        "vm",
+        "--kernel",
+        kernel.to_str().unwrap(),
+        "--cpus",
+        "4",
+        "--workload",
+        "churn",
+        "--duration",
+        "1s",
+        "--json",
+    ];
+    if let Some(r) = record {
+        args.extend(["--record", r.to_str().unwrap()]);
+    }
+    run(&args)
+}
+
+/// `model_agreement.fresh` at 100 % with CID probes checked, or what fell short.
+fn fresh_agreement_is_full(m: &serde_json::Value) -> Result<(), String> {
+    let fresh = &m["fresh"];
+    let (agreed, checked) = (fresh["agreed"].as_u64(), fresh["checked"].as_u64());
+    let probes = m["probe_checks"]["checked"].as_u64().unwrap_or(0);
+    match (agreed, checked) {
+        (Some(a), Some(c)) if c > 0 && a == c && probes > 0 => Ok(()),
+        _ => Err(format!(
+            "fresh {fresh}, probe checks {probes}, first disagreement {}, trace gaps {}",
+            m["first_disagreement"], m["trace_gaps"]
+        )),
+    }
 }
 
 #[test]

@@ -302,14 +302,16 @@ impl Replayer {
         }
         let late = if matches!(ev.kind, EventKind::Probe { .. }) {
             match self.untraced.late_probe(idx, who, ts) {
-                Some(at) => Some(at),
-                None => self.read_ahead(ev).then_some(None),
+                Some(late) => Some(late),
+                None => self.read_ahead(ev).then_some((None, false)),
             }
         } else {
             None
         };
-        if let Some(at) = late {
-            self.late_probes.push((ev.cpu, at, idx, *ev));
+        if let Some((at, resumed)) = late {
+            // (a resumed probe's step waits for its event alone: no record of a CPU runs it)
+            let cpu = if resumed { CPU_UNKNOWN } else { ev.cpu };
+            self.late_probes.push((cpu, at, idx, *ev));
         } else {
             self.untraced.put_futex_refs(&mut self.engine, idx, ts, who);
         }

@@ -59,6 +59,10 @@ pub(super) enum Step {
     /// A probe at `probe` whose step ran after it, before the event at `at` (the disagreeing
     /// task's switch-in, ahead of the probe CPU's next record).
     LateProbeBefore { probe: usize, at: usize },
+    /// A `cid_mmput` probe at `probe` whose task was preempted right after it (`mmput`'s
+    /// `might_sleep`, before the decrement): the step ran when the task was switched in
+    /// again, at `at`.
+    ProbeAtResume { probe: usize, at: usize },
     /// [`Step::LateProbe`] at `probe` while the switch record `switch` ran its CID step at
     /// the record ([`Step::PromptSwitch`]): two CPUs stalled across each other.
     LateProbePrompt { probe: usize, switch: usize },
@@ -95,7 +99,7 @@ impl Step {
             Step::PromptWakes(a, b) => a.min(b),
             Step::FutexPutDeferring { at, switch, .. } => at.min(switch),
             Step::LateProbePrompt { probe, switch } => probe.min(switch),
-            Step::LateProbeBefore { probe, .. } => probe,
+            Step::LateProbeBefore { probe, .. } | Step::ProbeAtResume { probe, .. } => probe,
             Step::ExitInFlight {
                 switches, n, at, ..
             } => switches[..n].iter().copied().min().unwrap_or(at).min(at),
@@ -151,6 +155,10 @@ impl Step {
             }
             Step::LateProbeBefore { probe, at } => {
                 p.late_probes.insert(probe, Some(at));
+            }
+            Step::ProbeAtResume { probe, at } => {
+                p.late_probes.insert(probe, Some(at));
+                p.resumed_probes.insert(probe);
             }
             Step::LateProbePrompt { probe, switch } => {
                 p.late_probes.insert(probe, None);
@@ -368,6 +376,29 @@ impl StepSource<'_> {
         let mut out = Vec::new();
         let mut switches = 0;
         let mut probes = 0;
+        let mut resumes = 0;
+        // a task preempted right after its probe at j (its next record is its own switch-out
+        // as runnable): the index of its next switch-in
+        let resumed_at = |j: usize, t: Tid| {
+            let out = (j + 1..sw).find(|&q| {
+                ev(q).is_some_and(|e| {
+                    e.tid == t
+                        || matches!(e.kind, EventKind::SchedSwitch { prev_tid, .. } if prev_tid == t)
+                })
+            })?;
+            let preempted = ev(out).is_some_and(|e| {
+                matches!(e.kind, EventKind::SchedSwitch { prev_tid, prev_state, .. }
+                    if prev_tid == t && prev_state.runnable())
+            });
+            if !preempted {
+                return None;
+            }
+            (out + 1..sw).find(|&q| {
+                ev(q).is_some_and(
+                    |e| matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == t),
+                )
+            })
+        };
         // whether another CPU records something between j and CPU c's next record (a stall of
         // c there can matter)
         let stalled_after = |j: usize, c: u16| {
@@ -376,10 +407,25 @@ impl StepSource<'_> {
                 .is_none_or(|q| q > j + 1)
         };
         for j in (sw.saturating_sub(SEARCH_LOOKBACK)..sw).rev() {
-            if switches >= STEP_CANDIDATES && probes >= STEP_CANDIDATES {
+            if switches >= STEP_CANDIDATES
+                && probes >= STEP_CANDIDATES
+                && resumes >= STEP_CANDIDATES
+            {
                 break;
             }
             let Some(e) = ev(j) else { continue };
+            if let EventKind::Probe {
+                probe: Probe::MmPut,
+                ..
+            } = e.kind
+                && resumes < STEP_CANDIDATES
+                && !p.late_probes.contains_key(&j)
+                && mm_of(e.tid) == Some(mm)
+                && let Some(at) = resumed_at(j, e.tid)
+            {
+                out.push(Step::ProbeAtResume { probe: j, at });
+                resumes += 1;
+            }
             match e.kind {
                 EventKind::SchedSwitch { next_tid, .. }
                     if switches < STEP_CANDIDATES

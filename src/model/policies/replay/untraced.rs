@@ -78,6 +78,10 @@ pub struct Placements {
     /// Probes whose step ran after the probe (§5.6): at their CPU's next record (`None`), or
     /// before event k when that comes first (`Some(k)`).
     pub late_probes: FxHashMap<usize, Option<usize>>,
+    /// Late probes whose task was preempted inside the probed function before its step ran
+    /// (`mmput`'s `might_sleep` comes before its decrement): the step runs only before the
+    /// event `late_probes` names (the task's switch-in), not at its CPU's next record.
+    pub resumed_probes: FxHashSet<usize>,
 }
 
 impl Placements {
@@ -94,6 +98,7 @@ impl Placements {
             && self.futex_puts_of.is_empty()
             && self.prompt_switches.is_empty()
             && self.late_probes.is_empty()
+            && self.resumed_probes.is_empty()
     }
 
     /// Adds `other`'s placements to these.
@@ -133,6 +138,7 @@ impl Placements {
         }
         self.prompt_switches.extend(&other.prompt_switches);
         self.late_probes.extend(&other.late_probes);
+        self.resumed_probes.extend(&other.resumed_probes);
     }
 }
 
@@ -146,6 +152,7 @@ const WALK_REASON: &str = "owner-mode's per-task -> per-CPU fixup walk (mm_cid_f
 const LATE_PUT_REASON: &str = "exit_mm's mmput ran only at the exiting task's next record, not right after sched_process_exit (its CPU stopped in between); placed there from the observed CIDs";
 const FUTEX_REASON: &str = "the process-private futex hash's mm_users reference (futex_ref_drop's mmget when a thread's clone grew the hash) was dropped after RCU grace periods, before this record; placed where the observed CIDs require it";
 const PROMPT_SWITCH_REASON: &str = "the CID step of this switch (switch_mm_cid) ran at its sched_switch record: its CPU stalled before finish_task_switch (the cid_switch_done probe came later); placed there from the observed CIDs";
+const RESUMED_PROBE_REASON: &str = "the task was preempted inside the function this CID probe marks (in mmput, before its decrement of mm_users: preemption is enabled there), and the step ran when it was switched in again; placed there from the observed CIDs";
 const LATE_PROBE_REASON: &str = "the step this CID probe marks ran after the probe, at its CPU's next record (the CPU stalled in the probed function); placed there from the observed CIDs";
 const PUT_REASON: &str = "exit_mm's mmput ran right after sched_process_exit, before the exiting task's next record; placed there from the observed CIDs";
 
@@ -301,11 +308,18 @@ impl Untraced {
     }
 
     /// A probe placed late: its step runs at its CPU's next record, or before the event the
-    /// placement names (reported as a gap). `None`: not placed late.
-    pub fn late_probe(&mut self, idx: usize, tid: Tid, ts: u64) -> Option<Option<usize>> {
+    /// placement names (reported as a gap), and with `true` only there (its task was
+    /// preempted in the probed function). `None`: not placed late.
+    pub fn late_probe(&mut self, idx: usize, tid: Tid, ts: u64) -> Option<(Option<usize>, bool)> {
         let at = *self.placements.late_probes.get(&idx)?;
-        self.gap(tid, ts, ts, LATE_PROBE_REASON);
-        Some(at)
+        let resumed = self.placements.resumed_probes.contains(&idx);
+        let reason = if resumed {
+            RESUMED_PROBE_REASON
+        } else {
+            LATE_PROBE_REASON
+        };
+        self.gap(tid, ts, ts, reason);
+        Some((at, resumed))
     }
 
     /// A `cid_exit` probe of `tid` (its mm at `mm_addr`): the CID release runs here (T7).
