@@ -61,7 +61,8 @@ pub(super) enum Step {
     LateProbeBefore { probe: usize, at: usize },
     /// A `cid_mmput` probe at `probe` whose task was preempted right after it (`mmput`'s
     /// `might_sleep`, before the decrement): the step ran when the task was switched in
-    /// again, at `at`.
+    /// again, at `at`; or a 7.x `cid_exit` whose release waited for `mm_cid.mutex`, up to
+    /// the task's `sched_process_exit` record at `at`.
     ProbeAtResume { probe: usize, at: usize },
     /// [`Step::LateProbe`] at `probe` while the switch record `switch` ran its CID step at
     /// the record ([`Step::PromptSwitch`]): two CPUs stalled across each other.
@@ -425,6 +426,31 @@ impl StepSource<'_> {
             {
                 out.push(Step::ProbeAtResume { probe: j, at });
                 resumes += 1;
+            }
+            // 7.x: `sched_mm_cid_exit` takes `mm_cid.mutex` before it removes the user, so
+            // exits that come together wait for each other there (spinning or asleep): the
+            // release ran as late as right before the task's `sched_process_exit` record
+            if let EventKind::Probe {
+                probe: Probe::Exit,
+                num,
+                ..
+            } = e.kind
+                && self.policy == PolicyKind::OwnerMode
+                && resumes < STEP_CANDIDATES
+                && !p.late_probes.contains_key(&j)
+            {
+                let t = if num == 0 { e.tid } else { num };
+                let exit_record = (j + 1..j + SEARCH_LOOKBACK).find(|&q| {
+                    ev(q).is_some_and(
+                        |e| matches!(e.kind, EventKind::SchedProcessExit { tid } if tid == t),
+                    )
+                });
+                if mm_of(t) == Some(mm)
+                    && let Some(at) = exit_record
+                {
+                    out.push(Step::ProbeAtResume { probe: j, at });
+                    resumes += 1;
+                }
             }
             match e.kind {
                 EventKind::SchedSwitch { next_tid, .. }

@@ -78,9 +78,10 @@ pub struct Placements {
     /// Probes whose step ran after the probe (§5.6): at their CPU's next record (`None`), or
     /// before event k when that comes first (`Some(k)`).
     pub late_probes: FxHashMap<usize, Option<usize>>,
-    /// Late probes whose task was preempted inside the probed function before its step ran
-    /// (`mmput`'s `might_sleep` comes before its decrement): the step runs only before the
-    /// event `late_probes` names (the task's switch-in), not at its CPU's next record.
+    /// Late probes whose task was held up inside the probed function before its step ran
+    /// (preempted in `mmput` before its decrement; 7.x `sched_mm_cid_exit` waiting for
+    /// `mm_cid.mutex`): the step runs only before the event `late_probes` names (the task's
+    /// switch-in, or its exit record), not at its CPU's next record.
     pub resumed_probes: FxHashSet<usize>,
 }
 
@@ -152,7 +153,7 @@ const WALK_REASON: &str = "owner-mode's per-task -> per-CPU fixup walk (mm_cid_f
 const LATE_PUT_REASON: &str = "exit_mm's mmput ran only at the exiting task's next record, not right after sched_process_exit (its CPU stopped in between); placed there from the observed CIDs";
 const FUTEX_REASON: &str = "the process-private futex hash's mm_users reference (futex_ref_drop's mmget when a thread's clone grew the hash) was dropped after RCU grace periods, before this record; placed where the observed CIDs require it";
 const PROMPT_SWITCH_REASON: &str = "the CID step of this switch (switch_mm_cid) ran at its sched_switch record: its CPU stalled before finish_task_switch (the cid_switch_done probe came later); placed there from the observed CIDs";
-const RESUMED_PROBE_REASON: &str = "the task was preempted inside the function this CID probe marks (in mmput, before its decrement of mm_users: preemption is enabled there), and the step ran when it was switched in again; placed there from the observed CIDs";
+const RESUMED_PROBE_REASON: &str = "the step this CID probe marks ran later, when its task went on: preempted in mmput before its decrement of mm_users, or (7.x) waiting for mm_cid.mutex in sched_mm_cid_exit until just before its sched_process_exit; placed there from the observed CIDs";
 const LATE_PROBE_REASON: &str = "the step this CID probe marks ran after the probe, at its CPU's next record (the CPU stalled in the probed function); placed there from the observed CIDs";
 const PUT_REASON: &str = "exit_mm's mmput ran right after sched_process_exit, before the exiting task's next record; placed there from the observed CIDs";
 
