@@ -3,6 +3,8 @@
 //! §5.3; the state the probes read is held against the model's; `cidscope probes` prints a
 //! script a shell accepts.
 
+mod common;
+
 use cidscope::events::{EventKind, Probe, Trace};
 use cidscope::model::kernel::model_for_kernel;
 use cidscope::model::policies::{Params, PolicyRun, UntracedSearch, replay};
@@ -116,17 +118,7 @@ fn without_its_probes_the_same_capture_leans_on_the_search() {
 
 #[test]
 fn stats_counts_each_probe_by_its_name() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cidscope"))
-        .args(["stats", "--json", CAPTURE])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cidscope runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = common::stats(&Path::new(env!("CARGO_MANIFEST_DIR")).join(CAPTURE));
     let t = capture();
     for p in [Probe::SwitchDone, Probe::Fork, Probe::Exit, Probe::MmPut] {
         assert_eq!(
