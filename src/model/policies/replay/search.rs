@@ -237,8 +237,18 @@ impl Search<'_> {
             let Some(ev) = self.trace.events.get(j) else {
                 break;
             };
+            let (ma, mb) = (a.misses(), b.misses());
             a.apply(j, &ev, &self.trace.tasks);
             b.apply(j, &ev, &self.trace.tasks);
+            if self.verbose && (a.misses() > ma || b.misses() > mb) {
+                eprintln!(
+                    "ahead: event {j} ts {} tid {} cand {} plain {}",
+                    ev.ts,
+                    ev.tid,
+                    a.misses() - ma,
+                    b.misses() - mb
+                );
+            }
         }
         a.misses() < b.misses()
     }

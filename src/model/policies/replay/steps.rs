@@ -57,7 +57,8 @@ pub(super) enum Step {
     /// CPU's next record (the CPU stalled right after the probe).
     LateProbe(usize),
     /// A probe at `probe` whose step ran after it, before the event at `at` (the disagreeing
-    /// task's switch-in, ahead of the probe CPU's next record).
+    /// task's switch-in, or the record right after that task left its CPU again; ahead of the
+    /// probe CPU's next record either way).
     LateProbeBefore { probe: usize, at: usize },
     /// A `cid_mmput` probe at `probe` whose task was preempted right after it (`mmput`'s
     /// `might_sleep`, before the decrement): the step ran when the task was switched in
@@ -308,7 +309,7 @@ impl StepSource<'_> {
         // stall of that CPU)
         let mut steps: Vec<Step> = Vec::new();
         if probed.any() {
-            let flips = self.probe_flips(r, sw, cpu, mm);
+            let flips = self.probe_flips(r, (sw, i), (cpu, tid), mm);
             // the disagreeing task's own switch ran its step at the record, alone or with a
             // probed step of another CPU that ran late
             let own = probed.switch && !p.prompt_switches.contains(&sw);
@@ -367,13 +368,29 @@ impl StepSource<'_> {
     /// `cpu` recorded before the switch-in `sw` whose `cid_switch_done` comes after it
     /// ([`Step::PromptSwitch`]), and probes of `mm`'s steps before `sw` whose CPU records
     /// nothing more until after it ([`Step::LateProbe`]); nearest first.
-    fn probe_flips(&self, r: &Replayer, sw: usize, cpu: u16, mm: MmId) -> Vec<Step> {
+    fn probe_flips(
+        &self,
+        r: &Replayer,
+        (sw, i): (usize, usize),
+        (cpu, tid): (u16, Tid),
+        mm: MmId,
+    ) -> Vec<Step> {
         let ev = |j: usize| self.trace.events.get(j);
         let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         let p = &self.found;
-        // whether CPU c records nothing in (j, sw]
-        let quiet_until_sw =
-            |j: usize, c: u16| !(j + 1..=sw).any(|q| ev(q).is_some_and(|e| e.cpu == c));
+        // whether CPU c records nothing in (j, to]
+        let quiet_until =
+            |j: usize, to: usize, c: u16| !(j + 1..=to).any(|q| ev(q).is_some_and(|e| e.cpu == c));
+        let quiet_until_sw = |j: usize, c: u16| quiet_until(j, sw, c);
+        // the disagreeing task's switch-out of `cpu` after its update: a probed step that
+        // ran only after it left (its CPU stalled past both) found the update's CID still
+        // in `cpu`'s slot, and took it away from an idle CPU
+        let left = (i + 1..(i + SEARCH_LOOKBACK).min(self.trace.events.len())).find(|&q| {
+            ev(q).is_some_and(|e| {
+                e.cpu == cpu
+                    && matches!(e.kind, EventKind::SchedSwitch { prev_tid, .. } if prev_tid == tid)
+            })
+        });
         let mut out = Vec::new();
         let mut switches = 0;
         let mut probes = 0;
@@ -484,6 +501,14 @@ impl StepSource<'_> {
                         // before; right before the switch-in is what can explain it)
                         if quiet_until_sw(j, e.cpu) {
                             out.push(Step::LateProbeBefore { probe: j, at: sw });
+                            if let Some(left) = left
+                                && quiet_until(j, left, e.cpu)
+                            {
+                                out.push(Step::LateProbeBefore {
+                                    probe: j,
+                                    at: left + 1,
+                                });
+                            }
                         }
                         probes += 1;
                     }
