@@ -47,6 +47,9 @@ pub struct Core {
     pub defer_switch: bool,
     /// Per CPU, the switch (prev, next) whose CID step is pending.
     pub pending_switch: Vec<Option<(Tid, Tid)>>,
+    /// Replay: per CPU, the task `__schedule` has made `rq->curr` before the switch's record
+    /// ([`super::engine::DriverEvent::CurrEarly`], docs/models.md §5.6); the switch clears it.
+    pub early_curr: Vec<Option<Tid>>,
 }
 
 impl Core {
@@ -71,6 +74,7 @@ impl Core {
             defer_fixup: false,
             defer_switch: false,
             pending_switch: vec![None; n],
+            early_curr: vec![None; n],
         }
     }
 
@@ -167,8 +171,13 @@ impl Core {
     }
 
     pub fn user_on(&self, mm: MmId, c: u16) -> bool {
-        self.curr_task(c)
-            .is_some_and(|t| t.active && t.mm == Some(mm))
+        // (`rq->curr` as another CPU reads it: the next task where `__schedule` set it
+        // before its record)
+        let curr = match self.early_curr.get(c as usize).copied().flatten() {
+            Some(t) => self.task(t),
+            None => self.curr_task(c),
+        };
+        curr.is_some_and(|t| t.active && t.mm == Some(mm))
     }
 
     /// `pick_runtime` of a running task.

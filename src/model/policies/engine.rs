@@ -75,6 +75,11 @@ pub enum DriverEvent {
     /// The CID step of the last switch on `cpu`, left pending by [`Core::defer_switch`]
     /// (docs/models.md §5.3 T5).
     SchedIn { cpu: u16 },
+    /// `__schedule` made `tid` the `rq->curr` of `cpu` ahead of the switch's record (its CPU
+    /// stalled between `RCU_INIT_POINTER(rq->curr, next)` and `trace_sched_switch`): other
+    /// CPUs' reads of `rq->curr` see it from here (docs/models.md §5.6). The switch record
+    /// does the rest.
+    CurrEarly { cpu: u16, tid: Tid },
     /// `exit_mm`'s `mmput` of an exiting task: its `mm_users` reference goes away (after the
     /// exit's futex wakeup of a joiner, before `exit_notify`; the final switch-out at the
     /// latest).
@@ -314,6 +319,11 @@ impl<P: CidPolicy> Driver<'_, P> {
                 self.policy.fixup_step(core, mm);
             }
             DriverEvent::SchedIn { cpu } => self.complete_switch(cpu),
+            DriverEvent::CurrEarly { cpu, tid } => {
+                if let Some(c) = core.early_curr.get_mut(cpu as usize) {
+                    *c = Some(tid);
+                }
+            }
         }
         self.recorder.flush(self.core, self.policy);
         if self.core.params.check_invariants {
@@ -448,6 +458,7 @@ impl<P: CidPolicy> Driver<'_, P> {
             self.complete_switch(cpu);
         }
         let core = &mut *self.core;
+        core.early_curr[c] = None;
         let prev = core.curr[c];
         if prev == next {
             return;

@@ -79,3 +79,47 @@ impl LazyCompact {
         core.mark_slot(id, dst);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::policies::lazy_compact::Cid;
+    use crate::model::policies::script::Script;
+    use crate::model::policies::{DriverEvent, KernelVersion, Params, PolicyKind};
+
+    /// docs/models.md §5.6 (`Step::CurrEarly`): `sched_mm_cid_migrate_to` reads the source's
+    /// `rq->curr`; where `__schedule` has already made a task of the mm current there (its
+    /// `sched_switch` record comes later), the CID stays on the source for that task, and a
+    /// third thread switched in meanwhile cannot take it (6.12.117 c64 `workers`, 180.035).
+    #[test]
+    fn a_source_whose_next_task_is_already_current_keeps_its_cid() {
+        let run = |early: bool| {
+            let mut s = Script::with_params(
+                PolicyKind::LazyCompact,
+                Params {
+                    cpus: 8,
+                    hz: 1000,
+                    version: KernelVersion::V6_4,
+                    ..Params::default()
+                },
+            );
+            let mm = s.process(100, 0);
+            s.run(0, 100);
+            s.thread(100, 101, 1).run(1, 101);
+            s.thread(100, 102, 2).thread(100, 104, 4);
+            s.switch(1, 0); // 101 sleeps; CPU 1's slot keeps CID 1
+            if early {
+                s.step(DriverEvent::CurrEarly { cpu: 1, tid: 102 });
+            }
+            s.migrate(101, 1, 3);
+            let src = s.lc(mm).map(|m| m.pcpu_cid[1].cid);
+            s.run(4, 104); // another CPU's first-zero allocation, before CPU 1's record
+            s.switch(1, 102);
+            assert!(s.violations().is_empty(), "{:?}", s.violations());
+            (src, s.cid(104), s.cid(102))
+        };
+        // stolen from CPU 1: 104 takes the freed 1, 102 the next
+        assert_eq!(run(false), (Some(Cid::Unset), Some(1), Some(2)));
+        // CPU 1 was 102's already: 1 stays there for it
+        assert_eq!(run(true), (Some(Cid::Valid(1)), Some(2), Some(1)));
+    }
+}

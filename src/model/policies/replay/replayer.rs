@@ -280,6 +280,9 @@ impl Replayer {
             _ => {}
         }
         self.obs.apply(ev, &ctx, &mut self.infos);
+        if !self.untraced.placements.early_currs.is_empty() {
+            self.untraced.early_currs_at(&mut self.engine, idx, ts);
+        }
         // a record on no known CPU places no task: the model has nothing to step
         if ev.kind.is_lost() || ev.cpu == CPU_UNKNOWN {
             return;

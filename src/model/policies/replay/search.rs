@@ -27,7 +27,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 
 /// Events a search may replay in all (bounds its cost on a large capture).
-const SEARCH_BUDGET_PER_EVENT: u64 = 20;
+const SEARCH_BUDGET_PER_EVENT: u64 = 60;
 /// ... and at most this many, whatever its size.
 const SEARCH_BUDGET_MAX: u64 = 20_000_000;
 /// Events between the periodic checkpoints of a search, and how many it keeps.

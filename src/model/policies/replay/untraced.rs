@@ -83,6 +83,9 @@ pub struct Placements {
     /// `mm_cid.mutex`): the step runs only before the event `late_probes` names (the task's
     /// switch-in, or its exit record), not at its CPU's next record.
     pub resumed_probes: FxHashSet<usize>,
+    /// Before event k, `rq->curr` of a CPU was already the next task of its coming switch
+    /// record (CPU, task; `DriverEvent::CurrEarly`, §5.6).
+    pub early_currs: FxHashMap<usize, Vec<(u16, Tid)>>,
 }
 
 impl Placements {
@@ -100,6 +103,7 @@ impl Placements {
             && self.prompt_switches.is_empty()
             && self.late_probes.is_empty()
             && self.resumed_probes.is_empty()
+            && self.early_currs.is_empty()
     }
 
     /// Adds `other`'s placements to these.
@@ -140,6 +144,9 @@ impl Placements {
         self.prompt_switches.extend(&other.prompt_switches);
         self.late_probes.extend(&other.late_probes);
         self.resumed_probes.extend(&other.resumed_probes);
+        for (&k, v) in &other.early_currs {
+            self.early_currs.entry(k).or_default().extend(v);
+        }
     }
 }
 
@@ -155,6 +162,7 @@ const FUTEX_REASON: &str = "the process-private futex hash's mm_users reference 
 const PROMPT_SWITCH_REASON: &str = "the CID step of this switch (switch_mm_cid) ran at its sched_switch record: its CPU stalled before finish_task_switch (the cid_switch_done probe came later); placed there from the observed CIDs";
 const RESUMED_PROBE_REASON: &str = "the step this CID probe marks ran later, when its task went on: preempted in mmput before its decrement of mm_users, or (7.x) waiting for mm_cid.mutex in sched_mm_cid_exit until just before its sched_process_exit; placed there from the observed CIDs";
 const LATE_PROBE_REASON: &str = "the step this CID probe marks ran after the probe, at its CPU's next record (the CPU stalled in the probed function); placed there from the observed CIDs";
+const CURR_REASON: &str = "rq->curr of this CPU was already this task before its sched_switch record (the CPU stalled in __schedule between setting rq->curr and the tracepoint): a migration from that CPU found the mm in use there and left its CID; placed from the observed CIDs";
 const PUT_REASON: &str = "exit_mm's mmput ran right after sched_process_exit, before the exiting task's next record; placed there from the observed CIDs";
 
 /// An owner-mode fixup walk left in progress by an early fork (T3): visited evenly in time
@@ -273,6 +281,17 @@ impl Untraced {
             return None;
         }
         self.placements.early_exits.get(&idx).cloned()
+    }
+
+    /// `rq->curr` set ahead of switch records, placed before event `idx` (each a gap).
+    pub fn early_currs_at(&mut self, engine: &mut Engine, idx: usize, ts: u64) {
+        let Some(v) = self.placements.early_currs.get(&idx).cloned() else {
+            return;
+        };
+        for (cpu, tid) in v {
+            self.gap(tid, ts, ts, CURR_REASON);
+            engine.step(ts, &DriverEvent::CurrEarly { cpu, tid });
+        }
     }
 
     /// Drops the futex hash references placed before event `idx` (record of `tid` at `ts`).

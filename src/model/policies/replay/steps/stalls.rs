@@ -1,0 +1,217 @@
+//! The search's candidates where a vCPU stalled (docs/models.md §5.6): a probed step that ran
+//! at the other end of a stall of its CPU, a switch whose CID step ran at its record, and a
+//! switch whose `rq->curr` was set long before its record.
+
+use super::{SEARCH_LOOKBACK, STEP_CANDIDATES, Step, StepSource};
+use crate::events::{EventKind, MigrateState, Probe, Tid};
+use crate::model::policies::kind::PolicyKind;
+use crate::model::policies::replay::replayer::Replayer;
+use crate::model::tasks::MmId;
+
+impl StepSource<'_> {
+    /// [`Step::CurrEarly`]: migrations of the mm from a CPU whose next record is its switch to
+    /// a task of the mm, before the disagreeing update `i`; nearest first.
+    pub(super) fn early_currents(
+        &self,
+        r: &Replayer,
+        (sw, i): (usize, usize),
+        mm: MmId,
+    ) -> Vec<Step> {
+        let ev = |j: usize| self.trace.events.get(j);
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        let probed = r.untraced.probed.migrate_to;
+        let mut out = Vec::new();
+        for j in (sw.saturating_sub(SEARCH_LOOKBACK)..i).rev() {
+            if out.len() >= STEP_CANDIDATES {
+                break;
+            }
+            let Some(e) = ev(j) else { continue };
+            // where `sched_mm_cid_migrate_to` reads the source's `rq->curr`
+            let (task, src) = match e.kind {
+                EventKind::Probe {
+                    probe: Probe::MigrateTo,
+                    num,
+                    ptr,
+                } if probed => (num, MigrateState::from_ptr(ptr).src),
+                EventKind::SchedMigrateTask { tid, orig_cpu, .. } if !probed => {
+                    (tid, Some(i32::from(orig_cpu)))
+                }
+                _ => continue,
+            };
+            let Some(c) = src.and_then(|c| u16::try_from(c).ok()) else {
+                continue;
+            };
+            if mm_of(task) != Some(mm) || self.found.early_currs.contains_key(&j) {
+                continue;
+            }
+            let next = (j + 1..i).find(|&q| ev(q).is_some_and(|e| e.cpu == c));
+            if let Some(q) = next
+                && let Some(EventKind::SchedSwitch { next_tid, .. }) = ev(q).map(|e| e.kind)
+                && next_tid != 0
+                && mm_of(next_tid) == Some(mm)
+            {
+                out.push(Step::CurrEarly {
+                    at: j,
+                    cpu: c,
+                    tid: next_tid,
+                });
+            }
+        }
+        out
+    }
+
+    /// The two ends of a stall (docs/models.md §5.6): switches into `mm` on CPUs other than
+    /// `cpu` recorded before the switch-in `sw` whose `cid_switch_done` comes after it
+    /// ([`Step::PromptSwitch`]), and probes of `mm`'s steps before `sw` whose CPU records
+    /// nothing more until after it ([`Step::LateProbe`]); nearest first.
+    pub(super) fn probe_flips(
+        &self,
+        r: &Replayer,
+        (sw, i): (usize, usize),
+        (cpu, tid): (u16, Tid),
+        mm: MmId,
+    ) -> Vec<Step> {
+        let ev = |j: usize| self.trace.events.get(j);
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        let p = &self.found;
+        // whether CPU c records nothing in (j, to]
+        let quiet_until =
+            |j: usize, to: usize, c: u16| !(j + 1..=to).any(|q| ev(q).is_some_and(|e| e.cpu == c));
+        let quiet_until_sw = |j: usize, c: u16| quiet_until(j, sw, c);
+        // the disagreeing task's switch-out of `cpu` after its update: a probed step that
+        // ran only after it left (its CPU stalled past both) found the update's CID still
+        // in `cpu`'s slot, and took it away from an idle CPU
+        let left = (i + 1..(i + SEARCH_LOOKBACK).min(self.trace.events.len())).find(|&q| {
+            ev(q).is_some_and(|e| {
+                e.cpu == cpu
+                    && matches!(e.kind, EventKind::SchedSwitch { prev_tid, .. } if prev_tid == tid)
+            })
+        });
+        let mut out = Vec::new();
+        let mut switches = 0;
+        let mut probes = 0;
+        let mut resumes = 0;
+        // a task preempted right after its probe at j (its next record is its own switch-out
+        // as runnable): the index of its next switch-in
+        let resumed_at = |j: usize, t: Tid| {
+            let out = (j + 1..sw).find(|&q| {
+                ev(q).is_some_and(|e| {
+                    e.tid == t
+                        || matches!(e.kind, EventKind::SchedSwitch { prev_tid, .. } if prev_tid == t)
+                })
+            })?;
+            let preempted = ev(out).is_some_and(|e| {
+                matches!(e.kind, EventKind::SchedSwitch { prev_tid, prev_state, .. }
+                    if prev_tid == t && prev_state.runnable())
+            });
+            if !preempted {
+                return None;
+            }
+            (out + 1..sw).find(|&q| {
+                ev(q).is_some_and(
+                    |e| matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == t),
+                )
+            })
+        };
+        // whether another CPU records something between j and CPU c's next record (a stall of
+        // c there can matter)
+        let stalled_after = |j: usize, c: u16| {
+            (j + 1..=sw)
+                .find(|&q| ev(q).is_some_and(|e| e.cpu == c))
+                .is_none_or(|q| q > j + 1)
+        };
+        for j in (sw.saturating_sub(SEARCH_LOOKBACK)..sw).rev() {
+            if switches >= STEP_CANDIDATES
+                && probes >= STEP_CANDIDATES
+                && resumes >= STEP_CANDIDATES
+            {
+                break;
+            }
+            let Some(e) = ev(j) else { continue };
+            if let EventKind::Probe {
+                probe: Probe::MmPut,
+                ..
+            } = e.kind
+                && resumes < STEP_CANDIDATES
+                && !p.late_probes.contains_key(&j)
+                && mm_of(e.tid) == Some(mm)
+                && let Some(at) = resumed_at(j, e.tid)
+            {
+                out.push(Step::ProbeAtResume { probe: j, at });
+                resumes += 1;
+            }
+            // 7.x: `sched_mm_cid_exit` takes `mm_cid.mutex` before it removes the user, so
+            // exits that come together wait for each other there (spinning or asleep): the
+            // release ran as late as right before the task's `sched_process_exit` record
+            if let EventKind::Probe {
+                probe: Probe::Exit,
+                num,
+                ..
+            } = e.kind
+                && self.policy == PolicyKind::OwnerMode
+                && resumes < STEP_CANDIDATES
+                && !p.late_probes.contains_key(&j)
+            {
+                let t = if num == 0 { e.tid } else { num };
+                let exit_record = (j + 1..j + SEARCH_LOOKBACK).find(|&q| {
+                    ev(q).is_some_and(
+                        |e| matches!(e.kind, EventKind::SchedProcessExit { tid } if tid == t),
+                    )
+                });
+                if mm_of(t) == Some(mm)
+                    && let Some(at) = exit_record
+                {
+                    out.push(Step::ProbeAtResume { probe: j, at });
+                    resumes += 1;
+                }
+            }
+            match e.kind {
+                EventKind::SchedSwitch { next_tid, .. }
+                    if switches < STEP_CANDIDATES
+                        && e.cpu != cpu
+                        && r.untraced.probed.switch
+                        && !p.prompt_switches.contains(&j)
+                        && mm_of(next_tid) == Some(mm)
+                        && quiet_until_sw(j, e.cpu) =>
+                {
+                    out.push(Step::PromptSwitch(j));
+                    switches += 1;
+                }
+                // (a probe of the disagreeing task's own CPU too: its step may have run only
+                // at that CPU's next record, after what other CPUs did meanwhile)
+                EventKind::Probe { probe, num, .. }
+                    if probes < STEP_CANDIDATES
+                        && !p.late_probes.contains_key(&j)
+                        && stalled_after(j, e.cpu) =>
+                {
+                    let task = if num == 0 { e.tid } else { num };
+                    let of = match probe {
+                        Probe::Exit | Probe::MigrateTo | Probe::SetCpus => mm_of(task),
+                        Probe::MmPut => mm_of(e.tid),
+                        Probe::MmPutAsync => Some(mm),
+                        _ => None,
+                    };
+                    if of == Some(mm) {
+                        out.push(Step::LateProbe(j));
+                        // (its CPU silent past the switch-in: the step may have run anywhere
+                        // before; right before the switch-in is what can explain it)
+                        if quiet_until_sw(j, e.cpu) {
+                            out.push(Step::LateProbeBefore { probe: j, at: sw });
+                            if let Some(left) = left
+                                && quiet_until(j, left, e.cpu)
+                            {
+                                out.push(Step::LateProbeBefore {
+                                    probe: j,
+                                    at: left + 1,
+                                });
+                            }
+                        }
+                        probes += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
