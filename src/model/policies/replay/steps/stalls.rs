@@ -89,6 +89,26 @@ impl StepSource<'_> {
         });
         let mut out = Vec::new();
         let mut switches = 0;
+        let mut straddles = 0;
+        // whether a probe that changes the mm's `mm_users` (a fork's `mmget`, an `mmput`) is
+        // recorded after the switch record j, before CPU c's next record (its
+        // `cid_switch_done`), which itself comes before `sw`
+        let users_change_before_done = |j: usize, c: u16| {
+            let Some(done) = (j + 1..sw).find(|&q| ev(q).is_some_and(|e| e.cpu == c)) else {
+                return false;
+            };
+            (j + 1..done).any(|q| {
+                ev(q).is_some_and(|e| {
+                    matches!(
+                        e.kind,
+                        EventKind::Probe {
+                            probe: Probe::MmPut | Probe::Fork,
+                            ..
+                        }
+                    ) && mm_of(e.tid) == Some(mm)
+                })
+            })
+        };
         let mut probes = 0;
         let mut resumes = 0;
         // a task preempted right after its probe at j (its next record is its own switch-out
@@ -176,6 +196,20 @@ impl StepSource<'_> {
                 {
                     out.push(Step::PromptSwitch(j));
                     switches += 1;
+                }
+                // a switch into the mm whose CID step came before an mm_users change recorded
+                // between it and its `cid_switch_done`: 6.13+'s `__mm_cid_try_get` shrinks
+                // `max_nr_cid` to min(nr_cpus_allowed, mm_users) as it read it then
+                EventKind::SchedSwitch { next_tid, .. }
+                    if straddles < STEP_CANDIDATES
+                        && sw != j
+                        && r.untraced.probed.switch
+                        && !p.prompt_switches.contains(&j)
+                        && mm_of(next_tid) == Some(mm)
+                        && users_change_before_done(j, e.cpu) =>
+                {
+                    out.push(Step::PromptSwitch(j));
+                    straddles += 1;
                 }
                 // (a probe of the disagreeing task's own CPU too: its step may have run only
                 // at that CPU's next record, after what other CPUs did meanwhile)
