@@ -69,3 +69,27 @@ fn replay_real_capture_v5(b: Bencher) {
     b.counter(ItemsCount::new(n))
         .bench(|| replay(&trace, PolicyKind::LazyCompact, &p));
 }
+
+/// A many-CPU kernel capture replayed with the search for untraced steps (docs/models.md §5.3,
+/// §5.6): 6.12.117 at 64 vCPUs, `workers`, with the CID probes; and the 6.12.117 16-vCPU
+/// `affinity` capture without them, whose search runs until its budget is spent.
+#[divan::bench(args = ["kernels/k6.12.117-c64-workers.ftrace.txt.zst", "kernels-plain/k6.12.117-c16-affinity.ftrace.txt.zst"], sample_count = 5)]
+fn replay_kernel_capture_searched(b: Bencher, name: &str) {
+    use cidscope::model::policies::{KernelVersion, UntracedSearch};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("traces")
+        .join(name);
+    let Ok(trace) = cidscope::sources::load(&path, &cidscope::sources::LoadOptions::default())
+    else {
+        return;
+    };
+    let p = Params {
+        hz: 250,
+        version: KernelVersion::V6_4,
+        untraced: UntracedSearch::Always,
+        ..Params::default()
+    };
+    let n = trace.events.len();
+    b.counter(ItemsCount::new(n))
+        .bench(|| replay(&trace, PolicyKind::LazyCompact, &p));
+}

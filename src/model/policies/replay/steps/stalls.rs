@@ -220,8 +220,12 @@ impl StepSource<'_> {
                 {
                     let task = if num == 0 { e.tid } else { num };
                     let of = match probe {
-                        Probe::Exit | Probe::MigrateTo | Probe::SetCpus => mm_of(task),
-                        Probe::MmPut => mm_of(e.tid),
+                        // (an owner-mode walk's visit of a task: its step follows the
+                        // `task_rq_lock`; of a CPU: the walker's mm)
+                        Probe::Exit | Probe::MigrateTo | Probe::SetCpus | Probe::TaskLock => {
+                            mm_of(task)
+                        }
+                        Probe::MmPut | Probe::RqLock => mm_of(e.tid),
                         Probe::MmPutAsync => Some(mm),
                         _ => None,
                     };
