@@ -326,7 +326,10 @@ impl Replayer {
                 self.untraced.exit_early(&mut self.engine, ts, x);
             }
         }
-        // the CID step of this CPU's last switch ran before anything else it records
+        // a walk's visits placed before this record came first (a switch's step may have
+        // waited for them, §5.3 T3); then the CID step of this CPU's last switch, before
+        // anything else it records
+        self.untraced.advance_walks(&mut self.engine, idx, ts);
         if self
             .engine
             .core
@@ -336,7 +339,6 @@ impl Replayer {
         {
             self.engine.step(ts, &DriverEvent::SchedIn { cpu: ev.cpu });
         }
-        self.untraced.advance_walks(&mut self.engine, idx, ts);
         self.run_early_forks(idx, ts);
         self.know(ts, ev.tid);
         // exit_mm of a task that passed sched_process_exit: its futex wake of a joiner in the

@@ -366,10 +366,17 @@ impl StepSource<'_> {
             steps.extend(self.exit_candidates(r, sw, tid, mm));
             steps.extend(self.in_flight_candidates(r, (sw, i), tid, mm));
         }
-        // T3: a lazy walk in progress had visited more tasks by the switch-in (the fewest
-        // first)
+        // T3: a lazy walk in progress had visited more tasks by the switch-in's step (the fewest
+        // first); with the switch probe the switch's CID step runs by its `cid_switch_done`
+        // (the CPU's next record), which a walk begun after the switch record can precede
         if let Some((done, tasks)) = r.untraced.lazy_walk(mm) {
             steps.extend((done + 1..=tasks).map(|done| Step::WalkMark { at: sw, done }));
+            let step = (sw + 1..=i)
+                .find(|&q| self.trace.events.get(q).is_some_and(|e| e.cpu == cpu))
+                .filter(|_| probed.switch);
+            if let Some(step) = step {
+                steps.extend((done + 1..=tasks).map(|done| Step::WalkMark { at: step, done }));
+            }
         }
         // (last: where another step explains as much, that one is kept)
         steps.extend(self.early_currents(r, (sw, i), mm));
