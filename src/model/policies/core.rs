@@ -50,6 +50,10 @@ pub struct Core {
     /// Replay: per CPU, the task `__schedule` has made `rq->curr` before the switch's record
     /// ([`super::engine::DriverEvent::CurrEarly`], docs/models.md §5.6); the switch clears it.
     pub early_curr: Vec<Option<Tid>>,
+    /// Replay: an observed remote clear frees the slot but keeps its CID's bit until
+    /// [`super::engine::DriverEvent::ObservedClearPut`] (the scanning CPU stalled before
+    /// `__mm_cid_put`, docs/models.md §5.6).
+    pub hold_clear_put: bool,
 }
 
 impl Core {
@@ -75,6 +79,7 @@ impl Core {
             defer_switch: false,
             pending_switch: vec![None; n],
             early_curr: vec![None; n],
+            hold_clear_put: false,
         }
     }
 

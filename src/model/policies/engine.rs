@@ -80,6 +80,9 @@ pub enum DriverEvent {
     /// CPUs' reads of `rq->curr` see it from here (docs/models.md §5.6). The switch record
     /// does the rest.
     CurrEarly { cpu: u16, tid: Tid },
+    /// The `__mm_cid_put` of an [`DriverEvent::ObservedClear`] of `cpu` run while
+    /// [`Core::hold_clear_put`] was set: the CID's bit goes now.
+    ObservedClearPut { tid: Tid, cpu: u16 },
     /// `exit_mm`'s `mmput` of an exiting task: its `mm_users` reference goes away (after the
     /// exit's futex wakeup of a joiner, before `exit_notify`; the final switch-out at the
     /// latest).
@@ -319,6 +322,9 @@ impl<P: CidPolicy> Driver<'_, P> {
                 self.policy.fixup_step(core, mm);
             }
             DriverEvent::SchedIn { cpu } => self.complete_switch(cpu),
+            DriverEvent::ObservedClearPut { tid, cpu } => {
+                self.policy.observed_clear_put(core, tid, cpu);
+            }
             DriverEvent::CurrEarly { cpu, tid } => {
                 if let Some(c) = core.early_curr.get_mut(cpu as usize) {
                     *c = Some(tid);

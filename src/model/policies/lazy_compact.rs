@@ -168,6 +168,8 @@ impl TaskState {
 pub struct LazyCompact {
     pub mms: Vec<Mm>,
     pub tasks: PerTask<TaskState>,
+    /// Remote clears whose `__mm_cid_put` has not run yet (mm, CPU, CID).
+    held_puts: Vec<(MmId, u16, u32)>,
 }
 
 impl LazyCompact {
@@ -337,6 +339,7 @@ impl CidPolicy for LazyCompact {
         LazyCompact {
             mms: Vec::new(),
             tasks: PerTask::new(TaskState::NEW),
+            held_puts: Vec::new(),
         }
     }
 
@@ -469,6 +472,9 @@ impl CidPolicy for LazyCompact {
     }
     fn observed_clear(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
         LazyCompact::observed_clear(self, core, tid, cpu);
+    }
+    fn observed_clear_put(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
+        LazyCompact::observed_clear_put(self, core, tid, cpu);
     }
     fn futex_ref_held(&self, mm: MmId) -> bool {
         self.holds_futex_ref(mm)

@@ -122,6 +122,9 @@ pub trait CidPolicy: Clone {
     /// That compaction's `sched_mm_cid_remote_clear` of `cpu`'s slot of `tid`'s mm.
     fn observed_clear(&mut self, _core: &mut Core, _tid: Tid, _cpu: u16) {}
 
+    /// The `__mm_cid_put` of such a clear that ran later than the clear of the slot.
+    fn observed_clear_put(&mut self, _core: &mut Core, _tid: Tid, _cpu: u16) {}
+
     /// `TICK(cpu)`.
     fn tick(&mut self, _core: &mut Core, _cpu: u16) {}
 

@@ -388,6 +388,10 @@ impl CidPolicy for ResumeBatch {
         self.slots.observed_clear(core, tid, cpu);
     }
 
+    fn observed_clear_put(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
+        self.slots.observed_clear_put(core, tid, cpu);
+    }
+
     /// `SIGNAL(t)`: the handler is called directly at signal delivery (legacy regime).
     fn signal(&mut self, core: &mut Core, tid: Tid) {
         if core.regime != Regime::Legacy {

@@ -113,26 +113,45 @@ impl LazyCompact {
         if cpu as u32 >= core.params.cpus || !self.slot(core, id).live {
             return;
         }
-        // (its own scan's record: another task of the mm may scan on another CPU meanwhile)
-        let Some(k) = core
+        // (its own scan's record: another task of the mm may scan on another CPU meanwhile;
+        // a replay resumed from a snapshot has no recording, and the clear still happens)
+        let k = core
             .run
             .compactions
             .iter()
-            .rposition(|c| c.mm == id && c.tid == tid)
-        else {
-            return;
-        };
+            .rposition(|c| c.mm == id && c.tid == tid);
         // (taken out while the clear records into it, put back in its place)
-        let mut rec = std::mem::replace(&mut core.run.compactions[k], Compaction::EMPTY);
+        let mut rec = match k {
+            Some(k) => std::mem::replace(&mut core.run.compactions[k], Compaction::EMPTY),
+            None => Compaction::EMPTY,
+        };
         self.remote_clear(core, id, cpu, &mut rec);
+        self.mms[id.0 as usize].visited.clear_all();
+        let Some(k) = k else { return };
         // (a resume-batch batch names the CPUs of its batch already)
         if rec.batch.is_none() {
             rec.cpus_scanned.push(cpu);
         }
         rec.scanned = true;
         rec.weight_after = self.slot(core, id).cidmask.weight();
-        self.mms[id.0 as usize].visited.clear_all();
         core.run.compactions[k] = rec;
+    }
+
+    /// The held `__mm_cid_put` of a remote clear of `cpu` (`Core::hold_clear_put`).
+    pub(crate) fn observed_clear_put(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
+        let Some(id) = core.task(tid).and_then(|t| t.mm) else {
+            return;
+        };
+        let Some(k) = self
+            .held_puts
+            .iter()
+            .position(|&(m, c, _)| m == id && c == cpu)
+        else {
+            return;
+        };
+        let (_, _, n) = self.held_puts.remove(k);
+        self.slot(core, id).cidmask.clear(n);
+        core.mark_mm(id);
     }
 
     /// Records a compaction attempt, with when the mm's next period opens.
@@ -203,8 +222,13 @@ impl LazyCompact {
             rec.lazied.push(n as i32);
         } else {
             s.cid = Cid::Unset; // recent_cid is NOT cleared
-            m.cidmask.clear(n);
+            if !core.hold_clear_put {
+                m.cidmask.clear(n);
+            }
             rec.freed.push(n as i32);
+            if core.hold_clear_put {
+                self.held_puts.push((id, c, n));
+            }
         }
         core.mark_slot(id, c);
     }
@@ -229,5 +253,44 @@ impl LazyCompact {
         for b in bad {
             core.violation(Some(id), Invariant::L5, b);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::policies::lazy_compact::Cid;
+    use crate::model::policies::script::Script;
+    use crate::model::policies::{DriverEvent, KernelVersion, Params, PolicyKind};
+
+    /// docs/models.md §5.6 (`Step::HeldClear`): a remote clear whose CPU stalls between
+    /// unsetting the slot and `__mm_cid_put` keeps the CID taken until the put; an observed
+    /// clear also acts without the compaction's record (a search replays from snapshots that
+    /// hold none).
+    #[test]
+    fn a_held_remote_clear_keeps_its_cid_until_the_put() {
+        let mut s = Script::with_params(
+            PolicyKind::LazyCompact,
+            Params {
+                cpus: 4,
+                hz: 1000,
+                version: KernelVersion::V6_4,
+                ..Params::default()
+            },
+        );
+        let mm = s.process(100, 0);
+        s.run(0, 100);
+        s.thread(100, 101, 1).run(1, 101);
+        s.thread(100, 102, 2);
+        s.switch(1, 0); // 101 sleeps; CPU 1's slot keeps CID 1
+        s.engine.core.hold_clear_put = true;
+        s.step(DriverEvent::ObservedClear { tid: 100, cpu: 1 });
+        s.engine.core.hold_clear_put = false;
+        let m = s.lc(mm).map(|m| (m.pcpu_cid[1].cid, m.cidmask.test(1)));
+        assert_eq!(m, Some((Cid::Unset, true)));
+        s.run(2, 102); // the bit of 1 is still set: first-zero gives 2
+        assert_eq!(s.cid(102), Some(2));
+        s.step(DriverEvent::ObservedClearPut { tid: 100, cpu: 1 });
+        assert_eq!(s.lc(mm).map(|m| m.cidmask.test(1)), Some(false));
+        assert!(s.violations().is_empty(), "{:?}", s.violations());
     }
 }

@@ -62,6 +62,9 @@ pub struct Replayer {
     /// Probes whose step runs later (`Placements::late_probes`): CPU, the event it runs
     /// before at the latest, index, the probe's record.
     late_probes: Vec<(u16, Option<usize>, usize, Event)>,
+    /// Remote clears whose `__mm_cid_put` waits for their CPU's next record
+    /// (`Placements::held_clears`): CPU, scanning task, cleared CPU.
+    held_clears: Vec<(u16, Tid, u16)>,
     /// The model's state held against what the probes read (§5.6).
     probe_checks: ProbeChecks,
     /// Per task, the time of its `sched_process_exit` record (a probed walk back its exit
@@ -97,6 +100,7 @@ impl Replayer {
             tgid_changes: Vec::new(),
             untraced: Untraced::default(),
             late_probes: Vec::new(),
+            held_clears: Vec::new(),
             probe_checks: ProbeChecks::default(),
             exit_records: FxHashMap::default(),
         }
@@ -290,6 +294,9 @@ impl Replayer {
         // the steps of probes placed late on this CPU ran before anything else it records
         if !self.late_probes.is_empty() {
             self.run_late_probes(idx, ev.cpu, ts);
+        }
+        if !self.held_clears.is_empty() {
+            self.put_held_clears(ev.cpu, ts);
         }
         self.put_exited_before(ts, ev);
         let who = match ev.kind {
@@ -500,7 +507,14 @@ impl Replayer {
             }
             EventKind::RseqUpdate { mm_cid, .. } => self.update(idx, ev, mm_cid),
             EventKind::Probe { probe, num, ptr } if late.is_none() => {
-                self.probe(ts, ev.tid, probe, num, ptr)
+                let held = probe == Probe::RemoteClear && self.untraced.held_clear(idx, ev.tid, ts);
+                self.engine.core.hold_clear_put = held;
+                self.probe(ts, ev.tid, probe, num, ptr);
+                self.engine.core.hold_clear_put = false;
+                if held {
+                    let cleared = num.min(u16::MAX as u32) as u16;
+                    self.held_clears.push((ev.cpu, ev.tid, cleared));
+                }
             }
             _ => {}
         }

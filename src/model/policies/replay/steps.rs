@@ -84,6 +84,9 @@ pub(super) enum Step {
     /// (a task of the mm): `__schedule` had made `tid` `rq->curr` there already, so the
     /// migration's `sched_mm_cid_migrate_to` found the mm in use on `cpu` and stole nothing.
     CurrEarly { at: usize, cpu: u16, tid: Tid },
+    /// A `cid_remote_clear` probe at this index whose CPU stalled after unsetting the slot,
+    /// before `__mm_cid_put`: the CID stayed taken until that CPU's next record.
+    HeldClear(usize),
 }
 
 /// Switches in flight an [`Step::ExitInFlight`] defers at most.
@@ -99,7 +102,8 @@ impl Step {
             | Step::EarlyPut(s)
             | Step::LatePut(s)
             | Step::PromptWake(s)
-            | Step::LateEnqueue(s) => s,
+            | Step::LateEnqueue(s)
+            | Step::HeldClear(s) => s,
             Step::EarlyExit { at, .. }
             | Step::WalkMark { at, .. }
             | Step::FutexPut { at, .. }
@@ -172,6 +176,9 @@ impl Step {
             Step::LateProbePrompt { probe, switch } => {
                 p.late_probes.insert(probe, None);
                 p.prompt_switches.insert(switch);
+            }
+            Step::HeldClear(s) => {
+                p.held_clears.insert(s);
             }
             Step::CurrEarly { at, cpu, tid } => {
                 p.early_currs.entry(at).or_default().push((cpu, tid))

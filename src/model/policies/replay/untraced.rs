@@ -86,6 +86,9 @@ pub struct Placements {
     /// Before event k, `rq->curr` of a CPU was already the next task of its coming switch
     /// record (CPU, task; `DriverEvent::CurrEarly`, §5.6).
     pub early_currs: FxHashMap<usize, Vec<(u16, Tid)>>,
+    /// `cid_remote_clear` probes whose clear freed the slot at once but whose `__mm_cid_put`
+    /// ran at their CPU's next record (§5.6).
+    pub held_clears: FxHashSet<usize>,
 }
 
 impl Placements {
@@ -104,6 +107,7 @@ impl Placements {
             && self.late_probes.is_empty()
             && self.resumed_probes.is_empty()
             && self.early_currs.is_empty()
+            && self.held_clears.is_empty()
     }
 
     /// Adds `other`'s placements to these.
@@ -144,6 +148,7 @@ impl Placements {
         self.prompt_switches.extend(&other.prompt_switches);
         self.late_probes.extend(&other.late_probes);
         self.resumed_probes.extend(&other.resumed_probes);
+        self.held_clears.extend(&other.held_clears);
         for (&k, v) in &other.early_currs {
             self.early_currs.entry(k).or_default().extend(v);
         }
@@ -163,6 +168,7 @@ const PROMPT_SWITCH_REASON: &str = "the CID step of this switch (switch_mm_cid) 
 const RESUMED_PROBE_REASON: &str = "the step this CID probe marks ran later, when its task went on: preempted in mmput before its decrement of mm_users, or (7.x) waiting for mm_cid.mutex in sched_mm_cid_exit until just before its sched_process_exit; placed there from the observed CIDs";
 const LATE_PROBE_REASON: &str = "the step this CID probe marks ran after the probe, at its CPU's next record (the CPU stalled in the probed function); placed there from the observed CIDs";
 const CURR_REASON: &str = "rq->curr of this CPU was already this task before its sched_switch record (the CPU stalled in __schedule between setting rq->curr and the tracepoint): a migration from that CPU found the mm in use there and left its CID; placed from the observed CIDs";
+const HELD_CLEAR_REASON: &str = "this remote clear (sched_mm_cid_remote_clear) unset the slot at the probe, but its __mm_cid_put ran only at its CPU's next record (the CPU stalled in between): the CID stayed taken meanwhile; placed there from the observed CIDs";
 const PUT_REASON: &str = "exit_mm's mmput ran right after sched_process_exit, before the exiting task's next record; placed there from the observed CIDs";
 
 /// An owner-mode fixup walk left in progress by an early fork (T3): visited evenly in time
@@ -281,6 +287,15 @@ impl Untraced {
             return None;
         }
         self.placements.early_exits.get(&idx).cloned()
+    }
+
+    /// Whether the remote clear probed at `idx` (by `tid`) holds its put (reported as a gap).
+    pub fn held_clear(&mut self, idx: usize, tid: Tid, ts: u64) -> bool {
+        let held = self.placements.held_clears.contains(&idx);
+        if held {
+            self.gap(tid, ts, ts, HELD_CLEAR_REASON);
+        }
+        held
     }
 
     /// `rq->curr` set ahead of switch records, placed before event `idx` (each a gap).

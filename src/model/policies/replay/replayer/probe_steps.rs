@@ -126,6 +126,21 @@ impl Replayer {
         matches!((read, held), (Some(k), Some(m)) if k > m as i32)
     }
 
+    /// The held `__mm_cid_put`s of remote clears probed on `cpu` run before its next record.
+    pub(super) fn put_held_clears(&mut self, cpu: u16, ts: u64) {
+        let mut k = 0;
+        while k < self.held_clears.len() {
+            let (c, tid, cleared) = self.held_clears[k];
+            if c != cpu {
+                k += 1;
+                continue;
+            }
+            self.held_clears.remove(k);
+            self.engine
+                .step(ts, &DriverEvent::ObservedClearPut { tid, cpu: cleared });
+        }
+    }
+
     /// Runs the steps of the probes placed late on `cpu`, or before event `at`, at `ts`.
     pub(super) fn run_late_probes(&mut self, at: usize, cpu: u16, ts: u64) {
         let mut k = 0;

@@ -229,6 +229,17 @@ impl StepSource<'_> {
                         Probe::MmPutAsync => Some(mm),
                         _ => None,
                     };
+                    // a remote clear: the slot went at the probe, the CID's bit only at the
+                    // other end of the stall (`sched_mm_cid_remote_clear`, core.c @6.18.15
+                    // l.10657-10711)
+                    if probe == Probe::RemoteClear
+                        && mm_of(e.tid) == Some(mm)
+                        && !p.held_clears.contains(&j)
+                        && quiet_until_sw(j, e.cpu)
+                    {
+                        out.push(Step::HeldClear(j));
+                        probes += 1;
+                    }
                     if of == Some(mm) {
                         out.push(Step::LateProbe(j));
                         // (its CPU silent past the switch-in: the step may have run anywhere
