@@ -287,6 +287,9 @@ impl Replayer {
         if !self.untraced.placements.early_currs.is_empty() {
             self.untraced.early_currs_at(&mut self.engine, idx, ts);
         }
+        if !self.untraced.placements.switch_steps_at.is_empty() {
+            self.untraced.switch_steps_at(&mut self.engine, idx, ts);
+        }
         // a record on no known CPU places no task: the model has nothing to step
         if ev.kind.is_lost() || ev.cpu == CPU_UNKNOWN {
             return;

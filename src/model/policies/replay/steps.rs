@@ -87,6 +87,9 @@ pub(super) enum Step {
     /// A `cid_remote_clear` probe at this index whose CPU stalled after unsetting the slot,
     /// before `__mm_cid_put`: the CID stayed taken until that CPU's next record.
     HeldClear(usize),
+    /// With the switch probe: the CID step of `cpu`'s pending switch ran right before the
+    /// event at `at` (between the switch record and its `cid_switch_done`).
+    SwitchStepAt { at: usize, cpu: u16 },
 }
 
 /// Switches in flight an [`Step::ExitInFlight`] defers at most.
@@ -107,7 +110,8 @@ impl Step {
             Step::EarlyExit { at, .. }
             | Step::WalkMark { at, .. }
             | Step::FutexPut { at, .. }
-            | Step::CurrEarly { at, .. } => at,
+            | Step::CurrEarly { at, .. }
+            | Step::SwitchStepAt { at, .. } => at,
             Step::LatePuts { at, n } => at[..n].iter().copied().min().unwrap_or(0),
             Step::PromptWakes(a, b) => a.min(b),
             Step::FutexPutDeferring { at, switch, .. } => at.min(switch),
@@ -180,6 +184,7 @@ impl Step {
             Step::HeldClear(s) => {
                 p.held_clears.insert(s);
             }
+            Step::SwitchStepAt { at, cpu } => p.switch_steps_at.entry(at).or_default().push(cpu),
             Step::CurrEarly { at, cpu, tid } => {
                 p.early_currs.entry(at).or_default().push((cpu, tid))
             }

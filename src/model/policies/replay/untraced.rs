@@ -17,6 +17,7 @@ use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 mod reasons;
+mod stalls;
 use reasons::*;
 
 /// A CLONE_VM fork whose CID step runs before its record (docs/models.md §5.3 T2).
@@ -92,6 +93,8 @@ pub struct Placements {
     /// `cid_remote_clear` probes whose clear freed the slot at once but whose `__mm_cid_put`
     /// ran at their CPU's next record (§5.6).
     pub held_clears: FxHashSet<usize>,
+    /// Before event k, the pending switch step of these CPUs ran (§5.6).
+    pub switch_steps_at: FxHashMap<usize, Vec<u16>>,
 }
 
 impl Placements {
@@ -111,6 +114,7 @@ impl Placements {
             && self.resumed_probes.is_empty()
             && self.early_currs.is_empty()
             && self.held_clears.is_empty()
+            && self.switch_steps_at.is_empty()
     }
 
     /// Adds `other`'s placements to these.
@@ -152,6 +156,9 @@ impl Placements {
         self.late_probes.extend(&other.late_probes);
         self.resumed_probes.extend(&other.resumed_probes);
         self.held_clears.extend(&other.held_clears);
+        for (&k, v) in &other.switch_steps_at {
+            self.switch_steps_at.entry(k).or_default().extend(v);
+        }
         for (&k, v) in &other.early_currs {
             self.early_currs.entry(k).or_default().extend(v);
         }
@@ -274,26 +281,6 @@ impl Untraced {
             return None;
         }
         self.placements.early_exits.get(&idx).cloned()
-    }
-
-    /// Whether the remote clear probed at `idx` (by `tid`) holds its put (reported as a gap).
-    pub fn held_clear(&mut self, idx: usize, tid: Tid, ts: u64) -> bool {
-        let held = self.placements.held_clears.contains(&idx);
-        if held {
-            self.gap(tid, ts, ts, HELD_CLEAR_REASON);
-        }
-        held
-    }
-
-    /// `rq->curr` set ahead of switch records, placed before event `idx` (each a gap).
-    pub fn early_currs_at(&mut self, engine: &mut Engine, idx: usize, ts: u64) {
-        let Some(v) = self.placements.early_currs.get(&idx).cloned() else {
-            return;
-        };
-        for (cpu, tid) in v {
-            self.gap(tid, ts, ts, CURR_REASON);
-            engine.step(ts, &DriverEvent::CurrEarly { cpu, tid });
-        }
     }
 
     /// Drops the futex hash references placed before event `idx` (record of `tid` at `ts`).

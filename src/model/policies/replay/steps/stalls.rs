@@ -93,21 +93,24 @@ impl StepSource<'_> {
         // whether a probe that changes the mm's `mm_users` (a fork's `mmget`, an `mmput`) is
         // recorded after the switch record j, before CPU c's next record (its
         // `cid_switch_done`), which itself comes before `sw`
-        let users_change_before_done = |j: usize, c: u16| {
+        // (7.x's `mm_cid.users`, which sets `max_cids`, changes at `cid_fork` and `cid_exit`)
+        let users_changes = |j: usize, c: u16| -> Vec<usize> {
             let Some(done) = (j + 1..sw).find(|&q| ev(q).is_some_and(|e| e.cpu == c)) else {
-                return false;
+                return Vec::new();
             };
-            (j + 1..done).any(|q| {
-                ev(q).is_some_and(|e| {
-                    matches!(
-                        e.kind,
-                        EventKind::Probe {
-                            probe: Probe::MmPut | Probe::Fork,
-                            ..
-                        }
-                    ) && mm_of(e.tid) == Some(mm)
+            (j + 1..done)
+                .filter(|&q| {
+                    ev(q).is_some_and(|e| {
+                        matches!(
+                            e.kind,
+                            EventKind::Probe {
+                                probe: Probe::MmPut | Probe::Fork | Probe::Exit,
+                                ..
+                            }
+                        ) && mm_of(e.tid) == Some(mm)
+                    })
                 })
-            })
+                .collect()
         };
         let mut probes = 0;
         let mut resumes = 0;
@@ -206,9 +209,17 @@ impl StepSource<'_> {
                         && r.untraced.probed.switch
                         && !p.prompt_switches.contains(&j)
                         && mm_of(next_tid) == Some(mm)
-                        && users_change_before_done(j, e.cpu) =>
+                        && !users_changes(j, e.cpu).is_empty() =>
                 {
                     out.push(Step::PromptSwitch(j));
+                    // (or between two of the changes: right after each, the last few)
+                    let changes = users_changes(j, e.cpu);
+                    out.extend(changes.iter().rev().take(STEP_CANDIDATES).map(|&q| {
+                        Step::SwitchStepAt {
+                            at: q + 1,
+                            cpu: e.cpu,
+                        }
+                    }));
                     straddles += 1;
                 }
                 // (a probe of the disagreeing task's own CPU too: its step may have run only
