@@ -672,10 +672,10 @@ impl CidPolicy for LazyCompact {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::policies::PolicyKind;
     use crate::model::policies::engine::DriverEvent;
     use crate::model::policies::registry::AnyPolicy;
     use crate::model::policies::script::Script;
-    use crate::model::policies::{Params, PolicyKind};
 
     fn slots(s: &Script, mm: MmId) -> Vec<Cid> {
         s.lc(mm).unwrap().pcpu_cid.iter().map(|p| p.cid).collect()
@@ -765,15 +765,7 @@ mod tests {
         assert_eq!(s.lc(mm).unwrap().max_nr_cid, 1);
 
         // 6.4: first zero only, no recent_cid
-        let mut s = Script::with_params(
-            PolicyKind::LazyCompact,
-            Params {
-                cpus: 4,
-                hz: 1000,
-                version: crate::model::policies::KernelVersion::V6_4,
-                ..Params::default()
-            },
-        );
+        let mut s = Script::lazy_compact_6_4(4);
         let mm = s.process(100, 2);
         s.run(2, 100);
         assert_eq!(s.cid(100), Some(0));
@@ -803,15 +795,7 @@ mod tests {
     /// CID after the one a later-recorded switch on another CPU took (6.4's first-zero rule).
     #[test]
     fn a_deferred_switch_allocates_after_a_later_one() {
-        let mut s = Script::with_params(
-            PolicyKind::LazyCompact,
-            Params {
-                cpus: 4,
-                hz: 1000,
-                version: KernelVersion::V6_4,
-                ..Params::default()
-            },
-        );
+        let mut s = Script::lazy_compact_6_4(4);
         s.process(100, 0);
         s.run(0, 100);
         s.thread(100, 101, 1).thread(100, 102, 2);

@@ -30,6 +30,20 @@ impl Script {
         )
     }
 
+    /// lazy-compact in its 6.4–6.12 form (first-zero allocation, no `recent_cid`) on `cpus`
+    /// CPUs at 1000 Hz.
+    pub fn lazy_compact_6_4(cpus: u32) -> Script {
+        Script::with_params(
+            PolicyKind::LazyCompact,
+            Params {
+                cpus,
+                hz: 1000,
+                version: super::params::KernelVersion::V6_4,
+                ..Params::default()
+            },
+        )
+    }
+
     pub fn with_params(kind: PolicyKind, params: Params) -> Script {
         Script {
             engine: Engine::new(kind, params),

@@ -82,9 +82,9 @@ impl LazyCompact {
 
 #[cfg(test)]
 mod tests {
+    use crate::model::policies::DriverEvent;
     use crate::model::policies::lazy_compact::Cid;
     use crate::model::policies::script::Script;
-    use crate::model::policies::{DriverEvent, KernelVersion, Params, PolicyKind};
 
     /// docs/models.md §5.6 (`Step::CurrEarly`): `sched_mm_cid_migrate_to` reads the source's
     /// `rq->curr`; where `__schedule` has already made a task of the mm current there (its
@@ -93,15 +93,7 @@ mod tests {
     #[test]
     fn a_source_whose_next_task_is_already_current_keeps_its_cid() {
         let run = |early: bool| {
-            let mut s = Script::with_params(
-                PolicyKind::LazyCompact,
-                Params {
-                    cpus: 8,
-                    hz: 1000,
-                    version: KernelVersion::V6_4,
-                    ..Params::default()
-                },
-            );
+            let mut s = Script::lazy_compact_6_4(8);
             let mm = s.process(100, 0);
             s.run(0, 100);
             s.thread(100, 101, 1).run(1, 101);

@@ -258,9 +258,9 @@ impl LazyCompact {
 
 #[cfg(test)]
 mod tests {
+    use crate::model::policies::DriverEvent;
     use crate::model::policies::lazy_compact::Cid;
     use crate::model::policies::script::Script;
-    use crate::model::policies::{DriverEvent, KernelVersion, Params, PolicyKind};
 
     /// docs/models.md §5.6 (`Step::HeldClear`): a remote clear whose CPU stalls between
     /// unsetting the slot and `__mm_cid_put` keeps the CID taken until the put; an observed
@@ -268,15 +268,7 @@ mod tests {
     /// hold none).
     #[test]
     fn a_held_remote_clear_keeps_its_cid_until_the_put() {
-        let mut s = Script::with_params(
-            PolicyKind::LazyCompact,
-            Params {
-                cpus: 4,
-                hz: 1000,
-                version: KernelVersion::V6_4,
-                ..Params::default()
-            },
-        );
+        let mut s = Script::lazy_compact_6_4(4);
         let mm = s.process(100, 0);
         s.run(0, 100);
         s.thread(100, 101, 1).run(1, 101);

@@ -208,19 +208,20 @@ impl StepSource<'_> {
                         && sw != j
                         && r.untraced.probed.switch
                         && !p.prompt_switches.contains(&j)
-                        && mm_of(next_tid) == Some(mm)
-                        && !users_changes(j, e.cpu).is_empty() =>
+                        && mm_of(next_tid) == Some(mm) =>
                 {
-                    out.push(Step::PromptSwitch(j));
-                    // (or between two of the changes: right after each, the last few)
                     let changes = users_changes(j, e.cpu);
-                    out.extend(changes.iter().rev().take(STEP_CANDIDATES).map(|&q| {
-                        Step::SwitchStepAt {
-                            at: q + 1,
-                            cpu: e.cpu,
-                        }
-                    }));
-                    straddles += 1;
+                    if !changes.is_empty() {
+                        out.push(Step::PromptSwitch(j));
+                        // (or between two of the changes: right after each, the last few)
+                        out.extend(changes.iter().rev().take(STEP_CANDIDATES).map(|&q| {
+                            Step::SwitchStepAt {
+                                at: q + 1,
+                                cpu: e.cpu,
+                            }
+                        }));
+                        straddles += 1;
+                    }
                 }
                 // (a probe of the disagreeing task's own CPU too: its step may have run only
                 // at that CPU's next record, after what other CPUs did meanwhile)
