@@ -54,6 +54,13 @@ pub struct Core {
     /// [`super::engine::DriverEvent::ObservedClearPut`] (the scanning CPU stalled before
     /// `__mm_cid_put`, docs/models.md §5.6).
     pub hold_clear_put: bool,
+    /// Whether the recorder writes what each event changed into `run` (slots, task CIDs,
+    /// weights, lanes, alarms). A replay of the inference's search records nothing: it only
+    /// compares predictions (`replay::infer`).
+    pub recording: bool,
+    /// With `params.check_invariants`: check only this mm's invariants (the inference checks
+    /// the mm whose steps it moves).
+    pub check_only: Option<MmId>,
 }
 
 impl Core {
@@ -80,6 +87,8 @@ impl Core {
             pending_switch: vec![None; n],
             early_curr: vec![None; n],
             hold_clear_put: false,
+            recording: true,
+            check_only: None,
         }
     }
 
@@ -237,6 +246,18 @@ impl Core {
 
     pub fn mark_cpu(&mut self, c: u16) {
         self.dirty.cpus.push(c);
+    }
+
+    /// Whether `c` is inside a context switch whose CID step has not run yet (T5): the task
+    /// switched in holds no CID of its own until it does, so the invariants about running
+    /// tasks do not apply to `c` yet.
+    pub fn mid_switch(&self, c: usize) -> bool {
+        self.pending_switch.get(c).is_some_and(Option::is_some)
+    }
+
+    /// Whether the invariant checks look at `mm` ([`Core::check_only`]).
+    pub fn checks(&self, mm: MmId) -> bool {
+        self.check_only.is_none_or(|m| m == mm)
     }
 
     pub fn violation(&mut self, mm: Option<MmId>, invariant: Invariant, detail: String) {

@@ -229,7 +229,10 @@ impl Engine {
 fn check_all<P: CidPolicy>(core: &Core, policy: &P) -> Vec<Finding> {
     let mut found = policy.check(core);
     let mut seen: FxHashMap<(MmId, i32), Tid> = FxHashMap::default();
-    for &tid in &core.curr {
+    for (c, &tid) in core.curr.iter().enumerate() {
+        if core.mid_switch(c) {
+            continue;
+        }
         let Some(t) = core.task(tid) else {
             continue;
         };
@@ -331,7 +334,15 @@ impl<P: CidPolicy> Driver<'_, P> {
                 }
             }
         }
-        self.recorder.flush(self.core, self.policy);
+        if self.core.recording {
+            self.recorder.flush(self.core, self.policy);
+        } else {
+            let d = &mut self.core.dirty;
+            d.slots.clear();
+            d.tasks.clear();
+            d.mms.clear();
+            d.cpus.clear();
+        }
         if self.core.params.check_invariants {
             for f in self.policy.check(self.core) {
                 self.core.violation(f.mm, f.invariant, f.detail);

@@ -105,19 +105,26 @@ impl HzSource {
     }
 }
 
-/// When a replay looks for placements of untraced kernel steps (docs/models.md §5.3).
+/// Whether a replay infers the kernel steps a capture does not mark (docs/models.md §5.3):
+/// `--infer-steps auto|off`. The same whatever named the policy (`--policy`,
+/// `--kernel-version`, the capture's own header).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum UntracedSearch {
-    /// When the plain replay disagrees but agrees on at least half of the observations: a
-    /// model that misses more is taken for the wrong policy of the capture, and its misses are
-    /// not explained by placements.
+pub enum InferSteps {
+    /// After the plain replay, propose placements of untraced steps where it disagrees, keep
+    /// those that pass the checks of `replay::infer`, and replay again with them.
     #[default]
-    WhenClose,
-    /// Whenever the plain replay disagrees: the policy is known to be the kernel's own (chosen
-    /// from its release), so every miss is worth explaining.
-    Always,
-    /// Never (the plain replay).
-    Never,
+    Auto,
+    /// The plain replay only: every step at its default place.
+    Off,
+}
+
+impl InferSteps {
+    pub fn id(self) -> &'static str {
+        match self {
+            InferSteps::Auto => "auto",
+            InferSteps::Off => "off",
+        }
+    }
 }
 
 /// Model parameters. `cpus == 0` and `hz == 0` mean "take them from the capture" in a replay.
@@ -142,8 +149,8 @@ pub struct Params {
     /// Check every invariant of the policy (L1–L5, R1–R5, O1–O6) after every event and
     /// record breaks as [`Violation`]s. Costly: tests and `--check`.
     pub check_invariants: bool,
-    /// Replay: when to look for placements of untraced steps (docs/models.md §5.3).
-    pub untraced: UntracedSearch,
+    /// Replay: whether to infer placements of untraced steps (docs/models.md §5.3).
+    pub infer: InferSteps,
     /// The process-private futex hash (6.17+): when a thread's clone grows it,
     /// `futex_ref_drop` takes an `mm_users` reference held across RCU grace periods
     /// (docs/models.md §2.3, "the futex hash's reference").
@@ -167,7 +174,7 @@ impl Default for Params {
             scan: ScanScope::default(),
             seed: true,
             check_invariants: false,
-            untraced: UntracedSearch::default(),
+            infer: InferSteps::Auto,
             futex_hash_ref: false,
             observed_scans: false,
         }

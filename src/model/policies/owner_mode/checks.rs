@@ -42,6 +42,9 @@ impl OwnerMode {
         let cpus = core.params.cpus;
         for (i, m) in self.mms.iter().enumerate().filter(|(_, m)| m.live) {
             let id = MmId(i as u32);
+            if !core.checks(id) {
+                continue;
+            }
             if m.users == 0 {
                 continue; // after the last user left, only a stale slot remains
             }
@@ -123,8 +126,8 @@ impl OwnerMode {
                     format!("per-CPU mode with {flagless_tasks} tasks owning flagless CIDs"),
                 ));
             }
-            // O4
-            if in_transit(m.mode) {
+            // O4 (a fixup walk in progress, §5.3 T3, keeps the mode in TRANSIT until it ends)
+            if in_transit(m.mode) && m.walk.is_empty() && m.walk_back.is_none() {
                 v.push(Finding::new(
                     Some(id),
                     Invariant::O4,
@@ -149,11 +152,17 @@ impl OwnerMode {
         }
         // O1 uniqueness / O2 for running tasks
         let mut seen: rustc_hash::FxHashMap<(MmId, u32), Tid> = Default::default();
-        for &tid in &core.curr {
+        for (c, &tid) in core.curr.iter().enumerate() {
+            if core.mid_switch(c) {
+                continue;
+            }
             let Some(t) = core.task(tid) else { continue };
             let (Some(id), true) = (t.mm, t.active) else {
                 continue;
             };
+            if !core.checks(id) {
+                continue;
+            }
             let Some(n) = visible(self.tasks.get(t).cid) else {
                 continue;
             };

@@ -29,6 +29,8 @@
 //! CIDs; the replay is run again with them, and each is reported in `Agreement::trace_gaps`.
 
 mod hz;
+mod infer;
+mod inferred;
 mod prepass;
 mod probed;
 mod probes;
@@ -46,129 +48,118 @@ pub use untraced::{EarlyExit, EarlyFork, Placements};
 pub use windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
 
 use super::kind::PolicyKind;
-use super::params::{Params, UntracedSearch};
+use super::params::{InferSteps, Params};
 use super::run::PolicyRun;
-use crate::events::Trace;
+use crate::events::{Tid, Trace};
+use rustc_hash::FxHashSet;
 
-/// A fresh replayer for `trace`, with its pre-existing tasks declared and its stoppers named.
-fn new_replayer(trace: &Trace, policy: PolicyKind, params: &Params) -> Replayer {
-    let (mut resolved, phase) = resolve_params(trace, params);
-    // the steps the capture's CID probes mark run there (docs/models.md §5.6)
-    let plan = probes::plan(trace);
-    // (the compaction a probe saw is that kernel's policy's: another policy replayed on the
-    // capture decides its own, or the comparison would only repeat the kernel's)
-    let kernels_own = trace
-        .kernel_release
-        .as_deref()
-        .and_then(|r| crate::model::kernel::model_for_kernel(r, trace.kernel_scan_batch))
-        .and_then(|m| m.policy)
-        == Some(policy);
-    resolved.observed_scans = plan.probed.scan && kernels_own;
-    let ncpus = resolved.cpus;
-    let mut r = Replayer::new(policy, resolved, phase);
-    // (reused tids: the observed resolution's mm ids are the timeline's)
-    r.tgid_changes = trace.tgid_changes.clone();
-    r.untraced.stoppers = trace
-        .tasks
-        .iter()
-        .filter(|(_, m)| trace.strings.get_str(m.comm).starts_with("migration/"))
-        .map(|(&t, _)| t)
-        .collect();
-    let t0 = trace.events.first().map_or(0, |e| e.ts);
-    let pre = preexisting_tasks(trace, ncpus);
-    r.quiet = pre.quiet;
-    for (tid, mm) in pre.tasks {
-        r.declare_existing(t0, tid, mm);
-    }
-    r.untraced.probed = plan.probed;
-    r.exit_records = plan.exit_records;
-    r.untraced.vm_fork_probes = plan.vm_forks;
-    r.untraced.placements = plan.placements;
-    r
+/// What every replay of one capture through one policy starts from, found once: the
+/// parameters resolved from the capture (P, HZ, the jiffies' phase), the CID probes' plan, the
+/// tasks that existed before the capture and the CPU stoppers.
+pub(super) struct Prepared<'a> {
+    pub trace: &'a Trace,
+    pub policy: PolicyKind,
+    params: Params,
+    phase: u64,
+    pub plan: probes::Plan,
+    pre: PrePass,
+    stoppers: FxHashSet<Tid>,
 }
 
-/// Replays `trace` through `policy` with the untraced steps at `placements`.
-fn replay_placed(
-    trace: &Trace,
-    policy: PolicyKind,
-    params: &Params,
-    placements: &Placements,
-) -> PolicyRun {
-    let mut r = new_replayer(trace, policy, params);
-    // (a search's placements include the probes' own)
-    if !placements.is_empty() {
+impl<'a> Prepared<'a> {
+    fn new(trace: &'a Trace, policy: PolicyKind, params: &Params) -> Prepared<'a> {
+        let (mut params, phase) = resolve_params(trace, params);
+        // the steps the capture's CID probes mark run there (docs/models.md §5.6)
+        let plan = probes::plan(trace);
+        // (the compaction a probe saw is that kernel's policy's: another policy replayed on
+        // the capture decides its own, or the comparison would only repeat the kernel's)
+        let kernels_own = trace
+            .kernel_release
+            .as_deref()
+            .and_then(|r| crate::model::kernel::model_for_kernel(r, trace.kernel_scan_batch))
+            .and_then(|m| m.policy)
+            == Some(policy);
+        params.observed_scans = plan.probed.scan && kernels_own;
+        let pre = preexisting_tasks(trace, params.cpus);
+        let stoppers = trace
+            .tasks
+            .iter()
+            .filter(|(_, m)| trace.strings.get_str(m.comm).starts_with("migration/"))
+            .map(|(&t, _)| t)
+            .collect();
+        Prepared {
+            trace,
+            policy,
+            params,
+            phase,
+            plan,
+            pre,
+            stoppers,
+        }
+    }
+
+    /// A fresh replayer at the capture's start, its pre-existing tasks declared and the
+    /// probes' placements set.
+    pub fn replayer(&self) -> Replayer {
+        let mut r = Replayer::new(self.policy, self.params.clone(), self.phase);
+        // (reused tids: the observed resolution's mm ids are the timeline's)
+        r.tgid_changes = self.trace.tgid_changes.clone();
+        r.untraced.stoppers = self.stoppers.clone();
+        r.quiet = self.pre.quiet.clone();
+        let t0 = self.trace.events.first().map_or(0, |e| e.ts);
+        for &(tid, mm) in &self.pre.tasks {
+            r.declare_existing(t0, tid, mm);
+        }
+        r.untraced.probed = self.plan.probed;
+        r.exit_records = self.plan.exit_records.clone();
+        r.untraced.vm_fork_probes = self.plan.vm_forks.clone();
+        r.untraced.placements = self.plan.placements.clone();
+        r
+    }
+
+    /// Replays the whole capture with the untraced steps at `placements` (the probes' and any
+    /// inferred ones), keeping each checked update's outcome when asked.
+    pub fn run(&self, placements: &Placements, outcomes: bool) -> (PolicyRun, Vec<(usize, bool)>) {
+        let mut r = self.replayer();
         r.untraced.placements = placements.clone();
+        if outcomes {
+            r.outcomes = Some(Vec::new());
+        }
+        for (i, ev) in self.trace.events.iter().enumerate() {
+            r.apply(i, &ev, &self.trace.tasks);
+        }
+        r.finish_with_outcomes()
     }
-    for (i, ev) in trace.events.iter().enumerate() {
-        r.apply(i, &ev, &trace.tasks);
-    }
-    r.finish()
 }
 
 /// Replays `trace` through `policy`. `params.cpus == 0` takes the capture's CPU count,
 /// `params.hz == 0` infers HZ from the tick spacing (default 1000).
 ///
-/// When some observed CIDs disagree, the replay looks for placements of untraced steps that
-/// explain them (docs/models.md §5.3) and replays again with them; the placements are reported
-/// in `agreement.trace_gaps`.
+/// Three stages, each whole before the next:
+/// 1. the plain replay: every untraced step at its default place (or at its probe);
+/// 2. with `params.infer` on and misses left, the proposal: placements of untraced steps that
+///    explain them (`infer::propose`, data: a list of steps, each inside its window);
+/// 3. the final replay with those steps, keeping only steps that break no invariant of the
+///    model and do not turn the plain figure into a fit it is not (`infer::settle`).
+///
+/// `agreement.predicted` is stage 1's figure, `agreed` stage 3's, `inferred_steps` the steps
+/// with what each changed.
 pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
-    let run = replay_placed(trace, policy, params, &Placements::default());
-    // The search fills trace gaps of the kernel's own policy; unless that policy is known to be
-    // the kernel's, a model that misses half of the observations is taken for the wrong one
-    // for this capture, and no placement is looked for (Params::untraced).
-    let missed = run.agreement.as_ref().is_some_and(|a| {
-        a.agreed < a.checked
-            && match params.untraced {
-                UntracedSearch::WhenClose => a.agreed * 2 >= a.checked,
-                UntracedSearch::Always => true,
-                UntracedSearch::Never => false,
-            }
-    });
-    if !missed {
-        return run;
+    let prep = Prepared::new(trace, policy, params);
+    let infer = params.infer == InferSteps::Auto;
+    let (plain, outcomes) = prep.run(&prep.plan.placements, infer);
+    let missed = plain
+        .agreement
+        .as_ref()
+        .is_some_and(|a| a.agreed < a.checked);
+    if !infer || !missed {
+        return plain;
     }
-    // a probed step ran by its probe: its window ends there (docs/models.md §5.6)
-    let plan = probes::plan(trace);
-    let mut windows = fork_windows(trace);
-    for w in &mut windows {
-        if let Some(&p) = plan.fork_probe.get(&w.child) {
-            w.probed = true;
-            match plan.fork_done.get(&w.child) {
-                // 7.x: the step (sched_mm_cid_fork's add-user, allocation, walk) runs inside
-                // the probed function, after the probe and before its return
-                Some(&d) if policy == PolicyKind::OwnerMode && d > p => {
-                    w.first = p;
-                    w.record = d;
-                    w.inside = true;
-                }
-                // 6.x: copy_mm's mmget comes right before it
-                _ => {
-                    w.record = w.record.min(p);
-                    w.first = w.first.min(w.record);
-                }
-            }
-        }
+    let proposal = infer::propose(&prep);
+    if proposal.is_empty() {
+        return plain;
     }
-    let mut exits = exit_windows(trace);
-    for w in &mut exits {
-        // (the release runs inside the probed function: at the probe, or late)
-        if let Some(&p) = plan.exit_probe.get(&w.tid) {
-            w.record = w.record.min(p);
-            w.first = w.record;
-        }
-    }
-    let start = new_replayer(trace, policy, params);
-    let found = search::search_placements(trace, policy, start, &windows, &exits);
-    if found.is_empty() {
-        return run;
-    }
-    let placed = replay_placed(trace, policy, params, &found);
-    let agreed = |r: &PolicyRun| r.agreement.as_ref().map_or(0, |a| a.agreed);
-    if agreed(&placed) > agreed(&run) {
-        placed
-    } else {
-        run
-    }
+    infer::settle(&prep, proposal, plain, &outcomes)
 }
 
 /// Replays `trace` through each of `policies` (the compare view: one run per model).

@@ -70,6 +70,9 @@ pub struct Replayer {
     /// Per task, the time of its `sched_process_exit` record (a probed walk back its exit
     /// starts is done by then).
     pub exit_records: FxHashMap<Tid, u64>,
+    /// When kept: each checked `rseq_update` (event index) and whether the model agreed, in
+    /// order (what an inferred step changed is read from two of these).
+    pub outcomes: Option<Vec<(usize, bool)>>,
 }
 
 impl Replayer {
@@ -103,6 +106,7 @@ impl Replayer {
             held_clears: Vec::new(),
             probe_checks: ProbeChecks::default(),
             exit_records: FxHashMap::default(),
+            outcomes: None,
         }
     }
 
@@ -585,6 +589,11 @@ impl Replayer {
             Some(u) => Some(u.cid),
             None => self.engine.task_cid(tid),
         };
+        // (a replay that records nothing keeps no predicted update past its comparison)
+        let lean = !self.engine.core.recording;
+        if lean {
+            self.engine.core.run.updates.truncate(before);
+        }
         let i = id.0 as usize;
         if self.per_mm.len() <= i {
             self.per_mm.resize_with(i + 1, || MmAgreement {
@@ -610,6 +619,9 @@ impl Replayer {
             return;
         }
         let ok = predicted == Some(observed);
+        if let Some(o) = &mut self.outcomes {
+            o.push((idx, ok));
+        }
         a.checked += 1;
         a.agreed += ok as u64;
         self.total.add(ok);
@@ -618,7 +630,7 @@ impl Replayer {
         } else {
             self.pre.add(ok);
         }
-        if !ok {
+        if !ok && !lean {
             let d = Disagreement {
                 ts,
                 tid,
@@ -657,9 +669,18 @@ impl Replayer {
                 .filter(|a| a.mm != MmId::UNKNOWN)
                 .cloned()
                 .collect(),
+            predicted: self.total,
+            predicted_fresh: self.fresh,
+            inferred_steps: Vec::new(),
             trace_gaps: self.untraced.gaps().to_vec(),
             probe_checks: self.probe_checks.clone(),
         }
+    }
+
+    /// Ends the replay, handing over what it kept of the outcomes too.
+    pub fn finish_with_outcomes(mut self) -> (PolicyRun, Vec<(usize, bool)>) {
+        let o = self.outcomes.take().unwrap_or_default();
+        (self.finish(), o)
     }
 
     /// Ends the replay.

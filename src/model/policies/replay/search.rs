@@ -10,10 +10,12 @@
 //!    mm enqueued at once (T1), or the CID release of an exit of the mm earlier in `do_exit`
 //!    (T7).
 //!
-//! A candidate must leave fewer disagreements up to the update; of those, the one with the
-//! fewest a little further on is kept and the replay goes on from it; a step of the second kind
-//! only when it has fewer there than the plain replay too. The work is bounded by a budget of
-//! replayed events.
+//! A candidate must leave fewer disagreements up to the update and break no invariant of the
+//! model for the mm (its replay checks them); of those, the one with the fewest a little
+//! further on is kept and the replay goes on from it; a step of the second kind only when it
+//! has fewer there than the replay without it too. The replays of a search record nothing
+//! (`Core::recording`), and the work is bounded by a budget of replayed events proportional to
+//! the capture, so inference costs a fixed fraction of a replay at most.
 
 use super::super::kind::PolicyKind;
 use super::super::run::PolicyRun;
@@ -26,10 +28,11 @@ use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 
-/// Events a search may replay in all (bounds its cost on a large capture).
-const SEARCH_BUDGET_PER_EVENT: u64 = 60;
-/// ... and at most this many, whatever its size.
-const SEARCH_BUDGET_MAX: u64 = 20_000_000;
+/// Events a search may replay in all, per event of the capture (bounds its cost: a replay that
+/// records nothing costs about a third of one that does).
+const SEARCH_BUDGET_PER_EVENT: u64 = 6;
+/// ... plus this many on any capture (a small one can afford a few thorough searches).
+const SEARCH_BUDGET_BASE: u64 = 20_000;
 /// Events between the periodic checkpoints of a search, and how many it keeps.
 const CHECKPOINT_EVERY: usize = 256;
 const CHECKPOINTS_KEPT: usize = 24;
@@ -41,8 +44,9 @@ const FORK_WINDOWS: usize = 8;
 const PROBED_POSITIONS: usize = 4;
 /// ... and for one whose step runs inside the probed function (between it and its return).
 const INSIDE_POSITIONS: usize = 64;
-/// Events past a fork's record over which a search compares its candidates.
-const SEARCH_AHEAD: usize = 1500;
+/// Events past a disagreement (or a fork's record) over which a search compares its
+/// candidates.
+const SEARCH_AHEAD: usize = 400;
 /// How long a search lets an owner-mode fixup walk take (ns; capped at the fork's record).
 const WALK_SPANS: [u64; 6] = [
     500_000,
@@ -58,7 +62,10 @@ const WALK_SPANS: [u64; 6] = [
 struct Candidate {
     at: Replayer,
     placements: Placements,
-    fresh: Vec<(usize, Replayer)>,
+    /// The steps it adds to the accepted ones.
+    steps: Vec<Step>,
+    /// The snapshot its replay started from.
+    from: usize,
 }
 
 /// A copy of `r` without its recording (a search only needs the model state).
@@ -66,6 +73,20 @@ fn snapshot_ref(r: &Replayer) -> Replayer {
     let mut c = r.clone();
     c.engine.core.run = PolicyRun::new(r.engine.core.kind, r.engine.core.params.clone());
     c
+}
+
+/// A candidate's replayer: from a snapshot, with the invariants of `mm` checked after every
+/// event (a placement that breaks one is never kept).
+fn checked(snap: &Replayer, mm: MmId) -> Replayer {
+    let mut t = snap.clone();
+    t.engine.core.params.check_invariants = true;
+    t.engine.core.check_only = Some(mm);
+    t
+}
+
+/// Whether a candidate's replay broke an invariant of the model.
+fn broke(t: &Replayer) -> bool {
+    !t.engine.core.run.violations.is_empty()
 }
 
 /// [`snapshot_ref`] without cloning the recording.
@@ -86,8 +107,10 @@ struct Search<'a> {
     next_on_cpu: FxHashMap<usize, usize>,
     /// Windows by their first event.
     by_first: FxHashSet<usize>,
-    /// The placements accepted so far.
+    /// The placements accepted so far (the probes' and `accepted`'s).
     found: Placements,
+    /// The steps accepted so far, in order.
+    accepted: Vec<Step>,
     /// Snapshots at the first event of fork windows.
     ckpts: BTreeMap<usize, Replayer>,
     /// Snapshots every [`CHECKPOINT_EVERY`] events, the last [`CHECKPOINTS_KEPT`].
@@ -101,15 +124,15 @@ struct Search<'a> {
     verbose_state: bool,
 }
 
-/// Replays `trace` through `policy` and returns the placements that explain some of its
-/// disagreements (empty when none do).
+/// Replays `trace` through `policy` and returns the steps that explain some of its
+/// disagreements, in the order they were accepted (empty when none do).
 pub fn search_placements(
     trace: &Trace,
     policy: PolicyKind,
     mut r: Replayer,
     windows: &[ForkWindow],
     exits: &[ExitWindow],
-) -> Placements {
+) -> Vec<Step> {
     let n = trace.events.len();
     let mut next_on_cpu = FxHashMap::default();
     let mut open: FxHashMap<u16, usize> = FxHashMap::default();
@@ -121,6 +144,9 @@ pub fn search_placements(
             open.insert(ev.cpu, j);
         }
     }
+    // (the search compares predictions only)
+    r.engine.core.recording = false;
+    r.engine.core.params.check_invariants = false;
     let mut s = Search {
         trace,
         policy,
@@ -130,27 +156,17 @@ pub fn search_placements(
         by_first: windows.iter().map(|w| w.first).collect(),
         // the probes' placements (docs/models.md §5.6) are the start
         found: r.untraced.placements.clone(),
+        accepted: Vec::new(),
         ckpts: BTreeMap::new(),
         periodic: BTreeMap::new(),
         tried: FxHashSet::default(),
-        budget: (SEARCH_BUDGET_PER_EVENT * n as u64 + 1_000_000).min(SEARCH_BUDGET_MAX),
+        budget: SEARCH_BUDGET_PER_EVENT * n as u64 + SEARCH_BUDGET_BASE,
         verbose: std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some(),
         verbose_state: std::env::var("CIDSCOPE_SEARCH_TRACE").is_ok_and(|v| v == "2"),
     };
     let mut i = 0;
     while i < n {
-        if s.by_first.contains(&i) {
-            s.ckpts.insert(i, snapshot(&mut r));
-            // checkpoints of windows too far back for any candidate
-            let keep = i.saturating_sub(2 * SEARCH_LOOKBACK);
-            s.ckpts = s.ckpts.split_off(&keep);
-        }
-        if i.is_multiple_of(CHECKPOINT_EVERY) {
-            s.periodic.insert(i, snapshot(&mut r));
-            while s.periodic.len() > CHECKPOINTS_KEPT {
-                s.periodic.pop_first();
-            }
-        }
+        s.checkpoint(i, &mut r);
         let Some(ev) = trace.events.get(i) else { break };
         let before = r.misses();
         r.apply(i, &ev, &trace.tasks);
@@ -162,60 +178,101 @@ pub fn search_placements(
             let mm = r.engine.core.task(ev.tid).and_then(|t| t.mm);
             if let Some(mm) = mm {
                 let target = r.misses();
-                if let Some(t) = s.try_forks(&r, i, (ev.cpu, ev.tid), mm, target) {
+                let who = (ev.cpu, ev.tid);
+                let cand = match s.try_forks(&r, i, who, mm, target) {
+                    Some(c) => Some(c),
+                    None if s.budget > 0 => s.try_steps(&r, i, who, mm, target),
+                    None => None,
+                };
+                if let Some(c) = cand {
                     if s.verbose {
                         eprintln!(
-                            "search: a fork placed for {i}: misses {target} -> {}",
-                            t.misses()
+                            "search: {:?} for {i}: misses {target} -> {}",
+                            c.steps,
+                            c.at.misses()
                         );
                     }
-                    r = t;
-                } else if s.budget > 0
-                    && let Some(t) = s.try_steps(&r, i, (ev.cpu, ev.tid), mm, target)
-                {
-                    r = t;
+                    r = s.accept(c, i);
                 }
             }
         }
         i += 1;
     }
-    s.found
+    if s.verbose {
+        eprintln!("search: done, budget left {}", s.budget);
+    }
+    s.accepted
 }
 
 impl Search<'_> {
-    /// Replays `t` over events `from..=to`, retaking the checkpoints it passes (`keep`).
-    fn replay_to(
-        &self,
-        t: &mut Replayer,
-        from: usize,
-        to: usize,
-        keep: impl Fn(usize) -> bool,
-    ) -> Vec<(usize, Replayer)> {
-        let mut fresh = Vec::new();
-        for j in from..=to {
-            if j > from && keep(j) {
-                fresh.push((j, snapshot(t)));
+    /// Keeps the snapshots a later candidate may start from: at the first event of fork
+    /// windows, and every [`CHECKPOINT_EVERY`] events.
+    fn checkpoint(&mut self, i: usize, r: &mut Replayer) {
+        if self.by_first.contains(&i) {
+            self.ckpts.insert(i, snapshot(r));
+            // checkpoints of windows too far back for any candidate
+            let keep = i.saturating_sub(2 * SEARCH_LOOKBACK);
+            self.ckpts = self.ckpts.split_off(&keep);
+        }
+        if i.is_multiple_of(CHECKPOINT_EVERY) {
+            self.periodic.insert(i, snapshot(r));
+            while self.periodic.len() > CHECKPOINTS_KEPT {
+                self.periodic.pop_first();
+            }
+        }
+    }
+
+    /// Takes `cand`, found for the disagreement at `i`: its steps join the accepted ones, and
+    /// the snapshots its replay passed are taken again with them (the replay goes on from it).
+    fn accept(&mut self, cand: Candidate, i: usize) -> Replayer {
+        self.found = cand.placements;
+        self.accepted.extend(cand.steps);
+        let from = cand.from;
+        // the snapshots after its start were taken without the step
+        let snap = match self.ckpts.get(&from).or_else(|| self.periodic.get(&from)) {
+            Some(s) => snapshot_ref(s),
+            None => return cand.at,
+        };
+        let _ = self.ckpts.split_off(&(from + 1));
+        let _ = self.periodic.split_off(&(from + 1));
+        let mut t = snap;
+        t.untraced.placements = self.found.clone();
+        for j in from..=i {
+            if j > from {
+                self.checkpoint(j, &mut t);
             }
             let Some(ev) = self.trace.events.get(j) else {
                 break;
             };
             t.apply(j, &ev, &self.trace.tasks);
         }
-        fresh
+        self.budget = self.budget.saturating_sub((i + 1 - from) as u64);
+        t
     }
 
-    /// Of the candidates, the one with the fewest misses at `horizon`.
+    /// Replays `t` over events `from..=to`.
+    fn replay_to(&self, t: &mut Replayer, from: usize, to: usize) {
+        for j in from..=to {
+            let Some(ev) = self.trace.events.get(j) else {
+                break;
+            };
+            t.apply(j, &ev, &self.trace.tasks);
+        }
+    }
+
+    /// Of the candidates, the one with the fewest misses at `horizon` that breaks no
+    /// invariant on the way.
     fn best(&mut self, found: &[Candidate], i: usize, horizon: usize) -> Option<usize> {
         let mut best: Option<(u64, usize)> = None;
         for (c, cand) in found.iter().enumerate() {
-            let mut a = snapshot_ref(&cand.at);
-            for j in i + 1..=horizon {
-                let Some(ev) = self.trace.events.get(j) else {
-                    break;
-                };
-                a.apply(j, &ev, &self.trace.tasks);
+            if !self.spend((horizon - i) as u64) {
+                break;
             }
-            self.budget = self.budget.saturating_sub((horizon - i) as u64);
+            let mut a = snapshot_ref(&cand.at);
+            self.replay_to(&mut a, i + 1, horizon);
+            if broke(&a) {
+                continue;
+            }
             if best.is_none_or(|b| a.misses() < b.0) {
                 best = Some((a.misses(), c));
             }
@@ -250,7 +307,7 @@ impl Search<'_> {
                 );
             }
         }
-        a.misses() < b.misses()
+        a.misses() < b.misses() && !broke(&a)
     }
 
     /// Takes `steps` replayed events from the budget; false (and the budget spent) when it
@@ -296,22 +353,23 @@ impl Search<'_> {
             thread: w.thread,
         };
         let mut placements = self.found.clone();
-        placements.early_forks.entry(p).or_default().push(fork);
+        let step = Step::EarlyFork { at: p, fork };
+        step.set(&mut placements);
         let split = sw.filter(|&s| s > p && s <= i);
         let to = split.map_or(i, |s| s - 1);
         if !self.spend((to + 1 - w.first) as u64) {
             return false;
         }
-        let mut t = self.ckpts[&w.first].clone();
+        let mut t = checked(&self.ckpts[&w.first], mm);
         t.untraced.placements = placements.clone();
-        let ckpts = &self.ckpts;
-        let fresh = self.replay_to(&mut t, w.first, to, |j| ckpts.contains_key(&j));
+        self.replay_to(&mut t, w.first, to);
         let Some(s) = split else {
-            if t.misses() < target {
+            if t.misses() < target && !broke(&t) {
                 found.push(Candidate {
                     at: t,
                     placements,
-                    fresh,
+                    steps: vec![step],
+                    from: w.first,
                 });
             }
             return true;
@@ -329,23 +387,17 @@ impl Search<'_> {
             }
             let mut c = t.clone();
             let mut with_mark = placements.clone();
-            with_mark.walk_marks.insert(s, k);
+            let mark = Step::WalkMark { at: s, done: k };
+            mark.set(&mut with_mark);
             c.untraced.placements = with_mark.clone();
-            let mut fresh2 = fresh
-                .iter()
-                .map(|(j, r)| (*j, r.clone()))
-                .collect::<Vec<_>>();
-            let ckpts = &self.ckpts;
-            if ckpts.contains_key(&s) {
-                fresh2.push((s, snapshot(&mut c)));
-            }
-            fresh2.extend(self.replay_to(&mut c, s, i, |j| ckpts.contains_key(&j)));
-            if c.misses() < target {
+            self.replay_to(&mut c, s, i);
+            if c.misses() < target && !broke(&c) {
                 // the fewest visits that explain it: the walk only moves on
                 found.push(Candidate {
                     at: c,
                     placements: with_mark,
-                    fresh: fresh2,
+                    steps: vec![step, mark],
+                    from: w.first,
                 });
                 *fewest = Some(k);
                 break;
@@ -362,7 +414,7 @@ impl Search<'_> {
         who: (u16, Tid),
         mm: MmId,
         target: u64,
-    ) -> Option<Replayer> {
+    ) -> Option<Candidate> {
         let n = self.trace.events.len();
         let sw = self.switch_in(i, who);
         let mut cands: Vec<usize> = self
@@ -453,12 +505,8 @@ impl Search<'_> {
                     if !self.spend((i + 1 - w.first) as u64) {
                         break 'place;
                     }
-                    let mut t = self.ckpts[&w.first].clone();
+                    let mut t = checked(&self.ckpts[&w.first], mm);
                     let mut placements = self.found.clone();
-                    // (it replaces where the probe put it)
-                    for v in placements.early_forks.values_mut() {
-                        v.retain(|f| f.child != w.child);
-                    }
                     // inside the probed function, the walk still ends at its return and
                     // visits where the probes say
                     let (walk_end, lazy) = if w.inside {
@@ -467,11 +515,10 @@ impl Search<'_> {
                     } else {
                         (walk_end, false)
                     };
-                    placements
-                        .early_forks
-                        .entry(p)
-                        .or_default()
-                        .push(EarlyFork {
+                    // (it replaces where the probe put it)
+                    let step = Step::EarlyFork {
+                        at: p,
+                        fork: EarlyFork {
                             parent: w.parent,
                             child: w.child,
                             record_ts: w.record_ts,
@@ -479,10 +526,11 @@ impl Search<'_> {
                             lazy,
                             probed: false,
                             thread: w.thread,
-                        });
+                        },
+                    };
+                    step.set(&mut placements);
                     t.untraced.placements = placements.clone();
-                    let ckpts = &self.ckpts;
-                    let fresh = self.replay_to(&mut t, w.first, i, |j| ckpts.contains_key(&j));
+                    self.replay_to(&mut t, w.first, i);
                     if self.verbose {
                         eprintln!(
                             "search: fork of {} before {p} (window {}..{}) for {i}: misses {} (to beat: {target})",
@@ -492,11 +540,12 @@ impl Search<'_> {
                             t.misses()
                         );
                     }
-                    if t.misses() < target {
+                    if t.misses() < target && !broke(&t) {
                         found.push(Candidate {
                             at: t,
                             placements,
-                            fresh,
+                            steps: vec![step],
+                            from: w.first,
                         });
                         if found.len() >= SEARCH_CANDIDATES {
                             break 'place;
@@ -519,12 +568,7 @@ impl Search<'_> {
             // misses up to a little past the fork's record
             let horizon = (w.record.max(i) + SEARCH_AHEAD).min(n - 1);
             if let Some(c) = self.best(&found, i, horizon) {
-                let cand = found.swap_remove(c);
-                self.found = cand.placements;
-                for (j, c) in cand.fresh {
-                    self.ckpts.insert(j, c);
-                }
-                return Some(cand.at);
+                return Some(found.swap_remove(c));
             }
         }
         None
@@ -538,10 +582,9 @@ impl Search<'_> {
         who: (u16, Tid),
         mm: MmId,
         target: u64,
-    ) -> Option<Replayer> {
+    ) -> Option<Candidate> {
         let n = self.trace.events.len();
         let mut found: Vec<Candidate> = Vec::new();
-        let mut moved: Vec<Step> = Vec::new();
         let source = StepSource {
             trace: self.trace,
             policy: self.policy,
@@ -561,14 +604,11 @@ impl Search<'_> {
             if !self.spend((i + 1 - b) as u64) {
                 break;
             }
-            let mut t = self.periodic[&b].clone();
+            let mut t = checked(&self.periodic[&b], mm);
             let mut placements = self.found.clone();
             step.set(&mut placements);
             t.untraced.placements = placements.clone();
-            let ckpts = &self.ckpts;
-            let fresh = self.replay_to(&mut t, b, i, |j| {
-                j.is_multiple_of(CHECKPOINT_EVERY) || ckpts.contains_key(&j)
-            });
+            self.replay_to(&mut t, b, i);
             if self.verbose {
                 eprintln!(
                     "step at {i}: {step:?} misses {} target {target}",
@@ -577,14 +617,17 @@ impl Search<'_> {
                 if self.verbose_state {
                     eprintln!("    state: {}", t.engine.describe_mm(mm));
                 }
+                if let Some(v) = t.engine.core.run.violations.first() {
+                    eprintln!("    breaks {} at {}: {}", v.invariant, v.ts, v.detail);
+                }
             }
-            if t.misses() < target {
+            if t.misses() < target && !broke(&t) {
                 found.push(Candidate {
                     at: t,
                     placements,
-                    fresh,
+                    steps: vec![step],
+                    from: b,
                 });
-                moved.push(step);
             }
         }
         let horizon = (i + SEARCH_AHEAD).min(n - 1);
@@ -592,16 +635,6 @@ impl Search<'_> {
         if !self.ahead_at(&found[c].at, r, i, horizon) {
             return None;
         }
-        let cand = found.swap_remove(c);
-        moved[c].set(&mut self.found);
-        for (j, c) in cand.fresh {
-            if j.is_multiple_of(CHECKPOINT_EVERY) {
-                self.periodic.insert(j, snapshot_ref(&c));
-            }
-            if self.ckpts.contains_key(&j) {
-                self.ckpts.insert(j, c);
-            }
-        }
-        Some(cand.at)
+        Some(found.swap_remove(c))
     }
 }

@@ -4,7 +4,7 @@
 
 use super::super::kind::PolicyKind;
 use super::replayer::Replayer;
-use super::untraced::{EarlyExit, Placements};
+use super::untraced::{EarlyExit, EarlyFork, Placements};
 use super::windows::ExitWindow;
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::tasks::MmId;
@@ -23,6 +23,9 @@ const EXIT_POSITIONS: usize = 6;
 /// Which step a candidate of the second kind moves, and where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Step {
+    /// T2 (with T3): the CID step of a CLONE_VM fork before the event at `at`, replacing any
+    /// placement of that fork so far (its probe's).
+    EarlyFork { at: usize, fork: EarlyFork },
     /// T5: the CID step of the switch record at this index at its CPU's next record.
     DeferredSwitch(usize),
     /// T6: `exit_mm` right at the exit record at this index (before a joiner's wake).
@@ -108,6 +111,7 @@ impl Step {
             | Step::LateEnqueue(s)
             | Step::HeldClear(s) => s,
             Step::EarlyExit { at, .. }
+            | Step::EarlyFork { at, .. }
             | Step::WalkMark { at, .. }
             | Step::FutexPut { at, .. }
             | Step::CurrEarly { at, .. }
@@ -125,6 +129,12 @@ impl Step {
 
     pub(super) fn set(self, p: &mut Placements) {
         match self {
+            Step::EarlyFork { at, fork } => {
+                for v in p.early_forks.values_mut() {
+                    v.retain(|f| f.child != fork.child);
+                }
+                p.early_forks.entry(at).or_default().push(fork);
+            }
             Step::DeferredSwitch(s) => {
                 p.deferred_switches.insert(s);
             }
