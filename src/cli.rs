@@ -179,6 +179,7 @@ impl ModelArgs {
             seed: !self.no_seed,
             check_invariants: self.check_invariants,
             infer: self.infer_steps,
+            recording: Default::default(),
             // a property of the kernel: set when the capture's kernel is known
             futex_hash_ref: false,
             // a property of the capture: set by the replay when it holds the scan probes

@@ -191,10 +191,13 @@ impl ModelView {
         let name = self.run.policy.id();
         match &self.run.agreement {
             Some(a) if a.checked > 0 => format!(
-                "{name} model: {}/{} rseq_updates predicted ({:.1}%)",
-                a.agreed,
-                a.checked,
-                100.0 * a.agreed as f64 / a.checked as f64
+                "{name} model: {}",
+                crate::stats::policy::figures(
+                    a.predicted.agreed,
+                    a.agreed,
+                    a.checked,
+                    a.inferred_steps.len()
+                )
             ),
             Some(_) => format!("{name} model (no rseq_update to check)"),
             None => format!("{name} model"),

@@ -9,7 +9,7 @@ use super::core::Core;
 use super::cpuset::CpuSet;
 use super::invariant::{Finding, Invariant};
 use super::kind::PolicyKind;
-use super::params::{Params, Regime};
+use super::params::{Params, Recording, Regime};
 use super::policy::{CidPolicy, ObservedUpdate};
 use super::recorder::Recorder;
 use super::registry::{AnyPolicy, with_policy};
@@ -239,6 +239,9 @@ fn check_all<P: CidPolicy>(core: &Core, policy: &P) -> Vec<Finding> {
         let (Some(mm), true) = (t.mm, t.active) else {
             continue;
         };
+        if !core.checks(mm) {
+            continue;
+        }
         let Some(n) = policy.visible_cid(t) else {
             continue;
         };
@@ -334,16 +337,14 @@ impl<P: CidPolicy> Driver<'_, P> {
                 }
             }
         }
-        if self.core.recording {
-            self.recorder.flush(self.core, self.policy);
-        } else {
-            let d = &mut self.core.dirty;
-            d.slots.clear();
-            d.tasks.clear();
-            d.mms.clear();
-            d.cpus.clear();
+        // (an event that changed no mm's CIDs or slots cannot break an invariant)
+        let changed = !self.core.dirty.mms.is_empty() || !self.core.dirty.slots.is_empty();
+        match self.core.recording {
+            Recording::Full => self.recorder.flush(self.core, self.policy),
+            Recording::Summary => self.recorder.flush_alarms(self.core, self.policy),
+            Recording::Off => self.core.dirty.clear(),
         }
-        if self.core.params.check_invariants {
+        if self.core.params.check_invariants && changed {
             for f in self.policy.check(self.core) {
                 self.core.violation(f.mm, f.invariant, f.detail);
             }

@@ -56,7 +56,7 @@ pub use engine::{DriverEvent, Engine};
 pub use invariant::{Finding, Invariant};
 pub use kind::PolicyKind;
 pub use params::{
-    HzSource, InferSteps, KernelVersion, Params, Regime, RqClockMode, ScanScope,
+    HzSource, InferSteps, KernelVersion, Params, Recording, Regime, RqClockMode, ScanScope,
     batches_per_scan, cpus_for_scan_period,
 };
 pub use policy::{CidPolicy, ObservedUpdate, ProbeView};

@@ -127,6 +127,20 @@ impl InferSteps {
     }
 }
 
+/// What a model run records of the states it goes through (`PolicyRun`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Recording {
+    /// Everything a view needs: slots, task CIDs, weights, CPU lanes, alarms, compactions,
+    /// predicted updates (the TUI, exports).
+    #[default]
+    Full,
+    /// What a summary reports: the ABI alarms, compactions, scans, modes and predicted updates;
+    /// no slot, task-CID, weight or lane history (`stats`).
+    Summary,
+    /// Nothing but the comparison with the observed CIDs (the inference's search).
+    Off,
+}
+
 /// Model parameters. `cpus == 0` and `hz == 0` mean "take them from the capture" in a replay.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
@@ -151,6 +165,8 @@ pub struct Params {
     pub check_invariants: bool,
     /// Replay: whether to infer placements of untraced steps (docs/models.md §5.3).
     pub infer: InferSteps,
+    /// What the run records (`stats` needs no history of slots and lanes).
+    pub recording: Recording,
     /// The process-private futex hash (6.17+): when a thread's clone grows it,
     /// `futex_ref_drop` takes an `mm_users` reference held across RCU grace periods
     /// (docs/models.md §2.3, "the futex hash's reference").
@@ -175,6 +191,7 @@ impl Default for Params {
             seed: true,
             check_invariants: false,
             infer: InferSteps::Auto,
+            recording: Recording::Full,
             futex_hash_ref: false,
             observed_scans: false,
         }

@@ -150,8 +150,8 @@ impl OwnerMode {
                 ));
             }
         }
-        // O1 uniqueness / O2 for running tasks
-        let mut seen: rustc_hash::FxHashMap<(MmId, u32), Tid> = Default::default();
+        // O1 uniqueness / O2 for running tasks (a sorted list: one entry per CPU)
+        let mut seen: Vec<(MmId, u32, Tid)> = Vec::with_capacity(core.curr.len());
         for (c, &tid) in core.curr.iter().enumerate() {
             if core.mid_switch(c) {
                 continue;
@@ -174,7 +174,12 @@ impl OwnerMode {
                     format!("task {tid} runs with CID {n} >= P"),
                 ));
             }
-            if let Some(o) = seen.insert((id, n), tid) {
+            seen.push((id, n, tid));
+        }
+        seen.sort_unstable();
+        for w in seen.windows(2) {
+            if (w[0].0, w[0].1) == (w[1].0, w[1].1) {
+                let (id, n, o, tid) = (w[1].0, w[1].1, w[0].2, w[1].2);
                 v.push(Finding::new(
                     Some(id),
                     Invariant::O1,

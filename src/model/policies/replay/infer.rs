@@ -15,11 +15,17 @@ use super::steps::Step;
 use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
 use super::Prepared;
+use crate::model::tasks::MmId;
+
+/// Final replays that may drop a step that broke an invariant before all are dropped.
+const VETTING_ROUNDS: usize = 3;
 
 /// What the proposal stage found: the steps in the order they were accepted, and the windows
 /// they were drawn from.
 pub(super) struct Proposal {
     pub steps: Vec<Step>,
+    /// The mms whose misses they explain.
+    mms: Vec<MmId>,
     forks: Vec<ForkWindow>,
     exits: Vec<ExitWindow>,
 }
@@ -66,17 +72,21 @@ fn windows(prep: &Prepared) -> (Vec<ForkWindow>, Vec<ExitWindow>) {
 }
 
 /// Stage 2: the steps that explain misses of the plain replay, each inside its window.
-pub(super) fn propose(prep: &Prepared) -> Proposal {
+/// `plain`: the plain replay's outcome of every checked update (event index, agreed).
+pub(super) fn propose(prep: &Prepared, plain: &[(usize, bool)]) -> Proposal {
     let (forks, exits) = windows(prep);
-    let steps = search::search_placements(
+    let misses: Vec<usize> = plain.iter().filter(|o| !o.1).map(|o| o.0).collect();
+    let (steps, mms) = search::search_placements(
         prep.trace,
         prep.policy,
         prep.replayer(),
         &forks,
         &exits,
+        &misses,
     );
     Proposal {
         steps,
+        mms,
         forks,
         exits,
     }
@@ -91,8 +101,11 @@ fn placements(prep: &Prepared, steps: &[Step]) -> Placements {
     p
 }
 
-/// Stage 3: the final replay with the proposed steps. The result keeps the plain replay's
-/// figures as `predicted`; when the steps explain nothing more, the plain run is the result.
+/// Stage 3: the final replay with the proposed steps, checking the invariants of their mms
+/// after every event: when one breaks, the step placed last before the break is dropped and
+/// the replay runs again (a placement that breaks an invariant is never kept). The result
+/// keeps the plain replay's figures as `predicted`; when the steps explain nothing more, the
+/// plain run is the result.
 pub(super) fn settle(
     prep: &Prepared,
     proposal: Proposal,
@@ -100,15 +113,47 @@ pub(super) fn settle(
     plain_outcomes: &[(usize, bool)],
 ) -> PolicyRun {
     let cx = Context::new(prep.trace, &proposal.forks, &proposal.exits);
-    let steps: Vec<Step> = proposal
+    let mut steps: Vec<Step> = proposal
         .steps
         .into_iter()
         .filter(|s| cx.inside_window(*s))
         .collect();
-    let (mut run, outcomes) = prep.run(&placements(prep, &steps), true);
+    let mut round = 0;
+    let (mut run, outcomes) = loop {
+        if steps.is_empty() {
+            return plain;
+        }
+        let (run, outcomes) = prep.run(&placements(prep, &steps), true, Some(&proposal.mms));
+        // (a break the plain replay has too is not the steps')
+        let first_break = run
+            .violations
+            .iter()
+            .filter(|v| v.mm.is_none_or(|m| proposal.mms.contains(&m)))
+            .filter(|v| !plain.violations.contains(v))
+            .map(|v| v.ts)
+            .min();
+        let Some(at) = first_break else {
+            break (run, outcomes);
+        };
+        round += 1;
+        if round >= VETTING_ROUNDS {
+            return plain;
+        }
+        // the step placed last at or before the break
+        match cx.last_placed_before(&steps, at) {
+            Some(k) => {
+                steps.remove(k);
+            }
+            None => return plain,
+        }
+    };
     let agreed = |r: &PolicyRun| r.agreement.as_ref().map_or(0, |a| a.agreed);
     if agreed(&run) <= agreed(&plain) {
         return plain;
+    }
+    // (the checks were the inference's: what the user asked for is the plain run's)
+    if !prep.checks_all() {
+        run.violations.clear();
     }
     let described: Vec<InferredStep> =
         inferred::describe_all(&cx, &steps, plain_outcomes, &outcomes);

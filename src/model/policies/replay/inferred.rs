@@ -297,6 +297,25 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// Of `steps`, the one with a placement latest at or before time `ts` (the one a break of
+    /// an invariant at `ts` is laid to).
+    pub fn last_placed_before(&self, steps: &[Step], ts: u64) -> Option<usize> {
+        steps
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &s)| {
+                let at = self
+                    .expand(s)
+                    .iter()
+                    .map(|p| self.ts(p.placed))
+                    .filter(|&t| t <= ts)
+                    .max()?;
+                Some((at, k))
+            })
+            .max()
+            .map(|(_, k)| k)
+    }
+
     /// Whether every placement of `step` lies inside its window.
     pub fn inside_window(&self, step: Step) -> bool {
         let v = self.expand(step);

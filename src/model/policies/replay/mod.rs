@@ -98,6 +98,11 @@ impl<'a> Prepared<'a> {
         }
     }
 
+    /// Whether the replay was asked to check every invariant (`--check-invariants`).
+    pub fn checks_all(&self) -> bool {
+        self.params.check_invariants
+    }
+
     /// A fresh replayer at the capture's start, its pre-existing tasks declared and the
     /// probes' placements set.
     pub fn replayer(&self) -> Replayer {
@@ -118,12 +123,24 @@ impl<'a> Prepared<'a> {
     }
 
     /// Replays the whole capture with the untraced steps at `placements` (the probes' and any
-    /// inferred ones), keeping each checked update's outcome when asked.
-    pub fn run(&self, placements: &Placements, outcomes: bool) -> (PolicyRun, Vec<(usize, bool)>) {
+    /// inferred ones), keeping each checked update's outcome when asked, and checking the
+    /// invariants of the mms `check` names after every event that changed one.
+    pub fn run(
+        &self,
+        placements: &Placements,
+        outcomes: bool,
+        check: Option<&[crate::model::tasks::MmId]>,
+    ) -> (PolicyRun, Vec<(usize, bool)>) {
         let mut r = self.replayer();
         r.untraced.placements = placements.clone();
         if outcomes {
             r.outcomes = Some(Vec::new());
+        }
+        if let Some(mms) = check
+            && !r.engine.core.params.check_invariants
+        {
+            r.engine.core.params.check_invariants = true;
+            r.engine.core.check_only = Some(mms.to_vec());
         }
         for (i, ev) in self.trace.events.iter().enumerate() {
             r.apply(i, &ev, &self.trace.tasks);
@@ -145,21 +162,35 @@ impl<'a> Prepared<'a> {
 /// `agreement.predicted` is stage 1's figure, `agreed` stage 3's, `inferred_steps` the steps
 /// with what each changed.
 pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
+    let timing = std::env::var_os("CIDSCOPE_TIMING").is_some();
+    let t0 = std::time::Instant::now();
     let prep = Prepared::new(trace, policy, params);
+    let t1 = t0.elapsed();
     let infer = params.infer == InferSteps::Auto;
-    let (plain, outcomes) = prep.run(&prep.plan.placements, infer);
+    let (plain, outcomes) = prep.run(&prep.plan.placements, infer, None);
+    let t2 = t0.elapsed();
+    let note = |what: &str| {
+        if timing {
+            eprintln!("replay {policy}: prepare {t1:?}, plain {:?}, {what} {:?}", t2 - t1, t0.elapsed() - t2);
+        }
+    };
     let missed = plain
         .agreement
         .as_ref()
         .is_some_and(|a| a.agreed < a.checked);
     if !infer || !missed {
+        note("done");
         return plain;
     }
-    let proposal = infer::propose(&prep);
+    let proposal = infer::propose(&prep, &outcomes);
     if proposal.is_empty() {
+        note("proposal (none)");
         return plain;
     }
-    infer::settle(&prep, proposal, plain, &outcomes)
+    note("proposal");
+    let r = infer::settle(&prep, proposal, plain, &outcomes);
+    note("proposal+final");
+    r
 }
 
 /// Replays `trace` through each of `policies` (the compare view: one run per model).

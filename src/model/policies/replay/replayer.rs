@@ -590,7 +590,7 @@ impl Replayer {
             None => self.engine.task_cid(tid),
         };
         // (a replay that records nothing keeps no predicted update past its comparison)
-        let lean = !self.engine.core.recording;
+        let lean = self.engine.core.recording == super::super::params::Recording::Off;
         if lean {
             self.engine.core.run.updates.truncate(before);
         }
@@ -630,7 +630,10 @@ impl Replayer {
         } else {
             self.pre.add(ok);
         }
-        if !ok && !lean {
+        // (the first disagreement of the run and of each mm are kept: the model's state is
+        // described for those only)
+        let wanted = self.first.is_none() || self.per_mm[i].first_disagreement.is_none();
+        if !ok && !lean && wanted {
             let d = Disagreement {
                 ts,
                 tid,

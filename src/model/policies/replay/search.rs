@@ -18,6 +18,7 @@
 //! the capture, so inference costs a fixed fraction of a replay at most.
 
 use super::super::kind::PolicyKind;
+use super::super::params::Recording;
 use super::super::run::PolicyRun;
 use super::replayer::Replayer;
 use super::steps::{SEARCH_LOOKBACK, Step, StepSource};
@@ -30,14 +31,24 @@ use std::collections::BTreeMap;
 
 /// Events a search may replay in all, per event of the capture (bounds its cost: a replay that
 /// records nothing costs about a third of one that does).
-const SEARCH_BUDGET_PER_EVENT: u64 = 6;
+const SEARCH_BUDGET_PER_EVENT: u64 = 1;
 /// ... plus this many on any capture (a small one can afford a few thorough searches).
-const SEARCH_BUDGET_BASE: u64 = 20_000;
-/// Events between the periodic checkpoints of a search, and how many it keeps.
-const CHECKPOINT_EVERY: usize = 256;
-const CHECKPOINTS_KEPT: usize = 24;
+const SEARCH_BUDGET_BASE: u64 = 2_000;
+/// Events between the snapshots of a search at up to 16 CPUs (more CPUs: more state to copy,
+/// proportionally fewer snapshots), and the stretch of the capture they cover.
+const CHECKPOINT_EVERY: usize = 64;
+const CHECKPOINTS_SPAN: usize = 8192;
+/// Snapshots are kept only this many events ahead of a miss of the plain replay (a candidate
+/// starts before the miss, mostly well within this).
+const SNAPSHOT_AHEAD_OF_MISS: usize = 4096;
+/// What a snapshot costs, in replayed events (its copy of the model's state).
+const SNAPSHOT_COST: u64 = 64;
+/// The share of the budget one disagreement may spend (the others get a chance too).
+const PER_MISS_SHARE: u64 = 4;
 /// Placements a search compares for one disagreement.
 const SEARCH_CANDIDATES: usize = 8;
+/// Steps of the second kind that explain a disagreement a search compares (nearest first).
+const STEP_FIXERS: usize = 3;
 /// The most recent forks of the mm a search tries for one disagreement.
 const FORK_WINDOWS: usize = 8;
 /// Positions a search tries for a probed fork (after the parent CPU's last records).
@@ -46,7 +57,7 @@ const PROBED_POSITIONS: usize = 4;
 const INSIDE_POSITIONS: usize = 64;
 /// Events past a disagreement (or a fork's record) over which a search compares its
 /// candidates.
-const SEARCH_AHEAD: usize = 400;
+const SEARCH_AHEAD: usize = 200;
 /// How long a search lets an owner-mode fixup walk take (ns; capped at the fork's record).
 const WALK_SPANS: [u64; 6] = [
     500_000,
@@ -75,18 +86,18 @@ fn snapshot_ref(r: &Replayer) -> Replayer {
     c
 }
 
-/// A candidate's replayer: from a snapshot, with the invariants of `mm` checked after every
-/// event (a placement that breaks one is never kept).
+/// A candidate's replayer: from a snapshot, its invariant checks on `mm` (a placement that
+/// breaks one is never kept: [`broke`] looks where the candidate is judged, the final replay
+/// after every event).
 fn checked(snap: &Replayer, mm: MmId) -> Replayer {
     let mut t = snap.clone();
-    t.engine.core.params.check_invariants = true;
-    t.engine.core.check_only = Some(mm);
+    t.engine.core.check_only = Some(vec![mm]);
     t
 }
 
-/// Whether a candidate's replay broke an invariant of the model.
+/// Whether a candidate's model breaks an invariant of its mm now.
 fn broke(t: &Replayer) -> bool {
-    !t.engine.core.run.violations.is_empty()
+    !t.engine.core.run.violations.is_empty() || !t.engine.check_invariants().is_empty()
 }
 
 /// [`snapshot_ref`] without cloning the recording.
@@ -105,16 +116,16 @@ struct Search<'a> {
     exits: &'a [ExitWindow],
     /// Per `sched_switch` record: the index of the next record of that CPU.
     next_on_cpu: FxHashMap<usize, usize>,
-    /// Windows by their first event.
-    by_first: FxHashSet<usize>,
     /// The placements accepted so far (the probes' and `accepted`'s).
     found: Placements,
     /// The steps accepted so far, in order.
     accepted: Vec<Step>,
-    /// Snapshots at the first event of fork windows.
-    ckpts: BTreeMap<usize, Replayer>,
-    /// Snapshots every [`CHECKPOINT_EVERY`] events, the last [`CHECKPOINTS_KEPT`].
-    periodic: BTreeMap<usize, Replayer>,
+    /// The mms they were accepted for.
+    mms: Vec<MmId>,
+    /// Snapshots every `every` events over the last [`CHECKPOINTS_SPAN`]: every candidate's
+    /// replay starts from the last one before its step.
+    periodic: BTreeMap<usize, Box<Replayer>>,
+    every: usize,
     /// Windows tried already.
     tried: FxHashSet<usize>,
     budget: u64,
@@ -126,13 +137,18 @@ struct Search<'a> {
 
 /// Replays `trace` through `policy` and returns the steps that explain some of its
 /// disagreements, in the order they were accepted (empty when none do).
+///
+/// `misses`: where the plain replay disagreed (event indices, in order). Snapshots are taken
+/// only in the stretch before one of them that a candidate may start in, and the search ends
+/// when its budget is spent.
 pub fn search_placements(
     trace: &Trace,
     policy: PolicyKind,
     mut r: Replayer,
     windows: &[ForkWindow],
     exits: &[ExitWindow],
-) -> Vec<Step> {
+    misses: &[usize],
+) -> (Vec<Step>, Vec<MmId>) {
     let n = trace.events.len();
     let mut next_on_cpu = FxHashMap::default();
     let mut open: FxHashMap<u16, usize> = FxHashMap::default();
@@ -145,7 +161,7 @@ pub fn search_placements(
         }
     }
     // (the search compares predictions only)
-    r.engine.core.recording = false;
+    r.engine.core.recording = Recording::Off;
     r.engine.core.params.check_invariants = false;
     let mut s = Search {
         trace,
@@ -153,20 +169,30 @@ pub fn search_placements(
         windows,
         exits,
         next_on_cpu,
-        by_first: windows.iter().map(|w| w.first).collect(),
         // the probes' placements (docs/models.md §5.6) are the start
         found: r.untraced.placements.clone(),
         accepted: Vec::new(),
-        ckpts: BTreeMap::new(),
+        mms: Vec::new(),
         periodic: BTreeMap::new(),
+        every: CHECKPOINT_EVERY * (r.engine.core.params.cpus as usize / 16).max(1),
         tried: FxHashSet::default(),
         budget: SEARCH_BUDGET_PER_EVENT * n as u64 + SEARCH_BUDGET_BASE,
         verbose: std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some(),
         verbose_state: std::env::var("CIDSCOPE_SEARCH_TRACE").is_ok_and(|v| v == "2"),
     };
     let mut i = 0;
-    while i < n {
-        s.checkpoint(i, &mut r);
+    // the next miss of the plain replay at or after i
+    let mut next_miss = 0;
+    while i < n && s.budget > 0 {
+        while misses.get(next_miss).is_some_and(|&m| m < i) {
+            next_miss += 1;
+        }
+        if misses
+            .get(next_miss)
+            .is_some_and(|&m| m <= i + SNAPSHOT_AHEAD_OF_MISS)
+        {
+            s.checkpoint(i, &mut r);
+        }
         let Some(ev) = trace.events.get(i) else { break };
         let before = r.misses();
         r.apply(i, &ev, &trace.tasks);
@@ -179,11 +205,16 @@ pub fn search_placements(
             if let Some(mm) = mm {
                 let target = r.misses();
                 let who = (ev.cpu, ev.tid);
+                // (this disagreement may spend a share of what is left, the rest waits)
+                let left = s.budget;
+                let share = (left / PER_MISS_SHARE).max(left.min(SEARCH_BUDGET_BASE));
+                s.budget = share;
                 let cand = match s.try_forks(&r, i, who, mm, target) {
                     Some(c) => Some(c),
                     None if s.budget > 0 => s.try_steps(&r, i, who, mm, target),
                     None => None,
                 };
+                s.budget = left - (share - s.budget);
                 if let Some(c) = cand {
                     if s.verbose {
                         eprintln!(
@@ -191,6 +222,9 @@ pub fn search_placements(
                             c.steps,
                             c.at.misses()
                         );
+                    }
+                    if !s.mms.contains(&mm) {
+                        s.mms.push(mm);
                     }
                     r = s.accept(c, i);
                 }
@@ -201,25 +235,27 @@ pub fn search_placements(
     if s.verbose {
         eprintln!("search: done, budget left {}", s.budget);
     }
-    s.accepted
+    (s.accepted, s.mms)
 }
 
 impl Search<'_> {
-    /// Keeps the snapshots a later candidate may start from: at the first event of fork
-    /// windows, and every [`CHECKPOINT_EVERY`] events.
+    /// Keeps the snapshots a later candidate may start from: every `every` events.
     fn checkpoint(&mut self, i: usize, r: &mut Replayer) {
-        if self.by_first.contains(&i) {
-            self.ckpts.insert(i, snapshot(r));
-            // checkpoints of windows too far back for any candidate
-            let keep = i.saturating_sub(2 * SEARCH_LOOKBACK);
-            self.ckpts = self.ckpts.split_off(&keep);
-        }
-        if i.is_multiple_of(CHECKPOINT_EVERY) {
-            self.periodic.insert(i, snapshot(r));
-            while self.periodic.len() > CHECKPOINTS_KEPT {
+        if i.is_multiple_of(self.every) {
+            self.budget = self.budget.saturating_sub(SNAPSHOT_COST);
+            self.periodic.insert(i, Box::new(snapshot(r)));
+            while self.periodic.len() * self.every > CHECKPOINTS_SPAN {
                 self.periodic.pop_first();
             }
         }
+    }
+
+    /// The last snapshot at or before event `j`.
+    fn snapshot_before(&self, j: usize) -> Option<(usize, &Replayer)> {
+        self.periodic
+            .range(..=j)
+            .next_back()
+            .map(|(&b, r)| (b, r.as_ref()))
     }
 
     /// Takes `cand`, found for the disagreement at `i`: its steps join the accepted ones, and
@@ -228,12 +264,10 @@ impl Search<'_> {
         self.found = cand.placements;
         self.accepted.extend(cand.steps);
         let from = cand.from;
-        // the snapshots after its start were taken without the step
-        let snap = match self.ckpts.get(&from).or_else(|| self.periodic.get(&from)) {
-            Some(s) => snapshot_ref(s),
-            None => return cand.at,
+        let Some(snap) = self.periodic.get(&from).map(|s| snapshot_ref(s)) else {
+            return cand.at;
         };
-        let _ = self.ckpts.split_off(&(from + 1));
+        // the snapshots after its start were taken without the step
         let _ = self.periodic.split_off(&(from + 1));
         let mut t = snap;
         t.untraced.placements = self.found.clone();
@@ -357,19 +391,22 @@ impl Search<'_> {
         step.set(&mut placements);
         let split = sw.filter(|&s| s > p && s <= i);
         let to = split.map_or(i, |s| s - 1);
-        if !self.spend((to + 1 - w.first) as u64) {
+        let Some((b, snap)) = self.snapshot_before(w.first) else {
+            return true;
+        };
+        let mut t = checked(snap, mm);
+        if !self.spend((to + 1 - b) as u64) {
             return false;
         }
-        let mut t = checked(&self.ckpts[&w.first], mm);
         t.untraced.placements = placements.clone();
-        self.replay_to(&mut t, w.first, to);
+        self.replay_to(&mut t, b, to);
         let Some(s) = split else {
             if t.misses() < target && !broke(&t) {
                 found.push(Candidate {
                     at: t,
                     placements,
                     steps: vec![step],
-                    from: w.first,
+                    from: b,
                 });
             }
             return true;
@@ -397,7 +434,7 @@ impl Search<'_> {
                     at: c,
                     placements: with_mark,
                     steps: vec![step, mark],
-                    from: w.first,
+                    from: b,
                 });
                 *fewest = Some(k);
                 break;
@@ -425,7 +462,7 @@ impl Search<'_> {
                 !self.tried.contains(k)
                     && w.first <= i
                     && w.record + SEARCH_LOOKBACK >= i
-                    && self.ckpts.contains_key(&w.first)
+                    && self.snapshot_before(w.first).is_some()
                     && r.engine.core.task(w.parent).and_then(|t| t.mm) == Some(mm)
             })
             .map(|(k, _)| k)
@@ -451,7 +488,7 @@ impl Search<'_> {
                         w.record,
                         w.inside,
                         self.tried.contains(&k),
-                        self.ckpts.contains_key(&w.first),
+                        self.snapshot_before(w.first).is_some(),
                     )
                 })
                 .collect();
@@ -499,13 +536,18 @@ impl Search<'_> {
             };
             'place: for p in positions {
                 let t0 = self.trace.events.get(p).map_or(0, |e| e.ts);
+                // (inside the probed function the walk ends at its return: one placement)
+                let spans = if w.inside { &[][..] } else { spans };
                 let ends = std::iter::once(0)
                     .chain(spans.iter().map(|&d| t0.saturating_add(d).min(w.record_ts)));
                 for walk_end in ends {
-                    if !self.spend((i + 1 - w.first) as u64) {
+                    let Some((b, snap)) = self.snapshot_before(w.first) else {
+                        break 'place;
+                    };
+                    let mut t = checked(snap, mm);
+                    if !self.spend((i + 1 - b) as u64) {
                         break 'place;
                     }
-                    let mut t = checked(&self.ckpts[&w.first], mm);
                     let mut placements = self.found.clone();
                     // inside the probed function, the walk still ends at its return and
                     // visits where the probes say
@@ -530,7 +572,7 @@ impl Search<'_> {
                     };
                     step.set(&mut placements);
                     t.untraced.placements = placements.clone();
-                    self.replay_to(&mut t, w.first, i);
+                    self.replay_to(&mut t, b, i);
                     if self.verbose {
                         eprintln!(
                             "search: fork of {} before {p} (window {}..{}) for {i}: misses {} (to beat: {target})",
@@ -545,7 +587,7 @@ impl Search<'_> {
                             at: t,
                             placements,
                             steps: vec![step],
-                            from: w.first,
+                            from: b,
                         });
                         if found.len() >= SEARCH_CANDIDATES {
                             break 'place;
@@ -592,19 +634,25 @@ impl Search<'_> {
             next_on_cpu: &self.next_on_cpu,
             found: &self.found,
         };
-        let cands = source.step_candidates(r, i, who, mm);
+        let mut cands = source.step_candidates(r, i, who, mm);
+        // the smallest change first: the step that moves the least of the capture before the
+        // disagreement (and costs the least to replay)
+        cands.sort_by_key(|s| std::cmp::Reverse(s.start()));
         if self.verbose {
             eprintln!("search: step candidates for {i}: {cands:?}");
         }
         for step in cands {
+            if found.len() >= STEP_FIXERS {
+                break;
+            }
             let s = step.start();
-            let Some(&b) = self.periodic.range(..=s).next_back().map(|(b, _)| b) else {
+            let Some((b, snap)) = self.snapshot_before(s) else {
                 continue;
             };
+            let mut t = checked(snap, mm);
             if !self.spend((i + 1 - b) as u64) {
                 break;
             }
-            let mut t = checked(&self.periodic[&b], mm);
             let mut placements = self.found.clone();
             step.set(&mut placements);
             t.untraced.placements = placements.clone();
