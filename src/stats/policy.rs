@@ -261,6 +261,13 @@ pub fn render_text(s: &Stats) -> String {
             );
         }
         let pc = &a.probe_checks;
+        if pc.checked == 0 && pc.probe_events > 0 {
+            let _ = writeln!(
+                o,
+                "  kernel state read by the CID probes: nothing compared ({} probe records, none reads a value this model keeps; probe_checks 0/0 is not agreement)",
+                pc.probe_events
+            );
+        }
         if pc.checked > 0 {
             let _ = writeln!(
                 o,

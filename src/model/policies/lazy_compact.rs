@@ -653,6 +653,7 @@ impl CidPolicy for LazyCompact {
             },
             migrate_from_cpu: Some(st.migrate_from_cpu),
             last_mm_cid: Some(st.last_mm_cid),
+            ..ProbeView::default()
         }
     }
 

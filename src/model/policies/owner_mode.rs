@@ -594,6 +594,10 @@ impl CidPolicy for OwnerMode {
         }
     }
 
+    fn probe_view(&self, core: &Core, tid: Tid) -> crate::model::policies::policy::ProbeView {
+        self.mm_view(core, tid)
+    }
+
     fn walk_left(&self, id: MmId) -> usize {
         self.mm(id).map_or(0, |m| {
             m.walk.len()

@@ -271,6 +271,9 @@ pub struct ProbeMismatch {
 /// The model's state held against what the CID probes read from the kernel.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ProbeChecks {
+    /// CID probe records the replay read: with `checked` 0 the probes compared nothing (they
+    /// read no state this model keeps), which is not agreement.
+    pub probe_events: u64,
     /// Values compared.
     pub checked: u64,
     pub matched: u64,

@@ -2,10 +2,11 @@
 //! description of an mm for disagreement reports.
 
 use super::OwnerMode;
-use super::word::{ONCPU, UNSET, in_transit, on_cpu, on_task, plain, visible, word};
+use super::word::{ONCPU, TRANSIT, UNSET, in_transit, on_cpu, on_task, plain, visible, word};
 use crate::events::Tid;
 use crate::model::policies::core::Core;
 use crate::model::policies::invariant::{Finding, Invariant};
+use crate::model::policies::policy::ProbeView;
 use crate::model::tasks::MmId;
 
 impl OwnerMode {
@@ -188,5 +189,22 @@ impl OwnerMode {
             }
         }
         v
+    }
+}
+
+impl OwnerMode {
+    /// What a 7.x `cid_fork_users`/`cid_exit_users` probe reads of `tid`'s mm, as the model
+    /// holds it (docs/models.md §5.6).
+    pub(crate) fn mm_view(&self, core: &Core, tid: Tid) -> ProbeView {
+        let Some(m) = core.task(tid).and_then(|t| t.mm).and_then(|id| self.mm(id)) else {
+            return ProbeView::default();
+        };
+        ProbeView {
+            cid_users: Some(m.users),
+            max_cids: Some(m.max_cids),
+            pcpu_thrs: Some(m.pcpu_thrs),
+            mode_bits: Some(((m.mode & ONCPU != 0) as u32) << 1 | (m.mode & TRANSIT != 0) as u32),
+            ..ProbeView::default()
+        }
     }
 }

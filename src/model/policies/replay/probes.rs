@@ -88,6 +88,8 @@ pub fn plan(trace: &Trace) -> Plan {
                 Probe::SetCpus => probed.set_cpus = true,
                 Probe::Scan | Probe::RemoteClear => probed.scan = true,
                 Probe::FixupBack => {}
+                // (state read for the checks alone: no step runs there)
+                Probe::ForkUsers | Probe::ExitUsers => {}
                 Probe::RqLock => probed.walk = true,
                 Probe::TaskLock => {
                     probed.walk = true;

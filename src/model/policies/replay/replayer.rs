@@ -312,10 +312,11 @@ impl Replayer {
         };
         // what a probe read is held against the model where it was read, before its step
         // runs
-        if let EventKind::Probe { probe, num, ptr } = ev.kind
-            && (probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx))
-        {
-            self.check_probe(ts, ev.tid, probe, num, ptr);
+        if let EventKind::Probe { probe, num, ptr } = ev.kind {
+            self.probe_checks.probe_events += 1;
+            if probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx) {
+                self.check_probe(ts, ev.tid, probe, num, ptr);
+            }
         }
         let late = if matches!(ev.kind, EventKind::Probe { .. }) {
             match self.untraced.late_probe(idx, who, ts) {

@@ -2,7 +2,7 @@
 //! guest kernel ran it, and what the probe read of the kernel's state held against the model's.
 
 use super::Replayer;
-use crate::events::{Event, EventKind, MigrateState, Probe, Tid};
+use crate::events::{Event, EventKind, MigrateState, MmCidState, Probe, Tid};
 use crate::model::policies::engine::DriverEvent;
 use crate::model::policies::run::ProbeMismatch;
 
@@ -75,6 +75,18 @@ impl Replayer {
                     k.last_mm_cid.map(i64::from),
                     opt(m.last_mm_cid),
                 );
+            }
+            // 7.x: the mm's owner-mode state before the fork joins it or the exit leaves it
+            // (the step runs inside the probed function, after the probe)
+            Probe::ForkUsers | Probe::ExitUsers => {
+                let k = MmCidState::from_ptr(ptr);
+                let m = self.engine.probe_view(by);
+                let as_i = |v: Option<i32>| v.map(i64::from);
+                let of = |v: Option<u32>| v.map(i64::from);
+                cmp(by, "mm_cid.users", as_i(k.users), of(m.cid_users));
+                cmp(by, "mm_cid.max_cids", as_i(k.max_cids), of(m.max_cids));
+                cmp(by, "mm_cid.pcpu_thrs", as_i(k.pcpu_thrs), of(m.pcpu_thrs));
+                cmp(by, "mm_cid.mode", as_i(k.mode), of(m.mode_bits));
             }
             // (only exit_mm's mmput: another is a transient reference the model has not seen)
             Probe::MmPut if !self.untraced.exit_put_pending(by, ptr) => {}
