@@ -73,34 +73,58 @@ pub enum ScanScope {
     Visited,
 }
 
-/// Where a model's CONFIG_HZ came from.
+/// Where a model's CONFIG_HZ came from (`model_agreement.hz_source`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum HzSource {
     /// Given (`--hz`, a simulator setting, a test).
     #[default]
     Given,
-    /// From what is known of the kernel (`cidscope vm` reads the guest's config).
+    /// From what is known of the kernel: its CONFIG_HZ, which a `cidscope vm` capture names.
     Kernel,
-    /// Inferred from the tick expiries of the capture (docs/models.md §5.4): `fitting` of
-    /// `intervals` per-CPU tick intervals are one period of this HZ (±10 %).
-    Ticks { intervals: u64, fitting: u64 },
-    /// Not given and not inferable (too few ticks, or no period class dominates):
-    /// [`Params::DEFAULT_HZ`].
-    Default,
+    /// The tick expiries clearly support it (docs/models.md §5.4): the phases of `ticks`
+    /// ticks gather within its period (mean resultant length, ‰) far more than within the
+    /// period of any HZ it does not divide (`against_milli`).
+    Ticks {
+        ticks: u64,
+        concentration_milli: u32,
+        against_milli: u32,
+    },
+    /// Not known: neither given nor named by the capture, and the ticks do not clearly support
+    /// one value (too few, or their phases gather nowhere clearly; `best` is the candidate
+    /// they lean to). `used` is the value the model ran with.
+    Unknown {
+        used: u32,
+        ticks: u64,
+        best: u32,
+        concentration_milli: u32,
+    },
 }
 
 impl HzSource {
-    /// For JSON and text: `given`, `kernel config`, `tick expiries (...)`, `default (...)`.
+    /// For JSON and text: `given`, `kernel config (CONFIG_HZ)`, `tick expiries (...)`,
+    /// `unknown (...)`.
     pub fn describe(self) -> String {
         match self {
             HzSource::Given => "given".into(),
             HzSource::Kernel => "kernel config (CONFIG_HZ)".into(),
-            HzSource::Ticks { intervals, fitting } => {
-                format!("tick expiries ({fitting} of {intervals} per-CPU intervals are one period)")
-            }
-            HzSource::Default => {
-                "default (too few tick expiries, or their spacing is inconclusive; use --hz)".into()
-            }
+            HzSource::Ticks {
+                ticks,
+                concentration_milli,
+                against_milli,
+            } => format!(
+                "tick expiries ({ticks} ticks fall at one phase of its period: concentration {:.2}, at most {:.2} for a HZ it does not divide)",
+                concentration_milli as f64 / 1000.0,
+                against_milli as f64 / 1000.0
+            ),
+            HzSource::Unknown {
+                used,
+                ticks,
+                best,
+                concentration_milli,
+            } => format!(
+                "unknown: {used} used (not given, not named by the capture, and {ticks} tick expiries support no value clearly: the most concentrated, {best}, at {:.2}; give --hz)",
+                concentration_milli as f64 / 1000.0
+            ),
         }
     }
 }
