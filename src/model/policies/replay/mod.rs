@@ -118,6 +118,7 @@ impl<'a> Prepared<'a> {
         r.untraced.probed = self.plan.probed;
         r.exit_records = self.plan.exit_records.clone();
         r.untraced.vm_fork_probes = self.plan.vm_forks.clone();
+        r.exec_forks = self.plan.exec_forks.clone();
         r.untraced.placements = self.plan.placements.clone();
         r
     }

@@ -70,6 +70,11 @@ pub struct Replayer {
     /// Per task, the time of its `sched_process_exit` record (a probed walk back its exit
     /// starts is done by then).
     pub exit_records: FxHashMap<Tid, u64>,
+    /// The `cid_fork` probes of execs (`probes::Plan::exec_forks`).
+    pub exec_forks: FxHashSet<usize>,
+    /// Per exiting task, the model's state at its `cid_exit` probe, before the release (what
+    /// its `cid_exit_users` read).
+    exit_entry: FxHashMap<Tid, crate::model::policies::policy::ProbeView>,
     /// When kept: each checked `rseq_update` (event index) and whether the model agreed, in
     /// order (what an inferred step changed is read from two of these).
     pub outcomes: Option<Vec<(usize, bool)>>,
@@ -107,6 +112,8 @@ impl Replayer {
             probe_checks: ProbeChecks::default(),
             exit_records: FxHashMap::default(),
             outcomes: None,
+            exec_forks: FxHashSet::default(),
+            exit_entry: FxHashMap::default(),
         }
     }
 
@@ -314,7 +321,11 @@ impl Replayer {
         // runs
         if let EventKind::Probe { probe, num, ptr } = ev.kind {
             self.probe_checks.probe_events += 1;
-            if probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx) {
+            // (a 6.x cid_fork reads the mm of the clone's child only; an exec's 7.x
+            // cid_fork_users the new mm before the exec joins it: the model's exec joins at the
+            // exec record)
+            let clone_fork = probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx);
+            if clone_fork && !self.exec_forks.contains(&idx) {
                 self.check_probe(ts, ev.tid, probe, num, ptr);
             }
         }
