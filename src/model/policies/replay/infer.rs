@@ -14,7 +14,7 @@ use super::search;
 use super::steps::Step;
 use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
-use super::Prepared;
+use super::prepared::Prepared;
 use crate::model::tasks::MmId;
 
 /// Final replays that may drop a step that broke an invariant before all are dropped.
