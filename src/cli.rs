@@ -180,6 +180,7 @@ impl ModelArgs {
             check_invariants: self.check_invariants,
             infer: self.infer_steps,
             recording: Default::default(),
+            kernel_policy: None,
             // a property of the kernel: set when the capture's kernel is known
             futex_hash_ref: false,
             // a property of the capture: set by the replay when it holds the scan probes

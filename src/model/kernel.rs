@@ -340,6 +340,7 @@ pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
             hz,
             hz_source,
             batch,
+            kernel_policy: known.as_ref().and_then(|k| k.policy),
             ..asked.base.clone()
         },
         kernel_version: release.map(str::to_string),

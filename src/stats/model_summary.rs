@@ -48,6 +48,9 @@ pub struct ModelAgreement {
     pub predicted_fresh: Tally,
     /// `--infer-steps`: `auto` (steps inferred where the plain replay misses) or `off`.
     pub infer_steps: &'static str,
+    /// What the inference did, in words: the steps it placed, or why it did not run (off,
+    /// nothing to explain, a capture of another family than the policy's).
+    pub inference: String,
     /// The untraced kernel steps the inference placed: kind, task, record and placement
     /// (`displacement_ns`), the window of traced events the kernel could have run it in, and
     /// the updates it changed against the plain replay (`fixed`, `broken`).

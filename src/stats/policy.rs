@@ -51,6 +51,7 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
         predicted: a.predicted.agreed,
         predicted_fresh: a.predicted_fresh,
         infer_steps: run.params.infer.id(),
+        inference: a.inference.clone(),
         inferred_steps: a.inferred_steps.clone(),
         first_disagreement: a.first_disagreement.clone(),
         seeded: a.seeded,
@@ -236,6 +237,7 @@ pub fn render_text(s: &Stats) -> String {
         if let Some(u) = &a.without_seeding {
             let _ = writeln!(o, "  without seeding: {}/{}", u.agreed, u.checked);
         }
+        let _ = writeln!(o, "  inference: {}", a.inference);
         for st in a.inferred_steps.iter().take(INFERRED_SHOWN) {
             let _ = writeln!(
                 o,

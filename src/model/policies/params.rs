@@ -191,6 +191,9 @@ pub struct Params {
     pub infer: InferSteps,
     /// What the run records (`stats` needs no history of slots and lanes).
     pub recording: Recording,
+    /// The policy the capture's kernel runs, when its release is known (`--kernel-version`,
+    /// the capture's header): inference places only steps of that kernel's family.
+    pub kernel_policy: Option<PolicyKind>,
     /// The process-private futex hash (6.17+): when a thread's clone grows it,
     /// `futex_ref_drop` takes an `mm_users` reference held across RCU grace periods
     /// (docs/models.md §2.3, "the futex hash's reference").
@@ -216,6 +219,7 @@ impl Default for Params {
             check_invariants: false,
             infer: InferSteps::Auto,
             recording: Recording::Full,
+            kernel_policy: None,
             futex_hash_ref: false,
             observed_scans: false,
         }

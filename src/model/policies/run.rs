@@ -320,6 +320,9 @@ pub struct Agreement {
     pub predicted_fresh: Tally,
     /// The steps the inference placed; `agreed` is with them (docs/models.md §5.3).
     pub inferred_steps: Vec<InferredStep>,
+    /// What the inference did, in words: how many steps it placed, or why it did not run
+    /// (`--infer-steps off`, nothing to explain, another family's capture).
+    pub inference: String,
     /// Untraced kernel steps the replay placed from the observations (empty when every step
     /// could stay at its record), one entry per placement the replay ran.
     pub trace_gaps: Vec<TraceGap>,

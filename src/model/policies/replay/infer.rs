@@ -36,6 +36,74 @@ impl Proposal {
     }
 }
 
+/// A policy's family: the kernels whose steps it models (6.4-6.18 and the seed-000 patches;
+/// 6.19+).
+fn family(p: PolicyKind) -> &'static str {
+    match p {
+        PolicyKind::OwnerMode => "6.19+",
+        PolicyKind::LazyCompact | PolicyKind::ResumeBatch => "6.4-6.18",
+    }
+}
+
+/// The policy of the capture's kernel, when its release is known (`--kernel-version`, the
+/// capture's header).
+fn kernel_policy(prep: &Prepared) -> Option<PolicyKind> {
+    prep.params().kernel_policy.or_else(|| {
+        let t = prep.trace;
+        t.kernel_release
+            .as_deref()
+            .and_then(|r| crate::model::kernel::model_for_kernel(r, t.kernel_scan_batch))
+            .and_then(|m| m.policy)
+    })
+}
+
+/// Whether inference may refine `prep`'s policy on this capture at all: steps are timings of
+/// the kernel's own code, and a policy of another family than the capture's kernel (its
+/// release known) has steps that kernel never runs. `Err` says why inference does not run.
+pub(super) fn family_allows(prep: &Prepared) -> Result<(), String> {
+    let asked = prep.policy;
+    match kernel_policy(prep) {
+        Some(k) if family(k) != family(asked) => Err(format!(
+            "not run: the capture's kernel runs {k} ({}); the steps {asked} would place are not that kernel's",
+            family(k)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Where the capture's kernel is not known, whether the steps inferred for `prep`'s policy
+/// explain the capture better than the other family explains it without any (`agreed` of
+/// `checked` against that family's plain replay): steps that only bring a policy up to what the
+/// other family predicts by itself are no evidence for the policy's family. `Err` says why the
+/// steps are dropped.
+pub(super) fn beats_other_family(prep: &Prepared, run: &PolicyRun) -> Result<(), String> {
+    if kernel_policy(prep).is_some() {
+        return Ok(());
+    }
+    let asked = prep.policy;
+    let rival = match asked {
+        PolicyKind::OwnerMode => PolicyKind::LazyCompact,
+        _ => PolicyKind::OwnerMode,
+    };
+    let mut lean = prep.for_policy(rival);
+    lean.lean();
+    let (r, _) = lean.run(&lean.plan.placements.clone(), false, None);
+    let (Some(a), Some(b)) = (run.agreement.as_ref(), r.agreement.as_ref()) else {
+        return Ok(());
+    };
+    // (as shares: the two replays may check a seed more or less)
+    if a.agreed as u128 * b.checked as u128 > b.agreed as u128 * a.checked as u128 {
+        return Ok(());
+    }
+    let pct = |x: u64, n: u64| 100.0 * x as f64 / n.max(1) as f64;
+    Err(format!(
+        "steps dropped: with them {asked} agrees with {:.1}% of the observed CIDs, no more than {rival} ({}) predicts without any ({:.1}%): the capture does not show {asked}'s family (its kernel is not named: --kernel-version would say)",
+        pct(a.agreed, a.checked),
+        family(rival),
+        pct(b.agreed, b.checked)
+    ))
+}
+
 /// The windows of the capture's forks and exits, narrowed by its probes: a probed step ran by
 /// its probe (docs/models.md §5.6).
 fn windows(prep: &Prepared) -> (Vec<ForkWindow>, Vec<ExitWindow>) {

@@ -83,19 +83,51 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
         .agreement
         .as_ref()
         .is_some_and(|a| a.agreed < a.checked);
-    if !infer || !missed {
-        note("done");
-        return plain;
+    let mut plain = plain;
+    let why = if !infer {
+        "off (--infer-steps off): the plain replay".to_string()
+    } else if !missed {
+        "nothing to infer: the plain replay agrees with every observed CID".to_string()
+    } else {
+        match infer::family_allows(&prep) {
+            Err(why) => why,
+            Ok(()) => {
+                let proposal = infer::propose(&prep, &outcomes);
+                let mut run = if proposal.is_empty() {
+                    plain
+                } else {
+                    // (the plain run is kept for the case the steps are dropped)
+                    let run = infer::settle(&prep, proposal, plain.clone(), &outcomes);
+                    let steps = run.agreement.as_ref().is_some_and(|a| !a.inferred_steps.is_empty());
+                    match steps.then(|| infer::beats_other_family(&prep, &run)) {
+                        Some(Err(why)) => {
+                            note("proposal+final+family");
+                            if let Some(a) = &mut plain.agreement {
+                                a.inference = why;
+                            }
+                            return plain;
+                        }
+                        _ => run,
+                    }
+                };
+                note("proposal+final");
+                let n = run.agreement.as_ref().map_or(0, |a| a.inferred_steps.len());
+                if let Some(a) = &mut run.agreement {
+                    a.inference = if n == 0 {
+                        "auto: no placement of an untraced step explains a miss within the search's budget".to_string()
+                    } else {
+                        format!("auto: {n} untraced steps placed where the plain replay missed")
+                    };
+                }
+                return run;
+            }
+        }
+    };
+    note("done");
+    if let Some(a) = &mut plain.agreement {
+        a.inference = why;
     }
-    let proposal = infer::propose(&prep, &outcomes);
-    if proposal.is_empty() {
-        note("proposal (none)");
-        return plain;
-    }
-    note("proposal");
-    let r = infer::settle(&prep, proposal, plain, &outcomes);
-    note("proposal+final");
-    r
+    plain
 }
 
 /// Replays `trace` through each of `policies` (the compare view: one run per model).

@@ -56,6 +56,31 @@ impl<'a> Prepared<'a> {
         }
     }
 
+    /// The same capture prepared for another policy (a plain replay of a rival family).
+    pub fn for_policy(&self, policy: PolicyKind) -> Prepared<'a> {
+        let mut params = self.params.clone();
+        params.observed_scans = false;
+        Prepared {
+            trace: self.trace,
+            policy,
+            params,
+            phase: self.phase,
+            plan: self.plan.clone(),
+            pre: self.pre.clone(),
+            stoppers: self.stoppers.clone(),
+        }
+    }
+
+    /// Replays of this preparation record nothing (a comparison only).
+    pub fn lean(&mut self) {
+        self.params.recording = crate::model::policies::params::Recording::Off;
+    }
+
+    /// The parameters resolved from the capture.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
     /// Whether the replay was asked to check every invariant (`--check-invariants`).
     pub fn checks_all(&self) -> bool {
         self.params.check_invariants

@@ -558,6 +558,7 @@ impl Replayer {
             predicted: self.total,
             predicted_fresh: self.fresh,
             inferred_steps: Vec::new(),
+            inference: String::new(),
             trace_gaps: self.untraced.gaps().to_vec(),
             probe_checks: self.probe_checks.clone(),
         }
