@@ -143,6 +143,7 @@ fn windows(prep: &Prepared) -> (Vec<ForkWindow>, Vec<ExitWindow>) {
 /// `plain`: the plain replay's outcome of every checked update (event index, agreed).
 pub(super) fn propose(prep: &Prepared, plain: &[(usize, bool)]) -> Proposal {
     let (forks, exits) = windows(prep);
+    // (the search looks at processes begun in the capture; the snapshots follow all misses)
     let misses: Vec<usize> = plain.iter().filter(|o| !o.1).map(|o| o.0).collect();
     let (steps, mms) = search::search_placements(
         prep.trace,

@@ -140,6 +140,15 @@ impl Replayer {
         &self.obs
     }
 
+    /// Whether `mm` began inside the capture (a fork without CLONE_VM, an exec): the model
+    /// knows all of its history.
+    pub fn begins_in_capture(&self, mm: MmId) -> bool {
+        self.infos
+            .0
+            .get(mm.0 as usize)
+            .is_some_and(|i| i.begins_in_capture())
+    }
+
     /// The mms the observed resolution has created so far.
     pub fn mm_infos(&self) -> &[MmInfo] {
         &self.infos.0

@@ -203,7 +203,14 @@ pub fn search_placements(
             eprintln!("search: miss at event {i}, budget {}", s.budget);
         }
         if missed && s.budget > 0 {
-            let mm = r.engine.core.task(ev.tid).and_then(|t| t.mm);
+            // (the misses of processes begun in the capture: an older one's state is seeded
+            // from what the capture shows, and a step placed for it would explain the seeding)
+            let mm = r
+                .engine
+                .core
+                .task(ev.tid)
+                .and_then(|t| t.mm)
+                .filter(|&m| r.begins_in_capture(m));
             if let Some(mm) = mm {
                 let target = r.misses();
                 let who = (ev.cpu, ev.tid);
