@@ -4,7 +4,9 @@
 //! `cargo run --release --example corpus_table -- [DIR...]` (default traces/kernels and
 //! traces/kernels-plain; a folder's README rows name each capture's kernel and CONFIG_HZ, a
 //! file without a row is replayed with the kernel and HZ its own header names). `ONLY=own`
-//! replays only the kernel's own policy; `CHECK=1` checks every invariant after every event.
+//! replays only the kernel's own policy; `CHECK=1` checks every invariant after every event;
+//! `KNOWN=1` tells the replay the kernel's release as `--kernel-version` does (a capture with a
+//! header names it anyway).
 use cidscope::model::kernel::model_for_kernel;
 use cidscope::model::policies::{InferSteps, Params, PolicyKind, PolicyRun, replay};
 use std::path::Path;
@@ -103,6 +105,12 @@ fn main() {
                 }
                 let base = Params {
                     hz,
+                    // KNOWN=1: the kernel's release given (as `--kernel-version` would)
+                    kernel_policy: if std::env::var_os("KNOWN").is_some() {
+                        own
+                    } else {
+                        None
+                    },
                     version: m.variant.unwrap_or_default(),
                     futex_hash_ref: m.futex_hash_ref,
                     batch: m.scan_batch.unwrap_or(Params::default().batch),

@@ -399,6 +399,11 @@ impl Search<'_> {
         target: u64,
     ) -> Option<Candidate> {
         let n = self.trace.events.len();
+        // (drawing the candidates reads up to twice the lookback of the capture: a quarter of
+        // what replaying it costs)
+        if !self.spend((i - i.saturating_sub(2 * SEARCH_LOOKBACK)) as u64 / 4) {
+            return None;
+        }
         let mut found: Vec<Candidate> = Vec::new();
         let source = StepSource {
             trace: self.trace,

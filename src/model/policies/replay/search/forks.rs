@@ -103,6 +103,11 @@ impl Search<'_> {
         target: u64,
     ) -> Option<Candidate> {
         let n = self.trace.events.len();
+        // (finding the disagreeing task's switch-in and the windows near it reads a stretch of
+        // the capture and every window)
+        if !self.spend((SEARCH_LOOKBACK + self.windows.len()) as u64 / 8) {
+            return None;
+        }
         let sw = self.switch_in(i, who);
         let mut cands: Vec<usize> = self
             .windows
