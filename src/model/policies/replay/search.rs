@@ -26,7 +26,7 @@ use super::replayer::Replayer;
 use super::steps::{SEARCH_LOOKBACK, Step, StepSource};
 use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow};
-use crate::events::{EventKind, Tid, Trace};
+use crate::events::{Event, EventKind, Tid, Trace};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
@@ -113,6 +113,8 @@ fn snapshot(r: &mut Replayer) -> Replayer {
 
 struct Search<'a> {
     trace: &'a Trace,
+    /// The capture's events decoded once (the candidates read them again and again).
+    events: Vec<Event>,
     policy: PolicyKind,
     windows: &'a [ForkWindow],
     exits: &'a [ExitWindow],
@@ -167,6 +169,7 @@ pub fn search_placements(
     r.engine.core.params.check_invariants = false;
     let mut s = Search {
         trace,
+        events: trace.events.iter().collect(),
         policy,
         windows,
         exits,
@@ -195,7 +198,9 @@ pub fn search_placements(
         {
             s.checkpoint(i, &mut r);
         }
-        let Some(ev) = trace.events.get(i) else { break };
+        let Some(ev) = s.events.get(i).copied() else {
+            break;
+        };
         let before = r.misses();
         r.apply(i, &ev, &trace.tasks);
         let missed = r.misses() > before && matches!(ev.kind, EventKind::RseqUpdate { .. });
@@ -284,7 +289,7 @@ impl Search<'_> {
             if j > from {
                 self.checkpoint(j, &mut t);
             }
-            let Some(ev) = self.trace.events.get(j) else {
+            let Some(ev) = self.events.get(j).copied() else {
                 break;
             };
             t.apply(j, &ev, &self.trace.tasks);
@@ -296,7 +301,7 @@ impl Search<'_> {
     /// Replays `t` over events `from..=to`.
     fn replay_to(&self, t: &mut Replayer, from: usize, to: usize) {
         for j in from..=to {
-            let Some(ev) = self.trace.events.get(j) else {
+            let Some(ev) = self.events.get(j).copied() else {
                 break;
             };
             t.apply(j, &ev, &self.trace.tasks);
@@ -341,7 +346,7 @@ impl Search<'_> {
         let mut a = snapshot_ref(cand);
         let mut b = snapshot_ref(plain);
         for j in i + 1..=horizon {
-            let Some(ev) = self.trace.events.get(j) else {
+            let Some(ev) = self.events.get(j).copied() else {
                 break;
             };
             let (ma, mb) = (a.misses(), b.misses());
@@ -382,7 +387,7 @@ impl Search<'_> {
     /// The switch-in of `tid` on `cpu` last before event `i`, within the lookback.
     fn switch_in(&self, i: usize, (cpu, tid): (u16, Tid)) -> Option<usize> {
         (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
-            self.trace.events.get(j).is_some_and(|e| {
+            self.events.get(j).copied().is_some_and(|e| {
                 e.cpu == cpu
                     && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
             })
@@ -398,15 +403,15 @@ impl Search<'_> {
         mm: MmId,
         target: u64,
     ) -> Option<Candidate> {
-        let n = self.trace.events.len();
-        // (drawing the candidates reads up to twice the lookback of the capture: a quarter of
-        // what replaying it costs)
-        if !self.spend((i - i.saturating_sub(2 * SEARCH_LOOKBACK)) as u64 / 4) {
+        let n = self.events.len();
+        // (drawing the candidates reads up to twice the lookback of the capture: reading an
+        // event costs about an eighth of replaying it)
+        if !self.spend((i - i.saturating_sub(2 * SEARCH_LOOKBACK)) as u64 / 8) {
             return None;
         }
         let mut found: Vec<Candidate> = Vec::new();
         let source = StepSource {
-            trace: self.trace,
+            events: &self.events,
             policy: self.policy,
             exits: self.exits,
             next_on_cpu: &self.next_on_cpu,

@@ -102,10 +102,10 @@ impl Search<'_> {
         mm: MmId,
         target: u64,
     ) -> Option<Candidate> {
-        let n = self.trace.events.len();
+        let n = self.events.len();
         // (finding the disagreeing task's switch-in and the windows near it reads a stretch of
         // the capture and every window)
-        if !self.spend((SEARCH_LOOKBACK + self.windows.len()) as u64 / 8) {
+        if !self.spend((SEARCH_LOOKBACK + self.windows.len() / 8) as u64 / 8) {
             return None;
         }
         let sw = self.switch_in(i, who);
@@ -173,7 +173,7 @@ impl Search<'_> {
                     .take(INSIDE_POSITIONS)
                     .collect()
             } else if w.probed {
-                let cpu = self.trace.events.get(w.record).map(|e| e.cpu);
+                let cpu = self.events.get(w.record).copied().map(|e| e.cpu);
                 (w.first..w.record.min(i + 1))
                     .rev()
                     .filter(|&j| {
@@ -190,7 +190,7 @@ impl Search<'_> {
                 (w.first..w.record.min(i + 1)).rev().collect()
             };
             'place: for p in positions {
-                let t0 = self.trace.events.get(p).map_or(0, |e| e.ts);
+                let t0 = self.events.get(p).copied().map_or(0, |e| e.ts);
                 // (inside the probed function the walk ends at its return: one placement)
                 let spans = if w.inside { &[][..] } else { spans };
                 let ends = std::iter::once(0)
@@ -217,7 +217,7 @@ impl Search<'_> {
                     // inside the probed function, the walk still ends at its return and
                     // visits where the probes say
                     let (walk_end, lazy) = if w.inside {
-                        let end = self.trace.events.get(w.record).map_or(0, |e| e.ts);
+                        let end = self.events.get(w.record).copied().map_or(0, |e| e.ts);
                         (end, true)
                     } else {
                         (walk_end, false)
