@@ -21,6 +21,9 @@ pub struct Models {
     /// The model chosen for the capture (its kernel's, or `--policy`), and why: the title says
     /// it.
     pub chosen: Option<ChosenModel>,
+    /// The models replaying in a thread of their own (the drawing goes on meanwhile): taken in
+    /// by the tick that finds them done.
+    pub running: Option<std::sync::mpsc::Receiver<Vec<PolicyRun>>>,
 }
 
 /// Models to run once the capture is read: the chosen one (`model::kernel::choose` from the
@@ -40,6 +43,7 @@ impl Default for Models {
             marks: ModelMarks::default(),
             request: None,
             chosen: None,
+            running: None,
         }
     }
 }

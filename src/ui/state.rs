@@ -120,8 +120,35 @@ impl State {
         }
         self.models.chosen = chosen;
         if !kinds.is_empty() {
-            let runs = crate::model::policies::replay_all(&self.trace, &kinds, &params);
+            // off the drawing path: a replay (its inference included) takes a while on a large
+            // capture, and the TUI keeps drawing meanwhile; the tick takes the runs in
+            let trace = self.trace.clone();
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(crate::model::policies::replay_all(&trace, &kinds, &params));
+            });
+            self.models.running = Some(rx);
+        }
+    }
+
+    /// Takes in the model runs once their thread is done (`wait`: blocks for them).
+    pub fn take_models(&mut self, wait: bool) {
+        let Some(rx) = &self.models.running else {
+            return;
+        };
+        let runs = if wait {
+            rx.recv().ok()
+        } else {
+            match rx.try_recv() {
+                Ok(r) => Some(r),
+                Err(std::sync::mpsc::TryRecvError::Empty) => return,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
+            }
+        };
+        self.models.running = None;
+        if let Some(runs) = runs {
             self.set_models(runs);
+            self.refresh_models();
         }
     }
 

@@ -15,6 +15,7 @@ use super::steps::Step;
 use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
 use super::prepared::Prepared;
+use crate::events::Event;
 use crate::model::tasks::MmId;
 
 /// Final replays that may drop a step that broke an invariant before all are dropped.
@@ -106,9 +107,9 @@ pub(super) fn beats_other_family(prep: &Prepared, run: &PolicyRun) -> Result<(),
 
 /// The windows of the capture's forks and exits, narrowed by its probes: a probed step ran by
 /// its probe (docs/models.md §5.6).
-fn windows(prep: &Prepared) -> (Vec<ForkWindow>, Vec<ExitWindow>) {
+fn windows(prep: &Prepared, events: &[Event]) -> (Vec<ForkWindow>, Vec<ExitWindow>) {
     let plan = &prep.plan;
-    let mut forks = fork_windows(prep.trace);
+    let mut forks = fork_windows(events);
     for w in &mut forks {
         if let Some(&p) = plan.fork_probe.get(&w.child) {
             w.probed = true;
@@ -128,7 +129,7 @@ fn windows(prep: &Prepared) -> (Vec<ForkWindow>, Vec<ExitWindow>) {
             }
         }
     }
-    let mut exits = exit_windows(prep.trace);
+    let mut exits = exit_windows(events);
     for w in &mut exits {
         // (the release runs inside the probed function: at the probe, or late)
         if let Some(&p) = plan.exit_probe.get(&w.tid) {
@@ -142,15 +143,17 @@ fn windows(prep: &Prepared) -> (Vec<ForkWindow>, Vec<ExitWindow>) {
 /// Stage 2: the steps that explain misses of the plain replay, each inside its window.
 /// `plain`: the plain replay's outcome of every checked update (event index, agreed).
 pub(super) fn propose(prep: &Prepared, plain: &[(usize, bool)]) -> Proposal {
-    let (forks, exits) = windows(prep);
+    // (decoded once: the windows, the search and its candidates read them again and again)
+    let events: Vec<Event> = prep.trace.events.iter().collect();
+    let (forks, exits) = windows(prep, &events);
     // (the search looks at processes begun in the capture; the snapshots follow all misses)
     let misses: Vec<usize> = plain.iter().filter(|o| !o.1).map(|o| o.0).collect();
     let (steps, mms) = search::search_placements(
         prep.trace,
+        events,
         prep.policy,
         prep.replayer(),
-        &forks,
-        &exits,
+        (&forks, &exits),
         &misses,
     );
     Proposal {
@@ -192,7 +195,9 @@ pub(super) fn settle(
         if steps.is_empty() {
             return plain;
         }
-        let (run, outcomes) = prep.run(&placements(prep, &steps), true, Some(&proposal.mms));
+        let from = cx.first_placed(&steps);
+        let (run, outcomes) =
+            prep.run(&placements(prep, &steps), true, Some((&proposal.mms, from)));
         // (a break the plain replay has too is not the steps')
         let first_break = run
             .violations

@@ -316,6 +316,17 @@ impl<'a> Context<'a> {
             .map(|(_, k)| k)
     }
 
+    /// The earliest event any placement of `steps` runs before (the start of the first step's
+    /// window when that comes first: a step changes nothing before it).
+    pub fn first_placed(&self, steps: &[Step]) -> usize {
+        steps
+            .iter()
+            .flat_map(|&s| self.expand(s))
+            .map(|p| p.placed.min(p.from))
+            .min()
+            .unwrap_or(0)
+    }
+
     /// Whether every placement of `step` lies inside its window.
     pub fn inside_window(&self, step: Step) -> bool {
         let v = self.expand(step);

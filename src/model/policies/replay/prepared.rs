@@ -108,25 +108,30 @@ impl<'a> Prepared<'a> {
 
     /// Replays the whole capture with the untraced steps at `placements` (the probes' and any
     /// inferred ones), keeping each checked update's outcome when asked, and checking the
-    /// invariants of the mms `check` names after every event that changed one.
+    /// invariants of the mms `check` names after every event that changed one, from its event
+    /// index on (before it the replay is the plain one: nothing new can break).
     pub fn run(
         &self,
         placements: &Placements,
         outcomes: bool,
-        check: Option<&[crate::model::tasks::MmId]>,
+        check: Option<(&[crate::model::tasks::MmId], usize)>,
     ) -> (PolicyRun, Vec<(usize, bool)>) {
         let mut r = self.replayer();
         r.untraced.placements = placements.clone();
         if outcomes {
             r.outcomes = Some(Vec::new());
         }
-        if let Some(mms) = check
-            && !r.engine.core.params.check_invariants
-        {
-            r.engine.core.params.check_invariants = true;
-            r.engine.core.check_only = Some(mms.to_vec());
-        }
+        let from = match check {
+            Some((mms, from)) if !r.engine.core.params.check_invariants => {
+                r.engine.core.check_only = Some(mms.to_vec());
+                Some(from)
+            }
+            _ => None,
+        };
         for (i, ev) in self.trace.events.iter().enumerate() {
+            if Some(i) == from {
+                r.engine.core.params.check_invariants = true;
+            }
             r.apply(i, &ev, &self.trace.tasks);
         }
         r.finish_with_outcomes()

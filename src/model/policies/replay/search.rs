@@ -147,16 +147,16 @@ struct Search<'a> {
 /// when its budget is spent.
 pub fn search_placements(
     trace: &Trace,
+    events: Vec<Event>,
     policy: PolicyKind,
     mut r: Replayer,
-    windows: &[ForkWindow],
-    exits: &[ExitWindow],
+    (windows, exits): (&[ForkWindow], &[ExitWindow]),
     misses: &[usize],
 ) -> (Vec<Step>, Vec<MmId>) {
-    let n = trace.events.len();
+    let n = events.len();
     let mut next_on_cpu = FxHashMap::default();
     let mut open: FxHashMap<u16, usize> = FxHashMap::default();
-    for (j, ev) in trace.events.iter().enumerate() {
+    for (j, ev) in events.iter().enumerate() {
         if let Some(s) = open.remove(&ev.cpu) {
             next_on_cpu.insert(s, j);
         }
@@ -164,12 +164,15 @@ pub fn search_placements(
             open.insert(ev.cpu, j);
         }
     }
+    // (past the plain replay's last miss and the look-ahead of its search, nothing is left to
+    // explain)
+    let end = misses.last().map_or(0, |&m| (m + SEARCH_AHEAD + 1).min(n));
     // (the search compares predictions only)
     r.engine.core.recording = Recording::Off;
     r.engine.core.params.check_invariants = false;
     let mut s = Search {
         trace,
-        events: trace.events.iter().collect(),
+        events,
         policy,
         windows,
         exits,
@@ -188,7 +191,7 @@ pub fn search_placements(
     let mut i = 0;
     // the next miss of the plain replay at or after i
     let mut next_miss = 0;
-    while i < n && s.budget > 0 {
+    while i < end && s.budget > 0 {
         while misses.get(next_miss).is_some_and(|&m| m < i) {
             next_miss += 1;
         }
