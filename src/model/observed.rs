@@ -92,6 +92,9 @@ pub struct ObservedState {
     pub tasks: FxHashMap<Tid, TaskState>,
     /// Thread-group id → its current mm.
     tgid_mm: FxHashMap<Tid, MmId>,
+    /// Per mm, the TGID it was created for (its entry in `tgid_mm` may have moved on to a
+    /// newer mm since: an exec).
+    mm_tgid: Vec<Option<Tid>>,
     /// clone_flags from task_newtask, waiting for the matching sched_process_fork.
     pending_clone: FxHashMap<Tid, u64>,
     /// Number of mms allocated so far (ids are handed out in event order, so a replay from a
@@ -491,6 +494,10 @@ impl ObservedState {
         if let Some(g) = info.tgid {
             self.tgid_mm.insert(g, id);
         }
+        if self.mm_tgid.len() <= id.0 as usize {
+            self.mm_tgid.resize(id.0 as usize + 1, None);
+        }
+        self.mm_tgid[id.0 as usize] = info.tgid;
         sink.new_mm(id, info);
         id
     }
@@ -673,10 +680,8 @@ impl ObservedState {
     }
 
     fn tgid_of(&self, mm: MmId) -> Option<Tid> {
-        self.tgid_mm
-            .iter()
-            .find(|&(_, &m)| m == mm)
-            .map(|(&g, _)| g)
+        let g = (*self.mm_tgid.get(mm.0 as usize)?)?;
+        (self.tgid_mm.get(&g) == Some(&mm)).then_some(g)
     }
 
     /// The mm of a task now, as far as known.

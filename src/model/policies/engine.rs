@@ -311,7 +311,7 @@ impl<P: CidPolicy> Driver<'_, P> {
             DriverEvent::RetUser { tid, observed } => self.ret_user(tid, observed),
             DriverEvent::Affinity { tid, ref mask } => {
                 if let Some(t) = core.task_mut(tid) {
-                    t.cpus_mask = Some(mask.clone());
+                    t.cpus_mask = Some(Box::new(mask.clone()));
                 }
                 self.policy.affinity(core, tid, mask);
             }

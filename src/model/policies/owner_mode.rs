@@ -256,7 +256,7 @@ impl OwnerMode {
         let cpus = core.params.cpus;
         let mut m = self.take(core, id);
         if !m.live {
-            let mask = core.task(tid).and_then(|t| t.cpus_mask.clone());
+            let mask = core.task(tid).and_then(|t| t.cpus_mask.as_deref().cloned());
             m = Mm::new(cpus, mask.as_ref());
         }
         if !m.members.contains(&tid) {
