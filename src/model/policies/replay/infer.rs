@@ -20,6 +20,9 @@ use crate::model::tasks::MmId;
 
 /// Final replays that may drop a step that broke an invariant before all are dropped.
 const VETTING_ROUNDS: usize = 3;
+/// Events past a step's window over which the final replay checks the invariants (a step's
+/// state change shows in the next allocations of its mm; the search judged a stretch as long).
+const CHECK_AFTER: usize = 2000;
 
 /// What the proposal stage found: the steps in the order they were accepted, and the windows
 /// they were drawn from.
@@ -195,9 +198,9 @@ pub(super) fn settle(
         if steps.is_empty() {
             return plain;
         }
-        let from = cx.first_placed(&steps);
+        let spans = cx.check_spans(&steps, CHECK_AFTER);
         let (run, outcomes) =
-            prep.run(&placements(prep, &steps), true, Some((&proposal.mms, from)));
+            prep.run(&placements(prep, &steps), true, Some((&proposal.mms, &spans)));
         // (a break the plain replay has too is not the steps')
         let first_break = run
             .violations

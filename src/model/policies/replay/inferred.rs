@@ -316,15 +316,27 @@ impl<'a> Context<'a> {
             .map(|(_, k)| k)
     }
 
-    /// The earliest event any placement of `steps` runs before (the start of the first step's
-    /// window when that comes first: a step changes nothing before it).
-    pub fn first_placed(&self, steps: &[Step]) -> usize {
-        steps
+    /// The stretches of event indices where `steps` can have changed the model: from each
+    /// placement's window (or placement, whichever is first) to `after` events past it,
+    /// merged, in order.
+    pub fn check_spans(&self, steps: &[Step], after: usize) -> Vec<(usize, usize)> {
+        let mut v: Vec<(usize, usize)> = steps
             .iter()
             .flat_map(|&s| self.expand(s))
-            .map(|p| p.placed.min(p.from))
-            .min()
-            .unwrap_or(0)
+            .map(|p| {
+                let a = p.placed.min(p.from);
+                (a, p.placed.max(p.to).saturating_add(after))
+            })
+            .collect();
+        v.sort_unstable();
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for (a, b) in v {
+            match out.last_mut() {
+                Some(l) if a <= l.1 => l.1 = l.1.max(b),
+                _ => out.push((a, b)),
+            }
+        }
+        out
     }
 
     /// Whether every placement of `step` lies inside its window.

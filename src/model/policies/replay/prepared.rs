@@ -108,29 +108,34 @@ impl<'a> Prepared<'a> {
 
     /// Replays the whole capture with the untraced steps at `placements` (the probes' and any
     /// inferred ones), keeping each checked update's outcome when asked, and checking the
-    /// invariants of the mms `check` names after every event that changed one, from its event
-    /// index on (before it the replay is the plain one: nothing new can break).
+    /// invariants of the mms `check` names after every event that changed one inside its
+    /// stretches of event indices (outside them the replay is the plain one, or far past what
+    /// a step changed).
     pub fn run(
         &self,
         placements: &Placements,
         outcomes: bool,
-        check: Option<(&[crate::model::tasks::MmId], usize)>,
+        check: Option<(&[crate::model::tasks::MmId], &[(usize, usize)])>,
     ) -> (PolicyRun, Vec<(usize, bool)>) {
         let mut r = self.replayer();
         r.untraced.placements = placements.clone();
         if outcomes {
             r.outcomes = Some(Vec::new());
         }
-        let from = match check {
-            Some((mms, from)) if !r.engine.core.params.check_invariants => {
+        let spans = match check {
+            Some((mms, spans)) if !r.engine.core.params.check_invariants => {
                 r.engine.core.check_only = Some(mms.to_vec());
-                Some(from)
+                spans
             }
-            _ => None,
+            _ => &[],
         };
+        let mut k = 0;
         for (i, ev) in self.trace.events.iter().enumerate() {
-            if Some(i) == from {
-                r.engine.core.params.check_invariants = true;
+            if !spans.is_empty() {
+                while spans.get(k).is_some_and(|s| s.1 < i) {
+                    k += 1;
+                }
+                r.engine.core.params.check_invariants = spans.get(k).is_some_and(|s| s.0 <= i);
             }
             r.apply(i, &ev, &self.trace.tasks);
         }

@@ -31,11 +31,12 @@ use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 
-/// Events a search may replay in all, per event of the capture (bounds its cost: a replay that
-/// records nothing costs about a third of one that does).
-const SEARCH_BUDGET_PER_EVENT: u64 = 1;
+/// Events a search may replay (or read, at an eighth, or copy in a snapshot) in all: one per
+/// this many events of the capture (bounds its cost, with the final replay, to about half of
+/// what `stats` costs without inference)...
+const SEARCH_BUDGET_EVENTS_PER_UNIT: u64 = 2;
 /// ... plus this many on any capture (a small one can afford a few thorough searches).
-const SEARCH_BUDGET_BASE: u64 = 2_000;
+const SEARCH_BUDGET_BASE: u64 = 1_000;
 /// Events between the snapshots of a search at up to 16 CPUs (more CPUs: more state to copy,
 /// proportionally fewer snapshots), and the stretch of the capture they cover.
 const CHECKPOINT_EVERY: usize = 64;
@@ -184,7 +185,7 @@ pub fn search_placements(
         periodic: BTreeMap::new(),
         every: CHECKPOINT_EVERY * (r.engine.core.params.cpus as usize / 16).max(1),
         tried: FxHashSet::default(),
-        budget: SEARCH_BUDGET_PER_EVENT * n as u64 + SEARCH_BUDGET_BASE,
+        budget: n as u64 / SEARCH_BUDGET_EVENTS_PER_UNIT + SEARCH_BUDGET_BASE,
         verbose: std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some(),
         verbose_state: std::env::var("CIDSCOPE_SEARCH_TRACE").is_ok_and(|v| v == "2"),
     };
