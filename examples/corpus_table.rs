@@ -150,7 +150,12 @@ fn main() {
                 let a = run.agreement.as_ref();
                 let steps = a.map_or(0, |a| a.inferred_steps.len());
                 let predicted = a.map_or(0, |a| a.predicted_fresh.agreed);
-                assert_eq!(predicted, fresh(&plain).0, "{}: predicted is the plain replay", r.file);
+                assert_eq!(
+                    predicted,
+                    fresh(&plain).0,
+                    "{}: predicted is the plain replay",
+                    r.file
+                );
                 let (agreed, checked) = fresh(&run);
                 println!(
                     "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{}",

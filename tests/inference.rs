@@ -42,12 +42,22 @@ fn the_policy_or_its_kernel_give_the_same_model_agreement() {
         (
             "kernels-plain/k7.2.13-c8-churn.ftrace.txt",
             &["--policy", "owner-mode", "--hz", "250"],
-            &["--kernel-version", "7.2.13+deb14-cloud-amd64", "--hz", "250"],
+            &[
+                "--kernel-version",
+                "7.2.13+deb14-cloud-amd64",
+                "--hz",
+                "250",
+            ],
         ),
         (
             "kernels-plain/k6.12.117-c16-churn.ftrace.txt",
             &["--policy", "lazy-compact", "--kernel", "6.4", "--hz", "250"],
-            &["--kernel-version", "6.12.117+deb13-cloud-amd64", "--hz", "250"],
+            &[
+                "--kernel-version",
+                "6.12.117+deb13-cloud-amd64",
+                "--hz",
+                "250",
+            ],
         ),
         (
             "kernels/k6.18.15-c4-churn-resume.ftrace.txt.zst",
@@ -81,7 +91,10 @@ fn the_policy_or_its_kernel_give_the_same_model_agreement() {
     let (own, _) = model(file, &[]);
     let (p, _) = model(file, &["--policy", "lazy-compact"]);
     assert_eq!(without_choice(own), without_choice(p), "{file}");
-    assert!(inferred > 0, "no case inferred a step: the test compares nothing");
+    assert!(
+        inferred > 0,
+        "no case inferred a step: the test compares nothing"
+    );
 }
 
 /// Predicted is the plain replay (`--infer-steps off` agrees with exactly that many), agreed is
@@ -90,10 +103,19 @@ fn the_policy_or_its_kernel_give_the_same_model_agreement() {
 #[test]
 fn inferred_steps_are_inside_their_windows_and_break_nothing() {
     let file = "kernels-plain/k7.2.13-c8-churn.ftrace.txt";
-    let args = ["--kernel-version", "7.2.13+deb14-cloud-amd64", "--hz", "250"];
+    let args = [
+        "--kernel-version",
+        "7.2.13+deb14-cloud-amd64",
+        "--hz",
+        "250",
+    ];
     let (a, _) = model(file, &args);
     let (off, _) = model(file, &[&args[..], &["--infer-steps", "off"]].concat());
-    assert_eq!(u(&off, "agreed"), u(&a, "predicted"), "predicted is the plain replay");
+    assert_eq!(
+        u(&off, "agreed"),
+        u(&a, "predicted"),
+        "predicted is the plain replay"
+    );
     assert_eq!(u(&off, "predicted"), u(&off, "agreed"));
     assert!(off["inferred_steps"].as_array().unwrap().is_empty());
     assert!(
@@ -106,7 +128,11 @@ fn inferred_steps_are_inside_their_windows_and_break_nothing() {
     assert!(u(&a, "agreed") > u(&a, "predicted"));
     let (mut fixed, mut broken) = (0, 0);
     for s in steps {
-        let (from, at, to) = (u(&s["window"], "from_ts"), u(s, "placed_ts"), u(&s["window"], "to_ts"));
+        let (from, at, to) = (
+            u(&s["window"], "from_ts"),
+            u(s, "placed_ts"),
+            u(&s["window"], "to_ts"),
+        );
         assert!(from <= at && at <= to, "{s}: outside its window");
         assert!(s["window"]["from"].as_str().is_some_and(|x| !x.is_empty()));
         assert!(s["window"]["to"].as_str().is_some_and(|x| !x.is_empty()));
@@ -123,7 +149,11 @@ fn inferred_steps_are_inside_their_windows_and_break_nothing() {
         "what the steps changed adds up"
     );
     let (c, m) = model(file, &[&args[..], &["--check-invariants"]].concat());
-    assert_eq!(u(&m, "violations"), 0, "invariant breaks with the inferred steps");
+    assert_eq!(
+        u(&m, "violations"),
+        0,
+        "invariant breaks with the inferred steps"
+    );
     assert_eq!(c["inferred_steps"], a["inferred_steps"]);
 }
 

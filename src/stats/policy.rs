@@ -116,8 +116,10 @@ pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params
         for u in &run.updates {
             cids_of.entry(u.mm).or_default().push(u.cid);
         }
-        let mut attempts: rustc_hash::FxHashMap<crate::model::MmId, (CompactionCounts, CompactionCounts)> =
-            rustc_hash::FxHashMap::default();
+        let mut attempts: rustc_hash::FxHashMap<
+            crate::model::MmId,
+            (CompactionCounts, CompactionCounts),
+        > = rustc_hash::FxHashMap::default();
         for x in &run.compactions {
             let (all, scanned) = attempts.entry(x.mm).or_default();
             let add = |c: &mut CompactionCounts| match x.trigger {

@@ -15,7 +15,10 @@ pub struct Dirty {
 
 impl Dirty {
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty() && self.tasks.is_empty() && self.mms.is_empty() && self.cpus.is_empty()
+        self.slots.is_empty()
+            && self.tasks.is_empty()
+            && self.mms.is_empty()
+            && self.cpus.is_empty()
     }
 
     /// Forgets what was marked (nothing is recorded).

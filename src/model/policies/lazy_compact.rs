@@ -202,7 +202,9 @@ impl LazyCompact {
 
     /// `NEW_MM(t)` (+ `mm_init_cid`).
     fn new_mm(&mut self, core: &mut Core, id: MmId, owner: Tid) -> &mut Mm {
-        let mask = core.task(owner).and_then(|t| t.cpus_mask.as_deref().cloned());
+        let mask = core
+            .task(owner)
+            .and_then(|t| t.cpus_mask.as_deref().cloned());
         let cpus = core.params.cpus;
         let m = self.slot(core, id);
         *m = Mm::new(cpus, mask.as_ref());

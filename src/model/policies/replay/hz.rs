@@ -99,11 +99,7 @@ pub fn infer_hz_detail(trace: &Trace) -> HzInference {
     }
     let mut concentration = [0.0; HZ_CANDIDATES.len()];
     for (k, (c, s)) in sums.iter().enumerate() {
-        concentration[k] = if n == 0 {
-            0.0
-        } else {
-            c.hypot(*s) / n as f64
-        };
+        concentration[k] = if n == 0 { 0.0 } else { c.hypot(*s) / n as f64 };
     }
     let mut out = HzInference {
         hz: None,
@@ -282,7 +278,14 @@ mod tests {
         let (p, _) = resolve_params(&t, &Params::default());
         assert_eq!(p.hz, Params::DEFAULT_HZ);
         assert!(
-            matches!(p.hz_source, HzSource::Unknown { used: 1000, ticks: 3, .. }),
+            matches!(
+                p.hz_source,
+                HzSource::Unknown {
+                    used: 1000,
+                    ticks: 3,
+                    ..
+                }
+            ),
             "{:?}",
             p.hz_source
         );
@@ -320,8 +323,11 @@ mod tests {
     fn hz_250_under_tcg_at_many_cpus_is_not_taken_for_100() {
         // a pseudo-random lateness: half the ticks within 0.5 ms, the others up to 7 ms late
         let late = |k: u64| {
-            let x = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) >> 33;
-            if x % 2 == 0 {
+            let x = k
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407)
+                >> 33;
+            if x.is_multiple_of(2) {
                 x % 500_000
             } else {
                 x % 7_000_000
@@ -330,7 +336,10 @@ mod tests {
         let t = ticks(250, 32, 120, late, |k| k % 3 == 0);
         let i = infer_hz_detail(&t);
         assert_eq!(i.hz, Some(250), "{i:?}");
-        assert!(i.at(250) > i.at(100) * 2.0 && i.at(250) > i.at(300) * 2.0, "{i:?}");
+        assert!(
+            i.at(250) > i.at(100) * 2.0 && i.at(250) > i.at(300) * 2.0,
+            "{i:?}"
+        );
     }
 
     /// Ticks whose phases gather nowhere (every tick at a pseudo-random time) support no HZ:
@@ -341,7 +350,9 @@ mod tests {
         let mut x = 12345u64;
         let mut ts = 1_000_000_000u64;
         for k in 0..2000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ts += 1_000 + (x >> 33) % 7_000_000;
             t.events.push(Event {
                 ts,
@@ -352,6 +363,10 @@ mod tests {
         }
         assert_eq!(infer_hz(&t), None);
         let (p, _) = resolve_params(&t, &Params::default());
-        assert!(matches!(p.hz_source, HzSource::Unknown { .. }), "{:?}", p.hz_source);
+        assert!(
+            matches!(p.hz_source, HzSource::Unknown { .. }),
+            "{:?}",
+            p.hz_source
+        );
     }
 }

@@ -10,11 +10,11 @@
 use super::super::kind::PolicyKind;
 use super::super::run::{InferredStep, PolicyRun};
 use super::inferred::{self, Context};
+use super::prepared::Prepared;
 use super::search;
 use super::steps::Step;
 use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
-use super::prepared::Prepared;
 use crate::events::Event;
 use crate::model::tasks::MmId;
 
@@ -199,8 +199,11 @@ pub(super) fn settle(
             return plain;
         }
         let spans = cx.check_spans(&steps, CHECK_AFTER);
-        let (run, outcomes) =
-            prep.run(&placements(prep, &steps), true, Some((&proposal.mms, &spans)));
+        let (run, outcomes) = prep.run(
+            &placements(prep, &steps),
+            true,
+            Some((&proposal.mms, &spans)),
+        );
         // (a break the plain replay has too is not the steps')
         let first_break = run
             .violations

@@ -125,7 +125,13 @@ impl<'a> Context<'a> {
                 };
                 vec![Placed {
                     tid: fork.child,
-                    ..p("early_fork", w.record, at, w.first.saturating_sub(1), w.record)
+                    ..p(
+                        "early_fork",
+                        w.record,
+                        at,
+                        w.first.saturating_sub(1),
+                        w.record,
+                    )
                 }]
             }
             Step::WalkMark { at, .. } => vec![p("walk_mark", at, at, at, at)],
@@ -213,8 +219,9 @@ impl<'a> Context<'a> {
                 // the pending switch of `cpu`: its last switch record before `at`, and its
                 // next record after that (the `cid_switch_done`)
                 let sw = (0..at).rev().find(|&q| {
-                    self.ev(q)
-                        .is_some_and(|e| e.cpu == cpu && matches!(e.kind, EventKind::SchedSwitch { .. }))
+                    self.ev(q).is_some_and(|e| {
+                        e.cpu == cpu && matches!(e.kind, EventKind::SchedSwitch { .. })
+                    })
                 });
                 let sw = sw.unwrap_or(at);
                 let done = self.next_on_cpu(sw);
@@ -389,7 +396,9 @@ pub(super) fn describe_all(
         if was == ok {
             continue;
         }
-        let k = placed.partition_point(|p| p.placed <= idx).saturating_sub(1);
+        let k = placed
+            .partition_point(|p| p.placed <= idx)
+            .saturating_sub(1);
         if ok {
             out[k].fixed += 1;
         } else {

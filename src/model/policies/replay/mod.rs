@@ -76,7 +76,11 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
     let t2 = t0.elapsed();
     let note = |what: &str| {
         if timing {
-            eprintln!("replay {policy}: prepare {t1:?}, plain {:?}, {what} {:?}", t2 - t1, t0.elapsed() - t2);
+            eprintln!(
+                "replay {policy}: prepare {t1:?}, plain {:?}, {what} {:?}",
+                t2 - t1,
+                t0.elapsed() - t2
+            );
         }
     };
     let missed = plain
@@ -98,7 +102,10 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
                 } else {
                     // (the plain run is kept for the case the steps are dropped)
                     let run = infer::settle(&prep, proposal, plain.clone(), &outcomes);
-                    let steps = run.agreement.as_ref().is_some_and(|a| !a.inferred_steps.is_empty());
+                    let steps = run
+                        .agreement
+                        .as_ref()
+                        .is_some_and(|a| !a.inferred_steps.is_empty());
                     match steps.then(|| infer::beats_other_family(&prep, &run)) {
                         Some(Err(why)) => {
                             note("proposal+final+family");

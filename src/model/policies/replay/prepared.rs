@@ -11,6 +11,10 @@ use crate::model::policies::params::Params;
 use crate::model::policies::run::PolicyRun;
 use rustc_hash::FxHashSet;
 
+/// Where a replay with inferred steps checks invariants: the mms the steps can have changed,
+/// and the stretches of event indices (first, last) in which they can have changed them.
+pub(super) type CheckScope<'a> = (&'a [crate::model::tasks::MmId], &'a [(usize, usize)]);
+
 /// What every replay of one capture through one policy starts from, found once: the
 /// parameters resolved from the capture (P, HZ, the jiffies' phase), the CID probes' plan, the
 /// tasks that existed before the capture and the CPU stoppers.
@@ -115,7 +119,7 @@ impl<'a> Prepared<'a> {
         &self,
         placements: &Placements,
         outcomes: bool,
-        check: Option<(&[crate::model::tasks::MmId], &[(usize, usize)])>,
+        check: Option<CheckScope<'_>>,
     ) -> (PolicyRun, Vec<(usize, bool)>) {
         let mut r = self.replayer();
         r.untraced.placements = placements.clone();
@@ -142,4 +146,3 @@ impl<'a> Prepared<'a> {
         r.finish_with_outcomes()
     }
 }
-

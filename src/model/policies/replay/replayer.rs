@@ -8,9 +8,7 @@ use super::super::policy::ObservedUpdate;
 use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, ProbeChecks, Tally};
 use super::prepass::Infos;
 use super::untraced::Untraced;
-use crate::events::{
-    CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, TaskMeta, Tid,
-};
+use crate::events::{CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, TaskMeta, Tid};
 use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::{MmId, MmInfo};
 use rustc_hash::{FxHashMap, FxHashSet};

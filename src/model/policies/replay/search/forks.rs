@@ -3,8 +3,8 @@
 //! that takes a while.
 
 use super::{
-    Candidate, FORK_WINDOWS, INSIDE_POSITIONS, PROBED_POSITIONS, SEARCH_AHEAD,
-    SEARCH_CANDIDATES, Search, WALK_SPANS, broke, checked,
+    Candidate, FORK_WINDOWS, INSIDE_POSITIONS, PROBED_POSITIONS, SEARCH_AHEAD, SEARCH_CANDIDATES,
+    Search, WALK_SPANS, broke, checked,
 };
 use crate::events::Tid;
 use crate::model::policies::kind::PolicyKind;
@@ -280,5 +280,4 @@ impl Search<'_> {
         }
         None
     }
-
 }
