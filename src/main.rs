@@ -338,6 +338,10 @@ fn run_sim(a: &SimArgs) -> Result<ExitCode, CliError> {
 fn run_vm(a: &VmArgs) -> Result<ExitCode, CliError> {
     use cidscope::vm;
     use std::io::IsTerminal;
+    if let Some(plan) = a.experiment()? {
+        let mut out = |t: &str| write_stdout(t.as_bytes());
+        return Ok(vm::experiment::run(&plan, a.json, &mut out)?);
+    }
     let mut cfg = a.config();
     let over = a.model_override();
     if a.json || !std::io::stdout().is_terminal() {

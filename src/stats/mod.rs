@@ -3,6 +3,7 @@
 
 pub mod accounting;
 pub mod check;
+pub mod cid_metrics;
 pub mod live;
 pub mod model_summary;
 pub mod policy;
@@ -99,6 +100,11 @@ pub struct Stats {
     /// With --compare: one summary per model.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compare: Vec<model_summary::ModelSummary>,
+    /// Per process with rseq_update events: span excess, compaction latency, CID changes,
+    /// compactions and scan cost, from what the capture shows (docs/metrics.md).
+    pub cid_metrics: Vec<cid_metrics::ProcessMetrics>,
+    /// What the capture as a whole cannot measure of `cid_metrics`, and why.
+    pub cid_metrics_notes: Vec<String>,
 }
 
 #[derive(Default)]
@@ -106,13 +112,16 @@ struct Collect {
     mms: Vec<MmInfo>,
     alarms: Vec<Alarm>,
     anomalies: crate::model::Anomalies,
+    running: cid_metrics::running::Running,
 }
 
 impl Sink for Collect {
     fn new_mm(&mut self, _id: MmId, info: MmInfo) {
         self.mms.push(info);
     }
-    fn cpu_changed(&mut self, _ts: u64, _cpu: u16, _slot: &CpuSlot) {}
+    fn cpu_changed(&mut self, ts: u64, cpu: u16, slot: &CpuSlot) {
+        self.running.slot_changed(ts, cpu, slot);
+    }
     fn alarm(&mut self, a: Alarm) {
         self.alarms.push(a);
     }
@@ -216,9 +225,11 @@ pub struct Summarizer {
     lost_events: u64,
     lost_markers: u64,
     cpu_unknown: u64,
-    /// Per task with rseq_update: count, CIDs, and its mm at its last update (a task that
-    /// exited is gone from the observed state by the end).
-    per_tid: rustc_hash::FxHashMap<(Tid, u32), (u64, CidSet, MmId)>,
+    /// Per task with rseq_update: count, CIDs, its mm at its last update (a task that
+    /// exited is gone from the observed state by the end), and its CID changes.
+    per_tid: rustc_hash::FxHashMap<(Tid, u32), (u64, CidSet, MmId, cid_metrics::TaskTally)>,
+    /// The calls of task_mm_cid_work (function_graph, CID probes).
+    calls: cid_metrics::scan_calls::ScanCalls,
     state: ObservedState,
     sink: Collect,
     accounting: accounting::Accumulator,
@@ -247,6 +258,7 @@ impl Summarizer {
             lost_markers: 0,
             cpu_unknown: 0,
             per_tid: Default::default(),
+            calls: Default::default(),
             state: ObservedState::new(hint.max(1) as usize),
             sink: Collect::default(),
             accounting: accounting::Accumulator::default(),
@@ -284,6 +296,7 @@ impl Summarizer {
                 ncpus: self.seen_cpus.max(hint).max(1),
             };
             self.state.apply(ev, &ctx, &mut self.sink);
+            self.calls.event(ev, &self.state, meta);
             self.accounting.one(ev);
             match ev.kind {
                 EventKind::Lost { count } => {
@@ -309,10 +322,13 @@ impl Summarizer {
                 (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
             {
                 let (mm, inc) = self.state.mm_and_incarnation(ev.tid);
-                let e = self
-                    .per_tid
-                    .entry((ev.tid, inc))
-                    .or_insert((0, CidSet::default(), mm));
+                let e = self.per_tid.entry((ev.tid, inc)).or_insert((
+                    0,
+                    CidSet::default(),
+                    mm,
+                    Default::default(),
+                ));
+                e.3.update(ev.ts, mm_cid, e.0 == 0);
                 e.0 += 1;
                 e.1.insert(mm_cid);
                 e.2 = mm;
@@ -337,9 +353,12 @@ impl Summarizer {
             mut sink,
             accounting,
             seen_cpus,
+            mut calls,
             ..
         } = self;
         let mut state = state;
+        sink.running.finish(last.unwrap_or(0));
+        calls.finish(&state);
         // (duplicates held back until their holder's next record, raised with their own time)
         state.flush(&mut sink);
         sink.alarms.sort_by_key(|a| a.ts);
@@ -423,7 +442,7 @@ impl Summarizer {
             let (tid, inc) = key;
             let (n, cids) = per_tid
                 .get(&key)
-                .map_or((0, Vec::new()), |(n, c, _)| (*n, c.to_vec()));
+                .map_or((0, Vec::new()), |(n, c, _, _)| (*n, c.to_vec()));
             let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
             let mm_idx = mm.is_real().then_some(mm.0);
             if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
@@ -465,6 +484,8 @@ impl Summarizer {
             p.cids.sort_unstable();
             p.cids.dedup();
         }
+        let (cid_metrics, cid_metrics_notes) =
+            metrics_of(&processes, &per_tid, &sink, &calls, &missing);
         Stats {
             file: trace.path.clone(),
             format: trace.origin.id(),
@@ -515,8 +536,39 @@ impl Summarizer {
             model_agreement: None,
             model: None,
             compare: Vec::new(),
+            cid_metrics,
+            cid_metrics_notes,
         }
     }
+}
+
+/// The CID metrics of the processes with rseq_update events.
+fn metrics_of(
+    processes: &[ProcessSummary],
+    per_tid: &rustc_hash::FxHashMap<(Tid, u32), (u64, CidSet, MmId, cid_metrics::TaskTally)>,
+    sink: &Collect,
+    calls: &cid_metrics::scan_calls::ScanCalls,
+    missing: &[crate::model::Missing],
+) -> (Vec<cid_metrics::ProcessMetrics>, Vec<String>) {
+    let mut tallies: Vec<Vec<cid_metrics::TaskTally>> = vec![Vec::new(); processes.len()];
+    for (_, _, mm, t) in per_tid.values() {
+        if let Some(v) = tallies.get_mut(mm.0 as usize).filter(|_| mm.is_real()) {
+            v.push(*t);
+        }
+    }
+    let procs = processes
+        .iter()
+        .zip(tallies)
+        .filter(|(p, _)| p.rseq_updates > 0)
+        .map(|(p, tallies)| cid_metrics::ProcessIn {
+            mm: p.mm,
+            tgid: p.tgid,
+            label: &p.label,
+            cids: &p.cids,
+            tallies,
+        })
+        .collect();
+    cid_metrics::build(procs, &sink.running, calls, missing)
 }
 
 /// The human-readable form of `stats` (without `--json`).
@@ -591,6 +643,16 @@ pub fn render_text(s: &Stats) -> String {
     for a in &s.alarm_samples {
         let _ = writeln!(o, "  {a}");
     }
+    let mut order: Vec<usize> = (0..s.cid_metrics.len()).collect();
+    let updates = |m: &cid_metrics::ProcessMetrics| {
+        s.processes.get(m.mm as usize).map_or(0, |p| p.rseq_updates)
+    };
+    order.sort_by_key(|&i| std::cmp::Reverse(updates(&s.cid_metrics[i])));
+    o.push_str(&cid_metrics::render::text(
+        &s.cid_metrics,
+        &s.cid_metrics_notes,
+        &order,
+    ));
     if !s.warnings.is_empty() {
         let _ = writeln!(o, "\nwarnings");
         for w in &s.warnings {

@@ -128,6 +128,12 @@ pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params
             p.compactions = Some(counts(run, Some(mm), true));
             p.model = Some(m);
         }
+        // where the capture shows no scan calls, the model's compactions, said so
+        let procs = &s.processes;
+        super::cid_metrics::fill_from_model(&mut s.cid_metrics, |mm| {
+            let c = procs.get(mm as usize)?.compactions.as_ref()?;
+            Some((c.tick, c.resume))
+        });
     }
     if runs.len() > 1 {
         s.compare = runs.iter().map(summary).collect();

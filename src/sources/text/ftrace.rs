@@ -627,6 +627,13 @@ fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
                 "kernel_version" => out.kernel_release = percent_decoded(v),
                 "hz" => out.kernel_hz = v.parse().ok(),
                 "scan_batch" => out.kernel_scan_batch = v.parse().ok().filter(|&b| b > 0),
+                // the guest's possible CPUs (a function_graph capture has no `#P:` line)
+                "cpus" if out.ncpus_hint.is_none() => {
+                    out.ncpus_hint = v
+                        .parse()
+                        .ok()
+                        .filter(|&n| n > 0 && n <= crate::events::Trace::MAX_CPUS)
+                }
                 _ => {}
             }
         }
@@ -792,7 +799,7 @@ mod tests {
             vec![
                 ("task_mm_cid_work".into(), 55, 100_000_010_000, None),
                 ("mm_cid_get".into(), 55, 100_000_011_000, Some(350)),
-                ("funcgraph_exit".into(), 55, 100_000_015_000, None),
+                ("funcgraph_exit".into(), 55, 100_000_015_000, Some(5_012)),
                 ("rseq_update".into(), 77, 100_000_020_000, None),
                 ("task_mm_cid_work".into(), 77, 100_000_031_000, Some(12_500)),
             ]
@@ -840,6 +847,7 @@ mod tests {
             ]
         );
         assert_eq!(ev[1].3, Some(350));
+        assert_eq!(ev[2].3, Some(5_012));
     }
 
     #[test]

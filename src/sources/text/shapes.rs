@@ -174,8 +174,8 @@ pub fn latency_cols(line: &[u8]) -> Option<(Cols<'_>, usize)> {
 pub enum GraphBody<'a> {
     /// `func() {` (its duration comes on its `}`) or the leaf `func();` with its duration.
     Entry { func: &'a [u8], us_ns: Option<u64> },
-    /// `}` or `} /* func */`.
-    Exit,
+    /// `}` or `} /* func */`, with the duration of the call it closes.
+    Exit { us_ns: Option<u64> },
     /// `/* rseq_update: cpu_id=0 ... */`: an event (or a trace_printk message) in the graph.
     Comment(&'a [u8]),
     /// `==========>` / `<==========`: entering or leaving an interrupt.
@@ -309,7 +309,7 @@ fn duration(s: &[u8]) -> Option<Option<u64>> {
 fn graph_body(s: &[u8], us_ns: Option<u64>) -> Option<GraphBody<'_>> {
     let s = trim_start(trim_end(s));
     if s == b"}" || s.starts_with(b"} /*") || s.starts_with(b"} ;") {
-        return Some(GraphBody::Exit);
+        return Some(GraphBody::Exit { us_ns });
     }
     if let Some(c) = s.strip_prefix(b"/*") {
         let c = c.strip_suffix(b"*/").unwrap_or(c);
@@ -345,9 +345,9 @@ pub fn graph_event(
 ) -> Result<Option<EventKind>, crate::sources::text::chunk::Expected> {
     Ok(match *body {
         GraphBody::Entry { func, us_ns } => Some(function(strings, func, us_ns)),
-        GraphBody::Exit => Some(EventKind::Other {
-            name: strings.intern(b"funcgraph_exit"),
-        }),
+        // a `Function` named `funcgraph_exit`: counted by that name, with the duration of the
+        // call it closes (the `func() {` entry had none)
+        GraphBody::Exit { us_ns } => Some(function(strings, b"funcgraph_exit", us_ns)),
         GraphBody::Comment(c) => {
             // "rseq_update: cpu_id=0 node_id=0 mm_cid=0", or a trace_printk message
             let name_end = c.iter().position(|&b| b == b':' || b == b' ');
@@ -511,7 +511,12 @@ mod tests {
         .unwrap();
         assert_eq!(
             (g.ts, g.body),
-            (Some(7_238_523_638_037_000), GraphBody::Exit)
+            (
+                Some(7_238_523_638_037_000),
+                GraphBody::Exit {
+                    us_ns: Some(10_113)
+                }
+            )
         );
         let g =
             graph(b" 1234.567890 |   1)   kworker-77    | + 12.500 us   |  task_mm_cid_work();")
@@ -533,7 +538,7 @@ mod tests {
         let g = graph(b" 0)   ==========> |").unwrap();
         assert_eq!(g.body, GraphBody::IrqMark);
         let g = graph(b" 0)   1.583 us    |          } /* load_TLS_descriptor */").unwrap();
-        assert_eq!(g.body, GraphBody::Exit);
+        assert_eq!(g.body, GraphBody::Exit { us_ns: Some(1_583) });
         assert_eq!(
             graph_switch(b" 0)  platfor-3210  =>  vmstat-2854  "),
             Some((0, &b"vmstat"[..], 2854))
