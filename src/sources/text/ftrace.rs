@@ -597,46 +597,12 @@ fn graph_line(g: shapes::GraphLine, out: &mut Chunk) -> Result<(), Expected> {
     Ok(())
 }
 
-/// A `%XX`-escaped header value (`cidscope vm`'s encoding); `None` when empty or malformed.
-fn percent_decoded(v: &str) -> Option<String> {
-    let b = v.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok().filter(|s| !s.is_empty())
-}
-
 fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
     out.saw_header = true;
-    // "# cidscope-vm: kernel_version=6.18.15+deb13-cloud-amd64 hz=250 cpus=16 ...": the kernel
-    // of a `cidscope vm --record` capture (before the recording marks below, which share the
-    // `# cidscope-` prefix and would swallow it)
+    // the kernel of a `cidscope vm --record` capture (before the recording marks below, which
+    // share the `# cidscope-` prefix and would swallow it)
     if let Some(r) = line.strip_prefix(b"# cidscope-vm: ") {
-        let r = String::from_utf8_lossy(r);
-        for (k, v) in r.split_ascii_whitespace().filter_map(|w| w.split_once('=')) {
-            match k {
-                "kernel_version" => out.kernel_release = percent_decoded(v),
-                "hz" => out.kernel_hz = v.parse().ok(),
-                "scan_batch" => out.kernel_scan_batch = v.parse().ok().filter(|&b| b > 0),
-                // the guest's possible CPUs (a function_graph capture has no `#P:` line)
-                "cpus" if out.ncpus_hint.is_none() => {
-                    out.ncpus_hint = v
-                        .parse()
-                        .ok()
-                        .filter(|&n| n > 0 && n <= crate::events::Trace::MAX_CPUS)
-                }
-                _ => {}
-            }
-        }
+        super::vm_header::read(r, out);
         return Ok(());
     }
     // how a recording written as it arrived was cut, if it was (`export::record`)
@@ -934,8 +900,11 @@ mod tests {
         let t = crate::sources::load_bytes("seed.txt", seed.as_bytes(), &Default::default())
             .expect("a vm record of the seed kernel");
         assert_eq!((t.kernel_hz, t.kernel_scan_batch), (Some(250), Some(8)));
-        assert_eq!(percent_decoded("a%2Bb"), Some("a+b".into()));
-        assert_eq!(percent_decoded("a%2"), None);
+        assert_eq!(
+            super::super::vm_header::percent_decoded("a%2Bb"),
+            Some("a+b".into())
+        );
+        assert_eq!(super::super::vm_header::percent_decoded("a%2"), None);
         let t = crate::sources::load_bytes("plain.txt", b"# tracer: nop\n", &Default::default())
             .expect("a header");
         assert_eq!((t.kernel_release, t.kernel_hz), (None, None));

@@ -16,3 +16,4 @@ pub mod perf_tally;
 pub mod pieces;
 pub mod scan;
 pub mod shapes;
+pub mod vm_header;

@@ -70,18 +70,6 @@ pub struct Missing {
     pub why: String,
 }
 
-/// `experiment.json`.
-#[derive(Serialize, Debug)]
-pub struct ExperimentRecord<'a> {
-    pub experiment: &'a super::PlanRecord,
-    pub runs: &'a [RunRecord],
-    pub missing: Vec<Missing>,
-    pub summary: Vec<super::summary::Group>,
-    pub ratios: Vec<super::summary::Ratio>,
-    pub scan_capacity: Vec<super::capacity::Capacity>,
-    pub notes: Vec<String>,
-}
-
 /// Writes `text` to `path` through a temporary file and a rename: a reader (or a run killed
 /// mid-write) sees the old file or the new one, never half of one.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {

@@ -6,6 +6,7 @@
 //! Every figure says over how many runs it is (`n`) out of how many finished and were planned:
 //! a run that failed or was stopped counts in neither, and is listed under `missing`.
 
+use super::plan::Plan;
 use super::record::RunRecord;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -170,7 +171,7 @@ fn stat(mut v: Vec<f64>) -> Option<Stat> {
 }
 
 /// The groups, in the plan's order (kernels as given, CPU counts ascending).
-pub fn groups(plan: &super::Plan, runs: &[RunRecord]) -> Vec<Group> {
+pub fn groups(plan: &Plan, runs: &[RunRecord]) -> Vec<Group> {
     let mut out = Vec::new();
     for k in &plan.kernels {
         let name = k.display().to_string();
@@ -223,7 +224,7 @@ fn ratio(what: String, metric: &'static str, a: Option<f64>, b: Option<f64>) -> 
 
 /// Kernel B (and every later one) against the first at each CPU count; for each kernel, the
 /// most vCPUs against the fewest.
-pub fn ratios(plan: &super::Plan, groups: &[Group]) -> Vec<Ratio> {
+pub fn ratios(plan: &Plan, groups: &[Group]) -> Vec<Ratio> {
     let mut out = Vec::new();
     let at = |k: usize, c: u32| {
         let name = plan.kernels[k].display().to_string();
