@@ -338,6 +338,15 @@ fn run_sim(a: &SimArgs) -> Result<ExitCode, CliError> {
 fn run_vm(a: &VmArgs) -> Result<ExitCode, CliError> {
     use cidscope::vm;
     use std::io::IsTerminal;
+    if let Some(dir) = &a.report {
+        let mut out = |t: &str| write_stdout(t.as_bytes());
+        return Ok(vm::experiment::reread::reread(
+            dir,
+            &a.model_override(),
+            a.json,
+            &mut out,
+        )?);
+    }
     if let Some(plan) = a.experiment()? {
         let mut out = |t: &str| write_stdout(t.as_bytes());
         return Ok(vm::experiment::run(&plan, a.json, &mut out)?);

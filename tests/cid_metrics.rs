@@ -54,7 +54,8 @@ fn hand_computed_values_of_a_burst() {
 
 /// traces/metrics-graph-seed.ftrace.txt: a function_graph capture of the seed kernel (16 CPUs,
 /// batches of 8: two per complete scan), by hand:
-/// - 100 returns to user twice and calls task_mm_cid_work for nothing (2 µs, 3 µs: leaves);
+/// - 100 returns to user twice and calls task_mm_cid_work for nothing (2 µs, 3 µs): the first
+///   call shows a kprobe handler inside it (8 of its 10 µs), the tracer's, not the call's;
 /// - 101, just switched in, returns (resume) and scans batch 0 (19 µs, it called
 ///   sched_mm_cid_remote_clear); after a tick it returns again and scans batch 1 (15 µs),
 ///   3.891 ms after batch 0 ended, completing the scan 3.925 ms after it began;

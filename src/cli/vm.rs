@@ -23,7 +23,7 @@ pub struct VmArgs {
         id = "vm_kernel",
         long = "kernel",
         value_name = "PATH",
-        required = true
+        required_unless_present = "report"
     )]
     pub kernel: Vec<PathBuf>,
     /// Virtual CPUs (the guest's possible CPUs: the bound of every CID); a list (8,16,64) for
@@ -45,6 +45,11 @@ pub struct VmArgs {
     /// --json). Exit 1 when a run is missing.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Make an experiment's report again from the recordings in DIR (after an upgrade, or when
+    /// a recording could not be read back): experiment.json and experiment.svg rewritten, the
+    /// table printed (experiment.json with --json). Boots nothing.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["vm_kernel", "out", "record"])]
+    pub report: Option<PathBuf>,
     /// Seed of the workloads' random choices (affinity's CPU masks); the same in every run of
     /// an experiment. 0: each workload's fixed default.
     #[arg(long, default_value_t = 0, value_name = "S")]

@@ -113,6 +113,8 @@ struct Collect {
     alarms: Vec<Alarm>,
     anomalies: crate::model::Anomalies,
     running: cid_metrics::running::Running,
+    /// Feed `running` (off: a benchmark's summary without the metrics).
+    metrics: bool,
 }
 
 impl Sink for Collect {
@@ -120,7 +122,9 @@ impl Sink for Collect {
         self.mms.push(info);
     }
     fn cpu_changed(&mut self, ts: u64, cpu: u16, slot: &CpuSlot) {
-        self.running.slot_changed(ts, cpu, slot);
+        if self.metrics {
+            self.running.slot_changed(ts, cpu, slot);
+        }
     }
     fn alarm(&mut self, a: Alarm) {
         self.alarms.push(a);
@@ -260,12 +264,22 @@ impl Summarizer {
             per_tid: Default::default(),
             calls: Default::default(),
             state: ObservedState::new(hint.max(1) as usize),
-            sink: Collect::default(),
+            sink: Collect {
+                metrics: true,
+                ..Default::default()
+            },
             accounting: accounting::Accumulator::default(),
             seen_cpus: 0,
             prev_ts: 0,
             out_of_order: false,
         }
+    }
+
+    /// The summary without `cid_metrics`' span, latency and scan calls (they stay empty): what
+    /// they cost is measured against it (`cargo bench --bench pipeline -- stats_summary`).
+    pub fn without_cid_metrics(mut self) -> Summarizer {
+        self.sink.metrics = false;
+        self
     }
 
     /// Adds events (in stream order); `meta` holds the strings and tasks seen so far.
@@ -296,7 +310,9 @@ impl Summarizer {
                 ncpus: self.seen_cpus.max(hint).max(1),
             };
             self.state.apply(ev, &ctx, &mut self.sink);
-            self.calls.event(ev, &self.state, meta);
+            if self.sink.metrics {
+                self.calls.event(ev, &self.state, meta);
+            }
             self.accounting.one(ev);
             match ev.kind {
                 EventKind::Lost { count } => {

@@ -507,6 +507,11 @@ fn other_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
     if let Some(g) = shapes::graph(line) {
         return graph_line(g, out);
     }
+    if let Some(g) = shapes::glued_graph_line(line) {
+        // the decoration is lost (counted); the graph line glued to it is read
+        out.skipped.graph_marks += 1;
+        return graph_line(g, out);
+    }
     // free text under an event cidscope does not model: the rest of its message
     match out.cont_ok {
         Some(true) => {

@@ -203,6 +203,16 @@ pub fn graph_switch(line: &[u8]) -> Option<(u16, &[u8], Tid)> {
     Some((cpu, comm, tid))
 }
 
+/// ` 8)  cw-peri-153   =>   12.475324 |  4) ... |  /* ... */`: a switch decoration cut after its
+/// arrow (trace_pipe lost the new task's name between two reads) with the next graph line glued
+/// on: → that graph line.
+pub fn glued_graph_line(line: &[u8]) -> Option<GraphLine<'_>> {
+    let (_, rest) = graph_cpu(line)?;
+    let arrow = memchr::memmem::find(rest, b" => ")?;
+    comm_pid(trim_start(trim_end(&rest[..arrow])))?;
+    graph(&rest[arrow + 4..])
+}
+
 /// ` ------------------------------------------`: the rule around a task switch block.
 pub fn is_graph_rule(line: &[u8]) -> bool {
     let t = trim_start(trim_end(line));
@@ -535,6 +545,12 @@ mod tests {
             g.body,
             GraphBody::Comment(b"rseq_update: cpu_id=1 node_id=0 mm_cid=0")
         );
+        let glued = glued_graph_line(
+            b"  8)  cw-peri-153   =>   12.475324 |    4)    <idle>-0    |               |  /* tick_stop: success=1 dependency=NONE */",
+        )
+        .unwrap();
+        assert_eq!((glued.ts, glued.cpu), (Some(12_475_324_000), 4));
+        assert!(glued_graph_line(b" 0)  platfor-3210  =>  vmstat-2854  ").is_none());
         let g = graph(b" 0)   ==========> |").unwrap();
         assert_eq!(g.body, GraphBody::IrqMark);
         let g = graph(b" 0)   1.583 us    |          } /* load_TLS_descriptor */").unwrap();

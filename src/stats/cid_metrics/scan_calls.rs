@@ -30,6 +30,27 @@ pub const TARGET: &str = "task_mm_cid_work";
 /// Functions a call that exits early may still call (the batch's first CPU, resume-batch).
 const PROLOGUE: [&str; 3] = ["cpumask_nth", "find_nth_bit", "__find_nth_bit"];
 
+/// The tracer's own functions inside a call (a kprobe CID probe on a kernel without fprobes
+/// runs `kprobe_ftrace_handler` in the call it probes): not the call's work, and their time is
+/// taken out of its duration.
+const MACHINERY: [&str; 11] = [
+    "kprobe_",
+    "kretprobe_",
+    "get_kprobe",
+    "fprobe",
+    "__fprobe",
+    "rethook_",
+    "arch_rethook",
+    "ftrace_",
+    "__ftrace",
+    "trace_event_",
+    "perf_trace_",
+];
+
+fn machinery(name: &str) -> bool {
+    MACHINERY.iter().any(|p| name.starts_with(p))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trigger {
     Tick,
@@ -52,8 +73,14 @@ enum CallPath {
 struct OpenCall {
     tid: Tid,
     start: u64,
+    /// Open child frames (`func() {` whose `}` has not come).
     depth: u32,
-    /// Children that are not the batch prologue.
+    /// The depth of the outermost tracer frame open (0: none): what runs inside it is not the
+    /// call's.
+    mach_depth: u32,
+    /// Time in the tracer's own functions, taken out of the duration.
+    machinery_ns: u64,
+    /// Direct children that are neither the batch prologue nor the tracer's.
     work: u32,
     clears: u32,
     clear_min_cpu: u32,
@@ -250,20 +277,37 @@ impl ScanCalls {
             Some(o) if !o.probe => {
                 if is_exit {
                     if o.depth > 0 {
+                        if o.mach_depth == o.depth {
+                            o.machinery_ns += dur.unwrap_or(0);
+                            o.mach_depth = 0;
+                        }
                         o.depth -= 1;
                     } else {
                         let o = *o;
                         cpu.open = None;
                         let mm = state.mm_of(o.tid);
-                        Self::close(&mut self.per_mm, self.batches, mm, o, ev.ts, dur);
+                        let net = dur.map(|d| d.saturating_sub(o.machinery_ns));
+                        Self::close(&mut self.per_mm, self.batches, mm, o, ev.ts, net);
                     }
-                } else {
-                    if dur.is_none() {
-                        o.depth += 1;
+                } else if o.mach_depth == 0 {
+                    let tracer = machinery(meta.strings.get_str(name));
+                    let direct = o.depth == 0;
+                    match dur {
+                        // `func() {`
+                        None => {
+                            o.depth = o.depth.saturating_add(1);
+                            if tracer {
+                                o.mach_depth = o.depth;
+                            }
+                        }
+                        Some(d) if tracer => o.machinery_ns += d,
+                        Some(_) => {}
                     }
-                    if !prologue {
+                    if direct && !tracer && !prologue {
                         o.work += 1;
                     }
+                } else if dur.is_none() {
+                    o.depth = o.depth.saturating_add(1);
                 }
             }
             _ if is_target => {
@@ -272,6 +316,8 @@ impl ScanCalls {
                     tid: ev.tid,
                     start: ev.ts,
                     depth: 0,
+                    mach_depth: 0,
+                    machinery_ns: 0,
                     work: 0,
                     clears: 0,
                     clear_min_cpu: u32::MAX,
@@ -315,6 +361,8 @@ impl ScanCalls {
                     tid: ev.tid,
                     start: ev.ts,
                     depth: 0,
+                    mach_depth: 0,
+                    machinery_ns: 0,
                     work: 0,
                     clears: 0,
                     clear_min_cpu: u32::MAX,

@@ -117,7 +117,13 @@ pub fn answer(groups: &[Group], batch: impl Fn(&Group) -> Option<u32>) -> Vec<Ca
                 Some(_) => median_of(&mine, "scan_call_p50_us")?,
                 None => a + b * bc as f64,
             };
-            let gap = median_of(&mine, "batch_gap_p50_us").filter(|_| own.is_some());
+            // the gap at the most vCPUs measured: what a bigger machine would see first
+            let gap = mine
+                .iter()
+                .filter(|_| own.is_some())
+                .filter_map(|g| Some((g.cpus, g.metrics.get("batch_gap_p50_us")?.as_ref()?.median)))
+                .max_by_key(|p| p.0)
+                .map(|p| p.1);
             // a complete scan of g.cpus in ⌈cpus/B⌉ batches: per batch, scan and gap together
             let direct = mine
                 .iter()

@@ -137,7 +137,13 @@ pub fn svg(groups: &[Group], runs: &[RunRecord], title: &str, notes: &[String]) 
                 );
                 continue;
             };
-            let secs = s.max_cid.len() as f64 * s.bin_ms / 1000.0;
+            // one time scale per column: the kernels compare in time
+            let secs = groups
+                .iter()
+                .filter(|h| h.cpus == c)
+                .filter_map(|h| first_run(runs, h)?.series.as_ref())
+                .map(|s| s.max_cid.len() as f64 * s.bin_ms / 1000.0)
+                .fold(0.0f64, f64::max);
             let area = Area {
                 xmax: secs.max(1e-3),
                 ..area
@@ -234,17 +240,35 @@ fn median(g: &Group, m: &str) -> Option<f64> {
 
 /// Scan cost per call against the vCPUs, a line per kernel (early exits dashed).
 fn scaling(o: &mut String, groups: &[Group], kernels: &[&str], cpus: &[u32], y: f64) {
-    let ymax = groups
+    let values: Vec<f64> = groups
         .iter()
-        .filter_map(|g| median(g, "scan_call_p50_us"))
-        .fold(0.0f64, f64::max);
+        .flat_map(|g| {
+            [
+                median(g, "scan_call_p50_us"),
+                median(g, "early_exit_p50_us"),
+            ]
+        })
+        .flatten()
+        .filter(|v| *v > 0.0)
+        .collect();
+    let ymax = values.iter().copied().fold(0.0f64, f64::max);
+    // decades: a batch of 8 and a scan of 64 CPUs differ by tens
+    let lo = values
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .log10()
+        .floor()
+        .min(0.0);
+    let hi = ymax.max(1.0).log10().ceil().max(lo + 1.0);
+    let ly = |v: f64| v.max(1e-9).log10() - lo;
     text(
         o,
         20.0,
         y,
         12,
         "start",
-        "scan cost per call (median µs, function_graph) against vCPUs",
+        "scan cost per call (median µs, log scale, function_graph) against vCPUs",
     );
     let a = Area {
         x: 70.0,
@@ -252,9 +276,31 @@ fn scaling(o: &mut String, groups: &[Group], kernels: &[&str], cpus: &[u32], y: 
         w: 380.0,
         h: 160.0,
         xmax: (cpus.len().max(2) - 1) as f64,
-        ymax: (ymax * 1.1).max(1.0),
+        ymax: hi - lo,
     };
-    a.frame(o, "", "µs");
+    let _ = writeln!(
+        o,
+        r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="#909090"/>"##,
+        a.x, a.y, a.w, a.h
+    );
+    text(o, a.x + 2.0, a.y - 3.0, 10, "start", "µs");
+    for d in 0..=((hi - lo) as i32) {
+        let yy = a.py(d as f64);
+        let _ = writeln!(
+            o,
+            r##"<line x1="{:.1}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#e0e0e0"/>"##,
+            a.x,
+            a.x + a.w
+        );
+        text(
+            o,
+            a.x - 4.0,
+            yy + 4.0,
+            10,
+            "end",
+            &fmt(10f64.powi(lo as i32 + d)),
+        );
+    }
     text(
         o,
         a.x + a.w / 2.0,
@@ -295,7 +341,7 @@ fn scaling(o: &mut String, groups: &[Group], kernels: &[&str], cpus: &[u32], y: 
                 .enumerate()
                 .filter_map(|(i, c)| {
                     let g = groups.iter().find(|g| g.kernel == *k && g.cpus == *c)?;
-                    Some((a.px(i as f64), a.py(median(g, metric)?)))
+                    Some((a.px(i as f64), a.py(ly(median(g, metric)?))))
                 })
                 .collect();
             let p: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();

@@ -15,6 +15,7 @@ pub mod capacity;
 pub mod figure;
 pub mod plan;
 pub mod record;
+pub mod reread;
 pub mod summary;
 pub mod table;
 
@@ -85,9 +86,24 @@ pub fn run(
         }
         stopped |= interrupted;
         runs.push(rec);
-        write_json(plan, &runs, &keys, started, t0, &json_path)?;
+        write_json(plan, &runs, &keys, started, t0.elapsed().as_secs_f64())?;
     }
-    let report = write_json(plan, &runs, &keys, started, t0, &json_path)?;
+    report(plan, &runs, started, t0.elapsed().as_secs_f64(), json, emit)
+}
+
+/// Writes experiment.json and experiment.svg of `runs`, and the table (or with `json`
+/// experiment.json) to `emit`. Exit 0 when every run of the plan finished, else 1.
+pub fn report(
+    plan: &Plan,
+    runs: &[RunRecord],
+    started: u64,
+    wall_s: f64,
+    json: bool,
+    emit: &mut dyn FnMut(&str) -> std::io::Result<()>,
+) -> Result<ExitCode, VmError> {
+    let keys = plan.runs();
+    let json_path = plan.out.join("experiment.json");
+    let report = write_json(plan, runs, &keys, started, wall_s)?;
     let title = format!(
         "cidscope vm experiment: workload {}, {}",
         plan.base.workload,
@@ -102,7 +118,7 @@ pub fn run(
             .collect::<Vec<_>>()
             .join(" vs ")
     );
-    let svg = figure::svg(&report.summary, &runs, &title, &report.notes);
+    let svg = figure::svg(&report.summary, runs, &title, &report.notes);
     let svg_path = plan.out.join("experiment.svg");
     std::fs::write(&svg_path, svg)
         .map_err(|e| VmError::Run(format!("{}: {e}", svg_path.display())))?;
@@ -112,7 +128,7 @@ pub fn run(
         svg_path.display(),
         runs.iter().filter(|r| r.status == "ok").count(),
         keys.len(),
-        t0.elapsed().as_secs_f64()
+        wall_s
     ));
     let out = if json {
         std::fs::read_to_string(&json_path)
@@ -160,9 +176,9 @@ fn write_json(
     runs: &[RunRecord],
     keys: &[RunKey],
     started: u64,
-    t0: Instant,
-    path: &std::path::Path,
+    wall_s: f64,
 ) -> Result<Written, VmError> {
+    let path = &plan.out.join("experiment.json");
     let groups = summary::groups(plan, runs);
     let ratios = summary::ratios(plan, &groups);
     let batch_of = |g: &summary::Group| {
@@ -196,7 +212,7 @@ fn write_json(
         .collect();
     let notes = notes(runs);
     let rec = ExperimentRecord {
-        experiment: &plan.record(started, t0.elapsed().as_secs_f64()),
+        experiment: &plan.record(started, wall_s),
         runs,
         missing: missing.clone(),
         summary: groups.clone(),
@@ -227,7 +243,7 @@ fn notes(runs: &[RunRecord]) -> Vec<String> {
         .iter()
         .any(|r| r.workload().and_then(|m| m.scan_cost_us.as_ref()).is_some())
     {
-        n.push("scan cost is function_graph's duration of task_mm_cid_work: it includes the tracer's own cost for each traced function the call made".to_string());
+        n.push("scan cost is function_graph's duration of task_mm_cid_work, the CID probes' handlers taken out: it still includes the tracer's cost for each function the call made".to_string());
     }
     n
 }
@@ -316,28 +332,7 @@ fn run_one(plan: &Plan, key: RunKey, done: &[RunRecord], sigint: &AtomicBool) ->
     }
     match load_capture(&o, &cfg) {
         Ok(trace) => {
-            let stats = stats_of(&trace, &o, &plan.model);
-            let wl = workload_process(&stats);
-            rec.workload_mm = wl.map(|p| p.mm);
-            rec.workload_tgid = wl.and_then(|p| p.tgid);
-            rec.series = wl
-                .and_then(|p| {
-                    crate::stats::cid_metrics::series(
-                        &trace,
-                        crate::model::MmId(p.mm),
-                        SERIES_BIN_NS,
-                    )
-                })
-                .map(|s| SeriesRecord {
-                    bin_ms: s.bin_ns as f64 / 1e6,
-                    span_excess: s.bins.iter().map(|b| b.0).collect(),
-                    max_cid: s.bins.iter().map(|b| b.1).collect(),
-                });
-            rec.model_agreement = stats
-                .model_agreement
-                .as_ref()
-                .and_then(|a| serde_json::to_value(a).ok());
-            rec.cid_metrics = stats.cid_metrics;
+            analyze(&trace, stats_of(&trace, &o, &plan.model), &mut rec);
             rec.status = if interrupts > 0 || o.end.status == "stopped" {
                 "stopped"
             } else {
@@ -354,6 +349,28 @@ fn run_one(plan: &Plan, key: RunKey, done: &[RunRecord], sigint: &AtomicBool) ->
         Err(e) => rec.error = Some(format!("reading the recording back: {e}")),
     }
     (rec, interrupts > 0)
+}
+
+/// What a run's recording says: the workload's process, its series, every process's
+/// `cid_metrics` and the model agreement.
+pub fn analyze(trace: &crate::events::Trace, stats: crate::stats::Stats, rec: &mut RunRecord) {
+    let wl = workload_process(&stats);
+    rec.workload_mm = wl.map(|p| p.mm);
+    rec.workload_tgid = wl.and_then(|p| p.tgid);
+    rec.series = wl
+        .and_then(|p| {
+            crate::stats::cid_metrics::series(trace, crate::model::MmId(p.mm), SERIES_BIN_NS)
+        })
+        .map(|s| SeriesRecord {
+            bin_ms: s.bin_ns as f64 / 1e6,
+            span_excess: s.bins.iter().map(|b| b.0).collect(),
+            max_cid: s.bins.iter().map(|b| b.1).collect(),
+        });
+    rec.model_agreement = stats
+        .model_agreement
+        .as_ref()
+        .and_then(|a| serde_json::to_value(a).ok());
+    rec.cid_metrics = stats.cid_metrics;
 }
 
 /// Renames the run's recording to `NAME-cCPUS-rREPEAT.ftrace.txt` (kept even when the run
