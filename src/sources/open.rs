@@ -207,8 +207,13 @@ fn reader_of(
     if let Some(r) = formats::detect(data) {
         return Ok(r);
     }
-    // the first line that is not blank (an all-blank input names its first line)
-    let (line, first) = data
+    // the first line that is not blank (an all-blank input names its first line), looked for
+    // in the head detection read: a sparse file or one huge line is refused as fast as a
+    // short one
+    let head = &data[..data
+        .len()
+        .min(crate::sources::file_format::Sample::HEAD_BYTES)];
+    let (line, first) = head
         .split(|&b| b == b'\n')
         .enumerate()
         .find(|(_, l)| !l.iter().all(|b| b.is_ascii_whitespace()))
@@ -321,8 +326,21 @@ impl Opened {
                         )
                     }
                     None => {
-                        let data = s.read_all(&self.name, self.budget(opts), opts)?;
-                        self.reader.stream(&self.name, &data, opts, sink)
+                        let (data, cut) = s.read_all(&self.name, self.budget(opts), opts)?;
+                        let mut go = true;
+                        self.reader
+                            .stream(&self.name, &data, opts, &mut |d| {
+                                go = sink(d);
+                                go
+                            })
+                            .map_err(|e| with_cut(e, cut.as_ref()))?;
+                        if let Some(w) = cut.filter(|_| go) {
+                            sink(&mut TraceDelta {
+                                warnings: vec![w],
+                                ..Default::default()
+                            });
+                        }
+                        Ok(())
                     }
                 };
             }
@@ -435,13 +453,30 @@ impl Opened {
                 Ok(trace)
             }
             Body::Stream(_) => {
-                let data = self
-                    .take_stream()?
-                    .read_all(&self.name, self.budget(&opts), &opts)?;
-                self.reader.load(&self.name, &data, &opts)
+                let (data, cut) =
+                    self.take_stream()?
+                        .read_all(&self.name, self.budget(&opts), &opts)?;
+                let mut trace = self
+                    .reader
+                    .load(&self.name, &data, &opts)
+                    .map_err(|e| with_cut(e, cut.as_ref()))?;
+                trace.warnings.extend(cut);
+                Ok(trace)
             }
         }
     }
+}
+
+/// A reader's error on data a damaged compressed stream cut short, with why it ended there.
+fn with_cut(mut e: SourceError, cut: Option<&crate::events::Warning>) -> SourceError {
+    if let Some(w) = cut {
+        let why = w
+            .message
+            .split_once(": ")
+            .map_or(&w.message[..], |(_, m)| m);
+        e.message = format!("{} [{why}]", e.message);
+    }
+    e
 }
 
 /// Tasks and processes (tasks that lead their thread group) a stream has shown so far.

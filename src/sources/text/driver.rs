@@ -367,6 +367,7 @@ pub fn stream_pieces<'a>(
         Some(_) => crate::sources::text::perf_tally::TimeMode::Delta,
         None => Default::default(),
     };
+    last.warnings.extend(pieces.warnings(path));
     last.warnings.extend(st.perf.warnings(path, times));
     last.warnings.extend(st.skipped.warnings(path));
     if let Some(w) = st.dups.finish(path, &mut last.events) {
