@@ -146,6 +146,11 @@ pub struct Chunk {
     pub tasks: FxHashMap<Tid, TaskMeta>,
     pub warnings: Vec<Warning>,
     pub ncpus_hint: Option<u32>,
+    /// The `entries-in-buffer` count of a tracefs header (summed if several), and whether the
+    /// `# tracer:` named is `nop` (events only: one entry per event, so the count can be
+    /// held against what loaded; other tracers print two entries on one line).
+    pub header_entries: Option<u64>,
+    pub event_tracer: Option<bool>,
     /// The kernel release, CONFIG_HZ and CONFIG_RSEQ_CID_SCAN_BATCH a `# cidscope-vm:` header
     /// line names.
     pub kernel_release: Option<String>,
@@ -221,6 +226,8 @@ impl Chunk {
             tasks: FxHashMap::default(),
             warnings: Vec::new(),
             ncpus_hint: None,
+            header_entries: None,
+            event_tracer: None,
             kernel_release: None,
             kernel_hz: None,
             kernel_scan_batch: None,

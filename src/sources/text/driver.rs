@@ -51,6 +51,11 @@ struct Stitch {
     events: usize,
     /// A copy of the capture after a second `# tracer:` header, counted once.
     dups: crate::sources::text::dups::Dups,
+    /// The header's `entries-in-buffer` (summed), whether every `# tracer:` was `nop`, and the
+    /// lost-event markers among `events`.
+    header_entries: Option<u64>,
+    event_tracer: Option<bool>,
+    lost_markers: usize,
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
@@ -177,6 +182,9 @@ pub fn stream_pieces<'a>(
         events_at_chunk: 0,
         events: 0,
         dups: Default::default(),
+        header_entries: None,
+        event_tracer: None,
+        lost_markers: 0,
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
@@ -367,6 +375,8 @@ pub fn stream_pieces<'a>(
         Some(_) => crate::sources::text::perf_tally::TimeMode::Delta,
         None => Default::default(),
     };
+    let cut_line = last.warnings.iter().any(|w| w.code == "truncated-line");
+    last.warnings.extend(fewer_than_header(path, &st, cut_line));
     last.warnings.extend(pieces.warnings(path));
     last.warnings.extend(st.perf.warnings(path, times));
     last.warnings.extend(st.skipped.warnings(path));
@@ -381,6 +391,43 @@ pub fn stream_pieces<'a>(
     }
     sink(&mut last);
     Ok(())
+}
+
+/// The warning of a tracefs `trace` file that holds fewer entries than its header counts (cut
+/// at a line boundary, lines removed): each event, stack trace, bad line and the line cut short
+/// is one entry of the ring buffer.
+fn fewer_than_header(path: &str, st: &Stitch, cut_line: bool) -> Option<Warning> {
+    let header = st.header_entries?;
+    if st.event_tracer != Some(true) {
+        return None;
+    }
+    let events = (st.events - st.lost_markers) as u64;
+    let read = events
+        + st.skipped.stack_traces
+        + st.bad
+        + st.skipped.merged_cut
+        + u64::from(cut_line);
+    if read >= header {
+        return None;
+    }
+    let mut parts = vec![format!("{events} events")];
+    for (n, what) in [
+        (st.skipped.stack_traces, "stack traces"),
+        (st.bad, "bad lines"),
+        (st.skipped.merged_cut + u64::from(cut_line), "lines cut short"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    Some(Warning {
+        code: "fewer-than-header",
+        message: format!(
+            "{path}: the header says entries-in-buffer {header}, but the file holds {read} ({}): {} entries are missing (the file was cut at a line boundary, or lines were taken out)",
+            parts.join(", "),
+            header - read
+        ),
+    })
 }
 
 /// The warning of a chunked recording without its end line: written by a recorder that was
@@ -490,6 +537,15 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         st.events_at_chunk = st.events + at;
     }
     st.events += chunk.events.len();
+    st.lost_markers += (chunk.events.iter())
+        .filter(|e| matches!(e.kind, EventKind::Lost { .. }))
+        .count();
+    if let Some(n) = chunk.header_entries {
+        st.header_entries = Some(st.header_entries.unwrap_or(0).saturating_add(n));
+    }
+    if let Some(t) = chunk.event_tracer {
+        st.event_tracer = Some(st.event_tracer.unwrap_or(true) && t);
+    }
     st.bad += chunk.bad_lines;
     if st.first_bad.is_none() {
         st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));
