@@ -402,11 +402,8 @@ fn fewer_than_header(path: &str, st: &Stitch, cut_line: bool) -> Option<Warning>
         return None;
     }
     let events = (st.events - st.lost_markers) as u64;
-    let read = events
-        + st.skipped.stack_traces
-        + st.bad
-        + st.skipped.merged_cut
-        + u64::from(cut_line);
+    let read =
+        events + st.skipped.stack_traces + st.bad + st.skipped.merged_cut + u64::from(cut_line);
     if read >= header {
         return None;
     }
@@ -414,7 +411,10 @@ fn fewer_than_header(path: &str, st: &Stitch, cut_line: bool) -> Option<Warning>
     for (n, what) in [
         (st.skipped.stack_traces, "stack traces"),
         (st.bad, "bad lines"),
-        (st.skipped.merged_cut + u64::from(cut_line), "lines cut short"),
+        (
+            st.skipped.merged_cut + u64::from(cut_line),
+            "lines cut short",
+        ),
     ] {
         if n > 0 {
             parts.push(format!("{n} {what}"));

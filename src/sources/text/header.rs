@@ -110,4 +110,3 @@ pub fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
     }
     Ok(())
 }
-
