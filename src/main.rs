@@ -190,7 +190,7 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
             || opened.kernel_facts(&opts).0.is_some());
     let s = if models.is_empty() && !named {
         // a stream: memory stays flat whatever the capture's size
-        cidscope::stats::compute_streaming(&opened, &opts)?
+        cidscope::stats::compute_streaming_with(&opened, &opts, a.json)?
     } else {
         let trace = opened.load(&opts)?;
         stats_with_model(&trace, &a.model)

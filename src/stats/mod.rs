@@ -172,6 +172,16 @@ pub fn compute_streaming(
     opened: &crate::sources::Opened,
     opts: &crate::sources::LoadOptions,
 ) -> Result<Stats, crate::sources::SourceError> {
+    compute_streaming_with(opened, opts, true)
+}
+
+/// [`compute_streaming`], with `per_task` false leaving `tasks` and `reused_tasks` empty (what
+/// the text summary never shows: a million tasks cost a string and a list each there).
+pub fn compute_streaming_with(
+    opened: &crate::sources::Opened,
+    opts: &crate::sources::LoadOptions,
+    per_task: bool,
+) -> Result<Stats, crate::sources::SourceError> {
     let mut meta = Trace::new(&opened.name, opened.format);
     let mut summ: Option<Summarizer> = None;
     // a stream cannot be read again: its events are kept in case they need sorting
@@ -179,7 +189,7 @@ pub fn compute_streaming(
     opened.stream(opts, &mut |d| {
         let evs = std::mem::take(&mut d.events);
         meta.apply(d);
-        let s = summ.get_or_insert_with(|| Summarizer::new(&meta));
+        let s = summ.get_or_insert_with(|| Summarizer::new(&meta).per_task(per_task));
         // (by reference: a copied 32-byte event costs a stalled load per event)
         s.feed(evs.iter(), &meta);
         if keep {
@@ -227,6 +237,8 @@ pub struct Summarizer {
     prev_ts: u64,
     /// Timestamps went backwards: the walk of the observed state needs the sorted stream.
     pub out_of_order: bool,
+    /// Whether [`Stats::tasks`] is built.
+    per_task: bool,
 }
 
 impl Summarizer {
@@ -253,7 +265,14 @@ impl Summarizer {
             seen_cpus: 0,
             prev_ts: 0,
             out_of_order: false,
+            per_task: true,
         }
+    }
+
+    /// Whether the summary lists every task (`--json`), or only counts them per process.
+    pub fn per_task(mut self, on: bool) -> Summarizer {
+        self.per_task = on;
+        self
     }
 
     /// Adds events (in stream order); `meta` holds the strings and tasks seen so far.
@@ -337,6 +356,7 @@ impl Summarizer {
             mut sink,
             accounting,
             seen_cpus,
+            per_task,
             ..
         } = self;
         let mut state = state;
@@ -444,6 +464,9 @@ impl Summarizer {
             } else {
                 mm_tgid
             };
+            if !per_task {
+                continue;
+            }
             let task = TaskSummary {
                 tgid,
                 comm: trace.comm_of(tid),
