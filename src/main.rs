@@ -247,7 +247,7 @@ fn run_export(a: &ExportArgs) -> Result<ExitCode, CliError> {
         let runs =
             cidscope::model::policies::replay_all(&trace, &a.model.models(), &a.model.params());
         let extra = cidscope::export::perfetto::model_instants(&runs);
-        let f = std::fs::File::create(p).map_err(write_err(p))?;
+        let f = out_file(p).map_err(write_err(p))?;
         // written as it is made: memory stays that of the loaded capture
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
         cidscope::export::perfetto::write(&trace, &tl, &extra, &mut w)
@@ -258,17 +258,43 @@ fn run_export(a: &ExportArgs) -> Result<ExitCode, CliError> {
         let theme = cidscope::ui::theme::Theme::resolve(a.theme.theme.as_deref(), false)?;
         let opts =
             cidscope::ui::svg_colors::svg_options(&trace, &tl, (a.from, a.to), a.tgid, &theme)?;
-        std::fs::write(p, cidscope::export::svg::render(&trace, &tl, &opts))
-            .map_err(write_err(p))?;
+        // with --policy (or --compare): the first model's lanes and weight
+        let picture = match a.model.models().first() {
+            Some(&k) => {
+                let run = cidscope::model::policies::replay(&trace, k, &a.model.params());
+                cidscope::export::svg::render_model(&trace, &tl, &run, &opts)
+            }
+            None => cidscope::export::svg::render(&trace, &tl, &opts),
+        };
+        write_out(p, picture.as_bytes()).map_err(write_err(p))?;
     }
     if let Some(p) = &a.csv {
-        let f = std::fs::File::create(p).map_err(write_err(p))?;
-        let mut w = std::io::BufWriter::new(f);
-        cidscope::export::csv::write(&trace, &tl, &mut w)
-            .and_then(|_| std::io::Write::flush(&mut w))
-            .map_err(write_err(p))?;
+        let mut w = std::io::BufWriter::new(out_file(p).map_err(write_err(p))?);
+        let r = cidscope::export::csv::write(&trace, &tl, &mut w)
+            .and_then(|_| std::io::Write::flush(&mut w));
+        // (`--csv - | head`: the reader leaving is no failure)
+        r.or_else(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe if p.as_os_str() == "-" => Ok(()),
+            _ => Err(e),
+        })
+        .map_err(write_err(p))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where an export writes: the file named, or standard output for `-`.
+fn out_file(p: &std::path::Path) -> std::io::Result<Box<dyn std::io::Write>> {
+    if p.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdout().lock()));
+    }
+    Ok(Box::new(std::fs::File::create(p)?))
+}
+
+/// Writes `bytes` to the file named, or to standard output for `-`.
+fn write_out(p: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = out_file(p)?;
+    f.write_all(bytes)?;
+    f.flush()
 }
 
 /// `cidscope sim`: schedule, model, then JSON, a recorded trace, or the TUI.

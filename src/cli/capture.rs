@@ -8,8 +8,15 @@ use std::path::Path;
 
 /// Opens `path` (`-`: standard input); when it is a stream, SIGINT ends it from now on.
 pub fn open(path: &Path, opts: &LoadOptions) -> Result<Opened, CliError> {
+    // a stream is read from its first bytes on (detection waits for them): SIGINT ends it
+    // from before then, or a writer that sends nothing would leave Ctrl-C without a word
+    let stream = path.as_os_str() == "-"
+        || std::fs::metadata(path).is_ok_and(|m| !m.is_file() || m.len() == 0);
+    if stream {
+        sources::input::interrupt::end_streams_on_sigint().map_err(CliError::Sigint)?;
+    }
     let opened = sources::open(path, opts)?;
-    if !opened.rereadable() {
+    if !opened.rereadable() && !stream {
         sources::input::interrupt::end_streams_on_sigint().map_err(CliError::Sigint)?;
     }
     Ok(opened)

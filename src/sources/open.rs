@@ -148,6 +148,9 @@ fn opened(name: String, input: input::Input, opts: &LoadOptions) -> Result<Opene
                 return Err(SourceError::file(
                     &name,
                     match (s.codec, s.kind) {
+                        _ if input::interrupt::requested() => {
+                            "SIGINT ended the input before any byte arrived (0 bytes read): nothing to load".to_string()
+                        }
                         (Some(c), _) => format!(
                             "{} data that decompresses to nothing: expected a capture",
                             c.name()
