@@ -228,9 +228,9 @@ fn stats_with_model(trace: &cidscope::events::Trace, m: &cli::ModelArgs) -> cids
 
 /// `cidscope export`: Perfetto JSON, CSV and/or SVG.
 fn run_export(a: &ExportArgs) -> Result<ExitCode, CliError> {
-    if a.perfetto.is_none() && a.csv.is_none() && a.svg.is_none() {
+    if a.perfetto.is_none() && a.perfetto_proto.is_none() && a.csv.is_none() && a.svg.is_none() {
         return Err(CliError::Usage(
-            "export: name an output with --perfetto OUT.json, --csv OUT.csv and/or --svg OUT.svg"
+            "export: name an output with --perfetto OUT.json, --perfetto-proto OUT.pftrace, --csv OUT.csv and/or --svg OUT.svg"
                 .into(),
         ));
     }
@@ -251,6 +251,16 @@ fn run_export(a: &ExportArgs) -> Result<ExitCode, CliError> {
         // written as it is made: memory stays that of the loaded capture
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
         cidscope::export::perfetto::write(&trace, &tl, &extra, &mut w)
+            .and_then(|_| std::io::Write::flush(&mut w))
+            .map_err(write_err(p))?;
+    }
+    if let Some(p) = &a.perfetto_proto {
+        // each model's lanes, weights and compactions beside the observed ones
+        let runs =
+            cidscope::model::policies::replay_all(&trace, &a.model.models(), &a.model.params());
+        let f = out_file(p).map_err(write_err(p))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        cidscope::export::perfetto_proto::write(&trace, &tl, &runs, &mut w)
             .and_then(|_| std::io::Write::flush(&mut w))
             .map_err(write_err(p))?;
     }
