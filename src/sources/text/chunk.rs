@@ -333,6 +333,11 @@ pub trait LineParser: Send + Sync {
     fn cumulative_times(&self) -> bool {
         false
     }
+
+    /// How the times were printed (perf script's forms; the warnings say what follows).
+    fn times(&self) -> crate::sources::text::perf_tally::TimeMode {
+        Default::default()
+    }
 }
 
 #[cfg(test)]

@@ -371,10 +371,7 @@ pub fn stream_pieces<'a>(
             ),
         });
     }
-    let times = match st.cumulative {
-        Some(_) => crate::sources::text::perf_tally::TimeMode::Delta,
-        None => Default::default(),
-    };
+    let times = parser.times();
     let cut_line = last.warnings.iter().any(|w| w.code == "truncated-line");
     last.warnings.extend(fewer_than_header(path, &st, cut_line));
     last.warnings.extend(pieces.warnings(path));

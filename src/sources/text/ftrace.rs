@@ -50,8 +50,8 @@ pub fn split_head(line: &[u8]) -> Option<Head<'_>> {
 
 fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
     let (c, after) = cols_at(line, i)?;
-    // EVENT: PAYLOAD
-    let n0 = skip_spaces(line, after);
+    // EVENT: PAYLOAD (after `trace-cmd report --ts-diff`'s `(+DELTA)`, if there is one)
+    let n0 = skip_ts_diff(line, skip_spaces(line, after));
     // the name ends at its colon; a space first means this is no event line
     // (no event's name holds '(': that is a syscall's "sys_foo(arg: 1, ...)")
     let colon = name_end(line, n0)?;
@@ -70,6 +70,23 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
         name,
         rest,
     })
+}
+
+/// Past `(+123)`, the time since the previous event that `trace-cmd report --ts-diff` prints
+/// after the timestamp.
+#[inline]
+fn skip_ts_diff(line: &[u8], at: usize) -> usize {
+    if line.get(at) != Some(&b'(') || line.get(at + 1) != Some(&b'+') {
+        return at;
+    }
+    let digits = line[at + 2..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit() || **b == b'.')
+        .count();
+    match line.get(at + 2 + digits) {
+        Some(b')') if digits > 0 => skip_spaces(line, at + 3 + digits),
+        _ => at,
+    }
 }
 
 /// The columns of a line whose `[CPU]` is at `i`, and where the text after the timestamp's
