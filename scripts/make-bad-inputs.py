@@ -128,6 +128,45 @@ def perf_cpu_128(data):
     return bytes(d), hit
 
 
+def with_instance(dat, name=b'inst26'):
+    """A version-6 trace.dat with an instance buffer added (what `trace-cmd record -B NAME`
+    writes): a BUFFER option (id 3: u64 offset, name) at the head of the options, padded to a
+    page so the ring-buffer data keeps its alignment, and at the end the instance's own
+    `flyrecord\0` table, whose CPU 0 is a copy of the top-level buffer's CPU 0 data."""
+    assert dat[3:10] == b'tracing' and dat[10:12] == b'6\0', 'a version-6 trace.dat'
+    page = struct.unpack_from('<I', dat, 14)[0]
+    opts = dat.index(b'options  \0')
+    at = opts + 10
+    while True:  # the options up to OPT_DONE (id 0), then "flyrecord\0"
+        oid = struct.unpack_from('<H', dat, at)[0]
+        if oid == 0:
+            at += 2
+            break
+        at += 6 + struct.unpack_from('<I', dat, at + 2)[0]
+    assert dat[at:at + 10] == b'flyrecord\0', dat[at:at + 10]
+    ncpus = struct.unpack_from('<I', dat, opts - 4)[0]
+    table = at + 10
+    cpus = [struct.unpack_from('<QQ', dat, table + 16 * c) for c in range(ncpus)]
+    grow = page  # bytes inserted before the data: one page
+    end = len(dat) + grow
+    data_at = (end + page - 1) // page * page
+    off0, size0 = cpus[0]
+    inst_table = data_at + size0
+    buf_opt = struct.pack('<HI', 3, 8 + len(name) + 1) + struct.pack('<Q', inst_table) + name + b'\0'
+    pad = grow - len(buf_opt) - 6
+    pad_opt = struct.pack('<HI', 0x7fff, pad) + b'\0' * pad  # an option id no reader knows
+    out = bytearray(dat[:opts + 10] + buf_opt + pad_opt + dat[opts + 10:])
+    for c, (off, size) in enumerate(cpus):  # the top-level data moved by a page
+        struct.pack_into('<QQ', out, table + grow + 16 * c, off + grow if size else off, size)
+    out += b'\0' * (data_at - len(out))
+    out += dat[off0:off0 + size0]
+    out += b'flyrecord\0'
+    out += struct.pack('<QQ', data_at, size0)
+    for _ in range(1, ncpus):
+        out += struct.pack('<QQ', 0, 0)
+    return bytes(out)
+
+
 def cases(big):
     ftrace = read('cyclictest.ftrace.txt')
     lines = ftrace.splitlines(keepends=True)
@@ -149,6 +188,7 @@ def cases(big):
     yield 'cut.ftrace.txt.xz', x[:len(x) // 2]
     dat = gzip.compress(read('cyclictest.trace.dat'), mtime=0)
     yield 'cut-late.trace.dat.gz', dat[:len(dat) * 9 // 10]
+    yield 'two-buffers.trace.dat', with_instance(read('cyclictest.trace.dat'))
     if big:
         yield 'sparse-4g.bin', None
         yield 'one-line-1g.txt', None

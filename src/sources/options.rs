@@ -37,6 +37,9 @@ pub struct LoadOptions {
     /// Bytes per delta of a streaming load (default `text::driver::SEGMENT_BYTES`; tests use small ones).
     pub segment_bytes: Option<usize>,
     pub progress: Option<Arc<Progress>>,
+    /// trace.dat: the buffer to read, by its instance name (`""`: the top-level one); default:
+    /// the top-level buffer (or the one instance holding data). The others are counted.
+    pub instance: Option<String>,
 }
 
 impl LoadOptions {
