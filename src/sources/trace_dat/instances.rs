@@ -53,7 +53,10 @@ pub fn prepare(data: &[u8], l: &Layout, mut b: Buffer) -> BinResult<Buffer> {
         return Ok(b);
     }
     let Some(head) = b.cpus.first().cloned() else {
-        return Err(BinError::new(0, format!("{} has no place in the file", shown(&b))));
+        return Err(BinError::new(
+            0,
+            format!("{} has no place in the file", shown(&b)),
+        ));
     };
     let at = usize::try_from(head.offset).unwrap_or(usize::MAX);
     if at >= data.len() {

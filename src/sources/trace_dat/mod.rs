@@ -108,6 +108,15 @@ pub fn decode(
     let mut first_bad = None;
     let mut skipped = (0u64, 0u64, None);
     let mut past = (0u64, None);
+    let stacks: u64 = outs.iter().map(|(_, o)| o.stack_traces).sum();
+    if stacks > 0 {
+        trace.warn(
+            "stack-traces-skipped",
+            format!(
+                "{name}: {stacks} stack traces (kernel_stack/user_stack records) skipped: each belongs to the event above it, which is kept"
+            ),
+        );
+    }
     for (_, o) in &mut outs {
         for (code, msg) in o.warnings.drain(..) {
             trace.warn(code, format!("{name}: {msg}"));
@@ -170,7 +179,10 @@ fn count_others(data: &[u8], layout: &mut Layout, walk: &Walk, opts: &LoadOption
         let b = match instances::prepare(data, layout, b) {
             Ok(b) => b,
             Err(e) => {
-                out.push(format!("{what} could not be located ({}), so its events were not loaded", e.message));
+                out.push(format!(
+                    "{what} could not be located ({}), so its events were not loaded",
+                    e.message
+                ));
                 continue;
             }
         };
