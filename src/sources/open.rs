@@ -358,12 +358,27 @@ impl Opened {
         // arrive, they stop the load once the estimate no longer fits.
         let mut count = TaskCount::default();
         let mut too_large = None;
+        // the pages a text load has parsed go back to the kernel as it goes (a mapped file
+        // would otherwise stay resident whole: its size again on top of the events)
+        let consumed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let opts = &LoadOptions {
+            consumed: Some(std::sync::Arc::clone(&consumed)),
+            ..opts.clone()
+        };
+        let mut released = 0u64;
         let r = self.reader.stream(&self.name, data, opts, &mut |d| {
             if let Some(b) = &self.budget
                 && let Err(e) = count.add(d).check(b)
             {
                 too_large = Some(e);
                 return false;
+            }
+            let at = consumed.load(Ordering::Relaxed);
+            if let Bytes::Map(m) = data
+                && at >= released + (16 << 20)
+            {
+                m.release_before(at as usize);
+                released = at;
             }
             sink(d)
         });

@@ -136,32 +136,41 @@ pub fn compute(trace: &Trace) -> Stats {
     s.finish(trace)
 }
 
-/// Distinct CIDs of a task: CIDs below 128 (all of them on machines with up to 128 CPUs) in a
-/// bitmask, others in a small list.
+/// Distinct CIDs of a task: CIDs below 64 (all of them on machines with up to 64 CPUs) in a
+/// bitmask, others in a list of their own. 16 bytes: a million tasks hold one each.
 #[derive(Default, Clone)]
 struct CidSet {
-    small: u128,
-    other: Vec<i32>,
+    small: u64,
+    other: Option<Box<Vec<i32>>>,
 }
 
 impl CidSet {
     fn insert(&mut self, cid: i32) {
-        if (0..128).contains(&cid) {
-            self.small |= 1u128 << cid;
-        } else if !self.other.contains(&cid) {
-            self.other.push(cid);
+        if (0..64).contains(&cid) {
+            self.small |= 1u64 << cid;
+        } else {
+            let v = self.other.get_or_insert_with(Default::default);
+            if !v.contains(&cid) {
+                v.push(cid);
+            }
         }
     }
 
     /// The CIDs, sorted.
     fn to_vec(&self) -> Vec<i32> {
-        let mut v: Vec<i32> = (0..128)
-            .filter(|&c| self.small & (1u128 << c) != 0)
-            .collect();
-        v.extend(&self.other);
+        let mut v: Vec<i32> = (0..64).filter(|&c| self.small & (1u64 << c) != 0).collect();
+        v.extend(self.other.iter().flat_map(|o| o.iter()));
         v.sort_unstable();
         v
     }
+}
+
+/// A task's rseq_updates (saturating), its CIDs and its mm at its last update.
+#[derive(Clone)]
+struct TidUpdates {
+    n: u32,
+    mm: MmId,
+    cids: CidSet,
 }
 
 /// The summary of an opened capture, read as a stream: each segment is summarized and
@@ -228,7 +237,7 @@ pub struct Summarizer {
     cpu_unknown: u64,
     /// Per task with rseq_update: count, CIDs, and its mm at its last update (a task that
     /// exited is gone from the observed state by the end).
-    per_tid: rustc_hash::FxHashMap<(Tid, u32), (u64, CidSet, MmId)>,
+    per_tid: rustc_hash::FxHashMap<(Tid, u32), TidUpdates>,
     state: ObservedState,
     sink: Collect,
     accounting: accounting::Accumulator,
@@ -272,6 +281,7 @@ impl Summarizer {
     /// Whether the summary lists every task (`--json`), or only counts them per process.
     pub fn per_task(mut self, on: bool) -> Summarizer {
         self.per_task = on;
+        self.accounting.overall_only = !on;
         self
     }
 
@@ -328,13 +338,14 @@ impl Summarizer {
                 (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
             {
                 let (mm, inc) = self.state.mm_and_incarnation(ev.tid);
-                let e = self
-                    .per_tid
-                    .entry((ev.tid, inc))
-                    .or_insert((0, CidSet::default(), mm));
-                e.0 += 1;
-                e.1.insert(mm_cid);
-                e.2 = mm;
+                let e = self.per_tid.entry((ev.tid, inc)).or_insert(TidUpdates {
+                    n: 0,
+                    mm,
+                    cids: CidSet::default(),
+                });
+                e.n = e.n.saturating_add(1);
+                e.cids.insert(mm_cid);
+                e.mm = mm;
             }
         }
     }
@@ -403,11 +414,6 @@ impl Summarizer {
                 .entry(trace.strings.get_str(crate::events::StrId(id)).to_string())
                 .or_default() += n;
         }
-        let mut task_mm: rustc_hash::FxHashMap<(Tid, u32), MmId> =
-            per_tid.iter().map(|(&t, e)| (t, e.2)).collect();
-        for (&tid, t) in &state.tasks {
-            task_mm.entry((tid, t.incarnation)).or_insert(t.mm);
-        }
         let mut processes: Vec<ProcessSummary> = sink
             .mms
             .iter()
@@ -425,65 +431,104 @@ impl Summarizer {
                 model: None,
             })
             .collect();
-        let mut tasks = BTreeMap::new();
-        let mut reused_tasks = Vec::new();
-        // every task once, in (tid, incarnation) order (a sorted list: a tree of a million tids
-        // is ~40 MB)
-        let mut all_tids: Vec<(Tid, u32)> = trace
-            .tasks
-            .keys()
-            .map(|&t| (t, 0))
-            .chain(per_tid.keys().copied())
-            .chain(task_mm.keys().copied())
-            .collect();
-        all_tids.sort_unstable();
-        all_tids.dedup();
-        let mut unknown = 0;
-        for key in all_tids {
-            let (tid, inc) = key;
-            let (n, cids) = per_tid
-                .get(&key)
-                .map_or((0, Vec::new()), |(n, c, _)| (*n, c.to_vec()));
-            let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
-            let mm_idx = mm.is_real().then_some(mm.0);
-            if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
-                if !p.tasks.contains(&tid) {
+        let (tasks, reused_tasks, unknown) = if per_task {
+            let mut task_mm: rustc_hash::FxHashMap<(Tid, u32), MmId> =
+                per_tid.iter().map(|(&t, e)| (t, e.mm)).collect();
+            for (&tid, t) in &state.tasks {
+                task_mm.entry((tid, t.incarnation)).or_insert(t.mm);
+            }
+            let mut tasks = BTreeMap::new();
+            let mut reused_tasks = Vec::new();
+            // every task once, in (tid, incarnation) order (a sorted list: a tree of a million tids
+            // is ~40 MB)
+            let mut all_tids: Vec<(Tid, u32)> = trace
+                .tasks
+                .keys()
+                .map(|&t| (t, 0))
+                .chain(per_tid.keys().copied())
+                .chain(task_mm.keys().copied())
+                .collect();
+            all_tids.sort_unstable();
+            all_tids.dedup();
+            let mut unknown = 0;
+            for key in all_tids {
+                let (tid, inc) = key;
+                let (n, cids) = per_tid
+                    .get(&key)
+                    .map_or((0, Vec::new()), |u| (u.n as u64, u.cids.to_vec()));
+                let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
+                let mm_idx = mm.is_real().then_some(mm.0);
+                if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
+                    if !p.tasks.contains(&tid) {
+                        p.tasks.push(tid);
+                    }
+                    p.rseq_updates += n;
+                    p.cids.extend(cids.iter());
+                }
+                if n > 0 && mm == MmId::UNKNOWN {
+                    unknown += 1;
+                }
+                let mm_tgid = mm_idx
+                    .and_then(|i| sink.mms.get(i as usize))
+                    .and_then(|m| m.tgid);
+                let tgid = if inc == 0 {
+                    trace.tasks.get(&tid).and_then(|m| m.tgid).or(mm_tgid)
+                } else {
+                    mm_tgid
+                };
+                if !per_task {
+                    continue;
+                }
+                let task = TaskSummary {
+                    tgid,
+                    comm: trace.comm_of(tid),
+                    rseq_updates: n,
+                    cids,
+                    mm: mm_idx,
+                };
+                if inc == 0 {
+                    tasks.insert(tid, task);
+                } else {
+                    reused_tasks.push(ReusedTask {
+                        tid,
+                        incarnation: inc,
+                        task,
+                    });
+                }
+            }
+            (tasks, reused_tasks, unknown)
+        } else {
+            // the processes only: each task's updates and CIDs go to its mm straight from the
+            // maps (no list of every task, no map of every task's mm: a million tasks)
+            let mut unknown = 0;
+            for (&(tid, _), u) in &per_tid {
+                match (u.mm.is_real())
+                    .then(|| processes.get_mut(u.mm.0 as usize))
+                    .flatten()
+                {
+                    Some(p) => {
+                        p.tasks.push(tid);
+                        p.rseq_updates += u.n as u64;
+                        p.cids.extend(u.cids.to_vec());
+                    }
+                    None => unknown += u64::from(u.n > 0),
+                }
+            }
+            for (&tid, t) in &state.tasks {
+                if !per_tid.contains_key(&(tid, t.incarnation))
+                    && let Some(p) = (t.mm.is_real())
+                        .then(|| processes.get_mut(t.mm.0 as usize))
+                        .flatten()
+                {
                     p.tasks.push(tid);
                 }
-                p.rseq_updates += n;
-                p.cids.extend(cids.iter());
             }
-            if n > 0 && mm == MmId::UNKNOWN {
-                unknown += 1;
+            for p in &mut processes {
+                p.tasks.sort_unstable();
+                p.tasks.dedup();
             }
-            let mm_tgid = mm_idx
-                .and_then(|i| sink.mms.get(i as usize))
-                .and_then(|m| m.tgid);
-            let tgid = if inc == 0 {
-                trace.tasks.get(&tid).and_then(|m| m.tgid).or(mm_tgid)
-            } else {
-                mm_tgid
-            };
-            if !per_task {
-                continue;
-            }
-            let task = TaskSummary {
-                tgid,
-                comm: trace.comm_of(tid),
-                rseq_updates: n,
-                cids,
-                mm: mm_idx,
-            };
-            if inc == 0 {
-                tasks.insert(tid, task);
-            } else {
-                reused_tasks.push(ReusedTask {
-                    tid,
-                    incarnation: inc,
-                    task,
-                });
-            }
-        }
+            (BTreeMap::new(), Vec::new(), unknown)
+        };
         for p in &mut processes {
             p.cids.sort_unstable();
             p.cids.dedup();

@@ -163,8 +163,9 @@ pub struct Chunk {
     pub first_bad: Option<(u64, BadLine)>,
     /// First error (local line number, what it was) when not skipping.
     pub error: Option<(u64, BadLine)>,
-    /// Lines in this chunk.
+    /// Lines in this chunk, and its bytes.
     pub lines: u64,
+    pub bytes: u64,
     /// Last task noted per CPU (mod 64) with its TGID column, kept once its comm is known: most
     /// lines repeat their CPU's previous task, so the task map is consulted only when the task
     /// (or its TGID) changes, or while its name is still `<...>`.
@@ -236,6 +237,7 @@ impl Chunk {
             first_bad: None,
             error: None,
             lines: 0,
+            bytes: 0,
             recent: [(Tid::MAX, None); 64],
             unknown_comm: None,
             hrtimer_name: None,

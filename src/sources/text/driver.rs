@@ -56,6 +56,8 @@ struct Stitch {
     header_entries: Option<u64>,
     event_tracer: Option<bool>,
     lost_markers: usize,
+    /// Input bytes of the chunks stitched so far.
+    bytes: u64,
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
@@ -185,6 +187,7 @@ pub fn stream_pieces<'a>(
         header_entries: None,
         event_tracer: None,
         lost_markers: 0,
+        bytes: 0,
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
@@ -213,12 +216,16 @@ pub fn stream_pieces<'a>(
             }
         }
         // (a failed chunk keeps what it parsed before the bad line)
+        st.bytes += chunk.bytes;
         merge_chunk(&mut st, &mut delta, chunk);
         let new_strings = st.strings.len();
         delta.new_strings = (st.sent_strings..new_strings)
             .map(|i| st.strings.get(crate::events::StrId(i as u32)).into())
             .collect();
         st.sent_strings = new_strings;
+        if let Some(c) = &opts.consumed {
+            c.store(st.bytes, Ordering::Relaxed);
+        }
         let go = sink(&mut delta);
         let mut buf = std::mem::take(&mut delta.events);
         buf.clear();
@@ -456,6 +463,7 @@ const PREFETCH_AHEAD: usize = 2048;
 /// Parses whole lines into a chunk whose events go into `buf` (a reused buffer).
 fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Vec<Event>) -> Chunk {
     let mut out = Chunk::new();
+    out.bytes = data.len() as u64;
     out.events = buf;
     out.events.clear();
     out.events.reserve(data.len() / 90);
