@@ -178,7 +178,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
 
 /// `cidscope stats`: the summary, as text or JSON.
 fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
-    let opts = a.load.options();
+    let mut opts = a.load.options();
+    let progress = cli::capture::StderrProgress::start(&mut opts, &a.file.display().to_string());
     let opened = cli::capture::open(&a.file, &opts)?;
     let models = a.model.models();
     // the model of the capture's kernel when --kernel-version or the capture names it (a
@@ -195,6 +196,7 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
         let trace = opened.load(&opts)?;
         stats_with_model(&trace, &a.model)
     };
+    drop(progress);
     cli::capture::note_interrupt();
     if a.json {
         emit_json(&s)?;

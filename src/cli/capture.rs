@@ -28,3 +28,74 @@ pub fn note_interrupt() {
         eprintln!("cidscope: the input was ended by SIGINT; this covers what was read before it");
     }
 }
+
+/// A headless load's progress on stderr, when stderr is a terminal and the load takes more
+/// than a second: `cidscope: FILE: 45% (460 of 1020 MB)`, the line cleared at the end. A big
+/// capture is never read in silence.
+pub struct StderrProgress {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl StderrProgress {
+    /// Starts reporting the progress of loads made with `opts` (which it sets up).
+    pub fn start(opts: &mut LoadOptions, name: &str) -> StderrProgress {
+        use std::io::IsTerminal;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        if !std::io::stderr().is_terminal() || opts.progress.is_some() {
+            return StderrProgress { stop, thread: None };
+        }
+        let p = std::sync::Arc::new(sources::Progress::default());
+        opts.progress = Some(std::sync::Arc::clone(&p));
+        let (flag, name) = (
+            std::sync::Arc::clone(&stop),
+            crate::sources::shown_name(name).into_owned(),
+        );
+        let thread = std::thread::Builder::new()
+            .name("progress".into())
+            .spawn(move || {
+                let started = std::time::Instant::now();
+                let mut shown = false;
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                    if started.elapsed() < std::time::Duration::from_secs(1) {
+                        continue;
+                    }
+                    let (done, total) = (
+                        p.done.load(Ordering::Relaxed),
+                        p.total.load(Ordering::Relaxed),
+                    );
+                    let line = if total > 0 {
+                        format!(
+                            "{:.0}% ({} of {} MB)",
+                            p.fraction() * 100.0,
+                            done >> 20,
+                            total >> 20
+                        )
+                    } else {
+                        format!("{} MB read", done >> 20)
+                    };
+                    eprint!(
+                        "\r\x1b[Kcidscope: {name}: {line}, {}s",
+                        started.elapsed().as_secs()
+                    );
+                    shown = true;
+                }
+                if shown {
+                    eprint!("\r\x1b[K");
+                }
+            })
+            .ok();
+        StderrProgress { stop, thread }
+    }
+}
+
+impl Drop for StderrProgress {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
