@@ -29,7 +29,7 @@ fn cut_and_flipped_captures_never_lose_events_silently() {
     let judged: usize = text
         .lines()
         .filter_map(|l| l.strip_suffix(" failed"))
-        .filter_map(|l| l.split(" passed").next()?.trim().parse().ok())
+        .filter_map(|l| l.split(" passed").next()?.trim().parse::<usize>().ok())
         .sum();
     assert!(judged >= 11 * 16, "{judged} variants judged:\n{text}");
 }

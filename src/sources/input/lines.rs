@@ -171,7 +171,8 @@ impl Pieces<'static> for StreamLines<'_> {
             self.scratch = scratch;
             match r {
                 Ok(Fill::Data(_)) => {
-                    self.read += (self.buf.len() - len) as u64;
+                    // (a line cut to its start may leave less than before the read)
+                    self.read += self.buf.len().saturating_sub(len) as u64;
                     self.budget
                         .check(self.read)
                         .map_err(|e| SourceError::file(&self.name, e.to_string()))?;
@@ -292,6 +293,59 @@ mod tests {
         }
         assert_eq!(got, vec![b"0\na\n".to_vec(), b"bc\nd\n".to_vec()]);
         assert_eq!(s.partial(), Some(&b"tail"[..]));
+    }
+
+    #[test]
+    fn a_nul_tail_and_an_endless_line_are_counted_not_held() {
+        let opts = LoadOptions::default();
+        let mut script = vec![Some(b"a\nb\n".to_vec())];
+        script.extend((0..64).map(|_| Some(vec![0u8; 1 << 20])));
+        let mut s = StreamLines::new(
+            "x",
+            Vec::new(),
+            Box::new(Scripted(script.into())),
+            1 << 16,
+            Budget::unlimited(),
+            &opts,
+        );
+        let stop = AtomicBool::new(false);
+        let mut got = Vec::new();
+        while let Some(p) = s.next_piece(&stop).unwrap() {
+            got.extend_from_slice(&p);
+            assert!(s.buf.capacity() < 1 << 20, "{}", s.buf.capacity());
+        }
+        assert_eq!(got, b"a\nb\n");
+        assert_eq!(s.partial(), None);
+        let w = s.warnings("x");
+        assert!(
+            w[0].message
+                .contains("ends in 67108864 NUL bytes from byte offset 4"),
+            "{w:?}"
+        );
+        // a line that never ends keeps its start only
+        let mut script = vec![Some(b"a\n".to_vec())];
+        script.extend((0..8).map(|_| Some(vec![b'y'; 1 << 20])));
+        script.push(Some(b"\nz\n".to_vec()));
+        let mut s = StreamLines::new(
+            "x",
+            Vec::new(),
+            Box::new(Scripted(script.into())),
+            1 << 16,
+            Budget::unlimited(),
+            &opts,
+        );
+        let mut lines = 0;
+        while let Some(p) = s.next_piece(&stop).unwrap() {
+            assert!(p.len() <= MAX_LINE + KEEP + (1 << 16), "{}", p.len());
+            lines += p.iter().filter(|&&b| b == b'\n').count();
+        }
+        assert_eq!(lines, 3);
+        let w = s.warnings("x");
+        assert!(
+            w[0].message.contains("1 lines are longer than 1 MiB"),
+            "{w:?}"
+        );
+        assert!(w[0].message.contains("first at byte offset 2"), "{w:?}");
     }
 
     #[test]
