@@ -275,7 +275,7 @@ mod tests {
         // cut inside the second stream: the first stream's bytes, then an error naming the cut
         let cut = z.len() - 6;
         let mut d = decoder(Codec::Xz, std::io::Cursor::new(z[..cut].to_vec())).unwrap();
-        let mut got = vec![0; 64];
+        let mut got = [0; 64];
         let mut n = 0;
         let err = loop {
             match d.fill(&mut got[n..], std::time::Duration::ZERO) {
