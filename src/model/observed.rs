@@ -415,9 +415,7 @@ impl ObservedState {
         t.cid = Some(cid);
         t.confirmed = true;
         let was_on = t.on_cpu.replace(ev.cpu);
-        // (a record on a CPU that never switched the task away, after it moved to another
-        // one: both still show it, and the time they have since it moved stays, or records
-        // ping-ponging between them faster than the slack would never be caught)
+        // (on a CPU still showing it after it moved: the overlap keeps its start)
         if was_on.is_none() {
             t.since = ev.ts;
         }
