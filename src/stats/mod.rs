@@ -141,23 +141,22 @@ pub fn compute(trace: &Trace) -> Stats {
 #[derive(Default, Clone)]
 struct CidSet {
     small: u64,
-    /// CIDs of 64 and more (rare: only machines past 64 CPUs give them), a slice grown on
-    /// each new one: 8 bytes here where a `Vec` would take 24.
-    other: Option<Box<[i32]>>,
+    /// CIDs of 64 and more (rare: only machines past 64 CPUs give them): 8 bytes here.
+    other: Option<Box<LargeCids>>,
 }
+
+/// The CIDs of 64 and more of one task.
+#[derive(Default, Clone)]
+struct LargeCids(Vec<i32>);
 
 impl CidSet {
     fn insert(&mut self, cid: i32) {
         if (0..64).contains(&cid) {
             self.small |= 1u64 << cid;
         } else {
-            let old = self.other.take().unwrap_or_default();
-            if old.contains(&cid) {
-                self.other = Some(old);
-            } else {
-                let mut v = old.into_vec();
+            let v = &mut self.other.get_or_insert_with(Default::default).0;
+            if !v.contains(&cid) {
                 v.push(cid);
-                self.other = Some(v.into_boxed_slice());
             }
         }
     }
@@ -165,7 +164,7 @@ impl CidSet {
     /// The CIDs, sorted.
     fn to_vec(&self) -> Vec<i32> {
         let mut v: Vec<i32> = (0..64).filter(|&c| self.small & (1u64 << c) != 0).collect();
-        v.extend(self.other.iter().flat_map(|o| o.iter()));
+        v.extend(self.other.iter().flat_map(|o| o.0.iter()));
         v.sort_unstable();
         v
     }
