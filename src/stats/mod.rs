@@ -678,6 +678,16 @@ pub fn render_text(s: &Stats) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn cid_sets_hold_small_and_large_cids_once_each() {
+        let mut c = CidSet::default();
+        for x in [3, 70, 3, 200, 70, 0, 63, 64] {
+            c.insert(x);
+        }
+        assert_eq!(c.to_vec(), vec![0, 3, 63, 64, 70, 200]);
+        assert_eq!(std::mem::size_of::<CidSet>(), 16);
+    }
+
     /// The summary's coverage comes from its own per-kind counts: it must equal the one
     /// counted event by event (`--check` and the TUI count that way).
     #[test]
