@@ -167,6 +167,48 @@ def with_instance(dat, name=b'inst26'):
     return bytes(out)
 
 
+def with_stacks(dat, every=25):
+    """A version-6 trace.dat whose every `every`-th sched_switch record (by position in its
+    ring-buffer pages) is made a kernel_stack record (ftrace's own event 4, what
+    options/stacktrace writes after an event): what `trace-cmd record -O stacktrace` gives, in
+    a file of a fixed size. The stack's callers are the switch's bytes: garbage addresses."""
+    page = struct.unpack_from('<I', dat, 14)[0]
+    sw = dat.find(b'name: sched_switch\nID: ')
+    sw_id = int(dat[sw + 23:dat.index(b'\n', sw + 23)])
+    opts = dat.index(b'options  \0')
+    at = opts + 10
+    while struct.unpack_from('<H', dat, at)[0] != 0:
+        at += 6 + struct.unpack_from('<I', dat, at + 2)[0]
+    ncpus = struct.unpack_from('<I', dat, opts - 4)[0]
+    table = at + 12
+    d = bytearray(dat)
+    seen = 0
+    for c in range(ncpus):
+        off, size = struct.unpack_from('<QQ', dat, table + 16 * c)
+        for p in range(off, off + size, page):
+            commit = struct.unpack_from('<Q', dat, p + 8)[0] & 0xfffff
+            i, end = p + 16, p + 16 + commit
+            while i + 4 <= end:
+                h = struct.unpack_from('<I', dat, i)[0]
+                tl = h & 31
+                if tl == 29:  # padding: its length follows
+                    i += 4 + struct.unpack_from('<I', dat, i + 4)[0]
+                    continue
+                if tl in (30, 31):  # time extend, absolute stamp
+                    i += 8
+                    continue
+                if tl == 0:
+                    n, body = struct.unpack_from('<I', dat, i + 4)[0] - 4, i + 8
+                else:
+                    n, body = tl * 4, i + 4
+                if struct.unpack_from('<H', dat, body)[0] == sw_id:
+                    seen += 1
+                    if seen % every == 0:
+                        struct.pack_into('<H', d, body, 4)
+                i = body + n
+    return bytes(d)
+
+
 def cases(big):
     ftrace = read('cyclictest.ftrace.txt')
     lines = ftrace.splitlines(keepends=True)
@@ -189,6 +231,7 @@ def cases(big):
     dat = gzip.compress(read('cyclictest.trace.dat'), mtime=0)
     yield 'cut-late.trace.dat.gz', dat[:len(dat) * 9 // 10]
     yield 'two-buffers.trace.dat', with_instance(read('cyclictest.trace.dat'))
+    yield 'stacks.trace.dat', with_stacks(read('cyclictest.trace.dat'))
     if big:
         yield 'sparse-4g.bin', None
         yield 'one-line-1g.txt', None

@@ -655,3 +655,15 @@ fn sigint_on_a_fifo_that_sent_nothing_is_said() {
         "{err}"
     );
 }
+
+#[test]
+fn trace_dat_stack_records_are_counted_as_the_text_counts_them() {
+    // (its trace-cmd report text gives the same 14579 events and "242 stack traces skipped")
+    let v = loaded(&cidscope(&["stats", "--json", &made("stacks.trace.dat")]));
+    assert_eq!(events(&v), 14821 - 242);
+    let w = warning_with(&warnings(&v), "stack-traces-skipped").to_string();
+    assert!(
+        w.contains("242 stack traces (kernel_stack/user_stack records)"),
+        "{w}"
+    );
+}
