@@ -45,6 +45,11 @@ pub struct LoadArgs {
     /// Open a capture even when it looks too large for the available memory.
     #[arg(long)]
     pub no_memory_check: bool,
+
+    /// trace.dat: read this instance buffer (`trace-cmd record -B NAME`; "" for the top-level
+    /// one) instead of the default. The buffers not read are counted in a warning.
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
 }
 
 impl LoadArgs {
@@ -53,6 +58,7 @@ impl LoadArgs {
             format: self.format,
             skip_bad_lines: self.skip_bad_lines,
             no_memory_check: self.no_memory_check,
+            instance: self.instance.clone(),
             ..Default::default()
         }
     }

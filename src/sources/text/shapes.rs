@@ -92,7 +92,8 @@ pub fn is_stack_frame(line: &[u8]) -> bool {
 
 /// An `options/latency-format` line:
 /// `    bash-4859      0d..2. 9920909729us+: sched_switch: prev_comm=...` — the comm in 8
-/// columns, `-`, the pid, the CPU glued to the irq-flags, the time in µs with a delay mark;
+/// columns, `-`, the pid, the CPU glued to the irq-flags, the time in µs with a delay mark
+/// (or in seconds, `1622.415299:`, as `trace-cmd report -l` prints it);
 /// what follows the time's colon is an event (`name: payload`), or a function tracer's or
 /// stack trace's text (see [`after_ts`]).
 pub fn latency(line: &[u8]) -> Option<Head<'_>> {
@@ -144,6 +145,22 @@ pub fn latency_cols(line: &[u8]) -> Option<(Cols<'_>, usize)> {
     let t0 = i;
     while line.get(i).is_some_and(u8::is_ascii_digit) {
         i += 1;
+    }
+    // `trace-cmd report -l`: the same columns, the time in seconds
+    if line.get(i) == Some(&b'.') {
+        let colon = i + line[i..].iter().position(|&b| b == b':')?;
+        let ts = crate::sources::text::scan::parse_ts_fraction(&line[t0..colon])?;
+        return Some((
+            Cols {
+                comm,
+                tid,
+                tgid: None,
+                cpu,
+                flags: Some(flags),
+                ts,
+            },
+            colon + 1,
+        ));
     }
     let us = payload::parse_u64(&line[t0..i])?;
     if line[i..].starts_with(b"us") {

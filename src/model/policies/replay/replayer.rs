@@ -618,7 +618,10 @@ impl Replayer {
         } else {
             self.pre.add(ok);
         }
-        if !ok {
+        // (the model's state is written out only for the disagreements kept: the first of the
+        // mm and the first of all; a string per disagreement cost time per CPU of every slot,
+        // seconds on a capture whose one damaged record named CPU 128)
+        if !ok && (self.per_mm[i].first_disagreement.is_none() || self.first.is_none()) {
             let d = Disagreement {
                 ts,
                 tid,
