@@ -201,7 +201,7 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
     if a.json {
         emit_json(&s)?;
     } else {
-        emit(cidscope::stats::render_text(&s).as_bytes())?;
+        emit(cidscope::stats::text::render_text(&s).as_bytes())?;
         emit(cidscope::stats::policy::render_text(&s).as_bytes())?;
     }
     Ok(ExitCode::SUCCESS)

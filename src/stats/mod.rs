@@ -9,8 +9,6 @@ pub mod model_summary;
 pub mod policy;
 pub mod text;
 
-pub use text::render_text;
-
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::{Alarm, MmId, MmInfo, MmOrigin};

@@ -169,7 +169,7 @@ pub fn render_text(o: &Outcome, cfg: &VmConfig, m: &ModelOverride) -> Result<Str
     if let Some(c) = &o.samples {
         t.push_str(&samples_text(c));
     }
-    t.push_str(&crate::stats::render_text(&s));
+    t.push_str(&crate::stats::text::render_text(&s));
     t.push_str(&crate::stats::policy::render_text(&s));
     Ok(t)
 }
