@@ -20,6 +20,11 @@ pub struct Demo {
     pub speed: u64,
     /// When the last frame played (None: not playing yet).
     pub last_tick: Option<Instant>,
+    /// Presenter mode (`demo --present`): each step first asks "what happens next?" with the
+    /// cursor just before its moment; the next key reveals it.
+    pub present: bool,
+    /// Presenting: the current step is asked, not yet revealed.
+    pub asking: bool,
     /// The cursor the narration was last set for: when other keys move the cursor, the
     /// narration follows it to the step whose moment it passed.
     narrated_at: Option<usize>,
@@ -37,6 +42,8 @@ impl Demo {
             playing: false,
             speed,
             last_tick: None,
+            present: false,
+            asking: false,
             narrated_at: None,
         }
     }

@@ -61,13 +61,15 @@ pub fn titled(st: &State) -> bool {
 }
 
 /// Rows the lanes may take inside their border: what the screen leaves after the title, the
-/// weight graph, a demo's narration, the least of the cursor pane and the status bar.
+/// weight graph, the cidmask strip, a demo's narration, the least of the cursor pane, the
+/// status bar and the footer.
 pub fn lane_room(app: &App, screen: Rect) -> u16 {
     let others = 1
         + super::weight::pane_rows(screen)
+        + super::cidmask::pane_rows(app, screen)
         + super::narration::rows_wanted(app, screen)
         + super::detail::min_rows(screen)
-        + 1;
+        + 2;
     screen.height.saturating_sub(others + 1).max(2)
 }
 
