@@ -21,6 +21,10 @@ pub struct Models {
     /// The model chosen for the capture (its kernel's, or `--policy`), and why: the title says
     /// it.
     pub chosen: Option<ChosenModel>,
+    /// A demo's narration talks about these lane sets: the stack brings them into view.
+    pub focus: Vec<crate::demo::Shows>,
+    /// Presenter mode (`demo --present`): only the sets of `focus` are shown.
+    pub present: bool,
 }
 
 /// Models to run once the capture is read: the chosen one (`model::kernel::choose` from the
@@ -40,6 +44,8 @@ impl Default for Models {
             marks: ModelMarks::default(),
             request: None,
             chosen: None,
+            focus: Vec::new(),
+            present: false,
         }
     }
 }
@@ -91,6 +97,19 @@ pub struct ModelMarks {
 }
 
 impl Models {
+    /// The position of a focused set in the stack of all sets (observed first, then the models).
+    pub fn position_of(&self, shows: crate::demo::Shows) -> Option<usize> {
+        let observed = usize::from(self.show_observed);
+        match shows {
+            crate::demo::Shows::Observed => self.show_observed.then_some(0),
+            crate::demo::Shows::Model(k) => self
+                .views
+                .iter()
+                .position(|v| v.run.policy == k)
+                .map(|i| observed + i),
+        }
+    }
+
     /// Shows these runs, for the selection `sel` on `ncpus` CPUs.
     pub fn set(&mut self, runs: Vec<PolicyRun>, sel: MmSel, ncpus: usize) {
         self.views = runs

@@ -15,7 +15,9 @@ pub const CPUS_PER_ROW: usize = 2;
 /// few rows of the cursor pane.
 pub fn cpu_rows(ncpus: usize, height: u16) -> u16 {
     let need = ncpus.div_ceil(CPUS_PER_ROW) as u16;
-    need.min(height.saturating_sub(3 + 2 + 3)).max(1)
+    // the title, the status bar and the footer; the overview's border and time row; and the
+    // cursor pane's border and a line
+    need.min(height.saturating_sub(3 + 2 + 2)).max(1)
 }
 
 /// The region when the overview opens: the window shown (or an eighth of the capture around

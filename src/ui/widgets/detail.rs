@@ -136,8 +136,11 @@ fn workload_only_lines<'a>(app: &'a App, samples: &'a Samples) -> Vec<Line<'a>> 
 }
 
 /// The least rows of the pane under the graph (cursor, legend or accounting) on this screen.
-pub fn min_rows(screen: Rect) -> u16 {
+pub fn min_rows(app: &App, screen: Rect) -> u16 {
     match screen.height {
+        // a presenter's small screen: the narration says what matters; the lanes it names
+        // come first
+        ..30 if app.state.models.present => 1,
         50.. => 10,
         30.. => 6,
         _ => 3,
@@ -466,8 +469,11 @@ impl Pane for Detail {
         let ov = &app.state.overlays;
         if ov.accounting.is_some() || ov.show_legend || ov.walk.is_some() {
             Rows::Hidden
+        } else if ov.overview.is_some() {
+            // the overview takes what it needs first
+            Rows::Fill(1)
         } else {
-            Rows::Fill(min_rows(screen))
+            Rows::Fill(min_rows(app, screen))
         }
     }
 

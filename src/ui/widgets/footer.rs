@@ -147,36 +147,33 @@ impl Pane for Footer {
     fn draw(&self, app: &App, _screen: Rect, area: Rect, buf: &mut Buffer) {
         let theme = &app.theme;
         let width = area.width as usize;
-        let shown = fitted(&hints(app), width.saturating_sub(1));
-        let hint_w: usize = shown
-            .iter()
-            .map(|(k, w)| k.chars().count() + 1 + w.chars().count() + 2)
-            .sum();
-        let mut spans = Vec::new();
-        let room = width.saturating_sub(hint_w + 1);
+        let all = hints(app);
         let msg = match &app.state.overlays.mode {
-            Mode::Normal => app.state.overlays.message.clone(),
+            Mode::Normal => app.state.overlays.message.as_ref().map(|m| format!(" {m}")),
             _ => None,
         };
-        let msg_w = match msg {
-            Some(m) if room > 2 => {
-                let m = format!(" {m}");
-                let cut: String = if m.chars().count() > room {
-                    let mut c: String = m.chars().take(room - 1).collect();
-                    c.push('…');
-                    c
-                } else {
-                    m
-                };
-                let w = cut.chars().count();
-                spans.push(Span::styled(
-                    cut,
-                    theme.mark(theme.title).add_modifier(Modifier::BOLD),
-                ));
-                w
+        // the first hints always; a message before the other hints; they fill what is left
+        let must = hints_width(&fitted(&all, 0));
+        let msg_room = width.saturating_sub(must + 1);
+        let msg = msg.map(|m| {
+            if m.chars().count() > msg_room {
+                let mut c: String = m.chars().take(msg_room.saturating_sub(1)).collect();
+                c.push('…');
+                c
+            } else {
+                m
             }
-            _ => 0,
-        };
+        });
+        let msg_w = msg.as_ref().map_or(0, |m| m.chars().count());
+        let shown = fitted(&all, width.saturating_sub(msg_w + 1));
+        let hint_w = hints_width(&shown);
+        let mut spans = Vec::new();
+        if let Some(m) = msg.filter(|m| m.chars().count() > 1) {
+            spans.push(Span::styled(
+                m,
+                theme.mark(theme.title).add_modifier(Modifier::BOLD),
+            ));
+        }
         spans.push(Span::raw(" ".repeat(width.saturating_sub(msg_w + hint_w))));
         let key = theme.text().add_modifier(Modifier::BOLD);
         for (k, w) in shown {
@@ -185,6 +182,13 @@ impl Pane for Footer {
         }
         Line::from(spans).render(area, buf);
     }
+}
+
+/// Columns the hints take.
+fn hints_width(h: &[(String, String)]) -> usize {
+    h.iter()
+        .map(|(k, w)| k.chars().count() + 1 + w.chars().count() + 2)
+        .sum()
 }
 
 #[cfg(test)]

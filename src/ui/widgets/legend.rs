@@ -141,7 +141,7 @@ impl Pane for Legend {
         let ov = &app.state.overlays;
         // the steps of a CID change, when also asked for, are in front
         if ov.show_legend && ov.walk.is_none() {
-            Rows::Fill(super::detail::min_rows(screen))
+            Rows::Fill(super::detail::min_rows(app, screen))
         } else {
             Rows::Hidden
         }

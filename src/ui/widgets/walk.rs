@@ -56,24 +56,29 @@ fn step_lines<'a>(app: &'a App, w: &Walk, k: usize, s: &CidStep, width: u16) -> 
     } else {
         theme.dim()
     };
-    let lead = vec![
+    let mut out = vec![Line::from(vec![
         Span::styled(if current { " ▶ " } else { "   " }, head),
         Span::styled(format!("{}. {} ", k + 1, s.name), head),
         Span::styled(
-            format!("+{}  ", fmt_dur(s.ts.saturating_sub(st.origin()))),
+            format!("at +{}", fmt_dur(s.ts.saturating_sub(st.origin()))),
             theme.dim(),
         ),
-    ];
-    let lead_w = 6;
+    ])];
     let text_style = if current {
         Style::default()
     } else {
         theme.dim()
     };
-    let mut out: Vec<Line> = super::help::entry_styled(lead, lead_w, &[(&s.text, text_style)], width as usize)
+    out.extend(
+        super::help::entry_styled(
+            vec![Span::raw("      ")],
+            6,
+            &[(&s.text, text_style)],
+            width as usize,
+        )
         .into_iter()
-        .map(Line::from)
-        .collect();
+        .map(Line::from),
+    );
     if current {
         let n = s
             .before
@@ -126,7 +131,7 @@ pub fn step_start(app: &App, w: &Walk, width: u16) -> usize {
 impl Pane for WalkPane {
     fn rows(&self, app: &App, screen: Rect) -> Rows {
         match app.state.overlays.walk {
-            Some(_) => Rows::Fill(super::detail::min_rows(screen)),
+            Some(_) => Rows::Fill(super::detail::min_rows(app, screen)),
             None => Rows::Hidden,
         }
     }

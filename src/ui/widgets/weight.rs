@@ -18,10 +18,12 @@ pub struct WeightPane;
 
 /// Rows of the weight pane (its title and the graph): fewer on small screens, where the
 /// lanes need them more.
-pub fn pane_rows(screen: Rect) -> u16 {
+pub fn pane_rows(app: &App, screen: Rect) -> u16 {
     match screen.height {
         40.. => 7,
         30.. => 6,
+        // a presenter's small screen keeps its rows for the lanes the narration names
+        _ if app.state.models.present => 3,
         _ => 4,
     }
 }
@@ -31,7 +33,7 @@ impl Pane for WeightPane {
         if app.state.overlays.overview.is_some() {
             return Rows::Hidden;
         }
-        Rows::Fixed(pane_rows(screen))
+        Rows::Fixed(pane_rows(app, screen))
     }
 
     fn draw(&self, app: &App, _screen: Rect, area: Rect, buf: &mut Buffer) {
