@@ -1,5 +1,5 @@
 //! Input mapped to actions. Bindings are data: defaults here, overridable from a JSON file
-//! (`--keys PATH`, or `~/.config/cidscope/keys.json`); the help overlay and the README's key
+//! (`--keys PATH`, or `~/.config/cidscope/keys.json`); the help overlay and docs/keys.md's key
 //! table are generated from the same table.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -430,7 +430,7 @@ pub fn keys_for(bindings: &[Binding], action: Action) -> String {
     }
 }
 
-/// Rows of the help overlay / README key table: (keys, what they do).
+/// Rows of the help overlay / docs/keys.md's key table: (keys, what they do).
 pub fn help_rows(bindings: &[Binding]) -> Vec<(String, &'static str)> {
     bindings
         .iter()
@@ -441,7 +441,8 @@ pub fn help_rows(bindings: &[Binding]) -> Vec<(String, &'static str)> {
         .collect()
 }
 
-/// The README's key table, generated from the bindings (a test keeps the README in step).
+/// docs/keys.md's key table, generated from the bindings (tests/readme.rs keeps the page in
+/// step).
 pub fn markdown_table(bindings: &[Binding]) -> String {
     let mut s = String::from("| keys | action | name in keys.json |\n| --- | --- | --- |\n");
     for b in bindings {
