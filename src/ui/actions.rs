@@ -38,6 +38,7 @@ impl App {
         }
         self.state.view.lanes.followed = Some(cursor);
         let plan = lane_plan::plan(self, self.state.view.screen);
+        self.follow_sets(&plan);
         if plan.max_lane_top() == 0 || plan.lanes.is_empty() {
             return;
         }
@@ -66,6 +67,43 @@ impl App {
         } else {
             view.lanes.cpu_top = top;
         }
+    }
+
+    /// When not every lane set fits: brings into view the sets with a compaction at the cursor
+    /// (after `t`, `r` or `.`, the models whose triggers the cursor is on).
+    fn follow_sets(&mut self, plan: &lane_plan::Plan) {
+        if plan.max_set_top() == 0 {
+            return;
+        }
+        let st = &self.state;
+        let ts = st.cursor_ts();
+        let at: Vec<usize> = plan
+            .sets
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| match k {
+                lane_plan::SetKind::Model(m) => {
+                    let marks = &st.models.views[*m].trigger_marks;
+                    let i = marks.partition_point(|t| t.ts < ts);
+                    marks.get(i).is_some_and(|t| t.ts == ts)
+                }
+                _ => false,
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let (Some(&lo), Some(&hi)) = (at.first(), at.last()) else {
+            return;
+        };
+        let (top, n) = (plan.shown.start, plan.shown.len());
+        if lo >= top && hi < top + n {
+            return;
+        }
+        let top = if hi - lo + 1 > n || lo < top {
+            lo
+        } else {
+            hi + 1 - n
+        };
+        self.state.view.lanes.set_top = top.min(plan.max_set_top());
     }
 
     /// Scrolls the lane stack by `delta` lanes (a page: the window's size): through the CPUs
@@ -137,8 +175,18 @@ impl App {
             .into_iter()
             .find(|(p, _)| p.scroll_len(self, ratatui::layout::Rect::default()).is_some())
             .map_or(screen.width, |(_, a)| a.width);
-        let line = crate::ui::widgets::walk::step_start(self, w, width);
-        self.state.overlays.pane_scroll = line.saturating_sub(1) as u16;
+        let height = crate::ui::view::layout(self, screen)
+            .into_iter()
+            .find(|(p, _)| p.scroll_len(self, ratatui::layout::Rect::default()).is_some())
+            .map_or(screen.height, |(_, a)| a.height.saturating_sub(1));
+        // the step from its start, or (taller than the pane) its end: the bitmaps
+        let (start, end) = crate::ui::widgets::walk::step_span(self, w, width);
+        let top = if end - start <= usize::from(height) {
+            start.saturating_sub(1)
+        } else {
+            end - usize::from(height)
+        };
+        self.state.overlays.pane_scroll = top as u16;
     }
 
     /// Scrolls the help by `delta` lines.

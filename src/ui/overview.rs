@@ -1,4 +1,5 @@
-//! The dense overview (`w`): every CPU over the whole capture, a half cell per CPU and column,
+//! The dense overview (`w`): every CPU over the whole capture, a half cell per CPU and column
+//! (a row of braille dots where half cells do not fit),
 //! with a region (a stretch of time and a band of CPUs) that the arrows move, `+`/`-` narrow
 //! and widen, and Enter zooms into: the lanes then show that stretch, from its first CPU.
 
@@ -7,17 +8,28 @@ use super::state::State;
 use super::viewport::{MIN_SPAN, full_window};
 use crossterm::event::{KeyCode, KeyEvent};
 
-/// CPUs per row of the overview (two half cells).
-pub const CPUS_PER_ROW: usize = 2;
+/// Rows the screen leaves the overview's CPUs: the title, the status bar and the footer; the
+/// overview's border and time row; the cursor pane's border and a line.
+fn room(height: u16) -> usize {
+    usize::from(height.saturating_sub(3 + 2 + 2)).max(1)
+}
 
-/// Rows the overview wants for its CPUs (and its border and time row) on a screen `height`
-/// rows high: all of them where they fit, leaving the title, the status, the footer and a
-/// few rows of the cursor pane.
+/// CPUs per row: two (half cells, each CPU its CID's colour) where they all fit so, else four
+/// (braille dots, a row of dots per CPU, the cell in the colour of its first CPU's CID), so a
+/// 64-CPU capture is on one screen even at 80×24.
+pub fn per_row(ncpus: usize, height: u16) -> usize {
+    if ncpus.div_ceil(2) <= room(height) {
+        2
+    } else {
+        4
+    }
+}
+
+/// Rows the overview wants for its CPUs on a screen `height` rows high: all of them where they
+/// fit (they scroll where not).
 pub fn cpu_rows(ncpus: usize, height: u16) -> u16 {
-    let need = ncpus.div_ceil(CPUS_PER_ROW) as u16;
-    // the title, the status bar and the footer; the overview's border and time row; and the
-    // cursor pane's border and a line
-    need.min(height.saturating_sub(3 + 2 + 2)).max(1)
+    let need = ncpus.div_ceil(per_row(ncpus, height));
+    need.min(room(height)) as u16
 }
 
 /// The region when the overview opens: the window shown (or an eighth of the capture around
@@ -31,12 +43,13 @@ pub fn open(st: &State, cpu0: usize, ncpus: usize) -> Region {
     } else {
         (st.view.t0, st.view.span)
     };
+    let per = per_row(st.visible_cpus().len(), st.view.screen.height);
     Region {
         t0,
         span,
         cpu0,
         ncpus: ncpus.max(1),
-        cpu_top: cpu0 - cpu0 % CPUS_PER_ROW,
+        cpu_top: cpu0 - cpu0 % per,
     }
 }
 
@@ -49,15 +62,16 @@ fn clamp(st: &State, r: &mut Region) {
     let n = st.visible_cpus().len().max(1);
     r.ncpus = r.ncpus.clamp(1, n);
     r.cpu0 = r.cpu0.min(n - r.ncpus);
+    let per = per_row(n, st.view.screen.height);
     let rows = usize::from(cpu_rows(n, st.view.screen.height));
-    let shown = rows * CPUS_PER_ROW;
+    let shown = rows * per;
     if r.cpu0 < r.cpu_top {
-        r.cpu_top = r.cpu0 - r.cpu0 % CPUS_PER_ROW;
+        r.cpu_top = r.cpu0 - r.cpu0 % per;
     } else if r.cpu0 + r.ncpus > r.cpu_top + shown {
         let want = (r.cpu0 + r.ncpus).saturating_sub(shown);
-        r.cpu_top = want.div_ceil(CPUS_PER_ROW) * CPUS_PER_ROW;
+        r.cpu_top = want.div_ceil(per) * per;
     }
-    r.cpu_top = r.cpu_top.min(n.saturating_sub(shown).div_ceil(CPUS_PER_ROW) * CPUS_PER_ROW);
+    r.cpu_top = r.cpu_top.min(n.saturating_sub(shown).div_ceil(per) * per);
 }
 
 /// A key while the overview is open; false when it is not the overview's (it then acts as
@@ -67,13 +81,14 @@ pub fn key(st: &mut State, k: &KeyEvent) -> bool {
         return false;
     };
     let shift = k.modifiers.contains(crossterm::event::KeyModifiers::SHIFT);
+    let per = per_row(st.visible_cpus().len(), st.view.screen.height);
     match k.code {
         KeyCode::Left | KeyCode::Char('h') => r.t0 = r.t0.saturating_sub(r.span / 4),
         KeyCode::Right | KeyCode::Char('l') => r.t0 = r.t0.saturating_add(r.span / 4),
         KeyCode::Up if shift => r.cpu0 = r.cpu0.saturating_sub(r.ncpus),
         KeyCode::Down if shift => r.cpu0 += r.ncpus,
-        KeyCode::Up => r.cpu0 = r.cpu0.saturating_sub(CPUS_PER_ROW),
-        KeyCode::Down => r.cpu0 += CPUS_PER_ROW,
+        KeyCode::Up => r.cpu0 = r.cpu0.saturating_sub(per),
+        KeyCode::Down => r.cpu0 += per,
         KeyCode::Char('+') | KeyCode::Char('=') => {
             r.t0 += r.span / 4;
             r.span /= 2;
@@ -82,8 +97,8 @@ pub fn key(st: &mut State, k: &KeyEvent) -> bool {
             r.t0 = r.t0.saturating_sub(r.span / 2);
             r.span = r.span.saturating_mul(2);
         }
-        KeyCode::Char('>') => r.ncpus += CPUS_PER_ROW,
-        KeyCode::Char('<') => r.ncpus = r.ncpus.saturating_sub(CPUS_PER_ROW),
+        KeyCode::Char('>') => r.ncpus += per,
+        KeyCode::Char('<') => r.ncpus = r.ncpus.saturating_sub(per),
         KeyCode::Enter => {
             zoom_into(st, r);
             return true;

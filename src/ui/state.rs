@@ -222,7 +222,10 @@ impl State {
             d.weights_at = n;
             d.refresh_weights(&self.timeline, self.sel.selected());
         }
-        if self.view.follow_load {
+        // a window set before any data came (keys pressed during the load) is outside it
+        let outside =
+            self.view.t1() <= self.timeline.first_ts || self.view.t0 > self.timeline.last_ts;
+        if self.view.follow_load || (outside && self.timeline.applied() > 0) {
             (self.view.t0, self.view.span) = full_window(&self.timeline);
         }
         self.refresh_threads();

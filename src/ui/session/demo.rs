@@ -175,6 +175,14 @@ impl Session for Demo {
             Action::Faster => self.speed = (self.speed * 2).min(10_000_000_000),
             Action::Slower => self.speed = (self.speed / 2).max(1_000),
             Action::NextStep if self.asking => self.reveal(st),
+            // the last step shown: nothing after it (not asked again)
+            Action::NextStep
+                if !self.before_first
+                    && self.current + 1 >= self.steps.len()
+                    && self.narrated_at == Some(st.view.cursor) =>
+            {
+                st.overlays.message = Some("the last step: [ goes back".into());
+            }
             Action::NextStep => {
                 self.follow_cursor(st);
                 let next = if self.before_first {

@@ -11,7 +11,7 @@ use super::ruler::ruler_labels;
 use crate::timeline::SegLane;
 use crate::ui::app::App;
 use crate::ui::overlays::Region;
-use crate::ui::overview::{CPUS_PER_ROW, cpu_rows};
+use crate::ui::overview::{cpu_rows, per_row};
 use crate::ui::viewport::full_window;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -86,16 +86,18 @@ impl Pane for Overview {
         let origin = st.origin();
         let rel = |t: u64| crate::events::fmt_dur(t.saturating_sub(origin));
         let shown_rows = area.height.saturating_sub(2) as usize;
+        let per = per_row(visible.len(), st.view.screen.height);
         let first = region.cpu_top.min(visible.len());
-        let last = (first + shown_rows * CPUS_PER_ROW).min(visible.len());
+        let last = (first + shown_rows * per).min(visible.len());
         let title = format!(
-            " overview ({name}): {} CPUs{}, whole capture, a half cell per CPU and column · region +{}…+{}, CPUs {}-{} ",
+            " overview ({name}): {} CPUs{}, whole capture, {} per CPU and column · region +{}…+{}, CPUs {}-{} ",
             visible.len(),
             if last - first < visible.len() {
                 format!(" ({}-{} shown)", visible.get(first).copied().unwrap_or(0), visible.get(last.saturating_sub(1)).copied().unwrap_or(0))
             } else {
                 String::new()
             },
+            if per == 2 { "a half cell" } else { "a row of dots" },
             rel(region.t0),
             rel(region.t0 + region.span),
             visible.get(region.cpu0).copied().unwrap_or(0),
@@ -125,15 +127,15 @@ impl Pane for Overview {
             cells(app, lane, end, admit, axis, pyr)
         };
         let in_region = |k: usize| k >= region.cpu0 && k < region.cpu0 + region.ncpus;
-        for (r, pair) in (first..last).step_by(CPUS_PER_ROW).enumerate() {
+        for (r, row0) in (first..last).step_by(per).enumerate() {
             let y = inner.y + 1 + r as u16;
             if y >= inner.y + inner.height {
                 break;
             }
-            let top = visible[pair];
-            let bottom = visible.get(pair + 1).copied();
-            let marked = in_region(pair) || in_region(pair + 1);
-            let label = if marked || pair % 8 == 0 || r == 0 {
+            let cpus: Vec<usize> = (row0..(row0 + per).min(last)).map(|k| visible[k]).collect();
+            let marked = (row0..row0 + per).any(in_region);
+            let top = cpus[0];
+            let label = if marked || row0 % 8 == 0 || r == 0 {
                 format!("{:<w$}", format!("CPU{top}"), w = lw as usize - 1)
             } else {
                 " ".repeat(lw as usize - 1)
@@ -146,23 +148,37 @@ impl Pane for Overview {
                 theme.dim()
             };
             buf.set_stringn(inner.x, y, label, lw as usize - 1, label_style);
-            let upper = lane_cells(top);
-            let lower = bottom.map(lane_cells);
-            for x in 0..axis.cols {
-                let a = color(app, upper[x as usize].0);
-                let b = lower.as_ref().and_then(|l| color(app, l[x as usize].0));
-                let (sym, style) = match (a, b) {
-                    (None, None) => continue,
-                    (Some(a), None) => ("▀", Style::default().fg(a)),
-                    (None, Some(b)) => ("▄", Style::default().fg(b)),
-                    (Some(a), Some(b)) => ("▀", Style::default().fg(a).bg(b)),
+            let rows: Vec<_> = cpus.iter().map(|&c| lane_cells(c)).collect();
+            for x in 0..axis.cols as usize {
+                let colors: Vec<Option<Color>> = rows.iter().map(|c| color(app, c[x].0)).collect();
+                let (sym, style) = if per == 2 {
+                    match (colors[0], colors.get(1).copied().flatten()) {
+                        (None, None) => continue,
+                        (Some(a), None) => ("▀".to_string(), Style::default().fg(a)),
+                        (None, Some(b)) => ("▄".to_string(), Style::default().fg(b)),
+                        (Some(a), Some(b)) => ("▀".to_string(), Style::default().fg(a).bg(b)),
+                    }
+                } else {
+                    // a row of two dots per CPU: the dots of braille rows 1-4
+                    const DOTS: [u32; 4] = [0x09, 0x12, 0x24, 0xC0];
+                    let bits: u32 = colors
+                        .iter()
+                        .zip(DOTS)
+                        .filter(|(c, _)| c.is_some())
+                        .map(|(_, d)| d)
+                        .sum();
+                    let Some(first) = colors.iter().flatten().next() else {
+                        continue;
+                    };
+                    let ch = char::from_u32(0x2800 + bits).unwrap_or('⣿');
+                    (ch.to_string(), Style::default().fg(*first))
                 };
                 let style = if theme.monochrome {
                     Style::default()
                 } else {
                     style
                 };
-                buf.set_string(inner.x + lw + x, y, sym, style);
+                buf.set_string(inner.x + lw + x as u16, y, sym, style);
             }
         }
     }

@@ -119,13 +119,19 @@ pub fn lines<'a>(app: &'a App, w: &Walk, width: u16) -> Vec<Line<'a>> {
     out
 }
 
-/// The line the current step starts on (the pane scrolls there as the walk goes on).
-pub fn step_start(app: &App, w: &Walk, width: u16) -> usize {
-    1 + w.steps[..w.at.min(w.steps.len())]
+/// The lines `[start, end)` of the current step (the pane scrolls to them as the walk goes on).
+pub fn step_span(app: &App, w: &Walk, width: u16) -> (usize, usize) {
+    let at = w.at.min(w.steps.len());
+    let start = 1 + w.steps[..at]
         .iter()
         .enumerate()
         .map(|(k, s)| step_lines(app, w, k, s, width).len())
-        .sum::<usize>()
+        .sum::<usize>();
+    let len = w
+        .steps
+        .get(at)
+        .map_or(0, |s| step_lines(app, w, at, s, width).len());
+    (start, start + len)
 }
 
 impl Pane for WalkPane {
