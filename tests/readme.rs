@@ -48,11 +48,7 @@ fn blocks() -> Vec<Block> {
     let mut out = Vec::new();
     for p in pages() {
         let text = std::fs::read_to_string(&p).expect("page");
-        let file = p
-            .strip_prefix(root())
-            .unwrap_or(&p)
-            .display()
-            .to_string();
+        let file = p.strip_prefix(root()).unwrap_or(&p).display().to_string();
         let mut open: Option<Block> = None;
         for (i, l) in text.lines().enumerate() {
             match (&mut open, l.strip_prefix("```")) {
@@ -173,7 +169,11 @@ fn keys_page_holds_the_key_table_of_the_bindings() {
 #[test]
 fn the_readme_fits_on_a_page_and_links_pages_that_exist() {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
-    assert!(readme.len() <= 15 * 1024, "README.md is {} bytes", readme.len());
+    assert!(
+        readme.len() <= 15 * 1024,
+        "README.md is {} bytes",
+        readme.len()
+    );
     for page in pages() {
         let text = std::fs::read_to_string(&page).expect("page");
         let dir = page.parent().expect("a directory");
@@ -197,7 +197,9 @@ fn the_readme_fits_on_a_page_and_links_pages_that_exist() {
 /// Every block is of a kind this test runs or of output; no command hides in output.
 #[test]
 fn every_block_is_run_or_is_output() {
-    let kinds = ["sh", "tui", "sh-root", "sh-vm", "sh-build", "text", "", "json"];
+    let kinds = [
+        "sh", "tui", "sh-root", "sh-vm", "sh-build", "text", "", "json",
+    ];
     let mut n = 0;
     for b in blocks() {
         assert!(
@@ -212,15 +214,15 @@ fn every_block_is_run_or_is_output() {
                 let l = l.trim_start().trim_start_matches("$ ");
                 let command = ["cidscope ", "cargo "].iter().any(|c| {
                     l.strip_prefix(c).is_some_and(|rest| {
-                        rest.starts_with(|ch: char| ch.is_ascii_alphanumeric() || "-./".contains(ch))
+                        rest.starts_with(|ch: char| {
+                            ch.is_ascii_alphanumeric() || "-./".contains(ch)
+                        })
                     })
                 });
                 assert!(
                     !command,
                     "{}:{}: a command in a ```{} block (not run): {l}",
-                    b.file,
-                    b.line,
-                    b.kind
+                    b.file, b.line, b.kind
                 );
             }
         } else {
@@ -278,7 +280,11 @@ fn tui_lines_open_and_quit() {
 #[test]
 fn the_two_commands() {
     let build = of_kind("sh-build");
-    assert_eq!(build.len(), 1, "one ```sh-build block: the README's two commands");
+    assert_eq!(
+        build.len(),
+        1,
+        "one ```sh-build block: the README's two commands"
+    );
     let cmds: Vec<&str> = build[0]
         .text
         .lines()

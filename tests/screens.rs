@@ -87,7 +87,13 @@ fn tick_and_resume_triggers_are_drawn() {
             size.0,
             size.1,
         );
-        let s = after(&t, &["r"], "resume-triggered compaction 1 of", "triggers", size);
+        let s = after(
+            &t,
+            &["r"],
+            "resume-triggered compaction 1 of",
+            "triggers",
+            size,
+        );
         // the sets with a compaction at the cursor are in view, each drawn as its trigger
         let lazy = marks_row(&s, "lazy-compact");
         let batch = marks_row(&s, "resume-batch");
@@ -182,10 +188,7 @@ fn the_why_of_the_selected_process_is_in_view() {
             .find(|l| l.contains("why [observed]"))
             .unwrap_or_else(|| panic!("no observed why:\n{s}"));
         assert!(observed.contains("CID"), "{s}");
-        assert!(
-            why.iter().any(|l| l.contains("why [lazy-compact]")),
-            "{s}"
-        );
+        assert!(why.iter().any(|l| l.contains("why [lazy-compact]")), "{s}");
         // it is about the selected process: the title's
         assert!(s.lines().next().unwrap_or("").contains("tgid 576"), "{s}");
     }
@@ -195,7 +198,13 @@ fn the_why_of_the_selected_process_is_in_view() {
 fn the_overview_holds_a_64_cpu_capture_on_one_screen() {
     for size in SIZES {
         let t = open(C64, size.0, size.1);
-        let s = after(&t, &["w"], "overview (observed): 64 CPUs", "overview64", size);
+        let s = after(
+            &t,
+            &["w"],
+            "overview (observed): 64 CPUs",
+            "overview64",
+            size,
+        );
         let title = s
             .lines()
             .find(|l| l.contains("overview (observed)"))
@@ -236,8 +245,17 @@ fn the_cidmask_strip() {
             "{s}"
         );
         // e walks the kernel's steps of a CID change
-        let s = after(&t, &["c", "e"], "the kernel's steps of a CID change", "steps", size);
-        assert!(s.contains("cidmask before") && s.contains("cidmask after"), "{s}");
+        let s = after(
+            &t,
+            &["c", "e"],
+            "the kernel's steps of a CID change",
+            "steps",
+            size,
+        );
+        assert!(
+            s.contains("cidmask before") && s.contains("cidmask after"),
+            "{s}"
+        );
     }
 }
 
@@ -283,7 +301,13 @@ fn the_presenter_shows_the_lanes_its_narration_names() {
             t.keys(&["]"]);
             std::thread::sleep(Duration::from_millis(300));
         }
-        let s = after(&t, &[], "owner-mode switches to per-CPU", "present-owner", size);
+        let s = after(
+            &t,
+            &[],
+            "owner-mode switches to per-CPU",
+            "present-owner",
+            size,
+        );
         assert!(s.contains("▸ owner-mode model"), "{s}");
         assert!(!s.contains("▸ lazy-compact model"), "{s}");
         // the CPUs of the set, both of them

@@ -523,7 +523,11 @@ fn nohz_full() -> Result<Setup, DemoError> {
             ),
             ts: stop + ms(250),
             span: ms(300),
-            shows: vec![Shows::Model(PolicyKind::LazyCompact), Shows::Model(PolicyKind::ResumeBatch), Shows::Model(PolicyKind::OwnerMode)],
+            shows: vec![
+                Shows::Model(PolicyKind::LazyCompact),
+                Shows::Model(PolicyKind::ResumeBatch),
+                Shows::Model(PolicyKind::OwnerMode),
+            ],
         },
     ];
     Ok(Setup {
@@ -554,6 +558,24 @@ mod tests {
                     d.name,
                     st.title
                 );
+            }
+        }
+        // every step names the lane sets it talks about, and they are the demo's
+        for d in DEMOS {
+            let s = (d.build)().expect("demo");
+            for st in &s.steps {
+                assert!(!st.shows.is_empty(), "{}: {:?}", d.name, st.title);
+                for sh in &st.shows {
+                    match sh {
+                        Shows::Observed => assert!(s.show_observed, "{}: {:?}", d.name, st.title),
+                        Shows::Model(k) => assert!(
+                            s.runs.iter().any(|r| r.policy == *k),
+                            "{}: {:?} names {k:?}",
+                            d.name,
+                            st.title
+                        ),
+                    }
+                }
             }
         }
         assert!(find("workers").is_some());

@@ -173,11 +173,17 @@ impl App {
         };
         let width = crate::ui::view::layout(self, screen)
             .into_iter()
-            .find(|(p, _)| p.scroll_len(self, ratatui::layout::Rect::default()).is_some())
+            .find(|(p, _)| {
+                p.scroll_len(self, ratatui::layout::Rect::default())
+                    .is_some()
+            })
             .map_or(screen.width, |(_, a)| a.width);
         let height = crate::ui::view::layout(self, screen)
             .into_iter()
-            .find(|(p, _)| p.scroll_len(self, ratatui::layout::Rect::default()).is_some())
+            .find(|(p, _)| {
+                p.scroll_len(self, ratatui::layout::Rect::default())
+                    .is_some()
+            })
             .map_or(screen.height, |(_, a)| a.height.saturating_sub(1));
         // the step from its start, or (taller than the pane) its end: the bitmaps
         let (start, end) = crate::ui::widgets::walk::step_span(self, w, width);
@@ -326,10 +332,8 @@ impl App {
             A::ZoomRange => match st.sel.range() {
                 Some((a, b)) => {
                     st.zoom_to(a, b);
-                    st.overlays.message = Some(format!(
-                        "the A–B range: {}",
-                        crate::events::fmt_dur(b - a)
-                    ));
+                    st.overlays.message =
+                        Some(format!("the A–B range: {}", crate::events::fmt_dur(b - a)));
                 }
                 None => {
                     st.overlays.message = Some(format!(
@@ -676,8 +680,65 @@ mod tests {
         a.apply(Action::ToggleHelp);
         a.apply(Action::Quit);
         assert!(!a.state.quit && !a.state.overlays.show_help);
+        // q closes every overlay as Esc does, front first: the legend and the accounting too
+        a.apply(Action::ToggleAccounting);
+        a.apply(Action::ToggleLegend);
+        a.apply(Action::Quit);
+        assert!(!a.state.quit && !a.state.overlays.show_legend);
+        a.apply(Action::Quit);
+        assert!(!a.state.quit && a.state.overlays.accounting.is_none());
+        a.apply(Action::ToggleOverview);
+        assert!(a.state.overlays.overview.is_some());
+        a.apply(Action::Quit);
+        assert!(!a.state.quit && a.state.overlays.overview.is_none());
         a.apply(Action::Quit);
         assert!(a.state.quit);
+    }
+
+    /// Jumps are remembered: Ctrl-O goes back, Ctrl-I forward; steps are not jumps.
+    #[test]
+    fn the_jump_history_walks_back_and_forward() {
+        let mut a = app();
+        a.apply(Action::Last);
+        assert_eq!(a.state.view.cursor, 3);
+        a.apply(Action::StepPrev);
+        a.apply(Action::First);
+        a.apply(Action::JumpBack);
+        assert_eq!(
+            a.state.view.cursor, 2,
+            "back to before the jump to the first"
+        );
+        a.apply(Action::JumpBack);
+        assert_eq!(
+            a.state.view.cursor, 0,
+            "back to before the jump to the last"
+        );
+        // forward again: to where each back started
+        a.apply(Action::JumpForward);
+        assert_eq!(a.state.view.cursor, 2);
+        a.apply(Action::JumpForward);
+        assert_eq!(a.state.view.cursor, 0);
+        a.apply(Action::JumpForward);
+        assert_eq!(a.state.overlays.message.as_deref(), Some("no jump ahead"));
+        a.apply(Action::JumpBack);
+        a.apply(Action::JumpBack);
+        a.apply(Action::JumpBack);
+        assert_eq!(
+            a.state.overlays.message.as_deref(),
+            Some("no jump to go back to")
+        );
+        // go to an event, and A–B zoom
+        a.apply(Action::GoTo);
+        for c in "#3".chars() {
+            a.type_char(c);
+        }
+        a.submit();
+        assert_eq!(a.state.view.cursor, 2);
+        a.apply(Action::SetA);
+        a.apply(Action::Last);
+        a.apply(Action::SetB);
+        a.apply(Action::ZoomRange);
+        assert!(a.state.view.span < 1_100_000_000 && a.state.view.t0 <= 2_500_000_000);
     }
 
     #[test]

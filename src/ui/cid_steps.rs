@@ -18,11 +18,7 @@ const COMPACTIONS: usize = 2;
 /// The model's cidmask of `mm` at `ts`: every CID a CPU's slot holds (valid, lazy or in
 /// transit) or a task of the mm owns. Its count is checked against the run's weight.
 pub fn model_cidmask(run: &PolicyRun, mm: MmId, ts: u64) -> Vec<i32> {
-    let mut bits: Vec<i32> = run
-        .slots_at(mm, ts)
-        .iter()
-        .filter_map(|s| s.cid)
-        .collect();
+    let mut bits: Vec<i32> = run.slots_at(mm, ts).iter().filter_map(|s| s.cid).collect();
     let end = run.task_cids.partition_point(|c| c.ts <= ts);
     let mut last: Vec<(Tid, Option<i32>)> = Vec::new();
     for c in run.task_cids[..end].iter().rev().filter(|c| c.mm == mm) {

@@ -76,11 +76,7 @@ pub fn disagreements(st: &State) -> Option<(String, String, Vec<u64>)> {
     let live_only = st.samples.as_ref().is_some_and(|s| !s.attached);
     let mut sets: Vec<(String, &[SegLane], Admit)> = Vec::new();
     if st.models.show_observed && !live_only {
-        sets.push((
-            "observed".into(),
-            &st.timeline.lanes[..],
-            Admit::Selection,
-        ));
+        sets.push(("observed".into(), &st.timeline.lanes[..], Admit::Selection));
     }
     for m in &st.models.views {
         sets.push((m.run.policy.id().to_string(), &m.lanes[..], model_admit));
@@ -127,12 +123,7 @@ mod tests {
         }
         let sel = Selection::default();
         let mut out = Vec::new();
-        starts_of_difference(
-            (&a, Admit::Running),
-            (&b, Admit::Running),
-            &sel,
-            &mut out,
-        );
+        starts_of_difference((&a, Admit::Running), (&b, Admit::Running), &sel, &mut out);
         // 20: 1 vs 0; 25: agree; 30: 1 vs 2 (a new disagreement); 40-50: 0 vs 2; 50: agree
         assert_eq!(out, vec![20, 30]);
     }

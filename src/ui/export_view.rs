@@ -19,9 +19,19 @@ pub fn next_path(dir: &Path, capture: &str) -> PathBuf {
         .next()
         .unwrap_or("capture")
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
-    let stem = if stem.is_empty() { "capture".into() } else { stem };
+    let stem = if stem.is_empty() {
+        "capture".into()
+    } else {
+        stem
+    };
     (1..)
         .map(|n| dir.join(format!("cidscope-{stem}-{n}.svg")))
         .find(|p| !p.exists())

@@ -151,7 +151,7 @@ impl Theme {
             background: Color::Reset,
             cursor: Color::White,
             weight: Color::Cyan,
-            bound: Color::Red,
+            bound: Color::LightRed,
             title: Color::LightCyan,
             selection: Color::Gray,
             marker: Color::Gray,
@@ -370,8 +370,10 @@ pub fn few_colors(term: Option<&str>) -> bool {
     if t.contains("256") || t.contains("truecolor") || t.contains("direct") {
         return false;
     }
-    matches!(t, "linux" | "ansi" | "cons25" | "dumb" | "xterm-color" | "xterm-16color")
-        || t.starts_with("vt")
+    matches!(
+        t,
+        "linux" | "ansi" | "cons25" | "dumb" | "xterm-color" | "xterm-16color"
+    ) || t.starts_with("vt")
         || t.ends_with("-16color")
         || t.ends_with("-8color")
 }

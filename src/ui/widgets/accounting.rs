@@ -21,7 +21,9 @@ impl Pane for AccountingPane {
         let ov = &app.state.overlays;
         match ov.accounting {
             // the legend, when also asked for, is in front
-            Some(_) if !ov.show_legend && ov.walk.is_none() => Rows::Fill(super::detail::min_rows(app, screen)),
+            Some(_) if !ov.show_legend && ov.walk.is_none() => {
+                Rows::Fill(super::detail::min_rows(app, screen))
+            }
             _ => Rows::Hidden,
         }
     }

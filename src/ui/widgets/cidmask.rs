@@ -5,7 +5,6 @@
 //! kernel's steps of the cursor's CID change with the bitmap before and after.
 
 use super::axis::TimeAxis;
-use super::lane_plan::{SetKind, lane_sets};
 use super::lanes::{Admit, Shown, cells};
 use super::pane::{Pane, Rows};
 use crate::timeline::SegLane;
@@ -39,11 +38,18 @@ fn bits(app: &App) -> usize {
         .get(mm.0 as usize)
         .and_then(|s| s.cids.last().copied());
     let model = st.models.views.iter().filter_map(|m| m.max_cid).max();
-    let top = match lane_sets(st).first() {
-        Some(SetKind::Model(_)) => model.or(observed),
-        _ => observed.max(model),
+    let top = match first_model(app) {
+        Some(_) => model.or(observed),
+        None => observed.max(model),
     };
     top.map_or(1, |c| c.max(0) as usize + 1)
+}
+
+/// The model whose lanes the strip reads, when the capture's own are not shown (sim, demos of
+/// models): the first.
+fn first_model(app: &App) -> Option<usize> {
+    let m = &app.state.models;
+    (!m.show_observed && !m.views.is_empty()).then_some(0)
 }
 
 /// (rows for the bits, bits per row, bits shown).
@@ -80,11 +86,15 @@ impl Pane for CidmaskStrip {
         let theme = &app.theme;
         let (rows, per_row, shown) = shape(app, screen);
         let total = bits(app);
-        let sets = lane_sets(st);
-        let (name, lanes, admit): (String, &[SegLane], Admit) = match sets.first() {
-            Some(SetKind::Model(k)) => {
-                let m = &st.models.views[*k];
-                (format!("{} model", m.run.policy.id()), &m.lanes, Admit::Slots)
+        let model = first_model(app);
+        let (name, lanes, admit): (String, &[SegLane], Admit) = match model {
+            Some(k) => {
+                let m = &st.models.views[k];
+                (
+                    format!("{} model", m.run.policy.id()),
+                    &m.lanes,
+                    Admit::Slots,
+                )
             }
             _ => (
                 "observed: CIDs its running tasks confirmed".into(),
@@ -92,7 +102,10 @@ impl Pane for CidmaskStrip {
                 Admit::Selection,
             ),
         };
-        let label = st.sel.selected_mm().map_or(String::new(), |m| st.mm_label(m));
+        let label = st
+            .sel
+            .selected_mm()
+            .map_or(String::new(), |m| st.mm_label(m));
         let cut = if shown < total {
             format!(" · bits 0-{} of {total} shown", shown - 1)
         } else {
@@ -123,11 +136,11 @@ impl Pane for CidmaskStrip {
             .filter(|s| s.sel == st.sel.selected());
         for cpu in st.visible_cpus() {
             let lane = lanes.get(cpu).unwrap_or(SegLane::empty());
-            let pyr = match sets.first() {
-                Some(SetKind::Model(k)) => pyramids
-                    .and_then(|s| s.models.get(*k))
+            let pyr = match model {
+                Some(k) => pyramids
+                    .and_then(|s| s.models.get(k))
                     .and_then(|p| p.0.get(cpu)),
-                _ => pyramids.and_then(|s| s.observed.get(cpu)),
+                None => pyramids.and_then(|s| s.observed.get(cpu)),
             };
             for (x, (cell, _)) in cells(app, lane, st.timeline.last_ts, admit, axis, pyr)
                 .into_iter()

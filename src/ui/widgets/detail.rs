@@ -58,6 +58,17 @@ fn model_lines<'a>(app: &'a App, k: usize, m: &'a ModelView, ts: u64) -> Vec<Lin
         m.run.weight_at(mm, ts)
     )));
     let mut out = vec![Line::from(spans)];
+    if !scanning(m, ts) {
+        out.extend(scan_line(app, m, ts));
+    }
+    out
+}
+
+/// The scan-batch widget of a model at `ts`: batch k of N, its CPUs, the time since the
+/// complete scan began, when the next is due.
+fn scan_line<'a>(app: &'a App, m: &'a ModelView, ts: u64) -> Option<Line<'a>> {
+    let theme = &app.theme;
+    let mut out = None;
     if let Some((p, cpus, next)) = m.scan_at(ts) {
         let width = 16usize;
         let filled = (p.done as usize * width)
@@ -91,9 +102,14 @@ fn model_lines<'a>(app: &'a App, k: usize, m: &'a ModelView, ts: u64) -> Vec<Lin
                 s.push(Span::styled(" · next scan due now", theme.dim()));
             }
         }
-        out.push(Line::from(s));
+        out = Some(Line::from(s));
     }
     out
+}
+
+/// Whether a model's scan is under way at `ts` (its widget then goes to the top of the pane).
+fn scanning(m: &ModelView, ts: u64) -> bool {
+    m.scan_at(ts).is_some_and(|(p, _, _)| !p.complete)
 }
 
 /// Live without a kernel trace: what the threads read from their rseq areas.
@@ -276,8 +292,19 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
             theme.dim(),
         ),
     ])];
-    // why the selected process's task at the cursor has its CID, first: it stays in view on
-    // the smallest screen
+    // a scan under way first (the progress of its batches), then why the selected process's
+    // task at the cursor has its CID: they stay in view on the smallest screen
+    for m in st.models.views.iter().filter(|m| scanning(m, ev.ts)) {
+        if let Some(l) = scan_line(app, m, ev.ts) {
+            let mut spans = vec![Span::styled(
+                format!("  [{}] scan ", m.run.policy.id()),
+                theme.dim(),
+            )];
+            // its own lead ("scan") is said already
+            spans.extend(l.spans.into_iter().skip(1));
+            lines.push(Line::from(spans));
+        }
+    }
     let focus = crate::ui::focus::focus_task(st);
     if let Some(task) = focus {
         lines.extend(super::why::lines(app, task, ev.ts, inner.width));

@@ -74,7 +74,10 @@ pub fn hints(app: &App) -> Vec<(String, String)> {
             return vec![
                 h(close, "close the accounting"),
                 h(scroll, "scroll"),
-                h(format!("{} {}", k(Action::SetA), k(Action::SetB)), "its range"),
+                h(
+                    format!("{} {}", k(Action::SetA), k(Action::SetB)),
+                    "its range",
+                ),
             ];
         }
         Some(Front::Overview) => {

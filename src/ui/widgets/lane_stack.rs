@@ -15,8 +15,8 @@ use super::lane_plan::{Plan, SetKind, batch_cpus, lane_room, plan};
 // the lane sets and their names, where they were before the plan had a file of its own
 pub use super::lane_plan::{lane_sets, set_name};
 use super::lanes::{Admit, LaneSet, Lanes, cells};
-use super::ruler::{RulerMark, RulerSpan, draw_marks_row, draw_time_row};
 use super::pane::{Hit, Pane, Rows};
+use super::ruler::{RulerMark, RulerSpan, draw_marks_row, draw_time_row};
 use crate::timeline::SegLane;
 use crate::ui::app::App;
 use crate::ui::glyphs;

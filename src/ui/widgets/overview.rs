@@ -93,15 +93,26 @@ impl Pane for Overview {
             " overview ({name}): {} CPUs{}, whole capture, {} per CPU and column · region +{}…+{}, CPUs {}-{} ",
             visible.len(),
             if last - first < visible.len() {
-                format!(" ({}-{} shown)", visible.get(first).copied().unwrap_or(0), visible.get(last.saturating_sub(1)).copied().unwrap_or(0))
+                format!(
+                    " ({}-{} shown)",
+                    visible.get(first).copied().unwrap_or(0),
+                    visible.get(last.saturating_sub(1)).copied().unwrap_or(0)
+                )
             } else {
                 String::new()
             },
-            if per == 2 { "a half cell" } else { "a row of dots" },
+            if per == 2 {
+                "a half cell"
+            } else {
+                "a row of dots"
+            },
             rel(region.t0),
             rel(region.t0 + region.span),
             visible.get(region.cpu0).copied().unwrap_or(0),
-            visible.get(region.cpu0 + region.ncpus - 1).copied().unwrap_or(0),
+            visible
+                .get(region.cpu0 + region.ncpus - 1)
+                .copied()
+                .unwrap_or(0),
         );
         let block = Block::default()
             .borders(Borders::TOP)
@@ -185,9 +196,21 @@ impl Pane for Overview {
 }
 
 /// The time row of the overview: its labels, the region's columns reversed, the cursor.
-fn draw_time_row(app: &App, axis: TimeAxis, region: &Region, inner: Rect, lw: u16, buf: &mut Buffer) {
+fn draw_time_row(
+    app: &App,
+    axis: TimeAxis,
+    region: &Region,
+    inner: Rect,
+    lw: u16,
+    buf: &mut Buffer,
+) {
     let theme = &app.theme;
-    buf.set_string(inner.x, inner.y, format!("{:<w$}", "time", w = lw as usize), theme.dim());
+    buf.set_string(
+        inner.x,
+        inner.y,
+        format!("{:<w$}", "time", w = lw as usize),
+        theme.dim(),
+    );
     let style = crate::ui::glyphs::TIME_LABEL.style(theme, 0);
     for (x, label) in ruler_labels(axis, app.state.origin()) {
         buf.set_string(inner.x + lw + x, inner.y, label, style);

@@ -157,11 +157,7 @@ pub fn model_parts(app: &App) -> Parts {
     parts.push(Part::new(policy, KEEP_ALWAYS));
     if let Some(k) = &c.kernel_version {
         // `6.18.15+deb13-cloud-amd64` → `6.18.15`
-        let short: String = k
-            .split(['+', '-'])
-            .next()
-            .unwrap_or(k.as_str())
-            .to_string();
+        let short: String = k.split(['+', '-']).next().unwrap_or(k.as_str()).to_string();
         parts.push(Part::new(format!("kernel {k}"), 5).or_short(format!("kernel {short}")));
     }
     let agreement = app
@@ -198,7 +194,8 @@ mod tests {
         p.push(Part::new("kernel 6.18.15+deb13-cloud-amd64", 5).or_short("kernel 6.18.15"));
         p.push(Part::new("1 trace gap", 2).or_short("1 gap"));
         p.push(Part::new("probes 10/12", 1));
-        let full = "lazy-compact 6.14 · kernel 6.18.15+deb13-cloud-amd64 · 1 trace gap · probes 10/12";
+        let full =
+            "lazy-compact 6.14 · kernel 6.18.15+deb13-cloud-amd64 · 1 trace gap · probes 10/12";
         assert_eq!(p.fit(200), full);
         assert_eq!(
             p.fit(64),

@@ -347,7 +347,7 @@ impl Scale {
             let mid = n / 2;
             // row `mid` (0-based from the bottom) tops out at (mid + 1) / n of the scale
             let at = (mid + 1) * self.top;
-            if at % n == 0 && at / n < self.top {
+            if at.is_multiple_of(n) && at / n < self.top {
                 v.push((mid as u16, at / n));
             }
         }
@@ -441,7 +441,10 @@ mod tests {
         // 3 of 64 on 3 rows: each row one CID, the bound stated
         let s = Scale::new(3, 64, 3);
         assert_eq!((s.top, s.bound_on_scale), (3, false));
-        assert_eq!((s.eighths(3), s.eighths(1), s.row(1), s.row(3)), (24, 8, 1, 3));
+        assert_eq!(
+            (s.eighths(3), s.eighths(1), s.row(1), s.row(3)),
+            (24, 8, 1, 3)
+        );
         // half the bound or more: the bound is the top
         let s = Scale::new(1, 2, 6);
         assert_eq!((s.top, s.bound_on_scale), (2, true));

@@ -154,7 +154,7 @@ pub fn lines<'a>(app: &'a App, task: Tid, ts: u64, width: u16) -> Vec<Line<'a>> 
         }
         let lead = vec![label.clone(), Span::styled("[observed] ", theme.dim())];
         push(&mut out, lead, &text, Style::default(), width);
-    } else if st.models.show_observed {
+    } else if st.models.show_observed && !st.timeline.cid_changes.is_empty() {
         let lead = vec![label.clone(), Span::styled("[observed] ", theme.dim())];
         let text = format!("task {task} has reported no CID up to the cursor");
         push(&mut out, lead, &text, theme.dim(), width);
