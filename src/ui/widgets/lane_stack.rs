@@ -53,6 +53,15 @@ fn border_title(app: &App, plan: &Plan) -> String {
     } else {
         String::from(" per-CPU CID slots")
     };
+    if super::lane_plan::focus_only(st) {
+        let all = st.models.views.len() + usize::from(st.models.show_observed);
+        if all > plan.sets.len() {
+            t.push_str(&format!(
+                " · {} of {all} lane sets: those the narration names",
+                plan.sets.len()
+            ));
+        }
+    }
     if !plan.threads && st.sel.cpu_filter.is_some() {
         t.push_str(&format!(
             " (CPUs {:?}; {} to change)",
@@ -72,15 +81,6 @@ fn border_title(app: &App, plan: &Plan) -> String {
             keys_for(&app.bindings, Action::ScrollDown),
             keys_for(&app.bindings, Action::FilterCpus)
         ));
-    }
-    if super::lane_plan::focus_only(st) {
-        let all = st.models.views.len() + usize::from(st.models.show_observed);
-        if all > plan.sets.len() {
-            t.push_str(&format!(
-                " · the {} of {all} lane sets the narration names",
-                plan.sets.len()
-            ));
-        }
     }
     if plan.max_set_top() > 0 {
         t.push_str(&format!(

@@ -22,9 +22,12 @@ pub fn pane_rows(app: &App, screen: Rect) -> u16 {
     match screen.height {
         40.. => 7,
         30.. => 6,
-        // a presenter's small screen keeps its rows for the lanes the narration names
-        _ if app.state.models.present => 3,
-        _ => 4,
+        // a small screen keeps its rows for the lanes (with the bound stated, the bars take
+        // the top row too)
+        _ => {
+            let _ = app;
+            3
+        }
     }
 }
 
@@ -196,10 +199,13 @@ impl Widget for WeightGraph<'_> {
             .flat_map(|(w, c)| std::iter::once(*w).chain(c.iter().copied()))
             .max()
             .unwrap_or(0);
-        let scale = Scale::new(data_max, bound as u64, area.height - 1);
-        // Top row: the scale's top — the bound where it fits (no CID may reach it), else the
-        // bound stated; the rows below hold the bars.
-        let bars = area.height - 1;
+        // The bound where it fits, as the top row's line (no CID may reach it), the bars under
+        // it; else the bound stated on the top row and the bars on every row.
+        let mut scale = Scale::new(data_max, bound as u64, area.height - 1);
+        if !scale.bound_on_scale {
+            scale = Scale::new(data_max, bound as u64, area.height);
+        }
+        let bars = scale.rows;
         let bound_style = glyphs::BOUND.style(theme, 0);
         let label = |v: u64| format!("{v:>w$} ", w = (lw - 1) as usize);
         if scale.bound_on_scale {
@@ -212,19 +218,6 @@ impl Widget for WeightGraph<'_> {
             );
         } else {
             buf.set_string(area.x, area.y, label(scale.top), theme.dim());
-        }
-        let tag = if scale.bound_on_scale {
-            format!(" bound = {bound} possible CPUs ")
-        } else {
-            format!(" bound {bound} possible CPUs: above this scale (up to {data_max} here) ")
-        };
-        if cols as usize > tag.chars().count() + 2 {
-            buf.set_string(
-                area.x + area.width - tag.chars().count() as u16 - 1,
-                area.y,
-                tag,
-                bound_style,
-            );
         }
         // labelled ticks: the top, the middle (where it falls on a row boundary) and 0
         for (r, v) in scale.ticks() {
@@ -268,12 +261,14 @@ impl Widget for WeightGraph<'_> {
             for (row, ks) in by_row {
                 let k = ks[usize::from(x) % ks.len()] + first_overlay;
                 let y = area.y + area.height - row;
-                buf.set_string(
-                    area.x + lw + x,
-                    y,
-                    curve_glyph(k),
-                    theme.mark(model_color(app, k)),
-                );
+                // over a bar, on the bar's colour: the bar stays visible under the line
+                let under = super::cell::cell_in(buf, area, area.x + lw + x, y)
+                    .is_some_and(|c| c.symbol() != " ");
+                let mut style = theme.mark(model_color(app, k));
+                if under && !theme.monochrome {
+                    style = style.bg(theme.weight);
+                }
+                buf.set_string(area.x + lw + x, y, curve_glyph(k), style);
             }
             if Some(x) == cursor_col {
                 for r in 0..area.height {
@@ -289,6 +284,31 @@ impl Widget for WeightGraph<'_> {
                         cell.set_style(st);
                     }
                 }
+            }
+        }
+        let tag = if scale.bound_on_scale {
+            format!(" bound = {bound} possible CPUs ")
+        } else {
+            format!(" bound {bound} possible CPUs: above this scale (up to {data_max} here) ")
+        };
+        if cols as usize > tag.chars().count() + 2 {
+            let x0 = area.x + area.width - tag.chars().count() as u16 - 1;
+            for (i, ch) in tag.chars().enumerate() {
+                let Some(cell) = super::cell::cell_in(buf, area, x0 + i as u16, area.y) else {
+                    continue;
+                };
+                // over a bar (the bars reach the top row when the bound is stated): the text
+                // on the bar's colour, so the bar's height still shows
+                let on_bar = ["█", "▇", "▆", "▅", "▄"].contains(&cell.symbol());
+                let style = if on_bar && !theme.monochrome {
+                    ratatui::style::Style::default()
+                        .fg(theme.cid_text)
+                        .bg(theme.weight)
+                } else {
+                    bound_style
+                };
+                cell.set_char(ch);
+                cell.set_style(style);
             }
         }
     }
@@ -316,10 +336,11 @@ impl Scale {
                 rows,
             };
         }
-        // a round top: the data's maximum, or a multiple of the rows (each row a whole number)
+        // the data's maximum (a few rows of eighths show a few CIDs exactly), else a multiple
+        // of the rows (each row a whole number of CIDs)
         let m = data_max.max(1);
         let r = u64::from(rows.max(1));
-        let top = if m <= r { m } else { m.div_ceil(r) * r };
+        let top = if m <= 4 * r { m } else { m.div_ceil(r) * r };
         Scale {
             top: top.min(bound),
             bound_on_scale: top >= bound,
@@ -438,7 +459,8 @@ mod tests {
 
     #[test]
     fn the_scale_follows_the_data_and_states_a_far_bound() {
-        // 3 of 64 on 3 rows: each row one CID, the bound stated
+        // 3 of 64 on 3 rows: each row one CID, the bound stated; on 2 rows too (in eighths)
+        assert_eq!(Scale::new(3, 64, 2).top, 3);
         let s = Scale::new(3, 64, 3);
         assert_eq!((s.top, s.bound_on_scale), (3, false));
         assert_eq!(
@@ -450,10 +472,13 @@ mod tests {
         assert_eq!((s.top, s.bound_on_scale), (2, true));
         let s = Scale::new(40, 64, 6);
         assert_eq!((s.top, s.bound_on_scale), (64, true));
-        // more than the rows: a multiple of them
+        // far more than the rows: a multiple of them
+        let s = Scale::new(27, 128, 6);
+        assert_eq!(s.top, 30);
+        assert_eq!(s.ticks(), vec![(0, 0), (3, 20)]);
         let s = Scale::new(19, 128, 6);
-        assert_eq!((s.top, s.bound_on_scale), (24, false));
-        assert_eq!(s.ticks(), vec![(0, 0), (3, 16)]);
+        assert_eq!((s.top, s.bound_on_scale), (19, false));
+        assert_eq!(s.ticks(), vec![(0, 0)]);
         // nothing in the window still draws a scale
         assert_eq!(Scale::new(0, 64, 3).top, 1);
     }
