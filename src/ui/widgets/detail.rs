@@ -32,7 +32,7 @@ fn model_lines<'a>(app: &'a App, k: usize, m: &'a ModelView, ts: u64) -> Vec<Lin
     )];
     let slots = m.run.slots_at(mm, ts);
     if slots.iter().all(|s| s.cid.is_none()) {
-        spans.push(Span::styled("no slot holds a CID", theme.dim()));
+        spans.push(Span::styled("no slot holds a CID  ", theme.dim()));
     }
     for s in slots.iter().filter(|s| s.cid.is_some()) {
         let cid = s.cid.unwrap_or(0);
