@@ -67,7 +67,7 @@ impl LoadArgs {
 /// `--theme`: the TUI's colours (and the SVG export's).
 #[derive(Args, Debug, Clone, Default)]
 pub struct ThemeArg {
-    /// Colour theme: a built-in name (default, dark, light, high-contrast, colorblind) or the
+    /// Colour theme: a built-in name (default, ansi16, dark, light, high-contrast, colorblind) or the
     /// path of a JSON theme file (slots it leaves out come from default). NO_COLOR turns colour
     /// off unless a theme is named.
     #[arg(long, value_name = "NAME|PATH")]
@@ -77,7 +77,7 @@ pub struct ThemeArg {
 /// `--keys`: the TUI's key bindings.
 #[derive(Args, Debug, Clone, Default)]
 pub struct KeysArg {
-    /// Key bindings file: {"action-name": ["key", ...]} (see the README's key table).
+    /// Key bindings file: {"action-name": ["key", ...]} (docs/keys.md).
     /// Default: ~/.config/cidscope/keys.json when it exists.
     #[arg(long, value_name = "PATH")]
     pub keys: Option<String>,

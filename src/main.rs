@@ -83,7 +83,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             })?;
             let setup = (demo.build)()?;
             let ui = a.ui.options()?;
-            cidscope::ui::run_demo(demo.name, setup, ui)?;
+            cidscope::ui::run_demo(demo.name, setup, ui, a.present)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Probes) => {

@@ -233,13 +233,22 @@ fn reader_of(
             ),
         ));
     }
+    const EXPECTED: &str = "not a capture cidscope reads: expected ftrace text, trace-cmd report, perf script text, perf.data or trace.dat";
+    // binary data is named, not printed as escaped bytes
+    let head = &data[..data.len().min(512)];
+    let invalid = std::str::from_utf8(head).is_err_and(|e| e.error_len().is_some());
+    if head.contains(&0) || invalid {
+        let what = if data.starts_with(b"\x7fELF") {
+            "an ELF file (a program or library)"
+        } else {
+            "binary data of no format cidscope knows"
+        };
+        return Err(SourceError::file(name, format!("{EXPECTED}; found {what}")));
+    }
     Err(SourceError::at_line(
         name,
         line,
-        format!(
-            "not a capture cidscope reads: expected ftrace text, trace-cmd report, perf script text, perf.data or trace.dat; found \"{}\"",
-            excerpt(first, 60)
-        ),
+        format!("{EXPECTED}; found \"{}\"", excerpt(first, 60)),
     ))
 }
 

@@ -7,7 +7,7 @@ use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::{Alarm, AlarmKind, Anomalies, Anomaly, AnomalyKind, Coverage, MmId, MmInfo};
 use std::fmt::Write;
 
-/// Exit statuses of `--check` (a contract, documented in `--help` and the README).
+/// Exit statuses of `--check` (a contract, documented in `--help` and docs/headless.md).
 pub mod status {
     /// Both checks ran and found nothing.
     pub const CLEAN: u8 = 0;

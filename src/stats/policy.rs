@@ -220,12 +220,12 @@ pub fn render_text(s: &Stats) -> String {
         if let Some(d) = &a.first_disagreement {
             let _ = writeln!(
                 o,
-                "  first disagreement: {} tid {} cpu {}: observed {}, predicted {:?}\n    model: {}",
+                "  first disagreement: {} tid {} cpu {}: observed {}, predicted {}\n    model: {}",
                 crate::events::fmt_ts(d.ts),
                 d.tid,
                 d.cpu,
                 d.observed,
-                d.predicted,
+                d.predicted.map_or("no CID".to_string(), |c| c.to_string()),
                 d.model_state
             );
         }

@@ -23,6 +23,8 @@ pub struct State {
     pub overlays: Overlays,
     pub models: Models,
     pub derived: Derived,
+    /// Where the cursor was before each jump (Ctrl-O, Ctrl-I).
+    pub history: super::history::JumpHistory,
     /// While the capture is still being read.
     pub loading: Option<Loading>,
     /// Live: the CIDs the workload's threads read from their rseq areas.
@@ -59,6 +61,7 @@ impl State {
             overlays: Overlays::default(),
             models: Models::default(),
             derived: Derived::default(),
+            history: Default::default(),
             loading: None,
             samples: None,
             streaming: false,
@@ -219,7 +222,10 @@ impl State {
             d.weights_at = n;
             d.refresh_weights(&self.timeline, self.sel.selected());
         }
-        if self.view.follow_load {
+        // a window set before any data came (keys pressed during the load) is outside it
+        let outside =
+            self.view.t1() <= self.timeline.first_ts || self.view.t0 > self.timeline.last_ts;
+        if self.view.follow_load || (outside && self.timeline.applied() > 0) {
             (self.view.t0, self.view.span) = full_window(&self.timeline);
         }
         self.refresh_threads();
@@ -370,6 +376,35 @@ impl State {
             .iter()
             .filter(|&&(k, m)| (k as usize) >= i && (k as usize) < j && mm.is_none_or(|s| s == m))
             .count()
+    }
+
+    /// The cursor and the window, to come back to.
+    pub fn place(&self) -> super::history::Place {
+        super::history::Place {
+            cursor: self.view.cursor,
+            t0: self.view.t0,
+            span: self.view.span,
+        }
+    }
+
+    /// Back to a place of the jump history.
+    pub fn go_to_place(&mut self, p: super::history::Place) {
+        self.view.cursor = p.cursor.min(self.trace.events.len().saturating_sub(1));
+        (self.view.t0, self.view.span) = (p.t0, p.span);
+        self.follow_cursor();
+    }
+
+    /// Zooms to `[a, b]` (the A–B range, the overview's region), the cursor inside it.
+    pub fn zoom_to(&mut self, a: u64, b: u64) {
+        let span = b.saturating_sub(a).max(super::viewport::MIN_SPAN);
+        // a sliver of room on each side, so that the ends are drawn
+        let pad = span / 50;
+        self.view.t0 = a.saturating_sub(pad).max(self.min_t0());
+        self.view.span = span + 2 * pad;
+        let ts = self.cursor_ts();
+        if ts < a || ts > b {
+            self.view.cursor = self.first_event_at_or_after(a);
+        }
     }
 
     pub fn set_cursor(&mut self, i: usize) {

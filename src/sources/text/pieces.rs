@@ -97,12 +97,23 @@ pub fn nul_tail(path: &str, n: u64, at: u64) -> Warning {
     }
 }
 
-/// Splits `data` into pieces of about `size` bytes that end at newlines.
+/// The first piece of a large capture: small, so that its first events reach a reader (the
+/// TUI's first frame) within a few milliseconds; the pieces after it double up to their size.
+const FIRST_PIECE: usize = 128 << 10;
+
+/// Splits `data` into pieces of about `size` bytes that end at newlines (a large capture's
+/// first pieces smaller, growing to `size`).
 fn split_at_lines_every(data: &[u8], size: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = 0;
+    let mut step = if data.len() > 16 * size {
+        FIRST_PIECE.min(size)
+    } else {
+        size
+    };
     while start < data.len() {
-        let target = start + size;
+        let target = start + step;
+        step = (step * 2).min(size);
         let end = if target >= data.len() {
             data.len()
         } else {
