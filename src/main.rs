@@ -128,6 +128,11 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let Some(file) = &cli.file else {
                 return Err(CliError::Usage("--check needs a capture file".into()));
             };
+            if !cli.more.is_empty() {
+                return Err(CliError::Usage(
+                    "--check checks one capture at a time".into(),
+                ));
+            }
             let opts = cli.load.options();
             let trace = cli::capture::open(file, &opts)?.load(&opts)?;
             cli::capture::note_interrupt();
@@ -158,10 +163,24 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         None => {
             let ui = cli::ui_options(&cli.theme, &cli.keys)?;
             let opts = cli.load.options();
-            let opened = match &cli.file {
+            // an experiment's directory: its recordings, first of each kernel × vCPUs
+            let mut files: Vec<std::path::PathBuf> = Vec::new();
+            for f in cli.file.iter().chain(&cli.more) {
+                if f.is_dir() {
+                    files.extend(cidscope::vm::experiment::record::recordings(f)?);
+                } else {
+                    files.push(f.clone());
+                }
+            }
+            let opened = match files.first() {
                 Some(f) => sources::open(f, &opts),
                 None => sources::open_static(cidscope::DEMO_NAME, cidscope::DEMO_TRACE, &opts),
             }?;
+            let mut beside = Vec::new();
+            for f in files.iter().skip(1) {
+                eprintln!("cidscope: reading {}", sources::shown_path(f));
+                beside.push(cli::capture::open(f, &opts)?.load(&opts)?);
+            }
             // --compare lists what to show (`observed` is the capture itself); --policy adds its
             // model beside the capture
             let mut models = cidscope::ui::ModelChoice::from_flags(
@@ -170,7 +189,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 cli.model.params(),
             );
             models.asked = cli.model.asked();
-            cidscope::ui::run_opened(opened, opts, ui, models)?;
+            cidscope::ui::run_opened(opened, opts, ui, models, beside)?;
             Ok(ExitCode::SUCCESS)
         }
     }

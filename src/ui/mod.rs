@@ -2,7 +2,7 @@
 //!
 //! * state: [`state::State`] holds what the panes draw — the [`viewport`], the [`selection`],
 //!   the [`overlays`] (with the picker's [`process_list`]), the [`models`] and what is
-//!   [`derived`] from them; [`app::App`] adds the [`session`] driving the run (replay, live,
+//!   [`derived`] from them, and the captures beside it ([`compare`]); [`app::App`] adds the [`session`] driving the run (replay, live,
 //!   demo), the theme and the key bindings;
 //! * drawing: [`view`] stacks the panes of [`widgets::PANES`], each a pure function of the app;
 //! * acting: [`actions`] maps each action onto the app (above the panes: scrolling needs the
@@ -19,6 +19,7 @@ pub mod actions;
 pub mod alarms;
 pub mod app;
 pub mod cid_steps;
+pub mod compare;
 pub mod derived;
 pub mod diffs;
 pub mod error;

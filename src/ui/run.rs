@@ -30,9 +30,14 @@ pub fn run_opened(
     load: crate::sources::LoadOptions,
     opts: UiOptions,
     models: ModelChoice,
+    beside: Vec<crate::events::Trace>,
 ) -> Result<(), UiError> {
     let progress = Arc::new(crate::sources::Progress::default());
     let mut state = State::loading(&opened.name, opened.format, Arc::clone(&progress));
+    state.compare.others = beside
+        .into_iter()
+        .map(super::compare::Companion::new)
+        .collect();
     if !models.policies.is_empty() {
         state.models.show_observed = models.show_observed;
     }

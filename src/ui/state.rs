@@ -38,6 +38,8 @@ pub struct State {
     pub load_error: Option<SourceError>,
     /// A load error before any event arrived: the run ends with it.
     pub fatal: Option<SourceError>,
+    /// Captures side by side (`cidscope A B`), and the CID metrics of each.
+    pub compare: super::compare::Compare,
 }
 
 /// A load in progress.
@@ -69,6 +71,7 @@ impl State {
             suspend: false,
             load_error: None,
             fatal: None,
+            compare: Default::default(),
         };
         st.refresh_summaries();
         st
@@ -196,6 +199,7 @@ impl State {
                 }
                 self.trace.events.shrink_to_fit();
                 self.timeline.shrink_to_fit();
+                self.compare.first_read(&self.trace, &self.timeline);
                 self.run_requested_models();
                 self.refresh_models();
                 if self.trace.events.is_empty() {

@@ -262,6 +262,47 @@ fn missing_lines<'a>(app: &'a App, width: u16) -> Vec<Line<'a>> {
     out
 }
 
+/// The CID metrics (docs/metrics.md) of the selected process, and of each capture beside this
+/// one (its workload's process), a line each.
+fn metrics_lines(app: &App) -> Vec<Line<'static>> {
+    let st = &app.state;
+    let theme = &app.theme;
+    let cmp = &st.compare;
+    let mut out = Vec::new();
+    let lead = |name: &str| Span::styled(format!("  metrics [{name}] "), theme.dim());
+    let first = if cmp.others.is_empty() {
+        "this capture".to_string()
+    } else {
+        crate::ui::compare::capture_name(&st.trace)
+    };
+    match (&cmp.metrics, st.sel.selected_mm()) {
+        (Some(all), Some(mm)) => {
+            if let Some(m) = all.iter().find(|m| m.mm == mm.0) {
+                out.push(Line::from(vec![
+                    lead(&first),
+                    Span::raw(crate::ui::compare::metrics_line(m)),
+                ]));
+            }
+        }
+        (None, _) if cmp.too_large => out.push(Line::from(vec![
+            lead(&first),
+            Span::styled(
+                "over 5 M events: `cidscope stats` has them".to_string(),
+                theme.dim(),
+            ),
+        ])),
+        _ => {}
+    }
+    for c in &cmp.others {
+        let text = c.workload_metrics().map_or(
+            "no process with CIDs".to_string(),
+            crate::ui::compare::metrics_line,
+        );
+        out.push(Line::from(vec![lead(&c.name), Span::raw(text)]));
+    }
+    out
+}
+
 fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
     let st = &app.state;
     let theme = &app.theme;
@@ -309,6 +350,7 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
     if let Some(task) = focus {
         lines.extend(super::why::lines(app, task, ev.ts, inner.width));
     }
+    lines.extend(metrics_lines(app));
     lines.push(Line::from(format!(
         "  [{}] {}-{}: {}",
         ev.known_cpu().map_or("???".into(), |c| format!("{c:03}")),

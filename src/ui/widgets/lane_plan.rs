@@ -16,6 +16,9 @@ pub enum SetKind {
     Model(usize),
     /// Live: the CIDs the workload's threads read from their rseq areas.
     LiveSamples,
+    /// Another capture beside this one (`cidscope A B`): its workload's observed CIDs, on the
+    /// shared time axis (index into `State::compare.others`).
+    Capture(usize),
 }
 
 /// The stacked lane sets, top to bottom.
@@ -29,6 +32,10 @@ pub fn lane_sets(st: &State) -> Vec<SetKind> {
     // the threads' own reads have no thread lanes
     if st.samples.is_some() && !st.view.threads {
         v.push(SetKind::LiveSamples);
+    }
+    // the captures beside this one have CPU lanes only
+    if !st.view.threads {
+        v.extend((0..st.compare.others.len()).map(SetKind::Capture));
     }
     if v.is_empty() {
         v.push(SetKind::Observed);
@@ -65,6 +72,7 @@ pub fn set_name(st: &State, kind: SetKind) -> String {
         SetKind::Observed => "observed".into(),
         SetKind::Model(k) => st.models.views[k].run.policy.id().to_string(),
         SetKind::LiveSamples => "user space".into(),
+        SetKind::Capture(i) => st.compare.others[i].name.clone(),
     }
 }
 
@@ -79,7 +87,10 @@ pub fn has_diff_row(sets: &[SetKind]) -> bool {
 /// Whether each set gets a title row (when there is more than the observed set, or in the
 /// thread view, which names the process).
 pub fn titled(st: &State) -> bool {
-    !st.models.views.is_empty() || st.samples.is_some() || st.view.threads
+    !st.models.views.is_empty()
+        || st.samples.is_some()
+        || st.view.threads
+        || !st.compare.others.is_empty()
 }
 
 /// Rows the lanes may take inside their border: what the screen leaves after the title, the

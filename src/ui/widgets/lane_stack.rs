@@ -192,7 +192,7 @@ impl Pane for LaneStack {
                 y += 1;
             }
             if y < bottom {
-                draw_marks_row(app, &set.marks, &set.spans, axis, row(y), lw, buf);
+                draw_marks_row(app, &set.marks, &set.spans, set.axis(axis), row(y), lw, buf);
                 y += 1;
             }
             let h = (plan.lanes.len() as u16 * plan.rpc).min(bottom.saturating_sub(y));
@@ -318,6 +318,7 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                         u32::MAX
                     },
                     duplicates: duplicates && st.timeline.judged.duplicates,
+                    shift: 0,
                 },
                 title,
             )
@@ -399,6 +400,7 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                     duplicates: alarms.clone().any(|a| {
                         matches!(a.kind, crate::model::alarm::AlarmKind::DuplicateCid { .. })
                     }),
+                    shift: 0,
                 },
                 title,
             )
@@ -418,8 +420,53 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                     pyramids: None,
                     bound: samples.timeline.ncpus.max(st.timeline.ncpus).max(1),
                     duplicates: false,
+                    shift: 0,
                 },
                 "user space: CIDs the threads read from their rseq areas".to_string(),
+            )
+        }
+        SetKind::Capture(i) => {
+            let c = &st.compare.others[i];
+            let shift = crate::ui::compare::shift(st.compare.start, c);
+            let mm = c.mm.unwrap_or(crate::model::MmId::UNKNOWN);
+            let label =
+                c.mm.and_then(|m| c.timeline.mms.get(m.0 as usize))
+                    .map_or("no process with CIDs".into(), |m| m.label());
+            let marks = c
+                .timeline
+                .lost_at
+                .iter()
+                .filter_map(|&e| c.trace.events.get(e))
+                .map(|e| (e.ts, glyphs::LOST))
+                .chain(
+                    c.timeline
+                        .alarms
+                        .iter()
+                        .filter(|a| a.mm() == mm)
+                        .map(|a| (a.ts, glyphs::ALARM)),
+                )
+                .collect();
+            (
+                LaneSet {
+                    lanes: &c.timeline.lanes,
+                    end: c.timeline.last_ts,
+                    admit: Admit::Mm(mm),
+                    names: &c.trace,
+                    marks,
+                    spans: Vec::new(),
+                    triggers: Vec::new(),
+                    highlight: &[],
+                    pyramids: None,
+                    bound: c.timeline.ncpus.max(1),
+                    duplicates: false,
+                    shift,
+                },
+                format!(
+                    "{}: {label}, observed (its time {}{})",
+                    c.name,
+                    if shift >= 0 { "+" } else { "−" },
+                    crate::events::fmt_dur(shift.unsigned_abs())
+                ),
             )
         }
     }

@@ -23,6 +23,8 @@ pub enum Admit {
     AllTasks,
     /// Every slot holding a CID or a running task (a model's slots of one mm).
     Slots,
+    /// The tasks of one process (a capture beside the first: its workload).
+    Mm(MmId),
 }
 
 /// What one set of lanes shows.
@@ -48,10 +50,21 @@ pub struct LaneSet<'a> {
     pub bound: u32,
     /// Whether the set has duplicate-CID alarms, so that columns are checked for them.
     pub duplicates: bool,
+    /// This set's time is the window's time + `shift` ns (a capture beside the first, aligned
+    /// on its workload's start).
+    pub shift: i64,
 }
 
 impl LaneSet<'_> {
-    /// The cells of CPU `cpu` across the window.
+    /// The window's axis moved to this set's time.
+    pub fn axis(&self, axis: TimeAxis) -> TimeAxis {
+        TimeAxis {
+            t0: axis.t0.saturating_add_signed(self.shift),
+            ..axis
+        }
+    }
+
+    /// The cells of CPU `cpu` across the window (`axis` in this set's time).
     pub fn cells_of(&self, app: &App, cpu: usize, axis: TimeAxis) -> Vec<(Shown, Option<Segment>)> {
         let lane = self.lanes.get(cpu).unwrap_or(SegLane::empty());
         let pyr = self.pyramids.and_then(|p| p.get(cpu));
@@ -145,6 +158,7 @@ pub fn cells(
         Admit::Selection => app.state.sel.admits(s),
         Admit::AllTasks => s.tid != 0,
         Admit::Slots => s.cid().is_some() || s.tid != 0,
+        Admit::Mm(m) => s.tid != 0 && s.mm == m,
     };
     (0..axis.cols)
         .map(|x| {
@@ -232,8 +246,10 @@ impl Widget for Lanes<'_> {
             };
             (first, last)
         });
+        // the cursor and A-B columns are the window's; the cells are the set's own time
+        let set_axis = set.axis(axis);
         let dups = if set.duplicates {
-            duplicate_cids(app, set, axis)
+            duplicate_cids(app, set, set_axis)
         } else {
             Vec::new()
         };
@@ -250,7 +266,7 @@ impl Widget for Lanes<'_> {
                 format!("CPU{cpu:<w$}", w = (lw - 3) as usize),
                 label_style,
             );
-            let shown_segs = set.cells_of(app, cpu, axis);
+            let shown_segs = set.cells_of(app, cpu, set_axis);
             if rpc >= 2 {
                 let segs: Vec<Option<Segment>> = shown_segs.iter().map(|c| c.1).collect();
                 draw_task_row(app, set.names, &segs, area.x + lw, y + 1, buf);
@@ -279,15 +295,17 @@ impl Widget for Lanes<'_> {
             // the compactions that scanned this CPU: their trigger where the eye is, on the
             // task row (or, one row per CPU, over the CID cell, keeping its colour)
             let trig_y = if rpc >= 2 { y + 1 } else { y };
-            let first = set.triggers.partition_point(|t| t.0 < axis.t0);
+            let first = set.triggers.partition_point(|t| t.0 < set_axis.t0);
             for &(ts, glyph, cpus) in set.triggers[first..]
                 .iter()
-                .take_while(|t| t.0 < axis.t0.saturating_add(axis.span))
+                .take_while(|t| t.0 < set_axis.t0.saturating_add(set_axis.span))
             {
                 if !cpus.contains(&(cpu as u16)) {
                     continue;
                 }
-                let Some(cx) = axis.col_of(ts) else { continue };
+                let Some(cx) = set_axis.col_of(ts) else {
+                    continue;
+                };
                 if let Some(cell) = super::cell::cell_in(buf, area, area.x + lw + cx, trig_y) {
                     let mut style = glyph.style(theme, 0);
                     if rpc < 2 {

@@ -70,6 +70,47 @@ pub struct Missing {
     pub why: String,
 }
 
+/// The recordings of an experiment's DIR to open side by side: the first finished run (the
+/// lowest repeat) of each kernel × vCPUs, in the plan's order (vCPUs, then kernels).
+pub fn recordings(dir: &Path) -> Result<Vec<std::path::PathBuf>, crate::vm::VmError> {
+    let path = dir.join("experiment.json");
+    let bad = |e: String| {
+        crate::vm::VmError::Setup(format!(
+            "{}: {e} (a directory opens as an experiment of `cidscope vm --out DIR`)",
+            path.display()
+        ))
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let runs = v["runs"].as_array().ok_or_else(|| bad("no runs".into()))?;
+    let mut picked: Vec<(u64, usize, u64, String)> = Vec::new();
+    let kernels: Vec<&str> = v["experiment"]["kernels"]
+        .as_array()
+        .map(|k| k.iter().filter_map(|s| s.as_str()).collect())
+        .unwrap_or_default();
+    for r in runs.iter().filter(|r| r["status"] == "ok") {
+        let (Some(file), Some(cpus), Some(rep), Some(k)) = (
+            r["file"].as_str(),
+            r["cpus"].as_u64(),
+            r["repeat"].as_u64(),
+            r["kernel"].as_str(),
+        ) else {
+            continue;
+        };
+        let ki = kernels.iter().position(|x| *x == k).unwrap_or(usize::MAX);
+        match picked.iter_mut().find(|p| p.0 == cpus && p.1 == ki) {
+            Some(p) if rep < p.2 => *p = (cpus, ki, rep, file.to_string()),
+            Some(_) => {}
+            None => picked.push((cpus, ki, rep, file.to_string())),
+        }
+    }
+    if picked.is_empty() {
+        return Err(bad("no finished run with a recording".into()));
+    }
+    picked.sort();
+    Ok(picked.into_iter().map(|p| dir.join(p.3)).collect())
+}
+
 /// Writes `text` to `path` through a temporary file and a rename: a reader (or a run killed
 /// mid-write) sees the old file or the new one, never half of one.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
