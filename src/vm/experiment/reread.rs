@@ -92,6 +92,10 @@ fn run(dir: &Path, r: &Value, model: &ModelOverride) -> RunRecord {
     let path = dir.join(&file);
     match crate::sources::load(&path, &crate::sources::LoadOptions::default()) {
         Ok(trace) => {
+            // what the recording's own header says, where experiment.json does not
+            rec.kernel_release = rec.kernel_release.or_else(|| trace.kernel_release.clone());
+            rec.hz = rec.hz.or(trace.kernel_hz);
+            rec.scan_batch = rec.scan_batch.or(trace.kernel_scan_batch);
             let facts = crate::model::kernel::KernelFacts {
                 release: trace.kernel_release.clone(),
                 hz: trace.kernel_hz,
