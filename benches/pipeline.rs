@@ -89,3 +89,19 @@ fn frame_render_10m(b: Bencher, zoom: &str) {
         term.draw(|f| view::draw(f, &app)).expect("draw");
     });
 }
+
+/// `stats`' summary of 10 M events with and without `cid_metrics` (docs/metrics.md): what the
+/// metrics add to `stats`.
+#[divan::bench(args = [false, true], sample_count = 5, sample_size = 1)]
+fn stats_summary_10m(b: Bencher, cid_metrics: bool) {
+    let t = trace_10m();
+    b.counter(divan::counter::ItemsCount::new(t.events.len()))
+        .bench(|| {
+            let mut s = cidscope::stats::Summarizer::new(t);
+            if !cid_metrics {
+                s = s.without_cid_metrics();
+            }
+            s.feed(t.events.iter(), t);
+            black_box(s.finish(t))
+        });
+}

@@ -1,4 +1,4 @@
-//! Prints the README's key table from the bindings: `cargo run --example keytable`.
+//! Prints the key table of docs/keys.md from the bindings: `cargo run --example keytable`.
 fn main() {
     print!(
         "{}",

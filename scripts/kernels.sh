@@ -3,6 +3,7 @@
 #
 #   scripts/kernels.sh fetch [SERIES...]   Debian cloud kernels; SERIES default: 6.12 6.18 7
 #   scripts/kernels.sh seed000             build the kernel of seed 000 (6.18.15 + resume-batch)
+#   scripts/kernels.sh seed000-base        build the same 6.18.15 with the same config, unpatched
 #   scripts/kernels.sh list                what is in the cache
 #
 # Every command prints one line per kernel on stdout, `VERSION KERNEL_IMAGE CONFIG`, e.g.
@@ -22,6 +23,12 @@
 #   kvm_guest.config + scripts/kernel-guest.config, olddefconfig, then every fragment line is checked.
 #   Built with `nice -n 19 make -j2 bzImage` (~21 CPU-minutes: ~11 min alone on 2 cores, 30 min on a
 #   busy box); missing build tools are installed with apt-get. Prints `6.18.15-cidscope-seed000 .../build/arch/x86/boot/bzImage .../build/.config`.
+#
+# seed000-base: the tree of seed000 without the series, configured from the same fragment (less
+#   CONFIG_RSEQ_CID_SCAN_BATCH, which only the patches add), LOCALVERSION -cidscope-base: the
+#   kernel a patch is measured against, so that an experiment compares the patch and nothing else
+#   (Debian's 6.18.15 differs from the seed000 build in its whole configuration too). Prints
+#   `6.18.15-cidscope-base .../build/arch/x86/boot/bzImage .../build/.config`.
 #
 # apt runs on a PRIVATE sources list, lists dir and cache in the cache dir (the system's apt config is
 # never touched); the mirror is the one in this machine's apt sources (/etc/apt/sources.list.d/*.sources
@@ -399,7 +406,7 @@ drop_stale_hunk() {
 
 # A fresh 6.18.15 tree in $1 with the seed-000 series applied.
 make_tree() {
-	local tree=$1 top=$(dirname "$1") p2
+	local tree=$1 top=$(dirname "$1") patched=${2:-1} p2
 	rm -rf "$tree" "$top/build"
 	say "unpacking $SEED_ORIG"
 	mkdir -p "$top/unpack.$$" && nice -n 19 tar -xJf "$C/src/$SEED_ORIG" -C "$top/unpack.$$" ||
@@ -409,6 +416,7 @@ make_tree() {
 	local mf
 	mf=$(sed -n 's/^VERSION = //p;s/^PATCHLEVEL = //p;s/^SUBLEVEL = //p' "$tree/Makefile" | paste -sd.)
 	[ "$mf" = "$SEED_UPSTREAM" ] || die "$SEED_ORIG is Linux $mf, not $SEED_UPSTREAM"
+	[ "$patched" = 1 ] || return 0
 	say "applying the seed-000 series"
 	apply_strict "$tree" "$PATCHES/seed000-1-prev_sum_exec_runtime-rt-dl-scx.patch" "1/4" || return 1
 	p2=$(drop_stale_hunk "$PATCHES/seed000-2-rseq-run-mm_cid_compaction-from-resume.patch") ||
@@ -447,8 +455,20 @@ check_config() {
 	return $bad
 }
 
-cmd_seed000() {
-	local top=$C/seed000 tree build stamp tree_id cfg_id built_id jobs=${CIDSCOPE_KERNEL_JOBS:-2} t0 rel
+# $1: seed000 (the series applied) or base (the same tree and config without it).
+cmd_build() {
+	local variant=$1 top tree build stamp tree_id cfg_id built_id jobs=${CIDSCOPE_KERNEL_JOBS:-2} t0 rel
+	local patched=1 fragment=$FRAGMENT unpatched=
+	top=$C/seed000
+	if [ "$variant" = base ]; then
+		patched=0
+		unpatched=" unpatched"
+		top=$C/seed000-base
+		mkdir -p "$top" || die "cannot create $top"
+		fragment=$top/fragment.config
+		sed -e 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-cidscope-base"/' \
+			-e '/^CONFIG_RSEQ_CID_SCAN_BATCH=/d' "$FRAGMENT" >"$fragment"
+	fi
 	tree=$top/linux-$SEED_UPSTREAM
 	build=$top/build
 	mkdir -p "$top" || die "cannot create $top"
@@ -457,26 +477,26 @@ cmd_seed000() {
 	need_build_deps
 	fetch_orig
 	# What the tree is: the orig tarball, the patches and this recipe.
-	tree_id=$(cat "$C/src/$SEED_ORIG.sha256" "$PATCHES"/seed000-*.patch <(echo "$RECIPE $STALE_HUNK") | sha256sum | cut -d' ' -f1)
+	tree_id=$(cat "$C/src/$SEED_ORIG.sha256" "$PATCHES"/seed000-*.patch <(echo "$RECIPE $STALE_HUNK${unpatched}") | sha256sum | cut -d' ' -f1)
 	if [ "$(cat "$tree/.cidscope-tree" 2>/dev/null)" != "$tree_id" ]; then
-		make_tree "$tree" || { rm -rf "$tree"; exit 1; }
+		make_tree "$tree" "$patched" || { rm -rf "$tree"; exit 1; }
 		echo "$tree_id" >"$tree/.cidscope-tree"
 	fi
 	mkdir -p "$build"
-	cfg_id=$(cat <(echo "$tree_id") "$FRAGMENT" | sha256sum | cut -d' ' -f1)
+	cfg_id=$(cat <(echo "$tree_id") "$fragment" | sha256sum | cut -d' ' -f1)
 	if [ "$(cat "$build/.cidscope-config" 2>/dev/null)" != "$cfg_id" ] || [ ! -s "$build/.config" ]; then
-		say "configuring: defconfig + kvm_guest.config + $(basename "$FRAGMENT")"
+		say "configuring: defconfig + kvm_guest.config + $(basename "$fragment")"
 		{
 			nice -n 19 make -C "$tree" O="$build" defconfig &&
 				nice -n 19 make -C "$tree" O="$build" kvm_guest.config &&
-				"$tree/scripts/kconfig/merge_config.sh" -m -O "$build" "$build/.config" "$FRAGMENT" &&
+				"$tree/scripts/kconfig/merge_config.sh" -m -O "$build" "$build/.config" "$fragment" &&
 				nice -n 19 make -C "$tree" O="$build" olddefconfig
 		} >"$top/config.log" 2>&1 || {
 			say "error: configuring failed ($top/config.log):"
 			show_log "$top/config.log"
 			exit 1
 		}
-		check_config "$build/.config" || die "the options above did not end up in $build/.config"
+		FRAGMENT=$fragment check_config "$build/.config" || die "the options above did not end up in $build/.config"
 		echo "$cfg_id" >"$build/.cidscope-config"
 	fi
 	built_id=$(cat <(echo "$cfg_id") "$build/.config" | sha256sum | cut -d' ' -f1)
@@ -499,7 +519,7 @@ cmd_seed000() {
 # ---------------------------------------------------------------- list
 
 cmd_list() {
-	local d name rel vmlinuz config b=$C/seed000/build
+	local d name rel vmlinuz config b
 	for d in "$C"/x/*/; do
 		[ -e "$d/.done" ] || continue
 		name=$(basename "$d")
@@ -507,14 +527,17 @@ cmd_list() {
 		rel=${rel#linux-image-}
 		vmlinuz=$(find_vmlinuz "${d%/}" "$rel") && config=$(find_config "${d%/}" "$rel") && echo "$rel $vmlinuz $config"
 	done | sort -V
-	if [ -s "$b/.cidscope-built" ] && [ -s "$b/arch/x86/boot/bzImage" ]; then
-		echo "$(cat "$b/include/config/kernel.release") $b/arch/x86/boot/bzImage $b/.config"
-	fi
+	for b in "$C/seed000/build" "$C/seed000-base/build"; do
+		if [ -s "$b/.cidscope-built" ] && [ -s "$b/arch/x86/boot/bzImage" ]; then
+			echo "$(cat "$b/include/config/kernel.release") $b/arch/x86/boot/bzImage $b/.config"
+		fi
+	done
 }
 
 case ${1:-} in
 fetch) shift && cmd_fetch "$@" ;;
-seed000) [ $# = 1 ] || usage && cmd_seed000 ;;
+seed000) [ $# = 1 ] || usage && cmd_build seed000 ;;
+seed000-base) [ $# = 1 ] || usage && cmd_build base ;;
 list) [ $# = 1 ] || usage && cmd_list ;;
 -h | --help | help) usage 0 ;;
 *) usage ;;

@@ -13,7 +13,9 @@ Readers, by what the file is:
   * perf.data that it does not read (an attr ABI newer than the installed perf): a walk of
     the records in Python, compressed records decompressed by the zstd command.
   * perf script text: its lines counted by the same regular expression; a --deltatime text
-    (first time 0, times going back and forth) has its deltas added up.
+    (first time 0, times going back and forth) has its deltas added up; a text without the
+    time column (no line has one) is counted by the same expression less the time, its times
+    those cidscope gives (1 us apart in printed order, from 1000 ns).
 
 Event names: a tracepoint counts under its name without its system (`sched:sched_switch` is
 `sched_switch`, as every text format prints it); any other event under perf's full name
@@ -35,6 +37,11 @@ SAMPLE = re.compile(
     r'^\s*(?P<comm>.*?)\s+(?P<id>-?\d+(?:/-?\d+)?)\s+(?:\[(?P<cpu>\d+)\]\s+)?'
     r'(?P<ts>\d+\.\d+):\s+(?:(?P<period>\d+)\s+)?(?P<ev>[^\s:][^\s]*):(?:\s|$)')
 
+# the same printed without its time (-F without time): COMM [PID/]TID [CPU] [PERIOD] EVENT: ...
+UNTIMED = re.compile(
+    r'^\s*(?P<comm>.*?)\s+(?P<id>-?\d+(?:/-?\d+)?)\s+(?:\[(?P<cpu>\d+)\]\s+)?'
+    r'(?:(?P<period>\d+)\s+)?(?P<ev>[A-Za-z][^\s:]*(?::[^\s:]+)*):(?:\s|$)')
+
 
 def count_name(ev, tracepoints=None):
     """The name an event is counted under."""
@@ -53,6 +60,10 @@ def ns(ts):
 
 def count_text(lines, tracepoints=None):
     counts, cpus, unknown, times, lost, comms = {}, set(), 0, [], 0, {}
+    # no line with a time: the text was printed without the time column; cidscope places its
+    # samples 1 us apart in printed order, so the times are 1000, 2000, ... ns
+    untimed = not any(SAMPLE.match(l) for l in lines if not l.lstrip().startswith('#'))
+    pattern = UNTIMED if untimed else SAMPLE
     for line in lines:
         if line.lstrip().startswith('#') or line.startswith('\t'):
             continue
@@ -60,7 +71,7 @@ def count_text(lines, tracepoints=None):
             m = re.search(r'PERF_RECORD_LOST lost (\d+)', line)
             lost += int(m.group(1)) if m else 0
             continue
-        m = SAMPLE.match(line)
+        m = pattern.match(line)
         if not m or m.group('ev').startswith('PERF_RECORD_'):
             continue
         name = count_name(m.group('ev'), tracepoints)
@@ -73,8 +84,8 @@ def count_text(lines, tracepoints=None):
             unknown += 1
         else:
             cpus.add(int(m.group('cpu')))
-        times.append(ns(m.group('ts')))
-    delta = len(times) > 4 and times[0] == 0 and \
+        times.append(len(times) * 1000 + 1000 if untimed else ns(m.group('ts')))
+    delta = not untimed and len(times) > 4 and times[0] == 0 and \
         sum(b < a for a, b in zip(times, times[1:])) * 5 >= len(times) - 1
     if delta:
         acc, s = [], 0
@@ -91,6 +102,7 @@ def count_text(lines, tracepoints=None):
         'max_ts_ns': max(times) if times else None,
         'lost_events_reported': lost,
         'delta_times': delta,
+        'untimed': untimed,
         # tasks perf names by more than one comm (an exec, a rename), in the order shown
         'comms_per_tid': {t: c for t, c in sorted(comms.items(), key=lambda x: int(x[0]))
                           if len(c) > 1 and t != '-1'},

@@ -45,6 +45,11 @@ pub struct LoadArgs {
     /// Open a capture even when it looks too large for the available memory.
     #[arg(long)]
     pub no_memory_check: bool,
+
+    /// trace.dat: read this instance buffer (`trace-cmd record -B NAME`; "" for the top-level
+    /// one) instead of the default. The buffers not read are counted in a warning.
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
 }
 
 impl LoadArgs {
@@ -53,6 +58,7 @@ impl LoadArgs {
             format: self.format,
             skip_bad_lines: self.skip_bad_lines,
             no_memory_check: self.no_memory_check,
+            instance: self.instance.clone(),
             ..Default::default()
         }
     }
@@ -61,7 +67,7 @@ impl LoadArgs {
 /// `--theme`: the TUI's colours (and the SVG export's).
 #[derive(Args, Debug, Clone, Default)]
 pub struct ThemeArg {
-    /// Colour theme: a built-in name (default, dark, light, high-contrast, colorblind) or the
+    /// Colour theme: a built-in name (default, ansi16, dark, light, high-contrast, colorblind) or the
     /// path of a JSON theme file (slots it leaves out come from default). NO_COLOR turns colour
     /// off unless a theme is named.
     #[arg(long, value_name = "NAME|PATH")]
@@ -71,7 +77,7 @@ pub struct ThemeArg {
 /// `--keys`: the TUI's key bindings.
 #[derive(Args, Debug, Clone, Default)]
 pub struct KeysArg {
-    /// Key bindings file: {"action-name": ["key", ...]} (see the README's key table).
+    /// Key bindings file: {"action-name": ["key", ...]} (docs/keys.md).
     /// Default: ~/.config/cidscope/keys.json when it exists.
     #[arg(long, value_name = "PATH")]
     pub keys: Option<String>,

@@ -83,7 +83,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             })?;
             let setup = (demo.build)()?;
             let ui = a.ui.options()?;
-            cidscope::ui::run_demo(demo.name, setup, ui)?;
+            cidscope::ui::run_demo(demo.name, setup, ui, a.present)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Probes) => {
@@ -128,6 +128,11 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let Some(file) = &cli.file else {
                 return Err(CliError::Usage("--check needs a capture file".into()));
             };
+            if !cli.more.is_empty() {
+                return Err(CliError::Usage(
+                    "--check checks one capture at a time".into(),
+                ));
+            }
             let opts = cli.load.options();
             let trace = cli::capture::open(file, &opts)?.load(&opts)?;
             cli::capture::note_interrupt();
@@ -158,10 +163,24 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         None => {
             let ui = cli::ui_options(&cli.theme, &cli.keys)?;
             let opts = cli.load.options();
-            let opened = match &cli.file {
+            // an experiment's directory: its recordings, first of each kernel × vCPUs
+            let mut files: Vec<std::path::PathBuf> = Vec::new();
+            for f in cli.file.iter().chain(&cli.more) {
+                if f.is_dir() {
+                    files.extend(cidscope::vm::experiment::record::recordings(f)?);
+                } else {
+                    files.push(f.clone());
+                }
+            }
+            let opened = match files.first() {
                 Some(f) => sources::open(f, &opts),
                 None => sources::open_static(cidscope::DEMO_NAME, cidscope::DEMO_TRACE, &opts),
             }?;
+            let mut beside = Vec::new();
+            for f in files.iter().skip(1) {
+                eprintln!("cidscope: reading {}", sources::shown_path(f));
+                beside.push(cli::capture::open(f, &opts)?.load(&opts)?);
+            }
             // --compare lists what to show (`observed` is the capture itself); --policy adds its
             // model beside the capture
             let mut models = cidscope::ui::ModelChoice::from_flags(
@@ -170,7 +189,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 cli.model.params(),
             );
             models.asked = cli.model.asked();
-            cidscope::ui::run_opened(opened, opts, ui, models)?;
+            cidscope::ui::run_opened(opened, opts, ui, models, beside)?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -178,7 +197,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
 
 /// `cidscope stats`: the summary, as text or JSON.
 fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
-    let opts = a.load.options();
+    let mut opts = a.load.options();
+    let progress = cli::capture::StderrProgress::start(&mut opts, &a.file.display().to_string());
     let opened = cli::capture::open(&a.file, &opts)?;
     let models = a.model.models();
     // the model of the capture's kernel when --kernel-version or the capture names it (a
@@ -190,16 +210,17 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
             || opened.kernel_facts(&opts).0.is_some());
     let s = if models.is_empty() && !named {
         // a stream: memory stays flat whatever the capture's size
-        cidscope::stats::compute_streaming(&opened, &opts)?
+        cidscope::stats::compute_streaming_with(&opened, &opts, a.json)?
     } else {
         let trace = opened.load(&opts)?;
         stats_with_model(&trace, &a.model)
     };
+    drop(progress);
     cli::capture::note_interrupt();
     if a.json {
         emit_json(&s)?;
     } else {
-        emit(cidscope::stats::render_text(&s).as_bytes())?;
+        emit(cidscope::stats::text::render_text(&s).as_bytes())?;
         emit(cidscope::stats::policy::render_text(&s).as_bytes())?;
     }
     Ok(ExitCode::SUCCESS)
@@ -228,9 +249,9 @@ fn stats_with_model(trace: &cidscope::events::Trace, m: &cli::ModelArgs) -> cids
 
 /// `cidscope export`: Perfetto JSON, CSV and/or SVG.
 fn run_export(a: &ExportArgs) -> Result<ExitCode, CliError> {
-    if a.perfetto.is_none() && a.csv.is_none() && a.svg.is_none() {
+    if a.perfetto.is_none() && a.perfetto_proto.is_none() && a.csv.is_none() && a.svg.is_none() {
         return Err(CliError::Usage(
-            "export: name an output with --perfetto OUT.json, --csv OUT.csv and/or --svg OUT.svg"
+            "export: name an output with --perfetto OUT.json, --perfetto-proto OUT.pftrace, --csv OUT.csv and/or --svg OUT.svg"
                 .into(),
         ));
     }
@@ -247,10 +268,20 @@ fn run_export(a: &ExportArgs) -> Result<ExitCode, CliError> {
         let runs =
             cidscope::model::policies::replay_all(&trace, &a.model.models(), &a.model.params());
         let extra = cidscope::export::perfetto::model_instants(&runs);
-        let f = std::fs::File::create(p).map_err(write_err(p))?;
+        let f = out_file(p).map_err(write_err(p))?;
         // written as it is made: memory stays that of the loaded capture
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
         cidscope::export::perfetto::write(&trace, &tl, &extra, &mut w)
+            .and_then(|_| std::io::Write::flush(&mut w))
+            .map_err(write_err(p))?;
+    }
+    if let Some(p) = &a.perfetto_proto {
+        // each model's lanes, weights and compactions beside the observed ones
+        let runs =
+            cidscope::model::policies::replay_all(&trace, &a.model.models(), &a.model.params());
+        let f = out_file(p).map_err(write_err(p))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        cidscope::export::perfetto_proto::write(&trace, &tl, &runs, &mut w)
             .and_then(|_| std::io::Write::flush(&mut w))
             .map_err(write_err(p))?;
     }
@@ -258,17 +289,43 @@ fn run_export(a: &ExportArgs) -> Result<ExitCode, CliError> {
         let theme = cidscope::ui::theme::Theme::resolve(a.theme.theme.as_deref(), false)?;
         let opts =
             cidscope::ui::svg_colors::svg_options(&trace, &tl, (a.from, a.to), a.tgid, &theme)?;
-        std::fs::write(p, cidscope::export::svg::render(&trace, &tl, &opts))
-            .map_err(write_err(p))?;
+        // with --policy (or --compare): the first model's lanes and weight
+        let picture = match a.model.models().first() {
+            Some(&k) => {
+                let run = cidscope::model::policies::replay(&trace, k, &a.model.params());
+                cidscope::export::svg::render_model(&trace, &tl, &run, &opts)
+            }
+            None => cidscope::export::svg::render(&trace, &tl, &opts),
+        };
+        write_out(p, picture.as_bytes()).map_err(write_err(p))?;
     }
     if let Some(p) = &a.csv {
-        let f = std::fs::File::create(p).map_err(write_err(p))?;
-        let mut w = std::io::BufWriter::new(f);
-        cidscope::export::csv::write(&trace, &tl, &mut w)
-            .and_then(|_| std::io::Write::flush(&mut w))
-            .map_err(write_err(p))?;
+        let mut w = std::io::BufWriter::new(out_file(p).map_err(write_err(p))?);
+        let r = cidscope::export::csv::write(&trace, &tl, &mut w)
+            .and_then(|_| std::io::Write::flush(&mut w));
+        // (`--csv - | head`: the reader leaving is no failure)
+        r.or_else(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe if p.as_os_str() == "-" => Ok(()),
+            _ => Err(e),
+        })
+        .map_err(write_err(p))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where an export writes: the file named, or standard output for `-`.
+fn out_file(p: &std::path::Path) -> std::io::Result<Box<dyn std::io::Write>> {
+    if p.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdout().lock()));
+    }
+    Ok(Box::new(std::fs::File::create(p)?))
+}
+
+/// Writes `bytes` to the file named, or to standard output for `-`.
+fn write_out(p: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = out_file(p)?;
+    f.write_all(bytes)?;
+    f.flush()
 }
 
 /// `cidscope sim`: schedule, model, then JSON, a recorded trace, or the TUI.
@@ -338,6 +395,19 @@ fn run_sim(a: &SimArgs) -> Result<ExitCode, CliError> {
 fn run_vm(a: &VmArgs) -> Result<ExitCode, CliError> {
     use cidscope::vm;
     use std::io::IsTerminal;
+    if let Some(dir) = &a.report {
+        let mut out = |t: &str| write_stdout(t.as_bytes());
+        return Ok(vm::experiment::reread::reread(
+            dir,
+            &a.model_override(),
+            a.json,
+            &mut out,
+        )?);
+    }
+    if let Some(plan) = a.experiment()? {
+        let mut out = |t: &str| write_stdout(t.as_bytes());
+        return Ok(vm::experiment::run(&plan, a.json, &mut out)?);
+    }
     let mut cfg = a.config();
     let over = a.model_override();
     if a.json || !std::io::stdout().is_terminal() {

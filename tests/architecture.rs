@@ -1,5 +1,5 @@
 //! Architecture checks read from the source text of `src/`: a file-level import graph checked for
-//! cycles, for the one-way order of the stages (README, "Layout of the source"), and for file length.
+//! cycles, for the one-way order of the stages (docs/development.md, "Layout of the source"), and for file length.
 //!
 //! An edge A -> B means file A names an item defined in file B: through `use crate::`/`super::`/
 //! `self::`/child-module paths, inline `crate::a::b` paths in code, or aliases those uses bring in

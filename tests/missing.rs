@@ -62,8 +62,11 @@ fn the_tui_first_screen_says_what_is_missing_and_how_to_record_it() {
     let t = load_bytes("norseq.txt", &without_rseq(), &LoadOptions::default()).expect("load");
     let app = App::new(t);
     let s = render(&app, 120, 40);
-    assert!(s.contains("the capture lacks no-rseq-update"), "{s}");
-    assert!(s.contains("Linux >= 6.3"), "{s}");
+    assert!(
+        s.contains("missing from the capture: no rseq:rseq_update events"),
+        "{s}"
+    );
+    assert!(s.contains("Linux >=") && s.contains("6.3 and the"), "{s}");
     assert!(s.contains("trace-cmd record -e rseq:rseq_update"), "{s}");
     assert!(s.contains("cidmask weight: nothing to show"), "{s}");
     // no hint to press a key that does nothing
@@ -86,7 +89,10 @@ fn a_capture_without_cpus_is_named_and_not_judged() {
         app.state.timeline.alarms.len()
     );
     let s = render(&app, 120, 40);
-    assert!(s.contains("the capture lacks cpu-unknown"), "{s}");
+    assert!(
+        s.contains("missing from the capture: records without a CPU"),
+        "{s}"
+    );
     let f = tmp("nocpu.txt", &data);
     let out = cidscope(&["stats", "--json", &f]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");

@@ -31,11 +31,8 @@ fn counts(file: &str) -> (u64, u64, u64) {
     let mut term = Terminal::new(TestBackend::new(160, 30)).expect("terminal");
     term.draw(|f| view::draw(f, &app)).expect("draw");
     let screen = term.backend().to_string();
-    // the status bar (the last line): the cursor pane may say "events" in its own words
-    let status = screen
-        .lines()
-        .rev()
-        .find(|l| !l.trim_matches([' ', '"']).is_empty());
+    // the status bar (over the footer): the cursor pane may say "events" in its own words
+    let status = screen.lines().rev().find(|l| l.contains(" events │"));
     let tui = status
         .and_then(|l| l.split(" events").next())
         .and_then(|s| s.rsplit(' ').next())

@@ -373,6 +373,7 @@ fn every_named_workload_runs_in_the_worker_role() {
             trace_clock: None,
             graph_function: None,
             probes: false,
+            seed: 5,
         };
         let t = std::time::Instant::now();
         let out = Command::new(bin())

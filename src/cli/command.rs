@@ -63,8 +63,16 @@ fn after_help() -> String {
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
-    /// Capture to open. Without it, cidscope opens its bundled demo capture.
+    /// Capture to open. Without it, cidscope opens its bundled demo capture. An experiment's
+    /// directory (`cidscope vm ... --out DIR`) opens its first finished run of each kernel ×
+    /// vCPUs side by side.
     pub file: Option<PathBuf>,
+
+    /// More captures, each stacked under the first as a lane set named by its kernel, on a
+    /// time axis shared relative to each workload's start; the cursor pane shows each one's CID
+    /// metrics.
+    #[arg(value_name = "MORE")]
+    pub more: Vec<PathBuf>,
 
     #[command(flatten)]
     pub load: LoadArgs,

@@ -12,6 +12,12 @@ pub struct ExportArgs {
     /// Write Chrome JSON trace events (open with ui.perfetto.dev) to this file.
     #[arg(long, value_name = "OUT.json")]
     pub perfetto: Option<PathBuf>,
+    /// Write Perfetto's own protobuf trace (TracePacket/TrackEvent: a track per CPU and per
+    /// model, the cidmask weight as counter tracks, flows from a CID's release to its next
+    /// grant, interned names) to this file; ui.perfetto.dev and trace_processor load it.
+    /// `-`: standard output.
+    #[arg(long, value_name = "OUT.pftrace")]
+    pub perfetto_proto: Option<PathBuf>,
     /// Write one CSV row per event to this file.
     #[arg(long, value_name = "OUT.csv")]
     pub csv: Option<PathBuf>,

@@ -1,7 +1,7 @@
 //! `cidscope vm`: its flags, and the VM run and model choice they make.
 
 use super::values::parse_duration_ns;
-use super::{ModelArgs, UiArgs};
+use super::{CliError, ModelArgs, UiArgs};
 use crate::vm::qemu::AccelChoice;
 use crate::vm::{ModelOverride, VmConfig};
 use clap::Args;
@@ -18,11 +18,42 @@ use std::path::PathBuf;
     .long_help(None::<&str>)))]
 pub struct VmArgs {
     /// Kernel image to boot (bzImage or ELF vmlinux), x86-64, Linux >= 6.3 with CONFIG_RSEQ.
-    #[arg(id = "vm_kernel", long = "kernel", value_name = "PATH")]
-    pub kernel: PathBuf,
-    /// Virtual CPUs (the guest's possible CPUs: the bound of every CID).
-    #[arg(long, default_value_t = 4, value_name = "N")]
-    pub cpus: u32,
+    /// Give it again for an experiment over several kernels (with --out).
+    #[arg(
+        id = "vm_kernel",
+        long = "kernel",
+        value_name = "PATH",
+        required_unless_present = "report"
+    )]
+    pub kernel: Vec<PathBuf>,
+    /// Virtual CPUs (the guest's possible CPUs: the bound of every CID); a list (8,16,64) for
+    /// an experiment over CPU counts (with --out).
+    #[arg(
+        long,
+        default_value = "4",
+        value_name = "N[,N...]",
+        value_delimiter = ','
+    )]
+    pub cpus: Vec<u32>,
+    /// Runs of each kernel × vCPU count (an experiment, with --out).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: u32,
+    /// Experiment directory: every kernel × vCPUs × repeat is run one guest at a time with the
+    /// same workload and seed; each recording, experiment.json (runs with their cid_metrics
+    /// and model_agreement, medians and spread, ratios, the 100 ms scan answer, missing runs)
+    /// and experiment.svg go there, the side-by-side table to stdout (experiment.json with
+    /// --json). Exit 1 when a run is missing.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Make an experiment's report again from the recordings in DIR (after an upgrade, or when
+    /// a recording could not be read back): experiment.json and experiment.svg rewritten, the
+    /// table printed (experiment.json with --json). Boots nothing.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["vm_kernel", "out", "record"])]
+    pub report: Option<PathBuf>,
+    /// Seed of the workloads' random choices (affinity's CPU masks); the same in every run of
+    /// an experiment. 0: each workload's fixed default.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
     /// Workload to run in the guest: a name below or a `cidscope live` SPEC.
     #[arg(long, default_value = "workers", value_name = "W")]
     pub workload: String,
@@ -92,8 +123,10 @@ pub struct VmArgs {
 }
 
 impl VmArgs {
-    /// The run the flags describe.
+    /// The run the flags describe (an experiment's first kernel and CPU count).
     pub fn config(&self) -> VmConfig {
+        let kernel = self.kernel.first().cloned().unwrap_or_default();
+        let cpus = self.cpus.first().copied().unwrap_or(4);
         VmConfig {
             threads: self.threads,
             duration_ns: self.duration,
@@ -109,8 +142,42 @@ impl VmArgs {
             graph_function: self.graph_function.clone(),
             probes: !self.no_probes,
             record: self.record.clone(),
-            ..VmConfig::new(self.kernel.clone(), self.cpus, &self.workload)
+            seed: self.seed,
+            ..VmConfig::new(kernel, cpus, &self.workload)
         }
+    }
+
+    /// The experiment the flags ask for: several kernels, CPU counts or repeats, or --out.
+    /// `None`: one run (the TUI, --record, --json).
+    pub fn experiment(&self) -> Result<Option<crate::vm::experiment::Plan>, CliError> {
+        let many = self.kernel.len() > 1 || self.cpus.len() > 1 || self.repeat > 1;
+        if !many && self.out.is_none() {
+            return Ok(None);
+        }
+        let Some(out) = self.out.clone() else {
+            return Err(CliError::Usage(
+                "several --kernel, --cpus values or --repeat make an experiment: name its directory with --out DIR".into(),
+            ));
+        };
+        if self.record.is_some() {
+            return Err(CliError::Usage(
+                "--record is for one run; an experiment records every run into --out DIR".into(),
+            ));
+        }
+        if self.repeat == 0 {
+            return Err(CliError::Usage("--repeat 0: expected 1 or more".into()));
+        }
+        let mut cpus = self.cpus.clone();
+        cpus.sort_unstable();
+        cpus.dedup();
+        Ok(Some(crate::vm::experiment::Plan {
+            kernels: self.kernel.clone(),
+            cpus,
+            repeat: self.repeat,
+            out,
+            base: self.config(),
+            model: self.model_override(),
+        }))
     }
 
     /// What of the model the flags fix (the rest comes from the guest kernel).

@@ -17,6 +17,15 @@ use crate::timeline::Timeline;
 const V5_WORKERS: &[u8] = include_bytes!("../../traces/v5-workers-quiet.ftrace.txt");
 const V3_SPINNER: &[u8] = include_bytes!("../../traces/v3-spinner-rt.ftrace.txt");
 
+/// A lane set a step's narration talks about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shows {
+    /// What the capture (or the simulated schedule) shows.
+    Observed,
+    /// A model's slots.
+    Model(PolicyKind),
+}
+
 /// One narrated moment.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
@@ -26,6 +35,9 @@ pub struct Step {
     pub ts: u64,
     /// The window shown around it.
     pub span: u64,
+    /// The lane sets its text is about, which the screen must show (a presenter's screen shows
+    /// only them).
+    pub shows: Vec<Shows>,
 }
 
 /// A demo ready to show.
@@ -137,6 +149,7 @@ fn workers() -> Result<Setup, DemoError> {
         ),
         ts: info.first_ts,
         span: ms(4),
+        shows: vec![Shows::Observed, Shows::Model(PolicyKind::LazyCompact)],
     }];
     // first update of each CPU within the mm
     let updates: Vec<(u64, u16, i32)> = trace
@@ -162,6 +175,7 @@ fn workers() -> Result<Setup, DemoError> {
                 ),
                 ts,
                 span: ms(4),
+                shows: vec![Shows::Observed, Shows::Model(PolicyKind::LazyCompact)],
             });
         }
     }
@@ -184,6 +198,7 @@ fn workers() -> Result<Setup, DemoError> {
             ),
             ts,
             span: ms(20),
+            shows: vec![Shows::Observed, Shows::Model(PolicyKind::LazyCompact)],
         });
     }
     if let Some(c) = run_of(&runs, PolicyKind::LazyCompact)
@@ -201,6 +216,7 @@ fn workers() -> Result<Setup, DemoError> {
             ),
             ts: c.ts,
             span: ms(20),
+            shows: vec![Shows::Model(PolicyKind::LazyCompact)],
         });
     }
     if let Some(m) = run_of(&runs, PolicyKind::OwnerMode)
@@ -217,6 +233,7 @@ fn workers() -> Result<Setup, DemoError> {
             ),
             ts: m.ts,
             span: ms(4),
+            shows: vec![Shows::Model(PolicyKind::OwnerMode)],
         });
     }
     Ok(Setup {
@@ -255,6 +272,7 @@ fn spinner() -> Result<Setup, DemoError> {
             .into(),
         ts: info.first_ts,
         span: ms(300),
+        shows: vec![Shows::Observed, Shows::Model(PolicyKind::LazyCompact)],
     }];
     let lazy = run_of(&runs, PolicyKind::LazyCompact);
     let ticks: Vec<u64> = lazy
@@ -280,6 +298,7 @@ fn spinner() -> Result<Setup, DemoError> {
             ),
             ts: a,
             span: ms(300),
+            shows: vec![Shows::Model(PolicyKind::LazyCompact)],
         });
     }
     if let Some(c) = run_of(&runs, PolicyKind::ResumeBatch).and_then(|r| {
@@ -299,6 +318,7 @@ fn spinner() -> Result<Setup, DemoError> {
             ),
             ts: c.ts,
             span: ms(300),
+            shows: vec![Shows::Model(PolicyKind::ResumeBatch)],
         });
     }
     Ok(Setup {
@@ -343,6 +363,7 @@ fn batched_scan() -> Result<Setup, DemoError> {
             .into(),
         ts: scan.start_ts.saturating_sub(ms(1)),
         span: ms(4),
+        shows: vec![Shows::Model(PolicyKind::ResumeBatch)],
     }];
     if let Some(first) = batches.first() {
         steps.push(Step {
@@ -355,6 +376,7 @@ fn batched_scan() -> Result<Setup, DemoError> {
             ),
             ts: first.ts,
             span: ms(2),
+            shows: vec![Shows::Model(PolicyKind::ResumeBatch)],
         });
     }
     if let Some(mid) = batches.get(7) {
@@ -367,6 +389,7 @@ fn batched_scan() -> Result<Setup, DemoError> {
             ),
             ts: mid.ts,
             span: ms(2),
+            shows: vec![Shows::Model(PolicyKind::ResumeBatch)],
         });
     }
     if let Some(last) = batches.get(15) {
@@ -381,6 +404,7 @@ fn batched_scan() -> Result<Setup, DemoError> {
             ),
             ts: last.ts,
             span: ms(2),
+            shows: vec![Shows::Model(PolicyKind::ResumeBatch)],
         });
     }
     Ok(Setup {
@@ -415,6 +439,7 @@ fn owner_mode() -> Result<Setup, DemoError> {
             .into(),
         ts: to_cpu.ts.saturating_sub(ms(1)),
         span: ms(3),
+        shows: vec![Shows::Model(PolicyKind::OwnerMode)],
     }];
     steps.push(Step {
         title: "Switch to per-CPU mode".into(),
@@ -427,6 +452,7 @@ fn owner_mode() -> Result<Setup, DemoError> {
         ),
         ts: to_cpu.ts,
         span: ms(3),
+        shows: vec![Shows::Model(PolicyKind::OwnerMode)],
     });
     if let Some(back) = run
         .modes
@@ -443,6 +469,7 @@ fn owner_mode() -> Result<Setup, DemoError> {
             ),
             ts: back.ts,
             span: ms(3),
+            shows: vec![Shows::Model(PolicyKind::OwnerMode)],
         });
     }
     Ok(Setup {
@@ -483,6 +510,7 @@ fn nohz_full() -> Result<Setup, DemoError> {
                 .into(),
             ts: stop,
             span: ms(300),
+            shows: vec![Shows::Model(PolicyKind::LazyCompact)],
         },
         Step {
             title: "Nothing compacts".into(),
@@ -495,6 +523,11 @@ fn nohz_full() -> Result<Setup, DemoError> {
             ),
             ts: stop + ms(250),
             span: ms(300),
+            shows: vec![
+                Shows::Model(PolicyKind::LazyCompact),
+                Shows::Model(PolicyKind::ResumeBatch),
+                Shows::Model(PolicyKind::OwnerMode),
+            ],
         },
     ];
     Ok(Setup {
@@ -525,6 +558,24 @@ mod tests {
                     d.name,
                     st.title
                 );
+            }
+        }
+        // every step names the lane sets it talks about, and they are the demo's
+        for d in DEMOS {
+            let s = (d.build)().expect("demo");
+            for st in &s.steps {
+                assert!(!st.shows.is_empty(), "{}: {:?}", d.name, st.title);
+                for sh in &st.shows {
+                    match sh {
+                        Shows::Observed => assert!(s.show_observed, "{}: {:?}", d.name, st.title),
+                        Shows::Model(k) => assert!(
+                            s.runs.iter().any(|r| r.policy == *k),
+                            "{}: {:?} names {k:?}",
+                            d.name,
+                            st.title
+                        ),
+                    }
+                }
             }
         }
         assert!(find("workers").is_some());

@@ -101,6 +101,54 @@ pub fn write(
 
 /// The SVG document as text.
 pub fn render(trace: &Trace, tl: &Timeline, opts: &SvgOptions) -> String {
+    let series = match opts.mm {
+        Some(mm) => tl
+            .weight_series(Some(mm))
+            .into_iter()
+            .nth(mm.0 as usize)
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let lanes = Lanes {
+        lanes: &tl.lanes,
+        series,
+        what: "observed",
+    };
+    render_lanes(trace, tl, &lanes, opts)
+}
+
+/// The picture of a model's run (`export --svg --policy P`): its per-CPU lanes and its
+/// cidmask weight where the observed ones would be.
+pub fn render_model(
+    trace: &Trace,
+    tl: &Timeline,
+    run: &crate::model::policies::PolicyRun,
+    opts: &SvgOptions,
+) -> String {
+    let series = match opts.mm {
+        Some(mm) => (run.weights.iter())
+            .filter(|w| w.mm == mm)
+            .map(|w| (w.ts, w.weight.min(u16::MAX as u32) as u16))
+            .collect(),
+        None => Vec::new(),
+    };
+    let what = format!("model {}", run.policy.id());
+    let lanes = Lanes {
+        lanes: &run.lanes,
+        series,
+        what: &what,
+    };
+    render_lanes(trace, tl, &lanes, opts)
+}
+
+/// What the lanes and the weight graph show: the observed timeline's, or a model's.
+struct Lanes<'a> {
+    lanes: &'a [crate::model::SegLane],
+    series: Vec<(u64, u16)>,
+    what: &'a str,
+}
+
+fn render_lanes(trace: &Trace, tl: &Timeline, src: &Lanes, opts: &SvgOptions) -> String {
     let c = &opts.colors;
     let (from, to) = (opts.from, opts.to.max(opts.from + 1));
     let span = to - from;
@@ -113,7 +161,7 @@ pub fn render(trace: &Trace, tl: &Timeline, opts: &SvgOptions) -> String {
         let b = from + (span as u128 * (k as u128 + 1) / cols as u128) as u64;
         (a, b.max(a + 1))
     };
-    let ncpus = tl.lanes.len();
+    let ncpus = src.lanes.len();
     let lanes_top = 44.0;
     let lanes_h = ncpus as f64 * (LANE_H + LANE_GAP);
     let weight_top = lanes_top + lanes_h + 24.0;
@@ -140,7 +188,7 @@ pub fn render(trace: &Trace, tl: &Timeline, opts: &SvgOptions) -> String {
 <title>cidscope: {title}</title>
 <rect x="0" y="0" width="{w}" height="{h}" fill="{bg}"/>
 <text x="{LEFT}" y="20" font-size="14" font-weight="bold" fill="{text}">{title}</text>
-<text x="{LEFT}" y="36" fill="{dim}">per-CPU CID slots, {t0}–{t1} ({dur}), {src}</text>
+<text x="{LEFT}" y="36" fill="{dim}">per-CPU CID slots ({what}), {t0}–{t1} ({dur}), {src}</text>
 "#,
         title = esc(&format!("CIDs of {}", opts.label)),
         bg = c.background,
@@ -150,11 +198,12 @@ pub fn render(trace: &Trace, tl: &Timeline, opts: &SvgOptions) -> String {
         t1 = fmt_ts(to),
         dur = fmt_dur(span),
         src = esc(&trace.path),
+        what = esc(src.what),
     );
     // the lanes
     let mut seen: Vec<i32> = Vec::new();
     let mut unconfirmed_seen = false;
-    for (cpu, lane) in tl.lanes.iter().enumerate() {
+    for (cpu, lane) in src.lanes.iter().enumerate() {
         let y = lanes_top + cpu as f64 * (LANE_H + LANE_GAP);
         let _ = writeln!(
             s,
@@ -229,14 +278,7 @@ pub fn render(trace: &Trace, tl: &Timeline, opts: &SvgOptions) -> String {
     // the weight: per pixel column the highest weight, as a step line
     let bound = tl.ncpus.max(1) as f64;
     let y_of = |v: f64| weight_top + WEIGHT_H - v / bound * (WEIGHT_H - 10.0);
-    let series = match opts.mm {
-        Some(mm) => tl
-            .weight_series(Some(mm))
-            .into_iter()
-            .nth(mm.0 as usize)
-            .unwrap_or_default(),
-        None => Vec::new(),
-    };
+    let series = &src.series;
     let _ = writeln!(
         s,
         r#"<g class="weight-graph">

@@ -64,6 +64,12 @@ impl Anomalies {
         self.first[i].get_or_insert(a);
     }
 
+    /// How often a task ran on two CPUs at once, and the first time.
+    pub fn two_cpus(&self) -> Option<(u64, Anomaly)> {
+        let i = 0;
+        self.first[i].map(|a| (self.counts[i], a))
+    }
+
     pub fn total(&self) -> u64 {
         self.counts.iter().sum()
     }

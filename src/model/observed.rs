@@ -416,7 +416,8 @@ impl ObservedState {
         t.cid = Some(cid);
         t.confirmed = true;
         let was_on = t.on_cpu.replace(ev.cpu);
-        if was_on != Some(ev.cpu) {
+        // (on a CPU still showing it after it moved: the overlap keeps its start)
+        if was_on.is_none() {
             t.since = ev.ts;
         }
         let mm = t.mm;

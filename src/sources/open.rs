@@ -148,6 +148,9 @@ fn opened(name: String, input: input::Input, opts: &LoadOptions) -> Result<Opene
                 return Err(SourceError::file(
                     &name,
                     match (s.codec, s.kind) {
+                        _ if input::interrupt::requested() => {
+                            "SIGINT ended the input before any byte arrived (0 bytes read): nothing to load".to_string()
+                        }
                         (Some(c), _) => format!(
                             "{} data that decompresses to nothing: expected a capture",
                             c.name()
@@ -207,8 +210,13 @@ fn reader_of(
     if let Some(r) = formats::detect(data) {
         return Ok(r);
     }
-    // the first line that is not blank (an all-blank input names its first line)
-    let (line, first) = data
+    // the first line that is not blank (an all-blank input names its first line), looked for
+    // in the head detection read: a sparse file or one huge line is refused as fast as a
+    // short one
+    let head = &data[..data
+        .len()
+        .min(crate::sources::file_format::Sample::HEAD_BYTES)];
+    let (line, first) = head
         .split(|&b| b == b'\n')
         .enumerate()
         .find(|(_, l)| !l.iter().all(|b| b.is_ascii_whitespace()))
@@ -225,13 +233,22 @@ fn reader_of(
             ),
         ));
     }
+    const EXPECTED: &str = "not a capture cidscope reads: expected ftrace text, trace-cmd report, perf script text, perf.data or trace.dat";
+    // binary data is named, not printed as escaped bytes
+    let head = &data[..data.len().min(512)];
+    let invalid = std::str::from_utf8(head).is_err_and(|e| e.error_len().is_some());
+    if head.contains(&0) || invalid {
+        let what = if data.starts_with(b"\x7fELF") {
+            "an ELF file (a program or library)"
+        } else {
+            "binary data of no format cidscope knows"
+        };
+        return Err(SourceError::file(name, format!("{EXPECTED}; found {what}")));
+    }
     Err(SourceError::at_line(
         name,
         line,
-        format!(
-            "not a capture cidscope reads: expected ftrace text, trace-cmd report, perf script text, perf.data or trace.dat; found \"{}\"",
-            excerpt(first, 60)
-        ),
+        format!("{EXPECTED}; found \"{}\"", excerpt(first, 60)),
     ))
 }
 
@@ -321,8 +338,21 @@ impl Opened {
                         )
                     }
                     None => {
-                        let data = s.read_all(&self.name, self.budget(opts), opts)?;
-                        self.reader.stream(&self.name, &data, opts, sink)
+                        let (data, cut) = s.read_all(&self.name, self.budget(opts), opts)?;
+                        let mut go = true;
+                        self.reader
+                            .stream(&self.name, &data, opts, &mut |d| {
+                                go = sink(d);
+                                go
+                            })
+                            .map_err(|e| with_cut(e, cut.as_ref()))?;
+                        if let Some(w) = cut.filter(|_| go) {
+                            sink(&mut TraceDelta {
+                                warnings: vec![w],
+                                ..Default::default()
+                            });
+                        }
+                        Ok(())
                     }
                 };
             }
@@ -337,12 +367,27 @@ impl Opened {
         // arrive, they stop the load once the estimate no longer fits.
         let mut count = TaskCount::default();
         let mut too_large = None;
+        // the pages a text load has parsed go back to the kernel as it goes (a mapped file
+        // would otherwise stay resident whole: its size again on top of the events)
+        let consumed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let opts = &LoadOptions {
+            consumed: Some(std::sync::Arc::clone(&consumed)),
+            ..opts.clone()
+        };
+        let mut released = 0u64;
         let r = self.reader.stream(&self.name, data, opts, &mut |d| {
             if let Some(b) = &self.budget
                 && let Err(e) = count.add(d).check(b)
             {
                 too_large = Some(e);
                 return false;
+            }
+            let at = consumed.load(Ordering::Relaxed);
+            if let Bytes::Map(m) = data
+                && at >= released + (16 << 20)
+            {
+                m.release_before(at as usize);
+                released = at;
             }
             sink(d)
         });
@@ -435,13 +480,30 @@ impl Opened {
                 Ok(trace)
             }
             Body::Stream(_) => {
-                let data = self
-                    .take_stream()?
-                    .read_all(&self.name, self.budget(&opts), &opts)?;
-                self.reader.load(&self.name, &data, &opts)
+                let (data, cut) =
+                    self.take_stream()?
+                        .read_all(&self.name, self.budget(&opts), &opts)?;
+                let mut trace = self
+                    .reader
+                    .load(&self.name, &data, &opts)
+                    .map_err(|e| with_cut(e, cut.as_ref()))?;
+                trace.warnings.extend(cut);
+                Ok(trace)
             }
         }
     }
+}
+
+/// A reader's error on data a damaged compressed stream cut short, with why it ended there.
+fn with_cut(mut e: SourceError, cut: Option<&crate::events::Warning>) -> SourceError {
+    if let Some(w) = cut {
+        let why = w
+            .message
+            .split_once(": ")
+            .map_or(&w.message[..], |(_, m)| m);
+        e.message = format!("{} [{why}]", e.message);
+    }
+    e
 }
 
 /// Tasks and processes (tasks that lead their thread group) a stream has shown so far.

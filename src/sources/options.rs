@@ -37,6 +37,12 @@ pub struct LoadOptions {
     /// Bytes per delta of a streaming load (default `text::driver::SEGMENT_BYTES`; tests use small ones).
     pub segment_bytes: Option<usize>,
     pub progress: Option<Arc<Progress>>,
+    /// Where a text load is: the input bytes whose events the sink has been handed (set by
+    /// the text driver in input order; the mapped file's pages before it can be given back).
+    pub consumed: Option<Arc<std::sync::atomic::AtomicU64>>,
+    /// trace.dat: the buffer to read, by its instance name (`""`: the top-level one); default:
+    /// the top-level buffer (or the one instance holding data). The others are counted.
+    pub instance: Option<String>,
 }
 
 impl LoadOptions {

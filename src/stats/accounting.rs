@@ -52,10 +52,10 @@ pub fn compute(trace: &Trace, from: usize, to: usize) -> Accounting {
 /// What is counted per task while events come in (an [`Account`] is twice the size).
 #[derive(Default, Clone, Copy)]
 struct Counts {
-    rseq_updates: u64,
-    rseq_ip_fixups: u64,
-    switch_ins: u64,
-    exits_to_user: u64,
+    rseq_updates: u32,
+    rseq_ip_fixups: u32,
+    switch_ins: u32,
+    exits_to_user: u32,
 }
 
 /// Accounting fed slice by slice (a streaming load hands over one segment at a time).
@@ -68,6 +68,8 @@ pub struct Accumulator {
     last: u64,
     sys_exit: Option<crate::events::StrId>,
     irq_exit: Option<crate::events::StrId>,
+    /// Only the overall account is wanted (no per-task list: `stats` without `--json`).
+    pub overall_only: bool,
 }
 
 impl Accumulator {
@@ -102,18 +104,26 @@ impl Accumulator {
         self.last = e.ts;
         let tasks = &mut self.tasks;
         match e.kind {
-            EventKind::RseqUpdate { .. } => tasks.entry(e.tid).or_default().rseq_updates += 1,
-            EventKind::RseqIpFixup => tasks.entry(e.tid).or_default().rseq_ip_fixups += 1,
+            EventKind::RseqUpdate { .. } => {
+                let c = tasks.entry(e.tid).or_default();
+                c.rseq_updates = c.rseq_updates.saturating_add(1);
+            }
+            EventKind::RseqIpFixup => {
+                let c = tasks.entry(e.tid).or_default();
+                c.rseq_ip_fixups = c.rseq_ip_fixups.saturating_add(1);
+            }
             EventKind::Other { name }
                 if Some(name) == self.sys_exit || Some(name) == self.irq_exit =>
             {
                 if e.tid != 0 {
-                    tasks.entry(e.tid).or_default().exits_to_user += 1;
+                    let c = tasks.entry(e.tid).or_default();
+                    c.exits_to_user = c.exits_to_user.saturating_add(1);
                 }
                 self.acc.has_exit_events = true;
             }
             EventKind::SchedSwitch { next_tid, .. } if next_tid != 0 => {
-                tasks.entry(next_tid).or_default().switch_ins += 1;
+                let c = tasks.entry(next_tid).or_default();
+                c.switch_ins = c.switch_ins.saturating_add(1);
             }
             _ => {}
         }
@@ -121,29 +131,30 @@ impl Accumulator {
 
     pub fn finish(self) -> Accounting {
         let mut acc = self.acc;
-        acc.tasks = self
-            .tasks
-            .into_iter()
-            .filter(|&(tid, c)| tid != 0 && (c.rseq_updates > 0 || c.rseq_ip_fixups > 0))
-            .map(|(tid, c)| {
-                let a = Account {
-                    rseq_updates: c.rseq_updates,
-                    rseq_ip_fixups: c.rseq_ip_fixups,
-                    switch_ins: c.switch_ins,
-                    exits_to_user: c.exits_to_user,
-                    ..Account::default()
-                };
-                (tid, a)
-            })
-            .collect();
-        acc.span_ns = self.first.map_or(0, |f| self.last.saturating_sub(f));
+        let account = |c: &Counts| Account {
+            rseq_updates: c.rseq_updates as u64,
+            rseq_ip_fixups: c.rseq_ip_fixups as u64,
+            switch_ins: c.switch_ins as u64,
+            exits_to_user: c.exits_to_user as u64,
+            ..Account::default()
+        };
+        let counted =
+            |tid: Tid, c: &Counts| tid != 0 && (c.rseq_updates > 0 || c.rseq_ip_fixups > 0);
         let mut all = Account::default();
-        for a in acc.tasks.values() {
-            all.rseq_updates += a.rseq_updates;
-            all.rseq_ip_fixups += a.rseq_ip_fixups;
-            all.switch_ins += a.switch_ins;
-            all.exits_to_user += a.exits_to_user;
+        for (_, c) in self.tasks.iter().filter(|(t, c)| counted(**t, c)) {
+            all.rseq_updates += c.rseq_updates as u64;
+            all.rseq_ip_fixups += c.rseq_ip_fixups as u64;
+            all.switch_ins += c.switch_ins as u64;
+            all.exits_to_user += c.exits_to_user as u64;
         }
+        if !self.overall_only {
+            acc.tasks = (self.tasks.iter())
+                .filter(|(t, c)| counted(**t, c))
+                .map(|(&tid, c)| (tid, account(c)))
+                .collect();
+        }
+        drop(self.tasks);
+        acc.span_ns = self.first.map_or(0, |f| self.last.saturating_sub(f));
         let (span, has) = (acc.span_ns, acc.has_exit_events);
         for a in acc.tasks.values_mut() {
             finish(a, span, has);

@@ -7,7 +7,7 @@ use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::{Alarm, AlarmKind, Anomalies, Anomaly, AnomalyKind, Coverage, MmId, MmInfo};
 use std::fmt::Write;
 
-/// Exit statuses of `--check` (a contract, documented in `--help` and the README).
+/// Exit statuses of `--check` (a contract, documented in `--help` and docs/headless.md).
 pub mod status {
     /// Both checks ran and found nothing.
     pub const CLEAN: u8 = 0;
@@ -92,8 +92,28 @@ impl CheckReport {
     }
 }
 
+/// Events on CPUs at or past the count the capture's header states: (CPU, events, first ts).
+fn beyond_header(trace: &Trace, ncpus: u32) -> Vec<(u16, u64, u64)> {
+    let mut out: std::collections::BTreeMap<u16, (u64, u64)> = Default::default();
+    for e in trace.events.iter() {
+        if e.cpu != crate::events::CPU_UNKNOWN
+            && u32::from(e.cpu) >= ncpus
+            && !matches!(e.kind, crate::events::EventKind::Lost { .. })
+        {
+            out.entry(e.cpu).or_insert((0, e.ts)).0 += 1;
+        }
+    }
+    out.into_iter().map(|(c, (n, ts))| (c, n, ts)).collect()
+}
+
 pub fn run(trace: &Trace) -> CheckReport {
-    let ncpus = trace.cpu_count();
+    // The bound is the CPU count the header states (`#P:2`, `cpus=2`, perf's nr_cpus): an
+    // event past it is a finding of its own, never a reason to widen the bound.
+    let stated = trace
+        .ncpus_hint
+        .filter(|&n| (1..=Trace::MAX_CPUS).contains(&n));
+    let ncpus = stated.unwrap_or_else(|| trace.cpu_count());
+    let beyond = stated.map_or_else(Vec::new, |n| beyond_header(trace, n));
     let ctx = Context {
         tasks: &trace.tasks,
         tgid_changes: &trace.tgid_changes,
@@ -139,6 +159,25 @@ pub fn run(trace: &Trace) -> CheckReport {
             a.describe_observed()
         );
     }
+    // what the capture itself breaks: events past its CPUs, a task on two CPUs at once
+    for &(cpu, n, ts) in &beyond {
+        let _ = writeln!(
+            text,
+            "FINDING {} cpu {cpu}: {n} events on CPU {cpu}, but the capture's header states {ncpus} CPUs (0..{ncpus}): the capture is damaged there (the bound stays 0..{ncpus})",
+            fmt_ts(ts),
+        );
+    }
+    let two_cpus = sink.anomalies.two_cpus();
+    if let Some((n, a)) = two_cpus {
+        let _ = writeln!(
+            text,
+            "FINDING {} cpu {}: {} ({n} times): the capture shows one task running on two CPUs",
+            fmt_ts(a.ts),
+            a.cpu,
+            a.describe()
+        );
+    }
+    let capture_findings = beyond.len() + usize::from(two_cpus.is_some());
     // damage and what the reader skipped: the verdicts near it may be wrong
     for w in trace
         .warnings
@@ -171,11 +210,16 @@ pub fn run(trace: &Trace) -> CheckReport {
         } else {
             "the CID bound NOT CHECKED".into()
         };
+        let broken = if capture_findings > 0 {
+            format!(", {capture_findings} where the capture contradicts itself")
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             text,
-            "{}: {} findings ({dups}, {bound}) in {} events, {} processes",
+            "{}: {} findings ({dups}, {bound}{broken}) in {} events, {} processes",
             crate::sources::shown_name(&trace.path),
-            sink.alarms.len(),
+            sink.alarms.len() + capture_findings,
             trace.event_count(),
             sink.mms
         );
@@ -214,7 +258,7 @@ pub fn run(trace: &Trace) -> CheckReport {
         );
     }
     CheckReport {
-        findings: sink.alarms.len(),
+        findings: sink.alarms.len() + capture_findings,
         text,
         checked,
     }

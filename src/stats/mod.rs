@@ -3,14 +3,15 @@
 
 pub mod accounting;
 pub mod check;
+pub mod cid_metrics;
 pub mod live;
 pub mod model_summary;
 pub mod policy;
+pub mod text;
 
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::{Alarm, MmId, MmInfo, MmOrigin};
-use crate::sources::shown_name;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -99,6 +100,11 @@ pub struct Stats {
     /// With --compare: one summary per model.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compare: Vec<model_summary::ModelSummary>,
+    /// Per process with rseq_update events: span excess, compaction latency, CID changes,
+    /// compactions and scan cost, from what the capture shows (docs/metrics.md).
+    pub cid_metrics: Vec<cid_metrics::ProcessMetrics>,
+    /// What the capture as a whole cannot measure of `cid_metrics`, and why.
+    pub cid_metrics_notes: Vec<String>,
 }
 
 #[derive(Default)]
@@ -106,13 +112,20 @@ struct Collect {
     mms: Vec<MmInfo>,
     alarms: Vec<Alarm>,
     anomalies: crate::model::Anomalies,
+    running: cid_metrics::running::Running,
+    /// Feed `running` (off: a benchmark's summary without the metrics).
+    metrics: bool,
 }
 
 impl Sink for Collect {
     fn new_mm(&mut self, _id: MmId, info: MmInfo) {
         self.mms.push(info);
     }
-    fn cpu_changed(&mut self, _ts: u64, _cpu: u16, _slot: &CpuSlot) {}
+    fn cpu_changed(&mut self, ts: u64, cpu: u16, slot: &CpuSlot) {
+        if self.metrics {
+            self.running.slot_changed(ts, cpu, slot);
+        }
+    }
     fn alarm(&mut self, a: Alarm) {
         self.alarms.push(a);
     }
@@ -136,32 +149,48 @@ pub fn compute(trace: &Trace) -> Stats {
     s.finish(trace)
 }
 
-/// Distinct CIDs of a task: CIDs below 128 (all of them on machines with up to 128 CPUs) in a
-/// bitmask, others in a small list.
+/// Distinct CIDs of a task: CIDs below 64 (all of them on machines with up to 64 CPUs) in a
+/// bitmask, others in a list of their own. 16 bytes: a million tasks hold one each.
 #[derive(Default, Clone)]
 struct CidSet {
-    small: u128,
-    other: Vec<i32>,
+    small: u64,
+    /// CIDs of 64 and more (rare: only machines past 64 CPUs give them): 8 bytes here.
+    other: Option<Box<LargeCids>>,
 }
+
+/// The CIDs of 64 and more of one task.
+#[derive(Default, Clone)]
+struct LargeCids(Vec<i32>);
 
 impl CidSet {
     fn insert(&mut self, cid: i32) {
-        if (0..128).contains(&cid) {
-            self.small |= 1u128 << cid;
-        } else if !self.other.contains(&cid) {
-            self.other.push(cid);
+        if (0..64).contains(&cid) {
+            self.small |= 1u64 << cid;
+        } else {
+            let v = &mut self.other.get_or_insert_with(Default::default).0;
+            if !v.contains(&cid) {
+                v.push(cid);
+            }
         }
     }
 
     /// The CIDs, sorted.
     fn to_vec(&self) -> Vec<i32> {
-        let mut v: Vec<i32> = (0..128)
-            .filter(|&c| self.small & (1u128 << c) != 0)
-            .collect();
-        v.extend(&self.other);
+        let mut v: Vec<i32> = (0..64).filter(|&c| self.small & (1u64 << c) != 0).collect();
+        v.extend(self.other.iter().flat_map(|o| o.0.iter()));
         v.sort_unstable();
         v
     }
+}
+
+/// A task's rseq_updates (saturating), its CIDs and its mm at its last update.
+#[derive(Clone)]
+struct TidUpdates {
+    n: u32,
+    mm: MmId,
+    cids: CidSet,
+    /// Its CID changes (`cid_metrics`).
+    tally: cid_metrics::TaskTally,
 }
 
 /// The summary of an opened capture, read as a stream: each segment is summarized and
@@ -172,6 +201,16 @@ pub fn compute_streaming(
     opened: &crate::sources::Opened,
     opts: &crate::sources::LoadOptions,
 ) -> Result<Stats, crate::sources::SourceError> {
+    compute_streaming_with(opened, opts, true)
+}
+
+/// [`compute_streaming`], with `per_task` false leaving `tasks` and `reused_tasks` empty (what
+/// the text summary never shows: a million tasks cost a string and a list each there).
+pub fn compute_streaming_with(
+    opened: &crate::sources::Opened,
+    opts: &crate::sources::LoadOptions,
+    per_task: bool,
+) -> Result<Stats, crate::sources::SourceError> {
     let mut meta = Trace::new(&opened.name, opened.format);
     let mut summ: Option<Summarizer> = None;
     // a stream cannot be read again: its events are kept in case they need sorting
@@ -179,7 +218,7 @@ pub fn compute_streaming(
     opened.stream(opts, &mut |d| {
         let evs = std::mem::take(&mut d.events);
         meta.apply(d);
-        let s = summ.get_or_insert_with(|| Summarizer::new(&meta));
+        let s = summ.get_or_insert_with(|| Summarizer::new(&meta).per_task(per_task));
         // (by reference: a copied 32-byte event costs a stalled load per event)
         s.feed(evs.iter(), &meta);
         if keep {
@@ -218,7 +257,9 @@ pub struct Summarizer {
     cpu_unknown: u64,
     /// Per task with rseq_update: count, CIDs, and its mm at its last update (a task that
     /// exited is gone from the observed state by the end).
-    per_tid: rustc_hash::FxHashMap<(Tid, u32), (u64, CidSet, MmId)>,
+    per_tid: rustc_hash::FxHashMap<(Tid, u32), TidUpdates>,
+    /// The calls of task_mm_cid_work (function_graph, CID probes).
+    calls: cid_metrics::scan_calls::ScanCalls,
     state: ObservedState,
     sink: Collect,
     accounting: accounting::Accumulator,
@@ -227,6 +268,8 @@ pub struct Summarizer {
     prev_ts: u64,
     /// Timestamps went backwards: the walk of the observed state needs the sorted stream.
     pub out_of_order: bool,
+    /// Whether [`Stats::tasks`] is built.
+    per_task: bool,
 }
 
 impl Summarizer {
@@ -247,13 +290,32 @@ impl Summarizer {
             lost_markers: 0,
             cpu_unknown: 0,
             per_tid: Default::default(),
+            calls: Default::default(),
             state: ObservedState::new(hint.max(1) as usize),
-            sink: Collect::default(),
+            sink: Collect {
+                metrics: true,
+                ..Default::default()
+            },
             accounting: accounting::Accumulator::default(),
             seen_cpus: 0,
             prev_ts: 0,
             out_of_order: false,
+            per_task: true,
         }
+    }
+
+    /// The summary without `cid_metrics`' span, latency and scan calls (they stay empty): what
+    /// they cost is measured against it (`cargo bench --bench pipeline -- stats_summary`).
+    pub fn without_cid_metrics(mut self) -> Summarizer {
+        self.sink.metrics = false;
+        self
+    }
+
+    /// Whether the summary lists every task (`--json`), or only counts them per process.
+    pub fn per_task(mut self, on: bool) -> Summarizer {
+        self.per_task = on;
+        self.accounting.overall_only = !on;
+        self
     }
 
     /// Adds events (in stream order); `meta` holds the strings and tasks seen so far.
@@ -284,6 +346,9 @@ impl Summarizer {
                 ncpus: self.seen_cpus.max(hint).max(1),
             };
             self.state.apply(ev, &ctx, &mut self.sink);
+            if self.sink.metrics {
+                self.calls.event(ev, &self.state, meta);
+            }
             self.accounting.one(ev);
             match ev.kind {
                 EventKind::Lost { count } => {
@@ -309,13 +374,16 @@ impl Summarizer {
                 (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
             {
                 let (mm, inc) = self.state.mm_and_incarnation(ev.tid);
-                let e = self
-                    .per_tid
-                    .entry((ev.tid, inc))
-                    .or_insert((0, CidSet::default(), mm));
-                e.0 += 1;
-                e.1.insert(mm_cid);
-                e.2 = mm;
+                let e = self.per_tid.entry((ev.tid, inc)).or_insert(TidUpdates {
+                    n: 0,
+                    mm,
+                    cids: CidSet::default(),
+                    tally: Default::default(),
+                });
+                e.tally.update(ev.ts, mm_cid, e.n == 0);
+                e.n = e.n.saturating_add(1);
+                e.cids.insert(mm_cid);
+                e.mm = mm;
             }
         }
     }
@@ -337,9 +405,13 @@ impl Summarizer {
             mut sink,
             accounting,
             seen_cpus,
+            mut calls,
+            per_task,
             ..
         } = self;
         let mut state = state;
+        sink.running.finish(last.unwrap_or(0));
+        calls.finish(&state);
         // (duplicates held back until their holder's next record, raised with their own time)
         state.flush(&mut sink);
         sink.alarms.sort_by_key(|a| a.ts);
@@ -383,11 +455,6 @@ impl Summarizer {
                 .entry(trace.strings.get_str(crate::events::StrId(id)).to_string())
                 .or_default() += n;
         }
-        let mut task_mm: rustc_hash::FxHashMap<(Tid, u32), MmId> =
-            per_tid.iter().map(|(&t, e)| (t, e.2)).collect();
-        for (&tid, t) in &state.tasks {
-            task_mm.entry((tid, t.incarnation)).or_insert(t.mm);
-        }
         let mut processes: Vec<ProcessSummary> = sink
             .mms
             .iter()
@@ -405,67 +472,111 @@ impl Summarizer {
                 model: None,
             })
             .collect();
-        let mut tasks = BTreeMap::new();
-        let mut reused_tasks = Vec::new();
-        // every task once, in (tid, incarnation) order (a sorted list: a tree of a million tids
-        // is ~40 MB)
-        let mut all_tids: Vec<(Tid, u32)> = trace
-            .tasks
-            .keys()
-            .map(|&t| (t, 0))
-            .chain(per_tid.keys().copied())
-            .chain(task_mm.keys().copied())
-            .collect();
-        all_tids.sort_unstable();
-        all_tids.dedup();
-        let mut unknown = 0;
-        for key in all_tids {
-            let (tid, inc) = key;
-            let (n, cids) = per_tid
-                .get(&key)
-                .map_or((0, Vec::new()), |(n, c, _)| (*n, c.to_vec()));
-            let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
-            let mm_idx = mm.is_real().then_some(mm.0);
-            if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
-                // (the tids come in order, a reused one's incarnations together)
-                if p.tasks.last() != Some(&tid) {
+        let (tasks, reused_tasks, unknown) = if per_task {
+            let mut task_mm: rustc_hash::FxHashMap<(Tid, u32), MmId> =
+                per_tid.iter().map(|(&t, e)| (t, e.mm)).collect();
+            for (&tid, t) in &state.tasks {
+                task_mm.entry((tid, t.incarnation)).or_insert(t.mm);
+            }
+            let mut tasks = BTreeMap::new();
+            let mut reused_tasks = Vec::new();
+            // every task once, in (tid, incarnation) order (a sorted list: a tree of a million tids
+            // is ~40 MB)
+            let mut all_tids: Vec<(Tid, u32)> = trace
+                .tasks
+                .keys()
+                .map(|&t| (t, 0))
+                .chain(per_tid.keys().copied())
+                .chain(task_mm.keys().copied())
+                .collect();
+            all_tids.sort_unstable();
+            all_tids.dedup();
+            let mut unknown = 0;
+            for key in all_tids {
+                let (tid, inc) = key;
+                let (n, cids) = per_tid
+                    .get(&key)
+                    .map_or((0, Vec::new()), |u| (u.n as u64, u.cids.to_vec()));
+                let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
+                let mm_idx = mm.is_real().then_some(mm.0);
+                if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
+                    // (the tids come in order, a reused one's incarnations together)
+                    if p.tasks.last() != Some(&tid) {
+                        p.tasks.push(tid);
+                    }
+                    p.rseq_updates += n;
+                    p.cids.extend(cids.iter());
+                }
+                if n > 0 && mm == MmId::UNKNOWN {
+                    unknown += 1;
+                }
+                let mm_tgid = mm_idx
+                    .and_then(|i| sink.mms.get(i as usize))
+                    .and_then(|m| m.tgid);
+                let tgid = if inc == 0 {
+                    trace.tasks.get(&tid).and_then(|m| m.tgid).or(mm_tgid)
+                } else {
+                    mm_tgid
+                };
+                if !per_task {
+                    continue;
+                }
+                let task = TaskSummary {
+                    tgid,
+                    comm: trace.comm_of(tid),
+                    rseq_updates: n,
+                    cids,
+                    mm: mm_idx,
+                };
+                if inc == 0 {
+                    tasks.insert(tid, task);
+                } else {
+                    reused_tasks.push(ReusedTask {
+                        tid,
+                        incarnation: inc,
+                        task,
+                    });
+                }
+            }
+            (tasks, reused_tasks, unknown)
+        } else {
+            // the processes only: each task's updates and CIDs go to its mm straight from the
+            // maps (no list of every task, no map of every task's mm: a million tasks)
+            let mut unknown = 0;
+            for (&(tid, _), u) in &per_tid {
+                match (u.mm.is_real())
+                    .then(|| processes.get_mut(u.mm.0 as usize))
+                    .flatten()
+                {
+                    Some(p) => {
+                        p.tasks.push(tid);
+                        p.rseq_updates += u.n as u64;
+                        p.cids.extend(u.cids.to_vec());
+                    }
+                    None => unknown += u64::from(u.n > 0),
+                }
+            }
+            for (&tid, t) in &state.tasks {
+                if !per_tid.contains_key(&(tid, t.incarnation))
+                    && let Some(p) = (t.mm.is_real())
+                        .then(|| processes.get_mut(t.mm.0 as usize))
+                        .flatten()
+                {
                     p.tasks.push(tid);
                 }
-                p.rseq_updates += n;
-                p.cids.extend(cids.iter());
             }
-            if n > 0 && mm == MmId::UNKNOWN {
-                unknown += 1;
+            for p in &mut processes {
+                p.tasks.sort_unstable();
+                p.tasks.dedup();
             }
-            let mm_tgid = mm_idx
-                .and_then(|i| sink.mms.get(i as usize))
-                .and_then(|m| m.tgid);
-            let tgid = if inc == 0 {
-                trace.tasks.get(&tid).and_then(|m| m.tgid).or(mm_tgid)
-            } else {
-                mm_tgid
-            };
-            let task = TaskSummary {
-                tgid,
-                comm: trace.comm_of(tid),
-                rseq_updates: n,
-                cids,
-                mm: mm_idx,
-            };
-            if inc == 0 {
-                tasks.insert(tid, task);
-            } else {
-                reused_tasks.push(ReusedTask {
-                    tid,
-                    incarnation: inc,
-                    task,
-                });
-            }
-        }
+            (BTreeMap::new(), Vec::new(), unknown)
+        };
         for p in &mut processes {
             p.cids.sort_unstable();
             p.cids.dedup();
         }
+        let (cid_metrics, cid_metrics_notes) =
+            metrics_of(&processes, &per_tid, &sink, &calls, &missing);
         Stats {
             file: trace.path.clone(),
             format: trace.origin.id(),
@@ -516,95 +627,54 @@ impl Summarizer {
             model_agreement: None,
             model: None,
             compare: Vec::new(),
+            cid_metrics,
+            cid_metrics_notes,
         }
     }
 }
 
-/// The human-readable form of `stats` (without `--json`).
-pub fn render_text(s: &Stats) -> String {
-    use std::fmt::Write;
-    let mut o = String::new();
-    let _ = writeln!(o, "file        {}", shown_name(&s.file));
-    let _ = writeln!(o, "format      {}", s.format);
-    let _ = writeln!(o, "events      {}", s.events);
-    let _ = writeln!(o, "cpus        {:?} (CID bound {})", s.cpus, s.ncpus);
-    if s.events_cpu_unknown > 0 {
-        let _ = writeln!(
-            o,
-            "            {} events on an unknown CPU (the capture does not say; not in any CPU lane)",
-            s.events_cpu_unknown
-        );
-    }
-    if let (Some(a), Some(b)) = (s.first_ts_ns, s.last_ts_ns) {
-        let _ = writeln!(
-            o,
-            "time        {} .. {} ({})",
-            crate::events::fmt_ts(a),
-            crate::events::fmt_ts(b),
-            crate::events::fmt_dur(b - a)
-        );
-    }
-    let _ = writeln!(
-        o,
-        "lost        {} events in {} markers",
-        s.lost_events, s.lost_markers
-    );
-    let _ = writeln!(o, "\nevent counts");
-    for (k, v) in &s.event_counts {
-        let _ = writeln!(o, "  {k:<24} {v:>10}");
-    }
-    let _ = writeln!(o, "\nprocesses (mm) with rseq_update");
-    for p in s.processes.iter().filter(|p| p.rseq_updates > 0) {
-        let _ = writeln!(
-            o,
-            "  mm {:<4} {:<28} {:>3} tasks {:>8} updates  CIDs {:?}",
-            p.mm,
-            p.label,
-            p.tasks.len(),
-            p.rseq_updates,
-            p.cids
-        );
-    }
-    if s.tasks_mm_unknown > 0 {
-        let _ = writeln!(
-            o,
-            "  ({} tasks with rseq_update have an unknown mm: capture with options/record-tgid or task:task_newtask)",
-            s.tasks_mm_unknown
-        );
-    }
-    if !s.reused_tasks.is_empty() {
-        let _ = writeln!(
-            o,
-            "  ({} later tasks under reused tids, each counted apart: {})",
-            s.reused_tasks.len(),
-            s.reused_tasks
-                .iter()
-                .take(5)
-                .map(|r| match r.task.tgid {
-                    Some(g) => format!("tid {} in tgid {g}", r.tid),
-                    None => format!("tid {}", r.tid),
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    let _ = writeln!(o, "\nalarms      {}", s.alarms);
-    for a in &s.alarm_samples {
-        let _ = writeln!(o, "  {a}");
-    }
-    if !s.warnings.is_empty() {
-        let _ = writeln!(o, "\nwarnings");
-        for w in &s.warnings {
-            // the messages name the file: its control characters stay escaped
-            let _ = writeln!(o, "  {}", shown_name(w));
+/// The CID metrics of the processes with rseq_update events.
+fn metrics_of(
+    processes: &[ProcessSummary],
+    per_tid: &rustc_hash::FxHashMap<(Tid, u32), TidUpdates>,
+    sink: &Collect,
+    calls: &cid_metrics::scan_calls::ScanCalls,
+    missing: &[crate::model::Missing],
+) -> (Vec<cid_metrics::ProcessMetrics>, Vec<String>) {
+    let mut tallies: Vec<Vec<cid_metrics::TaskTally>> = vec![Vec::new(); processes.len()];
+    for u in per_tid.values() {
+        if let Some(v) = tallies.get_mut(u.mm.0 as usize).filter(|_| u.mm.is_real()) {
+            v.push(u.tally);
         }
     }
-    o
+    let procs = processes
+        .iter()
+        .zip(tallies)
+        .filter(|(p, _)| p.rseq_updates > 0)
+        .map(|(p, tallies)| cid_metrics::ProcessIn {
+            mm: p.mm,
+            tgid: p.tgid,
+            label: &p.label,
+            cids: &p.cids,
+            tallies,
+        })
+        .collect();
+    cid_metrics::build(procs, &sink.running, calls, missing)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cid_sets_hold_small_and_large_cids_once_each() {
+        let mut c = CidSet::default();
+        for x in [3, 70, 3, 200, 70, 0, 63, 64] {
+            c.insert(x);
+        }
+        assert_eq!(c.to_vec(), vec![0, 3, 63, 64, 70, 200]);
+        assert_eq!(std::mem::size_of::<CidSet>(), 16);
+    }
 
     /// The summary's coverage comes from its own per-kind counts: it must equal the one
     /// counted event by event (`--check` and the TUI count that way).

@@ -162,6 +162,12 @@ pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params
             p.compactions = Some(scanned);
             p.model = Some(m);
         }
+        // where the capture shows no scan calls, the model's compactions, said so
+        let procs = &s.processes;
+        super::cid_metrics::fill_from_model(&mut s.cid_metrics, |mm| {
+            let c = procs.get(mm as usize)?.compactions.as_ref()?;
+            Some((c.tick, c.resume))
+        });
     }
     if runs.len() > 1 {
         s.compare = runs.iter().map(summary).collect();
@@ -201,6 +207,15 @@ pub fn figures(predicted: u64, agreed: u64, checked: u64, steps: usize) -> Strin
         "predicted {predicted}/{checked} ({:.1}%), {agreed}/{checked} ({:.1}%) with {steps} inferred step{}",
         pct(predicted),
         pct(agreed),
+        if steps == 1 { "" } else { "s" }
+    )
+}
+
+/// [`figures`] without the percentages: "predicted P/N, A/N with K inferred steps" (a lane
+/// set's title, where 80 columns must hold it beside the model's name).
+pub fn figures_brief(predicted: u64, agreed: u64, checked: u64, steps: usize) -> String {
+    format!(
+        "predicted {predicted}/{checked}, {agreed}/{checked} with {steps} inferred step{}",
         if steps == 1 { "" } else { "s" }
     )
 }
@@ -294,12 +309,12 @@ pub fn render_text(s: &Stats) -> String {
         if let Some(d) = &a.first_disagreement {
             let _ = writeln!(
                 o,
-                "  first disagreement: {} tid {} cpu {}: observed {}, predicted {:?}\n    model: {}",
+                "  first disagreement: {} tid {} cpu {}: observed {}, predicted {}\n    model: {}",
                 crate::events::fmt_ts(d.ts),
                 d.tid,
                 d.cpu,
                 d.observed,
-                d.predicted,
+                d.predicted.map_or("no CID".to_string(), |c| c.to_string()),
                 d.model_state
             );
         }

@@ -39,6 +39,7 @@ impl App {
         }
         self.state.view.lanes.followed = Some(cursor);
         let plan = lane_plan::plan(self, self.state.view.screen);
+        self.follow_sets(&plan);
         if plan.max_lane_top() == 0 || plan.lanes.is_empty() {
             return;
         }
@@ -67,6 +68,43 @@ impl App {
         } else {
             view.lanes.cpu_top = top;
         }
+    }
+
+    /// When not every lane set fits: brings into view the sets with a compaction at the cursor
+    /// (after `t`, `r` or `.`, the models whose triggers the cursor is on).
+    fn follow_sets(&mut self, plan: &lane_plan::Plan) {
+        if plan.max_set_top() == 0 {
+            return;
+        }
+        let st = &self.state;
+        let ts = st.cursor_ts();
+        let at: Vec<usize> = plan
+            .sets
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| match k {
+                lane_plan::SetKind::Model(m) => {
+                    let marks = &st.models.views[*m].trigger_marks;
+                    let i = marks.partition_point(|t| t.ts < ts);
+                    marks.get(i).is_some_and(|t| t.ts == ts)
+                }
+                _ => false,
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let (Some(&lo), Some(&hi)) = (at.first(), at.last()) else {
+            return;
+        };
+        let (top, n) = (plan.shown.start, plan.shown.len());
+        if lo >= top && hi < top + n {
+            return;
+        }
+        let top = if hi - lo + 1 > n || lo < top {
+            lo
+        } else {
+            hi + 1 - n
+        };
+        self.state.view.lanes.set_top = top.min(plan.max_set_top());
     }
 
     /// Scrolls the lane stack by `delta` lanes (a page: the window's size): through the CPUs
@@ -128,6 +166,36 @@ impl App {
         ov.pane_scroll = (cur + delta).clamp(0, max) as u16;
     }
 
+    /// The steps pane scrolled to the step shown.
+    fn scroll_to_step(&mut self) {
+        let screen = self.state.view.screen;
+        let Some(w) = &self.state.overlays.walk else {
+            return;
+        };
+        let width = crate::ui::view::layout(self, screen)
+            .into_iter()
+            .find(|(p, _)| {
+                p.scroll_len(self, ratatui::layout::Rect::default())
+                    .is_some()
+            })
+            .map_or(screen.width, |(_, a)| a.width);
+        let height = crate::ui::view::layout(self, screen)
+            .into_iter()
+            .find(|(p, _)| {
+                p.scroll_len(self, ratatui::layout::Rect::default())
+                    .is_some()
+            })
+            .map_or(screen.height, |(_, a)| a.height.saturating_sub(1));
+        // the step from its start, or (taller than the pane) its end: the bitmaps
+        let (start, end) = crate::ui::widgets::walk::step_span(self, w, width);
+        let top = if end - start <= usize::from(height) {
+            start.saturating_sub(1)
+        } else {
+            end - usize::from(height)
+        };
+        self.state.overlays.pane_scroll = top as u16;
+    }
+
     /// Scrolls the help by `delta` lines.
     fn scroll_help(&mut self, delta: isize) {
         let screen = self.state.view.screen;
@@ -160,10 +228,40 @@ impl App {
             A::PaneUp | A::PaneDown => {
                 return self.scroll_pane(if action == A::PaneUp { -1 } else { 1 });
             }
+            // the theme and the picture are the app's, not the state's
+            A::CycleTheme if !self.state.overlays.show_help => {
+                self.theme = self.theme.next_builtin();
+                self.state.overlays.message = Some(format!(
+                    "theme {} ({} for the next)",
+                    self.theme.name,
+                    keys_for(&self.bindings, A::CycleTheme)
+                ));
+                return;
+            }
+            A::ExportSvg if !self.state.overlays.show_help => {
+                let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+                self.state.overlays.message = Some(super::export_view::export(self, &dir));
+                return;
+            }
+            A::ToggleOverview if self.state.overlays.overview.is_none() => {
+                let plan = lane_plan::plan(self, self.state.view.screen);
+                let (cpu0, n) = (plan.lane_top, plan.lanes.len().max(2));
+                let st = &mut self.state;
+                st.overlays.overview = Some(super::overview::open(st, cpu0, n));
+                return;
+            }
             _ => {}
         }
+        let from = self.state.place();
         self.apply_state(action);
+        if action == A::CidSteps {
+            self.scroll_to_step();
+        }
         self.session.after_action(&mut self.state);
+        if is_jump(action) {
+            let to = self.state.place();
+            self.state.history.record(from, to);
+        }
         self.follow_lanes();
     }
 
@@ -184,16 +282,15 @@ impl App {
         match action {
             A::ForceQuit => st.quit = true,
             A::Suspend => st.suspend = true,
-            A::Quit | A::Close if st.overlays.show_help => st.overlays.show_help = false,
+            // q and Esc close what is open, front first, in every overlay; with nothing open q
+            // quits and Esc says so
+            A::Quit | A::Close if st.overlays.close_front() => {}
             A::Quit => st.quit = true,
             A::ToggleHelp => {
                 st.overlays.show_help = !st.overlays.show_help;
                 st.overlays.help_scroll = 0;
             }
             _ if st.overlays.show_help => st.overlays.show_help = false,
-            // Esc closes what is open, front first; it never quits
-            A::Close if st.overlays.show_legend => st.overlays.show_legend = false,
-            A::Close if st.overlays.accounting.is_some() => st.overlays.accounting = None,
             A::Close => {
                 st.overlays.message = Some(format!(
                     "nothing to close: {} quits",
@@ -203,6 +300,66 @@ impl App {
             A::ToggleLegend => {
                 st.overlays.show_legend = !st.overlays.show_legend;
                 st.overlays.pane_scroll = 0;
+            }
+            A::ToggleOverview => st.overlays.overview = None,
+            A::ToggleCidmask => {
+                st.overlays.show_cidmask = !st.overlays.show_cidmask;
+                if st.overlays.show_cidmask && st.sel.selected_mm().is_none() {
+                    st.overlays.message =
+                        Some("the cidmask is a process's: Tab or P picks one".into());
+                }
+            }
+            A::CidSteps => match st.overlays.walk.as_mut() {
+                Some(w) if w.at + 1 < w.steps.len() => w.at += 1,
+                Some(w) => {
+                    w.at = 0;
+                    st.overlays.message = Some("the last step; again from the first".into());
+                }
+                None => match super::cid_steps::walk(st) {
+                    Ok(w) => {
+                        st.overlays.walk = Some(w);
+                        st.overlays.pane_scroll = 0;
+                    }
+                    Err(e) => st.overlays.message = Some(e),
+                },
+            },
+            A::CycleTheme | A::ExportSvg => {}
+            A::GoTo => {
+                st.overlays.mode = Mode::Prompt {
+                    kind: PromptKind::GoTo,
+                    text: String::new(),
+                }
+            }
+            A::ZoomRange => match st.sel.range() {
+                Some((a, b)) => {
+                    st.zoom_to(a, b);
+                    st.overlays.message =
+                        Some(format!("the A–B range: {}", crate::events::fmt_dur(b - a)));
+                }
+                None => {
+                    st.overlays.message = Some(format!(
+                        "no A–B range: {} and {} set its ends (or drag with the mouse)",
+                        keys_for(&self.bindings, A::SetA),
+                        keys_for(&self.bindings, A::SetB)
+                    ))
+                }
+            },
+            A::JumpBack | A::JumpForward => {
+                let now = st.place();
+                let to = if action == A::JumpBack {
+                    st.history.back(now)
+                } else {
+                    st.history.forward(now)
+                };
+                let (back, ahead) = st.history.depth();
+                st.overlays.message = Some(match to {
+                    Some(p) => {
+                        st.go_to_place(p);
+                        format!("jump history: {back} back, {ahead} ahead")
+                    }
+                    None if action == A::JumpBack => "no jump to go back to".into(),
+                    None => "no jump ahead".into(),
+                });
             }
             A::ScrollUp
             | A::ScrollDown
@@ -304,7 +461,11 @@ impl App {
             | A::NextAlarm
             | A::PrevAlarm
             | A::NextLost
-            | A::PrevLost => {
+            | A::PrevLost
+            | A::NextTrigger
+            | A::PrevTrigger
+            | A::NextDiff
+            | A::PrevDiff => {
                 let jumped = navigate::jump(st, action);
                 debug_assert!(jumped, "{action:?} is a jump");
             }
@@ -315,6 +476,38 @@ impl App {
             st.overlays.accounting = Some(st.compute_accounting());
         }
     }
+}
+
+/// Actions that move the cursor far: the jump history (Ctrl-O, Ctrl-I) remembers where from.
+/// Steps, pages and zooms are not jumps.
+fn is_jump(a: Action) -> bool {
+    use Action as A;
+    matches!(
+        a,
+        A::First
+            | A::Last
+            | A::SearchNext
+            | A::SearchPrev
+            | A::NextCidChange
+            | A::PrevCidChange
+            | A::NextTick
+            | A::PrevTick
+            | A::NextResume
+            | A::PrevResume
+            | A::NextTrigger
+            | A::PrevTrigger
+            | A::NextScan
+            | A::PrevScan
+            | A::NextAlarm
+            | A::PrevAlarm
+            | A::NextLost
+            | A::PrevLost
+            | A::NextDiff
+            | A::PrevDiff
+            | A::NextStep
+            | A::PrevStep
+            | A::ZoomRange
+    )
 }
 
 /// The CPUs the cursor is about, as positions among the visible CPUs: the current scan batch,
@@ -488,8 +681,65 @@ mod tests {
         a.apply(Action::ToggleHelp);
         a.apply(Action::Quit);
         assert!(!a.state.quit && !a.state.overlays.show_help);
+        // q closes every overlay as Esc does, front first: the legend and the accounting too
+        a.apply(Action::ToggleAccounting);
+        a.apply(Action::ToggleLegend);
+        a.apply(Action::Quit);
+        assert!(!a.state.quit && !a.state.overlays.show_legend);
+        a.apply(Action::Quit);
+        assert!(!a.state.quit && a.state.overlays.accounting.is_none());
+        a.apply(Action::ToggleOverview);
+        assert!(a.state.overlays.overview.is_some());
+        a.apply(Action::Quit);
+        assert!(!a.state.quit && a.state.overlays.overview.is_none());
         a.apply(Action::Quit);
         assert!(a.state.quit);
+    }
+
+    /// Jumps are remembered: Ctrl-O goes back, Ctrl-I forward; steps are not jumps.
+    #[test]
+    fn the_jump_history_walks_back_and_forward() {
+        let mut a = app();
+        a.apply(Action::Last);
+        assert_eq!(a.state.view.cursor, 3);
+        a.apply(Action::StepPrev);
+        a.apply(Action::First);
+        a.apply(Action::JumpBack);
+        assert_eq!(
+            a.state.view.cursor, 2,
+            "back to before the jump to the first"
+        );
+        a.apply(Action::JumpBack);
+        assert_eq!(
+            a.state.view.cursor, 0,
+            "back to before the jump to the last"
+        );
+        // forward again: to where each back started
+        a.apply(Action::JumpForward);
+        assert_eq!(a.state.view.cursor, 2);
+        a.apply(Action::JumpForward);
+        assert_eq!(a.state.view.cursor, 0);
+        a.apply(Action::JumpForward);
+        assert_eq!(a.state.overlays.message.as_deref(), Some("no jump ahead"));
+        a.apply(Action::JumpBack);
+        a.apply(Action::JumpBack);
+        a.apply(Action::JumpBack);
+        assert_eq!(
+            a.state.overlays.message.as_deref(),
+            Some("no jump to go back to")
+        );
+        // go to an event, and A–B zoom
+        a.apply(Action::GoTo);
+        for c in "#3".chars() {
+            a.type_char(c);
+        }
+        a.submit();
+        assert_eq!(a.state.view.cursor, 2);
+        a.apply(Action::SetA);
+        a.apply(Action::Last);
+        a.apply(Action::SetB);
+        a.apply(Action::ZoomRange);
+        assert!(a.state.view.span < 1_100_000_000 && a.state.view.t0 <= 2_500_000_000);
     }
 
     #[test]

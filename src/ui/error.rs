@@ -42,4 +42,10 @@ pub enum InputError {
     CpuListSyntax { part: String },
     #[error("CPU list: {part} is outside 0-{max}")]
     CpuOutOfRange { part: String, max: usize },
+    #[error(
+        "go to: expected +1.5ms (from the start), 1639.2041 (seconds, as the cursor pane shows), #1234 (an event) or 50%, found \"{found}\""
+    )]
+    GoToSyntax { found: String },
+    #[error("go to: event {n} is past the last, {last}")]
+    NoSuchEvent { n: u64, last: usize },
 }

@@ -17,6 +17,16 @@ pub fn run_app(mut app: App) -> Result<App, UiError> {
             return Err(UiError::NoTerminal);
         }
     }
+    let started = std::time::Instant::now();
+    // Measurement hook: `CIDSCOPE_FRAME_LOG=FILE` appends a line per frame (ms since the TUI
+    // started, events loaded so far, ms the frame took to draw, whether the load goes on).
+    let mut frame_log = std::env::var_os("CIDSCOPE_FRAME_LOG").and_then(|p| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .ok()
+    });
     let mut guard = terminal::TerminalGuard::enter()?;
     let mut drag = input::Drag::default();
     // Test hook: the terminal-restore tests need a real panic inside the running TUI.
@@ -35,6 +45,21 @@ pub fn run_app(mut app: App) -> Result<App, UiError> {
         let drawn = std::time::Instant::now();
         guard.terminal.draw(|f| view::draw(f, &app))?;
         let draw_ms = drawn.elapsed().as_millis() as u64;
+        if let Some(f) = frame_log.as_mut() {
+            use std::io::Write;
+            let _ = writeln!(
+                f,
+                "{}\t{}\t{}\t{}",
+                started.elapsed().as_millis(),
+                app.state.trace.events.len(),
+                draw_ms,
+                if app.state.loading.is_some() {
+                    "loading"
+                } else {
+                    "loaded"
+                }
+            );
+        }
         if panic_for_test {
             panic!("CIDSCOPE_TEST_PANIC is set: panicking inside the TUI on purpose");
         }

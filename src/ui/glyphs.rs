@@ -26,6 +26,8 @@ pub enum Slot {
     Bound,
     Marker,
     Selection,
+    /// A model's weight curve: `curve_palette` (the k-th model's colour; `cid` is k).
+    Curve,
 }
 
 impl Slot {
@@ -47,6 +49,7 @@ impl Slot {
             Slot::Bound => theme.bound,
             Slot::Marker => theme.marker,
             Slot::Selection => theme.selection,
+            Slot::Curve => theme.curve_color(cid.unsigned_abs() as usize),
         }
     }
 
@@ -68,6 +71,7 @@ impl Slot {
             Slot::Bound => "bound",
             Slot::Marker => "marker",
             Slot::Selection => "selection",
+            Slot::Curve => "curve_palette",
         }
     }
 }
@@ -128,6 +132,16 @@ pub struct Glyph {
 impl Glyph {
     /// Its style in `theme` (`cid` for CID-coloured glyphs).
     pub fn style(&self, theme: &Theme, cid: i32) -> Style {
+        let style = self.style_of_slot(theme, cid);
+        // where the palette repeats, a pattern tells the CIDs apart
+        if self.slot == Slot::Cid {
+            style.add_modifier(theme.cid_pattern(cid))
+        } else {
+            style
+        }
+    }
+
+    fn style_of_slot(&self, theme: &Theme, cid: i32) -> Style {
         let c = self.slot.color(theme, cid);
         if theme.monochrome {
             // no colour: meaning is carried by the characters and by modifiers
@@ -269,6 +283,20 @@ pub const BATCH_CPU: Glyph = with_keys(
     Action::NextScan,
     Action::PrevScan,
 );
+pub const LANE_TICK: Glyph = g(
+    "t",
+    Slot::TickMarker,
+    Look::Bold,
+    Group::Lane,
+    "model: a compaction the tick started scanned this CPU's slot here (and each later batch of that scan)",
+);
+pub const LANE_RESUME: Glyph = g(
+    "r",
+    Slot::ResumeMarker,
+    Look::Bold,
+    Group::Lane,
+    "model: a compaction started on return to user (resume) scanned this CPU's slot here (and each later batch)",
+);
 pub const RANGE: Glyph = g(
     "·",
     Slot::Selection,
@@ -320,7 +348,7 @@ pub const TICK: Glyph = with_keys(
         Slot::TickMarker,
         Look::Bold,
         Group::Ruler,
-        "model: a compaction scan triggered by the tick",
+        "model: a compaction started by the tick (lazy-compact's task_mm_cid_work; resume-batch's rule A/B)",
     ),
     Action::NextTick,
     Action::PrevTick,
@@ -331,10 +359,24 @@ pub const RESUME: Glyph = with_keys(
         Slot::ResumeMarker,
         Look::Bold,
         Group::Ruler,
-        "model: a compaction scan triggered on return to user (resume)",
+        "model: a compaction started on return to user (resume: after a switch, migration or registration)",
     ),
     Action::NextResume,
     Action::PrevResume,
+);
+pub const TICK_BATCH: Glyph = g(
+    "─",
+    Slot::TickMarker,
+    Look::Fg,
+    Group::Ruler,
+    "model: the later batches of a scan the tick started, from its t to its last batch",
+);
+pub const RESUME_BATCH: Glyph = g(
+    "═",
+    Slot::ResumeMarker,
+    Look::Fg,
+    Group::Ruler,
+    "model: the later batches of a scan started on resume, from its r to its last batch",
 );
 pub const SCAN: Glyph = with_keys(
     g(
@@ -342,7 +384,7 @@ pub const SCAN: Glyph = with_keys(
         Slot::ScanBatch,
         Look::Bold,
         Group::Ruler,
-        "model: start of a complete scan of the cidmask",
+        "model: start of a complete scan whose trigger is not known (the others show t or r)",
     ),
     Action::NextScan,
     Action::PrevScan,
@@ -382,11 +424,11 @@ pub const BARS: Glyph = g(
     "bars: the weight (distinct CIDs held by the process's running tasks) over time",
 );
 pub const CURVE: Glyph = g(
-    "━",
-    Slot::TickMarker,
+    "━═─┅",
+    Slot::Curve,
     Look::Fg,
     Group::Weight,
-    "a model's weight (each model in its colour, named in the pane's title)",
+    "a model's weight: each model its colour and line (━ ═ ─ ┅, named in the pane's title); where curves meet, their lines alternate column by column",
 );
 pub const BOUND: Glyph = g(
     "┄",
@@ -440,6 +482,8 @@ pub const ALL: &[Glyph] = &[
     TASK,
     THREAD_CPU,
     BATCH_CPU,
+    LANE_TICK,
+    LANE_RESUME,
     RANGE,
     TIME_LABEL,
     CURSOR,
@@ -447,6 +491,8 @@ pub const ALL: &[Glyph] = &[
     ALARM,
     TICK,
     RESUME,
+    TICK_BATCH,
+    RESUME_BATCH,
     SCAN,
     MODE,
     RANGE_END,
@@ -462,7 +508,16 @@ pub const ALL: &[Glyph] = &[
 ];
 
 /// The ruler marks, most important first: where two fall on one column the first is drawn.
-pub const MARK_PRIORITY: &[Glyph] = &[ALARM, LOST, SCAN, MODE, RESUME, TICK];
+pub const MARK_PRIORITY: &[Glyph] = &[
+    ALARM,
+    LOST,
+    RESUME,
+    TICK,
+    MODE,
+    SCAN,
+    RESUME_BATCH,
+    TICK_BATCH,
+];
 
 #[cfg(test)]
 mod tests {

@@ -53,6 +53,10 @@ pub fn key(app: &mut App, k: &KeyEvent) {
             _ => app.cancel_mode(),
         },
         Mode::Normal => {
+            // the overview's own keys (arrows, +/-, Enter) move and zoom into its region
+            if !app.state.overlays.show_help && super::overview::key(&mut app.state, k) {
+                return;
+            }
             if let Some(a) = action_for(&app.bindings, k) {
                 app.apply(a);
             } else if app.state.overlays.show_help {

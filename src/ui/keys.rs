@@ -1,5 +1,5 @@
 //! Input mapped to actions. Bindings are data: defaults here, overridable from a JSON file
-//! (`--keys PATH`, or `~/.config/cidscope/keys.json`); the help overlay and the README's key
+//! (`--keys PATH`, or `~/.config/cidscope/keys.json`); the help overlay and docs/keys.md's key
 //! table are generated from the same table.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -38,6 +38,10 @@ actions! {
     ZoomOut = "zoom-out": "zoom out around the cursor",
     First = "first": "first event",
     Last = "last": "last event",
+    GoTo = "go-to": "go to a time (+1.5ms from the start, 1639.2041 s), an event (#1234) or a share of the capture (50%)",
+    ZoomRange = "zoom-range": "zoom to the A–B range (set with a and b, or a mouse drag)",
+    JumpBack = "jump-back": "back to where the cursor was before the last jump",
+    JumpForward = "jump-forward": "forward again after a jump back (Ctrl-i where the terminal tells it from Tab)",
     NextMm = "next-mm": "next process (mm); the first entry shows all tasks",
     PrevMm = "prev-mm": "previous process (mm)",
     PickProcess = "pick-process": "process picker: type to filter by comm or tgid, Enter picks",
@@ -57,12 +61,16 @@ actions! {
     PrevTick = "prev-tick": "previous tick-triggered compaction (model)",
     NextResume = "next-resume": "next resume-triggered compaction (model)",
     PrevResume = "prev-resume": "previous resume-triggered compaction (model)",
+    NextTrigger = "next-trigger": "next compaction start, by tick or resume (model)",
+    PrevTrigger = "prev-trigger": "previous compaction start (model)",
     NextScan = "next-scan": "next start of a complete scan (model)",
     PrevScan = "prev-scan": "previous start of a complete scan (model)",
     NextAlarm = "next-alarm": "next alarm (duplicate CID, CID at or above its bound)",
     PrevAlarm = "prev-alarm": "previous alarm",
     NextLost = "next-lost": "next lost-event gap",
     PrevLost = "prev-lost": "previous lost-event gap",
+    NextDiff = "next-diff": "next place the first two lane sets disagree (≠ in the diff row)",
+    PrevDiff = "prev-diff": "previous place the first two lane sets disagree",
     SetMark = "set-mark": "set a named marker at the cursor (then a letter)",
     JumpMark = "jump-mark": "jump to a named marker (then its letter)",
     SetA = "set-a": "put range marker A at the cursor",
@@ -70,6 +78,11 @@ actions! {
     ClearSelection = "clear-selection": "clear the A/B range",
     FilterCpus = "filter-cpus": "show only some CPUs (e.g. 0-3,7; empty for all)",
     ToggleAccounting = "accounting": "rseq accounting pane: updates, rate, fixups per task",
+    ToggleOverview = "overview": "dense overview: a half-cell per CPU and column over the whole capture; Enter zooms into its region",
+    ToggleCidmask = "cidmask": "cidmask strip: a row per CID bit of the process over time",
+    CidSteps = "cid-steps": "the kernel's steps of the cursor task's CID change, the cidmask before and after (again: next step)",
+    CycleTheme = "theme": "switch to the next built-in theme",
+    ExportSvg = "export-svg": "export the view (window and process) to an SVG file in the current directory",
     TogglePause = "pause": "live: pause or follow the newest data; demo: play or stop",
     NextStep = "next-step": "demo: next narrated moment",
     PrevStep = "prev-step": "demo: previous narrated moment",
@@ -77,8 +90,8 @@ actions! {
     Slower = "slower": "demo: play slower",
     ToggleLegend = "legend": "show or hide the legend: every glyph, mark and colour",
     ToggleHelp = "help": "show or hide this help",
-    Close = "close": "close the help, legend, accounting pane, picker or prompt (never quits)",
-    Quit = "quit": "quit (with the help shown: close it)",
+    Close = "close": "close what is open (help, steps, legend, accounting, overview, picker, prompt); never quits",
+    Quit = "quit": "close what is open, as Esc does; with nothing open, quit",
     ForceQuit = "force-quit": "quit from anywhere",
     Suspend = "suspend": "suspend to the shell; fg resumes",
 }
@@ -235,6 +248,10 @@ pub fn default_bindings() -> Vec<Binding> {
         b(vec![c('-'), c('_')], A::ZoomOut),
         b(vec![Key::plain(Home), c('g')], A::First),
         b(vec![Key::plain(End), c('G')], A::Last),
+        b(vec![c(':')], A::GoTo),
+        b(vec![c('Z')], A::ZoomRange),
+        b(vec![Key::ctrl('o')], A::JumpBack),
+        b(vec![Key::ctrl('i'), Key::ctrl('n')], A::JumpForward),
         b(vec![Key::plain(Tab)], A::NextMm),
         b(vec![Key::plain(BackTab)], A::PrevMm),
         b(vec![c('P'), Key::plain(Enter)], A::PickProcess),
@@ -254,12 +271,16 @@ pub fn default_bindings() -> Vec<Binding> {
         b(vec![c('T')], A::PrevTick),
         b(vec![c('r')], A::NextResume),
         b(vec![c('R')], A::PrevResume),
+        b(vec![c('.')], A::NextTrigger),
+        b(vec![c(',')], A::PrevTrigger),
         b(vec![c('s')], A::NextScan),
         b(vec![c('S')], A::PrevScan),
         b(vec![c('x')], A::NextAlarm),
         b(vec![c('X')], A::PrevAlarm),
         b(vec![c('o')], A::NextLost),
         b(vec![c('O')], A::PrevLost),
+        b(vec![c('d')], A::NextDiff),
+        b(vec![c('D')], A::PrevDiff),
         b(vec![c('m')], A::SetMark),
         b(vec![c('\'')], A::JumpMark),
         b(vec![c('a')], A::SetA),
@@ -267,6 +288,11 @@ pub fn default_bindings() -> Vec<Binding> {
         b(vec![c('u')], A::ClearSelection),
         b(vec![c('f')], A::FilterCpus),
         b(vec![c('p')], A::ToggleAccounting),
+        b(vec![c('w')], A::ToggleOverview),
+        b(vec![c('M')], A::ToggleCidmask),
+        b(vec![c('e')], A::CidSteps),
+        b(vec![Key::ctrl('t')], A::CycleTheme),
+        b(vec![c('E')], A::ExportSvg),
         b(vec![Key::ch(' ')], A::TogglePause),
         b(vec![c(']')], A::NextStep),
         b(vec![c('[')], A::PrevStep),
@@ -404,7 +430,7 @@ pub fn keys_for(bindings: &[Binding], action: Action) -> String {
     }
 }
 
-/// Rows of the help overlay / README key table: (keys, what they do).
+/// Rows of the help overlay / docs/keys.md's key table: (keys, what they do).
 pub fn help_rows(bindings: &[Binding]) -> Vec<(String, &'static str)> {
     bindings
         .iter()
@@ -415,7 +441,8 @@ pub fn help_rows(bindings: &[Binding]) -> Vec<(String, &'static str)> {
         .collect()
 }
 
-/// The README's key table, generated from the bindings (a test keeps the README in step).
+/// docs/keys.md's key table, generated from the bindings (tests/readme.rs keeps the page in
+/// step).
 pub fn markdown_table(bindings: &[Binding]) -> String {
     let mut s = String::from("| keys | action | name in keys.json |\n| --- | --- | --- |\n");
     for b in bindings {
@@ -530,7 +557,7 @@ mod tests {
     #[test]
     fn bindings_file_overrides_named_actions_only() {
         let mut b = default_bindings();
-        apply_overrides(&mut b, "k.json", r#"{"step-next": ["j", "Ctrl-n"]}"#).unwrap();
+        apply_overrides(&mut b, "k.json", r#"{"step-next": ["j", "Ctrl-y"]}"#).unwrap();
         assert_eq!(
             action_for(&b, &key(KeyCode::Char('j'), KeyModifiers::NONE)),
             Some(Action::StepNext)

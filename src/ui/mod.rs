@@ -2,7 +2,7 @@
 //!
 //! * state: [`state::State`] holds what the panes draw — the [`viewport`], the [`selection`],
 //!   the [`overlays`] (with the picker's [`process_list`]), the [`models`] and what is
-//!   [`derived`] from them; [`app::App`] adds the [`session`] driving the run (replay, live,
+//!   [`derived`] from them, and the captures beside it ([`compare`]); [`app::App`] adds the [`session`] driving the run (replay, live,
 //!   demo), the theme and the key bindings;
 //! * drawing: [`view`] stacks the panes of [`widgets::PANES`], each a pure function of the app;
 //! * acting: [`actions`] maps each action onto the app (above the panes: scrolling needs the
@@ -18,10 +18,17 @@
 pub mod actions;
 pub mod alarms;
 pub mod app;
+pub mod cid_steps;
+pub mod compare;
 pub mod derived;
+pub mod diffs;
 pub mod error;
 pub mod event_loop;
+pub mod export_view;
+pub mod focus;
 pub mod glyphs;
+pub mod goto;
+pub mod history;
 pub mod input;
 pub mod jump;
 pub mod keys;
@@ -29,6 +36,7 @@ pub mod models;
 pub mod navigate;
 pub mod options;
 pub mod overlays;
+pub mod overview;
 pub mod picker;
 pub mod process_list;
 pub mod prompt;
@@ -46,6 +54,7 @@ pub mod view;
 pub mod viewport;
 pub mod vm;
 pub mod widgets;
+pub mod words;
 
 pub use error::UiError;
 pub use options::{ModelChoice, UiOptions};

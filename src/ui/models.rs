@@ -24,6 +24,10 @@ pub struct Models {
     /// The models replaying in a thread of their own (the drawing goes on meanwhile): taken in
     /// by the tick that finds them done.
     pub running: Option<std::sync::mpsc::Receiver<Vec<PolicyRun>>>,
+    /// A demo's narration talks about these lane sets: the stack brings them into view.
+    pub focus: Vec<crate::demo::Shows>,
+    /// Presenter mode (`demo --present`): only the sets of `focus` are shown.
+    pub present: bool,
 }
 
 /// Models to run once the capture is read: the chosen one (`model::kernel::choose` from the
@@ -44,8 +48,45 @@ impl Default for Models {
             request: None,
             chosen: None,
             running: None,
+            focus: Vec::new(),
+            present: false,
         }
     }
+}
+
+/// The attempts of `mm` (every mm for `None`) that scanned, each with the trigger of the complete
+/// scan it belongs to: batch k > 1 of a resume-batch scan continues the mark of batch 1 (of
+/// its mm).
+pub fn trigger_marks(run: &PolicyRun, mm: Option<MmId>) -> Vec<TriggerMark> {
+    let mut started: Vec<(MmId, Trigger)> = Vec::new();
+    let mut out = Vec::new();
+    for (index, c) in run.compactions.iter().enumerate() {
+        if !c.scanned || mm.is_some_and(|m| m != c.mm) {
+            continue;
+        }
+        let starts = c.batch.is_none_or(|(k, _)| k <= 1);
+        let cycle = started.iter_mut().find(|(m, _)| *m == c.mm);
+        let trigger = match (starts, cycle) {
+            (true, Some(s)) => {
+                s.1 = c.trigger;
+                c.trigger
+            }
+            (true, None) => {
+                started.push((c.mm, c.trigger));
+                c.trigger
+            }
+            (false, Some(s)) => s.1,
+            // a batch whose scan began before the run: its own trigger
+            (false, None) => c.trigger,
+        };
+        out.push(TriggerMark {
+            ts: c.ts,
+            trigger,
+            starts,
+            index,
+        });
+    }
+    out
 }
 
 /// Points in time a jump key can reach, beyond what the observed timeline holds (the model
@@ -55,9 +96,24 @@ pub struct ModelMarks {
     pub ticks: Vec<u64>,
     pub resumes: Vec<u64>,
     pub scans: Vec<u64>,
+    /// Starts of compactions by any trigger (a scan's first batch; `.` and `,` jump to them).
+    pub triggers: Vec<u64>,
 }
 
 impl Models {
+    /// The position of a focused set in the stack of all sets (observed first, then the models).
+    pub fn position_of(&self, shows: crate::demo::Shows) -> Option<usize> {
+        let observed = usize::from(self.show_observed);
+        match shows {
+            crate::demo::Shows::Observed => self.show_observed.then_some(0),
+            crate::demo::Shows::Model(k) => self
+                .views
+                .iter()
+                .position(|v| v.run.policy == k)
+                .map(|i| observed + i),
+        }
+    }
+
     /// Shows these runs, for the selection `sel` on `ncpus` CPUs.
     pub fn set(&mut self, runs: Vec<PolicyRun>, sel: MmSel, ncpus: usize) {
         self.views = runs
@@ -87,13 +143,42 @@ impl Models {
                 }
             }
             marks.scans.extend(m.scan_starts());
+            marks
+                .triggers
+                .extend(m.trigger_marks.iter().filter(|t| t.starts).map(|t| t.ts));
         }
-        for v in [&mut marks.ticks, &mut marks.resumes, &mut marks.scans] {
+        for v in [
+            &mut marks.ticks,
+            &mut marks.resumes,
+            &mut marks.scans,
+            &mut marks.triggers,
+        ] {
             v.sort_unstable();
             v.dedup();
         }
         self.marks = marks;
     }
+}
+
+/// A compaction drawn where it happened: its start (or a later batch of the same complete
+/// scan, drawn with the mark of the trigger that started the scan) and the CPUs it scanned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TriggerMark {
+    pub ts: u64,
+    /// The trigger that started the complete scan this attempt belongs to.
+    pub trigger: Trigger,
+    /// Batch 1 (or a one-batch scan): the scan starts here.
+    pub starts: bool,
+    /// Index of the attempt in the run's compactions (its CPUs scanned).
+    pub index: usize,
+}
+
+/// A complete scan over time, with its trigger (`None`: no attempt found at its start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanSpan {
+    pub start: u64,
+    pub end: Option<u64>,
+    pub trigger: Option<Trigger>,
 }
 
 pub struct ModelView {
@@ -104,6 +189,10 @@ pub struct ModelView {
     /// The selected mm's cidmask weight: (time, weight).
     pub weights: Vec<(u64, u16)>,
     pub mm: Option<MmId>,
+    /// The selected mm's compactions that scanned, time-ordered, as they are drawn.
+    pub trigger_marks: Vec<TriggerMark>,
+    /// The highest CID the selected mm's slots ever hold (the cidmask strip's height).
+    pub max_cid: Option<i32>,
 }
 
 impl ModelView {
@@ -113,6 +202,8 @@ impl ModelView {
             lanes: Vec::new(),
             weights: Vec::new(),
             mm: None,
+            trigger_marks: Vec::new(),
+            max_cid: None,
         };
         v.select(sel, ncpus);
         v
@@ -158,6 +249,41 @@ impl ModelView {
                     .collect();
             }
         }
+        self.trigger_marks = trigger_marks(&self.run, self.mm);
+        self.max_cid = self
+            .run
+            .slots
+            .iter()
+            .filter(|s| self.mm.is_none_or(|m| m == s.mm))
+            .filter_map(|s| s.cid)
+            .max();
+    }
+
+    /// The complete scans of the selected mm, each with the trigger of its first attempt.
+    pub fn scan_spans(&self) -> Vec<ScanSpan> {
+        self.run
+            .scans
+            .iter()
+            .filter(|s| self.mm.is_none_or(|m| m == s.mm))
+            .map(|s| {
+                let at = self.trigger_marks.partition_point(|t| t.ts < s.start_ts);
+                let trigger = self.trigger_marks[at..]
+                    .iter()
+                    .take_while(|t| t.ts == s.start_ts)
+                    .find(|t| self.run.compactions[t.index].mm == s.mm)
+                    .map(|t| t.trigger);
+                ScanSpan {
+                    start: s.start_ts,
+                    end: s.end_ts,
+                    trigger,
+                }
+            })
+            .collect()
+    }
+
+    /// The CPUs an attempt scanned.
+    pub fn cpus_scanned(&self, mark: &TriggerMark) -> &[u16] {
+        &self.run.compactions[mark.index].cpus_scanned
     }
 
     /// Compaction attempts that scanned (of the selected mm): (time, trigger).
@@ -167,6 +293,15 @@ impl ModelView {
             .iter()
             .filter(move |c| c.scanned && self.mm.is_none_or(|m| m == c.mm))
             .map(|c| (c.ts, c.trigger))
+    }
+
+    /// Starts of complete scans (of the selected mm) whose trigger is not known: the only
+    /// scans drawn as `S` (the others as their trigger).
+    pub fn untriggered_scans(&self) -> impl Iterator<Item = u64> + '_ {
+        self.scan_spans()
+            .into_iter()
+            .filter(|s| s.trigger.is_none())
+            .map(|s| s.start)
     }
 
     /// Starts of complete scans (of the selected mm).
@@ -196,14 +331,34 @@ impl ModelView {
         match &self.run.agreement {
             Some(a) if a.checked > 0 => format!(
                 "{name} model: {}",
-                crate::stats::policy::figures(
+                crate::stats::policy::figures_brief(
                     a.predicted.agreed,
                     a.agreed,
                     a.checked,
                     a.inferred_steps.len()
                 )
             ),
-            Some(_) => format!("{name} model (no rseq_update to check)"),
+            Some(a) => {
+                let seen = a.seeds + a.unmodelled;
+                if seen == 0 {
+                    return format!("{name} model (the capture has no rseq_update)");
+                }
+                let mut why = Vec::new();
+                if a.unmodelled > 0 {
+                    why.push(format!(
+                        "{} of tasks whose process is not known (no TGID column or clone/exec events)",
+                        a.unmodelled
+                    ));
+                }
+                if a.seeds > 0 {
+                    why.push(format!("{} used to seed the model", a.seeds));
+                }
+                format!(
+                    "{name} model: none of {} checked ({})",
+                    crate::ui::words::count(seen, "rseq_update"),
+                    why.join(", ")
+                )
+            }
             None => format!("{name} model"),
         }
     }

@@ -17,6 +17,8 @@ pub fn jump(st: &mut State, action: Action) -> bool {
             | A::NextTick
             | A::NextResume
             | A::NextScan
+            | A::NextTrigger
+            | A::NextDiff
     );
     match action {
         A::SearchNext | A::SearchPrev => match &st.sel.search {
@@ -64,6 +66,19 @@ pub fn jump(st: &mut State, action: Action) -> bool {
             let ts = st.models.marks.resumes.clone();
             jump_model(st, &ts, fwd, "resume-triggered compaction");
         }
+        A::NextTrigger | A::PrevTrigger => {
+            let ts = st.models.marks.triggers.clone();
+            jump_model(st, &ts, fwd, "compaction start");
+        }
+        A::NextDiff | A::PrevDiff => match super::diffs::disagreements(st) {
+            None => {
+                st.overlays.message = Some(
+                    "nothing to compare: --compare observed,P (or --policy P) shows two lane sets"
+                        .into(),
+                )
+            }
+            Some((a, b, ts)) => jump_to_time(st, &ts, fwd, &format!("place {a} and {b} disagree")),
+        },
         A::NextScan | A::PrevScan => {
             let ts = st.models.marks.scans.clone();
             jump_model(st, &ts, fwd, "scan start");

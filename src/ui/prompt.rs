@@ -29,8 +29,11 @@ pub fn type_char(st: &mut State, c: char) -> bool {
             st.overlays.mode = Mode::Normal;
             match st.sel.marks.get(&c).copied() {
                 Some(ts) => {
+                    let from = st.place();
                     let i = st.first_event_at_or_after(ts);
                     st.set_cursor(i);
+                    let to = st.place();
+                    st.history.record(from, to);
                     st.overlays.message = Some(format!("at marker {c}"));
                 }
                 None => st.overlays.message = Some(format!("no marker {c}")),
@@ -56,6 +59,7 @@ pub fn submit(st: &mut State) {
     let Mode::Prompt { kind, text } = std::mem::take(&mut st.overlays.mode) else {
         return;
     };
+    let from = st.place();
     match kind {
         PromptKind::Search => match Query::parse(&text) {
             Ok(q) => {
@@ -74,6 +78,30 @@ pub fn submit(st: &mut State) {
             Ok(f) => st.sel.cpu_filter = f,
             Err(e) => st.overlays.message = Some(e.to_string()),
         },
+        PromptKind::GoTo => go_to(st, &text),
+    }
+    let to = st.place();
+    st.history.record(from, to);
+}
+
+/// `:` and a line: the cursor to that time or event.
+fn go_to(st: &mut State, text: &str) {
+    let n = st.trace.events.len();
+    let span = (st.origin(), st.timeline.first_ts, st.timeline.last_ts);
+    let found = super::goto::parse(text)
+        .and_then(|t| super::goto::resolve(t, n, span, |ts| st.event_near(ts)));
+    match found {
+        Ok(i) => {
+            st.set_cursor(i);
+            let ts = st.cursor_ts();
+            st.overlays.message = Some(format!(
+                "at event {} of {n}, +{} ({})",
+                i + 1,
+                crate::events::fmt_dur(ts.saturating_sub(st.origin())),
+                crate::events::fmt_ts(ts)
+            ));
+        }
+        Err(e) => st.overlays.message = Some(e.to_string()),
     }
 }
 

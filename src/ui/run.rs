@@ -30,9 +30,14 @@ pub fn run_opened(
     load: crate::sources::LoadOptions,
     opts: UiOptions,
     models: ModelChoice,
+    beside: Vec<crate::events::Trace>,
 ) -> Result<(), UiError> {
     let progress = Arc::new(crate::sources::Progress::default());
     let mut state = State::loading(&opened.name, opened.format, Arc::clone(&progress));
+    state.compare.others = beside
+        .into_iter()
+        .map(super::compare::Companion::new)
+        .collect();
     if !models.policies.is_empty() {
         state.models.show_observed = models.show_observed;
     }
@@ -92,6 +97,12 @@ pub fn run_sim(
 
 /// An app showing a demo, at its first step.
 pub fn demo_app(name: &str, setup: crate::demo::Setup) -> App {
+    demo_app_presenting(name, setup, false)
+}
+
+/// An app showing a demo at its first step; `present`: in presenter mode (`demo --present`),
+/// the lane sets each step names and only them, each step asked before it is shown.
+pub fn demo_app_presenting(name: &str, setup: crate::demo::Setup, present: bool) -> App {
     let mut app = App::new(setup.trace);
     let st = &mut app.state;
     st.models.show_observed = setup.show_observed;
@@ -101,14 +112,20 @@ pub fn demo_app(name: &str, setup: crate::demo::Setup) -> App {
     st.set_models(setup.runs);
     debug_assert!(st.sel.selected_mm().is_some() || setup.mm.is_none());
     let mut demo = Demo::new(name, setup.steps, setup.speed);
+    demo.present = present;
     demo.go_to_step(0, st);
     app.session = Box::new(demo);
     app
 }
 
 /// Runs a demo in the TUI.
-pub fn run_demo(name: &str, setup: crate::demo::Setup, opts: UiOptions) -> Result<(), UiError> {
-    run_app(styled(demo_app(name, setup), opts)).map(|_| ())
+pub fn run_demo(
+    name: &str,
+    setup: crate::demo::Setup,
+    opts: UiOptions,
+    present: bool,
+) -> Result<(), UiError> {
+    run_app(styled(demo_app_presenting(name, setup, present), opts)).map(|_| ())
 }
 
 /// Runs the TUI on an attach session (`cidscope attach`: the kernel's events, no workload of

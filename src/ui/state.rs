@@ -16,13 +16,16 @@ use crate::timeline::Timeline;
 use std::sync::Arc;
 
 pub struct State {
-    pub trace: Trace,
+    /// Shared with a model replay's thread while it runs (a change meanwhile, live, copies it).
+    pub trace: Arc<Trace>,
     pub timeline: Timeline,
     pub view: Viewport,
     pub sel: Selection,
     pub overlays: Overlays,
     pub models: Models,
     pub derived: Derived,
+    /// Where the cursor was before each jump (Ctrl-O, Ctrl-I).
+    pub history: super::history::JumpHistory,
     /// While the capture is still being read.
     pub loading: Option<Loading>,
     /// Live: the CIDs the workload's threads read from their rseq areas.
@@ -36,6 +39,8 @@ pub struct State {
     pub load_error: Option<SourceError>,
     /// A load error before any event arrived: the run ends with it.
     pub fatal: Option<SourceError>,
+    /// Captures side by side (`cidscope A B`), and the CID metrics of each.
+    pub compare: super::compare::Compare,
 }
 
 /// A load in progress.
@@ -54,11 +59,12 @@ impl State {
         let mut st = State {
             sel: Selection::new(timeline.mms_by_activity(), timeline.first_pick()),
             view: Viewport::whole(&timeline),
-            trace,
+            trace: Arc::new(trace),
             timeline,
             overlays: Overlays::default(),
             models: Models::default(),
             derived: Derived::default(),
+            history: Default::default(),
             loading: None,
             samples: None,
             streaming: false,
@@ -66,6 +72,7 @@ impl State {
             suspend: false,
             load_error: None,
             fatal: None,
+            compare: Default::default(),
         };
         st.refresh_summaries();
         st
@@ -122,7 +129,7 @@ impl State {
         if !kinds.is_empty() {
             // off the drawing path: a replay (its inference included) takes a while on a large
             // capture, and the TUI keeps drawing meanwhile; the tick takes the runs in
-            let trace = self.trace.clone();
+            let trace = Arc::clone(&self.trace);
             let (tx, rx) = std::sync::mpsc::channel();
             std::thread::spawn(move || {
                 let _ = tx.send(crate::model::policies::replay_all(&trace, &kinds, &params));
@@ -204,22 +211,23 @@ impl State {
     pub fn on_load(&mut self, msg: LoadMsg) {
         match msg {
             LoadMsg::Delta(mut d) => {
-                self.trace.apply(&mut d);
+                Arc::make_mut(&mut self.trace).apply(&mut d);
                 self.timeline.extend(&self.trace);
                 self.derived.weights_stale = true;
             }
             LoadMsg::Done(Ok(())) => {
                 self.loading = None;
                 let n = self.trace.warnings.len();
-                self.trace.ensure_sorted();
+                Arc::make_mut(&mut self.trace).ensure_sorted();
                 if self.trace.warnings.len() > n {
                     // events were reordered: index them again
                     self.timeline = Timeline::build(&self.trace);
                 } else {
                     self.timeline.judge(&self.trace);
                 }
-                self.trace.events.shrink_to_fit();
+                Arc::make_mut(&mut self.trace).events.shrink_to_fit();
                 self.timeline.shrink_to_fit();
+                self.compare.first_read(&self.trace, &self.timeline);
                 self.run_requested_models();
                 self.refresh_models();
                 if self.trace.events.is_empty() {
@@ -246,7 +254,10 @@ impl State {
             d.weights_at = n;
             d.refresh_weights(&self.timeline, self.sel.selected());
         }
-        if self.view.follow_load {
+        // a window set before any data came (keys pressed during the load) is outside it
+        let outside =
+            self.view.t1() <= self.timeline.first_ts || self.view.t0 > self.timeline.last_ts;
+        if self.view.follow_load || (outside && self.timeline.applied() > 0) {
             (self.view.t0, self.view.span) = full_window(&self.timeline);
         }
         self.refresh_threads();
@@ -397,6 +408,35 @@ impl State {
             .iter()
             .filter(|&&(k, m)| (k as usize) >= i && (k as usize) < j && mm.is_none_or(|s| s == m))
             .count()
+    }
+
+    /// The cursor and the window, to come back to.
+    pub fn place(&self) -> super::history::Place {
+        super::history::Place {
+            cursor: self.view.cursor,
+            t0: self.view.t0,
+            span: self.view.span,
+        }
+    }
+
+    /// Back to a place of the jump history.
+    pub fn go_to_place(&mut self, p: super::history::Place) {
+        self.view.cursor = p.cursor.min(self.trace.events.len().saturating_sub(1));
+        (self.view.t0, self.view.span) = (p.t0, p.span);
+        self.follow_cursor();
+    }
+
+    /// Zooms to `[a, b]` (the A–B range, the overview's region), the cursor inside it.
+    pub fn zoom_to(&mut self, a: u64, b: u64) {
+        let span = b.saturating_sub(a).max(super::viewport::MIN_SPAN);
+        // a sliver of room on each side, so that the ends are drawn
+        let pad = span / 50;
+        self.view.t0 = a.saturating_sub(pad).max(self.min_t0());
+        self.view.span = span + 2 * pad;
+        let ts = self.cursor_ts();
+        if ts < a || ts > b {
+            self.view.cursor = self.first_event_at_or_after(a);
+        }
     }
 
     pub fn set_cursor(&mut self, i: usize) {

@@ -64,12 +64,58 @@ pub fn hex(c: Color) -> Option<String> {
     Some(format!("#{:02x}{:02x}{:02x}", rgb.0, rgb.1, rgb.2))
 }
 
+/// CIDs a picture tells apart by colour alone (a 64-CPU process may use every one).
+pub const SVG_CIDS: usize = 64;
+
+/// `n` distinct fills: the theme's CID colours, then, where a terminal would repeat them with a
+/// pattern, darker and lighter shades of them (a picture has colours to spare).
+pub fn distinct_palette(theme: &Theme, n: usize) -> Vec<String> {
+    let base: Vec<(u8, u8, u8)> = theme
+        .cid_palette
+        .iter()
+        .filter_map(|&c| hex(c))
+        .filter_map(|h| {
+            let v = u32::from_str_radix(h.trim_start_matches('#'), 16).ok()?;
+            Some(((v >> 16) as u8, (v >> 8) as u8, v as u8))
+        })
+        .collect();
+    if base.is_empty() {
+        return Vec::new();
+    }
+    // each round a shade: (towards white or black, by how much)
+    let shades: [(bool, f64); 6] = [
+        (false, 0.0),
+        (false, 0.35),
+        (true, 0.45),
+        (false, 0.6),
+        (true, 0.7),
+        (false, 0.8),
+    ];
+    let mut out: Vec<String> = Vec::new();
+    'all: for &(white, k) in &shades {
+        for &(r, g, b) in &base {
+            let mix = |c: u8| {
+                let target = if white { 255.0 } else { 0.0 };
+                (c as f64 + (target - c as f64) * k).round() as u8
+            };
+            let h = format!("#{:02x}{:02x}{:02x}", mix(r), mix(g), mix(b));
+            if !out.contains(&h) {
+                out.push(h);
+            }
+            if out.len() >= n {
+                break 'all;
+            }
+        }
+    }
+    out
+}
+
 /// The theme's colours for a picture; the terminal's own colours (`reset`) become the SVG
 /// defaults (dark text on white).
 pub fn svg_colors(theme: &Theme) -> SvgColors {
     let d = SvgColors::default();
     let or = |c: Color, dflt: &String| hex(c).unwrap_or_else(|| dflt.clone());
-    let palette: Vec<String> = theme.cid_palette.iter().filter_map(|&c| hex(c)).collect();
+    let palette = distinct_palette(theme, SVG_CIDS);
     SvgColors {
         palette: if palette.is_empty() {
             d.palette.clone()
@@ -141,7 +187,12 @@ mod tests {
         assert_eq!(hex(Color::Indexed(232)).as_deref(), Some("#080808"));
         assert_eq!(hex(Color::Reset), None);
         let c = svg_colors(&Theme::default());
-        assert_eq!(c.palette.len(), Theme::default().cid_palette.len());
+        // 64 distinct fills, the theme's own first
+        assert_eq!(c.palette.len(), SVG_CIDS);
+        assert_eq!(c.palette[0], hex(Theme::default().cid_palette[0]).unwrap());
+        for (i, a) in c.palette.iter().enumerate() {
+            assert!(!c.palette[i + 1..].contains(a), "{a} twice");
+        }
         assert_eq!(c.background, "#ffffff");
     }
 }

@@ -9,6 +9,7 @@ use std::fmt;
 /// The themes shipped in `themes/`, built into the binary so `--theme NAME` works anywhere.
 pub const BUILTIN: &[(&str, &str)] = &[
     ("default", include_str!("../../themes/default.json")),
+    ("ansi16", include_str!("../../themes/ansi16.json")),
     ("dark", include_str!("../../themes/dark.json")),
     ("light", include_str!("../../themes/light.json")),
     (
@@ -21,8 +22,11 @@ pub const BUILTIN: &[(&str, &str)] = &[
 #[derive(Clone, Debug, PartialEq)]
 pub struct Theme {
     pub name: String,
-    /// Background of a slot holding CID n is `cid_palette[n % len]`.
+    /// Background of a slot holding CID n is `cid_palette[n % len]`; where the colours repeat
+    /// (n >= len) a pattern tells the CIDs apart ([`Theme::cid_pattern`]).
     pub cid_palette: Vec<Color>,
+    /// The models' weight curves (and their names), the k-th model in `curve_palette[k % len]`.
+    pub curve_palette: Vec<Color>,
     /// Text drawn on a CID colour.
     pub cid_text: Color,
     /// A CPU that runs nothing of the selected mm (idle, other processes).
@@ -132,6 +136,7 @@ impl Theme {
         Theme {
             name: "fallback".into(),
             cid_palette: vec![Color::Blue, Color::Green, Color::Yellow, Color::Magenta],
+            curve_palette: vec![Color::White, Color::LightRed],
             cid_text: Color::Black,
             free_slot: Color::DarkGray,
             lazy_slot: Color::Gray,
@@ -146,7 +151,7 @@ impl Theme {
             background: Color::Reset,
             cursor: Color::White,
             weight: Color::Cyan,
-            bound: Color::Red,
+            bound: Color::LightRed,
             title: Color::LightCyan,
             selection: Color::Gray,
             marker: Color::Gray,
@@ -159,6 +164,7 @@ impl Theme {
         let mut t = Theme::fallback();
         t.name = "no-color".into();
         t.cid_palette = vec![Color::Reset];
+        t.curve_palette = vec![Color::Reset];
         for c in [
             &mut t.cid_text,
             &mut t.free_slot,
@@ -238,17 +244,22 @@ impl Theme {
                         t.name = s.to_string();
                     }
                 }
-                "cid_palette" => {
+                "cid_palette" | "curve_palette" => {
                     let arr = val
                         .as_array()
                         .ok_or_else(|| err(Some(key), "expected an array of colours".into()))?;
                     if arr.is_empty() {
                         return Err(err(Some(key), "expected at least one colour".into()));
                     }
-                    t.cid_palette = arr
+                    let colors = arr
                         .iter()
                         .map(|c| parse_color(c).map_err(|m| err(Some(key), m)))
                         .collect::<Result<_, _>>()?;
+                    if key == "cid_palette" {
+                        t.cid_palette = colors;
+                    } else {
+                        t.curve_palette = colors;
+                    }
                 }
                 _ => {
                     let slot = t.slot_mut(key).ok_or_else(|| {
@@ -256,7 +267,7 @@ impl Theme {
                         err(
                             Some(key),
                             format!(
-                                "unknown slot; expected one of name, description, cid_palette, {}",
+                                "unknown slot; expected one of name, description, cid_palette, curve_palette, {}",
                                 known.join(", ")
                             ),
                         )
@@ -285,11 +296,14 @@ impl Theme {
         Theme::from_json(spec, &text, Some(&base))
     }
 
-    /// The theme to use: `--theme` if given, else monochrome under NO_COLOR, else default.
+    /// The theme to use: `--theme` if given, else monochrome under NO_COLOR, else `ansi16`
+    /// on a terminal that names 16 colours or fewer in `TERM` (the Linux console, a vt100),
+    /// else default.
     pub fn resolve(spec: Option<&str>, no_color: bool) -> Result<Theme, ThemeError> {
         match spec {
             Some(s) => Theme::load(s),
             None if no_color => Ok(Theme::monochrome()),
+            None if few_colors(std::env::var("TERM").ok().as_deref()) => Theme::load("ansi16"),
             None => Ok(Theme::default()),
         }
     }
@@ -299,6 +313,33 @@ impl Theme {
             return self.text;
         }
         self.cid_palette[cid.unsigned_abs() as usize % self.cid_palette.len()]
+    }
+
+    /// The pattern telling apart CIDs whose colours repeat: none for the first round of the
+    /// palette, then underlined, then bold underlined, then italic underlined.
+    pub fn cid_pattern(&self, cid: i32) -> Modifier {
+        let round = cid.unsigned_abs() as usize / self.cid_palette.len().max(1);
+        match round % 4 {
+            0 => Modifier::empty(),
+            1 => Modifier::UNDERLINED,
+            2 => Modifier::UNDERLINED | Modifier::BOLD,
+            _ => Modifier::UNDERLINED | Modifier::ITALIC,
+        }
+    }
+
+    /// The colour of the k-th model's curve.
+    pub fn curve_color(&self, k: usize) -> Color {
+        if self.curve_palette.is_empty() {
+            return self.text;
+        }
+        self.curve_palette[k % self.curve_palette.len()]
+    }
+
+    /// The next built-in theme after this one (the run-time theme switch), from the first.
+    pub fn next_builtin(&self) -> Theme {
+        let at = BUILTIN.iter().position(|(n, _)| *n == self.name);
+        let next = at.map_or(0, |i| (i + 1) % BUILTIN.len());
+        Theme::load(BUILTIN[next].0).unwrap_or_default()
     }
 
     pub fn text(&self) -> Style {
@@ -319,6 +360,22 @@ impl Theme {
         }
         Style::default().fg(c)
     }
+}
+
+/// Whether `TERM` names a terminal of 16 colours or fewer.
+pub fn few_colors(term: Option<&str>) -> bool {
+    let Some(t) = term else {
+        return false;
+    };
+    if t.contains("256") || t.contains("truecolor") || t.contains("direct") {
+        return false;
+    }
+    matches!(
+        t,
+        "linux" | "ansi" | "cons25" | "dumb" | "xterm-color" | "xterm-16color"
+    ) || t.starts_with("vt")
+        || t.ends_with("-16color")
+        || t.ends_with("-8color")
 }
 
 fn parse_color(v: &serde_json::Value) -> Result<Color, String> {
@@ -349,14 +406,17 @@ mod tests {
             let _ = fallback.clone();
         }
         assert_eq!(Theme::default().name, "default");
-        assert_eq!(Theme::default().alarm, Color::LightRed);
+        assert_eq!(Theme::default().alarm, Color::Indexed(196));
     }
 
     /// No slot that is not a CID may take a colour of the CID palette, in any built-in theme
-    /// (nor in the fallback): a selection, a lost-event mark or an alarm would read as a CID.
-    /// Your markers never share a colour with the other ruler marks either.
+    /// (nor in the fallback), and no model curve either: a selection, a lost-event mark, an
+    /// alarm or a curve would read as a CID. The marks of the ruler, the cursor and the curves
+    /// each have a colour of their own (`t` is never `r`, `S` never the cursor, a lost-event
+    /// mark never the bound); only `ansi16`, with 8 colours left after its CIDs, lets some marks
+    /// share and keeps those pairs apart.
     #[test]
-    fn no_slot_reuses_a_cid_colour() {
+    fn no_slot_reuses_a_cid_colour_and_marks_and_curves_differ() {
         let mut themes: Vec<Theme> = BUILTIN
             .iter()
             .map(|(n, _)| Theme::load(n).expect("builtin"))
@@ -372,22 +432,53 @@ mod tests {
                     t.name
                 );
             }
-            for other in [
+            for c in &t.curve_palette {
+                assert!(!t.cid_palette.contains(c), "theme {}: curve {c:?}", t.name);
+            }
+            let named = |k: &str| (k.to_string(), t.slot(k).expect("slot"));
+            let must_differ: Vec<[&str; 2]> = vec![
+                ["tick_marker", "resume_marker"],
+                ["scan_batch", "cursor"],
+                ["lost", "bound"],
+            ];
+            for [a, b] in must_differ {
+                assert_ne!(named(a).1, named(b).1, "theme {}: {a} = {b}", t.name);
+            }
+            for c in &t.curve_palette {
+                for k in ["tick_marker", "resume_marker"] {
+                    assert_ne!(*c, named(k).1, "theme {}: a curve is {k}", t.name);
+                }
+            }
+            if t.name == "ansi16" || t.name == "fallback" {
+                continue;
+            }
+            // every mark of the ruler, the cursor, the bound and each curve: one colour each
+            let mut marks: Vec<(String, Color)> = [
                 "tick_marker",
                 "resume_marker",
                 "scan_batch",
+                "transit_slot",
                 "alarm",
                 "lost",
-                "transit_slot",
                 "cursor",
-            ] {
-                assert_ne!(
-                    t.marker,
-                    t.slot(other).unwrap(),
-                    "theme {}: marker = {other}",
-                    t.name
-                );
+                "marker",
+            ]
+            .iter()
+            .map(|k| named(k))
+            .collect();
+            marks.extend(
+                t.curve_palette
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &c)| (format!("curve {k}"), c)),
+            );
+            marks.push(named("weight"));
+            for (i, (a, ca)) in marks.iter().enumerate() {
+                for (b, cb) in &marks[i + 1..] {
+                    assert_ne!(ca, cb, "theme {}: {a} and {b} share a colour", t.name);
+                }
             }
+            assert_ne!(t.bound, t.lost, "theme {}", t.name);
         }
         // the list is every slot but the page's own and the text drawn on CIDs
         for (key, _) in SLOTS {
@@ -397,6 +488,25 @@ mod tests {
                 "{key}"
             );
         }
+    }
+
+    /// At least 16 CIDs look different in every built-in theme: by colour, and where the
+    /// palette repeats by a pattern (the style of the CID's cells differs).
+    #[test]
+    fn sixteen_cids_are_told_apart() {
+        use crate::ui::glyphs::CID;
+        for (name, _) in BUILTIN {
+            let t = Theme::load(name).expect("builtin");
+            let styles: Vec<Style> = (0..24).map(|c| CID.style(&t, c)).collect();
+            for a in 0..24 {
+                for b in a + 1..24 {
+                    assert_ne!(styles[a], styles[b], "theme {name}: CIDs {a} and {b}");
+                }
+            }
+        }
+        assert!(few_colors(Some("linux")) && few_colors(Some("vt100")));
+        assert!(!few_colors(Some("xterm-256color")) && !few_colors(Some("tmux-256color")));
+        assert!(!few_colors(None) && !few_colors(Some("xterm")));
     }
 
     #[test]

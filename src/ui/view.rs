@@ -189,8 +189,8 @@ mod tests {
             l.iter().map(|(_, r)| r.height).collect()
         };
         let h = heights(&a);
-        // title, lanes, weight, cursor pane, status
-        assert_eq!((h.len(), h[0], h[2], h[4]), (5, 1, 7, 1));
+        // title, lanes, weight, cursor pane, status, footer
+        assert_eq!((h.len(), h[0], h[2], h[4], h[5]), (6, 1, 7, 1, 1));
         a.apply(Action::ToggleAccounting);
         assert_eq!(heights(&a), h);
     }

@@ -48,6 +48,8 @@ pub struct GuestConfig {
     /// Define the CID probes (fprobe events `cidscope:cid_*`, docs/models.md §5.6) that mark
     /// where the untraced CID steps run (tracefs mode).
     pub probes: bool,
+    /// `--seed`: the workloads' random choices (0: each workload's fixed default).
+    pub seed: u64,
 }
 
 /// The kernel parameter's name.
@@ -114,6 +116,9 @@ impl GuestConfig {
             pairs.push(format!("graph={}", encode_value(f)));
         }
         pairs.push(format!("probes={}", self.probes as u8));
+        if self.seed != 0 {
+            pairs.push(format!("seed={}", self.seed));
+        }
         pairs.join(",")
     }
 
@@ -132,6 +137,7 @@ impl GuestConfig {
         let mut trace_clock = None;
         let mut graph_function = None;
         let mut probes = false;
+        let mut seed = 0;
         let mut version = None;
         for pair in value.split(',').filter(|p| !p.is_empty()) {
             let (k, v) = pair
@@ -155,6 +161,7 @@ impl GuestConfig {
                 "clock" => trace_clock = Some(decode_value(v)?),
                 "graph" => graph_function = Some(decode_value(v)?),
                 "probes" => probes = num("probes")? != 0,
+                "seed" => seed = num("seed")?,
                 // keys of later versions are ignored
                 _ => {}
             }
@@ -174,6 +181,7 @@ impl GuestConfig {
             trace_clock,
             graph_function,
             probes,
+            seed,
         })
     }
 
@@ -202,6 +210,7 @@ mod tests {
             trace_clock: Some("global".into()),
             graph_function: Some("task_mm_cid_work".into()),
             probes: true,
+            seed: 7,
         }
     }
 
@@ -225,6 +234,7 @@ mod tests {
         c.threads = None;
         c.mode = CaptureMode::Attach;
         c.probes = false;
+        c.seed = 0;
         assert_eq!(GuestConfig::decode(&c.encode()).unwrap(), c);
     }
 

@@ -35,6 +35,8 @@ pub struct VmConfig {
     /// `--record`: the capture is written there as it arrives, in flushed chunks (a run killed
     /// at any moment leaves a file that replays up to its last chunk and says it was cut).
     pub record: Option<std::path::PathBuf>,
+    /// `--seed`: the workload's random choices (0: its fixed default).
+    pub seed: u64,
 }
 
 impl VmConfig {
@@ -59,6 +61,7 @@ impl VmConfig {
             graph_function: None,
             probes: true,
             record: None,
+            seed: 0,
         }
     }
 

@@ -204,6 +204,7 @@ fn run(cfg: &VmConfig, qemu: &Path, sh: &Shared) -> Result<Outcome, String> {
         trace_clock: cfg.trace_clock.clone(),
         graph_function: cfg.graph_function.clone(),
         probes: cfg.probes && !cfg.attach,
+        seed: cfg.seed,
     };
     let accels: Vec<Accel> = match cfg.accel {
         AccelChoice::Tcg => vec![Accel::Tcg],
@@ -378,6 +379,7 @@ mod tests {
             trace_clock: None,
             graph_function: None,
             probes: true,
+            seed: 0,
         };
         let a = append_line(&c, &g, &["/opt/lib".into()]);
         assert!(a.starts_with("console=ttyS0 panic=-1"), "{a}");

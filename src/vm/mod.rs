@@ -10,7 +10,8 @@
 //! * host: [`config`] (what a run is asked to do), [`host`] (the run), [`status`] (its progress,
 //!   shared by its threads), [`boot`] (a QEMU start and the guest's hello), [`stream`] (the
 //!   capture as it arrives), [`qemu`], [`initramfs`] ([`cpio`], [`elf`]), [`tempdir`], [`feed`]
-//!   (the stream as trace deltas), [`report`] (stats JSON, progress lines)
+//!   (the stream as trace deltas), [`report`] (stats JSON, progress lines), [`experiment`]
+//!   (kernels × vCPUs × repeats: experiment.json, the table, experiment.svg)
 //! * both: [`cmdline`] (host → guest, on the kernel command line), [`protocol`] (guest → host),
 //!   [`role`] (cidscope run again in the guest as its workload process or an exec child)
 //! * guest: [`guest`] (PID 1 and the worker roles), [`workload`]
@@ -22,6 +23,7 @@ pub mod config;
 pub mod cpio;
 pub mod elf;
 pub mod error;
+pub mod experiment;
 pub mod feed;
 pub mod guest;
 pub mod host;

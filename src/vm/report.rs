@@ -41,6 +41,24 @@ pub fn capture_stats(
     cfg: &VmConfig,
     m: &ModelOverride,
 ) -> Result<crate::stats::Stats, VmError> {
+    let trace = load_capture(o, cfg)?;
+    Ok(stats_of(&trace, o, m))
+}
+
+/// The stats of a capture loaded by [`load_capture`], under the model of [`kernel_model`].
+pub fn stats_of(
+    trace: &crate::events::Trace,
+    o: &Outcome,
+    m: &ModelOverride,
+) -> crate::stats::Stats {
+    match kernel_model(&o.header, m) {
+        Some(c) => crate::stats::policy::compute_chosen(trace, &c, &[]),
+        None => crate::stats::compute(trace),
+    }
+}
+
+/// The run's capture, named as the user knows it: the `--record` path, or `vm:KERNEL`.
+pub fn load_capture(o: &Outcome, cfg: &VmConfig) -> Result<crate::events::Trace, VmError> {
     let mut trace = crate::sources::load(&o.capture, &crate::sources::LoadOptions::default())?;
     trace.path = match &cfg.record {
         Some(p) => p.display().to_string(),
@@ -51,10 +69,7 @@ pub fn capture_stats(
     for w in &mut trace.warnings {
         w.message = w.message.replace(&tmp, &trace.path);
     }
-    Ok(match kernel_model(&o.header, m) {
-        Some(c) => crate::stats::policy::compute_chosen(&trace, &c, &[]),
-        None => crate::stats::compute(&trace),
-    })
+    Ok(trace)
 }
 
 /// The stats JSON (see [`capture_stats`]) with `kernel_version`, `hz`, `hz_source`,
@@ -154,7 +169,7 @@ pub fn render_text(o: &Outcome, cfg: &VmConfig, m: &ModelOverride) -> Result<Str
     if let Some(c) = &o.samples {
         t.push_str(&samples_text(c));
     }
-    t.push_str(&crate::stats::render_text(&s));
+    t.push_str(&crate::stats::text::render_text(&s));
     t.push_str(&crate::stats::policy::render_text(&s));
     Ok(t)
 }
@@ -188,7 +203,7 @@ fn samples_text(c: &super::protocol::SampleCheck) -> String {
     t
 }
 
-fn say(line: &str) {
+pub fn say(line: &str) {
     let mut e = std::io::stderr().lock();
     let _ = writeln!(e, "cidscope vm: {line}");
 }
@@ -207,13 +222,14 @@ pub fn run_headless(
         let _ = signal_hook::flag::register(sig, Arc::clone(&sigint));
     }
     let run = VmRun::start(cfg.clone())?;
-    watch(&run, &cfg, &sigint);
+    let _ = watch(&run, &cfg, &sigint);
     let o = run.wait()?;
     finish(&o, &cfg, json, m, emit)
 }
 
 /// Prints progress until the run ends; Ctrl-C asks the guest to stop, a second one kills it.
-fn watch(run: &VmRun, cfg: &VmConfig, sigint: &AtomicBool) {
+/// Returns how many times Ctrl-C came.
+pub fn watch(run: &VmRun, cfg: &VmConfig, sigint: &AtomicBool) -> u32 {
     let mut last_phase = None;
     let mut notes = 0;
     let mut last_count = (Instant::now(), u64::MAX);
@@ -270,6 +286,7 @@ fn watch(run: &VmRun, cfg: &VmConfig, sigint: &AtomicBool) {
             last_count = (Instant::now(), s.events);
         }
     }
+    interrupts
 }
 
 /// After a successful run: where the record is, then the JSON or text summary.

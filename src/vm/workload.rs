@@ -31,6 +31,7 @@ pub enum Kind {
     Spinner,
     Periodic,
     Burst,
+    Shrink,
 }
 
 /// Name, kind, default threads (`None`: the CPU count); [`HELP`] describes each.
@@ -45,6 +46,7 @@ pub const KINDS: &[(&str, Kind, Option<u32>)] = &[
     ("spinner", Kind::Spinner, Some(1)),
     ("periodic", Kind::Periodic, Some(4)),
     ("burst", Kind::Burst, None),
+    ("shrink", Kind::Shrink, None),
 ];
 
 pub const MAX_THREADS: u32 = 1024;
@@ -73,6 +75,7 @@ Workloads (--threads T sets the count in brackets):
   spinner    one thread pinned to the last CPU, spinning [1]
   periodic   T cyclictest-like threads: wake every 1 ms, busy 200 us [4]
   burst      T threads spin 100 ms and exit; 4 threads waking every 10 ms (busy 50 us) go on [CPUs]
+  shrink     seed 000's case, each 500 ms: T threads spin 100 ms and exit, then 4 run 50 us/5 ms [CPUs]
   or a `cidscope live` SPEC, e.g. periodic:8:500us:100us,hog:2
 
 The guest's init is this cidscope binary with the libraries it links, in an initramfs written
@@ -85,7 +88,9 @@ workload and keeps what was captured; a second Ctrl-C kills the VM.
 Examples:
   cidscope vm --kernel /boot/vmlinuz-$(uname -r) --cpus 16 --workload churn
   cidscope vm --kernel bzImage --cpus 64 --workload workers --duration 2s --json
-  cidscope vm --kernel bzImage --cpus 8 --workload spinner --append nohz_full=7 --record s.txt";
+  cidscope vm --kernel bzImage --cpus 8 --workload spinner --append nohz_full=7 --record s.txt
+  cidscope vm --kernel A --kernel B --cpus 16,64 --repeat 3 --workload shrink \
+      --graph-function task_mm_cid_work --out exp     (an experiment: exp/experiment.{json,svg})";
 
 impl Workload {
     /// A name (with `threads`, default per kind) or a live SPEC (then `threads` must be unset).
@@ -132,7 +137,8 @@ impl Workload {
     /// Runs for `d` (or until [`stop_flag`] is set) in this process; the errors threads ran into.
     /// Runs the workload for `d`; the CIDs its threads read from their rseq areas (the
     /// workloads of `cidscope live`: hogs, periodic, migrate, specs) go to `read`.
-    pub fn run(&self, d: Duration, read: &mut Read) -> Result<(), String> {
+    /// `seed` varies the random choices of the workloads that make some (0: fixed defaults).
+    pub fn run(&self, d: Duration, seed: u64, read: &mut Read) -> Result<(), String> {
         let end = Instant::now() + d;
         let errors = Errors::default();
         match self {
@@ -182,13 +188,14 @@ impl Workload {
                     ),
                     Kind::Churn => churn(t, end, &errors),
                     Kind::Burst => burst(t, end, &errors),
+                    Kind::Shrink => shrink(t, end, &errors),
                     Kind::Forks => forks(t, end, d, &errors),
                     Kind::Exec => exec_parent(t, end, &errors),
                     Kind::Affinity => {
                         let cpus = online_cpus();
                         join_all(
                             spawn_n("cw-affinity", t, move |i| {
-                                affinity(i, &cpus, end)
+                                affinity(i, seed, &cpus, end)
                                     .map_err(|e| format!("sched_setaffinity: {e}"))
                             }),
                             &errors,
@@ -398,6 +405,43 @@ fn burst(t: u32, end: Instant, errors: &Errors) {
     join_all(periodic, errors);
 }
 
+/// What seed 000's patch 2/4 is about, again and again: each 500 ms cycle a burst of `t`
+/// threads spins 100 ms (its CIDs spread over every CPU) and exits; for the remaining 400 ms only
+/// 4 periodic threads run, 50 µs every 5 ms. At HZ 250 a 50 µs run meets a tick about once in 80,
+/// so a compaction the tick asks for (lazy-compact) waits, one the return to user asks for
+/// (resume-batch) does not. Each cycle's end of burst is one fall of the process's concurrency
+/// (`cid_metrics.compaction_latency_ms`).
+fn shrink(t: u32, end: Instant, errors: &Errors) {
+    const CYCLE: Duration = Duration::from_millis(500);
+    const BURST: Duration = Duration::from_millis(100);
+    const PERIOD: Duration = Duration::from_millis(5);
+    let periodic = spawn_n("cw-periodic", 4, move |i| {
+        // out of phase: one wakes every 1.25 ms, not four at once
+        std::thread::sleep(PERIOD * i / 4);
+        while running(end) {
+            spin_for(Duration::from_micros(50));
+            std::thread::sleep(PERIOD);
+        }
+        Ok(())
+    });
+    while running(end) {
+        let start = Instant::now();
+        let burst_end = end.min(start + BURST);
+        join_all(
+            spawn_n("cw-burst", t, move |_| {
+                spin_until(burst_end);
+                Ok(())
+            }),
+            errors,
+        );
+        let quiet_end = end.min(start + CYCLE);
+        while running(quiet_end) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    join_all(periodic, errors);
+}
+
 /// `mcwork forks`: T child processes, forked before this process has any other thread; each
 /// runs two sleeper threads and spins, then exits.
 fn forks(t: u32, end: Instant, d: Duration, errors: &Errors) {
@@ -536,11 +580,16 @@ pub fn exec_child(args: &[String]) -> Result<(), String> {
 
 /// Threads that set a new CPU mask every 10 ms: a window of 1..=all CPUs at a random start,
 /// while they alternate 1 ms busy and 1 ms asleep.
-fn affinity(i: u32, cpus: &[usize], end: Instant) -> std::io::Result<()> {
+fn affinity(i: u32, seed: u64, cpus: &[usize], end: Instant) -> std::io::Result<()> {
     if cpus.is_empty() {
         return Ok(());
     }
-    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (i as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let mut x = 0x9E37_79B9_7F4A_7C15u64
+        ^ (i as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9)
+        ^ seed.wrapping_mul(0x94D0_49BB_1331_11EB);
+    if x == 0 {
+        x = 1;
+    }
     let mut next = || {
         // xorshift64*: deterministic per thread
         x ^= x >> 12;
@@ -627,11 +676,12 @@ mod tests {
         // (forks and exec need a process of their own: tests/vm.rs runs them in the worker role)
         for name in [
             "workers", "churn", "affinity", "spinner", "hogs", "periodic", "migrate", "burst",
+            "shrink",
         ] {
             let w = Workload::parse(name, Some(if name == "spinner" { 1 } else { 2 }), 2).unwrap();
             let t = Instant::now();
             let mut read = Read::default();
-            w.run(Duration::from_millis(60), &mut read)
+            w.run(Duration::from_millis(60), 3, &mut read)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let took = t.elapsed();
             assert!(took >= Duration::from_millis(60), "{name} took {took:?}");

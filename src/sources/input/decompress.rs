@@ -1,6 +1,6 @@
 //! Compressed captures, recognised by their magic bytes (never by the name) and decompressed
 //! as they are read: gzip (flate2, several members in a row too), zstd (ruzstd, frames in a
-//! row), xz (xz4rust). Pure Rust, no C library. What comes out is bounded by the reader's
+//! row), xz (xz4rust, streams in a row with their padding: `cat a.xz b.xz`, `xz -T` output). Pure Rust, no C library. What comes out is bounded by the reader's
 //! memory check on the decompressed side, never trusted from a header.
 
 use super::feed::{Feed, ReadFeed};
@@ -52,17 +52,124 @@ pub fn decoder(codec: Codec, raw: impl Read + Send + 'static) -> io::Result<Box<
             BufReader::with_capacity(1 << 16, raw),
         ))),
         Codec::Zstd => Box::new(ReadFeed::new(ZstdFrames::new(raw)?)),
-        Codec::Xz => {
-            let dec = xz4rust::XzDecoder::in_heap_with_alloc_dict_size(1 << 20, XZ_MAX_DICT);
-            Box::new(ReadFeed::new(
-                xz4rust::XzReader::new_with_buffer_size_and_decoder(
-                    raw,
-                    std::num::NonZeroUsize::new(1 << 16).unwrap_or(std::num::NonZeroUsize::MIN),
-                    dec,
-                ),
-            ))
-        }
+        Codec::Xz => Box::new(ReadFeed::new(XzStreams::new(raw))),
     })
+}
+
+/// xz streams one after another (`cat a.xz b.xz`, what `xz --stdout` appends), each followed by
+/// its stream padding (NUL bytes, a multiple of four): `xz -d` reads them all, and so does this.
+/// (xz4rust's own reader stops at the end of the first stream.)
+struct XzStreams<R: Read> {
+    dec: Box<xz4rust::XzDecoder<'static>>,
+    raw: R,
+    buf: Vec<u8>,
+    /// `buf[at..len]` is read and not yet decoded.
+    at: usize,
+    len: usize,
+    /// Compressed bytes consumed before `buf[0]`, for the error's offset.
+    before: u64,
+    /// Between two streams: only padding or the next stream's header may follow.
+    between: bool,
+    done: bool,
+}
+
+impl<R: Read> XzStreams<R> {
+    fn new(raw: R) -> XzStreams<R> {
+        XzStreams {
+            dec: xz4rust::XzDecoder::in_heap_with_alloc_dict_size(1 << 20, XZ_MAX_DICT),
+            raw,
+            buf: vec![0; 1 << 16],
+            at: 0,
+            len: 0,
+            before: 0,
+            between: false,
+            done: false,
+        }
+    }
+
+    /// Refills `buf` once everything in it is decoded; false at the end of the input.
+    fn refill(&mut self) -> io::Result<bool> {
+        if self.at < self.len {
+            return Ok(true);
+        }
+        self.before += self.len as u64;
+        self.at = 0;
+        self.len = loop {
+            match self.raw.read(&mut self.buf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        Ok(self.len > 0)
+    }
+
+    fn offset(&self) -> u64 {
+        self.before + self.at as u64
+    }
+}
+
+fn xz_err(at: u64, e: impl std::fmt::Display) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{e} (compressed byte offset {at})"),
+    )
+}
+
+impl<R: Read> Read for XzStreams<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            if self.done {
+                return Ok(0);
+            }
+            if !self.refill()? {
+                if self.between {
+                    self.done = true;
+                    return Ok(0);
+                }
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "the xz stream ends early (compressed byte offset {}): the file is cut",
+                        self.offset()
+                    ),
+                ));
+            }
+            if self.between {
+                // stream padding, then another stream or the end
+                let pad = self.buf[self.at..self.len]
+                    .iter()
+                    .take_while(|&&b| b == 0)
+                    .count();
+                self.at += pad;
+                if self.at == self.len {
+                    continue;
+                }
+                self.between = false;
+                self.dec.reset();
+            }
+            let at = self.offset();
+            match self.dec.decode(&self.buf[self.at..self.len], out) {
+                Ok(xz4rust::XzNextBlockResult::NeedMoreData(used, made)) => {
+                    self.at += used;
+                    if made > 0 {
+                        return Ok(made);
+                    }
+                }
+                Ok(xz4rust::XzNextBlockResult::EndOfStream(used, made)) => {
+                    self.at += used;
+                    self.between = true;
+                    if made > 0 {
+                        return Ok(made);
+                    }
+                }
+                Err(e) => return Err(xz_err(at, e)),
+            }
+        }
+    }
 }
 
 /// zstd frames one after another (`cat a.zst b.zst`, pzstd) as one stream.
@@ -140,6 +247,45 @@ mod tests {
         assert_eq!(sniff(&z), Some(Codec::Gzip));
         let d = decoder(Codec::Gzip, std::io::Cursor::new(z)).unwrap();
         assert_eq!(read_all(d).unwrap(), b"hello world\n");
+    }
+
+    #[test]
+    fn xz_streams_in_a_row_with_padding_are_one_stream() {
+        let one = |s: &[u8]| {
+            let mut c = std::process::Command::new("xz")
+                .args(["-c", "-3"])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn();
+            let Ok(c) = c.as_mut() else { return None };
+            c.stdin.take()?.write_all(s).ok()?;
+            let mut out = Vec::new();
+            c.stdout.take()?.read_to_end(&mut out).ok()?;
+            Some(out)
+        };
+        let (Some(a), Some(b)) = (one(b"hello "), one(b"world\n")) else {
+            eprintln!("no xz tool: skipped");
+            return;
+        };
+        let mut z = a.clone();
+        z.extend_from_slice(&[0; 8]);
+        z.extend_from_slice(&b);
+        let d = decoder(Codec::Xz, std::io::Cursor::new(z.clone())).unwrap();
+        assert_eq!(read_all(d).unwrap(), b"hello world\n");
+        // cut inside the second stream: the first stream's bytes, then an error naming the cut
+        let cut = z.len() - 6;
+        let mut d = decoder(Codec::Xz, std::io::Cursor::new(z[..cut].to_vec())).unwrap();
+        let mut got = [0; 64];
+        let mut n = 0;
+        let err = loop {
+            match d.fill(&mut got[n..], std::time::Duration::ZERO) {
+                Ok(super::super::feed::Fill::Data(k)) => n += k,
+                Ok(f) => panic!("{f:?}"),
+                Err(e) => break e,
+            }
+        };
+        assert!(got[..n].starts_with(b"hello "), "{:?}", &got[..n]);
+        assert!(err.to_string().contains("compressed byte offset"), "{err}");
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! A stream cut into runs of whole lines for the text driver, as the bytes arrive: a run is
 //! handed over when it reaches the segment size, or when the stream pauses (a live
 //! `trace_pipe`, a slow FIFO) with whole lines waiting. Memory stays a few segments whatever
-//! the stream's length.
+//! the stream's length: a run of NUL bytes where a line starts (a file padded with zeros,
+//! `/dev/zero` appended) is counted and not kept, and a line longer than [`MAX_LINE`] keeps only
+//! its first [`KEEP`] bytes (all that any message quotes of it), the rest counted.
 
 use super::budget::Budget;
 use super::feed::{Feed, Fill};
+use crate::events::Warning;
 use crate::sources::error::SourceError;
 use crate::sources::options::LoadOptions;
-use crate::sources::text::pieces::{Piece, Pieces};
+use crate::sources::text::pieces::{Piece, Pieces, nul_tail};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -15,6 +18,11 @@ use std::time::Duration;
 pub const PAUSE: Duration = Duration::from_millis(100);
 /// Bytes asked of the feed per read.
 const READ: usize = 1 << 16;
+/// The longest line a stream keeps whole: no capture writes one near it (an ftrace line is
+/// under 4 KiB, a trace_marker message at most 4 KiB), so a longer one is damage.
+pub const MAX_LINE: usize = 1 << 20;
+/// What is kept of a longer line: its start, which the parser reads and messages quote.
+pub const KEEP: usize = 4096;
 
 pub struct StreamLines<'o> {
     name: String,
@@ -28,6 +36,21 @@ pub struct StreamLines<'o> {
     read: u64,
     budget: Budget,
     opts: &'o LoadOptions,
+    /// Bytes read from the feed (`read` counts those kept).
+    consumed: u64,
+    /// NUL bytes at a line start not kept yet: (their count, the byte offset of the first).
+    nul_run: Option<(u64, u64)>,
+    /// The line being read is over [`MAX_LINE`]: its bytes are counted until its newline.
+    discarding: bool,
+    /// Lines cut to [`KEEP`] bytes, the bytes not kept, the byte offset of the first.
+    overlong: (u64, u64, u64),
+    /// The read error that ended a decompressed stream early (a file cut or damaged), and the
+    /// byte offset of the decompressed data where it came.
+    stopped: Option<(u64, String)>,
+    /// A scratch buffer for reads.
+    scratch: Vec<u8>,
+    /// The byte offset where the line being read starts.
+    line_at: u64,
 }
 
 impl<'o> StreamLines<'o> {
@@ -52,6 +75,68 @@ impl<'o> StreamLines<'o> {
             read,
             budget,
             opts,
+            consumed: read,
+            nul_run: None,
+            discarding: false,
+            overlong: (0, 0, 0),
+            stopped: None,
+            scratch: Vec::new(),
+            line_at: 0,
+        }
+    }
+
+    /// Appends `new` (bytes just read) to `buf`: a NUL run at a line start is counted, not
+    /// kept (until a byte that is not NUL shows it was no tail: then it is kept, up to a line's
+    /// worth), and a line past [`MAX_LINE`] is cut to its first [`KEEP`] bytes.
+    fn take(&mut self, mut new: &[u8]) {
+        self.consumed += new.len() as u64;
+        while !new.is_empty() {
+            let here = self.consumed - new.len() as u64;
+            if self.discarding {
+                match memchr::memchr(b'\n', new) {
+                    None => {
+                        self.overlong.1 += new.len() as u64;
+                        return;
+                    }
+                    Some(p) => {
+                        self.overlong.1 += p as u64;
+                        self.discarding = false;
+                        new = &new[p..];
+                        continue;
+                    }
+                }
+            }
+            let line_start = self.buf.last().is_none_or(|&b| b == b'\n');
+            if line_start && new[0] == 0 {
+                let k = new.iter().take_while(|&&b| b == 0).count();
+                let run = self.nul_run.get_or_insert((0, here));
+                run.0 += k as u64;
+                new = &new[k..];
+                continue;
+            }
+            if let Some((n, _)) = self.nul_run.take() {
+                // not a tail: the NULs start a line, as in the file
+                let keep = n.min(MAX_LINE as u64 + 1) as usize;
+                self.buf.resize(self.buf.len() + keep, 0);
+            }
+            let end = memchr::memchr(b'\n', new).map_or(new.len(), |p| p + 1);
+            self.buf.extend_from_slice(&new[..end]);
+            if new[end - 1] == b'\n' {
+                self.last_nl = Some(self.buf.len() - 1);
+                self.line_at = here + end as u64;
+            }
+            new = &new[end..];
+            let line_from = self.last_nl.map_or(0, |p| p + 1);
+            if self.buf.len() - line_from > MAX_LINE {
+                let cut = line_from + KEEP;
+                if self.overlong.0 == 0 {
+                    self.overlong.2 = self.line_at;
+                }
+                self.overlong.0 += 1;
+                self.overlong.1 += (self.buf.len() - cut) as u64;
+                self.buf.truncate(cut);
+                self.discarding = true;
+            }
         }
     }
 
@@ -77,19 +162,17 @@ impl Pieces<'static> for StreamLines<'_> {
             let len = self.buf.len();
             // no more than the segment still has room for: pieces stay near their size
             let want = READ.min(self.target.saturating_sub(len).max(1024));
-            self.buf.resize(len + want, 0);
-            let r = self.feed.fill(&mut self.buf[len..], PAUSE);
-            let got = match &r {
-                Ok(Fill::Data(n)) => *n,
-                _ => 0,
-            };
-            self.buf.truncate(len + got);
+            let mut scratch = std::mem::take(&mut self.scratch);
+            scratch.resize(want, 0);
+            let r = self.feed.fill(&mut scratch, PAUSE);
+            if let Ok(Fill::Data(n)) = r {
+                self.take(&scratch[..n]);
+            }
+            self.scratch = scratch;
             match r {
-                Ok(Fill::Data(n)) => {
-                    if let Some(p) = memchr::memrchr(b'\n', &self.buf[len..]) {
-                        self.last_nl = Some(len + p);
-                    }
-                    self.read += n as u64;
+                Ok(Fill::Data(_)) => {
+                    // (a line cut to its start may leave less than before the read)
+                    self.read += self.buf.len().saturating_sub(len) as u64;
                     self.budget
                         .check(self.read)
                         .map_err(|e| SourceError::file(&self.name, e.to_string()))?;
@@ -103,10 +186,15 @@ impl Pieces<'static> for StreamLines<'_> {
                         return Ok(self.cut());
                     }
                 }
+                Err(e) if ends_early(&e) && self.consumed > 0 => {
+                    // a compressed file cut or damaged: what came before loads, with a word
+                    self.stopped = Some((self.consumed, e.to_string()));
+                    self.ended = true;
+                }
                 Err(e) => {
                     return Err(SourceError::file(
                         &self.name,
-                        format!("read failed after {} bytes: {e}", self.read),
+                        format!("read failed after {} bytes: {e}", self.consumed),
                     ));
                 }
             }
@@ -120,6 +208,41 @@ impl Pieces<'static> for StreamLines<'_> {
     fn size_hint(&self) -> Option<usize> {
         None
     }
+
+    fn warnings(&self, path: &str) -> Vec<Warning> {
+        let mut w = Vec::new();
+        if let Some((n, at)) = self.nul_run.filter(|_| self.ended) {
+            w.push(nul_tail(path, n, at));
+        }
+        let (lines, bytes, at) = self.overlong;
+        if lines > 0 {
+            w.push(Warning {
+                code: "overlong-lines",
+                message: format!(
+                    "{path}: {lines} lines are longer than {} MiB (no capture writes one; the first at byte offset {at}): only their first {KEEP} bytes were read, {bytes} bytes of them were not",
+                    MAX_LINE >> 20
+                ),
+            });
+        }
+        if let Some((at, e)) = &self.stopped {
+            w.push(Warning {
+                code: "input-cut",
+                message: format!(
+                    "{path}: the input could not be read past byte {at} of its decompressed data ({e}); the whole lines before it were loaded, nothing after it"
+                ),
+            });
+        }
+        w
+    }
+}
+
+/// A read error that means the input ends early (a decompressor at a cut or damaged place),
+/// not that reading failed.
+pub fn ends_early(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidData
+    )
 }
 
 #[cfg(test)]
@@ -170,6 +293,59 @@ mod tests {
         }
         assert_eq!(got, vec![b"0\na\n".to_vec(), b"bc\nd\n".to_vec()]);
         assert_eq!(s.partial(), Some(&b"tail"[..]));
+    }
+
+    #[test]
+    fn a_nul_tail_and_an_endless_line_are_counted_not_held() {
+        let opts = LoadOptions::default();
+        let mut script = vec![Some(b"a\nb\n".to_vec())];
+        script.extend((0..64).map(|_| Some(vec![0u8; 1 << 20])));
+        let mut s = StreamLines::new(
+            "x",
+            Vec::new(),
+            Box::new(Scripted(script.into())),
+            1 << 16,
+            Budget::unlimited(),
+            &opts,
+        );
+        let stop = AtomicBool::new(false);
+        let mut got = Vec::new();
+        while let Some(p) = s.next_piece(&stop).unwrap() {
+            got.extend_from_slice(&p);
+            assert!(s.buf.capacity() < 1 << 20, "{}", s.buf.capacity());
+        }
+        assert_eq!(got, b"a\nb\n");
+        assert_eq!(s.partial(), None);
+        let w = s.warnings("x");
+        assert!(
+            w[0].message
+                .contains("ends in 67108864 NUL bytes from byte offset 4"),
+            "{w:?}"
+        );
+        // a line that never ends keeps its start only
+        let mut script = vec![Some(b"a\n".to_vec())];
+        script.extend((0..8).map(|_| Some(vec![b'y'; 1 << 20])));
+        script.push(Some(b"\nz\n".to_vec()));
+        let mut s = StreamLines::new(
+            "x",
+            Vec::new(),
+            Box::new(Scripted(script.into())),
+            1 << 16,
+            Budget::unlimited(),
+            &opts,
+        );
+        let mut lines = 0;
+        while let Some(p) = s.next_piece(&stop).unwrap() {
+            assert!(p.len() <= MAX_LINE + KEEP + (1 << 16), "{}", p.len());
+            lines += p.iter().filter(|&&b| b == b'\n').count();
+        }
+        assert_eq!(lines, 3);
+        let w = s.warnings("x");
+        assert!(
+            w[0].message.contains("1 lines are longer than 1 MiB"),
+            "{w:?}"
+        );
+        assert!(w[0].message.contains("first at byte offset 2"), "{w:?}");
     }
 
     #[test]

@@ -213,13 +213,15 @@ fn read_until(
 
 impl Stream {
     /// The whole stream in memory (a binary format, which is decoded whole), under the memory
-    /// check; `progress` counts the bytes read.
+    /// check; `progress` counts the bytes read. A compressed stream cut or damaged gives what
+    /// came before the damage, and the warning that says so (the format's reader then finds the
+    /// data cut short, as in a cut file).
     pub fn read_all(
         self,
         name: &str,
         mut budget: Budget,
         opts: &LoadOptions,
-    ) -> Result<Vec<u8>, SourceError> {
+    ) -> Result<(Vec<u8>, Option<crate::events::Warning>), SourceError> {
         let Stream {
             mut head,
             mut feed,
@@ -244,6 +246,16 @@ impl Stream {
                 }
                 Ok(Fill::End) => done = true,
                 Ok(Fill::Idle) => done = opts.cancelled(),
+                Err(e) if lines::ends_early(&e) && codec.is_some() && !head.is_empty() => {
+                    let w = crate::events::Warning {
+                        code: "input-cut",
+                        message: format!(
+                            "{name}: the input could not be read past byte {} of its decompressed data ({what}: {e}); what came before it was read as a file cut there",
+                            head.len()
+                        ),
+                    };
+                    return Ok((head, Some(w)));
+                }
                 Err(e) => {
                     return Err(SourceError::at_offset(
                         name,
@@ -253,7 +265,7 @@ impl Stream {
                 }
             }
         }
-        Ok(head)
+        Ok((head, None))
     }
 
     /// The stream as runs of whole lines for the text driver.

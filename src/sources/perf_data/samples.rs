@@ -49,10 +49,22 @@ impl Reader<'_> {
             self.bad(msg);
             return;
         }
+        // the CPUs the header states (HEADER_NRCPUS: the highest present CPU + 1) bound the
+        // CPU of a sample: one past them is a damaged record, not a CPU to model
+        let stated = self
+            .trace
+            .ncpus_hint
+            .filter(|&n| (1..=Trace::MAX_CPUS).contains(&n));
         let cpu = match s.cpu {
-            Some(c) if c < Trace::MAX_CPUS => c as u16,
+            Some(c) if c < stated.unwrap_or(Trace::MAX_CPUS) => c as u16,
             Some(c) => {
-                let msg = format!("{}: CPU {c} (expected below 8192)", self.place(offset));
+                let msg = match stated {
+                    Some(n) => format!(
+                        "{}: CPU {c} (expected below {n}, the CPUs the header states)",
+                        self.place(offset)
+                    ),
+                    None => format!("{}: CPU {c} (expected below 8192)", self.place(offset)),
+                };
                 self.bad(msg);
                 return;
             }

@@ -26,6 +26,24 @@ impl Map {
         self.guard.as_ref().and_then(|g| g.fault())
     }
 
+    /// Gives the pages of `[0, end)` back to the kernel (they stay in the page cache, and a
+    /// later read faults them in again): a load that has parsed that far holds only what it
+    /// made of them, so a capture of any size costs no more resident memory than its events.
+    pub fn release_before(&self, end: usize) {
+        let end = end.min(self.map.len()) & !4095;
+        if end == 0 {
+            return;
+        }
+        // SAFETY: the map is a private read-only file mapping: MADV_DONTNEED drops its pages
+        // from this process, and a later access reads them from the file again (the same bytes,
+        // or zeros past the end of a file that shrank, which the SIGBUS guard records as
+        // before). No reference into the map is invalidated.
+        let _ = unsafe {
+            self.map
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, end)
+        };
+    }
+
     /// The file's size now (it may have changed since it was mapped).
     pub fn current_len(&self) -> Option<u64> {
         self.file.metadata().ok().map(|m| m.len())

@@ -52,6 +52,9 @@ impl<'a> Pieces<'a> for SkipBom<'a, '_> {
     fn size_hint(&self) -> Option<usize> {
         self.inner.size_hint()
     }
+    fn warnings(&self, path: &str) -> Vec<crate::events::Warning> {
+        self.inner.warnings(path)
+    }
 }
 
 #[cfg(test)]

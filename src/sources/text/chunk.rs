@@ -146,6 +146,11 @@ pub struct Chunk {
     pub tasks: FxHashMap<Tid, TaskMeta>,
     pub warnings: Vec<Warning>,
     pub ncpus_hint: Option<u32>,
+    /// The `entries-in-buffer` count of a tracefs header (summed if several), and whether the
+    /// `# tracer:` named is `nop` (events only: one entry per event, so the count can be
+    /// held against what loaded; other tracers print two entries on one line).
+    pub header_entries: Option<u64>,
+    pub event_tracer: Option<bool>,
     /// The kernel release, CONFIG_HZ and CONFIG_RSEQ_CID_SCAN_BATCH a `# cidscope-vm:` header
     /// line names.
     pub kernel_release: Option<String>,
@@ -158,8 +163,9 @@ pub struct Chunk {
     pub first_bad: Option<(u64, BadLine)>,
     /// First error (local line number, what it was) when not skipping.
     pub error: Option<(u64, BadLine)>,
-    /// Lines in this chunk.
+    /// Lines in this chunk, and its bytes.
     pub lines: u64,
+    pub bytes: u64,
     /// Last task noted per CPU (mod 64) with its TGID column, kept once its comm is known: most
     /// lines repeat their CPU's previous task, so the task map is consulted only when the task
     /// (or its TGID) changes, or while its name is still `<...>`.
@@ -221,6 +227,8 @@ impl Chunk {
             tasks: FxHashMap::default(),
             warnings: Vec::new(),
             ncpus_hint: None,
+            header_entries: None,
+            event_tracer: None,
             kernel_release: None,
             kernel_hz: None,
             kernel_scan_batch: None,
@@ -229,6 +237,7 @@ impl Chunk {
             first_bad: None,
             error: None,
             lines: 0,
+            bytes: 0,
             recent: [(Tid::MAX, None); 64],
             unknown_comm: None,
             hrtimer_name: None,
@@ -325,6 +334,11 @@ pub trait LineParser: Send + Sync {
     /// The times are deltas (each the time since the event before): the stitch adds them up.
     fn cumulative_times(&self) -> bool {
         false
+    }
+
+    /// How the times were printed (perf script's forms; the warnings say what follows).
+    fn times(&self) -> crate::sources::text::perf_tally::TimeMode {
+        Default::default()
     }
 }
 

@@ -51,6 +51,13 @@ struct Stitch {
     events: usize,
     /// A copy of the capture after a second `# tracer:` header, counted once.
     dups: crate::sources::text::dups::Dups,
+    /// The header's `entries-in-buffer` (summed), whether every `# tracer:` was `nop`, and the
+    /// lost-event markers among `events`.
+    header_entries: Option<u64>,
+    event_tracer: Option<bool>,
+    lost_markers: usize,
+    /// Input bytes of the chunks stitched so far.
+    bytes: u64,
 }
 
 /// The chunks between the parsing workers and the consumer that stitches them in file order.
@@ -177,6 +184,10 @@ pub fn stream_pieces<'a>(
         events_at_chunk: 0,
         events: 0,
         dups: Default::default(),
+        header_entries: None,
+        event_tracer: None,
+        lost_markers: 0,
+        bytes: 0,
     };
     let mut delta = TraceDelta::default();
     // Hands one parsed chunk to the sink; returns its event buffer for reuse and whether to go on.
@@ -205,12 +216,16 @@ pub fn stream_pieces<'a>(
             }
         }
         // (a failed chunk keeps what it parsed before the bad line)
+        st.bytes += chunk.bytes;
         merge_chunk(&mut st, &mut delta, chunk);
         let new_strings = st.strings.len();
         delta.new_strings = (st.sent_strings..new_strings)
             .map(|i| st.strings.get(crate::events::StrId(i as u32)).into())
             .collect();
         st.sent_strings = new_strings;
+        if let Some(c) = &opts.consumed {
+            c.store(st.bytes, Ordering::Relaxed);
+        }
         let go = sink(&mut delta);
         let mut buf = std::mem::take(&mut delta.events);
         buf.clear();
@@ -340,7 +355,8 @@ pub fn stream_pieces<'a>(
     let last_line = st.line_base + 1;
     if let Some(p) = pieces
         .partial()
-        .filter(|p| !p.iter().all(|b| b.is_ascii_whitespace()))
+        // (the padding that starts a line is a cut too: only a stray CR is nothing)
+        .filter(|p| !p.iter().all(|&b| b == b'\r'))
     {
         last.warnings.push(Warning {
             code: "truncated-line",
@@ -363,10 +379,10 @@ pub fn stream_pieces<'a>(
             ),
         });
     }
-    let times = match st.cumulative {
-        Some(_) => crate::sources::text::perf_tally::TimeMode::Delta,
-        None => Default::default(),
-    };
+    let times = parser.times();
+    let cut_line = last.warnings.iter().any(|w| w.code == "truncated-line");
+    last.warnings.extend(fewer_than_header(path, &st, cut_line));
+    last.warnings.extend(pieces.warnings(path));
     last.warnings.extend(st.perf.warnings(path, times));
     last.warnings.extend(st.skipped.warnings(path));
     if let Some(w) = st.dups.finish(path, &mut last.events) {
@@ -380,6 +396,43 @@ pub fn stream_pieces<'a>(
     }
     sink(&mut last);
     Ok(())
+}
+
+/// The warning of a tracefs `trace` file that holds fewer entries than its header counts (cut
+/// at a line boundary, lines removed): each event, stack trace, bad line and the line cut short
+/// is one entry of the ring buffer.
+fn fewer_than_header(path: &str, st: &Stitch, cut_line: bool) -> Option<Warning> {
+    let header = st.header_entries?;
+    if st.event_tracer != Some(true) {
+        return None;
+    }
+    let events = (st.events - st.lost_markers) as u64;
+    let read =
+        events + st.skipped.stack_traces + st.bad + st.skipped.merged_cut + u64::from(cut_line);
+    if read >= header {
+        return None;
+    }
+    let mut parts = vec![format!("{events} events")];
+    for (n, what) in [
+        (st.skipped.stack_traces, "stack traces"),
+        (st.bad, "bad lines"),
+        (
+            st.skipped.merged_cut + u64::from(cut_line),
+            "lines cut short",
+        ),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    Some(Warning {
+        code: "fewer-than-header",
+        message: format!(
+            "{path}: the header says entries-in-buffer {header}, but the file holds {read} ({}): {} entries are missing (the file was cut at a line boundary, or lines were taken out)",
+            parts.join(", "),
+            header - read
+        ),
+    })
 }
 
 /// The warning of a chunked recording without its end line: written by a recorder that was
@@ -411,6 +464,7 @@ const PREFETCH_AHEAD: usize = 2048;
 /// Parses whole lines into a chunk whose events go into `buf` (a reused buffer).
 fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Vec<Event>) -> Chunk {
     let mut out = Chunk::new();
+    out.bytes = data.len() as u64;
     out.events = buf;
     out.events.clear();
     out.events.reserve(data.len() / 90);
@@ -489,6 +543,15 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         st.events_at_chunk = st.events + at;
     }
     st.events += chunk.events.len();
+    st.lost_markers += (chunk.events.iter())
+        .filter(|e| matches!(e.kind, EventKind::Lost { .. }))
+        .count();
+    if let Some(n) = chunk.header_entries {
+        st.header_entries = Some(st.header_entries.unwrap_or(0).saturating_add(n));
+    }
+    if let Some(t) = chunk.event_tracer {
+        st.event_tracer = Some(st.event_tracer.unwrap_or(true) && t);
+    }
     st.bad += chunk.bad_lines;
     if st.first_bad.is_none() {
         st.first_bad = chunk.first_bad.take().map(|(l, m)| (st.line_base + l, m));

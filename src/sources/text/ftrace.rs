@@ -50,8 +50,8 @@ pub fn split_head(line: &[u8]) -> Option<Head<'_>> {
 
 fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
     let (c, after) = cols_at(line, i)?;
-    // EVENT: PAYLOAD
-    let n0 = skip_spaces(line, after);
+    // EVENT: PAYLOAD (after `trace-cmd report --ts-diff`'s `(+DELTA)`, if there is one)
+    let n0 = skip_ts_diff(line, skip_spaces(line, after));
     // the name ends at its colon; a space first means this is no event line
     // (no event's name holds '(': that is a syscall's "sys_foo(arg: 1, ...)")
     let colon = name_end(line, n0)?;
@@ -70,6 +70,23 @@ fn head_at(line: &[u8], i: usize) -> Option<Head<'_>> {
         name,
         rest,
     })
+}
+
+/// Past `(+123)`, the time since the previous event that `trace-cmd report --ts-diff` prints
+/// after the timestamp.
+#[inline]
+fn skip_ts_diff(line: &[u8], at: usize) -> usize {
+    if line.get(at) != Some(&b'(') || line.get(at + 1) != Some(&b'+') {
+        return at;
+    }
+    let digits = line[at + 2..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit() || **b == b'.')
+        .count();
+    match line.get(at + 2 + digits) {
+        Some(b')') if digits > 0 => skip_spaces(line, at + 3 + digits),
+        _ => at,
+    }
 }
 
 /// The columns of a line whose `[CPU]` is at `i`, and where the text after the timestamp's
@@ -248,7 +265,7 @@ impl LineParser for FtraceText {
             return Ok(());
         };
         if first == b'#' {
-            return header_line(line, out);
+            return super::header::header_line(line, out);
         }
         if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
             // the exact layouts are read to their end: no second line can hide in them
@@ -507,6 +524,11 @@ fn other_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
     if let Some(g) = shapes::graph(line) {
         return graph_line(g, out);
     }
+    if let Some(g) = shapes::glued_graph_line(line) {
+        // the decoration is lost (counted); the graph line glued to it is read
+        out.skipped.graph_marks += 1;
+        return graph_line(g, out);
+    }
     // free text under an event cidscope does not model: the rest of its message
     match out.cont_ok {
         Some(true) => {
@@ -594,101 +616,6 @@ fn graph_line(g: shapes::GraphLine, out: &mut Chunk) -> Result<(), Expected> {
         cpu: g.cpu,
         kind,
     });
-    Ok(())
-}
-
-/// A `%XX`-escaped header value (`cidscope vm`'s encoding); `None` when empty or malformed.
-fn percent_decoded(v: &str) -> Option<String> {
-    let b = v.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok().filter(|s| !s.is_empty())
-}
-
-fn header_line(line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
-    out.saw_header = true;
-    // "# cidscope-vm: kernel_version=6.18.15+deb13-cloud-amd64 hz=250 cpus=16 ...": the kernel
-    // of a `cidscope vm --record` capture (before the recording marks below, which share the
-    // `# cidscope-` prefix and would swallow it)
-    if let Some(r) = line.strip_prefix(b"# cidscope-vm: ") {
-        let r = String::from_utf8_lossy(r);
-        for (k, v) in r.split_ascii_whitespace().filter_map(|w| w.split_once('=')) {
-            match k {
-                "kernel_version" => out.kernel_release = percent_decoded(v),
-                "hz" => out.kernel_hz = v.parse().ok(),
-                "scan_batch" => out.kernel_scan_batch = v.parse().ok().filter(|&b| b > 0),
-                _ => {}
-            }
-        }
-        return Ok(());
-    }
-    // how a recording written as it arrived was cut, if it was (`export::record`)
-    if let Some(r) = line.strip_prefix(b"# cidscope-") {
-        if r.starts_with(b"record: chunked") {
-            out.record.chunked = true;
-        } else if r.starts_with(b"record: end") {
-            out.record.ended = true;
-        } else if let Some(n) = r.strip_prefix(b"chunk: ") {
-            let n = n.split(|&b| b == b' ').next().unwrap_or(b"");
-            if let Some(n) = payload::parse_u64(n) {
-                out.record.last_chunk = Some((n, out.events.len()));
-            }
-        }
-        return Ok(());
-    }
-    if line.starts_with(b"# tracer:") && out.tracer_headers.len() < 8 {
-        out.tracer_headers.push((out.events.len(), out.lines));
-    }
-    if !out.events.is_empty() && !out.warned_late_header && line.starts_with(b"# tracer:") {
-        out.warned_late_header = true;
-        out.warnings.push(crate::events::Warning {
-            code: "header-after-events",
-            message: format!(
-                "a \"# tracer:\" header follows {} events: several captures concatenated? They are read as one stream",
-                out.events.len()
-            ),
-        });
-    }
-    // "##### CPU 1 buffer started ####": the ring buffer of that CPU was overwritten before
-    // this point (overwrite mode), so older events of that CPU are missing.
-    if let Some(r) = line.strip_prefix(b"##### CPU ") {
-        if let Some(sp) = r.iter().position(|&b| b == b' ')
-            && let Some(cpu) = payload::parse_cpu(&r[..sp])
-        {
-            out.push_lost(cpu, None);
-        }
-        return Ok(());
-    }
-    // "# entries-in-buffer/entries-written: 14277/14277   #P:2"
-    if let Some(r) = line.strip_prefix(b"# entries-in-buffer/entries-written: ") {
-        if let Some(p) = memchr::memmem::find(r, b"#P:") {
-            out.ncpus_hint = payload::parse_u64(trim_end(&r[p + 3..])).map(|n| n as u32);
-        }
-        let nums = r.split(|&b| b == b' ').next().unwrap_or(b"");
-        let mut it = nums.split(|&b| b == b'/');
-        if let (Some(a), Some(b)) = (it.next(), it.next())
-            && let (Some(inbuf), Some(written)) = (payload::parse_u64(a), payload::parse_u64(b))
-            && written > inbuf
-        {
-            out.warnings.push(crate::events::Warning {
-                        code: "overwritten",
-                        message: format!(
-                            "the ring buffer overwrote {} of {written} events before it was read (header: entries-in-buffer {inbuf}); the capture starts later than the recording",
-                            written - inbuf
-                        ),
-                    });
-        }
-    }
     Ok(())
 }
 
@@ -792,7 +719,7 @@ mod tests {
             vec![
                 ("task_mm_cid_work".into(), 55, 100_000_010_000, None),
                 ("mm_cid_get".into(), 55, 100_000_011_000, Some(350)),
-                ("funcgraph_exit".into(), 55, 100_000_015_000, None),
+                ("funcgraph_exit".into(), 55, 100_000_015_000, Some(5_012)),
                 ("rseq_update".into(), 77, 100_000_020_000, None),
                 ("task_mm_cid_work".into(), 77, 100_000_031_000, Some(12_500)),
             ]
@@ -840,6 +767,7 @@ mod tests {
             ]
         );
         assert_eq!(ev[1].3, Some(350));
+        assert_eq!(ev[2].3, Some(5_012));
     }
 
     #[test]
@@ -926,8 +854,11 @@ mod tests {
         let t = crate::sources::load_bytes("seed.txt", seed.as_bytes(), &Default::default())
             .expect("a vm record of the seed kernel");
         assert_eq!((t.kernel_hz, t.kernel_scan_batch), (Some(250), Some(8)));
-        assert_eq!(percent_decoded("a%2Bb"), Some("a+b".into()));
-        assert_eq!(percent_decoded("a%2"), None);
+        assert_eq!(
+            super::super::header::percent_decoded("a%2Bb"),
+            Some("a+b".into())
+        );
+        assert_eq!(super::super::header::percent_decoded("a%2"), None);
         let t = crate::sources::load_bytes("plain.txt", b"# tracer: nop\n", &Default::default())
             .expect("a header");
         assert_eq!((t.kernel_release, t.kernel_hz), (None, None));

@@ -9,6 +9,7 @@ pub mod columns;
 pub mod driver;
 pub mod dups;
 pub mod ftrace;
+pub mod header;
 pub mod html;
 pub mod payload;
 pub mod perf_script;

@@ -29,12 +29,17 @@ pub static ABSOLUTE: PerfScript = PerfScript {
 pub static DELTA: PerfScript = PerfScript {
     times: TimeMode::Delta,
 };
+/// The parser of a text without times: each event 1 µs after the one before.
+pub static UNTIMED: PerfScript = PerfScript {
+    times: TimeMode::Untimed,
+};
 
 /// The parser of the text that starts with `head` (see [`time_mode`]).
 pub fn parser_for(head: &[u8]) -> &'static PerfScript {
     match time_mode(crate::sources::text::bom::strip_bom(head)) {
         TimeMode::Absolute => &ABSOLUTE,
         TimeMode::Delta => &DELTA,
+        TimeMode::Untimed => &UNTIMED,
     }
 }
 
@@ -152,23 +157,52 @@ fn ids(pre: &[u8]) -> Option<Ids<'_>> {
 /// A sample line printed without its time: `COMM TID [CPU] [PERIOD] EVENT:` (perf script -F
 /// without time). Never read as an event; recognised to say what is missing.
 pub fn is_untimed_sample(line: &[u8]) -> bool {
+    untimed_event_at(line).is_some()
+}
+
+/// Where the event's name starts in a sample line printed without its time.
+fn untimed_event_at(line: &[u8]) -> Option<usize> {
     let t = trim_end(line);
-    let mut toks = t.split(|&b| b == b' ').filter(|x| !x.is_empty());
-    let toks: Vec<&[u8]> = toks.by_ref().take(8).collect();
-    let Some(k) = toks.iter().position(|x| x.len() > 1 && x.ends_with(b":")) else {
-        return false;
-    };
+    let mut at = Vec::with_capacity(8);
+    let mut toks: Vec<&[u8]> = Vec::with_capacity(8);
+    let mut i = 0;
+    while toks.len() < 8 && i < t.len() {
+        if t[i] == b' ' {
+            i += 1;
+            continue;
+        }
+        let e = t[i..]
+            .iter()
+            .position(|&b| b == b' ')
+            .map_or(t.len(), |p| i + p);
+        at.push(i);
+        toks.push(&t[i..e]);
+        i = e;
+    }
+    let k = toks.iter().position(|x| x.len() > 1 && x.ends_with(b":"))?;
     // an event's name starts with a letter (a time does not)
     if k < 2
         || !toks[k][0].is_ascii_alphabetic()
         || event_name(&toks[k][..toks[k].len() - 1]).is_none()
     {
-        return false;
+        return None;
     }
     // the event follows the tid, or the cpu, or the period after either
     let before = |i: usize| toks.get(i).copied().unwrap_or_default();
     let is_id = |x: &[u8]| pid_pair(x) || (x.len() > 2 && x[0] == b'[' && x.ends_with(b"]"));
-    is_id(before(k - 1)) || (before(k - 1).iter().all(u8::is_ascii_digit) && is_id(before(k - 2)))
+    // (a period after the id: the time perf would print goes before it)
+    let period = k >= 3 && before(k - 1).iter().all(u8::is_ascii_digit) && is_id(before(k - 2));
+    (period || is_id(before(k - 1))).then(|| at[if period { k - 1 } else { k }])
+}
+
+/// An untimed sample line with a time of 1 µs put where perf prints the time.
+fn with_time(line: &[u8]) -> Option<Vec<u8>> {
+    let at = untimed_event_at(line)?;
+    let mut v = Vec::with_capacity(line.len() + 10);
+    v.extend_from_slice(&line[..at]);
+    v.extend_from_slice(b"0.000001: ");
+    v.extend_from_slice(&line[at..]);
+    Some(v)
 }
 
 fn pid_pair(x: &[u8]) -> bool {
@@ -208,6 +242,10 @@ fn pid_value(s: &[u8]) -> Option<Option<Tid>> {
 /// goes back and forth (perf prints samples in time order, so absolute and `--reltime` times
 /// never do, or hardly).
 pub fn time_mode(head: &[u8]) -> TimeMode {
+    let lines = || head.split(|&b| b == b'\n').take(2000);
+    if lines().all(|l| split_head(l).is_none()) && lines().any(is_untimed_sample) {
+        return TimeMode::Untimed;
+    }
     let mut ts = head
         .split(|&b| b == b'\n')
         .take(2000)
@@ -235,6 +273,17 @@ impl LineParser for PerfScript {
         if t.is_empty() || t[0] == b'#' {
             return Ok(());
         }
+        let timed;
+        let line = match self.times {
+            TimeMode::Untimed if split_head(line).is_none() => match with_time(line) {
+                Some(v) => {
+                    timed = v;
+                    &timed[..]
+                }
+                None => line,
+            },
+            _ => line,
+        };
         if let Some(h) = split_head(line) {
             let kind = if h.tracepoint {
                 payload::parse(h.name, h.rest, &mut out.strings)?
@@ -304,7 +353,11 @@ impl LineParser for PerfScript {
     }
 
     fn cumulative_times(&self) -> bool {
-        self.times == TimeMode::Delta
+        matches!(self.times, TimeMode::Delta | TimeMode::Untimed)
+    }
+
+    fn times(&self) -> TimeMode {
+        self.times
     }
 }
 

@@ -12,6 +12,9 @@ pub enum TimeMode {
     Absolute,
     /// `--deltatime`: each the time since the sample before, the first 0.
     Delta,
+    /// No time column (`-F` without `time`): the samples in the order perf printed them (its
+    /// time order), 1 µs apart.
+    Untimed,
 }
 
 /// Lines that are not events, and events with what their line lacked, counted per chunk.
@@ -60,6 +63,14 @@ impl Tally {
                 message: format!(
                     "{path}: {} events have no cpu column (perf script -F without cpu, or a recording without CPUs): they are kept on an unknown CPU, counted but in no CPU lane, and place no task on a CPU; print the cpu field (perf script -F +cpu) to see them on their CPUs",
                     self.cpu_unknown
+                ),
+            });
+        }
+        if times == TimeMode::Untimed {
+            w.push(Warning {
+                code: "no-time-column",
+                message: format!(
+                    "{path}: the text has no time column (perf script -F without time): its events were loaded in the order perf printed them (time order), placed 1 us apart from 0; the order is real, the times and durations are not (print -F ...,time for the kernel clock)"
                 ),
             });
         }

@@ -1,6 +1,7 @@
 //! Where the text driver takes its input from: runs of whole lines, from a mapped file cut at
 //! newlines or from a stream as it arrives.
 
+use crate::events::Warning;
 use crate::sources::error::SourceError;
 use std::sync::atomic::AtomicBool;
 
@@ -29,12 +30,18 @@ pub trait Pieces<'a>: Send {
     fn partial(&self) -> Option<&[u8]>;
     /// The input's size when known up front (a mapped file), for the choice of threads.
     fn size_hint(&self) -> Option<usize>;
+    /// What the input layer left out (a NUL tail, overlong lines, a cut compressed stream).
+    fn warnings(&self, _path: &str) -> Vec<Warning> {
+        Vec::new()
+    }
 }
 
 /// The pieces of a capture held whole in memory: about `size` bytes each, cut at newlines.
 pub struct SlicePieces<'a> {
     body: &'a [u8],
     partial: Option<&'a [u8]>,
+    /// A tail of NUL bytes: (count, byte offset).
+    nul_tail: Option<(u64, u64)>,
     ranges: std::vec::IntoIter<(usize, usize)>,
 }
 
@@ -46,9 +53,14 @@ impl<'a> SlicePieces<'a> {
             Some(_) => (data, None),
             None => (&data[..0], Some(data)),
         };
+        // a tail of NUL bytes is padding, not a line cut short
+        let nul_tail = partial
+            .filter(|p| p.iter().all(|&b| b == 0))
+            .map(|p| (p.len() as u64, body.len() as u64));
         SlicePieces {
             body,
-            partial,
+            partial: partial.filter(|_| nul_tail.is_none()),
+            nul_tail,
             ranges: split_at_lines_every(body, size.max(1)).into_iter(),
         }
     }
@@ -67,14 +79,41 @@ impl<'a> Pieces<'a> for SlicePieces<'a> {
     fn size_hint(&self) -> Option<usize> {
         Some(self.body.len())
     }
+    fn warnings(&self, path: &str) -> Vec<Warning> {
+        self.nul_tail
+            .map(|(n, at)| nul_tail(path, n, at))
+            .into_iter()
+            .collect()
+    }
 }
 
-/// Splits `data` into pieces of about `size` bytes that end at newlines.
+/// The warning of an input that ends in NUL bytes.
+pub fn nul_tail(path: &str, n: u64, at: u64) -> Warning {
+    Warning {
+        code: "nul-tail",
+        message: format!(
+            "{path}: the input ends in {n} NUL bytes from byte offset {at} (a file padded with zeros, or /dev/zero appended): no events, not loaded"
+        ),
+    }
+}
+
+/// The first piece of a large capture: small, so that its first events reach a reader (the
+/// TUI's first frame) within a few milliseconds; the pieces after it double up to their size.
+const FIRST_PIECE: usize = 128 << 10;
+
+/// Splits `data` into pieces of about `size` bytes that end at newlines (a large capture's
+/// first pieces smaller, growing to `size`).
 fn split_at_lines_every(data: &[u8], size: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = 0;
+    let mut step = if data.len() > 16 * size {
+        FIRST_PIECE.min(size)
+    } else {
+        size
+    };
     while start < data.len() {
-        let target = start + size;
+        let target = start + step;
+        step = (step * 2).min(size);
         let end = if target >= data.len() {
             data.len()
         } else {

@@ -92,7 +92,8 @@ pub fn is_stack_frame(line: &[u8]) -> bool {
 
 /// An `options/latency-format` line:
 /// `    bash-4859      0d..2. 9920909729us+: sched_switch: prev_comm=...` — the comm in 8
-/// columns, `-`, the pid, the CPU glued to the irq-flags, the time in µs with a delay mark;
+/// columns, `-`, the pid, the CPU glued to the irq-flags, the time in µs with a delay mark
+/// (or in seconds, `1622.415299:`, as `trace-cmd report -l` prints it);
 /// what follows the time's colon is an event (`name: payload`), or a function tracer's or
 /// stack trace's text (see [`after_ts`]).
 pub fn latency(line: &[u8]) -> Option<Head<'_>> {
@@ -145,6 +146,22 @@ pub fn latency_cols(line: &[u8]) -> Option<(Cols<'_>, usize)> {
     while line.get(i).is_some_and(u8::is_ascii_digit) {
         i += 1;
     }
+    // `trace-cmd report -l`: the same columns, the time in seconds
+    if line.get(i) == Some(&b'.') {
+        let colon = i + line[i..].iter().position(|&b| b == b':')?;
+        let ts = crate::sources::text::scan::parse_ts_fraction(&line[t0..colon])?;
+        return Some((
+            Cols {
+                comm,
+                tid,
+                tgid: None,
+                cpu,
+                flags: Some(flags),
+                ts,
+            },
+            colon + 1,
+        ));
+    }
     let us = payload::parse_u64(&line[t0..i])?;
     if line[i..].starts_with(b"us") {
         i += 2;
@@ -174,8 +191,8 @@ pub fn latency_cols(line: &[u8]) -> Option<(Cols<'_>, usize)> {
 pub enum GraphBody<'a> {
     /// `func() {` (its duration comes on its `}`) or the leaf `func();` with its duration.
     Entry { func: &'a [u8], us_ns: Option<u64> },
-    /// `}` or `} /* func */`.
-    Exit,
+    /// `}` or `} /* func */`, with the duration of the call it closes.
+    Exit { us_ns: Option<u64> },
     /// `/* rseq_update: cpu_id=0 ... */`: an event (or a trace_printk message) in the graph.
     Comment(&'a [u8]),
     /// `==========>` / `<==========`: entering or leaving an interrupt.
@@ -201,6 +218,16 @@ pub fn graph_switch(line: &[u8]) -> Option<(u16, &[u8], Tid)> {
     let (comm, tid) = comm_pid(trim_start(trim_end(&rest[arrow + 4..])))?;
     comm_pid(trim_start(trim_end(&rest[..arrow])))?;
     Some((cpu, comm, tid))
+}
+
+/// ` 8)  cw-peri-153   =>   12.475324 |  4) ... |  /* ... */`: a switch decoration cut after its
+/// arrow (trace_pipe lost the new task's name between two reads) with the next graph line glued
+/// on: → that graph line.
+pub fn glued_graph_line(line: &[u8]) -> Option<GraphLine<'_>> {
+    let (_, rest) = graph_cpu(line)?;
+    let arrow = memchr::memmem::find(rest, b" => ")?;
+    comm_pid(trim_start(trim_end(&rest[..arrow])))?;
+    graph(&rest[arrow + 4..])
 }
 
 /// ` ------------------------------------------`: the rule around a task switch block.
@@ -309,7 +336,7 @@ fn duration(s: &[u8]) -> Option<Option<u64>> {
 fn graph_body(s: &[u8], us_ns: Option<u64>) -> Option<GraphBody<'_>> {
     let s = trim_start(trim_end(s));
     if s == b"}" || s.starts_with(b"} /*") || s.starts_with(b"} ;") {
-        return Some(GraphBody::Exit);
+        return Some(GraphBody::Exit { us_ns });
     }
     if let Some(c) = s.strip_prefix(b"/*") {
         let c = c.strip_suffix(b"*/").unwrap_or(c);
@@ -345,9 +372,9 @@ pub fn graph_event(
 ) -> Result<Option<EventKind>, crate::sources::text::chunk::Expected> {
     Ok(match *body {
         GraphBody::Entry { func, us_ns } => Some(function(strings, func, us_ns)),
-        GraphBody::Exit => Some(EventKind::Other {
-            name: strings.intern(b"funcgraph_exit"),
-        }),
+        // a `Function` named `funcgraph_exit`: counted by that name, with the duration of the
+        // call it closes (the `func() {` entry had none)
+        GraphBody::Exit { us_ns } => Some(function(strings, b"funcgraph_exit", us_ns)),
         GraphBody::Comment(c) => {
             // "rseq_update: cpu_id=0 node_id=0 mm_cid=0", or a trace_printk message
             let name_end = c.iter().position(|&b| b == b':' || b == b' ');
@@ -511,7 +538,12 @@ mod tests {
         .unwrap();
         assert_eq!(
             (g.ts, g.body),
-            (Some(7_238_523_638_037_000), GraphBody::Exit)
+            (
+                Some(7_238_523_638_037_000),
+                GraphBody::Exit {
+                    us_ns: Some(10_113)
+                }
+            )
         );
         let g =
             graph(b" 1234.567890 |   1)   kworker-77    | + 12.500 us   |  task_mm_cid_work();")
@@ -530,10 +562,16 @@ mod tests {
             g.body,
             GraphBody::Comment(b"rseq_update: cpu_id=1 node_id=0 mm_cid=0")
         );
+        let glued = glued_graph_line(
+            b"  8)  cw-peri-153   =>   12.475324 |    4)    <idle>-0    |               |  /* tick_stop: success=1 dependency=NONE */",
+        )
+        .unwrap();
+        assert_eq!((glued.ts, glued.cpu), (Some(12_475_324_000), 4));
+        assert!(glued_graph_line(b" 0)  platfor-3210  =>  vmstat-2854  ").is_none());
         let g = graph(b" 0)   ==========> |").unwrap();
         assert_eq!(g.body, GraphBody::IrqMark);
         let g = graph(b" 0)   1.583 us    |          } /* load_TLS_descriptor */").unwrap();
-        assert_eq!(g.body, GraphBody::Exit);
+        assert_eq!(g.body, GraphBody::Exit { us_ns: Some(1_583) });
         assert_eq!(
             graph_switch(b" 0)  platfor-3210  =>  vmstat-2854  "),
             Some((0, &b"vmstat"[..], 2854))

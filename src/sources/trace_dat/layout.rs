@@ -33,7 +33,7 @@ const OPT_KALLSYMS: u16 = 19;
 const OPT_PRINTK: u16 = 20;
 const OPT_CMDLINES: u16 = 21;
 const OPT_BUFFER_TEXT: u16 = 22;
-const SEC_COMPRESSED: u16 = 1;
+pub(super) const SEC_COMPRESSED: u16 = 1;
 
 /// One CPU's data in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +50,8 @@ pub struct Buffer {
     pub compressed: bool,
     pub page_size: u32,
     pub cpus: Vec<CpuRef>,
+    /// `cpus` are the CPUs' data (false: as the option gave it, a header entry first).
+    pub ready: bool,
 }
 
 /// What the loader needs from a trace.dat.
@@ -71,6 +73,9 @@ pub struct Layout {
     /// Where the trace_clock option's text is in the file (`None` in a compressed section).
     pub clock_at: Option<u64>,
     pub buffer: Buffer,
+    /// The other buffers (instances of `trace-cmd record -B NAME`, or the top-level one when
+    /// an instance is read), as their options name them: see [`super::instances`].
+    pub others: Vec<Buffer>,
     pub notes: Vec<(&'static str, String)>,
     clock_addr: usize,
 }
@@ -246,22 +251,15 @@ fn read_v6(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
             size,
         });
     }
-    let mut notes = opts.notes;
-    for b in &opts.buffers {
-        notes.push((
-            "instance-buffer-skipped",
-            format!(
-                "the file also holds the instance buffer {:?}; cidscope reads the top-level buffer only",
-                b.name
-            ),
-        ));
-    }
+    let notes = opts.notes;
     Ok(Layout {
         version: 6,
+        others: opts.buffers,
         page: m.page.unwrap_or(PageHeader::for_long(initial.long_size)),
         buffer: Buffer {
             name: String::new(),
             compressed: false,
+            ready: true,
             page_size: initial.page_size,
             cpus,
         },
@@ -341,6 +339,7 @@ impl Options {
                     let mut b = Buffer {
                         name,
                         compressed: false,
+                        ready: false,
                         page_size: 0,
                         cpus: vec![CpuRef {
                             cpu: 0,
@@ -594,15 +593,7 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         }
     };
     let mut buffer = opts.buffers.swap_remove(idx);
-    for b in opts.buffers.iter().filter(|b| has_data(b)) {
-        notes.push((
-            "instance-buffer-skipped",
-            format!(
-                "the instance buffer {:?} is not read; cidscope reads one buffer",
-                b.name
-            ),
-        ));
-    }
+    let others: Vec<Buffer> = opts.buffers.into_iter().filter(has_data).collect();
     // The flyrecord section header tells whether the CPU data is compressed.
     let fly = buffer.cpus.remove(0);
     let mut fc = Cursor::new(data, big);
@@ -625,6 +616,7 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
     if buffer.page_size == 0 {
         buffer.page_size = initial.page_size;
     }
+    buffer.ready = true;
     Ok(Layout {
         version: 7,
         page: m.page.unwrap_or(PageHeader::for_long(initial.long_size)),
@@ -640,6 +632,7 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         clock_at: None,
         clock_addr: opts.clock_addr,
         buffer,
+        others,
         notes,
     })
 }

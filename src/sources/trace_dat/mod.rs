@@ -14,6 +14,7 @@
 //! unknown for trace.dat.
 
 pub mod compress;
+pub mod instances;
 pub mod layout;
 pub mod ring;
 
@@ -46,7 +47,10 @@ pub fn decode(
 ) -> Result<(Trace, Vec<Vec<Event>>), SourceError> {
     let err =
         |e: BinError| SourceError::at_offset(name, e.offset, format!("trace.dat: {}", e.message));
-    let layout = layout::read(data).map_err(err)?;
+    let mut layout = layout::read(data).map_err(err)?;
+    if let Some(name) = &opts.instance {
+        instances::select(data, &mut layout, name).map_err(err)?;
+    }
     let mut trace = Trace::new(name, TRACE_DAT);
     trace.ncpus_hint = layout.ncpus;
     trace.kernel_release = layout.kernel_release.clone();
@@ -66,6 +70,9 @@ pub fn decode(
     let mut outs = read_cpus(data, &layout, &walk, &mut trace.strings, opts);
     if opts.cancelled() {
         return Err(SourceError::file(name, "load cancelled"));
+    }
+    for w in count_others(data, &mut layout, &walk, opts) {
+        trace.warn("instance-buffer-skipped", format!("{name}: {w}"));
     }
     for (code, msg) in &layout.notes {
         trace.warn(code, format!("{name}: {msg}"));
@@ -101,6 +108,15 @@ pub fn decode(
     let mut first_bad = None;
     let mut skipped = (0u64, 0u64, None);
     let mut past = (0u64, None);
+    let stacks: u64 = outs.iter().map(|(_, o)| o.stack_traces).sum();
+    if stacks > 0 {
+        trace.warn(
+            "stack-traces-skipped",
+            format!(
+                "{name}: {stacks} stack traces (kernel_stack/user_stack records) skipped: each belongs to the event above it, which is kept"
+            ),
+        );
+    }
     for (_, o) in &mut outs {
         for (code, msg) in o.warnings.drain(..) {
             trace.warn(code, format!("{name}: {msg}"));
@@ -152,6 +168,48 @@ pub fn decode(
     let cpus: Vec<Vec<Event>> = outs.into_iter().map(|(_, o)| o.events).collect();
     note_tasks(&mut trace, &layout, &cpus);
     Ok((trace, cpus))
+}
+
+/// The buffers not read, each walked to count its events: what the warnings say was left out.
+fn count_others(data: &[u8], layout: &mut Layout, walk: &Walk, opts: &LoadOptions) -> Vec<String> {
+    let others = std::mem::take(&mut layout.others);
+    let mut out = Vec::new();
+    for b in others {
+        let what = instances::shown(&b);
+        let b = match instances::prepare(data, layout, b) {
+            Ok(b) => b,
+            Err(e) => {
+                out.push(format!(
+                    "{what} could not be located ({}), so its events were not loaded",
+                    e.message
+                ));
+                continue;
+            }
+        };
+        let name = b.name.clone();
+        let walk = Walk {
+            page_size: b.page_size as usize,
+            ..*walk
+        };
+        let read = std::mem::replace(&mut layout.buffer, b);
+        let mut scratch = Strings::new();
+        let n: usize = read_cpus(data, layout, &walk, &mut scratch, opts)
+            .iter()
+            .map(|(_, o)| {
+                (o.events.iter())
+                    .filter(|e| !matches!(e.kind, EventKind::Lost { .. }))
+                    .count()
+            })
+            .sum();
+        let b = std::mem::replace(&mut layout.buffer, read);
+        if n > 0 {
+            out.push(format!(
+                "{what} holds {n} events that were not loaded (cidscope reads one buffer as the capture: load it with --instance {name:?})"
+            ));
+        }
+        layout.others.push(b);
+    }
+    out
 }
 
 /// Reads every CPU, on up to as many threads as there are cores (each with its own copy of the

@@ -57,6 +57,8 @@ pub struct CpuOut {
     /// Pages with data past their committed size (the kernel zeroes the rest of a page it
     /// hands out, so a damaged commit that cut the page short): pages, and the first place.
     pub past_commit: (u64, Option<String>),
+    /// `kernel_stack` / `user_stack` records, counted and not kept.
+    pub stack_traces: u64,
 }
 
 pub struct Walk<'d> {
@@ -293,6 +295,10 @@ impl Walk<'_> {
         if ts > crate::events::MAX_TS {
             let e = format!("timestamp {ts} ns is past 2^63 ns (a corrupt time delta)");
             self.bad(out, cpu, pos, locate, e);
+            return;
+        }
+        if d.is_stack(id) {
+            out.stack_traces += 1;
             return;
         }
         match d.decode(id, raw, strings) {

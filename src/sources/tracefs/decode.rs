@@ -77,6 +77,8 @@ pub struct Decoder {
     common_preempt: Option<F>,
     /// Events whose format lacks a field cidscope needs (decoded as `Other`).
     pub degraded: Vec<String>,
+    /// The ids of `kernel_stack` and `user_stack` (ftrace's stack records).
+    stacks: Vec<u32>,
 }
 
 fn clamp16(v: i64) -> i16 {
@@ -106,6 +108,7 @@ impl Decoder {
         strings: &mut Strings,
     ) -> Decoder {
         let mut d = Decoder {
+            stacks: Vec::new(),
             specs: Vec::new(),
             entries: Vec::new(),
             big_endian,
@@ -135,6 +138,9 @@ impl Decoder {
         }
         for fmt in formats {
             let name = strings.intern(fmt.name.as_bytes());
+            if fmt.name == "kernel_stack" || fmt.name == "user_stack" {
+                d.stacks.push(fmt.id);
+            }
             if fmt.name == "sched_switch" {
                 d.states = StateLetters::from_print_fmt(&fmt.print_fmt);
             }
@@ -246,6 +252,12 @@ impl Decoder {
             Kind::CharArray | Kind::Int => raw.get(at..at + f.size as usize).ok_or(short)?,
         };
         Ok(&s[..memchr::memchr(0, s).unwrap_or(s.len())])
+    }
+
+    /// Whether event `id` is a stack record (`options/stacktrace`): it belongs to the event
+    /// before it, and is counted, not kept, as the text readers do with `<stack trace>`.
+    pub fn is_stack(&self, id: u32) -> bool {
+        self.stacks.contains(&id)
     }
 
     /// Decodes record `raw` of event `id`. An `hrtimer_expire_entry` whose callback cannot be

@@ -20,6 +20,11 @@ pub struct Demo {
     pub speed: u64,
     /// When the last frame played (None: not playing yet).
     pub last_tick: Option<Instant>,
+    /// Presenter mode (`demo --present`): each step first asks "what happens next?" with the
+    /// cursor just before its moment; the next key reveals it.
+    pub present: bool,
+    /// Presenting: the current step is asked, not yet revealed.
+    pub asking: bool,
     /// The cursor the narration was last set for: when other keys move the cursor, the
     /// narration follows it to the step whose moment it passed.
     narrated_at: Option<usize>,
@@ -37,11 +42,14 @@ impl Demo {
             playing: false,
             speed,
             last_tick: None,
+            present: false,
+            asking: false,
             narrated_at: None,
         }
     }
 
-    /// Shows step `k`, its moment and its window; stops playing.
+    /// Shows step `k`, its moment and its window; stops playing. A presenter's step first
+    /// asks: the cursor just before the moment, the narration asking what happens next.
     pub fn go_to_step(&mut self, k: usize, st: &mut State) {
         let Some(step) = self.steps.get(k) else {
             return;
@@ -50,15 +58,49 @@ impl Demo {
         self.before_first = false;
         self.playing = false;
         self.last_tick = None;
-        st.view.cursor = st.first_event_at_or_after(step.ts);
+        let at = st.first_event_at_or_after(step.ts);
+        self.asking = self.present;
+        st.view.cursor = if self.asking {
+            at.saturating_sub(1)
+        } else {
+            at
+        };
         st.view.span = step.span.max(MIN_SPAN);
         st.view.t0 = step.ts.saturating_sub(st.view.span / 3).max(st.min_t0());
         self.narrated_at = Some(st.view.cursor);
+        self.narrate(st);
+    }
+
+    /// The presenter's answer: the moment asked about, and its narration.
+    pub fn reveal(&mut self, st: &mut State) {
+        if let Some(step) = self.steps.get(self.current) {
+            st.view.cursor = st.first_event_at_or_after(step.ts);
+            self.narrated_at = Some(st.view.cursor);
+        }
+        self.asking = false;
+    }
+
+    /// The lane sets the narration talks about come into view (a presenter sees only them).
+    fn narrate(&self, st: &mut State) {
+        let Some(step) = self.steps.get(self.current) else {
+            return;
+        };
+        st.models.present = self.present;
+        st.models.focus = step.shows.clone();
+        if let Some(top) = step
+            .shows
+            .iter()
+            .filter_map(|&f| st.models.position_of(f))
+            .min()
+            && !self.present
+        {
+            st.view.lanes.set_top = top;
+        }
     }
 
     /// The narration of the cursor's place, after a key other than the demo's moved it: the
     /// last step whose moment is at or before the cursor (or "before step 1").
-    pub fn follow_cursor(&mut self, st: &State) {
+    pub fn follow_cursor(&mut self, st: &mut State) {
         if self.narrated_at == Some(st.view.cursor) {
             return;
         }
@@ -66,7 +108,12 @@ impl Demo {
         let ts = st.cursor_ts();
         let passed = self.steps.partition_point(|s| s.ts <= ts);
         self.before_first = passed == 0;
-        self.current = passed.saturating_sub(1);
+        let current = passed.saturating_sub(1);
+        if current != self.current {
+            self.asking = false;
+        }
+        self.current = current;
+        self.narrate(st);
     }
 
     /// Playing: moves the cursor on by `dt_ns` of real time at the demo's speed, and the
@@ -87,7 +134,14 @@ impl Demo {
         }
         while self.current + 1 < self.steps.len() && self.steps[self.current + 1].ts <= ts {
             self.current += 1;
+            if self.present {
+                // a presenter's playback stops before each moment and asks
+                let k = self.current;
+                self.go_to_step(k, st);
+                return;
+            }
         }
+        self.narrate(st);
         self.narrated_at = Some(st.view.cursor);
         if st.view.cursor >= last {
             self.playing = false;
@@ -120,6 +174,15 @@ impl Session for Demo {
             }
             Action::Faster => self.speed = (self.speed * 2).min(10_000_000_000),
             Action::Slower => self.speed = (self.speed / 2).max(1_000),
+            Action::NextStep if self.asking => self.reveal(st),
+            // the last step shown: nothing after it (not asked again)
+            Action::NextStep
+                if !self.before_first
+                    && self.current + 1 >= self.steps.len()
+                    && self.narrated_at == Some(st.view.cursor) =>
+            {
+                st.overlays.message = Some("the last step: [ goes back".into());
+            }
             Action::NextStep => {
                 self.follow_cursor(st);
                 let next = if self.before_first {

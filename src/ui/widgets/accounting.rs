@@ -21,7 +21,9 @@ impl Pane for AccountingPane {
         let ov = &app.state.overlays;
         match ov.accounting {
             // the legend, when also asked for, is in front
-            Some(_) if !ov.show_legend => Rows::Fill(super::detail::min_rows(screen)),
+            Some(_) if !ov.show_legend && ov.walk.is_none() => {
+                Rows::Fill(super::detail::min_rows(app, screen))
+            }
             _ => Rows::Hidden,
         }
     }
@@ -75,7 +77,7 @@ fn lines(app: &App) -> Option<(String, Vec<Line<'static>>)> {
             Line::styled(
                 row(
                     "all".into(),
-                    format!("{} tasks", acc.tasks.len()),
+                    crate::ui::words::count(acc.tasks.len() as u64, "task"),
                     &acc.overall,
                 ),
                 Style::default().add_modifier(Modifier::BOLD),

@@ -9,6 +9,7 @@ use crate::ui::glyphs;
 use crate::ui::models::ModelView;
 use crate::ui::samples::Samples;
 use crate::ui::selection::MmSel;
+use crate::ui::words::count;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -31,7 +32,7 @@ fn model_lines<'a>(app: &'a App, k: usize, m: &'a ModelView, ts: u64) -> Vec<Lin
     )];
     let slots = m.run.slots_at(mm, ts);
     if slots.iter().all(|s| s.cid.is_none()) {
-        spans.push(Span::styled("no slot holds a CID", theme.dim()));
+        spans.push(Span::styled("no slot holds a CID  ", theme.dim()));
     }
     for s in slots.iter().filter(|s| s.cid.is_some()) {
         let cid = s.cid.unwrap_or(0);
@@ -57,6 +58,17 @@ fn model_lines<'a>(app: &'a App, k: usize, m: &'a ModelView, ts: u64) -> Vec<Lin
         m.run.weight_at(mm, ts)
     )));
     let mut out = vec![Line::from(spans)];
+    if !scanning(m, ts) {
+        out.extend(scan_line(app, m, ts));
+    }
+    out
+}
+
+/// The scan-batch widget of a model at `ts`: batch k of N, its CPUs, the time since the
+/// complete scan began, when the next is due.
+fn scan_line<'a>(app: &'a App, m: &'a ModelView, ts: u64) -> Option<Line<'a>> {
+    let theme = &app.theme;
+    let mut out = None;
     if let Some((p, cpus, next)) = m.scan_at(ts) {
         let width = 16usize;
         let filled = (p.done as usize * width)
@@ -90,9 +102,14 @@ fn model_lines<'a>(app: &'a App, k: usize, m: &'a ModelView, ts: u64) -> Vec<Lin
                 s.push(Span::styled(" · next scan due now", theme.dim()));
             }
         }
-        out.push(Line::from(s));
+        out = Some(Line::from(s));
     }
     out
+}
+
+/// Whether a model's scan is under way at `ts` (its widget then goes to the top of the pane).
+fn scanning(m: &ModelView, ts: u64) -> bool {
+    m.scan_at(ts).is_some_and(|(p, _, _)| !p.complete)
 }
 
 /// Live without a kernel trace: what the threads read from their rseq areas.
@@ -100,9 +117,9 @@ fn workload_only_lines<'a>(app: &'a App, samples: &'a Samples) -> Vec<Line<'a>> 
     let theme = &app.theme;
     let mut lines = vec![
         Line::raw(format!(
-            "workload only: {} CID reads by {} threads (no kernel trace: {})",
-            samples.trace.events.len(),
-            samples.trace.tasks.len(),
+            "workload only: {} by {} (no kernel trace: {})",
+            count(samples.trace.events.len() as u64, "CID read"),
+            count(samples.trace.tasks.len() as u64, "thread"),
             samples.attach_hint()
         )),
         Line::styled(
@@ -135,8 +152,11 @@ fn workload_only_lines<'a>(app: &'a App, samples: &'a Samples) -> Vec<Line<'a>> 
 }
 
 /// The least rows of the pane under the graph (cursor, legend or accounting) on this screen.
-pub fn min_rows(screen: Rect) -> u16 {
+pub fn min_rows(app: &App, screen: Rect) -> u16 {
     match screen.height {
+        // a presenter's small screen: the narration says what matters; the lanes it names
+        // come first
+        ..30 if app.state.models.present => 1,
         50.. => 10,
         30.. => 6,
         _ => 3,
@@ -230,7 +250,7 @@ fn missing_lines<'a>(app: &'a App, width: u16) -> Vec<Line<'a>> {
     let theme = &app.theme;
     let mut out = Vec::new();
     for m in &app.state.timeline.missing {
-        let text = format!("the capture lacks {}: {}", m.code(), m.explain());
+        let text = format!("missing from the capture: {}", m.explain());
         for (i, l) in super::weight::wrap(&text, width.max(8) as usize - 4)
             .into_iter()
             .enumerate()
@@ -238,6 +258,47 @@ fn missing_lines<'a>(app: &'a App, width: u16) -> Vec<Line<'a>> {
             let indent = if i == 0 { "  " } else { "    " };
             out.push(Line::styled(format!("{indent}{l}"), theme.mark(theme.lost)));
         }
+    }
+    out
+}
+
+/// The CID metrics (docs/metrics.md) of the selected process, and of each capture beside this
+/// one (its workload's process), a line each.
+fn metrics_lines(app: &App) -> Vec<Line<'static>> {
+    let st = &app.state;
+    let theme = &app.theme;
+    let cmp = &st.compare;
+    let mut out = Vec::new();
+    let lead = |name: &str| Span::styled(format!("  metrics [{name}] "), theme.dim());
+    let first = if cmp.others.is_empty() {
+        "this capture".to_string()
+    } else {
+        crate::ui::compare::capture_name(&st.trace)
+    };
+    match (&cmp.metrics, st.sel.selected_mm()) {
+        (Some(all), Some(mm)) => {
+            if let Some(m) = all.iter().find(|m| m.mm == mm.0) {
+                out.push(Line::from(vec![
+                    lead(&first),
+                    Span::raw(crate::ui::compare::metrics_line(m)),
+                ]));
+            }
+        }
+        (None, _) if cmp.too_large => out.push(Line::from(vec![
+            lead(&first),
+            Span::styled(
+                "over 5 M events: `cidscope stats` has them".to_string(),
+                theme.dim(),
+            ),
+        ])),
+        _ => {}
+    }
+    for c in &cmp.others {
+        let text = c.workload_metrics().map_or(
+            "no process with CIDs".to_string(),
+            crate::ui::compare::metrics_line,
+        );
+        out.push(Line::from(vec![lead(&c.name), Span::raw(text)]));
     }
     out
 }
@@ -260,27 +321,43 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
     };
     let tl = &st.timeline;
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let mut lines = vec![
-        Line::from(vec![
-            Span::styled(format!("{} ", fmt_ts(ev.ts)), bold),
-            Span::styled(
-                format!(
-                    "(+{})  event {} of {}",
-                    fmt_dur(ev.ts.saturating_sub(st.origin())),
-                    st.view.cursor + 1,
-                    st.trace.events.len()
-                ),
-                theme.dim(),
+    let mut lines = vec![Line::from(vec![
+        Span::styled(format!("{} ", fmt_ts(ev.ts)), bold),
+        Span::styled(
+            format!(
+                "(+{})  event {} of {}",
+                fmt_dur(ev.ts.saturating_sub(st.origin())),
+                st.view.cursor + 1,
+                st.trace.events.len()
             ),
-        ]),
-        Line::from(format!(
-            "  [{}] {}-{}: {}",
-            ev.known_cpu().map_or("???".into(), |c| format!("{c:03}")),
-            st.trace.comm_of(ev.tid),
-            ev.tid,
-            ev.describe(&st.trace.strings)
-        )),
-    ];
+            theme.dim(),
+        ),
+    ])];
+    // a scan under way first (the progress of its batches), then why the selected process's
+    // task at the cursor has its CID: they stay in view on the smallest screen
+    for m in st.models.views.iter().filter(|m| scanning(m, ev.ts)) {
+        if let Some(l) = scan_line(app, m, ev.ts) {
+            let mut spans = vec![Span::styled(
+                format!("  [{}] scan ", m.run.policy.id()),
+                theme.dim(),
+            )];
+            // its own lead ("scan") is said already
+            spans.extend(l.spans.into_iter().skip(1));
+            lines.push(Line::from(spans));
+        }
+    }
+    let focus = crate::ui::focus::focus_task(st);
+    if let Some(task) = focus {
+        lines.extend(super::why::lines(app, task, ev.ts, inner.width));
+    }
+    lines.extend(metrics_lines(app));
+    lines.push(Line::from(format!(
+        "  [{}] {}-{}: {}",
+        ev.known_cpu().map_or("???".into(), |c| format!("{c:03}")),
+        st.trace.comm_of(ev.tid),
+        ev.tid,
+        ev.describe(&st.trace.strings)
+    )));
     lines.extend(missing_lines(app, inner.width));
     let broken = alarms::at_cursor(st);
     let alarm_lines = alarm_lines(app, &broken, inner.width);
@@ -303,10 +380,10 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
         lines.push(Line::from(vec![
             Span::styled("  range A–B ", bold),
             Span::raw(format!(
-                "Δt {}   {} events   {} CID changes{}",
+                "Δt {}   {}   {}{}",
                 fmt_dur(b - a),
-                j - i,
-                st.cid_changes_in(a, b),
+                count((j - i) as u64, "event"),
+                count(st.cid_changes_in(a, b) as u64, "CID change"),
                 match st.sel.selected() {
                     MmSel::Mm(_) => " (this process)",
                     MmSel::All => "",
@@ -349,18 +426,23 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
             )));
         }
         let stats = &tl.mm_stats[mm.0 as usize];
-        cidmask_line = Some(Line::from(vec![
-            Span::styled(format!("  {}: ", st.mm_label(mm)), bold),
-            Span::raw(format!(
-                "cidmask {:?} weight {}/{}   {} tasks, {} rseq_updates, CIDs seen {:?}",
-                mask,
-                mask.len(),
-                tl.ncpus,
-                tl.mm_tasks(mm).len(),
-                stats.rseq_updates,
-                stats.cids
-            )),
-        ]));
+        let cids: Vec<String> = stats.cids.iter().map(i32::to_string).collect();
+        let held: Vec<String> = mask.iter().map(i32::to_string).collect();
+        // a simulated schedule's own CIDs are its model's (the model lines say them)
+        cidmask_line = st.models.show_observed.then(|| {
+            Line::from(vec![
+                Span::styled(format!("  {}: ", st.mm_label(mm)), bold),
+                Span::raw(format!(
+                    "cidmask {{{}}} weight {}/{}   {}, {}, CIDs seen {}",
+                    held.join(", "),
+                    mask.len(),
+                    tl.ncpus,
+                    count(tl.mm_tasks(mm).len() as u64, "task"),
+                    count(stats.rseq_updates, "rseq_update"),
+                    cids.join(" ")
+                )),
+            ])
+        });
     }
     let model_lines: Vec<Line> = st
         .models
@@ -378,12 +460,10 @@ fn cursor_lines<'a>(app: &'a App, inner: Rect) -> Vec<Line<'a>> {
         lines.extend(model_lines);
         lines.extend(cidmask_line);
     }
-    // why the cursor task has its CID: the capture's cause and each model's
-    let task = match ev.kind {
+    let task = focus.unwrap_or(match ev.kind {
         EventKind::SchedSwitch { next_tid, .. } => next_tid,
         _ => ev.tid,
-    };
-    lines.extend(super::why::lines(app, task, ev.ts, inner.width));
+    });
     let many = state.cpus.len() > 8;
     let visible = st.visible_cpus();
     for (cpu, slot) in state.cpus.iter().enumerate() {
@@ -456,10 +536,13 @@ impl Pane for Detail {
     /// The rest of the screen, but for the legend or the accounting pane, which take its place.
     fn rows(&self, app: &App, screen: Rect) -> Rows {
         let ov = &app.state.overlays;
-        if ov.accounting.is_some() || ov.show_legend {
+        if ov.accounting.is_some() || ov.show_legend || ov.walk.is_some() {
             Rows::Hidden
+        } else if ov.overview.is_some() {
+            // the overview takes what it needs first
+            Rows::Fill(1)
         } else {
-            Rows::Fill(min_rows(screen))
+            Rows::Fill(min_rows(app, screen))
         }
     }
 

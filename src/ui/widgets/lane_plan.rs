@@ -16,6 +16,9 @@ pub enum SetKind {
     Model(usize),
     /// Live: the CIDs the workload's threads read from their rseq areas.
     LiveSamples,
+    /// Another capture beside this one (`cidscope A B`): its workload's observed CIDs, on the
+    /// shared time axis (index into `State::compare.others`).
+    Capture(usize),
 }
 
 /// The stacked lane sets, top to bottom.
@@ -30,10 +33,36 @@ pub fn lane_sets(st: &State) -> Vec<SetKind> {
     if st.samples.is_some() && !st.view.threads {
         v.push(SetKind::LiveSamples);
     }
+    // the captures beside this one have CPU lanes only
+    if !st.view.threads {
+        v.extend((0..st.compare.others.len()).map(SetKind::Capture));
+    }
     if v.is_empty() {
         v.push(SetKind::Observed);
     }
+    // a presenter shows the sets the narration names, and only them; so does a demo on a
+    // small screen
+    let m = &st.models;
+    if focus_only(st) {
+        let focused: Vec<usize> = m.focus.iter().filter_map(|&f| m.position_of(f)).collect();
+        let kept: Vec<SetKind> = v
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| focused.contains(i))
+            .map(|(_, &k)| k)
+            .collect();
+        if !kept.is_empty() {
+            return kept;
+        }
+    }
     v
+}
+
+/// Whether only the lane sets a demo's narration names are shown: presenting, or a demo on a
+/// screen too small for all of its sets.
+pub fn focus_only(st: &State) -> bool {
+    let m = &st.models;
+    !m.focus.is_empty() && (m.present || st.view.screen.height < 30)
 }
 
 /// A set's short name, for notices.
@@ -43,6 +72,7 @@ pub fn set_name(st: &State, kind: SetKind) -> String {
         SetKind::Observed => "observed".into(),
         SetKind::Model(k) => st.models.views[k].run.policy.id().to_string(),
         SetKind::LiveSamples => "user space".into(),
+        SetKind::Capture(i) => st.compare.others[i].name.clone(),
     }
 }
 
@@ -57,17 +87,22 @@ pub fn has_diff_row(sets: &[SetKind]) -> bool {
 /// Whether each set gets a title row (when there is more than the observed set, or in the
 /// thread view, which names the process).
 pub fn titled(st: &State) -> bool {
-    !st.models.views.is_empty() || st.samples.is_some() || st.view.threads
+    !st.models.views.is_empty()
+        || st.samples.is_some()
+        || st.view.threads
+        || !st.compare.others.is_empty()
 }
 
 /// Rows the lanes may take inside their border: what the screen leaves after the title, the
-/// weight graph, a demo's narration, the least of the cursor pane and the status bar.
+/// weight graph, the cidmask strip, a demo's narration, the least of the cursor pane, the
+/// status bar and the footer.
 pub fn lane_room(app: &App, screen: Rect) -> u16 {
     let others = 1
-        + super::weight::pane_rows(screen)
+        + super::weight::pane_rows(app, screen)
+        + super::cidmask::pane_rows(app, screen)
         + super::narration::rows_wanted(app, screen)
-        + super::detail::min_rows(screen)
-        + 1;
+        + super::detail::min_rows(app, screen)
+        + 2;
     screen.height.saturating_sub(others + 1).max(2)
 }
 
@@ -144,7 +179,12 @@ pub fn plan(app: &App, screen: Rect) -> Plan {
         let per_set = room.saturating_sub(fixed) / s as u16;
         // a window of the lanes in every set, as long as it keeps a few (of a few, all)
         let min_window = c.clamp(1, 4) as u16;
-        if per_set >= chrome + min_window {
+        if focus_only(st) {
+            // a presenter's sets are those the narration names: all of them, with as many of
+            // their lanes as fit (at least one, the cursor's)
+            let per_set = full_room.saturating_sub(fixed) / s as u16;
+            (1, per_set.saturating_sub(chrome).max(1) as usize, s, false)
+        } else if per_set >= chrome + min_window {
             (1, (per_set - chrome) as usize, s, false)
         } else {
             // a window of the sets, whole where they fit, and a row saying what is hidden

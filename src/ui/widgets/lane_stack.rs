@@ -14,8 +14,9 @@ use super::axis::{TimeAxis, time_under};
 use super::lane_plan::{Plan, SetKind, batch_cpus, lane_room, plan};
 // the lane sets and their names, where they were before the plan had a file of its own
 pub use super::lane_plan::{lane_sets, set_name};
-use super::lanes::{Admit, LaneSet, Lanes, RulerMark, cells, draw_marks_row, draw_time_row};
+use super::lanes::{Admit, LaneSet, Lanes, cells};
 use super::pane::{Hit, Pane, Rows};
+use super::ruler::{RulerMark, RulerSpan, draw_marks_row, draw_time_row};
 use crate::timeline::SegLane;
 use crate::ui::app::App;
 use crate::ui::glyphs;
@@ -52,6 +53,15 @@ fn border_title(app: &App, plan: &Plan) -> String {
     } else {
         String::from(" per-CPU CID slots")
     };
+    if super::lane_plan::focus_only(st) {
+        let all = st.models.views.len() + usize::from(st.models.show_observed);
+        if all > plan.sets.len() {
+            t.push_str(&format!(
+                " · {} of {all} lane sets: those the narration names",
+                plan.sets.len()
+            ));
+        }
+    }
     if !plan.threads && st.sel.cpu_filter.is_some() {
         t.push_str(&format!(
             " (CPUs {:?}; {} to change)",
@@ -125,6 +135,10 @@ fn notice_text(app: &App, plan: &Plan) -> String {
 
 impl Pane for LaneStack {
     fn rows(&self, app: &App, screen: Rect) -> Rows {
+        // the overview takes the lanes' place
+        if app.state.overlays.overview.is_some() {
+            return Rows::Hidden;
+        }
         let p = plan(app, screen);
         // and the top border
         Rows::Fixed(p.rows.min(lane_room(app, screen)) + 1)
@@ -178,7 +192,7 @@ impl Pane for LaneStack {
                 y += 1;
             }
             if y < bottom {
-                draw_marks_row(app, &set.marks, axis, row(y), lw, buf);
+                draw_marks_row(app, &set.marks, &set.spans, set.axis(axis), row(y), lw, buf);
                 y += 1;
             }
             let h = (plan.lanes.len() as u16 * plan.rpc).min(bottom.saturating_sub(y));
@@ -293,6 +307,8 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                     admit: Admit::Selection,
                     names: &st.trace,
                     marks,
+                    spans: Vec::new(),
+                    triggers: Vec::new(),
                     highlight: &[],
                     pyramids: sums.map(|s| &s.observed[..]),
                     // what the capture cannot support is not drawn as an alarm either
@@ -302,20 +318,45 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                         u32::MAX
                     },
                     duplicates: duplicates && st.timeline.judged.duplicates,
+                    shift: 0,
                 },
                 title,
             )
         }
         SetKind::Model(k) => {
             let m = &st.models.views[k];
+            // each compaction as its trigger; the later batches of a scan continue its mark
+            let trigger_glyphs = |t: crate::model::policies::Trigger| match t {
+                crate::model::policies::Trigger::Tick => {
+                    (glyphs::TICK, glyphs::TICK_BATCH, glyphs::LANE_TICK)
+                }
+                crate::model::policies::Trigger::Resume => {
+                    (glyphs::RESUME, glyphs::RESUME_BATCH, glyphs::LANE_RESUME)
+                }
+            };
             let mut marks: Vec<RulerMark> = m
-                .triggers()
-                .map(|(ts, t)| match t {
-                    crate::model::policies::Trigger::Tick => (ts, glyphs::TICK),
-                    crate::model::policies::Trigger::Resume => (ts, glyphs::RESUME),
+                .trigger_marks
+                .iter()
+                .map(|t| {
+                    let (start, batch, _) = trigger_glyphs(t.trigger);
+                    (t.ts, if t.starts { start } else { batch })
                 })
                 .collect();
-            marks.extend(m.scan_starts().map(|ts| (ts, glyphs::SCAN)));
+            let triggers: Vec<(u64, glyphs::Glyph, &[u16])> = m
+                .trigger_marks
+                .iter()
+                .map(|t| (t.ts, trigger_glyphs(t.trigger).2, m.cpus_scanned(t)))
+                .collect();
+            let mut spans: Vec<RulerSpan> = Vec::new();
+            for s in m.scan_spans() {
+                match (s.trigger, s.end) {
+                    (None, _) => marks.push((s.start, glyphs::SCAN)),
+                    (Some(t), Some(end)) if end > s.start => {
+                        spans.push((s.start, end, trigger_glyphs(t).1))
+                    }
+                    _ => {}
+                }
+            }
             marks.extend(
                 m.run
                     .modes
@@ -351,12 +392,15 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                     },
                     names: &st.trace,
                     marks,
+                    spans,
+                    triggers,
                     highlight,
                     pyramids: sums.and_then(|s| s.models.get(k)).map(|p| &p.0[..]),
                     bound: st.timeline.ncpus.max(1),
                     duplicates: alarms.clone().any(|a| {
                         matches!(a.kind, crate::model::alarm::AlarmKind::DuplicateCid { .. })
                     }),
+                    shift: 0,
                 },
                 title,
             )
@@ -370,12 +414,59 @@ fn lane_set<'a>(app: &'a App, kind: SetKind, highlight: &'a [u16]) -> (LaneSet<'
                     admit: Admit::AllTasks,
                     names: &samples.trace,
                     marks: Vec::new(),
+                    spans: Vec::new(),
+                    triggers: Vec::new(),
                     highlight: &[],
                     pyramids: None,
                     bound: samples.timeline.ncpus.max(st.timeline.ncpus).max(1),
                     duplicates: false,
+                    shift: 0,
                 },
                 "user space: CIDs the threads read from their rseq areas".to_string(),
+            )
+        }
+        SetKind::Capture(i) => {
+            let c = &st.compare.others[i];
+            let shift = crate::ui::compare::shift(st.compare.start, c);
+            let mm = c.mm.unwrap_or(crate::model::MmId::UNKNOWN);
+            let label =
+                c.mm.and_then(|m| c.timeline.mms.get(m.0 as usize))
+                    .map_or("no process with CIDs".into(), |m| m.label());
+            let marks = c
+                .timeline
+                .lost_at
+                .iter()
+                .filter_map(|&e| c.trace.events.get(e))
+                .map(|e| (e.ts, glyphs::LOST))
+                .chain(
+                    c.timeline
+                        .alarms
+                        .iter()
+                        .filter(|a| a.mm() == mm)
+                        .map(|a| (a.ts, glyphs::ALARM)),
+                )
+                .collect();
+            (
+                LaneSet {
+                    lanes: &c.timeline.lanes,
+                    end: c.timeline.last_ts,
+                    admit: Admit::Mm(mm),
+                    names: &c.trace,
+                    marks,
+                    spans: Vec::new(),
+                    triggers: Vec::new(),
+                    highlight: &[],
+                    pyramids: None,
+                    bound: c.timeline.ncpus.max(1),
+                    duplicates: false,
+                    shift,
+                },
+                format!(
+                    "{}: {label}, observed (its time {}{})",
+                    c.name,
+                    if shift >= 0 { "+" } else { "−" },
+                    crate::events::fmt_dur(shift.unsigned_abs())
+                ),
             )
         }
     }

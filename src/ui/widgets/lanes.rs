@@ -3,6 +3,7 @@
 //! slots of the selected process, and (live) the CIDs threads read from their rseq areas.
 
 use super::axis::TimeAxis;
+use super::ruler::{RulerMark, RulerSpan};
 use crate::events::Trace;
 use crate::model::MmId;
 use crate::timeline::{SegLane, Segment, lanes::summarize};
@@ -22,10 +23,9 @@ pub enum Admit {
     AllTasks,
     /// Every slot holding a CID or a running task (a model's slots of one mm).
     Slots,
+    /// The tasks of one process (a capture beside the first: its workload).
+    Mm(MmId),
 }
-
-/// A mark on the ruler: its time and its glyph (character and colour from the glyph table).
-pub type RulerMark = (u64, Glyph);
 
 /// What one set of lanes shows.
 pub struct LaneSet<'a> {
@@ -37,6 +37,11 @@ pub struct LaneSet<'a> {
     pub names: &'a Trace,
     /// The set's own ruler marks (lost events, alarms, triggers, scans, mode switches).
     pub marks: Vec<RulerMark>,
+    /// Stretches of the ruler (each complete scan, in the mark of its trigger).
+    pub spans: Vec<RulerSpan>,
+    /// Compactions drawn on the lanes of the CPUs they scanned: (time, `t`/`r` glyph, CPUs),
+    /// time-ordered.
+    pub triggers: Vec<(u64, Glyph, &'a [u16])>,
     /// CPUs to highlight in the label column (the current scan batch).
     pub highlight: &'a [u16],
     /// Summary pyramids of these lanes under this admission (big captures).
@@ -45,10 +50,21 @@ pub struct LaneSet<'a> {
     pub bound: u32,
     /// Whether the set has duplicate-CID alarms, so that columns are checked for them.
     pub duplicates: bool,
+    /// This set's time is the window's time + `shift` ns (a capture beside the first, aligned
+    /// on its workload's start).
+    pub shift: i64,
 }
 
 impl LaneSet<'_> {
-    /// The cells of CPU `cpu` across the window.
+    /// The window's axis moved to this set's time.
+    pub fn axis(&self, axis: TimeAxis) -> TimeAxis {
+        TimeAxis {
+            t0: axis.t0.saturating_add_signed(self.shift),
+            ..axis
+        }
+    }
+
+    /// The cells of CPU `cpu` across the window (`axis` in this set's time).
     pub fn cells_of(&self, app: &App, cpu: usize, axis: TimeAxis) -> Vec<(Shown, Option<Segment>)> {
         let lane = self.lanes.get(cpu).unwrap_or(SegLane::empty());
         let pyr = self.pyramids.and_then(|p| p.get(cpu));
@@ -142,6 +158,7 @@ pub fn cells(
         Admit::Selection => app.state.sel.admits(s),
         Admit::AllTasks => s.tid != 0,
         Admit::Slots => s.cid().is_some() || s.tid != 0,
+        Admit::Mm(m) => s.tid != 0 && s.mm == m,
     };
     (0..axis.cols)
         .map(|x| {
@@ -229,8 +246,10 @@ impl Widget for Lanes<'_> {
             };
             (first, last)
         });
+        // the cursor and A-B columns are the window's; the cells are the set's own time
+        let set_axis = set.axis(axis);
         let dups = if set.duplicates {
-            duplicate_cids(app, set, axis)
+            duplicate_cids(app, set, set_axis)
         } else {
             Vec::new()
         };
@@ -247,7 +266,7 @@ impl Widget for Lanes<'_> {
                 format!("CPU{cpu:<w$}", w = (lw - 3) as usize),
                 label_style,
             );
-            let shown_segs = set.cells_of(app, cpu, axis);
+            let shown_segs = set.cells_of(app, cpu, set_axis);
             if rpc >= 2 {
                 let segs: Vec<Option<Segment>> = shown_segs.iter().map(|c| c.1).collect();
                 draw_task_row(app, set.names, &segs, area.x + lw, y + 1, buf);
@@ -272,6 +291,29 @@ impl Widget for Lanes<'_> {
                 let (text, style) = cell_text(app, shown[x].0, shown[x].1, run);
                 buf.set_string(area.x + lw + x as u16, y, text, style);
                 x += run;
+            }
+            // the compactions that scanned this CPU: their trigger where the eye is, on the
+            // task row (or, one row per CPU, over the CID cell, keeping its colour)
+            let trig_y = if rpc >= 2 { y + 1 } else { y };
+            let first = set.triggers.partition_point(|t| t.0 < set_axis.t0);
+            for &(ts, glyph, cpus) in set.triggers[first..]
+                .iter()
+                .take_while(|t| t.0 < set_axis.t0.saturating_add(set_axis.span))
+            {
+                if !cpus.contains(&(cpu as u16)) {
+                    continue;
+                }
+                let Some(cx) = set_axis.col_of(ts) else {
+                    continue;
+                };
+                if let Some(cell) = super::cell::cell_in(buf, area, area.x + lw + cx, trig_y) {
+                    let mut style = glyph.style(theme, 0);
+                    if rpc < 2 {
+                        style.bg = cell.style().bg;
+                    }
+                    cell.set_symbol(glyph.sym);
+                    cell.set_style(style);
+                }
             }
             if let Some((Some(c0), Some(c1))) = sel_cols {
                 for cx in c0..=c1.min(cols.saturating_sub(1)) {
@@ -359,141 +401,6 @@ fn draw_task_row(
     }
 }
 
-/// Columns between time labels, at least.
-const LABEL_STEP: u16 = 16;
-
-/// The time labels of the ruler: (column, text) with text `|+1.25ms`, relative to `origin`.
-/// One unit for the whole row, from the largest offset shown, and as many decimals as make
-/// neighbouring labels differ (1 ns per column shows nanoseconds, a whole trace milliseconds).
-pub fn ruler_labels(axis: TimeAxis, origin: u64) -> Vec<(u16, String)> {
-    if axis.cols == 0 {
-        return Vec::new();
-    }
-    let far = axis
-        .t0
-        .saturating_add(axis.span)
-        .abs_diff(origin)
-        .max(axis.t0.abs_diff(origin));
-    let (unit, name) = [(1_000_000_000u64, "s"), (1_000_000, "ms"), (1_000, "us")]
-        .into_iter()
-        .find(|&(u, _)| far >= u)
-        .unwrap_or((1, "ns"));
-    // the time between two labels, at the closest they can be
-    let step_ns = (axis.span as u128 * LABEL_STEP as u128 / axis.cols as u128).max(1) as u64;
-    let mut decimals = 0usize;
-    while decimals < 9 && unit / 10u64.pow(decimals as u32) > step_ns {
-        decimals += 1;
-    }
-    // and one more, so that a label is exact to a tenth of the spacing (never below 1 ns)
-    if unit / 10u64.pow(decimals as u32) >= 10 {
-        decimals += 1;
-    }
-    let fmt = |t: u64| {
-        let (sign, d) = if t >= origin {
-            ('+', t - origin)
-        } else {
-            ('-', origin - t)
-        };
-        // rounded to the last decimal shown
-        let scale = 10u128.pow(decimals as u32);
-        let scaled = (d as u128 * scale + unit as u128 / 2) / unit as u128;
-        let (whole, frac) = (scaled / scale, scaled % scale);
-        if decimals == 0 {
-            format!("|{sign}{whole}{name}")
-        } else {
-            format!("|{sign}{whole}.{frac:0decimals$}{name}")
-        }
-    };
-    let mut out = Vec::new();
-    let mut x = 0u16;
-    while x + 8 < axis.cols {
-        let label = fmt(axis.range(x).0);
-        let w = label.chars().count() as u16;
-        if x + w > axis.cols {
-            break;
-        }
-        let next = x + LABEL_STEP.max(w + 2);
-        out.push((x, label));
-        x = next;
-    }
-    out
-}
-
-/// The row of time labels shared by every lane set (and the graph under them).
-pub fn draw_time_row(app: &App, axis: TimeAxis, area: Rect, lw: u16, buf: &mut Buffer) {
-    let theme = &app.theme;
-    buf.set_string(
-        area.x,
-        area.y,
-        format!("{:<w$}", "time", w = lw as usize),
-        theme.dim(),
-    );
-    let style = glyphs::TIME_LABEL.style(theme, 0);
-    for (x, label) in ruler_labels(axis, app.state.origin()) {
-        buf.set_string(area.x + lw + x, area.y, label, style);
-    }
-}
-
-/// A set's marks row: its own marks, the user's markers, the A/B range ends and the cursor.
-/// Where marks meet on one column the most important is drawn; the cursor draws the mark it
-/// sits on boxed in its colour instead of hiding it.
-pub fn draw_marks_row(
-    app: &App,
-    marks: &[RulerMark],
-    axis: TimeAxis,
-    area: Rect,
-    lw: u16,
-    buf: &mut Buffer,
-) {
-    let (st, theme) = (&app.state, &app.theme);
-    buf.set_string(
-        area.x,
-        area.y,
-        format!("{:<w$}", "marks", w = lw as usize),
-        theme.dim(),
-    );
-    // per column, the mark drawn there: (rank, char, style); lower rank wins
-    let mut row: Vec<Option<(usize, char, Style)>> = vec![None; axis.cols as usize];
-    let mut put = |ts: u64, rank: usize, ch: char, style: Style| {
-        if let Some(x) = axis.col_of(ts)
-            && row[x as usize].is_none_or(|(r, _, _)| rank < r)
-        {
-            row[x as usize] = Some((rank, ch, style));
-        }
-    };
-    for (name, &ts) in &st.sel.marks {
-        put(ts, 0, *name, glyphs::USER_MARK.style(theme, 0));
-    }
-    for (name, ts) in [('A', st.sel.a), ('B', st.sel.b)] {
-        if let Some(ts) = ts {
-            put(ts, 1, name, glyphs::RANGE_END.style(theme, 0));
-        }
-    }
-    for &(ts, glyph) in marks {
-        let rank = 2 + glyphs::MARK_PRIORITY
-            .iter()
-            .position(|m| *m == glyph)
-            .unwrap_or(glyphs::MARK_PRIORITY.len());
-        put(ts, rank, glyph.ch(), glyph.style(theme, 0));
-    }
-    let cursor = axis.col_of(st.cursor_ts());
-    for (x, cell) in row.iter().enumerate() {
-        let at_cursor = cursor == Some(x as u16);
-        let (ch, style) = match cell {
-            Some((_, ch, _)) if at_cursor => (
-                *ch,
-                theme
-                    .mark(theme.cursor)
-                    .add_modifier(Modifier::REVERSED | Modifier::BOLD),
-            ),
-            Some((_, ch, style)) => (*ch, *style),
-            None if at_cursor => (glyphs::CURSOR.ch(), glyphs::CURSOR.style(theme, 0)),
-            None => continue,
-        };
-        buf.set_string(area.x + lw + x as u16, area.y, ch.to_string(), style);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -555,46 +462,6 @@ mod tests {
                 let (a, b) = axis.range(x as u16);
                 let exact = summarize(lane, a, b, end, |s: &Segment| s.tid != 0).seg;
                 assert_eq!(*seg, exact, "column {x}");
-            }
-        }
-    }
-
-    /// Labels read `|+<number><unit>`, one unit per row, and neighbours always differ: at the
-    /// narrowest zoom (1 ns per column) as over the whole of a long capture.
-    #[test]
-    fn ruler_labels_follow_the_zoom() {
-        let origin = 1_000_000_000;
-        for (off, span, cols) in [
-            (5_640_000, 200, 200),              // 1 ns per column, 5.64 ms in
-            (0, 25_255_000, 114),               // a whole 25 ms capture
-            (98_646_000, 4_733_000, 112),       // batched-scan
-            (3_000_000_000, 2_000_000_000, 80), // live, seconds
-            (0, 200, 80),
-            (1_234, 900, 70),
-        ] {
-            let axis = TimeAxis {
-                t0: origin + off,
-                span,
-                cols,
-            };
-            let labels = ruler_labels(axis, origin);
-            assert!(!labels.is_empty());
-            let units: Vec<&str> = labels
-                .iter()
-                .map(|(_, l)| l.trim_start_matches(|c: char| !c.is_alphabetic()))
-                .collect();
-            assert!(units.iter().all(|u| *u == units[0]), "{labels:?}");
-            for (x, l) in &labels {
-                let num = l
-                    .strip_prefix("|+")
-                    .and_then(|r| r.strip_suffix(units[0]))
-                    .unwrap_or_else(|| panic!("{l}"));
-                assert!(num.parse::<f64>().is_ok(), "{l}");
-                assert!(*x + (l.chars().count() as u16) <= cols);
-            }
-            for w in labels.windows(2) {
-                assert_ne!(w[0].1, w[1].1, "{labels:?}");
-                assert!(w[0].0 + w[0].1.chars().count() as u16 + 1 < w[1].0);
             }
         }
     }

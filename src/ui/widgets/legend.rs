@@ -138,8 +138,10 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'_>> {
 
 impl Pane for Legend {
     fn rows(&self, app: &App, screen: Rect) -> Rows {
-        if app.state.overlays.show_legend {
-            Rows::Fill(super::detail::min_rows(screen))
+        let ov = &app.state.overlays;
+        // the steps of a CID change, when also asked for, are in front
+        if ov.show_legend && ov.walk.is_none() {
+            Rows::Fill(super::detail::min_rows(app, screen))
         } else {
             Rows::Hidden
         }

@@ -18,6 +18,10 @@ const COMPACT_BELOW: u16 = 30;
 
 const KEYS: &str = "space play/stop · ] next · [ back · > faster · < slower · q quit";
 
+/// What a presenter's screen says while a step is asked.
+const ASK: &str = "What happens next? Look at the lanes and the marks just after the cursor, \
+                   then ] shows the moment and tells it.";
+
 /// Lines `text` takes word-wrapped at `width` columns.
 pub fn wrapped_lines(text: &str, width: usize) -> usize {
     let width = width.max(1);
@@ -47,7 +51,11 @@ pub fn rows_wanted(app: &App, screen: Rect) -> u16 {
     let Some(d) = app.session_as::<Demo>() else {
         return 0;
     };
-    let text = d.steps.get(d.current).map_or("", |s| s.text.as_str());
+    let text = if d.asking {
+        ASK
+    } else {
+        d.steps.get(d.current).map_or("", |s| s.text.as_str())
+    };
     if screen.height < COMPACT_BELOW {
         let lines = wrapped_lines(text, screen.width as usize) as u16;
         (lines + 1).min(10)
@@ -84,14 +92,16 @@ impl Pane for Narration {
         } else {
             format!("step {} of {}", d.current + 1, d.steps.len())
         };
+        let (step_title, text) = if d.asking {
+            ("what happens next?".to_string(), ASK.to_string())
+        } else {
+            (step.title.clone(), step.text.clone())
+        };
         let compact = screen.height < COMPACT_BELOW;
         let title = if compact {
-            format!(
-                " demo {} — {at}: {} — {state} — {KEYS} ",
-                d.name, step.title
-            )
+            format!(" demo {} — {at}: {step_title} — {state} — {KEYS} ", d.name)
         } else {
-            format!(" demo {} — {at}: {} — {state} ", d.name, step.title)
+            format!(" demo {} — {at}: {step_title} — {state} ", d.name)
         };
         let block = Block::default()
             .borders(if compact { Borders::TOP } else { Borders::ALL })
@@ -100,7 +110,7 @@ impl Pane for Narration {
                 theme.mark(theme.title).add_modifier(Modifier::BOLD),
             ))
             .border_style(theme.mark(theme.title));
-        let mut lines = vec![Line::raw(step.text.clone())];
+        let mut lines = vec![Line::raw(text)];
         if !compact {
             lines.push(Line::styled(KEYS, theme.dim()));
         }

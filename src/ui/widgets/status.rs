@@ -3,6 +3,7 @@
 //! session's counters).
 
 use super::pane::{Pane, Rows};
+use super::title::{KEEP_ALWAYS, Part, Parts};
 use crate::events::{fmt_dur, fmt_ts};
 use crate::ui::app::App;
 use crate::ui::overlays::Mode;
@@ -35,7 +36,8 @@ impl Pane for StatusLine {
             Mode::Picker(_) => Some(
                 "pick a process: type to filter (comm or tgid) · ↑↓ PgUp PgDn Home End · Enter shows it · Esc closes".into(),
             ),
-            Mode::Normal => ov.message.clone(),
+            // messages are the footer's: the status bar stays
+            Mode::Normal => None,
         };
         match prompt {
             Some(p) => Line::styled(
@@ -169,45 +171,74 @@ impl Widget for StatusBar<'_> {
             })
             .sum();
         let markers = st.timeline.lost_at.len();
-        let sep = Span::styled(" │ ", theme.dim());
-        let cols = area.width.saturating_sub(8).max(1) as u64;
-        let mut spans = vec![
-            Span::styled(
-                format!(" {} ", st.trace.path),
-                Style::default().add_modifier(Modifier::BOLD),
-            ),
-            sep.clone(),
-            Span::raw(st.trace.origin.id()),
-            sep.clone(),
-            Span::raw(format!("{} events", st.trace.event_count())),
-            sep.clone(),
-            Span::raw(format!(
-                "window {}–{} ({}, {}/col)",
-                fmt_ts(st.view.t0),
-                fmt_ts(st.view.t1()),
+        // the columns the lanes' time axis has, so that a column here is one there
+        let cols = area
+            .width
+            .saturating_sub(crate::ui::widgets::axis::lane_label_width(st))
+            .max(1) as u64;
+        let name = std::path::Path::new(&st.trace.path)
+            .file_name()
+            .map_or(st.trace.path.clone(), |n| n.to_string_lossy().into_owned());
+        let mut parts = Parts::default();
+        parts.push(
+            Part::new(format!(" {}", st.trace.path), KEEP_ALWAYS).or_short(format!(" {name}")),
+        );
+        parts.push(Part::new(st.trace.origin.id(), 3));
+        parts.push(Part::new(format!("{} events", st.trace.event_count()), 5));
+        parts.push(
+            Part::new(
+                format!(
+                    "window {}–{} ({}, {}/col)",
+                    fmt_ts(st.view.t0),
+                    fmt_ts(st.view.t1()),
+                    fmt_dur(st.view.span),
+                    fmt_dur(st.view.span / cols)
+                ),
+                KEEP_ALWAYS,
+            )
+            .or_short(format!(
+                "{} shown, {}/col",
                 fmt_dur(st.view.span),
                 fmt_dur(st.view.span / cols)
             )),
-            sep.clone(),
-        ];
+        );
+        let lost_part = parts.0.len();
         if markers > 0 {
-            spans.push(Span::styled(
-                format!("lost {lost} events ({markers} gaps)"),
-                theme.mark(theme.lost),
-            ));
+            parts.push(Part::new(format!("lost {lost} events ({markers} gaps)"), 7));
         } else {
-            spans.push(Span::styled("no lost events", theme.dim()));
+            parts.push(Part::new("no lost events", 1));
         }
+        let warn_part = parts.0.len();
         if !st.trace.warnings.is_empty() {
-            spans.push(sep);
             let n = st.trace.warnings.len();
-            spans.push(Span::styled(
-                format!(
-                    "{n} warning{} (see `cidscope stats`)",
-                    if n == 1 { "" } else { "s" }
-                ),
-                theme.mark(theme.alarm),
-            ));
+            parts.push(
+                Part::new(
+                    format!(
+                        "{n} warning{} (see `cidscope stats`)",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                    6,
+                )
+                .or_short(format!("{n} warning{}", if n == 1 { "" } else { "s" })),
+            );
+        }
+        let sep = Span::styled(" │ ", theme.dim());
+        let mut spans = Vec::new();
+        for (k, (i, text)) in parts
+            .fit_parts(area.width as usize, " │ ")
+            .into_iter()
+            .enumerate()
+        {
+            if k > 0 {
+                spans.push(sep.clone());
+            }
+            spans.push(match i {
+                0 => Span::styled(text, Style::default().add_modifier(Modifier::BOLD)),
+                i if i == lost_part && markers > 0 => Span::styled(text, theme.mark(theme.lost)),
+                i if i == lost_part => Span::styled(text, theme.dim()),
+                i if i == warn_part => Span::styled(text, theme.mark(theme.alarm)),
+                _ => Span::raw(text),
+            });
         }
         Line::from(spans).render(area, buf);
     }

@@ -135,7 +135,10 @@ pub fn title(app: &App, plan: &Plan, set_title: &str) -> String {
         Some(mm) => st.mm_label(mm),
         None => "?".into(),
     };
-    format!("{set_title} · {} threads of {who}", plan.nlanes)
+    format!(
+        "{set_title} · {} of {who}",
+        crate::ui::words::count(plan.nlanes as u64, "thread")
+    )
 }
 
 impl Widget for ThreadRows<'_> {

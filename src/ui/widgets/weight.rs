@@ -18,17 +18,25 @@ pub struct WeightPane;
 
 /// Rows of the weight pane (its title and the graph): fewer on small screens, where the
 /// lanes need them more.
-pub fn pane_rows(screen: Rect) -> u16 {
+pub fn pane_rows(app: &App, screen: Rect) -> u16 {
     match screen.height {
         40.. => 7,
         30.. => 6,
-        _ => 4,
+        // a small screen keeps its rows for the lanes (with the bound stated, the bars take
+        // the top row too)
+        _ => {
+            let _ = app;
+            3
+        }
     }
 }
 
 impl Pane for WeightPane {
-    fn rows(&self, _app: &App, screen: Rect) -> Rows {
-        Rows::Fixed(pane_rows(screen))
+    fn rows(&self, app: &App, screen: Rect) -> Rows {
+        if app.state.overlays.overview.is_some() {
+            return Rows::Hidden;
+        }
+        Rows::Fixed(pane_rows(app, screen))
     }
 
     fn draw(&self, app: &App, _screen: Rect, area: Rect, buf: &mut Buffer) {
@@ -94,11 +102,7 @@ impl Widget for WeightGraph<'_> {
         };
         let Some(_) = selected else {
             if st.sel.mm_list.is_empty() && !tl.missing.is_empty() {
-                let codes: Vec<&str> = tl.missing.iter().map(|m| m.code()).collect();
-                let msg = format!(
-                    "cidmask weight: nothing to show, the capture lacks {} (the cursor pane says what that means and how to record it)",
-                    codes.join(", ")
-                );
+                let msg = "cidmask weight: nothing to show, the capture lacks what it needs (the cursor pane says what and how to record it)".to_string();
                 let width = area.width.saturating_sub(lw).max(1) as usize;
                 let lines = wrap(&msg, width);
                 let n = lines.len().min(area.height as usize) as u16;
@@ -173,41 +177,57 @@ impl Widget for WeightGraph<'_> {
             span: st.view.span,
             cols,
         };
-        // Top row: the bound (no CID may reach it); the rows below hold the bars.
-        let bars = area.height - 1;
+        // per column: the bars' weight and each curve's
+        let columns: Vec<(u64, Vec<u64>)> = (0..cols)
+            .map(|x| {
+                let (a, b) = axis.range(x);
+                let curves = overlays
+                    .iter()
+                    .enumerate()
+                    .map(|(k, m)| {
+                        let pyr = sums
+                            .and_then(|s| s.models.get(k + first_overlay))
+                            .and_then(|p| p.1.as_ref());
+                        max_of(pyr, &m.weights, a, b) as u64
+                    })
+                    .collect();
+                (max_of(bar_pyr, series, a, b) as u64, curves)
+            })
+            .collect();
+        let data_max = columns
+            .iter()
+            .flat_map(|(w, c)| std::iter::once(*w).chain(c.iter().copied()))
+            .max()
+            .unwrap_or(0);
+        // The bound where it fits, as the top row's line (no CID may reach it), the bars under
+        // it; else the bound stated on the top row and the bars on every row.
+        let mut scale = Scale::new(data_max, bound as u64, area.height - 1);
+        if !scale.bound_on_scale {
+            scale = Scale::new(data_max, bound as u64, area.height);
+        }
+        let bars = scale.rows;
         let bound_style = glyphs::BOUND.style(theme, 0);
-        buf.set_string(
-            area.x,
-            area.y,
-            format!("{bound:>w$} ", w = (lw - 1) as usize),
-            bound_style,
-        );
-        buf.set_string(
-            area.x + lw,
-            area.y,
-            glyphs::BOUND.sym.repeat(cols as usize),
-            bound_style,
-        );
-        let tag = format!(" bound = {bound} possible CPUs ");
-        if cols as usize > tag.len() + 2 {
+        let label = |v: u64| format!("{v:>w$} ", w = (lw - 1) as usize);
+        if scale.bound_on_scale {
+            buf.set_string(area.x, area.y, label(scale.top), bound_style);
             buf.set_string(
-                area.x + area.width - tag.len() as u16 - 1,
+                area.x + lw,
                 area.y,
-                tag,
+                glyphs::BOUND.sym.repeat(cols as usize),
                 bound_style,
             );
+        } else {
+            buf.set_string(area.x, area.y, label(scale.top), theme.dim());
         }
-        buf.set_string(
-            area.x,
-            area.y + area.height - 1,
-            format!("{:>w$} ", 0, w = (lw - 1) as usize),
-            theme.dim(),
-        );
+        // labelled ticks: the top, the middle (where it falls on a row boundary) and 0
+        for (r, v) in scale.ticks() {
+            let y = area.y + area.height - 1 - r;
+            buf.set_string(area.x, y, label(v), theme.dim());
+        }
         let cursor_col = axis.col_of(st.cursor_ts());
         let weight_style = glyphs::BARS.style(theme, 0);
-        for x in 0..cols {
-            let (a, b) = axis.range(x);
-            let w = max_of(bar_pyr, series, a, b) as u64;
+        for (x, (w, curves)) in (0..cols).zip(&columns) {
+            let w = *w;
             if w > bound as u64 {
                 buf.set_string(
                     area.x + lw + x,
@@ -216,8 +236,7 @@ impl Widget for WeightGraph<'_> {
                     glyphs::OVER_BOUND.style(theme, 0),
                 );
             }
-            // height in eighths of a row
-            let h = (w.min(bound as u64) * bars as u64 * 8).div_ceil(bound as u64);
+            let h = scale.eighths(w);
             for r in 0..bars {
                 let y = area.y + area.height - 1 - r;
                 let lo = r as u64 * 8;
@@ -226,23 +245,30 @@ impl Widget for WeightGraph<'_> {
                     buf.set_string(area.x + lw + x, y, EIGHTHS[fill].to_string(), weight_style);
                 }
             }
-            // each model's weight as a line at its level, in its own colour
-            for (k, m) in overlays.iter().enumerate() {
-                let pyr = sums
-                    .and_then(|s| s.models.get(k + first_overlay))
-                    .and_then(|p| p.1.as_ref());
-                let w = max_of(pyr, &m.weights, a, b) as u64;
-                if w == 0 {
+            // each model's weight as a line at its level, in its colour and its line; where
+            // curves meet on a cell they take turns column by column
+            let mut by_row: Vec<(u16, Vec<usize>)> = Vec::new();
+            for (k, &cw) in curves.iter().enumerate() {
+                if cw == 0 {
                     continue;
                 }
-                let row = ((w.min(bound as u64) * bars as u64).div_ceil(bound as u64)).max(1);
-                let y = area.y + area.height - row as u16;
-                buf.set_string(
-                    area.x + lw + x,
-                    y,
-                    glyphs::CURVE.sym,
-                    theme.mark(model_color(app, k + first_overlay)),
-                );
+                let row = scale.row(cw);
+                match by_row.iter_mut().find(|(r, _)| *r == row) {
+                    Some((_, ks)) => ks.push(k),
+                    None => by_row.push((row, vec![k])),
+                }
+            }
+            for (row, ks) in by_row {
+                let k = ks[usize::from(x) % ks.len()] + first_overlay;
+                let y = area.y + area.height - row;
+                // over a bar, on the bar's colour: the bar stays visible under the line
+                let under = super::cell::cell_in(buf, area, area.x + lw + x, y)
+                    .is_some_and(|c| c.symbol() != " ");
+                let mut style = theme.mark(model_color(app, k));
+                if under && !theme.monochrome {
+                    style = style.bg(theme.weight);
+                }
+                buf.set_string(area.x + lw + x, y, curve_glyph(k), style);
             }
             if Some(x) == cursor_col {
                 for r in 0..area.height {
@@ -260,6 +286,93 @@ impl Widget for WeightGraph<'_> {
                 }
             }
         }
+        let tag = if scale.bound_on_scale {
+            format!(" bound = {bound} possible CPUs ")
+        } else {
+            format!(" bound {bound} possible CPUs: above this scale (up to {data_max} here) ")
+        };
+        if cols as usize > tag.chars().count() + 2 {
+            let x0 = area.x + area.width - tag.chars().count() as u16 - 1;
+            for (i, ch) in tag.chars().enumerate() {
+                let Some(cell) = super::cell::cell_in(buf, area, x0 + i as u16, area.y) else {
+                    continue;
+                };
+                // over a bar (the bars reach the top row when the bound is stated): the text
+                // on the bar's colour, so the bar's height still shows
+                let on_bar = ["█", "▇", "▆", "▅", "▄"].contains(&cell.symbol());
+                let style = if on_bar && !theme.monochrome {
+                    ratatui::style::Style::default()
+                        .fg(theme.cid_text)
+                        .bg(theme.weight)
+                } else {
+                    bound_style
+                };
+                cell.set_char(ch);
+                cell.set_style(style);
+            }
+        }
+    }
+}
+
+/// The graph's vertical scale: the data's highest weight in the window, or the bound where the
+/// data reaches half of it (a 3 of 64 is drawn 3 high, not a sliver under a line at 64).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scale {
+    /// The weight at the top row.
+    pub top: u64,
+    /// The top is the bound (drawn as its line); else the bound is stated in words.
+    pub bound_on_scale: bool,
+    /// Rows of bars under the top row.
+    pub rows: u16,
+}
+
+impl Scale {
+    pub fn new(data_max: u64, bound: u64, rows: u16) -> Scale {
+        let bound = bound.max(1);
+        if data_max.saturating_mul(2) >= bound {
+            return Scale {
+                top: bound,
+                bound_on_scale: true,
+                rows,
+            };
+        }
+        // the data's maximum (a few rows of eighths show a few CIDs exactly), else a multiple
+        // of the rows (each row a whole number of CIDs)
+        let m = data_max.max(1);
+        let r = u64::from(rows.max(1));
+        let top = if m <= 4 * r { m } else { m.div_ceil(r) * r };
+        Scale {
+            top: top.min(bound),
+            bound_on_scale: top >= bound,
+            rows,
+        }
+    }
+
+    /// Height of weight `w` in eighths of a row (at most every row).
+    pub fn eighths(&self, w: u64) -> u64 {
+        (w.min(self.top) * u64::from(self.rows) * 8).div_ceil(self.top.max(1))
+    }
+
+    /// The row (1 = bottom) where a curve at weight `w` is drawn.
+    pub fn row(&self, w: u64) -> u16 {
+        let r = (w.min(self.top) * u64::from(self.rows)).div_ceil(self.top.max(1));
+        r.clamp(1, u64::from(self.rows)) as u16
+    }
+
+    /// Labelled ticks under the top: (row from the bottom, 0-based, weight at its top edge);
+    /// 0 on the bottom row and the middle where it falls on a whole weight.
+    pub fn ticks(&self) -> Vec<(u16, u64)> {
+        let mut v = vec![(0, 0)];
+        let n = u64::from(self.rows);
+        if n >= 3 {
+            let mid = n / 2;
+            // row `mid` (0-based from the bottom) tops out at (mid + 1) / n of the scale
+            let at = (mid + 1) * self.top;
+            if at.is_multiple_of(n) && at / n < self.top {
+                v.push((mid as u16, at / n));
+            }
+        }
+        v
     }
 }
 
@@ -270,26 +383,15 @@ struct Series<'a> {
 }
 
 /// The colour of the k-th model (its weight curve, its name in the titles and the cursor
-/// pane): the marks' colours, never the bars' colour.
+/// pane): the theme's `curve_palette`, which shares no colour with a CID or a mark.
 pub fn model_color(app: &App, k: usize) -> ratatui::style::Color {
-    let t = &app.theme;
-    let mut colors: Vec<ratatui::style::Color> = Vec::new();
-    for c in [
-        t.tick_marker,
-        t.resume_marker,
-        t.scan_batch,
-        t.transit_slot,
-        t.marker,
-        t.lost,
-    ] {
-        if c != t.weight && !colors.contains(&c) {
-            colors.push(c);
-        }
-    }
-    if colors.is_empty() {
-        return t.text;
-    }
-    colors[k % colors.len()]
+    app.theme.curve_color(k)
+}
+
+/// The line of the k-th model's weight curve: with its colour, it tells the curves apart where
+/// colour is gone (NO_COLOR) or where two meet.
+pub fn curve_glyph(k: usize) -> &'static str {
+    ["━", "═", "─", "┅"][k % 4]
 }
 
 /// The weight pane's title: what the bars and the lines are, each in its colour.
@@ -317,7 +419,10 @@ pub fn title(app: &App) -> Line<'static> {
     for (k, m) in models.views.iter().enumerate().skip(first_curve) {
         spans.push(Span::styled(", ", dim));
         let style = theme.mark(model_color(app, k)).add_modifier(Modifier::BOLD);
-        spans.push(Span::styled(format!("━ {}", m.run.policy.id()), style));
+        spans.push(Span::styled(
+            format!("{} {}", curve_glyph(k), m.run.policy.id()),
+            style,
+        ));
     }
     spans.push(Span::styled(format!(", {} bound ", glyphs::BOUND.sym), dim));
     Line::from(spans)
@@ -351,6 +456,32 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scale_follows_the_data_and_states_a_far_bound() {
+        // 3 of 64 on 3 rows: each row one CID, the bound stated; on 2 rows too (in eighths)
+        assert_eq!(Scale::new(3, 64, 2).top, 3);
+        let s = Scale::new(3, 64, 3);
+        assert_eq!((s.top, s.bound_on_scale), (3, false));
+        assert_eq!(
+            (s.eighths(3), s.eighths(1), s.row(1), s.row(3)),
+            (24, 8, 1, 3)
+        );
+        // half the bound or more: the bound is the top
+        let s = Scale::new(1, 2, 6);
+        assert_eq!((s.top, s.bound_on_scale), (2, true));
+        let s = Scale::new(40, 64, 6);
+        assert_eq!((s.top, s.bound_on_scale), (64, true));
+        // far more than the rows: a multiple of them
+        let s = Scale::new(27, 128, 6);
+        assert_eq!(s.top, 30);
+        assert_eq!(s.ticks(), vec![(0, 0), (3, 20)]);
+        let s = Scale::new(19, 128, 6);
+        assert_eq!((s.top, s.bound_on_scale), (19, false));
+        assert_eq!(s.ticks(), vec![(0, 0)]);
+        // nothing in the window still draws a scale
+        assert_eq!(Scale::new(0, 64, 3).top, 1);
+    }
 
     #[test]
     fn max_of_a_step_series_over_a_range() {

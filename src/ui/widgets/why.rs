@@ -85,8 +85,9 @@ fn model_cause_text(m: &ModelView, cause: &ModelCause, old: Option<i32>, at: u64
                 (false, false) => "per-task",
             };
             format!(
-                "mode switch to {mode} ({} users, max_cids {})",
-                c.users, c.max_cids
+                "mode switch to {mode} ({}, max_cids {})",
+                crate::ui::words::count(c.users, "user"),
+                c.max_cids
             )
         }
         ModelCause::Compacted(c) => {
@@ -118,7 +119,12 @@ pub fn lines<'a>(app: &'a App, task: Tid, ts: u64, width: u16) -> Vec<Line<'a>> 
         return out;
     }
     let label = Span::styled("  why ", theme.dim().add_modifier(Modifier::BOLD));
-    if let Some(ch) = st.timeline.last_cid_change(&st.trace, task, st.view.cursor) {
+    // a simulated schedule's CIDs are its model's own: its model lines say why
+    let observed = st
+        .timeline
+        .last_cid_change(&st.trace, task, st.view.cursor)
+        .filter(|_| st.models.show_observed);
+    if let Some(ch) = observed {
         let at = st.trace.events.ts(ch.idx);
         let mut text = format!(
             "task {task} {}CID {} on CPU{} ({}): {}",
@@ -139,8 +145,19 @@ pub fn lines<'a>(app: &'a App, task: Tid, ts: u64, width: u16) -> Vec<Line<'a>> 
                 ch.cpu
             ));
         }
+        let own = st.cursor_event().is_some_and(|e| {
+            e.tid == task
+                || matches!(e.kind, crate::events::EventKind::SchedSwitch { next_tid, .. } if next_tid == task)
+        });
+        if !own {
+            text.push_str(" · the process's latest CID change before the cursor");
+        }
         let lead = vec![label.clone(), Span::styled("[observed] ", theme.dim())];
         push(&mut out, lead, &text, Style::default(), width);
+    } else if st.models.show_observed && !st.timeline.cid_changes.is_empty() {
+        let lead = vec![label.clone(), Span::styled("[observed] ", theme.dim())];
+        let text = format!("task {task} has reported no CID up to the cursor");
+        push(&mut out, lead, &text, theme.dim(), width);
     }
     let mm = st.sel.selected_mm();
     for (k, m) in st.models.views.iter().enumerate() {
@@ -198,7 +215,7 @@ pub fn lines<'a>(app: &'a App, task: Tid, ts: u64, width: u16) -> Vec<Line<'a>> 
         push(
             &mut out,
             vec![label],
-            "compactions and what they freed: not in the capture (the kernel does not trace them; --policy P shows a model's)",
+            "compactions: no tracepoint records them (--policy P shows a model's)",
             theme.dim(),
             width,
         );

@@ -61,7 +61,7 @@ fn work(config: &str) -> Result<(), String> {
     let w = super::workload::Workload::parse(&cfg.workload, cfg.threads, ncpus)?;
     sys::set_thread_name("cw-main");
     let mut read = super::workload::Read::default();
-    let r = w.run(Duration::from_nanos(cfg.duration_ns), &mut read);
+    let r = w.run(Duration::from_nanos(cfg.duration_ns), cfg.seed, &mut read);
     if !read.samples.is_empty() || read.dropped > 0 {
         // for the agent to hold against the trace ([`check_samples`])
         let mut f = io::BufWriter::new(

@@ -108,6 +108,14 @@ impl Tracefs {
             })?;
             set("options/funcgraph-abstime", "1")?;
             set("options/funcgraph-proc", "1")?;
+            // interrupts inside a call are not drawn as its children (their time still counts
+            // in its duration): what the call itself called tells a scan from an early exit
+            if set("options/funcgraph-irqs", "0").is_err() {
+                warn.push(
+                    "options/funcgraph-irqs is missing: interrupt handlers show inside graph calls"
+                        .into(),
+                );
+            }
             set("current_tracer", "function_graph")?;
         }
         set("trace", "")?;

@@ -520,8 +520,9 @@ impl Replayer {
         } else {
             self.pre.add(ok);
         }
-        // (the first disagreement of the run and of each mm are kept: the model's state is
-        // described for those only)
+        // (the model's state is written out only for the disagreements kept: the first of the
+        // mm and the first of all; a string per disagreement cost time per CPU of every slot,
+        // seconds on a capture whose one damaged record named CPU 128)
         let wanted = self.first.is_none() || self.per_mm[i].first_disagreement.is_none();
         if !ok && !lean && wanted {
             let d = Disagreement {

@@ -1,0 +1,351 @@
+//! Per process: how many of its threads run at once (its concurrency) and the highest CID
+//! they hold, from the observed CPU slots: the span excess (docs/metrics.md) and, through
+//! [`super::falls`], the compaction latency.
+//!
+//! A process that never runs two threads at once costs 32 bytes here: the CID counts, the
+//! fall tracker and the series are made the first time it does.
+
+use super::falls::{Episodes, Falls};
+use crate::model::{CpuSlot, MmId};
+
+/// CIDs at or above this are damage (no kernel has more possible CPUs): left out of the span.
+const CID_LIMIT: i32 = crate::events::Trace::MAX_CPUS as i32;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct SlotKey {
+    /// `MmId.0`, or `u32::MAX` for an idle CPU or a task of unknown mm.
+    mm: u32,
+    /// -1: the task has reported no CID (or one out of range).
+    cid: i16,
+}
+
+const IDLE: SlotKey = SlotKey {
+    mm: u32::MAX,
+    cid: -1,
+};
+
+#[derive(Default)]
+struct MmRun {
+    n: u16,
+    /// Highest CID among the running threads, -1: none known.
+    max_cid: i16,
+    /// The state holds since this time (0: never ran).
+    since: u64,
+    /// When a thread of it first ran (a series' start).
+    first: u64,
+    run_ns: u64,
+    /// Σ excess × ns while running with a known span.
+    excess_ns: u64,
+    excess_max: u16,
+    more: Option<Box<Concurrent>>,
+}
+
+/// What a process that ran threads at once needs.
+#[derive(Default)]
+struct Concurrent {
+    /// Running threads per CID.
+    counts: Vec<u16>,
+    falls: Falls,
+    series: Option<Series>,
+}
+
+/// The span excess and highest running CID over time, in bins (for figures).
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    pub t0: u64,
+    pub bin_ns: u64,
+    /// Per bin: the highest excess and the highest running CID (-1: none ran).
+    pub bins: Vec<(u16, i16)>,
+}
+
+/// At most this many bins per series (a longer capture is cut, not coarsened).
+const SERIES_CAP: usize = 20_000;
+
+impl Series {
+    fn cover(&mut self, from: u64, to: u64, excess: u16, max_cid: i16) {
+        if to <= from || self.bin_ns == 0 {
+            return;
+        }
+        let a = (from.saturating_sub(self.t0) / self.bin_ns) as usize;
+        let b = ((to - 1).saturating_sub(self.t0) / self.bin_ns) as usize;
+        let b = b.min(SERIES_CAP - 1);
+        if a > b {
+            return;
+        }
+        if self.bins.len() <= b {
+            self.bins.resize(b + 1, (0, -1));
+        }
+        for x in &mut self.bins[a..=b] {
+            x.0 = x.0.max(excess);
+            x.1 = x.1.max(max_cid);
+        }
+    }
+}
+
+impl MmRun {
+    fn span(&self) -> u32 {
+        if self.n > 0 && self.max_cid >= 0 {
+            self.max_cid as u32 + 1
+        } else {
+            0
+        }
+    }
+
+    fn excess(&self) -> u16 {
+        (self.span().saturating_sub(self.n as u32)).min(u16::MAX as u32) as u16
+    }
+
+    /// Adds the time since the last change, at the state it had.
+    fn integrate(&mut self, t: u64) {
+        if self.since == 0 || t <= self.since {
+            return;
+        }
+        let dt = t - self.since;
+        if self.span() > 0 {
+            let e = self.excess();
+            self.run_ns += dt;
+            self.excess_ns = self.excess_ns.saturating_add(e as u64 * dt);
+            self.excess_max = self.excess_max.max(e);
+        }
+        let (since, excess, max_cid, n) = (self.since, self.excess(), self.max_cid, self.n);
+        if let Some(c) = &mut self.more
+            && let Some(s) = &mut c.series
+            && n > 0
+        {
+            s.cover(since, t, excess, max_cid);
+        }
+    }
+
+    /// A running thread with `cid` (-1: unknown) starts (`+1`) or stops (`-1`) counting.
+    fn count(&mut self, cid: i16, delta: i32) {
+        let Some(c) = &mut self.more else {
+            // one thread at most: the max is its CID
+            self.max_cid = if delta > 0 { cid } else { -1 };
+            return;
+        };
+        if cid < 0 {
+            return;
+        }
+        let i = cid as usize;
+        if c.counts.len() <= i {
+            c.counts.resize(i + 1, 0);
+        }
+        if delta > 0 {
+            c.counts[i] = c.counts[i].saturating_add(1);
+            self.max_cid = self.max_cid.max(cid);
+        } else {
+            c.counts[i] = c.counts[i].saturating_sub(1);
+            if cid == self.max_cid && c.counts[i] == 0 {
+                self.max_cid = c.counts[..i]
+                    .iter()
+                    .rposition(|&k| k > 0)
+                    .map_or(-1, |p| p as i16);
+            }
+        }
+    }
+}
+
+/// The running threads of every process, fed the CPU slots' changes in time order.
+#[derive(Default)]
+pub struct Running {
+    slots: Vec<SlotKey>,
+    mms: Vec<MmRun>,
+    series_bin_ns: Option<u64>,
+}
+
+/// What [`Running`] measured of one process.
+pub struct MmFigures<'a> {
+    /// Time with a thread running and a CID known.
+    pub run_ns: u64,
+    pub excess_mean: Option<f64>,
+    pub excess_max: Option<u16>,
+    pub episodes: Option<&'a Episodes>,
+    pub series: Option<&'a Series>,
+}
+
+impl Running {
+    /// With `series_bin_ns`, each process that runs threads at once keeps a [`Series`].
+    pub fn new(series_bin_ns: Option<u64>) -> Running {
+        Running {
+            series_bin_ns,
+            ..Default::default()
+        }
+    }
+
+    pub fn slot_changed(&mut self, ts: u64, cpu: u16, slot: &CpuSlot) {
+        let c = cpu as usize;
+        if c >= crate::events::Trace::MAX_CPUS as usize {
+            return;
+        }
+        if self.slots.len() <= c {
+            self.slots.resize(c + 1, IDLE);
+        }
+        let new = if slot.tid != 0 && slot.mm.is_real() {
+            SlotKey {
+                mm: slot.mm.0,
+                cid: slot
+                    .cid
+                    .filter(|&c| (0..CID_LIMIT).contains(&c))
+                    .map_or(-1, |c| c as i16),
+            }
+        } else {
+            IDLE
+        };
+        let old = std::mem::replace(&mut self.slots[c], new);
+        if old == new {
+            return;
+        }
+        if old.mm == new.mm {
+            // the same process: its thread's CID changed (or another of its threads came in)
+            let m = self.mm(old.mm, ts);
+            m.count(old.cid, -1);
+            m.count(new.cid, 1);
+            self.changed(old.mm, ts);
+            return;
+        }
+        if old.mm != u32::MAX {
+            let m = self.mm(old.mm, ts);
+            m.n = m.n.saturating_sub(1);
+            m.count(old.cid, -1);
+            self.changed(old.mm, ts);
+        }
+        if new.mm != u32::MAX {
+            let bin = self.series_bin_ns;
+            let m = self.mm(new.mm, ts);
+            m.n = m.n.saturating_add(1);
+            if m.n >= 2 && m.more.is_none() {
+                let t0 = if m.first > 0 { m.first } else { ts };
+                let mut more = Box::new(Concurrent {
+                    series: bin.map(|b| Series {
+                        t0,
+                        bin_ns: b,
+                        bins: Vec::new(),
+                    }),
+                    ..Default::default()
+                });
+                // the thread already running, counted
+                if m.max_cid >= 0 {
+                    more.counts.resize(m.max_cid as usize + 1, 0);
+                    more.counts[m.max_cid as usize] = 1;
+                }
+                m.more = Some(more);
+            }
+            m.count(new.cid, 1);
+            self.changed(new.mm, ts);
+        }
+    }
+
+    /// The process `mm`, its time brought up to `ts` (before a change).
+    fn mm(&mut self, mm: u32, ts: u64) -> &mut MmRun {
+        let i = mm as usize;
+        if self.mms.len() <= i {
+            self.mms.resize_with(i + 1, MmRun::default);
+        }
+        let m = &mut self.mms[i];
+        m.integrate(ts);
+        if let Some(c) = &mut m.more {
+            c.falls.advance(ts);
+        }
+        m.since = ts.max(1);
+        if m.first == 0 {
+            m.first = m.since;
+        }
+        m
+    }
+
+    fn changed(&mut self, mm: u32, ts: u64) {
+        let m = &mut self.mms[mm as usize];
+        let (n, span) = (m.n as u32, m.span());
+        if let Some(c) = &mut m.more {
+            c.falls.record(ts, n, span);
+        }
+    }
+
+    /// The capture ended at `ts`.
+    pub fn finish(&mut self, ts: u64) {
+        for m in &mut self.mms {
+            m.integrate(ts);
+            m.since = m.since.max(ts);
+            if let Some(c) = &mut m.more {
+                c.falls.finish(ts);
+            }
+        }
+    }
+
+    pub fn figures(&self, mm: MmId) -> Option<MmFigures<'_>> {
+        let m = self.mms.get(mm.0 as usize).filter(|m| m.since != 0)?;
+        let ran = m.run_ns > 0;
+        Some(MmFigures {
+            run_ns: m.run_ns,
+            excess_mean: ran.then(|| m.excess_ns as f64 / m.run_ns as f64),
+            excess_max: ran.then_some(m.excess_max),
+            episodes: m.more.as_ref().map(|c| &c.falls.out),
+            series: m.more.as_ref().and_then(|c| c.series.as_ref()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slot(tid: u32, mm: u32, cid: Option<i32>) -> CpuSlot {
+        CpuSlot {
+            tid,
+            mm: MmId(mm),
+            cid,
+            confirmed: cid.is_some(),
+        }
+    }
+
+    #[test]
+    fn the_excess_is_time_weighted_over_the_time_the_process_runs() {
+        let mut r = Running::new(None);
+        // 0..10: one thread with CID 3 (excess 3); 10..20: two threads, CIDs 3 and 0 (excess
+        // 2); 20..30: nothing runs; 30..40: one thread with CID 0 (excess 0)
+        r.slot_changed(1, 0, &slot(10, 0, Some(3)));
+        r.slot_changed(11, 1, &slot(11, 0, Some(0)));
+        r.slot_changed(21, 0, &CpuSlot::IDLE);
+        r.slot_changed(21, 1, &CpuSlot::IDLE);
+        r.slot_changed(31, 1, &slot(11, 0, Some(0)));
+        r.finish(41);
+        let f = r.figures(MmId(0)).unwrap();
+        assert_eq!(f.run_ns, 30);
+        assert_eq!(f.excess_max, Some(3));
+        let mean = f.excess_mean.unwrap();
+        assert!((mean - 50.0 / 30.0).abs() < 1e-9, "{mean}");
+    }
+
+    #[test]
+    fn the_highest_cid_comes_down_when_its_thread_stops() {
+        let mut r = Running::new(None);
+        r.slot_changed(1, 0, &slot(10, 0, Some(5)));
+        r.slot_changed(1, 1, &slot(11, 0, Some(1)));
+        r.slot_changed(1, 2, &slot(12, 0, Some(5)));
+        assert_eq!(r.mms[0].max_cid, 5);
+        r.slot_changed(2, 0, &CpuSlot::IDLE);
+        assert_eq!(r.mms[0].max_cid, 5);
+        r.slot_changed(3, 2, &slot(13, 0, None));
+        assert_eq!((r.mms[0].max_cid, r.mms[0].n), (1, 2));
+        // a CID change of a running thread, and a thread of another process
+        r.slot_changed(4, 1, &slot(11, 0, Some(0)));
+        r.slot_changed(4, 3, &slot(20, 1, Some(7)));
+        assert_eq!((r.mms[0].max_cid, r.mms[0].n), (0, 2));
+        assert_eq!((r.mms[1].max_cid, r.mms[1].n), (7, 1));
+        // damage: a CID far out of range is no span
+        r.slot_changed(5, 3, &slot(20, 1, Some(1 << 30)));
+        assert_eq!((r.mms[1].max_cid, r.mms[1].n), (-1, 1));
+    }
+
+    #[test]
+    fn a_series_keeps_the_highest_values_of_each_bin() {
+        let mut r = Running::new(Some(10));
+        r.slot_changed(100, 0, &slot(10, 0, Some(0)));
+        r.slot_changed(100, 1, &slot(11, 0, Some(6)));
+        r.slot_changed(125, 1, &slot(11, 0, Some(1)));
+        r.finish(140);
+        let s = r.figures(MmId(0)).unwrap().series.unwrap();
+        assert_eq!(s.t0, 100);
+        assert_eq!(s.bins, vec![(5, 6), (5, 6), (5, 6), (0, 1)]);
+    }
+}
