@@ -144,11 +144,11 @@ impl Falls {
             return;
         };
         // the state at t_f is the last point at or before it (equal points are not kept)
-        let from = self.history.partition_point(|h| h.t <= p.t_f).saturating_sub(1);
-        let found = self
+        let from = self
             .history
-            .range(from..)
-            .find(|h| h.compact_at(p.after));
+            .partition_point(|h| h.t <= p.t_f)
+            .saturating_sub(1);
+        let found = self.history.range(from..).find(|h| h.compact_at(p.after));
         match found {
             Some(h) => self.out.latencies.add(h.t.saturating_sub(p.t_f)),
             None => {
@@ -197,7 +197,11 @@ impl Falls {
         while self.history.len() > 1 && self.history[1].t <= keep_from {
             self.history.pop_front();
         }
-        if self.history.back().is_some_and(|h| h.judged == point.judged) {
+        if self
+            .history
+            .back()
+            .is_some_and(|h| h.judged == point.judged)
+        {
             return;
         }
         if self.history.len() >= HISTORY_CAP {
