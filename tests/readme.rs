@@ -79,12 +79,18 @@ fn of_kind(kind: &str) -> Vec<Block> {
 
 /// A directory holding `cidscope`, this build's binary.
 fn bin_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("readme-bin");
-    std::fs::create_dir_all(&dir).expect("bin dir");
-    let link = dir.join("cidscope");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cidscope"), &link).expect("symlink");
-    dir
+    // made once per test process: the tests run in parallel and must not race on the link
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("readme-bin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("bin dir");
+        let link = dir.join("cidscope");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cidscope"), &link).expect("symlink");
+        dir
+    })
+    .clone()
 }
 
 fn path_with_bin() -> String {

@@ -26,18 +26,25 @@ const SETTLE_NS: u64 = WINDOW_NS;
 /// Change points kept per process (about 2 MB); beyond it the oldest go, counted.
 const HISTORY_CAP: usize = 1 << 17;
 
-/// The process's state from `t` on: `n` threads running, the highest CID among them + 1
-/// (`span`, 0 when none of them has reported one).
+/// From `t` on, the span a compact state would be judged by: the highest running CID + 1, or
+/// `u32::MAX` while nothing runs with a known CID (no level is met then). Only changes of it are
+/// kept: a change of the running threads that leaves it alone cannot resolve a fall sooner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Point {
     t: u64,
-    n: u32,
-    span: u32,
+    judged: u32,
 }
 
 impl Point {
+    fn of(t: u64, n: u32, span: u32) -> Point {
+        Point {
+            t,
+            judged: if n > 0 && span > 0 { span } else { u32::MAX },
+        }
+    }
+
     fn compact_at(&self, level: u32) -> bool {
-        self.n > 0 && self.span > 0 && self.span <= level
+        self.judged <= level
     }
 }
 
@@ -136,13 +143,14 @@ impl Falls {
         let Some(p) = self.pending.take() else {
             return;
         };
-        let found = self
+        // the state at t_f is the last point at or before it (equal points are not kept)
+        let from = self
             .history
-            .iter()
-            .skip_while(|h| h.t < p.t_f)
-            .find(|h| h.compact_at(p.after));
+            .partition_point(|h| h.t <= p.t_f)
+            .saturating_sub(1);
+        let found = self.history.range(from..).find(|h| h.compact_at(p.after));
         match found {
-            Some(h) => self.out.latencies.add(h.t - p.t_f),
+            Some(h) => self.out.latencies.add(h.t.saturating_sub(p.t_f)),
             None => {
                 self.open = Some(Open {
                     t_f: p.t_f,
@@ -174,7 +182,7 @@ impl Falls {
                 self.out.interrupted += 1;
             }
         }
-        let point = Point { t, n, span };
+        let point = Point::of(t, n, span);
         if let Some(o) = self.open {
             if level >= o.before {
                 self.open = None;
@@ -188,6 +196,13 @@ impl Falls {
         let keep_from = t.saturating_sub(WINDOW_NS + SETTLE_NS);
         while self.history.len() > 1 && self.history[1].t <= keep_from {
             self.history.pop_front();
+        }
+        if self
+            .history
+            .back()
+            .is_some_and(|h| h.judged == point.judged)
+        {
+            return;
         }
         if self.history.len() >= HISTORY_CAP {
             self.history.pop_front();
