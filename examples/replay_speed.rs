@@ -1,6 +1,6 @@
 //! The plain replay's speed on a capture, per policy: `cargo run --release --example
 //! replay_speed -- FILE [REPEAT]` prints events per second of `replay` with inference off (the
-//! load is not timed). The figures of docs/performance.md come from `benches/models.rs`; this is
+//! load is not timed). The benchmark figures come from `benches/models.rs`; this is
 //! the quick look while changing the model.
 use cidscope::model::policies::{InferSteps, Params, PolicyKind, Recording, replay};
 use std::time::Instant;

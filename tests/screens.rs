@@ -20,6 +20,11 @@ fn open(args: &str, cols: u16, rows: u16) -> Tmux {
     until(&t, "? keys", "the first frame");
     // the whole capture read (the status bar names the window's time per column)
     until(&t, "/col", "the end of the load");
+    // and the models' replay, which runs off the drawing path: a model's lane set is titled
+    // with its figures once it is in (`replaying…` in the title meanwhile, where it fits)
+    if args.contains("--compare") || args.contains("--policy") {
+        until(&t, "model: predicted", "the models' replay");
+    }
     t
 }
 
