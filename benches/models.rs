@@ -75,7 +75,7 @@ fn replay_real_capture_v5(b: Bencher) {
 /// `affinity` capture without them, whose search runs until its budget is spent.
 #[divan::bench(args = ["kernels/k6.12.117-c64-workers.ftrace.txt.zst", "kernels-plain/k6.12.117-c16-affinity.ftrace.txt.zst"], sample_count = 5)]
 fn replay_kernel_capture_searched(b: Bencher, name: &str) {
-    use cidscope::model::policies::{KernelVersion, UntracedSearch};
+    use cidscope::model::policies::KernelVersion;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("traces")
         .join(name);
@@ -86,7 +86,6 @@ fn replay_kernel_capture_searched(b: Bencher, name: &str) {
     let p = Params {
         hz: 250,
         version: KernelVersion::V6_4,
-        untraced: UntracedSearch::Always,
         ..Params::default()
     };
     let n = trace.events.len();

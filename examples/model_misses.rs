@@ -5,7 +5,7 @@
 //! owner-mode's mode changes); with CID probes, the model's state held against what they read.
 use cidscope::events::EventKind;
 use cidscope::model::kernel::model_for_kernel;
-use cidscope::model::policies::{Params, UntracedSearch, replay};
+use cidscope::model::policies::{Params, replay};
 use std::collections::HashMap;
 use std::process::ExitCode;
 
@@ -35,7 +35,6 @@ fn main() -> ExitCode {
         version: m.variant.unwrap_or_default(),
         futex_hash_ref: m.futex_hash_ref,
         batch: m.scan_batch.unwrap_or(Params::default().batch),
-        untraced: UntracedSearch::Always,
         ..Params::default()
     };
     let run = replay(&trace, policy, &params);

@@ -157,6 +157,12 @@ pub struct ModelArgs {
     /// Check every model invariant after every event (slow); breaks are reported.
     #[arg(long)]
     pub check_invariants: bool,
+
+    /// Replay: infer where the kernel ran the CID steps the capture does not mark
+    /// (model_agreement.predicted is the plain replay, agreed is with the inferred steps; the
+    /// same whether --policy, --kernel-version or the capture names the model).
+    #[arg(long, value_enum, default_value_t = crate::model::policies::InferSteps::Auto)]
+    pub infer_steps: crate::model::policies::InferSteps,
 }
 
 impl ModelArgs {
@@ -178,7 +184,9 @@ impl ModelArgs {
             scan: self.scan.unwrap_or_default(),
             seed: !self.no_seed,
             check_invariants: self.check_invariants,
-            untraced: Default::default(),
+            infer: self.infer_steps,
+            recording: Default::default(),
+            kernel_policy: None,
             // a property of the kernel: set when the capture's kernel is known
             futex_hash_ref: false,
             // a property of the capture: set by the replay when it holds the scan probes

@@ -199,7 +199,7 @@ fn sim_and_compare_in_a_real_terminal() {
             "{bin} traces/v5-workers.ftrace.txt --compare observed,lazy-compact,owner-mode; echo EXITED=$?; sleep 60"
         ),
     );
-    let s = t.wait_for("lazy-compact model: 3492/3492 rseq_updates predicted");
+    let s = t.wait_for("lazy-compact model: predicted 3492/3492");
     assert!(s.contains("owner-mode model"), "{s}");
     assert!(s.contains("diff"), "{s}");
     t.keys(&["t"]);

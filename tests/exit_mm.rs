@@ -4,7 +4,7 @@
 //! after its exit, and in the CID the last thread reports.
 
 use cidscope::model::kernel::model_for_kernel;
-use cidscope::model::policies::{Params, UntracedSearch, replay};
+use cidscope::model::policies::{Params, replay};
 use cidscope::sources::{LoadOptions, load_bytes};
 
 const HEADER: &str = "# cidscope-vm: kernel_version=6.18.15+deb13-cloud-amd64 hz=250 cpus=4 workload=test mode=tracefs accel=tcg\n# tracer: nop\n#\n";
@@ -131,7 +131,7 @@ fn run(data: &[u8]) -> (u64, u64, Vec<&'static str>) {
         hz: 250,
         version: m.variant.unwrap_or_default(),
         futex_hash_ref: m.futex_hash_ref,
-        untraced: UntracedSearch::Always,
+        kernel_policy: m.policy,
         ..Params::default()
     };
     let r = replay(&trace, m.policy.expect("a policy"), &params);

@@ -7,7 +7,7 @@ mod common;
 
 use cidscope::events::{EventKind, Probe, Trace};
 use cidscope::model::kernel::model_for_kernel;
-use cidscope::model::policies::{Params, PolicyRun, UntracedSearch, replay};
+use cidscope::model::policies::{Params, PolicyRun, replay};
 use cidscope::sources::{LoadOptions, load};
 use std::path::Path;
 
@@ -32,7 +32,7 @@ fn run(trace: &Trace) -> PolicyRun {
         hz: 250,
         version: m.variant.unwrap_or_default(),
         futex_hash_ref: m.futex_hash_ref,
-        untraced: UntracedSearch::Always,
+        kernel_policy: m.policy,
         ..Params::default()
     };
     replay(trace, m.policy.expect("a CID policy"), &params)

@@ -20,6 +20,11 @@ fn open(args: &str, cols: u16, rows: u16) -> Tmux {
     until(&t, "? keys", "the first frame");
     // the whole capture read (the status bar names the window's time per column)
     until(&t, "/col", "the end of the load");
+    // and the models' replay, which runs off the drawing path: a model's lane set is titled
+    // with its figures once it is in (`replaying…` in the title meanwhile, where it fits)
+    if args.contains("--compare") || args.contains("--policy") {
+        until(&t, "model: predicted", "the models' replay");
+    }
     t
 }
 
@@ -174,6 +179,13 @@ fn hints_stay_on_a_capture_that_names_its_kernel() {
         assert!(status.contains("/col"), "{s}");
         if size.0 >= 120 {
             assert!(lines[0].contains("kernel 6.18.15"), "{s}");
+        }
+        // and how well it predicts: by itself, then with the steps the inference placed
+        if size.0 >= 200 {
+            assert!(
+                lines[0].contains("predicted ") && lines[0].contains("inferred step"),
+                "{s}"
+            );
         }
     }
 }

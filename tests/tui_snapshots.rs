@@ -96,7 +96,7 @@ fn compare_view() {
     }
     let s = render(&a);
     assert!(
-        s.contains("lazy-compact model: 3492/3492 rseq_updates predicted (100.0%)"),
+        s.contains("lazy-compact model: predicted 3492/3492, 3492/3492 with 0 inferred steps"),
         "{s}"
     );
     assert!(s.contains("owner-mode model"));

@@ -6,7 +6,7 @@
 
 use crate::events::Format;
 use crate::model::CidView;
-use crate::model::policies::{KernelVersion, Regime, ScanScope};
+use crate::model::policies::{InferSteps, KernelVersion, Regime, ScanScope};
 use crate::sim::Workload;
 use crate::vm::qemu::AccelChoice;
 use clap::ValueEnum;
@@ -38,6 +38,22 @@ impl ValueEnum for CidView {
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(PossibleValue::new(self.id()).help(self.describe()))
+    }
+}
+
+impl ValueEnum for InferSteps {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[InferSteps::Auto, InferSteps::Off]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            InferSteps::Auto => {
+                "after the plain replay, place the untraced kernel steps that explain its misses (reported as inferred_steps)"
+            }
+            InferSteps::Off => "the plain replay alone: every untraced step at its default place",
+        };
+        Some(PossibleValue::new(self.id()).help(help))
     }
 }
 

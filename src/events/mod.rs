@@ -21,7 +21,7 @@ pub use event::{
     cpu_name, fmt_dur, fmt_ts,
 };
 pub use origin::{Format, Origin};
-pub use probe::{MigrateState, PACKED_ABSENT, PACKED_NEGATIVE, Probe, probe_script};
+pub use probe::{MigrateState, MmCidState, PACKED_ABSENT, PACKED_NEGATIVE, Probe, probe_script};
 pub use store::EventStore;
 pub use strings::{StrId, Strings, same};
 pub use tgid::{TgidTrack, tgid_at};

@@ -57,10 +57,17 @@ pub enum Probe {
     /// `ptr` = 1 in an interrupt. Each visit of `mm_cid_fixup_tasks_to_cpus` takes its task's
     /// (`mm_cid_fixup_task_to_cpu`); defined and filtered as [`Probe::RqLock`].
     TaskLock,
+    /// `cid_fork_users`: `sched_mm_cid_fork(t)` (7.x), the owner-mode state of the mm the fork
+    /// joins before it does (`t->mm->mm_cid`): `ptr` packs `users`, `max_cids`, `pcpu_thrs` and
+    /// the mode's ONCPU/TRANSIT bits ([`MmCidState`]). Defined only where `struct mm_mm_cid`
+    /// exists: the 6.x `cid_fork` reads `mm_users`, which owner-mode does not keep.
+    ForkUsers,
+    /// `cid_exit_users`: `sched_mm_cid_exit(t)` (7.x), the same state before the exit leaves.
+    ExitUsers,
 }
 
 impl Probe {
-    pub const ALL: [Probe; 13] = [
+    pub const ALL: [Probe; 15] = [
         Probe::SwitchDone,
         Probe::MigrateTo,
         Probe::Fork,
@@ -74,6 +81,8 @@ impl Probe {
         Probe::FixupBack,
         Probe::RqLock,
         Probe::TaskLock,
+        Probe::ForkUsers,
+        Probe::ExitUsers,
     ];
 
     /// The event's name in the trace.
@@ -92,6 +101,8 @@ impl Probe {
             Probe::FixupBack => "cid_fixup_back",
             Probe::RqLock => "cid_rq_lock",
             Probe::TaskLock => "cid_task_lock",
+            Probe::ForkUsers => "cid_fork_users",
+            Probe::ExitUsers => "cid_exit_users",
         }
     }
 
@@ -102,7 +113,12 @@ impl Probe {
     /// The payload fields as the probe prints them: (`num`'s key, `ptr`'s key).
     pub fn fields(self) -> (Option<&'static str>, Option<&'static str>) {
         match self {
-            Probe::SwitchDone | Probe::ForkDone | Probe::Scan | Probe::FixupBack => (None, None),
+            Probe::SwitchDone
+            | Probe::ForkDone
+            | Probe::Scan
+            | Probe::FixupBack
+            | Probe::ForkUsers
+            | Probe::ExitUsers => (None, None),
             Probe::MigrateTo | Probe::TaskLock => (Some("pid"), None),
             Probe::Fork => (Some("users"), Some("mm")),
             Probe::Exit => (Some("pid"), Some("mm")),
@@ -173,6 +189,15 @@ impl Probe {
             Probe::FixupBack => &["f:cidscope/cid_fixup_back mm_cid_fixup_cpus_to_tasks"],
             Probe::RqLock => &["f:cidscope/cid_rq_lock raw_spin_rq_lock_nested cpu=rq->cpu"],
             Probe::TaskLock => &["f:cidscope/cid_task_lock _task_rq_lock pid=p->pid"],
+            // (the mode word's ONCPU and TRANSIT bits, 30 and 29, as a 2-bit field)
+            Probe::ForkUsers => &[
+                "f:cidscope/cid_fork_users sched_mm_cid_fork users=t->mm->mm_cid.users max=t->mm->mm_cid.max_cids thrs=t->mm->mm_cid.pcpu_thrs mode=t->mm->mm_cid.mode:b2@29/32",
+                "f:cidscope/cid_fork_users sched_mm_cid_fork users=t->mm->mm_cid.users max=t->mm->mm_cid.max_cids",
+            ],
+            Probe::ExitUsers => &[
+                "f:cidscope/cid_exit_users sched_mm_cid_exit users=t->mm->mm_cid.users max=t->mm->mm_cid.max_cids thrs=t->mm->mm_cid.pcpu_thrs mode=t->mm->mm_cid.mode:b2@29/32",
+                "f:cidscope/cid_exit_users sched_mm_cid_exit users=t->mm->mm_cid.users max=t->mm->mm_cid.max_cids",
+            ],
         }
     }
 
@@ -186,6 +211,12 @@ impl Probe {
     /// (key, bit shift, bits). A field the kernel could not read is all ones.
     pub fn packed(self) -> &'static [(&'static str, u32, u32)] {
         match self {
+            Probe::ForkUsers | Probe::ExitUsers => &[
+                ("users", 0, 16),
+                ("max", 16, 16),
+                ("thrs", 32, 16),
+                ("mode", 48, 16),
+            ],
             Probe::MigrateTo => &[
                 ("src", 0, 16),
                 ("users", 16, 16),
@@ -262,6 +293,33 @@ pub struct MigrateState {
     pub nr_cpus_allowed: Option<i32>,
     /// `t->last_mm_cid`.
     pub last_mm_cid: Option<i32>,
+}
+
+/// What a 7.x `cid_fork_users` or `cid_exit_users` probe read of the mm's owner-mode state
+/// (`struct mm_mm_cid`), from its `ptr`; `None` where it read nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmCidState {
+    pub users: Option<i32>,
+    pub max_cids: Option<i32>,
+    pub pcpu_thrs: Option<i32>,
+    /// The mode word's ONCPU (2) and TRANSIT (1) bits.
+    pub mode: Option<i32>,
+}
+
+impl MmCidState {
+    pub fn from_ptr(ptr: u64) -> MmCidState {
+        let f = |shift: u32| match (ptr >> shift) & 0xffff {
+            PACKED_ABSENT => None,
+            PACKED_NEGATIVE => Some(-1),
+            v => Some(v as i32),
+        };
+        MmCidState {
+            users: f(0),
+            max_cids: f(16),
+            pcpu_thrs: f(32),
+            mode: f(48),
+        }
+    }
 }
 
 /// A packed field's value: all ones when the probe did not read it, all ones but the lowest

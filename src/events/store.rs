@@ -311,13 +311,16 @@ impl EventStore {
                 mm_cid: p as i32,
             },
             tag::RSEQ_IP_FIXUP => EventKind::RseqIpFixup,
-            tag::SWITCH => EventKind::SchedSwitch {
-                prev_tid: tid,
-                next_tid: p,
-                next_comm: self.next_meta(meta_key(p, cpu), i as u32).0,
-                next_prio: self.next_meta(meta_key(p, cpu), i as u32).1,
-                prev_state: PrevState(self.extra[i]),
-            },
+            tag::SWITCH => {
+                let (next_comm, next_prio) = self.next_meta(meta_key(p, cpu), i as u32);
+                EventKind::SchedSwitch {
+                    prev_tid: tid,
+                    next_tid: p,
+                    next_comm,
+                    next_prio,
+                    prev_state: PrevState(self.extra[i]),
+                }
+            }
             tag::TICK => EventKind::Tick,
             tag::TICK_STOP => EventKind::TickStop {
                 success: self.extra[i] != 0,

@@ -1,7 +1,7 @@
 //! Which CID policy and variant a kernel runs, from its release string (`uname -r`, trace.dat's
 //! uname, perf.data's OSRELEASE): docs/models.md §10.
 
-use super::policies::{HzSource, KernelVersion, Params, PolicyKind, UntracedSearch};
+use super::policies::{HzSource, KernelVersion, Params, PolicyKind};
 
 /// A kernel release as numbers: `6.18.15+deb13-cloud-amd64` → 6.18.15, `6.19.0-rc1` → 6.19.0 rc1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -320,8 +320,6 @@ pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
         (None, Some(h)) if release.is_some() => (h, HzSource::Kernel),
         _ => (0, HzSource::Given),
     };
-    // the kernel's own policy: every miss is worth explaining by untraced steps
-    let own = known.as_ref().is_some_and(|k| k.policy == Some(policy));
     // B: --batch, else the kernel's own, else the default
     let batch = match (asked.batch, known.as_ref().and_then(|k| k.scan_batch)) {
         (Some(b), Some(k)) if b != k && policy == PolicyKind::ResumeBatch => {
@@ -342,11 +340,7 @@ pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
             hz,
             hz_source,
             batch,
-            untraced: if own {
-                UntracedSearch::Always
-            } else {
-                asked.base.untraced
-            },
+            kernel_policy: known.as_ref().and_then(|k| k.policy),
             ..asked.base.clone()
         },
         kernel_version: release.map(str::to_string),
@@ -358,6 +352,7 @@ pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::policies::InferSteps;
 
     /// `--kernel-version` keeps the string whole and refuses one without `MAJOR.MINOR`.
     #[test]
@@ -580,11 +575,8 @@ mod tests {
             (c.policy, c.variant, c.params.batch, c.params.hz),
             (PolicyKind::ResumeBatch, Some(KernelVersion::V6_14), 8, 250)
         );
-        assert_eq!(
-            c.params.untraced,
-            UntracedSearch::Always,
-            "the kernel's own"
-        );
+        // inference is asked by --infer-steps alone, whatever named the policy
+        assert_eq!(c.params.infer, InferSteps::Auto);
         assert!(
             c.chosen_because
                 .contains("CONFIG_RSEQ_CID_SCAN_BATCH=8: the compaction-in-batches patches"),
@@ -618,6 +610,6 @@ mod tests {
             "{}",
             c.chosen_because
         );
-        assert_ne!(c.params.untraced, UntracedSearch::Always);
+        assert_eq!(c.params.infer, InferSteps::Auto);
     }
 }

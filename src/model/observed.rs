@@ -92,11 +92,12 @@ pub struct ObservedState {
     pub tasks: FxHashMap<Tid, TaskState>,
     /// Thread-group id → its current mm.
     tgid_mm: FxHashMap<Tid, MmId>,
+    /// Per mm allocated so far, the TGID it was created for (its entry in `tgid_mm` may have
+    /// moved on since: an exec). Ids are handed out in event order, so a replay from a
+    /// checkpoint allocates the same ids.
+    mm_tgid: Vec<Option<Tid>>,
     /// clone_flags from task_newtask, waiting for the matching sched_process_fork.
     pending_clone: FxHashMap<Tid, u64>,
-    /// Number of mms allocated so far (ids are handed out in event order, so a replay from a
-    /// checkpoint allocates the same ids).
-    next_mm: u32,
     /// The next of the context's TGID changes to apply.
     next_change: usize,
     /// The TGID of each tid whose TGID column changed, as of the events applied.
@@ -126,7 +127,7 @@ impl ObservedState {
     }
 
     pub fn mm_count(&self) -> u32 {
-        self.next_mm
+        self.mm_tgid.len() as u32
     }
 
     /// Applies one event.
@@ -487,8 +488,8 @@ impl ObservedState {
     }
 
     fn new_mm(&mut self, info: MmInfo, sink: &mut impl Sink) -> MmId {
-        let id = MmId(self.next_mm);
-        self.next_mm += 1;
+        let id = MmId(self.mm_tgid.len() as u32);
+        self.mm_tgid.push(info.tgid);
         if let Some(g) = info.tgid {
             self.tgid_mm.insert(g, id);
         }
@@ -674,10 +675,8 @@ impl ObservedState {
     }
 
     fn tgid_of(&self, mm: MmId) -> Option<Tid> {
-        self.tgid_mm
-            .iter()
-            .find(|&(_, &m)| m == mm)
-            .map(|(&g, _)| g)
+        let g = (*self.mm_tgid.get(mm.0 as usize)?)?;
+        (self.tgid_mm.get(&g) == Some(&mm)).then_some(g)
     }
 
     /// The mm of a task now, as far as known.

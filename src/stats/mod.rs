@@ -500,7 +500,8 @@ impl Summarizer {
                 let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
                 let mm_idx = mm.is_real().then_some(mm.0);
                 if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
-                    if !p.tasks.contains(&tid) {
+                    // (the tids come in order, a reused one's incarnations together)
+                    if p.tasks.last() != Some(&tid) {
                         p.tasks.push(tid);
                     }
                     p.rseq_updates += n;

@@ -1,7 +1,7 @@
 //! What a model adds to the stats (`--policy`, `--compare`): per-process model facts,
 //! `model_agreement` and each model's totals. JSON keys are contracts: add freely, never rename.
 
-use crate::model::policies::{Disagreement, ProbeChecks, Tally, TraceGap};
+use crate::model::policies::{Disagreement, InferredStep, ProbeChecks, Tally, TraceGap};
 use serde::Serialize;
 
 /// Compaction attempts by trigger.
@@ -33,12 +33,28 @@ pub struct Unseeded {
     pub preexisting: Tally,
 }
 
-/// `model_agreement`: contract keys `policy`, `checked`, `agreed`, `first_disagreement`.
+/// `model_agreement`: contract keys `policy`, `checked`, `agreed`, `first_disagreement`,
+/// `predicted`, `inferred_steps`, `infer_steps`, `hz_source`.
 #[derive(Serialize, Debug, Clone)]
 pub struct ModelAgreement {
     pub policy: &'static str,
     pub checked: u64,
+    /// Observed CIDs the model agrees with, the inferred steps included.
     pub agreed: u64,
+    /// Observed CIDs the plain replay predicts (no inferred step, docs/models.md §5.3): the
+    /// model's own figure. `agreed - predicted` is what the inferred steps added.
+    pub predicted: u64,
+    /// `predicted` for the processes begun in the capture (beside `fresh`).
+    pub predicted_fresh: Tally,
+    /// `--infer-steps`: `auto` (steps inferred where the plain replay misses) or `off`.
+    pub infer_steps: &'static str,
+    /// What the inference did, in words: the steps it placed, or why it did not run (off,
+    /// nothing to explain, a capture of another family than the policy's).
+    pub inference: String,
+    /// The untraced kernel steps the inference placed: kind, task, record and placement
+    /// (`displacement_ns`), the window of traced events the kernel could have run it in, and
+    /// the updates it changed against the plain replay (`fixed`, `broken`).
+    pub inferred_steps: Vec<InferredStep>,
     pub first_disagreement: Option<Disagreement>,
     pub seeded: bool,
     pub seeds: u64,
@@ -91,4 +107,7 @@ pub struct ModelSummary {
     pub violations: u64,
     pub checked: u64,
     pub agreed: u64,
+    /// The plain replay's figure (no inferred step).
+    pub predicted: u64,
+    pub inferred_steps: u64,
 }

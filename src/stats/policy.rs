@@ -38,6 +38,8 @@ pub fn summary(run: &PolicyRun) -> ModelSummary {
         violations: run.violations.len() as u64,
         checked: a.map_or(0, |a| a.checked),
         agreed: a.map_or(0, |a| a.agreed),
+        predicted: a.map_or(0, |a| a.predicted.agreed),
+        inferred_steps: a.map_or(0, |a| a.inferred_steps.len() as u64),
     }
 }
 
@@ -46,6 +48,11 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
         policy: a.policy,
         checked: a.checked,
         agreed: a.agreed,
+        predicted: a.predicted.agreed,
+        predicted_fresh: a.predicted_fresh,
+        infer_steps: run.params.infer.id(),
+        inference: a.inference.clone(),
+        inferred_steps: a.inferred_steps.clone(),
         first_disagreement: a.first_disagreement.clone(),
         seeded: a.seeded,
         seeds: a.seeds,
@@ -78,14 +85,21 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
 /// per-process `compactions`; all of them appear in `compare` when there are several).
 pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params) -> Stats {
     let mut s = super::compute(trace);
+    // (a summary needs no history of slots, task CIDs and lanes)
+    let params = &Params {
+        recording: policies::Recording::Summary,
+        ..params.clone()
+    };
     let mut runs = Vec::new();
     for &k in models {
         runs.push(policies::replay(trace, k, params));
     }
     if let Some(run) = runs.first() {
+        // (the plain replay: what seeding adds to the prediction, not to the inference)
         let unseeded = if params.seed {
             let p = Params {
                 seed: false,
+                infer: policies::InferSteps::Off,
                 ..params.clone()
             };
             policies::replay(trace, run.policy, &p).agreement
@@ -96,36 +110,56 @@ pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params
             s.model_agreement = Some(agreement_json(a, run, unseeded.as_ref()));
         }
         s.model = Some(summary(run));
+        // per mm once (a pass per process over every update grows as processes x updates)
+        let mut cids_of: rustc_hash::FxHashMap<crate::model::MmId, Vec<i32>> =
+            rustc_hash::FxHashMap::default();
+        for u in &run.updates {
+            cids_of.entry(u.mm).or_default().push(u.cid);
+        }
+        let mut attempts: rustc_hash::FxHashMap<
+            crate::model::MmId,
+            (CompactionCounts, CompactionCounts),
+        > = rustc_hash::FxHashMap::default();
+        for x in &run.compactions {
+            let (all, scanned) = attempts.entry(x.mm).or_default();
+            let add = |c: &mut CompactionCounts| match x.trigger {
+                policies::Trigger::Tick => c.tick += 1,
+                policies::Trigger::Resume => c.resume += 1,
+            };
+            add(all);
+            if x.scanned {
+                add(scanned);
+            }
+        }
+        let mut complete: rustc_hash::FxHashMap<crate::model::MmId, u64> =
+            rustc_hash::FxHashMap::default();
+        for x in run.scans.iter().filter(|x| x.end_ts.is_some()) {
+            *complete.entry(x.mm).or_default() += 1;
+        }
+        let per_mm: rustc_hash::FxHashMap<crate::model::MmId, &policies::MmAgreement> = run
+            .agreement
+            .iter()
+            .flat_map(|a| a.per_mm.iter())
+            .map(|a| (a.mm, a))
+            .collect();
         for p in &mut s.processes {
             let mm = crate::model::MmId(p.mm);
+            let (all, scanned) = attempts.get(&mm).copied().unwrap_or_default();
             let mut m = ProcessModel {
-                attempts: counts(run, Some(mm), false),
-                complete_scans: run
-                    .scans
-                    .iter()
-                    .filter(|x| x.mm == mm && x.end_ts.is_some())
-                    .count() as u64,
+                attempts: all,
+                complete_scans: complete.get(&mm).copied().unwrap_or(0),
                 ..Default::default()
             };
-            if let Some(a) = run
-                .agreement
-                .as_ref()
-                .and_then(|a| a.per_mm.iter().find(|x| x.mm == mm))
-            {
+            if let Some(a) = per_mm.get(&mm) {
                 m.checked = a.checked;
                 m.agreed = a.agreed;
                 m.seeds = a.seeds;
             }
-            let mut cids: Vec<i32> = run
-                .updates
-                .iter()
-                .filter(|u| u.mm == mm)
-                .map(|u| u.cid)
-                .collect();
+            let mut cids = cids_of.remove(&mm).unwrap_or_default();
             cids.sort_unstable();
             cids.dedup();
             m.predicted_cids = cids;
-            p.compactions = Some(counts(run, Some(mm), true));
+            p.compactions = Some(scanned);
             p.model = Some(m);
         }
         // where the capture shows no scan calls, the model's compactions, said so
@@ -155,6 +189,37 @@ pub fn compute_chosen(trace: &Trace, chosen: &ChosenModel, compare: &[PolicyKind
     s
 }
 
+/// Inferred steps the text form lists (all are in the JSON).
+const INFERRED_SHOWN: usize = 8;
+
+/// "predicted P/N, A/N with K inferred steps": the model's own prediction (the plain replay)
+/// first, then the agreement with the steps the inference placed (the TUI's title says the
+/// same).
+pub fn figures(predicted: u64, agreed: u64, checked: u64, steps: usize) -> String {
+    let pct = |x: u64| {
+        if checked == 0 {
+            100.0
+        } else {
+            100.0 * x as f64 / checked as f64
+        }
+    };
+    format!(
+        "predicted {predicted}/{checked} ({:.1}%), {agreed}/{checked} ({:.1}%) with {steps} inferred step{}",
+        pct(predicted),
+        pct(agreed),
+        if steps == 1 { "" } else { "s" }
+    )
+}
+
+/// [`figures`] without the percentages: "predicted P/N, A/N with K inferred steps" (a lane
+/// set's title, where 80 columns must hold it beside the model's name).
+pub fn figures_brief(predicted: u64, agreed: u64, checked: u64, steps: usize) -> String {
+    format!(
+        "predicted {predicted}/{checked}, {agreed}/{checked} with {steps} inferred step{}",
+        if steps == 1 { "" } else { "s" }
+    )
+}
+
 /// Lines appended to the text form of `stats` for a model.
 pub fn render_text(s: &Stats) -> String {
     use std::fmt::Write;
@@ -162,13 +227,12 @@ pub fn render_text(s: &Stats) -> String {
     if let Some(a) = &s.model_agreement {
         let _ = writeln!(
             o,
-            "\nmodel {} (HZ {} from {}, {} CPUs): {} of {} observed CIDs predicted{}",
+            "\nmodel {} (HZ {} from {}, {} CPUs): {}{}",
             a.policy,
             a.hz,
             a.hz_source,
             a.cpus,
-            a.agreed,
-            a.checked,
+            figures(a.predicted, a.agreed, a.checked, a.inferred_steps.len()),
             if a.seeded {
                 format!(" ({} seeds)", a.seeds)
             } else {
@@ -190,14 +254,39 @@ pub fn render_text(s: &Stats) -> String {
         if let Some(u) = &a.without_seeding {
             let _ = writeln!(o, "  without seeding: {}/{}", u.agreed, u.checked);
         }
-        if !a.trace_gaps.is_empty() {
+        let _ = writeln!(o, "  inference: {}", a.inference);
+        for st in a.inferred_steps.iter().take(INFERRED_SHOWN) {
             let _ = writeln!(
                 o,
-                "  {} untraced kernel steps placed away from their records from the observed CIDs (trace_gaps)",
-                a.trace_gaps.len()
+                "  inferred {} of {} at {} ({:+.3} ms from its record at {}), inside [{} {}, {} {}]: fixed {}, broke {}",
+                st.kind,
+                st.tid,
+                crate::events::fmt_ts(st.placed_ts),
+                st.displacement_ns as f64 / 1e6,
+                crate::events::fmt_ts(st.record_ts),
+                st.window.from,
+                crate::events::fmt_ts(st.window.from_ts),
+                st.window.to,
+                crate::events::fmt_ts(st.window.to_ts),
+                st.fixed,
+                st.broken
+            );
+        }
+        if a.inferred_steps.len() > INFERRED_SHOWN {
+            let _ = writeln!(
+                o,
+                "  ... {} more inferred steps (model_agreement.inferred_steps in --json)",
+                a.inferred_steps.len() - INFERRED_SHOWN
             );
         }
         let pc = &a.probe_checks;
+        if pc.checked == 0 && pc.probe_events > 0 {
+            let _ = writeln!(
+                o,
+                "  kernel state read by the CID probes: nothing compared ({} probe records, none reads a value this model keeps; probe_checks 0/0 is not agreement)",
+                pc.probe_events
+            );
+        }
         if pc.checked > 0 {
             let _ = writeln!(
                 o,
@@ -244,13 +333,12 @@ pub fn render_text(s: &Stats) -> String {
     for c in &s.compare {
         let _ = writeln!(
             o,
-            "  compare {:<13} updates {:>8} compactions tick {:>6} resume {:>6} agree {}/{}",
+            "  compare {:<13} updates {:>8} compactions tick {:>6} resume {:>6} {}",
             c.policy,
             c.rseq_updates_predicted,
             c.compactions.tick,
             c.compactions.resume,
-            c.agreed,
-            c.checked
+            figures(c.predicted, c.agreed, c.checked, c.inferred_steps as usize)
         );
     }
     o

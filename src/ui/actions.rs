@@ -15,6 +15,7 @@ impl App {
     /// Brings in new data before a frame.
     pub fn tick(&mut self) {
         self.session.tick(&mut self.state);
+        self.state.take_models(false);
         self.follow_lanes();
     }
 

@@ -21,6 +21,9 @@ pub struct Models {
     /// The model chosen for the capture (its kernel's, or `--policy`), and why: the title says
     /// it.
     pub chosen: Option<ChosenModel>,
+    /// The models replaying in a thread of their own (the drawing goes on meanwhile): taken in
+    /// by the tick that finds them done.
+    pub running: Option<std::sync::mpsc::Receiver<Vec<PolicyRun>>>,
     /// A demo's narration talks about these lane sets: the stack brings them into view.
     pub focus: Vec<crate::demo::Shows>,
     /// Presenter mode (`demo --present`): only the sets of `focus` are shown.
@@ -44,6 +47,7 @@ impl Default for Models {
             marks: ModelMarks::default(),
             request: None,
             chosen: None,
+            running: None,
             focus: Vec::new(),
             present: false,
         }
@@ -326,10 +330,13 @@ impl ModelView {
         let name = self.run.policy.id();
         match &self.run.agreement {
             Some(a) if a.checked > 0 => format!(
-                "{name} model: {}/{} rseq_updates predicted ({:.1}%)",
-                a.agreed,
-                a.checked,
-                100.0 * a.agreed as f64 / a.checked as f64
+                "{name} model: {}",
+                crate::stats::policy::figures_brief(
+                    a.predicted.agreed,
+                    a.agreed,
+                    a.checked,
+                    a.inferred_steps.len()
+                )
             ),
             Some(a) => {
                 let seen = a.seeds + a.unmodelled;

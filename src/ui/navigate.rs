@@ -91,7 +91,9 @@ pub fn jump(st: &mut State, action: Action) -> bool {
 fn jump_model(st: &mut State, ts: &[u64], forward: bool, what: &str) {
     if ts.is_empty() {
         let models: Vec<&str> = st.models.views.iter().map(|m| m.run.policy.id()).collect();
-        st.overlays.message = Some(if models.is_empty() {
+        st.overlays.message = Some(if st.models.running.is_some() {
+            format!("no {what} yet: the models are still replaying (the title says replaying…)")
+        } else if models.is_empty() {
             format!(
                 "no {what}: the kernel does not trace them; they come from a CID model (--policy)"
             )

@@ -16,7 +16,8 @@ use crate::timeline::Timeline;
 use std::sync::Arc;
 
 pub struct State {
-    pub trace: Trace,
+    /// Shared with a model replay's thread while it runs (a change meanwhile, live, copies it).
+    pub trace: Arc<Trace>,
     pub timeline: Timeline,
     pub view: Viewport,
     pub sel: Selection,
@@ -58,7 +59,7 @@ impl State {
         let mut st = State {
             sel: Selection::new(timeline.mms_by_activity(), timeline.first_pick()),
             view: Viewport::whole(&timeline),
-            trace,
+            trace: Arc::new(trace),
             timeline,
             overlays: Overlays::default(),
             models: Models::default(),
@@ -126,8 +127,35 @@ impl State {
         }
         self.models.chosen = chosen;
         if !kinds.is_empty() {
-            let runs = crate::model::policies::replay_all(&self.trace, &kinds, &params);
+            // off the drawing path: a replay (its inference included) takes a while on a large
+            // capture, and the TUI keeps drawing meanwhile; the tick takes the runs in
+            let trace = Arc::clone(&self.trace);
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(crate::model::policies::replay_all(&trace, &kinds, &params));
+            });
+            self.models.running = Some(rx);
+        }
+    }
+
+    /// Takes in the model runs once their thread is done (`wait`: blocks for them).
+    pub fn take_models(&mut self, wait: bool) {
+        let Some(rx) = &self.models.running else {
+            return;
+        };
+        let runs = if wait {
+            rx.recv().ok()
+        } else {
+            match rx.try_recv() {
+                Ok(r) => Some(r),
+                Err(std::sync::mpsc::TryRecvError::Empty) => return,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
+            }
+        };
+        self.models.running = None;
+        if let Some(runs) = runs {
             self.set_models(runs);
+            self.refresh_models();
         }
     }
 
@@ -183,21 +211,21 @@ impl State {
     pub fn on_load(&mut self, msg: LoadMsg) {
         match msg {
             LoadMsg::Delta(mut d) => {
-                self.trace.apply(&mut d);
+                Arc::make_mut(&mut self.trace).apply(&mut d);
                 self.timeline.extend(&self.trace);
                 self.derived.weights_stale = true;
             }
             LoadMsg::Done(Ok(())) => {
                 self.loading = None;
                 let n = self.trace.warnings.len();
-                self.trace.ensure_sorted();
+                Arc::make_mut(&mut self.trace).ensure_sorted();
                 if self.trace.warnings.len() > n {
                     // events were reordered: index them again
                     self.timeline = Timeline::build(&self.trace);
                 } else {
                     self.timeline.judge(&self.trace);
                 }
-                self.trace.events.shrink_to_fit();
+                Arc::make_mut(&mut self.trace).events.shrink_to_fit();
                 self.timeline.shrink_to_fit();
                 self.compare.first_read(&self.trace, &self.timeline);
                 self.run_requested_models();

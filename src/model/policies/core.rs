@@ -4,7 +4,7 @@
 use super::dirty::Dirty;
 use super::invariant::Invariant;
 use super::kind::PolicyKind;
-use super::params::{Params, Regime, RqClockMode};
+use super::params::{Params, Recording, Regime, RqClockMode};
 use super::run::{PolicyRun, PredictedUpdate, Trigger, Violation};
 use super::task::{Task, TaskKey};
 use crate::events::Tid;
@@ -54,6 +54,13 @@ pub struct Core {
     /// [`super::engine::DriverEvent::ObservedClearPut`] (the scanning CPU stalled before
     /// `__mm_cid_put`, docs/models.md §5.6).
     pub hold_clear_put: bool,
+    /// What the recorder writes of each event's changes into `run` (starts as
+    /// `params.recording`; the inference's search records nothing, it only compares
+    /// predictions).
+    pub recording: Recording,
+    /// Check only these mms' invariants (`None`: all; the inference checks the mms whose steps
+    /// it moves).
+    pub check_only: Option<Vec<MmId>>,
 }
 
 impl Core {
@@ -62,6 +69,7 @@ impl Core {
         let regime = params.regime_for(kind);
         let mut run = PolicyRun::new(kind, params.clone());
         run.lanes = vec![SegLane::new(); n];
+        let recording = params.recording;
         Core {
             kind,
             regime,
@@ -80,6 +88,8 @@ impl Core {
             pending_switch: vec![None; n],
             early_curr: vec![None; n],
             hold_clear_put: false,
+            recording,
+            check_only: None,
         }
     }
 
@@ -237,6 +247,18 @@ impl Core {
 
     pub fn mark_cpu(&mut self, c: u16) {
         self.dirty.cpus.push(c);
+    }
+
+    /// Whether `c` is inside a context switch whose CID step has not run yet (T5): the task
+    /// switched in holds no CID of its own until it does, so the invariants about running
+    /// tasks do not apply to `c` yet.
+    pub fn mid_switch(&self, c: usize) -> bool {
+        self.pending_switch.get(c).is_some_and(Option::is_some)
+    }
+
+    /// Whether the invariant checks look at `mm` ([`Core::check_only`]).
+    pub fn checks(&self, mm: MmId) -> bool {
+        self.check_only.as_ref().is_none_or(|v| v.contains(&mm))
     }
 
     pub fn violation(&mut self, mm: Option<MmId>, invariant: Invariant, detail: String) {

@@ -6,15 +6,75 @@ use std::fmt;
 /// A set of small non-negative integers (CPU numbers or CIDs) below a fixed bound.
 #[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct CpuSet {
-    words: Vec<u64>,
+    words: Words,
     bound: u32,
+}
+
+/// Up to [`INLINE_WORDS`] words (256 CPUs) in place, more on the heap: a model's state holds
+/// several masks per mm and is copied for every snapshot of a replay, and a copy of a mask of
+/// a machine of up to 256 CPUs allocates nothing.
+#[derive(Clone)]
+enum Words {
+    Inline([u64; INLINE_WORDS], u8),
+    Heap(Vec<u64>),
+}
+
+const INLINE_WORDS: usize = 4;
+
+impl Default for Words {
+    fn default() -> Self {
+        Words::Inline([0; INLINE_WORDS], 0)
+    }
+}
+
+impl Words {
+    fn zeroed(n: usize) -> Words {
+        if n <= INLINE_WORDS {
+            Words::Inline([0; INLINE_WORDS], n as u8)
+        } else {
+            Words::Heap(vec![0; n])
+        }
+    }
+}
+
+impl std::ops::Deref for Words {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        match self {
+            Words::Inline(w, n) => &w[..*n as usize],
+            Words::Heap(v) => v,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Words {
+    fn deref_mut(&mut self) -> &mut [u64] {
+        match self {
+            Words::Inline(w, n) => &mut w[..*n as usize],
+            Words::Heap(v) => v,
+        }
+    }
+}
+
+impl PartialEq for Words {
+    fn eq(&self, other: &Words) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Words {}
+
+impl std::hash::Hash for Words {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (**self).hash(h);
+    }
 }
 
 impl CpuSet {
     /// The empty set able to hold `0..bound`.
     pub fn new(bound: u32) -> CpuSet {
         CpuSet {
-            words: vec![0; (bound as usize).div_ceil(64)],
+            words: Words::zeroed((bound as usize).div_ceil(64)),
             bound,
         }
     }

@@ -12,3 +12,20 @@ pub struct Dirty {
     pub mms: Vec<MmId>,
     pub cpus: Vec<u16>,
 }
+
+impl Dirty {
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+            && self.tasks.is_empty()
+            && self.mms.is_empty()
+            && self.cpus.is_empty()
+    }
+
+    /// Forgets what was marked (nothing is recorded).
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.tasks.clear();
+        self.mms.clear();
+        self.cpus.clear();
+    }
+}

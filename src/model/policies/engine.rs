@@ -9,7 +9,7 @@ use super::core::Core;
 use super::cpuset::CpuSet;
 use super::invariant::{Finding, Invariant};
 use super::kind::PolicyKind;
-use super::params::{Params, Regime};
+use super::params::{Params, Recording, Regime};
 use super::policy::{CidPolicy, ObservedUpdate};
 use super::recorder::Recorder;
 use super::registry::{AnyPolicy, with_policy};
@@ -229,13 +229,19 @@ impl Engine {
 fn check_all<P: CidPolicy>(core: &Core, policy: &P) -> Vec<Finding> {
     let mut found = policy.check(core);
     let mut seen: FxHashMap<(MmId, i32), Tid> = FxHashMap::default();
-    for &tid in &core.curr {
+    for (c, &tid) in core.curr.iter().enumerate() {
+        if core.mid_switch(c) {
+            continue;
+        }
         let Some(t) = core.task(tid) else {
             continue;
         };
         let (Some(mm), true) = (t.mm, t.active) else {
             continue;
         };
+        if !core.checks(mm) {
+            continue;
+        }
         let Some(n) = policy.visible_cid(t) else {
             continue;
         };
@@ -305,7 +311,7 @@ impl<P: CidPolicy> Driver<'_, P> {
             DriverEvent::RetUser { tid, observed } => self.ret_user(tid, observed),
             DriverEvent::Affinity { tid, ref mask } => {
                 if let Some(t) = core.task_mut(tid) {
-                    t.cpus_mask = Some(mask.clone());
+                    t.cpus_mask = Some(Box::new(mask.clone()));
                 }
                 self.policy.affinity(core, tid, mask);
             }
@@ -331,8 +337,14 @@ impl<P: CidPolicy> Driver<'_, P> {
                 }
             }
         }
-        self.recorder.flush(self.core, self.policy);
-        if self.core.params.check_invariants {
+        // (an event that changed no mm's CIDs or slots cannot break an invariant)
+        let changed = !self.core.dirty.mms.is_empty() || !self.core.dirty.slots.is_empty();
+        match self.core.recording {
+            Recording::Full => self.recorder.flush(self.core, self.policy),
+            Recording::Summary => self.recorder.flush_alarms(self.core, self.policy),
+            Recording::Off => self.core.dirty.clear(),
+        }
+        if self.core.params.check_invariants && changed {
             for f in self.policy.check(self.core) {
                 self.core.violation(f.mm, f.invariant, f.detail);
             }

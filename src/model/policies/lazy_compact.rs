@@ -202,7 +202,9 @@ impl LazyCompact {
 
     /// `NEW_MM(t)` (+ `mm_init_cid`).
     fn new_mm(&mut self, core: &mut Core, id: MmId, owner: Tid) -> &mut Mm {
-        let mask = core.task(owner).and_then(|t| t.cpus_mask.clone());
+        let mask = core
+            .task(owner)
+            .and_then(|t| t.cpus_mask.as_deref().cloned());
         let cpus = core.params.cpus;
         let m = self.slot(core, id);
         *m = Mm::new(cpus, mask.as_ref());
@@ -653,6 +655,7 @@ impl CidPolicy for LazyCompact {
             },
             migrate_from_cpu: Some(st.migrate_from_cpu),
             last_mm_cid: Some(st.last_mm_cid),
+            ..ProbeView::default()
         }
     }
 

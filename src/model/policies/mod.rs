@@ -56,7 +56,7 @@ pub use engine::{DriverEvent, Engine};
 pub use invariant::{Finding, Invariant};
 pub use kind::PolicyKind;
 pub use params::{
-    HzSource, KernelVersion, Params, Regime, RqClockMode, ScanScope, UntracedSearch,
+    HzSource, InferSteps, KernelVersion, Params, Recording, Regime, RqClockMode, ScanScope,
     batches_per_scan, cpus_for_scan_period,
 };
 pub use policy::{CidPolicy, ObservedUpdate, ProbeView};
@@ -65,8 +65,8 @@ pub use replay::{
     HzInference, Replayer, infer_hz, infer_hz_detail, replay, replay_all, resolve_params,
 };
 pub use run::{
-    Agreement, Compaction, Disagreement, MmAgreement, ModeChange, PolicyRun, PredictedUpdate,
-    ProbeChecks, ProbeMismatch, ScanCycle, SlotChange, Tally, TaskCidChange, TraceGap, Trigger,
-    Violation, WeightChange,
+    Agreement, Compaction, Disagreement, InferredStep, MmAgreement, ModeChange, PolicyRun,
+    PredictedUpdate, ProbeChecks, ProbeMismatch, ScanCycle, SlotChange, StepWindow, Tally,
+    TaskCidChange, TraceGap, Trigger, Violation, WeightChange,
 };
 pub use task::{PerTask, Task, TaskKey};

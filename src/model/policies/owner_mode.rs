@@ -256,7 +256,7 @@ impl OwnerMode {
         let cpus = core.params.cpus;
         let mut m = self.take(core, id);
         if !m.live {
-            let mask = core.task(tid).and_then(|t| t.cpus_mask.clone());
+            let mask = core.task(tid).and_then(|t| t.cpus_mask.as_deref().cloned());
             m = Mm::new(cpus, mask.as_ref());
         }
         if !m.members.contains(&tid) {
@@ -592,6 +592,10 @@ impl CidPolicy for OwnerMode {
             Some(c) => Some(c),
             None => m.walk.first().and_then(|&t| core.task(t)).map(|t| t.cpu),
         }
+    }
+
+    fn probe_view(&self, core: &Core, tid: Tid) -> crate::model::policies::policy::ProbeView {
+        self.mm_view(core, tid)
     }
 
     fn walk_left(&self, id: MmId) -> usize {

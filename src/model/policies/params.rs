@@ -73,51 +73,96 @@ pub enum ScanScope {
     Visited,
 }
 
-/// Where a model's CONFIG_HZ came from.
+/// Where a model's CONFIG_HZ came from (`model_agreement.hz_source`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum HzSource {
     /// Given (`--hz`, a simulator setting, a test).
     #[default]
     Given,
-    /// From what is known of the kernel (`cidscope vm` reads the guest's config).
+    /// From what is known of the kernel: its CONFIG_HZ, which a `cidscope vm` capture names.
     Kernel,
-    /// Inferred from the tick expiries of the capture (docs/models.md §5.4): `fitting` of
-    /// `intervals` per-CPU tick intervals are one period of this HZ (±10 %).
-    Ticks { intervals: u64, fitting: u64 },
-    /// Not given and not inferable (too few ticks, or no period class dominates):
-    /// [`Params::DEFAULT_HZ`].
-    Default,
+    /// The tick expiries clearly support it (docs/models.md §5.4): the phases of `ticks`
+    /// ticks gather within its period (mean resultant length, ‰) far more than within the
+    /// period of any HZ it does not divide (`against_milli`).
+    Ticks {
+        ticks: u64,
+        concentration_milli: u32,
+        against_milli: u32,
+    },
+    /// Not known: neither given nor named by the capture, and the ticks do not clearly support
+    /// one value (too few, or their phases gather nowhere clearly; `best` is the candidate
+    /// they lean to). `used` is the value the model ran with.
+    Unknown {
+        used: u32,
+        ticks: u64,
+        best: u32,
+        concentration_milli: u32,
+    },
 }
 
 impl HzSource {
-    /// For JSON and text: `given`, `kernel config`, `tick expiries (...)`, `default (...)`.
+    /// For JSON and text: `given`, `kernel config (CONFIG_HZ)`, `tick expiries (...)`,
+    /// `unknown (...)`.
     pub fn describe(self) -> String {
         match self {
             HzSource::Given => "given".into(),
             HzSource::Kernel => "kernel config (CONFIG_HZ)".into(),
-            HzSource::Ticks { intervals, fitting } => {
-                format!("tick expiries ({fitting} of {intervals} per-CPU intervals are one period)")
-            }
-            HzSource::Default => {
-                "default (too few tick expiries, or their spacing is inconclusive; use --hz)".into()
-            }
+            HzSource::Ticks {
+                ticks,
+                concentration_milli,
+                against_milli,
+            } => format!(
+                "tick expiries ({ticks} ticks fall at one phase of its period: concentration {:.2}, at most {:.2} for a HZ it does not divide)",
+                concentration_milli as f64 / 1000.0,
+                against_milli as f64 / 1000.0
+            ),
+            HzSource::Unknown {
+                used,
+                ticks,
+                best,
+                concentration_milli,
+            } => format!(
+                "unknown: {used} used (not given, not named by the capture, and {ticks} tick expiries support no value clearly: the most concentrated, {best}, at {:.2}; give --hz)",
+                concentration_milli as f64 / 1000.0
+            ),
         }
     }
 }
 
-/// When a replay looks for placements of untraced kernel steps (docs/models.md §5.3).
+/// Whether a replay infers the kernel steps a capture does not mark (docs/models.md §5.3):
+/// `--infer-steps auto|off`. The same whatever named the policy (`--policy`,
+/// `--kernel-version`, the capture's own header).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum UntracedSearch {
-    /// When the plain replay disagrees but agrees on at least half of the observations: a
-    /// model that misses more is taken for the wrong policy of the capture, and its misses are
-    /// not explained by placements.
+pub enum InferSteps {
+    /// After the plain replay, propose placements of untraced steps where it disagrees, keep
+    /// those that pass the checks of `replay::infer`, and replay again with them.
     #[default]
-    WhenClose,
-    /// Whenever the plain replay disagrees: the policy is known to be the kernel's own (chosen
-    /// from its release), so every miss is worth explaining.
-    Always,
-    /// Never (the plain replay).
-    Never,
+    Auto,
+    /// The plain replay only: every step at its default place.
+    Off,
+}
+
+impl InferSteps {
+    pub fn id(self) -> &'static str {
+        match self {
+            InferSteps::Auto => "auto",
+            InferSteps::Off => "off",
+        }
+    }
+}
+
+/// What a model run records of the states it goes through (`PolicyRun`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Recording {
+    /// Everything a view needs: slots, task CIDs, weights, CPU lanes, alarms, compactions,
+    /// predicted updates (the TUI, exports).
+    #[default]
+    Full,
+    /// What a summary reports: the ABI alarms, compactions, scans, modes and predicted updates;
+    /// no slot, task-CID, weight or lane history (`stats`).
+    Summary,
+    /// Nothing but the comparison with the observed CIDs (the inference's search).
+    Off,
 }
 
 /// Model parameters. `cpus == 0` and `hz == 0` mean "take them from the capture" in a replay.
@@ -142,8 +187,13 @@ pub struct Params {
     /// Check every invariant of the policy (L1–L5, R1–R5, O1–O6) after every event and
     /// record breaks as [`Violation`]s. Costly: tests and `--check`.
     pub check_invariants: bool,
-    /// Replay: when to look for placements of untraced steps (docs/models.md §5.3).
-    pub untraced: UntracedSearch,
+    /// Replay: whether to infer placements of untraced steps (docs/models.md §5.3).
+    pub infer: InferSteps,
+    /// What the run records (`stats` needs no history of slots and lanes).
+    pub recording: Recording,
+    /// The policy the capture's kernel runs, when its release is known (`--kernel-version`,
+    /// the capture's header): inference places only steps of that kernel's family.
+    pub kernel_policy: Option<PolicyKind>,
     /// The process-private futex hash (6.17+): when a thread's clone grows it,
     /// `futex_ref_drop` takes an `mm_users` reference held across RCU grace periods
     /// (docs/models.md §2.3, "the futex hash's reference").
@@ -167,7 +217,9 @@ impl Default for Params {
             scan: ScanScope::default(),
             seed: true,
             check_invariants: false,
-            untraced: UntracedSearch::default(),
+            infer: InferSteps::Auto,
+            recording: Recording::Full,
+            kernel_policy: None,
             futex_hash_ref: false,
             observed_scans: false,
         }

@@ -32,6 +32,12 @@ pub struct ProbeView {
     pub migrate_from_cpu: Option<Option<u16>>,
     /// `t->last_mm_cid` (`Some(None)`: -1).
     pub last_mm_cid: Option<Option<u32>>,
+    /// owner-mode (7.x `struct mm_mm_cid`): `users`, `max_cids`, `pcpu_thrs` and the mode
+    /// word's ONCPU (2) / TRANSIT (1) bits of the task's mm.
+    pub cid_users: Option<u32>,
+    pub max_cids: Option<u32>,
+    pub pcpu_thrs: Option<u32>,
+    pub mode_bits: Option<u32>,
 }
 
 /// An observed `rseq_update` a replay may seed a pre-existing mm's state from (§5).

@@ -38,9 +38,21 @@ impl Recorder {
         self.lanes(core, policy);
     }
 
+    /// Only what a summary needs: the ABI alarms (the dirty marks are consumed).
+    pub fn flush_alarms<P: CidPolicy>(&mut self, core: &mut Core, policy: &P) {
+        self.tasks_with(core, policy, false);
+        core.dirty.clear();
+    }
+
     /// Task CIDs and the ABI checks: releases first, so a CID handed from prev to next in one
     /// switch is not a duplicate.
     fn tasks<P: CidPolicy>(&mut self, core: &mut Core, policy: &P) {
+        self.tasks_with(core, policy, true);
+    }
+
+    /// [`Recorder::tasks`]; `history`: also each task's CID changes and the slots and lanes
+    /// they touch.
+    fn tasks_with<P: CidPolicy>(&mut self, core: &mut Core, policy: &P, history: bool) {
         let now = core.now;
         let mut tasks = std::mem::take(&mut core.dirty.tasks);
         tasks.sort_unstable();
@@ -57,14 +69,14 @@ impl Recorder {
                 (true, Some(m), Some(n)) if n >= 0 => Some((m, n as u32)),
                 _ => None,
             };
-            if t.running {
+            if t.running && history {
                 core.dirty.cpus.push(t.cpu);
                 if let Some(m) = t.mm {
                     core.dirty.slots.push((m, t.cpu));
                 }
             }
             let cpu = t.cpu;
-            if self.last_task.get(&tid) != Some(&(mm, vis)) {
+            if history && self.last_task.get(&tid) != Some(&(mm, vis)) {
                 self.last_task.insert(tid, (mm, vis));
                 core.run.task_cids.push(TaskCidChange {
                     ts: now,

@@ -215,6 +215,43 @@ pub struct TraceGap {
     pub reason: &'static str,
 }
 
+/// The traced events that bound where the kernel could have run an inferred step: it ran after
+/// `from` and before `to` (docs/models.md §5.3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StepWindow {
+    pub from_ts: u64,
+    /// The record that opens the window, in words (`rseq_update of 312`, `sched_switch to 312
+    /// on CPU 3`, ...).
+    pub from: String,
+    pub to_ts: u64,
+    /// The record that closes it (`sched_process_exit of 312`, `next record of CPU 3`, ...).
+    pub to: String,
+}
+
+/// An untraced kernel step the inference placed away from its default place (docs/models.md
+/// §5.3): which, by how much, inside which window, and what it changed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct InferredStep {
+    /// The step's kind (`early_fork`, `deferred_switch`, `early_exit`, ...; docs/models.md §5.3
+    /// names each with its rule, T1-T7, and §5.6 the probed ones).
+    pub kind: &'static str,
+    /// The task the step belongs to.
+    pub tid: Tid,
+    /// Its record (the `sched_process_fork`, `sched_switch`, `sched_process_exit`, probe ...).
+    pub record_ts: u64,
+    /// Where the model ran it.
+    pub placed_ts: u64,
+    /// `placed_ts - record_ts` (negative: before its record).
+    pub displacement_ns: i64,
+    /// Where the kernel could have run it: the placement lies inside.
+    pub window: StepWindow,
+    /// Observed updates from this step to the next inferred one that the plain replay got
+    /// wrong and the replay with the inferred steps gets right.
+    pub fixed: u64,
+    /// ... and the other way: right in the plain replay, wrong with the steps.
+    pub broken: u64,
+}
+
 /// A value a CID probe read from the kernel that the model held otherwise (docs/models.md
 /// §5.6).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -234,6 +271,9 @@ pub struct ProbeMismatch {
 /// The model's state held against what the CID probes read from the kernel.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ProbeChecks {
+    /// CID probe records the replay read: with `checked` 0 the probes compared nothing (they
+    /// read no state this model keeps), which is not agreement.
+    pub probe_events: u64,
     /// Values compared.
     pub checked: u64,
     pub matched: u64,
@@ -273,8 +313,18 @@ pub struct Agreement {
     /// `rseq_update`s of tasks whose mm is unknown (not modelled).
     pub unmodelled: u64,
     pub per_mm: Vec<MmAgreement>,
+    /// The plain replay's figures (no inferred step): `predicted.agreed` of
+    /// `predicted.checked` observations, and of those of the mms that began inside the
+    /// capture. Equal to `agreed`/`fresh` when nothing was inferred.
+    pub predicted: Tally,
+    pub predicted_fresh: Tally,
+    /// The steps the inference placed; `agreed` is with them (docs/models.md §5.3).
+    pub inferred_steps: Vec<InferredStep>,
+    /// What the inference did, in words: how many steps it placed, or why it did not run
+    /// (`--infer-steps off`, nothing to explain, another family's capture).
+    pub inference: String,
     /// Untraced kernel steps the replay placed from the observations (empty when every step
-    /// could stay at its record).
+    /// could stay at its record), one entry per placement the replay ran.
     pub trace_gaps: Vec<TraceGap>,
     /// The model's state held against the state the capture's CID probes read (§5.6; zero
     /// checks without probes).

@@ -46,8 +46,9 @@ pub struct Task {
     pub notify_resume_from_tick: bool,
     /// Time of the last switch-in (`pick_runtime` = now − this while running).
     pub switched_in: u64,
-    /// Allowed CPUs, `None` = all.
-    pub cpus_mask: Option<CpuSet>,
+    /// Allowed CPUs, `None` = all (boxed: few tasks have one, and a million tasks are a
+    /// million of these).
+    pub cpus_mask: Option<Box<CpuSet>>,
     /// `mm_cid_active` (lazy-compact, resume-batch) / `mm_cid.active` (owner-mode).
     pub active: bool,
     // rseq-fast (§1.2)

@@ -92,7 +92,7 @@ impl Session for Live {
         let batch = self.source.poll();
         let finished = self.source.is_finished();
         let before = st.trace.events.len();
-        batch.apply_to(&mut st.trace);
+        batch.apply_to(std::sync::Arc::make_mut(&mut st.trace));
         st.timeline.extend(&st.trace);
         if st.trace.events.len() > before {
             st.derived.weights_stale = true;

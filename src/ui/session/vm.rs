@@ -50,9 +50,10 @@ impl Session for Vm {
             self.hello = true;
             self.feed.set_cpus(h.cpus);
             // the capture is the guest's: its kernel names the model
-            st.trace.kernel_release = Some(h.kernel.clone());
-            st.trace.kernel_hz = status.hz.as_ref().map(|z| z.0);
-            st.trace.kernel_scan_batch = status.scan_batch;
+            let trace = std::sync::Arc::make_mut(&mut st.trace);
+            trace.kernel_release = Some(h.kernel.clone());
+            trace.kernel_hz = status.hz.as_ref().map(|z| z.0);
+            trace.kernel_scan_batch = status.scan_batch;
             st.models.request = Some(crate::ui::models::ModelRequest {
                 asked: self.model.clone(),
                 others: Vec::new(),

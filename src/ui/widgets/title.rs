@@ -137,10 +137,11 @@ impl Pane for TitleBar {
     }
 }
 
-/// `lazy-compact 6.4 · kernel 6.12.117 · 3 trace gaps · probes 10/12`: the model chosen for the
-/// capture (`model_agreement`'s policy, variant and kernel_version; `--policy` when the flag
-/// chose it), the untraced steps its replay placed and its probe checks; empty without a
-/// chosen model. Another part (how well it predicts) is one more `push` with its `keep`.
+/// `lazy-compact 6.4 · kernel 6.12.117 · predicted 90/100 (90.0%), 99/100 (99.0%) with 2
+/// inferred steps · 3 trace gaps · probes 10/12`: the model chosen for the capture
+/// (`model_agreement`'s policy, variant and kernel_version; `--policy` when the flag chose it),
+/// its prediction by itself and with the inferred steps (`replaying…` while its thread runs),
+/// the untraced steps its replay placed and its probe checks; empty without a chosen model. Another part (how well it predicts) is one more `push` with its `keep`.
 pub fn model_parts(app: &App) -> Parts {
     let mut parts = Parts::default();
     let Some(c) = &app.state.models.chosen else {
@@ -166,6 +167,16 @@ pub fn model_parts(app: &App) -> Parts {
         .views
         .first()
         .and_then(|v| v.run.agreement.as_ref());
+    // how well it predicts: by itself, then with the steps the inference placed (given up
+    // before the kernel on a narrow screen: the model's lane set says it in its title too)
+    if app.state.models.running.is_some() {
+        parts.push(Part::new("replaying…", 4));
+    } else if let Some(a) = agreement.filter(|a| a.checked > 0) {
+        let (p, n, k) = (a.predicted.agreed, a.checked, a.inferred_steps.len());
+        let full = crate::stats::policy::figures(p, a.agreed, n, k);
+        let short = crate::stats::policy::figures_brief(p, a.agreed, n, k);
+        parts.push(Part::new(full, 4).or_short(short));
+    }
     let gaps = agreement.map_or(0, |a| a.trace_gaps.len());
     if gaps > 0 {
         parts.push(

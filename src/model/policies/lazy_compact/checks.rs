@@ -68,6 +68,9 @@ impl LazyCompact {
         let v6_4 = core.params.version == KernelVersion::V6_4;
         for (i, m) in self.mms.iter().enumerate().filter(|(_, m)| m.live) {
             let id = MmId(i as u32);
+            if !core.checks(id) {
+                continue;
+            }
             // L1 bijection
             let mut held = CpuSet::new(cpus);
             let mut slots = 0;
@@ -130,10 +133,16 @@ impl LazyCompact {
         }
         // L2 uniqueness: running active tasks hold their slot's CID
         for (c, &tid) in core.curr.iter().enumerate() {
+            if core.mid_switch(c) {
+                continue;
+            }
             let Some(t) = core.task(tid) else { continue };
             let (true, Some(id)) = (t.active, t.mm) else {
                 continue;
             };
+            if !core.checks(id) {
+                continue;
+            }
             let Some(m) = self.mm(id) else { continue };
             let slot = m.pcpu_cid[c].cid;
             match (self.tasks.get(t).mm_cid, slot) {

@@ -2,10 +2,11 @@
 //! description of an mm for disagreement reports.
 
 use super::OwnerMode;
-use super::word::{ONCPU, UNSET, in_transit, on_cpu, on_task, plain, visible, word};
+use super::word::{ONCPU, TRANSIT, UNSET, in_transit, on_cpu, on_task, plain, visible, word};
 use crate::events::Tid;
 use crate::model::policies::core::Core;
 use crate::model::policies::invariant::{Finding, Invariant};
+use crate::model::policies::policy::ProbeView;
 use crate::model::tasks::MmId;
 
 impl OwnerMode {
@@ -42,6 +43,9 @@ impl OwnerMode {
         let cpus = core.params.cpus;
         for (i, m) in self.mms.iter().enumerate().filter(|(_, m)| m.live) {
             let id = MmId(i as u32);
+            if !core.checks(id) {
+                continue;
+            }
             if m.users == 0 {
                 continue; // after the last user left, only a stale slot remains
             }
@@ -123,8 +127,8 @@ impl OwnerMode {
                     format!("per-CPU mode with {flagless_tasks} tasks owning flagless CIDs"),
                 ));
             }
-            // O4
-            if in_transit(m.mode) {
+            // O4 (a fixup walk in progress, §5.3 T3, keeps the mode in TRANSIT until it ends)
+            if in_transit(m.mode) && m.walk.is_empty() && m.walk_back.is_none() {
                 v.push(Finding::new(
                     Some(id),
                     Invariant::O4,
@@ -147,13 +151,19 @@ impl OwnerMode {
                 ));
             }
         }
-        // O1 uniqueness / O2 for running tasks
-        let mut seen: rustc_hash::FxHashMap<(MmId, u32), Tid> = Default::default();
-        for &tid in &core.curr {
+        // O1 uniqueness / O2 for running tasks (a sorted list: one entry per CPU)
+        let mut seen: Vec<(MmId, u32, Tid)> = Vec::with_capacity(core.curr.len());
+        for (c, &tid) in core.curr.iter().enumerate() {
+            if core.mid_switch(c) {
+                continue;
+            }
             let Some(t) = core.task(tid) else { continue };
             let (Some(id), true) = (t.mm, t.active) else {
                 continue;
             };
+            if !core.checks(id) {
+                continue;
+            }
             let Some(n) = visible(self.tasks.get(t).cid) else {
                 continue;
             };
@@ -165,7 +175,12 @@ impl OwnerMode {
                     format!("task {tid} runs with CID {n} >= P"),
                 ));
             }
-            if let Some(o) = seen.insert((id, n), tid) {
+            seen.push((id, n, tid));
+        }
+        seen.sort_unstable();
+        for w in seen.windows(2) {
+            if (w[0].0, w[0].1) == (w[1].0, w[1].1) {
+                let (id, n, o, tid) = (w[1].0, w[1].1, w[0].2, w[1].2);
                 v.push(Finding::new(
                     Some(id),
                     Invariant::O1,
@@ -174,5 +189,22 @@ impl OwnerMode {
             }
         }
         v
+    }
+}
+
+impl OwnerMode {
+    /// What a 7.x `cid_fork_users`/`cid_exit_users` probe reads of `tid`'s mm, as the model
+    /// holds it (docs/models.md §5.6).
+    pub(crate) fn mm_view(&self, core: &Core, tid: Tid) -> ProbeView {
+        let Some(m) = core.task(tid).and_then(|t| t.mm).and_then(|id| self.mm(id)) else {
+            return ProbeView::default();
+        };
+        ProbeView {
+            cid_users: Some(m.users),
+            max_cids: Some(m.max_cids),
+            pcpu_thrs: Some(m.pcpu_thrs),
+            mode_bits: Some(((m.mode & ONCPU != 0) as u32) << 1 | (m.mode & TRANSIT != 0) as u32),
+            ..ProbeView::default()
+        }
     }
 }

@@ -4,63 +4,128 @@
 
 use super::super::params::{HzSource, Params};
 use crate::events::{CPU_UNKNOWN, EventKind, Trace};
-use rustc_hash::FxHashMap;
 
 /// CONFIG_HZ values the inference chooses from.
 pub const HZ_CANDIDATES: [u32; 4] = [100, 250, 300, 1000];
 
-/// How CONFIG_HZ was inferred from the tick expiries (docs/models.md §5.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What the tick expiries say of CONFIG_HZ (docs/models.md §5.4).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HzInference {
-    pub hz: u32,
-    /// Intervals between consecutive ticks of one CPU.
-    pub intervals: u64,
-    /// Intervals within ±10 % of one period of `hz` (the modal class).
-    pub fitting: u64,
+    /// The HZ the ticks clearly support, if they do.
+    pub hz: Option<u32>,
+    /// Tick expiries read.
+    pub ticks: u64,
+    /// Per candidate of [`HZ_CANDIDATES`]: how concentrated the ticks' phases are within one
+    /// period of that HZ (the mean resultant length, 0 = spread evenly, 1 = all at one phase).
+    pub concentration: [f64; HZ_CANDIDATES.len()],
+    /// Per candidate: the intervals between consecutive ticks of one CPU within ±10 % of its
+    /// period.
+    pub one_period: [u64; HZ_CANDIDATES.len()],
 }
 
-/// HZ from the tick expiries: the candidate whose period (±10 %) is the most frequent interval
-/// between consecutive ticks of one CPU. A late tick makes one interval long and the next one
-/// short, and a CPU that skips ticks (nohz) makes intervals of several periods; neither lands
-/// in the ±10 % class of a wrong candidate as often as the real period does (a kernel with
-/// HZ=1000 that skips 3 of 4 ticks still has its 1 ms intervals on busy CPUs). Needs at least
-/// 5 fitting intervals, a twentieth of all of them and 1.5 times those of the runner-up
-/// (single-threaded TCG with 8 vCPUs leaves only 12 % of the intervals at one period).
-pub fn infer_hz_detail(trace: &Trace) -> Option<HzInference> {
-    let mut last: FxHashMap<u16, u64> = FxHashMap::default();
-    let mut deltas: Vec<u64> = Vec::new();
+/// Ticks needed before their phases say anything.
+const MIN_TICKS: u64 = 20;
+/// Rayleigh's statistic (ticks × concentration²) a supported HZ reaches: the phases of that
+/// many evenly spread ticks reach it with a chance of e^-16.
+const MIN_RAYLEIGH: f64 = 16.0;
+/// How much more concentrated than at any HZ the candidate does not divide (whose phases it
+/// predicts to be spread evenly).
+const MIN_LEAD: f64 = 2.0;
+/// A candidate's one-period intervals are at least this share of the most common
+/// one-period class: a CPU that runs takes every tick, so a HZ=1000 kernel shows 1 ms
+/// intervals; ticks that arrive on a 1 ms grid under TCG gather within 1 ms whatever the HZ.
+const MIN_INTERVAL_SHARE: u64 = 4;
+
+impl HzInference {
+    /// The concentration at `hz` (0 for a value that is no candidate).
+    pub fn at(&self, hz: u32) -> f64 {
+        HZ_CANDIDATES
+            .iter()
+            .position(|&h| h == hz)
+            .map_or(0.0, |k| self.concentration[k])
+    }
+
+    /// The strongest concentration among the candidates `hz` does not divide (those whose
+    /// period is no whole fraction of its own).
+    pub fn against(&self, hz: u32) -> f64 {
+        HZ_CANDIDATES
+            .iter()
+            .zip(self.concentration)
+            .filter(|&(&h, _)| h % hz != 0)
+            .map(|(_, r)| r)
+            .fold(0.0, f64::max)
+    }
+}
+
+/// HZ from the phases of the tick expiries. The tick is re-armed a whole period ahead
+/// (`hrtimer_forward`, `kernel/time/tick-sched.c`), so each CPU's ticks fall at jiffy boundaries
+/// plus the delivery latency: within one period of the true HZ their phases gather at one
+/// point, and so they do within any period that divides it (1 ms divides the 4 ms of HZ=250,
+/// so HZ=1000 sees them gathered too), while within a period that is a whole multiple of the
+/// true one they spread over that many points evenly (HZ=250's 4 ms holds 4 evenly spread
+/// points of a HZ=1000 kernel) and within an unrelated one over many. So the true HZ is the
+/// lowest candidate whose phases gather clearly (Rayleigh's test, [`MIN_RAYLEIGH`]) and at
+/// least [`MIN_LEAD`] times more than at every candidate it does not divide. Late ticks (TCG: a
+/// vCPU's ticks come when QEMU runs it) spread the phases but do not move their centre. The
+/// intervals between a CPU's ticks vote too: a candidate whose one-period intervals are rare
+/// next to another's ([`MIN_INTERVAL_SHARE`]) is not taken. When no candidate passes, the
+/// ticks do not say (`hz: None`). An interval count (the previous rule)
+/// let 5 % of the intervals decide under TCG at 24-48 vCPUs and chose 100 or 1000 for HZ=250.
+pub fn infer_hz_detail(trace: &Trace) -> HzInference {
+    let mut sums = [(0.0f64, 0.0f64); HZ_CANDIDATES.len()];
+    let mut one_period = [0u64; HZ_CANDIDATES.len()];
+    let mut last: rustc_hash::FxHashMap<u16, u64> = rustc_hash::FxHashMap::default();
+    let mut n = 0u64;
     for e in &trace.events {
         if let EventKind::Tick = e.kind
             && e.cpu != CPU_UNKNOWN
-            && let Some(l) = last.insert(e.cpu, e.ts)
-            && e.ts > l
         {
-            deltas.push(e.ts - l);
+            n += 1;
+            if let Some(l) = last.insert(e.cpu, e.ts)
+                && e.ts > l
+            {
+                for (k, &hz) in HZ_CANDIDATES.iter().enumerate() {
+                    let period = 1_000_000_000 / hz as u64;
+                    one_period[k] += ((e.ts - l).abs_diff(period) * 10 <= period) as u64;
+                }
+            }
+            for (k, &hz) in HZ_CANDIDATES.iter().enumerate() {
+                let period = 1_000_000_000 / hz as u64;
+                let a = (e.ts % period) as f64 / period as f64 * std::f64::consts::TAU;
+                sums[k].0 += a.cos();
+                sums[k].1 += a.sin();
+            }
         }
     }
-    let n = deltas.len() as u64;
-    let fit = |hz: u32| {
-        let period = 1_000_000_000 / hz as u64;
-        deltas
-            .iter()
-            .filter(|&&d| d.abs_diff(period) * 10 <= period)
-            .count() as u64
+    let mut concentration = [0.0; HZ_CANDIDATES.len()];
+    for (k, (c, s)) in sums.iter().enumerate() {
+        concentration[k] = if n == 0 { 0.0 } else { c.hypot(*s) / n as f64 };
+    }
+    let mut out = HzInference {
+        hz: None,
+        ticks: n,
+        concentration,
+        one_period,
     };
-    let mut scored: Vec<(u32, u64)> = HZ_CANDIDATES.into_iter().map(|hz| (hz, fit(hz))).collect();
-    // the most fitting intervals first; on a tie the lower HZ (whose period is a multiple)
-    scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let (hz, fitting) = scored[0];
-    let runner_up = scored[1].1;
-    (fitting >= 5 && fitting * 20 >= n && fitting * 2 >= runner_up * 3).then_some(HzInference {
-        hz,
-        intervals: n,
-        fitting,
-    })
+    if n < MIN_TICKS {
+        return out;
+    }
+    let mut ascending = HZ_CANDIDATES;
+    ascending.sort_unstable();
+    let most = one_period.iter().copied().max().unwrap_or(0);
+    out.hz = ascending.into_iter().find(|&hz| {
+        let r = out.at(hz);
+        let k = HZ_CANDIDATES.iter().position(|&h| h == hz).unwrap_or(0);
+        n as f64 * r * r >= MIN_RAYLEIGH
+            && r >= MIN_LEAD * out.against(hz)
+            && one_period[k] * MIN_INTERVAL_SHARE >= most
+    });
+    out
 }
 
-/// HZ from the tick expiries ([`infer_hz_detail`]).
+/// HZ from the tick expiries ([`infer_hz_detail`]), when they clearly support one.
 pub fn infer_hz(trace: &Trace) -> Option<u32> {
-    infer_hz_detail(trace).map(|i| i.hz)
+    infer_hz_detail(trace).hz
 }
 
 /// Offset of jiffy boundaries in the capture's clock: the earliest tick of a period, from the
@@ -91,17 +156,29 @@ pub fn resolve_params(trace: &Trace, params: &Params) -> (Params, u64) {
         resolved.cpus = trace.cpu_count();
     }
     if resolved.hz == 0 {
-        match infer_hz_detail(trace) {
-            Some(i) => {
-                resolved.hz = i.hz;
+        let i = infer_hz_detail(trace);
+        let milli = |r: f64| (r * 1000.0).round() as u32;
+        match i.hz {
+            Some(hz) => {
+                resolved.hz = hz;
                 resolved.hz_source = HzSource::Ticks {
-                    intervals: i.intervals,
-                    fitting: i.fitting,
+                    ticks: i.ticks,
+                    concentration_milli: milli(i.at(hz)),
+                    against_milli: milli(i.against(hz)),
                 };
             }
             None => {
                 resolved.hz = Params::DEFAULT_HZ;
-                resolved.hz_source = HzSource::Default;
+                let (best, r) = HZ_CANDIDATES
+                    .iter()
+                    .zip(i.concentration)
+                    .fold((0, 0.0), |b, (&h, r)| if r > b.1 { (h, r) } else { b });
+                resolved.hz_source = HzSource::Unknown {
+                    used: Params::DEFAULT_HZ,
+                    ticks: i.ticks,
+                    best,
+                    concentration_milli: milli(r),
+                };
             }
         }
     }
@@ -113,6 +190,7 @@ pub fn resolve_params(trace: &Trace, params: &Params) -> (Params, u64) {
 mod tests {
     use super::*;
     use crate::events::{Event, Origin};
+    use rustc_hash::FxHashMap;
 
     /// Ticks of `cpus` CPUs at `hz`, each `late(i)` ns late, skipping those `skip(i)` says.
     fn ticks(
@@ -162,9 +240,8 @@ mod tests {
             }
         };
         let t = ticks(250, 16, 200, late, |_| false);
-        let i = infer_hz_detail(&t).unwrap();
-        assert_eq!(i.hz, 250, "{i:?}");
-        assert!(i.fitting < i.intervals);
+        let i = infer_hz_detail(&t);
+        assert_eq!(i.hz, Some(250), "{i:?}");
         // the old rule (90 % of the intervals multiples of one period) failed here
         let period = 4_000_000u64;
         let mut last = FxHashMap::default();
@@ -195,21 +272,39 @@ mod tests {
     }
 
     #[test]
-    fn too_few_ticks_is_none_and_the_source_says_default() {
+    fn too_few_ticks_is_none_and_the_source_says_unknown() {
         let t = ticks(250, 1, 3, |_| 0, |_| false);
         assert_eq!(infer_hz(&t), None);
         let (p, _) = resolve_params(&t, &Params::default());
-        assert_eq!((p.hz, p.hz_source), (Params::DEFAULT_HZ, HzSource::Default));
+        assert_eq!(p.hz, Params::DEFAULT_HZ);
+        assert!(
+            matches!(
+                p.hz_source,
+                HzSource::Unknown {
+                    used: 1000,
+                    ticks: 3,
+                    ..
+                }
+            ),
+            "{:?}",
+            p.hz_source
+        );
+        assert!(p.hz_source.describe().starts_with("unknown: 1000 used"));
         let t = ticks(250, 2, 20, |_| 0, |_| false);
         let (p, _) = resolve_params(&t, &Params::default());
         assert_eq!(p.hz, 250);
-        assert!(matches!(
-            p.hz_source,
-            HzSource::Ticks {
-                fitting: 38,
-                intervals: 38
-            }
-        ));
+        assert!(
+            matches!(
+                p.hz_source,
+                HzSource::Ticks {
+                    ticks: 40,
+                    concentration_milli: 1000,
+                    ..
+                }
+            ),
+            "{:?}",
+            p.hz_source
+        );
         let (p, _) = resolve_params(
             &t,
             &Params {
@@ -218,5 +313,60 @@ mod tests {
             },
         );
         assert_eq!((p.hz, p.hz_source), (300, HzSource::Given));
+    }
+
+    /// Many vCPUs under single-threaded TCG: a vCPU's tick comes when QEMU gets to it, 0-7 ms
+    /// late, so only a few intervals measure one period and those of 10 ms can outnumber them
+    /// (k7.2.13-c32-workers: 108 of 1214 at 10 ms, 32 at 4 ms); the phases still gather at the
+    /// jiffy boundary within 4 ms.
+    #[test]
+    fn hz_250_under_tcg_at_many_cpus_is_not_taken_for_100() {
+        // a pseudo-random lateness: half the ticks within 0.5 ms, the others up to 7 ms late
+        let late = |k: u64| {
+            let x = k
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407)
+                >> 33;
+            if x.is_multiple_of(2) {
+                x % 500_000
+            } else {
+                x % 7_000_000
+            }
+        };
+        let t = ticks(250, 32, 120, late, |k| k % 3 == 0);
+        let i = infer_hz_detail(&t);
+        assert_eq!(i.hz, Some(250), "{i:?}");
+        assert!(
+            i.at(250) > i.at(100) * 2.0 && i.at(250) > i.at(300) * 2.0,
+            "{i:?}"
+        );
+    }
+
+    /// Ticks whose phases gather nowhere (every tick at a pseudo-random time) support no HZ:
+    /// the source says unknown and which value the model runs with.
+    #[test]
+    fn scattered_ticks_support_no_hz() {
+        let mut t = Trace::new("ticks", Origin::Sim);
+        let mut x = 12345u64;
+        let mut ts = 1_000_000_000u64;
+        for k in 0..2000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ts += 1_000 + (x >> 33) % 7_000_000;
+            t.events.push(Event {
+                ts,
+                tid: 0,
+                cpu: (k % 16) as u16,
+                kind: EventKind::Tick,
+            });
+        }
+        assert_eq!(infer_hz(&t), None);
+        let (p, _) = resolve_params(&t, &Params::default());
+        assert!(
+            matches!(p.hz_source, HzSource::Unknown { .. }),
+            "{:?}",
+            p.hz_source
+        );
     }
 }

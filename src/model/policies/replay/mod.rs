@@ -29,6 +29,9 @@
 //! CIDs; the replay is run again with them, and each is reported in `Agreement::trace_gaps`.
 
 mod hz;
+mod infer;
+mod inferred;
+mod prepared;
 mod prepass;
 mod probed;
 mod probes;
@@ -46,129 +49,92 @@ pub use untraced::{EarlyExit, EarlyFork, Placements};
 pub use windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
 
 use super::kind::PolicyKind;
-use super::params::{Params, UntracedSearch};
+use super::params::{InferSteps, Params};
 use super::run::PolicyRun;
 use crate::events::Trace;
-
-/// A fresh replayer for `trace`, with its pre-existing tasks declared and its stoppers named.
-fn new_replayer(trace: &Trace, policy: PolicyKind, params: &Params) -> Replayer {
-    let (mut resolved, phase) = resolve_params(trace, params);
-    // the steps the capture's CID probes mark run there (docs/models.md §5.6)
-    let plan = probes::plan(trace);
-    // (the compaction a probe saw is that kernel's policy's: another policy replayed on the
-    // capture decides its own, or the comparison would only repeat the kernel's)
-    let kernels_own = trace
-        .kernel_release
-        .as_deref()
-        .and_then(|r| crate::model::kernel::model_for_kernel(r, trace.kernel_scan_batch))
-        .and_then(|m| m.policy)
-        == Some(policy);
-    resolved.observed_scans = plan.probed.scan && kernels_own;
-    let ncpus = resolved.cpus;
-    let mut r = Replayer::new(policy, resolved, phase);
-    // (reused tids: the observed resolution's mm ids are the timeline's)
-    r.tgid_changes = trace.tgid_changes.clone();
-    r.untraced.stoppers = trace
-        .tasks
-        .iter()
-        .filter(|(_, m)| trace.strings.get_str(m.comm).starts_with("migration/"))
-        .map(|(&t, _)| t)
-        .collect();
-    let t0 = trace.events.first().map_or(0, |e| e.ts);
-    let pre = preexisting_tasks(trace, ncpus);
-    r.quiet = pre.quiet;
-    for (tid, mm) in pre.tasks {
-        r.declare_existing(t0, tid, mm);
-    }
-    r.untraced.probed = plan.probed;
-    r.exit_records = plan.exit_records;
-    r.untraced.vm_fork_probes = plan.vm_forks;
-    r.untraced.placements = plan.placements;
-    r
-}
-
-/// Replays `trace` through `policy` with the untraced steps at `placements`.
-fn replay_placed(
-    trace: &Trace,
-    policy: PolicyKind,
-    params: &Params,
-    placements: &Placements,
-) -> PolicyRun {
-    let mut r = new_replayer(trace, policy, params);
-    // (a search's placements include the probes' own)
-    if !placements.is_empty() {
-        r.untraced.placements = placements.clone();
-    }
-    for (i, ev) in trace.events.iter().enumerate() {
-        r.apply(i, &ev, &trace.tasks);
-    }
-    r.finish()
-}
+use prepared::Prepared;
 
 /// Replays `trace` through `policy`. `params.cpus == 0` takes the capture's CPU count,
 /// `params.hz == 0` infers HZ from the tick spacing (default 1000).
 ///
-/// When some observed CIDs disagree, the replay looks for placements of untraced steps that
-/// explain them (docs/models.md §5.3) and replays again with them; the placements are reported
-/// in `agreement.trace_gaps`.
+/// Three stages, each whole before the next:
+/// 1. the plain replay: every untraced step at its default place (or at its probe);
+/// 2. with `params.infer` on and misses left, the proposal: placements of untraced steps that
+///    explain them (`infer::propose`, data: a list of steps, each inside its window);
+/// 3. the final replay with those steps, keeping only steps that break no invariant of the
+///    model and do not turn the plain figure into a fit it is not (`infer::settle`).
+///
+/// `agreement.predicted` is stage 1's figure, `agreed` stage 3's, `inferred_steps` the steps
+/// with what each changed.
 pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
-    let run = replay_placed(trace, policy, params, &Placements::default());
-    // The search fills trace gaps of the kernel's own policy; unless that policy is known to be
-    // the kernel's, a model that misses half of the observations is taken for the wrong one
-    // for this capture, and no placement is looked for (Params::untraced).
-    let missed = run.agreement.as_ref().is_some_and(|a| {
-        a.agreed < a.checked
-            && match params.untraced {
-                UntracedSearch::WhenClose => a.agreed * 2 >= a.checked,
-                UntracedSearch::Always => true,
-                UntracedSearch::Never => false,
-            }
-    });
-    if !missed {
-        return run;
-    }
-    // a probed step ran by its probe: its window ends there (docs/models.md §5.6)
-    let plan = probes::plan(trace);
-    let mut windows = fork_windows(trace);
-    for w in &mut windows {
-        if let Some(&p) = plan.fork_probe.get(&w.child) {
-            w.probed = true;
-            match plan.fork_done.get(&w.child) {
-                // 7.x: the step (sched_mm_cid_fork's add-user, allocation, walk) runs inside
-                // the probed function, after the probe and before its return
-                Some(&d) if policy == PolicyKind::OwnerMode && d > p => {
-                    w.first = p;
-                    w.record = d;
-                    w.inside = true;
-                }
-                // 6.x: copy_mm's mmget comes right before it
-                _ => {
-                    w.record = w.record.min(p);
-                    w.first = w.first.min(w.record);
-                }
-            }
+    let timing = std::env::var_os("CIDSCOPE_TIMING").is_some();
+    let t0 = std::time::Instant::now();
+    let prep = Prepared::new(trace, policy, params);
+    let t1 = t0.elapsed();
+    let infer = params.infer == InferSteps::Auto;
+    let (plain, outcomes) = prep.run(&prep.plan.placements, infer, None);
+    let t2 = t0.elapsed();
+    let note = |what: &str| {
+        if timing {
+            eprintln!(
+                "replay {policy}: prepare {t1:?}, plain {:?}, {what} {:?}",
+                t2 - t1,
+                t0.elapsed() - t2
+            );
         }
-    }
-    let mut exits = exit_windows(trace);
-    for w in &mut exits {
-        // (the release runs inside the probed function: at the probe, or late)
-        if let Some(&p) = plan.exit_probe.get(&w.tid) {
-            w.record = w.record.min(p);
-            w.first = w.record;
-        }
-    }
-    let start = new_replayer(trace, policy, params);
-    let found = search::search_placements(trace, policy, start, &windows, &exits);
-    if found.is_empty() {
-        return run;
-    }
-    let placed = replay_placed(trace, policy, params, &found);
-    let agreed = |r: &PolicyRun| r.agreement.as_ref().map_or(0, |a| a.agreed);
-    if agreed(&placed) > agreed(&run) {
-        placed
+    };
+    let missed = plain
+        .agreement
+        .as_ref()
+        .is_some_and(|a| a.agreed < a.checked);
+    let mut plain = plain;
+    let why = if !infer {
+        "off (--infer-steps off): the plain replay".to_string()
+    } else if !missed {
+        "nothing to infer: the plain replay agrees with every observed CID".to_string()
     } else {
-        run
+        match infer::family_allows(&prep) {
+            Err(why) => why,
+            Ok(()) => {
+                let proposal = infer::propose(&prep, &outcomes);
+                let mut run = if proposal.is_empty() {
+                    plain
+                } else {
+                    // (the plain run is kept for the case the steps are dropped)
+                    let run = infer::settle(&prep, proposal, plain.clone(), &outcomes);
+                    let steps = run
+                        .agreement
+                        .as_ref()
+                        .is_some_and(|a| !a.inferred_steps.is_empty());
+                    match steps.then(|| infer::beats_other_family(&prep, &run)) {
+                        Some(Err(why)) => {
+                            note("proposal+final+family");
+                            if let Some(a) = &mut plain.agreement {
+                                a.inference = why;
+                            }
+                            return plain;
+                        }
+                        _ => run,
+                    }
+                };
+                note("proposal+final");
+                let n = run.agreement.as_ref().map_or(0, |a| a.inferred_steps.len());
+                if let Some(a) = &mut run.agreement {
+                    a.inference = if n == 0 {
+                        "auto: no placement of an untraced step explains a miss within the search's budget".to_string()
+                    } else {
+                        format!("auto: {n} untraced steps placed where the plain replay missed")
+                    };
+                }
+                return run;
+            }
+        }
+    };
+    note("done");
+    if let Some(a) = &mut plain.agreement {
+        a.inference = why;
     }
+    plain
 }
 
 /// Replays `trace` through each of `policies` (the compare view: one run per model).

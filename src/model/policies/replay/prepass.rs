@@ -17,6 +17,7 @@ impl Sink for Infos {
 }
 
 /// What a replay learns from a first pass over the capture.
+#[derive(Clone)]
 pub struct PrePass {
     /// Tasks that existed before the capture, with their mm at first sight.
     pub tasks: Vec<(Tid, Option<MmId>)>,

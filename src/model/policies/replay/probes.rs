@@ -30,6 +30,9 @@ pub struct Plan {
     pub vm_forks: FxHashSet<usize>,
     /// Per task, the time of its `sched_process_exit` record.
     pub exit_records: FxHashMap<Tid, u64>,
+    /// The `cid_fork` and `cid_fork_users` probes of execs (7.x `bprm_execve` calls
+    /// `sched_mm_cid_fork` for the new mm after `sched_process_exec`): no clone's.
+    pub exec_forks: FxHashSet<usize>,
 }
 
 /// The probes `trace` holds, and the steps they place.
@@ -49,8 +52,28 @@ pub fn plan(trace: &Trace) -> Plan {
     // per parent: the mm address its cid_fork named; per mm address: a task of that mm
     let mut fork_mm: FxHashMap<Tid, u64> = FxHashMap::default();
     let mut owner: FxHashMap<u64, Tid> = FxHashMap::default();
+    // tasks past their sched_process_exec whose exec has not joined its new mm yet
+    let mut execing: FxHashSet<Tid> = FxHashSet::default();
+    let mut exec_forks = FxHashSet::default();
     for (i, ev) in trace.events.iter().enumerate() {
         match ev.kind {
+            EventKind::SchedProcessExec { tid, .. } => {
+                execing.insert(tid);
+            }
+            // (back in user space, or cloning: the exec joined its mm without a probe, as
+            // 6.x does in sched_mm_cid_after_execve)
+            EventKind::RseqUpdate { .. } | EventKind::TaskNewtask { .. }
+                if execing.remove(&ev.tid) => {}
+            EventKind::Probe {
+                probe: Probe::Fork | Probe::ForkUsers,
+                ..
+            } if execing.contains(&ev.tid) => {
+                exec_forks.insert(i);
+            }
+            EventKind::Probe {
+                probe: Probe::ForkDone,
+                ..
+            } if execing.remove(&ev.tid) => {}
             EventKind::Probe { probe, num, ptr } => match probe {
                 Probe::SwitchDone => probed.switch = true,
                 Probe::MigrateTo => probed.migrate_to = true,
@@ -58,6 +81,12 @@ pub fn plan(trace: &Trace) -> Plan {
                     probed.fork = true;
                     open.insert(ev.tid, (i, ev.ts, 0));
                     fork_mm.insert(ev.tid, ptr);
+                }
+                // (7.x: the state it reads is before the fork joins; its step runs after)
+                Probe::ForkUsers => {
+                    if let Some(o) = open.get_mut(&ev.tid) {
+                        o.0 = i;
+                    }
                 }
                 Probe::ForkDone => {
                     if let Some(o) = open.get_mut(&ev.tid) {
@@ -88,6 +117,8 @@ pub fn plan(trace: &Trace) -> Plan {
                 Probe::SetCpus => probed.set_cpus = true,
                 Probe::Scan | Probe::RemoteClear => probed.scan = true,
                 Probe::FixupBack => {}
+                // (state read for the checks alone: no step runs there)
+                Probe::ExitUsers => {}
                 Probe::RqLock => probed.walk = true,
                 Probe::TaskLock => {
                     probed.walk = true;
@@ -149,5 +180,6 @@ pub fn plan(trace: &Trace) -> Plan {
         exit_probe,
         vm_forks,
         exit_records,
+        exec_forks,
     }
 }

@@ -8,14 +8,13 @@ use super::super::policy::ObservedUpdate;
 use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, ProbeChecks, Tally};
 use super::prepass::Infos;
 use super::untraced::Untraced;
-use crate::events::{
-    CLONE_THREAD, CLONE_VM, CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, TaskMeta, Tid,
-};
+use crate::events::{CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, TaskMeta, Tid};
 use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::{MmId, MmInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 mod probe_steps;
+mod records;
 
 /// Per task, what happened since its previous `rseq_update` (tick-scan signature).
 #[derive(Clone, Copy, Debug, Default)]
@@ -70,6 +69,14 @@ pub struct Replayer {
     /// Per task, the time of its `sched_process_exit` record (a probed walk back its exit
     /// starts is done by then).
     pub exit_records: FxHashMap<Tid, u64>,
+    /// The `cid_fork` probes of execs (`probes::Plan::exec_forks`).
+    pub exec_forks: FxHashSet<usize>,
+    /// Per exiting task, the model's state at its `cid_exit` probe, before the release (what
+    /// its `cid_exit_users` read).
+    exit_entry: FxHashMap<Tid, crate::model::policies::policy::ProbeView>,
+    /// When kept: each checked `rseq_update` (event index) and whether the model agreed, in
+    /// order (what an inferred step changed is read from two of these).
+    pub outcomes: Option<Vec<(usize, bool)>>,
 }
 
 impl Replayer {
@@ -103,6 +110,9 @@ impl Replayer {
             held_clears: Vec::new(),
             probe_checks: ProbeChecks::default(),
             exit_records: FxHashMap::default(),
+            outcomes: None,
+            exec_forks: FxHashSet::default(),
+            exit_entry: FxHashMap::default(),
         }
     }
 
@@ -126,6 +136,15 @@ impl Replayer {
 
     pub fn observed(&self) -> &ObservedState {
         &self.obs
+    }
+
+    /// Whether `mm` began inside the capture (a fork without CLONE_VM, an exec): the model
+    /// knows all of its history.
+    pub fn begins_in_capture(&self, mm: MmId) -> bool {
+        self.infos
+            .0
+            .get(mm.0 as usize)
+            .is_some_and(|i| i.begins_in_capture())
     }
 
     /// The mms the observed resolution has created so far.
@@ -213,13 +232,6 @@ impl Replayer {
         }
     }
 
-    /// Applies one canonical event. `idx` is its index in the trace (for disagreements).
-    pub fn apply(&mut self, idx: usize, ev: &Event, tasks: &FxHashMap<Tid, TaskMeta>) {
-        let changes = std::mem::take(&mut self.tgid_changes);
-        self.apply_with(idx, ev, tasks, &changes);
-        self.tgid_changes = changes;
-    }
-
     /// `exit_mm`'s `mmput` runs microseconds after `sched_process_exit` (`kernel/exit.c`
     /// @6.18.15 l.943/954): before this record if it is another task's and touches the exiting
     /// task's mm, unless the search placed the put at the exiting task's own next record. (The
@@ -254,19 +266,41 @@ impl Replayer {
         }
     }
 
-    fn apply_with(
-        &mut self,
-        idx: usize,
-        ev: &Event,
-        tasks: &FxHashMap<Tid, TaskMeta>,
-        tgid_changes: &[crate::events::TgidChange],
-    ) {
-        let ctx = Context {
-            tasks,
-            tgid_changes,
-            ncpus: self.ncpus,
-        };
-        let ts = ev.ts;
+    /// Applies one canonical event. `idx` is its index in the trace (for disagreements).
+    ///
+    /// The stages, in the order the kernel ran what they stand for:
+    /// 1. [`Self::observe`]: what the capture shows (the observed state, clones announced);
+    /// 2. [`Self::placed_before`]: steps placed before this record by event index;
+    /// 3. [`Self::due_on_cpu`]: what the record's CPU ran before it could record anything
+    ///    (probes' steps placed late, held clears, the `exit_mm` of exited tasks);
+    /// 4. [`Self::read_probe`]: a probe's reading held against the model, and whether its
+    ///    step runs later;
+    /// 5. [`Self::steps_before`]: placed exits and walk visits, this CPU's pending switch
+    ///    step, placed forks;
+    /// 6. [`Self::own_exit_mm`]: the recording task's own pending `exit_mm`;
+    /// 7. [`Self::runs_here`]: the recording task runs on the record's CPU;
+    /// 8. [`Self::record`]: the record's own driver events (`records.rs`), then the
+    ///    `exit_mm` stage 6 left for after a joiner's wake.
+    pub fn apply(&mut self, idx: usize, ev: &Event, tasks: &FxHashMap<Tid, TaskMeta>) {
+        self.observe(ev, tasks);
+        self.placed_before(idx, ev.ts);
+        // a record on no known CPU places no task: the model has nothing to step
+        if ev.kind.is_lost() || ev.cpu == CPU_UNKNOWN {
+            return;
+        }
+        self.due_on_cpu(idx, ev);
+        let late = self.read_probe(idx, ev);
+        self.steps_before(idx, ev);
+        let put_after = self.own_exit_mm(ev);
+        self.runs_here(ev);
+        self.record(idx, ev, late);
+        if let Some(tid) = put_after {
+            self.engine.step(ev.ts, &DriverEvent::MmPut { tid });
+        }
+    }
+
+    /// Stage 1: the observed state (its mm ids are the timeline's) and the clones announced.
+    fn observe(&mut self, ev: &Event, tasks: &FxHashMap<Tid, TaskMeta>) {
         // A non-leader exec takes over the leader's pid: rename before anything looks at it.
         if let EventKind::SchedProcessExec { tid, old_tid } = ev.kind
             && old_tid != tid
@@ -283,38 +317,60 @@ impl Replayer {
             }
             _ => {}
         }
+        let changes = std::mem::take(&mut self.tgid_changes);
+        let ctx = Context {
+            tasks,
+            tgid_changes: &changes,
+            ncpus: self.ncpus,
+        };
         self.obs.apply(ev, &ctx, &mut self.infos);
+        self.tgid_changes = changes;
+    }
+
+    /// Stage 2: steps placed before event `idx` that need no CPU of the record: a CPU's
+    /// `rq->curr` set ahead of its switch record, a pending switch step run between its
+    /// record and its `cid_switch_done`.
+    fn placed_before(&mut self, idx: usize, ts: u64) {
         if !self.untraced.placements.early_currs.is_empty() {
             self.untraced.early_currs_at(&mut self.engine, idx, ts);
         }
         if !self.untraced.placements.switch_steps_at.is_empty() {
             self.untraced.switch_steps_at(&mut self.engine, idx, ts);
         }
-        // a record on no known CPU places no task: the model has nothing to step
-        if ev.kind.is_lost() || ev.cpu == CPU_UNKNOWN {
-            return;
-        }
-        // the steps of probes placed late on this CPU ran before anything else it records
+    }
+
+    /// Stage 3: what the record's CPU ran before it recorded anything: the steps of probes
+    /// placed late there, the puts of its held remote clears, and the `exit_mm` of exited
+    /// tasks of an mm this record touches.
+    fn due_on_cpu(&mut self, idx: usize, ev: &Event) {
         if !self.late_probes.is_empty() {
-            self.run_late_probes(idx, ev.cpu, ts);
+            self.run_late_probes(idx, ev.cpu, ev.ts);
         }
         if !self.held_clears.is_empty() {
-            self.put_held_clears(ev.cpu, ts);
+            self.put_held_clears(ev.cpu, ev.ts);
         }
-        self.put_exited_before(ts, ev);
+        self.put_exited_before(ev.ts, ev);
+    }
+
+    /// Stage 4: a probe's reading held against the model where it was read (before its
+    /// step); whether its step runs later (`Placements::late_probes`, or a reading ahead of
+    /// the model), as (the event it runs before at the latest, held up in the function). A
+    /// record that is no late probe drops the futex references placed before it.
+    fn read_probe(&mut self, idx: usize, ev: &Event) -> Option<(Option<usize>, bool)> {
         let who = match ev.kind {
             EventKind::SchedSwitch { next_tid, .. } => next_tid,
             _ => ev.tid,
         };
-        // what a probe read is held against the model where it was read, before its step
-        // runs
-        if let EventKind::Probe { probe, num, ptr } = ev.kind
-            && (probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx))
-        {
-            self.check_probe(ts, ev.tid, probe, num, ptr);
-        }
-        let late = if matches!(ev.kind, EventKind::Probe { .. }) {
-            match self.untraced.late_probe(idx, who, ts) {
+        let late = if let EventKind::Probe { probe, num, ptr } = ev.kind {
+            self.probe_checks.probe_events += 1;
+            // (a 6.x cid_fork reads the mm of the clone's child only; an exec's 7.x
+            // cid_fork_users the new mm before the exec joins it: the model's exec joins at
+            // the exec record)
+            let clone_fork = probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx);
+            if clone_fork && !self.exec_forks.contains(&idx) {
+                self.check_probe(ev.ts, ev.tid, probe, num, ptr);
+            }
+            match self.untraced.late_probe(idx, who, ev.ts) {
                 Some(late) => Some(late),
                 None => self.read_ahead(ev).then_some((None, false)),
             }
@@ -326,203 +382,41 @@ impl Replayer {
             let cpu = if resumed { CPU_UNKNOWN } else { ev.cpu };
             self.late_probes.push((cpu, at, idx, *ev));
         } else {
-            self.untraced.put_futex_refs(&mut self.engine, idx, ts, who);
+            self.untraced
+                .put_futex_refs(&mut self.engine, idx, ev.ts, who);
         }
-        // an exit's release placed here (T7) may have run while this CPU's last switch still
-        // had its CID step pending: a fixup walk it starts completes that step at the CPU
+        late
+    }
+
+    /// Stage 5: the exits' releases placed here (T7; a fixup walk one starts completes a
+    /// pending switch step at its CPU), a walk's visits placed before this record (a switch's
+    /// step may have waited for them, T3), then the CID step of this CPU's last switch, and
+    /// the forks placed here (T2).
+    fn steps_before(&mut self, idx: usize, ev: &Event) {
+        let ts = ev.ts;
         if let Some(exits) = self.untraced.early_exits_at(idx) {
             for x in exits {
                 self.know(ts, x.tid);
                 self.untraced.exit_early(&mut self.engine, ts, x);
             }
         }
-        // a walk's visits placed before this record came first (a switch's step may have
-        // waited for them, §5.3 T3); then the CID step of this CPU's last switch, before
-        // anything else it records
         self.untraced.advance_walks(&mut self.engine, idx, ts);
-        if self
-            .engine
-            .core
-            .pending_switch
-            .get(ev.cpu as usize)
-            .is_some_and(Option::is_some)
-        {
+        if self.engine.core.mid_switch(ev.cpu as usize) {
             self.engine.step(ts, &DriverEvent::SchedIn { cpu: ev.cpu });
         }
         self.run_early_forks(idx, ts);
         self.know(ts, ev.tid);
-        // exit_mm of a task that passed sched_process_exit: its futex wake of a joiner in the
-        // same mm comes first (recorded as a migration), then mmput; anything else it records
-        // comes after mmput.
-        let mut put_after = None;
-        // (placed late, the put waits past a preemption or a sleep in the exit path, e.g.
-        // exit_mm's mmap_read_lock: switched out but not dead, the task may be before mmput)
-        let paused = matches!(ev.kind, EventKind::SchedSwitch { prev_tid, prev_state, .. }
-            if prev_tid == ev.tid && !prev_state.dead());
-        let waits = paused && self.exiting.get(&ev.tid).is_some_and(Option::is_some);
-        if let Some(late) = (!waits).then(|| self.exiting.remove(&ev.tid)).flatten() {
-            if let Some(record_ts) = late {
-                self.untraced.late_put_done(ev.tid, record_ts, ts);
-                if let Some(t) = self.engine.core.task_mut(ev.tid) {
-                    t.exit_mm_held = false;
-                }
-            }
-            let joiner = match ev.kind {
-                EventKind::SchedMigrateTask { tid, .. } => {
-                    let mm = self.engine.core.task(ev.tid).and_then(|t| t.mm);
-                    mm.is_some() && self.engine.core.task(tid).and_then(|t| t.mm) == mm
-                }
-                _ => false,
-            };
-            if joiner {
-                put_after = Some(ev.tid);
-            } else {
-                self.engine.step(ts, &DriverEvent::MmPut { tid: ev.tid });
-            }
-        }
+    }
+
+    /// Stage 7: the record's task runs on its CPU (an implicit switch when the model has
+    /// another there), after the deferred enqueues that concern it.
+    fn runs_here(&mut self, ev: &Event) {
         if ev.tid != TID_UNKNOWN {
             self.untraced
-                .flush_wakelist(&mut self.engine, ts, None, Some(ev.tid));
+                .flush_wakelist(&mut self.engine, ev.ts, None, Some(ev.tid));
             self.untraced
-                .flush_probed_move(&mut self.engine, ts, ev.tid);
-            self.switch_to(ts, ev.cpu, ev.tid);
-        }
-        match ev.kind {
-            EventKind::SchedSwitch {
-                prev_tid,
-                next_tid,
-                prev_state,
-                ..
-            } => {
-                let slept = !prev_state.runnable();
-                self.untraced
-                    .flush_probed_move(&mut self.engine, ts, next_tid);
-                let defer = self
-                    .untraced
-                    .switch_record(idx, ts, prev_tid, next_tid, slept);
-                self.know(ts, next_tid);
-                self.engine.core.defer_switch = defer;
-                self.switch_to(ts, ev.cpu, next_tid);
-                self.engine.core.defer_switch = false;
-            }
-            EventKind::SchedMigrateTask {
-                tid,
-                orig_cpu,
-                dest_cpu,
-            } if orig_cpu != dest_cpu => {
-                self.know(ts, tid);
-                self.untraced
-                    .flush_wakelist(&mut self.engine, ts, None, Some(tid));
-                self.untraced
-                    .migrate(&mut self.engine, (idx, ts, ev.tid), tid, orig_cpu, dest_cpu);
-                self.since.entry(tid).or_default().switched = true;
-            }
-            EventKind::SchedProcessFork { child, .. } if self.untraced.forked_early(child) => {
-                self.pending_clone.remove(&child);
-            }
-            EventKind::SchedProcessFork { parent, child } => {
-                self.know(ts, parent);
-                let pmm = self.model_mm(parent);
-                let cmm = self.obs_mm(child);
-                let flags = self.pending_clone.remove(&child);
-                let shares = match flags {
-                    Some(f) => f & CLONE_VM != 0,
-                    None => cmm.is_some() && cmm == pmm,
-                };
-                // without task_newtask's flags, a child sharing the mm is taken for a thread
-                let thread = flags.map_or(shares, |f| {
-                    f & (CLONE_VM | CLONE_THREAD) == (CLONE_VM | CLONE_THREAD)
-                });
-                // the model's parent must carry the mm the resolution gave it
-                let model_pmm = self.engine.core.task(parent).and_then(|t| t.mm);
-                if shares && pmm.is_some() && model_pmm != pmm {
-                    self.engine.step(
-                        ts,
-                        &DriverEvent::Existing {
-                            tid: parent,
-                            mm: pmm,
-                            cpu: ev.cpu,
-                            has_rseq: true,
-                        },
-                    );
-                }
-                self.engine.step(
-                    ts,
-                    &DriverEvent::Fork {
-                        parent,
-                        child,
-                        shares_mm: shares,
-                        new_mm: if shares { None } else { cmm },
-                        thread,
-                    },
-                );
-                self.since.remove(&child);
-            }
-            EventKind::SchedWakeupNew { tid, target_cpu } => {
-                self.engine.step(
-                    ts,
-                    &DriverEvent::WakeupNew {
-                        tid,
-                        cpu: target_cpu,
-                    },
-                );
-            }
-            EventKind::SchedProcessExec { tid, .. } => {
-                self.untraced.exec(&mut self.engine, ts, tid);
-                if let Some(new_mm) = self.obs_mm(tid) {
-                    self.engine.step(
-                        ts,
-                        &DriverEvent::Exec {
-                            tid,
-                            cpu: ev.cpu,
-                            new_mm,
-                        },
-                    );
-                }
-                self.since.entry(tid).or_default().switched = true;
-            }
-            EventKind::SchedProcessExit { tid } => {
-                if !self.untraced.exited_early(tid) {
-                    self.engine.step(ts, &DriverEvent::Exit { tid });
-                }
-                let before = self.engine.core.params.exit_mm_before_exit_record();
-                if self.untraced.probed.mm_put {
-                    // exit_mm's mmput runs at its probe (before or after this record)
-                } else if self.untraced.exit_mm_at_record(idx, ts, tid, before) {
-                    self.engine.step(ts, &DriverEvent::MmPut { tid });
-                } else {
-                    let late = self.untraced.late_put(idx).then_some(ts);
-                    if let (Some(_), Some(t)) = (late, self.engine.core.task_mut(tid)) {
-                        t.exit_mm_held = true;
-                    }
-                    self.exiting.insert(tid, late);
-                }
-            }
-            EventKind::Tick => {
-                self.engine.step(ts, &DriverEvent::Tick { cpu: ev.cpu });
-                let curr = self.engine.core.curr.get(ev.cpu as usize).copied();
-                if let Some(c) = curr.filter(|&c| c != 0) {
-                    self.since.entry(c).or_default().ticked = true;
-                }
-            }
-            EventKind::TickStop { success: true } => {
-                self.engine.step(ts, &DriverEvent::TickStop { cpu: ev.cpu });
-            }
-            EventKind::RseqUpdate { mm_cid, .. } => self.update(idx, ev, mm_cid),
-            EventKind::Probe { probe, num, ptr } if late.is_none() => {
-                let held = probe == Probe::RemoteClear && self.untraced.held_clear(idx, ev.tid, ts);
-                self.engine.core.hold_clear_put = held;
-                self.probe(ts, ev.tid, probe, num, ptr);
-                self.engine.core.hold_clear_put = false;
-                if held {
-                    let cleared = num.min(u16::MAX as u32) as u16;
-                    self.held_clears.push((ev.cpu, ev.tid, cleared));
-                }
-            }
-            _ => {}
-        }
-        if let Some(tid) = put_after {
-            self.engine.step(ts, &DriverEvent::MmPut { tid });
+                .flush_probed_move(&mut self.engine, ev.ts, ev.tid);
+            self.switch_to(ev.ts, ev.cpu, ev.tid);
         }
     }
 
@@ -585,6 +479,11 @@ impl Replayer {
             Some(u) => Some(u.cid),
             None => self.engine.task_cid(tid),
         };
+        // (a replay that records nothing keeps no predicted update past its comparison)
+        let lean = self.engine.core.recording == super::super::params::Recording::Off;
+        if lean {
+            self.engine.core.run.updates.truncate(before);
+        }
         let i = id.0 as usize;
         if self.per_mm.len() <= i {
             self.per_mm.resize_with(i + 1, || MmAgreement {
@@ -610,6 +509,9 @@ impl Replayer {
             return;
         }
         let ok = predicted == Some(observed);
+        if let Some(o) = &mut self.outcomes {
+            o.push((idx, ok));
+        }
         a.checked += 1;
         a.agreed += ok as u64;
         self.total.add(ok);
@@ -621,7 +523,8 @@ impl Replayer {
         // (the model's state is written out only for the disagreements kept: the first of the
         // mm and the first of all; a string per disagreement cost time per CPU of every slot,
         // seconds on a capture whose one damaged record named CPU 128)
-        if !ok && (self.per_mm[i].first_disagreement.is_none() || self.first.is_none()) {
+        let wanted = self.first.is_none() || self.per_mm[i].first_disagreement.is_none();
+        if !ok && !lean && wanted {
             let d = Disagreement {
                 ts,
                 tid,
@@ -660,9 +563,19 @@ impl Replayer {
                 .filter(|a| a.mm != MmId::UNKNOWN)
                 .cloned()
                 .collect(),
+            predicted: self.total,
+            predicted_fresh: self.fresh,
+            inferred_steps: Vec::new(),
+            inference: String::new(),
             trace_gaps: self.untraced.gaps().to_vec(),
             probe_checks: self.probe_checks.clone(),
         }
+    }
+
+    /// Ends the replay, handing over what it kept of the outcomes too.
+    pub fn finish_with_outcomes(mut self) -> (PolicyRun, Vec<(usize, bool)>) {
+        let o = self.outcomes.take().unwrap_or_default();
+        (self.finish(), o)
     }
 
     /// Ends the replay.

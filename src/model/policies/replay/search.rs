@@ -10,39 +10,59 @@
 //!    mm enqueued at once (T1), or the CID release of an exit of the mm earlier in `do_exit`
 //!    (T7).
 //!
-//! A candidate must leave fewer disagreements up to the update; of those, the one with the
-//! fewest a little further on is kept and the replay goes on from it; a step of the second kind
-//! only when it has fewer there than the plain replay too. The work is bounded by a budget of
-//! replayed events.
+//! A candidate must leave fewer disagreements up to the update and break no invariant of the
+//! model for the mm (its replay checks them); of those, the one with the fewest a little
+//! further on is kept and the replay goes on from it; a step of the second kind only when it
+//! has fewer there than the replay without it too. The replays of a search record nothing
+//! (`Core::recording`), and the work is bounded by a budget of replayed events proportional to
+//! the capture, so inference costs a fixed fraction of a replay at most.
 
 use super::super::kind::PolicyKind;
+use super::super::params::Recording;
+
+mod forks;
 use super::super::run::PolicyRun;
 use super::replayer::Replayer;
 use super::steps::{SEARCH_LOOKBACK, Step, StepSource};
-use super::untraced::{EarlyFork, Placements};
+use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow};
-use crate::events::{EventKind, Tid, Trace};
+use crate::events::{Event, EventKind, Tid, Trace};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 
-/// Events a search may replay in all (bounds its cost on a large capture).
-const SEARCH_BUDGET_PER_EVENT: u64 = 60;
-/// ... and at most this many, whatever its size.
-const SEARCH_BUDGET_MAX: u64 = 20_000_000;
-/// Events between the periodic checkpoints of a search, and how many it keeps.
-const CHECKPOINT_EVERY: usize = 256;
-const CHECKPOINTS_KEPT: usize = 24;
+/// Events a search may replay (or read, at an eighth, or copy in a snapshot) in all: one per
+/// this many events of the capture (bounds its cost, with the final replay, to about half of
+/// what `stats` costs without inference)...
+const SEARCH_BUDGET_EVENTS_PER_UNIT: u64 = 2;
+/// ... plus this many on any capture: a small one can afford a few thorough searches (a few ms;
+/// with 1,000 the unprobed k6.18.15-c16-churn, 3.8 K events, found no step: 178/221, with
+/// 20,000 it finds 4: 216/221, what its CID probes show).
+const SEARCH_BUDGET_BASE: u64 = 20_000;
+/// Events between the snapshots of a search at up to 16 CPUs (more CPUs: more state to copy,
+/// proportionally fewer snapshots), and the stretch of the capture they cover.
+const CHECKPOINT_EVERY: usize = 64;
+const CHECKPOINTS_SPAN: usize = 8192;
+/// Snapshots are kept only this many events ahead of a miss of the plain replay (a candidate
+/// starts before the miss, mostly well within this).
+const SNAPSHOT_AHEAD_OF_MISS: usize = 4096;
+/// What a snapshot costs, in replayed events (its copy of the model's state).
+const SNAPSHOT_COST: u64 = 64;
+/// The share of the budget one disagreement may spend (the others get a chance too).
+const PER_MISS_SHARE: u64 = 4;
 /// Placements a search compares for one disagreement.
 const SEARCH_CANDIDATES: usize = 8;
+/// Steps of the second kind that explain a disagreement a search compares (nearest first).
+const STEP_FIXERS: usize = 3;
 /// The most recent forks of the mm a search tries for one disagreement.
 const FORK_WINDOWS: usize = 8;
 /// Positions a search tries for a probed fork (after the parent CPU's last records).
 const PROBED_POSITIONS: usize = 4;
 /// ... and for one whose step runs inside the probed function (between it and its return).
 const INSIDE_POSITIONS: usize = 64;
-/// Events past a fork's record over which a search compares its candidates.
-const SEARCH_AHEAD: usize = 1500;
+/// Events past a disagreement (or a fork's record) over which a search compares its
+/// candidates.
+const SEARCH_AHEAD: usize = 200;
 /// How long a search lets an owner-mode fixup walk take (ns; capped at the fork's record).
 const WALK_SPANS: [u64; 6] = [
     500_000,
@@ -58,7 +78,10 @@ const WALK_SPANS: [u64; 6] = [
 struct Candidate {
     at: Replayer,
     placements: Placements,
-    fresh: Vec<(usize, Replayer)>,
+    /// The steps it adds to the accepted ones.
+    steps: Vec<Step>,
+    /// The snapshot its replay started from.
+    from: usize,
 }
 
 /// A copy of `r` without its recording (a search only needs the model state).
@@ -66,6 +89,20 @@ fn snapshot_ref(r: &Replayer) -> Replayer {
     let mut c = r.clone();
     c.engine.core.run = PolicyRun::new(r.engine.core.kind, r.engine.core.params.clone());
     c
+}
+
+/// A candidate's replayer: from a snapshot, its invariant checks on `mm` (a placement that
+/// breaks one is never kept: [`broke`] looks where the candidate is judged, the final replay
+/// after every event).
+fn checked(snap: &Replayer, mm: MmId) -> Replayer {
+    let mut t = snap.clone();
+    t.engine.core.check_only = Some(vec![mm]);
+    t
+}
+
+/// Whether a candidate's model breaks an invariant of its mm now.
+fn broke(t: &Replayer) -> bool {
+    !t.engine.core.run.violations.is_empty() || !t.engine.check_invariants().is_empty()
 }
 
 /// [`snapshot_ref`] without cloning the recording.
@@ -79,19 +116,23 @@ fn snapshot(r: &mut Replayer) -> Replayer {
 
 struct Search<'a> {
     trace: &'a Trace,
+    /// The capture's events decoded once (the candidates read them again and again).
+    events: Vec<Event>,
     policy: PolicyKind,
     windows: &'a [ForkWindow],
     exits: &'a [ExitWindow],
     /// Per `sched_switch` record: the index of the next record of that CPU.
     next_on_cpu: FxHashMap<usize, usize>,
-    /// Windows by their first event.
-    by_first: FxHashSet<usize>,
-    /// The placements accepted so far.
+    /// The placements accepted so far (the probes' and `accepted`'s).
     found: Placements,
-    /// Snapshots at the first event of fork windows.
-    ckpts: BTreeMap<usize, Replayer>,
-    /// Snapshots every [`CHECKPOINT_EVERY`] events, the last [`CHECKPOINTS_KEPT`].
-    periodic: BTreeMap<usize, Replayer>,
+    /// The steps accepted so far, in order.
+    accepted: Vec<Step>,
+    /// The mms they were accepted for.
+    mms: Vec<MmId>,
+    /// Snapshots every `every` events over the last [`CHECKPOINTS_SPAN`]: every candidate's
+    /// replay starts from the last one before its step.
+    periodic: BTreeMap<usize, Box<Replayer>>,
+    every: usize,
     /// Windows tried already.
     tried: FxHashSet<usize>,
     budget: u64,
@@ -101,19 +142,24 @@ struct Search<'a> {
     verbose_state: bool,
 }
 
-/// Replays `trace` through `policy` and returns the placements that explain some of its
-/// disagreements (empty when none do).
+/// Replays `trace` through `policy` and returns the steps that explain some of its
+/// disagreements, in the order they were accepted (empty when none do).
+///
+/// `misses`: where the plain replay disagreed (event indices, in order). Snapshots are taken
+/// only in the stretch before one of them that a candidate may start in, and the search ends
+/// when its budget is spent.
 pub fn search_placements(
     trace: &Trace,
+    events: Vec<Event>,
     policy: PolicyKind,
     mut r: Replayer,
-    windows: &[ForkWindow],
-    exits: &[ExitWindow],
-) -> Placements {
-    let n = trace.events.len();
+    (windows, exits): (&[ForkWindow], &[ExitWindow]),
+    misses: &[usize],
+) -> (Vec<Step>, Vec<MmId>) {
+    let n = events.len();
     let mut next_on_cpu = FxHashMap::default();
     let mut open: FxHashMap<u16, usize> = FxHashMap::default();
-    for (j, ev) in trace.events.iter().enumerate() {
+    for (j, ev) in events.iter().enumerate() {
         if let Some(s) = open.remove(&ev.cpu) {
             next_on_cpu.insert(s, j);
         }
@@ -121,37 +167,46 @@ pub fn search_placements(
             open.insert(ev.cpu, j);
         }
     }
+    // (past the plain replay's last miss and the look-ahead of its search, nothing is left to
+    // explain)
+    let end = misses.last().map_or(0, |&m| (m + SEARCH_AHEAD + 1).min(n));
+    // (the search compares predictions only)
+    r.engine.core.recording = Recording::Off;
+    r.engine.core.params.check_invariants = false;
     let mut s = Search {
         trace,
+        events,
         policy,
         windows,
         exits,
         next_on_cpu,
-        by_first: windows.iter().map(|w| w.first).collect(),
         // the probes' placements (docs/models.md §5.6) are the start
         found: r.untraced.placements.clone(),
-        ckpts: BTreeMap::new(),
+        accepted: Vec::new(),
+        mms: Vec::new(),
         periodic: BTreeMap::new(),
+        every: CHECKPOINT_EVERY * (r.engine.core.params.cpus as usize / 16).max(1),
         tried: FxHashSet::default(),
-        budget: (SEARCH_BUDGET_PER_EVENT * n as u64 + 1_000_000).min(SEARCH_BUDGET_MAX),
+        budget: n as u64 / SEARCH_BUDGET_EVENTS_PER_UNIT + SEARCH_BUDGET_BASE,
         verbose: std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some(),
         verbose_state: std::env::var("CIDSCOPE_SEARCH_TRACE").is_ok_and(|v| v == "2"),
     };
     let mut i = 0;
-    while i < n {
-        if s.by_first.contains(&i) {
-            s.ckpts.insert(i, snapshot(&mut r));
-            // checkpoints of windows too far back for any candidate
-            let keep = i.saturating_sub(2 * SEARCH_LOOKBACK);
-            s.ckpts = s.ckpts.split_off(&keep);
+    // the next miss of the plain replay at or after i
+    let mut next_miss = 0;
+    while i < end && s.budget > 0 {
+        while misses.get(next_miss).is_some_and(|&m| m < i) {
+            next_miss += 1;
         }
-        if i.is_multiple_of(CHECKPOINT_EVERY) {
-            s.periodic.insert(i, snapshot(&mut r));
-            while s.periodic.len() > CHECKPOINTS_KEPT {
-                s.periodic.pop_first();
-            }
+        if misses
+            .get(next_miss)
+            .is_some_and(|&m| m <= i + SNAPSHOT_AHEAD_OF_MISS)
+        {
+            s.checkpoint(i, &mut r);
         }
-        let Some(ev) = trace.events.get(i) else { break };
+        let Some(ev) = s.events.get(i).copied() else {
+            break;
+        };
         let before = r.misses();
         r.apply(i, &ev, &trace.tasks);
         let missed = r.misses() > before && matches!(ev.kind, EventKind::RseqUpdate { .. });
@@ -159,63 +214,126 @@ pub fn search_placements(
             eprintln!("search: miss at event {i}, budget {}", s.budget);
         }
         if missed && s.budget > 0 {
-            let mm = r.engine.core.task(ev.tid).and_then(|t| t.mm);
+            // (the misses of processes begun in the capture: an older one's state is seeded
+            // from what the capture shows, and a step placed for it would explain the seeding)
+            let mm = r
+                .engine
+                .core
+                .task(ev.tid)
+                .and_then(|t| t.mm)
+                .filter(|&m| r.begins_in_capture(m));
             if let Some(mm) = mm {
                 let target = r.misses();
-                if let Some(t) = s.try_forks(&r, i, (ev.cpu, ev.tid), mm, target) {
+                let who = (ev.cpu, ev.tid);
+                // (this disagreement may spend a share of what is left, the rest waits)
+                let left = s.budget;
+                let share = (left / PER_MISS_SHARE).max(left.min(SEARCH_BUDGET_BASE));
+                s.budget = share;
+                let cand = match s.try_forks(&r, i, who, mm, target) {
+                    Some(c) => Some(c),
+                    None if s.budget > 0 => s.try_steps(&r, i, who, mm, target),
+                    None => None,
+                };
+                s.budget = left - (share - s.budget);
+                if let Some(c) = cand {
                     if s.verbose {
                         eprintln!(
-                            "search: a fork placed for {i}: misses {target} -> {}",
-                            t.misses()
+                            "search: {:?} for {i}: misses {target} -> {}",
+                            c.steps,
+                            c.at.misses()
                         );
                     }
-                    r = t;
-                } else if s.budget > 0
-                    && let Some(t) = s.try_steps(&r, i, (ev.cpu, ev.tid), mm, target)
-                {
-                    r = t;
+                    if !s.mms.contains(&mm) {
+                        s.mms.push(mm);
+                    }
+                    r = s.accept(c, i);
                 }
             }
         }
         i += 1;
     }
-    s.found
+    if s.verbose {
+        eprintln!("search: done, budget left {}", s.budget);
+    }
+    (s.accepted, s.mms)
 }
 
 impl Search<'_> {
-    /// Replays `t` over events `from..=to`, retaking the checkpoints it passes (`keep`).
-    fn replay_to(
-        &self,
-        t: &mut Replayer,
-        from: usize,
-        to: usize,
-        keep: impl Fn(usize) -> bool,
-    ) -> Vec<(usize, Replayer)> {
-        let mut fresh = Vec::new();
-        for j in from..=to {
-            if j > from && keep(j) {
-                fresh.push((j, snapshot(t)));
+    /// Keeps the snapshots a later candidate may start from: every `every` events.
+    fn checkpoint(&mut self, i: usize, r: &mut Replayer) {
+        if i.is_multiple_of(self.every) {
+            self.budget = self.budget.saturating_sub(SNAPSHOT_COST);
+            self.periodic.insert(i, Box::new(snapshot(r)));
+            while self.periodic.len() * self.every > CHECKPOINTS_SPAN {
+                self.periodic.pop_first();
             }
-            let Some(ev) = self.trace.events.get(j) else {
+        }
+    }
+
+    /// The last snapshot at or before event `j`.
+    fn snapshot_before(&self, j: usize) -> Option<(usize, &Replayer)> {
+        self.periodic
+            .range(..=j)
+            .next_back()
+            .map(|(&b, r)| (b, r.as_ref()))
+    }
+
+    /// Takes `cand`, found for the disagreement at `i`: its steps join the accepted ones, and
+    /// the snapshots its replay passed are taken again with them (the replay goes on from it).
+    fn accept(&mut self, cand: Candidate, i: usize) -> Replayer {
+        self.found = cand.placements;
+        self.accepted.extend(cand.steps);
+        let from = cand.from;
+        let Some(snap) = self.periodic.get(&from).map(|s| snapshot_ref(s)) else {
+            return cand.at;
+        };
+        // the snapshots after its start were taken without the step
+        let _ = self.periodic.split_off(&(from + 1));
+        let mut t = snap;
+        t.untraced.placements = self.found.clone();
+        for j in from..=i {
+            if j > from {
+                self.checkpoint(j, &mut t);
+            }
+            let Some(ev) = self.events.get(j).copied() else {
                 break;
             };
             t.apply(j, &ev, &self.trace.tasks);
         }
-        fresh
+        self.budget = self.budget.saturating_sub((i + 1 - from) as u64);
+        t
     }
 
-    /// Of the candidates, the one with the fewest misses at `horizon`.
+    /// Replays `t` over events `from..=to`.
+    fn replay_to(&self, t: &mut Replayer, from: usize, to: usize) {
+        for j in from..=to {
+            let Some(ev) = self.events.get(j).copied() else {
+                break;
+            };
+            t.apply(j, &ev, &self.trace.tasks);
+        }
+    }
+
+    /// Of the candidates, the one with the fewest misses at `horizon` that breaks no
+    /// invariant on the way.
     fn best(&mut self, found: &[Candidate], i: usize, horizon: usize) -> Option<usize> {
         let mut best: Option<(u64, usize)> = None;
         for (c, cand) in found.iter().enumerate() {
-            let mut a = snapshot_ref(&cand.at);
-            for j in i + 1..=horizon {
-                let Some(ev) = self.trace.events.get(j) else {
-                    break;
-                };
-                a.apply(j, &ev, &self.trace.tasks);
+            if !self.spend((horizon - i) as u64) {
+                break;
             }
-            self.budget = self.budget.saturating_sub((horizon - i) as u64);
+            let mut a = snapshot_ref(&cand.at);
+            self.replay_to(&mut a, i + 1, horizon);
+            if broke(&a) {
+                if self.verbose {
+                    eprintln!(
+                        "best: {:?} breaks {:?}",
+                        cand.steps,
+                        a.engine.check_invariants().first()
+                    );
+                }
+                continue;
+            }
             if best.is_none_or(|b| a.misses() < b.0) {
                 best = Some((a.misses(), c));
             }
@@ -234,7 +352,7 @@ impl Search<'_> {
         let mut a = snapshot_ref(cand);
         let mut b = snapshot_ref(plain);
         for j in i + 1..=horizon {
-            let Some(ev) = self.trace.events.get(j) else {
+            let Some(ev) = self.events.get(j).copied() else {
                 break;
             };
             let (ma, mb) = (a.misses(), b.misses());
@@ -250,7 +368,15 @@ impl Search<'_> {
                 );
             }
         }
-        a.misses() < b.misses()
+        if self.verbose {
+            eprintln!(
+                "ahead: at {horizon} candidate {} plain {}; breaks {:?}",
+                a.misses(),
+                b.misses(),
+                a.engine.check_invariants().first()
+            );
+        }
+        a.misses() < b.misses() && !broke(&a)
     }
 
     /// Takes `steps` replayed events from the budget; false (and the budget spent) when it
@@ -267,267 +393,11 @@ impl Search<'_> {
     /// The switch-in of `tid` on `cpu` last before event `i`, within the lookback.
     fn switch_in(&self, i: usize, (cpu, tid): (u16, Tid)) -> Option<usize> {
         (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
-            self.trace.events.get(j).is_some_and(|e| {
+            self.events.get(j).copied().is_some_and(|e| {
                 e.cpu == cpu
                     && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
             })
         })
-    }
-
-    /// T3: the fork of window `w` placed before event `p` with its fixup walk lazy, and (when
-    /// the disagreeing task was switched in at `sw` after `p`) visited so far by then, for
-    /// every count. Candidates that explain the disagreement go to `found`; false when the
-    /// budget ran out.
-    fn try_lazy_walk(
-        &mut self,
-        w: ForkWindow,
-        p: usize,
-        (i, sw, mm, target): (usize, Option<usize>, MmId, u64),
-        found: &mut Vec<Candidate>,
-        fewest: &mut Option<usize>,
-    ) -> bool {
-        let fork = EarlyFork {
-            parent: w.parent,
-            child: w.child,
-            record_ts: w.record_ts,
-            walk_end: w.record_ts,
-            lazy: true,
-            probed: false,
-            thread: w.thread,
-        };
-        let mut placements = self.found.clone();
-        placements.early_forks.entry(p).or_default().push(fork);
-        let split = sw.filter(|&s| s > p && s <= i);
-        let to = split.map_or(i, |s| s - 1);
-        if !self.spend((to + 1 - w.first) as u64) {
-            return false;
-        }
-        let mut t = self.ckpts[&w.first].clone();
-        t.untraced.placements = placements.clone();
-        let ckpts = &self.ckpts;
-        let fresh = self.replay_to(&mut t, w.first, to, |j| ckpts.contains_key(&j));
-        let Some(s) = split else {
-            if t.misses() < target {
-                found.push(Candidate {
-                    at: t,
-                    placements,
-                    fresh,
-                });
-            }
-            return true;
-        };
-        let Some((done, tasks)) = t.untraced.lazy_walk(mm) else {
-            return true;
-        };
-        let below = fewest.unwrap_or(tasks + 1).min(tasks + 1);
-        for k in done..below {
-            if found.len() >= SEARCH_CANDIDATES {
-                break;
-            }
-            if !self.spend((i + 1 - s) as u64) {
-                return false;
-            }
-            let mut c = t.clone();
-            let mut with_mark = placements.clone();
-            with_mark.walk_marks.insert(s, k);
-            c.untraced.placements = with_mark.clone();
-            let mut fresh2 = fresh
-                .iter()
-                .map(|(j, r)| (*j, r.clone()))
-                .collect::<Vec<_>>();
-            let ckpts = &self.ckpts;
-            if ckpts.contains_key(&s) {
-                fresh2.push((s, snapshot(&mut c)));
-            }
-            fresh2.extend(self.replay_to(&mut c, s, i, |j| ckpts.contains_key(&j)));
-            if c.misses() < target {
-                // the fewest visits that explain it: the walk only moves on
-                found.push(Candidate {
-                    at: c,
-                    placements: with_mark,
-                    fresh: fresh2,
-                });
-                *fewest = Some(k);
-                break;
-            }
-        }
-        true
-    }
-
-    /// T2/T3: a recent fork of `mm` placed earlier in its window.
-    fn try_forks(
-        &mut self,
-        r: &Replayer,
-        i: usize,
-        who: (u16, Tid),
-        mm: MmId,
-        target: u64,
-    ) -> Option<Replayer> {
-        let n = self.trace.events.len();
-        let sw = self.switch_in(i, who);
-        let mut cands: Vec<usize> = self
-            .windows
-            .iter()
-            .enumerate()
-            .filter(|(k, w)| {
-                !self.tried.contains(k)
-                    && w.first <= i
-                    && w.record + SEARCH_LOOKBACK >= i
-                    && self.ckpts.contains_key(&w.first)
-                    && r.engine.core.task(w.parent).and_then(|t| t.mm) == Some(mm)
-            })
-            .map(|(k, _)| k)
-            .collect();
-        cands.sort_by_key(|&k| std::cmp::Reverse(self.windows[k].first));
-        // (a probed fork's few positions let more forks be tried)
-        let probed = cands.iter().any(|&k| self.windows[k].probed);
-        cands.truncate(if probed {
-            FORK_WINDOWS
-        } else {
-            FORK_WINDOWS / 2
-        });
-        if self.verbose {
-            let near: Vec<_> = self
-                .windows
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| w.first <= i && w.record + 400 >= i)
-                .map(|(k, w)| {
-                    (
-                        w.child,
-                        w.first,
-                        w.record,
-                        w.inside,
-                        self.tried.contains(&k),
-                        self.ckpts.contains_key(&w.first),
-                    )
-                })
-                .collect();
-            eprintln!("search: fork windows for {i}: {cands:?} near {near:?}");
-        }
-        for k in cands {
-            self.tried.insert(k);
-            let w = self.windows[k];
-            // a placement after the disagreement cannot explain it; an owner-mode fork may
-            // also leave its fixup walk running for a while (T3)
-            let spans: &[u64] = if self.policy == PolicyKind::OwnerMode {
-                &WALK_SPANS
-            } else {
-                &[]
-            };
-            let mut found: Vec<Candidate> = Vec::new();
-            // the fewest walk visits a lazy placement needed so far: an earlier placement is
-            // only worth it with fewer
-            let mut fewest: Option<usize> = None;
-            // a probed fork ran at its probe or before a stall of the parent's CPU: right after
-            // one of that CPU's last records
-            let positions: Vec<usize> = if w.inside {
-                // after the probe, up to its return, the latest first (a placement after the
-                // disagreement explains it by the fork not having run yet)
-                (w.first + 1..=w.record)
-                    .rev()
-                    .take(INSIDE_POSITIONS)
-                    .collect()
-            } else if w.probed {
-                let cpu = self.trace.events.get(w.record).map(|e| e.cpu);
-                (w.first..w.record.min(i + 1))
-                    .rev()
-                    .filter(|&j| {
-                        j > 0
-                            && self
-                                .trace
-                                .events
-                                .get(j - 1)
-                                .is_some_and(|e| Some(e.cpu) == cpu)
-                    })
-                    .take(PROBED_POSITIONS)
-                    .collect()
-            } else {
-                (w.first..w.record.min(i + 1)).rev().collect()
-            };
-            'place: for p in positions {
-                let t0 = self.trace.events.get(p).map_or(0, |e| e.ts);
-                let ends = std::iter::once(0)
-                    .chain(spans.iter().map(|&d| t0.saturating_add(d).min(w.record_ts)));
-                for walk_end in ends {
-                    if !self.spend((i + 1 - w.first) as u64) {
-                        break 'place;
-                    }
-                    let mut t = self.ckpts[&w.first].clone();
-                    let mut placements = self.found.clone();
-                    // (it replaces where the probe put it)
-                    for v in placements.early_forks.values_mut() {
-                        v.retain(|f| f.child != w.child);
-                    }
-                    // inside the probed function, the walk still ends at its return and
-                    // visits where the probes say
-                    let (walk_end, lazy) = if w.inside {
-                        let end = self.trace.events.get(w.record).map_or(0, |e| e.ts);
-                        (end, true)
-                    } else {
-                        (walk_end, false)
-                    };
-                    placements
-                        .early_forks
-                        .entry(p)
-                        .or_default()
-                        .push(EarlyFork {
-                            parent: w.parent,
-                            child: w.child,
-                            record_ts: w.record_ts,
-                            walk_end,
-                            lazy,
-                            probed: false,
-                            thread: w.thread,
-                        });
-                    t.untraced.placements = placements.clone();
-                    let ckpts = &self.ckpts;
-                    let fresh = self.replay_to(&mut t, w.first, i, |j| ckpts.contains_key(&j));
-                    if self.verbose {
-                        eprintln!(
-                            "search: fork of {} before {p} (window {}..{}) for {i}: misses {} (to beat: {target})",
-                            w.child,
-                            w.first,
-                            w.record,
-                            t.misses()
-                        );
-                    }
-                    if t.misses() < target {
-                        found.push(Candidate {
-                            at: t,
-                            placements,
-                            fresh,
-                        });
-                        if found.len() >= SEARCH_CANDIDATES {
-                            break 'place;
-                        }
-                    }
-                }
-                if self.policy == PolicyKind::OwnerMode
-                    && !self.try_lazy_walk(w, p, (i, sw, mm, target), &mut found, &mut fewest)
-                {
-                    break 'place;
-                }
-                if found.len() >= SEARCH_CANDIDATES {
-                    break 'place;
-                }
-            }
-            if found.is_empty() {
-                continue;
-            }
-            // of the placements that explain this disagreement, the one that leaves the fewest
-            // misses up to a little past the fork's record
-            let horizon = (w.record.max(i) + SEARCH_AHEAD).min(n - 1);
-            if let Some(c) = self.best(&found, i, horizon) {
-                let cand = found.swap_remove(c);
-                self.found = cand.placements;
-                for (j, c) in cand.fresh {
-                    self.ckpts.insert(j, c);
-                }
-                return Some(cand.at);
-            }
-        }
-        None
     }
 
     /// T5/T6/T1: one step of the mm moved from its default.
@@ -538,37 +408,54 @@ impl Search<'_> {
         who: (u16, Tid),
         mm: MmId,
         target: u64,
-    ) -> Option<Replayer> {
-        let n = self.trace.events.len();
+    ) -> Option<Candidate> {
+        let n = self.events.len();
+        // (drawing the candidates reads up to twice the lookback of the capture: reading an
+        // event costs about an eighth of replaying it)
+        if !self.spend((i - i.saturating_sub(2 * SEARCH_LOOKBACK)) as u64 / 8) {
+            return None;
+        }
         let mut found: Vec<Candidate> = Vec::new();
-        let mut moved: Vec<Step> = Vec::new();
         let source = StepSource {
-            trace: self.trace,
+            events: &self.events,
             policy: self.policy,
             exits: self.exits,
             next_on_cpu: &self.next_on_cpu,
             found: &self.found,
         };
-        let cands = source.step_candidates(r, i, who, mm);
+        let mut cands = source.step_candidates(r, i, who, mm);
+        // the smallest change first: the step that moves the least of the capture before the
+        // disagreement (and costs the least to replay)
+        cands.sort_by_key(|s| std::cmp::Reverse(s.start()));
         if self.verbose {
             eprintln!("search: step candidates for {i}: {cands:?}");
         }
         for step in cands {
+            if found.len() >= STEP_FIXERS {
+                break;
+            }
             let s = step.start();
-            let Some(&b) = self.periodic.range(..=s).next_back().map(|(b, _)| b) else {
+            let Some((b, snap)) = self.snapshot_before(s) else {
                 continue;
             };
+            // (what judging the candidates found so far takes is kept back)
+            let ahead = (i + SEARCH_AHEAD).min(n - 1) - i;
+            let reserve = if found.is_empty() {
+                0
+            } else {
+                (found.len() + 3) * ahead
+            };
+            if self.budget < (i + 1 - b + reserve) as u64 {
+                break;
+            }
+            let mut t = checked(snap, mm);
             if !self.spend((i + 1 - b) as u64) {
                 break;
             }
-            let mut t = self.periodic[&b].clone();
             let mut placements = self.found.clone();
             step.set(&mut placements);
             t.untraced.placements = placements.clone();
-            let ckpts = &self.ckpts;
-            let fresh = self.replay_to(&mut t, b, i, |j| {
-                j.is_multiple_of(CHECKPOINT_EVERY) || ckpts.contains_key(&j)
-            });
+            self.replay_to(&mut t, b, i);
             if self.verbose {
                 eprintln!(
                     "step at {i}: {step:?} misses {} target {target}",
@@ -577,14 +464,17 @@ impl Search<'_> {
                 if self.verbose_state {
                     eprintln!("    state: {}", t.engine.describe_mm(mm));
                 }
+                if let Some(v) = t.engine.core.run.violations.first() {
+                    eprintln!("    breaks {} at {}: {}", v.invariant, v.ts, v.detail);
+                }
             }
-            if t.misses() < target {
+            if t.misses() < target && !broke(&t) {
                 found.push(Candidate {
                     at: t,
                     placements,
-                    fresh,
+                    steps: vec![step],
+                    from: b,
                 });
-                moved.push(step);
             }
         }
         let horizon = (i + SEARCH_AHEAD).min(n - 1);
@@ -592,16 +482,6 @@ impl Search<'_> {
         if !self.ahead_at(&found[c].at, r, i, horizon) {
             return None;
         }
-        let cand = found.swap_remove(c);
-        moved[c].set(&mut self.found);
-        for (j, c) in cand.fresh {
-            if j.is_multiple_of(CHECKPOINT_EVERY) {
-                self.periodic.insert(j, snapshot_ref(&c));
-            }
-            if self.ckpts.contains_key(&j) {
-                self.ckpts.insert(j, c);
-            }
-        }
-        Some(cand.at)
+        Some(found.swap_remove(c))
     }
 }

@@ -4,16 +4,16 @@
 
 use super::super::kind::PolicyKind;
 use super::replayer::Replayer;
-use super::untraced::{EarlyExit, Placements};
+use super::untraced::{EarlyExit, EarlyFork, Placements};
 use super::windows::ExitWindow;
-use crate::events::{EventKind, Tid, Trace};
+use crate::events::{EventKind, Tid};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 mod stalls;
 
 /// How many events back from a disagreement a fork's record may lie to be a candidate.
-pub(super) const SEARCH_LOOKBACK: usize = 4000;
+pub(super) const SEARCH_LOOKBACK: usize = 1500;
 /// Candidates of each kind of step (T5, T6, T1) tried for one disagreement.
 const STEP_CANDIDATES: usize = 4;
 
@@ -23,6 +23,9 @@ const EXIT_POSITIONS: usize = 6;
 /// Which step a candidate of the second kind moves, and where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Step {
+    /// T2 (with T3): the CID step of a CLONE_VM fork before the event at `at`, replacing any
+    /// placement of that fork so far (its probe's).
+    EarlyFork { at: usize, fork: EarlyFork },
     /// T5: the CID step of the switch record at this index at its CPU's next record.
     DeferredSwitch(usize),
     /// T6: `exit_mm` right at the exit record at this index (before a joiner's wake).
@@ -108,6 +111,7 @@ impl Step {
             | Step::LateEnqueue(s)
             | Step::HeldClear(s) => s,
             Step::EarlyExit { at, .. }
+            | Step::EarlyFork { at, .. }
             | Step::WalkMark { at, .. }
             | Step::FutexPut { at, .. }
             | Step::CurrEarly { at, .. }
@@ -125,6 +129,12 @@ impl Step {
 
     pub(super) fn set(self, p: &mut Placements) {
         match self {
+            Step::EarlyFork { at, fork } => {
+                for v in p.early_forks.values_mut() {
+                    v.retain(|f| f.child != fork.child);
+                }
+                p.early_forks.entry(at).or_default().push(fork);
+            }
             Step::DeferredSwitch(s) => {
                 p.deferred_switches.insert(s);
             }
@@ -195,7 +205,8 @@ impl Step {
 /// What the candidates of a disagreement are drawn from: the capture and the placements the
 /// search has accepted so far.
 pub(super) struct StepSource<'a> {
-    pub trace: &'a Trace,
+    /// The capture's events, decoded.
+    pub events: &'a [crate::events::Event],
     pub policy: PolicyKind,
     pub exits: &'a [ExitWindow],
     /// Per `sched_switch` record: the index of the next record of that CPU.
@@ -212,7 +223,7 @@ impl StepSource<'_> {
         (cpu, tid): (u16, Tid),
         mm: MmId,
     ) -> Vec<Step> {
-        let ev = |j: usize| self.trace.events.get(j);
+        let ev = |j: usize| self.events.get(j).copied();
         let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         // the disagreeing task's switch-in
         let Some(sw) = (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
@@ -384,7 +395,7 @@ impl StepSource<'_> {
         if let Some((done, tasks)) = r.untraced.lazy_walk(mm) {
             steps.extend((done + 1..=tasks).map(|done| Step::WalkMark { at: sw, done }));
             let step = (sw + 1..=i)
-                .find(|&q| self.trace.events.get(q).is_some_and(|e| e.cpu == cpu))
+                .find(|&q| self.events.get(q).copied().is_some_and(|e| e.cpu == cpu))
                 .filter(|_| probed.switch);
             if let Some(step) = step {
                 steps.extend((done + 1..=tasks).map(|done| Step::WalkMark { at: step, done }));
@@ -445,7 +456,7 @@ impl StepSource<'_> {
         });
         for (w, exit) in near {
             let earlier = (w.first..sw).rev().filter(|&j| {
-                self.trace.events.get(j).is_some_and(|e| {
+                self.events.get(j).copied().is_some_and(|e| {
                     matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
                         if next_tid != w.tid && mm_of(next_tid) == Some(mm))
                 })
@@ -476,7 +487,7 @@ impl StepSource<'_> {
             return Vec::new();
         }
         let p = &self.found;
-        let ev = |j: usize| self.trace.events.get(j);
+        let ev = |j: usize| self.events.get(j).copied();
         let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         // the disagreeing task's switch must still be in flight at its update
         if p.deferred_switches.contains(&sw) || self.next_on_cpu.get(&sw) != Some(&i) {

@@ -1,7 +1,7 @@
 //! The untraced windows of CLONE_VM forks (docs/models.md §5.3 T2) and of exits (T7): where a
 //! fork's or an exit's CID step may run before its record.
 
-use crate::events::{CLONE_THREAD, CLONE_VM, EventKind, Tid, Trace};
+use crate::events::{CLONE_THREAD, CLONE_VM, Event, EventKind, Tid};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The untraced window of a CLONE_VM fork's CID step (docs/models.md §5.3 T2).
@@ -28,12 +28,12 @@ pub struct ForkWindow {
 /// The windows of the CLONE_VM forks of `trace`: from the parent's last record that shows it
 /// outside clone() (its return to user, the end of a previous clone, an exec, a switch-in after
 /// sleeping; not a tick or a migration, which interrupt it anywhere) to the fork's record.
-pub fn fork_windows(trace: &Trace) -> Vec<ForkWindow> {
+pub fn fork_windows(events: &[Event]) -> Vec<ForkWindow> {
     let mut last: FxHashMap<Tid, usize> = FxHashMap::default();
     let mut slept: FxHashSet<Tid> = FxHashSet::default();
     let mut vm: FxHashMap<Tid, bool> = FxHashMap::default();
     let mut out = Vec::new();
-    for (i, ev) in trace.events.iter().enumerate() {
+    for (i, ev) in events.iter().enumerate() {
         match ev.kind {
             EventKind::TaskNewtask { tid, clone_flags } if clone_flags & CLONE_VM != 0 => {
                 vm.insert(tid, clone_flags & CLONE_THREAD != 0);
@@ -101,10 +101,10 @@ pub struct ExitWindow {
 }
 
 /// The exit windows of `trace`, in record order.
-pub fn exit_windows(trace: &Trace) -> Vec<ExitWindow> {
+pub fn exit_windows(events: &[Event]) -> Vec<ExitWindow> {
     let mut last: FxHashMap<Tid, usize> = FxHashMap::default();
     let mut out = Vec::new();
-    for (i, ev) in trace.events.iter().enumerate() {
+    for (i, ev) in events.iter().enumerate() {
         match ev.kind {
             EventKind::RseqUpdate { .. } | EventKind::SchedProcessExec { .. } => {
                 last.insert(ev.tid, i);

@@ -2,7 +2,7 @@
 //! guest kernel ran it, and what the probe read of the kernel's state held against the model's.
 
 use super::Replayer;
-use crate::events::{Event, EventKind, MigrateState, Probe, Tid};
+use crate::events::{Event, EventKind, MigrateState, MmCidState, Probe, Tid};
 use crate::model::policies::engine::DriverEvent;
 use crate::model::policies::run::ProbeMismatch;
 
@@ -10,8 +10,17 @@ impl Replayer {
     /// Holds the model's state against what the probe read of the kernel's, before its step
     /// runs (each value a [`ProbeMismatch`] when they differ).
     pub(super) fn check_probe(&mut self, ts: u64, by: Tid, probe: Probe, num: u32, ptr: u64) {
-        // (only processes begun in the capture: the model knows all of their history)
-        let fresh = |r: &Replayer, tid: Tid| r.created.contains(&tid);
+        // (only tasks begun in the capture, of mms begun in it: the model knows all of their
+        // history; a vfork child shares its parent's older mm)
+        let fresh = |r: &Replayer, tid: Tid| {
+            r.created.contains(&tid)
+                && r.obs_mm(tid).is_some_and(|m| {
+                    r.infos
+                        .0
+                        .get(m.0 as usize)
+                        .is_some_and(|i| i.begins_in_capture())
+                })
+        };
         let subject = match probe {
             Probe::MigrateTo => num,
             Probe::MmPutAsync => self.untraced.owner_of(ptr).unwrap_or(0),
@@ -75,6 +84,29 @@ impl Replayer {
                     k.last_mm_cid.map(i64::from),
                     opt(m.last_mm_cid),
                 );
+            }
+            // 7.x: the mm's owner-mode state before the fork joins it or the exit leaves it
+            // (the step runs inside the probed function, after the probe)
+            Probe::ForkUsers | Probe::ExitUsers => {
+                let k = MmCidState::from_ptr(ptr);
+                // (an exit's release runs at its cid_exit probe, which fires first at the same
+                // function entry: the state read is the one before it)
+                let m = match probe {
+                    Probe::ExitUsers => self.exit_entry.remove(&by),
+                    _ => None,
+                }
+                .unwrap_or_else(|| self.engine.probe_view(by));
+                let as_i = |v: Option<i32>| v.map(i64::from);
+                let of = |v: Option<u32>| v.map(i64::from);
+                cmp(by, "mm_cid.users", as_i(k.users), of(m.cid_users));
+                cmp(by, "mm_cid.max_cids", as_i(k.max_cids), of(m.max_cids));
+                cmp(by, "mm_cid.pcpu_thrs", as_i(k.pcpu_thrs), of(m.pcpu_thrs));
+                cmp(by, "mm_cid.mode", as_i(k.mode), of(m.mode_bits));
+            }
+            Probe::Exit => {
+                let t = if num == 0 { by } else { num };
+                let view = self.engine.probe_view(t);
+                self.exit_entry.insert(t, view);
             }
             // (only exit_mm's mmput: another is a transient reference the model has not seen)
             Probe::MmPut if !self.untraced.exit_put_pending(by, ptr) => {}

@@ -17,7 +17,7 @@ impl StepSource<'_> {
         (sw, i): (usize, usize),
         mm: MmId,
     ) -> Vec<Step> {
-        let ev = |j: usize| self.trace.events.get(j);
+        let ev = |j: usize| self.events.get(j).copied();
         let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         let probed = r.untraced.probed.migrate_to;
         let mut out = Vec::new();
@@ -71,7 +71,7 @@ impl StepSource<'_> {
         (cpu, tid): (u16, Tid),
         mm: MmId,
     ) -> Vec<Step> {
-        let ev = |j: usize| self.trace.events.get(j);
+        let ev = |j: usize| self.events.get(j).copied();
         let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         let p = &self.found;
         // whether CPU c records nothing in (j, to]
@@ -81,7 +81,7 @@ impl StepSource<'_> {
         // the disagreeing task's switch-out of `cpu` after its update: a probed step that
         // ran only after it left (its CPU stalled past both) found the update's CID still
         // in `cpu`'s slot, and took it away from an idle CPU
-        let left = (i + 1..(i + SEARCH_LOOKBACK).min(self.trace.events.len())).find(|&q| {
+        let left = (i + 1..(i + SEARCH_LOOKBACK).min(self.events.len())).find(|&q| {
             ev(q).is_some_and(|e| {
                 e.cpu == cpu
                     && matches!(e.kind, EventKind::SchedSwitch { prev_tid, .. } if prev_tid == tid)

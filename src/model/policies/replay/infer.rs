@@ -1,0 +1,246 @@
+//! Stages 2 and 3 of a replay (docs/models.md §5.3): the proposal of placements for the
+//! untraced steps where the plain replay disagrees, and the final replay that keeps only those
+//! a reviewer would accept.
+//!
+//! The proposal is data: a list of [`Step`]s, each naming the event it moves and where to,
+//! found by `search.rs` from snapshots of a replay. The final replay runs the capture once more
+//! with them ([`Placements`] built from the list) and each step is reported as an
+//! [`InferredStep`] with the window it lies in and the updates it changed.
+
+use super::super::kind::PolicyKind;
+use super::super::run::{InferredStep, PolicyRun};
+use super::inferred::{self, Context};
+use super::prepared::Prepared;
+use super::search;
+use super::steps::Step;
+use super::untraced::Placements;
+use super::windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
+use crate::events::Event;
+use crate::model::tasks::MmId;
+
+/// Final replays that may drop a step that broke an invariant before all are dropped.
+const VETTING_ROUNDS: usize = 3;
+/// Events past a step's window over which the final replay checks the invariants (a step's
+/// state change shows in the next allocations of its mm; the search judged a stretch as long).
+const CHECK_AFTER: usize = 2000;
+
+/// What the proposal stage found: the steps in the order they were accepted, and the windows
+/// they were drawn from.
+pub(super) struct Proposal {
+    pub steps: Vec<Step>,
+    /// The mms whose misses they explain.
+    mms: Vec<MmId>,
+    forks: Vec<ForkWindow>,
+    exits: Vec<ExitWindow>,
+}
+
+impl Proposal {
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+}
+
+/// A policy's family: the kernels whose steps it models (6.4-6.18 and the seed-000 patches;
+/// 6.19+).
+fn family(p: PolicyKind) -> &'static str {
+    match p {
+        PolicyKind::OwnerMode => "6.19+",
+        PolicyKind::LazyCompact | PolicyKind::ResumeBatch => "6.4-6.18",
+    }
+}
+
+/// The policy of the capture's kernel, when its release is known (`--kernel-version`, the
+/// capture's header).
+fn kernel_policy(prep: &Prepared) -> Option<PolicyKind> {
+    prep.params().kernel_policy.or_else(|| {
+        let t = prep.trace;
+        t.kernel_release
+            .as_deref()
+            .and_then(|r| crate::model::kernel::model_for_kernel(r, t.kernel_scan_batch))
+            .and_then(|m| m.policy)
+    })
+}
+
+/// Whether inference may refine `prep`'s policy on this capture at all: steps are timings of
+/// the kernel's own code, and a policy of another family than the capture's kernel (its
+/// release known) has steps that kernel never runs. `Err` says why inference does not run.
+pub(super) fn family_allows(prep: &Prepared) -> Result<(), String> {
+    let asked = prep.policy;
+    match kernel_policy(prep) {
+        Some(k) if family(k) != family(asked) => Err(format!(
+            "not run: the capture's kernel runs {k} ({}); the steps {asked} would place are not that kernel's",
+            family(k)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Where the capture's kernel is not known, whether the steps inferred for `prep`'s policy
+/// explain the capture better than the other family explains it without any (`agreed` of
+/// `checked` against that family's plain replay): steps that only bring a policy up to what the
+/// other family predicts by itself are no evidence for the policy's family. `Err` says why the
+/// steps are dropped.
+pub(super) fn beats_other_family(prep: &Prepared, run: &PolicyRun) -> Result<(), String> {
+    if kernel_policy(prep).is_some() {
+        return Ok(());
+    }
+    let asked = prep.policy;
+    let rival = match asked {
+        PolicyKind::OwnerMode => PolicyKind::LazyCompact,
+        _ => PolicyKind::OwnerMode,
+    };
+    let mut lean = prep.for_policy(rival);
+    lean.lean();
+    let (r, _) = lean.run(&lean.plan.placements.clone(), false, None);
+    let (Some(a), Some(b)) = (run.agreement.as_ref(), r.agreement.as_ref()) else {
+        return Ok(());
+    };
+    // (as shares: the two replays may check a seed more or less)
+    if a.agreed as u128 * b.checked as u128 > b.agreed as u128 * a.checked as u128 {
+        return Ok(());
+    }
+    let pct = |x: u64, n: u64| 100.0 * x as f64 / n.max(1) as f64;
+    Err(format!(
+        "steps dropped: with them {asked} agrees with {:.1}% of the observed CIDs, no more than {rival} ({}) predicts without any ({:.1}%): the capture does not show {asked}'s family (its kernel is not named: --kernel-version would say)",
+        pct(a.agreed, a.checked),
+        family(rival),
+        pct(b.agreed, b.checked)
+    ))
+}
+
+/// The windows of the capture's forks and exits, narrowed by its probes: a probed step ran by
+/// its probe (docs/models.md §5.6).
+fn windows(prep: &Prepared, events: &[Event]) -> (Vec<ForkWindow>, Vec<ExitWindow>) {
+    let plan = &prep.plan;
+    let mut forks = fork_windows(events);
+    for w in &mut forks {
+        if let Some(&p) = plan.fork_probe.get(&w.child) {
+            w.probed = true;
+            match plan.fork_done.get(&w.child) {
+                // 7.x: the step (sched_mm_cid_fork's add-user, allocation, walk) runs inside
+                // the probed function, after the probe and before its return
+                Some(&d) if prep.policy == PolicyKind::OwnerMode && d > p => {
+                    w.first = p;
+                    w.record = d;
+                    w.inside = true;
+                }
+                // 6.x: copy_mm's mmget comes right before it
+                _ => {
+                    w.record = w.record.min(p);
+                    w.first = w.first.min(w.record);
+                }
+            }
+        }
+    }
+    let mut exits = exit_windows(events);
+    for w in &mut exits {
+        // (the release runs inside the probed function: at the probe, or late)
+        if let Some(&p) = plan.exit_probe.get(&w.tid) {
+            w.record = w.record.min(p);
+            w.first = w.record;
+        }
+    }
+    (forks, exits)
+}
+
+/// Stage 2: the steps that explain misses of the plain replay, each inside its window.
+/// `plain`: the plain replay's outcome of every checked update (event index, agreed).
+pub(super) fn propose(prep: &Prepared, plain: &[(usize, bool)]) -> Proposal {
+    // (decoded once: the windows, the search and its candidates read them again and again)
+    let events: Vec<Event> = prep.trace.events.iter().collect();
+    let (forks, exits) = windows(prep, &events);
+    // (the search looks at processes begun in the capture; the snapshots follow all misses)
+    let misses: Vec<usize> = plain.iter().filter(|o| !o.1).map(|o| o.0).collect();
+    let (steps, mms) = search::search_placements(
+        prep.trace,
+        events,
+        prep.policy,
+        prep.replayer(),
+        (&forks, &exits),
+        &misses,
+    );
+    Proposal {
+        steps,
+        mms,
+        forks,
+        exits,
+    }
+}
+
+/// The placements of the probes with `steps` added in order.
+fn placements(prep: &Prepared, steps: &[Step]) -> Placements {
+    let mut p = prep.plan.placements.clone();
+    for s in steps {
+        s.set(&mut p);
+    }
+    p
+}
+
+/// Stage 3: the final replay with the proposed steps, checking the invariants of their mms
+/// after every event: when one breaks, the step placed last before the break is dropped and
+/// the replay runs again (a placement that breaks an invariant is never kept). The result
+/// keeps the plain replay's figures as `predicted`; when the steps explain nothing more, the
+/// plain run is the result.
+pub(super) fn settle(
+    prep: &Prepared,
+    proposal: Proposal,
+    plain: PolicyRun,
+    plain_outcomes: &[(usize, bool)],
+) -> PolicyRun {
+    let cx = Context::new(prep.trace, &proposal.forks, &proposal.exits);
+    let mut steps: Vec<Step> = proposal
+        .steps
+        .into_iter()
+        .filter(|s| cx.inside_window(*s))
+        .collect();
+    let mut round = 0;
+    let (mut run, outcomes) = loop {
+        if steps.is_empty() {
+            return plain;
+        }
+        let spans = cx.check_spans(&steps, CHECK_AFTER);
+        let (run, outcomes) = prep.run(
+            &placements(prep, &steps),
+            true,
+            Some((&proposal.mms, &spans)),
+        );
+        // (a break the plain replay has too is not the steps')
+        let first_break = run
+            .violations
+            .iter()
+            .filter(|v| v.mm.is_none_or(|m| proposal.mms.contains(&m)))
+            .filter(|v| !plain.violations.contains(v))
+            .map(|v| v.ts)
+            .min();
+        let Some(at) = first_break else {
+            break (run, outcomes);
+        };
+        round += 1;
+        if round >= VETTING_ROUNDS {
+            return plain;
+        }
+        // the step placed last at or before the break
+        match cx.last_placed_before(&steps, at) {
+            Some(k) => {
+                steps.remove(k);
+            }
+            None => return plain,
+        }
+    };
+    let agreed = |r: &PolicyRun| r.agreement.as_ref().map_or(0, |a| a.agreed);
+    if agreed(&run) <= agreed(&plain) {
+        return plain;
+    }
+    // (the checks were the inference's: what the user asked for is the plain run's)
+    if !prep.checks_all() {
+        run.violations.clear();
+    }
+    let described: Vec<InferredStep> =
+        inferred::describe_all(&cx, &steps, plain_outcomes, &outcomes);
+    if let (Some(a), Some(p)) = (&mut run.agreement, &plain.agreement) {
+        a.predicted = p.predicted;
+        a.predicted_fresh = p.predicted_fresh;
+        a.inferred_steps = described;
+    }
+    run
+}

@@ -1,0 +1,283 @@
+//! The search's candidates of the first kind (docs/models.md §5.3 T2, T3): the CID step of a
+//! recent CLONE_VM fork of the mm placed earlier in its window, and for owner-mode a fixup walk
+//! that takes a while.
+
+use super::{
+    Candidate, FORK_WINDOWS, INSIDE_POSITIONS, PROBED_POSITIONS, SEARCH_AHEAD, SEARCH_CANDIDATES,
+    Search, WALK_SPANS, broke, checked,
+};
+use crate::events::Tid;
+use crate::model::policies::kind::PolicyKind;
+use crate::model::policies::replay::replayer::Replayer;
+use crate::model::policies::replay::steps::{SEARCH_LOOKBACK, Step};
+use crate::model::policies::replay::untraced::EarlyFork;
+use crate::model::policies::replay::windows::ForkWindow;
+use crate::model::tasks::MmId;
+
+impl Search<'_> {
+    /// T3: the fork of window `w` placed before event `p` with its fixup walk lazy, and (when
+    /// the disagreeing task was switched in at `sw` after `p`) visited so far by then, for
+    /// every count. Candidates that explain the disagreement go to `found`; false when the
+    /// budget ran out.
+    fn try_lazy_walk(
+        &mut self,
+        w: ForkWindow,
+        p: usize,
+        (i, sw, mm, target): (usize, Option<usize>, MmId, u64),
+        found: &mut Vec<Candidate>,
+        fewest: &mut Option<usize>,
+    ) -> bool {
+        let fork = EarlyFork {
+            parent: w.parent,
+            child: w.child,
+            record_ts: w.record_ts,
+            walk_end: w.record_ts,
+            lazy: true,
+            probed: false,
+            thread: w.thread,
+        };
+        let mut placements = self.found.clone();
+        let step = Step::EarlyFork { at: p, fork };
+        step.set(&mut placements);
+        let split = sw.filter(|&s| s > p && s <= i);
+        let to = split.map_or(i, |s| s - 1);
+        let Some((b, snap)) = self.snapshot_before(w.first) else {
+            return true;
+        };
+        let mut t = checked(snap, mm);
+        if !self.spend((to + 1 - b) as u64) {
+            return false;
+        }
+        t.untraced.placements = placements.clone();
+        self.replay_to(&mut t, b, to);
+        let Some(s) = split else {
+            if t.misses() < target && !broke(&t) {
+                found.push(Candidate {
+                    at: t,
+                    placements,
+                    steps: vec![step],
+                    from: b,
+                });
+            }
+            return true;
+        };
+        let Some((done, tasks)) = t.untraced.lazy_walk(mm) else {
+            return true;
+        };
+        let below = fewest.unwrap_or(tasks + 1).min(tasks + 1);
+        for k in done..below {
+            if found.len() >= SEARCH_CANDIDATES {
+                break;
+            }
+            if !self.spend((i + 1 - s) as u64) {
+                return false;
+            }
+            let mut c = t.clone();
+            let mut with_mark = placements.clone();
+            let mark = Step::WalkMark { at: s, done: k };
+            mark.set(&mut with_mark);
+            c.untraced.placements = with_mark.clone();
+            self.replay_to(&mut c, s, i);
+            if c.misses() < target && !broke(&c) {
+                // the fewest visits that explain it: the walk only moves on
+                found.push(Candidate {
+                    at: c,
+                    placements: with_mark,
+                    steps: vec![step, mark],
+                    from: b,
+                });
+                *fewest = Some(k);
+                break;
+            }
+        }
+        true
+    }
+
+    /// T2/T3: a recent fork of `mm` placed earlier in its window.
+    pub(super) fn try_forks(
+        &mut self,
+        r: &Replayer,
+        i: usize,
+        who: (u16, Tid),
+        mm: MmId,
+        target: u64,
+    ) -> Option<Candidate> {
+        let n = self.events.len();
+        // (finding the disagreeing task's switch-in and the windows near it reads a stretch of
+        // the capture and every window)
+        if !self.spend((SEARCH_LOOKBACK + self.windows.len() / 8) as u64 / 8) {
+            return None;
+        }
+        let sw = self.switch_in(i, who);
+        let mut cands: Vec<usize> = self
+            .windows
+            .iter()
+            .enumerate()
+            .filter(|(k, w)| {
+                !self.tried.contains(k)
+                    && w.first <= i
+                    && w.record + SEARCH_LOOKBACK >= i
+                    && self.snapshot_before(w.first).is_some()
+                    && r.engine.core.task(w.parent).and_then(|t| t.mm) == Some(mm)
+            })
+            .map(|(k, _)| k)
+            .collect();
+        cands.sort_by_key(|&k| std::cmp::Reverse(self.windows[k].first));
+        // (a probed fork's few positions let more forks be tried)
+        let probed = cands.iter().any(|&k| self.windows[k].probed);
+        cands.truncate(if probed {
+            FORK_WINDOWS
+        } else {
+            FORK_WINDOWS / 2
+        });
+        if self.verbose {
+            let near: Vec<_> = self
+                .windows
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| w.first <= i && w.record + 400 >= i)
+                .map(|(k, w)| {
+                    (
+                        w.child,
+                        w.first,
+                        w.record,
+                        w.inside,
+                        self.tried.contains(&k),
+                        self.snapshot_before(w.first).is_some(),
+                    )
+                })
+                .collect();
+            eprintln!("search: fork windows for {i}: {cands:?} near {near:?}");
+        }
+        for k in cands {
+            self.tried.insert(k);
+            let w = self.windows[k];
+            // a placement after the disagreement cannot explain it; an owner-mode fork may
+            // also leave its fixup walk running for a while (T3)
+            let spans: &[u64] = if self.policy == PolicyKind::OwnerMode {
+                &WALK_SPANS
+            } else {
+                &[]
+            };
+            let mut found: Vec<Candidate> = Vec::new();
+            // the fewest walk visits a lazy placement needed so far: an earlier placement is
+            // only worth it with fewer
+            let mut fewest: Option<usize> = None;
+            // a probed fork ran at its probe or before a stall of the parent's CPU: right after
+            // one of that CPU's last records
+            let positions: Vec<usize> = if w.inside {
+                // after the probe, up to its return, the latest first (a placement after the
+                // disagreement explains it by the fork not having run yet)
+                (w.first + 1..=w.record)
+                    .rev()
+                    .take(INSIDE_POSITIONS)
+                    .collect()
+            } else if w.probed {
+                let cpu = self.events.get(w.record).copied().map(|e| e.cpu);
+                (w.first..w.record.min(i + 1))
+                    .rev()
+                    .filter(|&j| {
+                        j > 0
+                            && self
+                                .trace
+                                .events
+                                .get(j - 1)
+                                .is_some_and(|e| Some(e.cpu) == cpu)
+                    })
+                    .take(PROBED_POSITIONS)
+                    .collect()
+            } else {
+                (w.first..w.record.min(i + 1)).rev().collect()
+            };
+            'place: for p in positions {
+                let t0 = self.events.get(p).copied().map_or(0, |e| e.ts);
+                // (inside the probed function the walk ends at its return: one placement)
+                let spans = if w.inside { &[][..] } else { spans };
+                let ends = std::iter::once(0)
+                    .chain(spans.iter().map(|&d| t0.saturating_add(d).min(w.record_ts)));
+                for walk_end in ends {
+                    let Some((b, snap)) = self.snapshot_before(w.first) else {
+                        break 'place;
+                    };
+                    // (what judging the candidates found so far takes is kept back)
+                    let ahead = (w.record.max(i) + SEARCH_AHEAD).min(n - 1) - i;
+                    let reserve = if found.is_empty() {
+                        0
+                    } else {
+                        (found.len() + 1) * ahead
+                    };
+                    if self.budget < (i + 1 - b + reserve) as u64 {
+                        break 'place;
+                    }
+                    let mut t = checked(snap, mm);
+                    if !self.spend((i + 1 - b) as u64) {
+                        break 'place;
+                    }
+                    let mut placements = self.found.clone();
+                    // inside the probed function, the walk still ends at its return and
+                    // visits where the probes say
+                    let (walk_end, lazy) = if w.inside {
+                        let end = self.events.get(w.record).copied().map_or(0, |e| e.ts);
+                        (end, true)
+                    } else {
+                        (walk_end, false)
+                    };
+                    // (it replaces where the probe put it)
+                    let step = Step::EarlyFork {
+                        at: p,
+                        fork: EarlyFork {
+                            parent: w.parent,
+                            child: w.child,
+                            record_ts: w.record_ts,
+                            walk_end,
+                            lazy,
+                            probed: false,
+                            thread: w.thread,
+                        },
+                    };
+                    step.set(&mut placements);
+                    t.untraced.placements = placements.clone();
+                    self.replay_to(&mut t, b, i);
+                    if self.verbose {
+                        eprintln!(
+                            "search: fork of {} before {p} (window {}..{}) for {i}: misses {} (to beat: {target})",
+                            w.child,
+                            w.first,
+                            w.record,
+                            t.misses()
+                        );
+                    }
+                    if t.misses() < target && !broke(&t) {
+                        found.push(Candidate {
+                            at: t,
+                            placements,
+                            steps: vec![step],
+                            from: b,
+                        });
+                        if found.len() >= SEARCH_CANDIDATES {
+                            break 'place;
+                        }
+                    }
+                }
+                if self.policy == PolicyKind::OwnerMode
+                    && !self.try_lazy_walk(w, p, (i, sw, mm, target), &mut found, &mut fewest)
+                {
+                    break 'place;
+                }
+                if found.len() >= SEARCH_CANDIDATES {
+                    break 'place;
+                }
+            }
+            if found.is_empty() {
+                continue;
+            }
+            // of the placements that explain this disagreement, the one that leaves the fewest
+            // misses up to a little past the fork's record
+            let horizon = (w.record.max(i) + SEARCH_AHEAD).min(n - 1);
+            if let Some(c) = self.best(&found, i, horizon) {
+                return Some(found.swap_remove(c));
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,215 @@
+//! The inference of untraced steps as `stats` reports it (docs/models.md §5.3): the model's own
+//! prediction beside the agreement with the inferred steps, the same however the policy is
+//! named, steps inside their windows that break no invariant, and no rescue of a policy of the
+//! wrong family.
+
+mod common;
+
+use common::{cidscope, traces};
+use serde_json::Value;
+
+/// `cidscope stats --json ARGS FILE`'s `model_agreement` and `model`.
+fn model(file: &str, args: &[&str]) -> (Value, Value) {
+    let path = traces().join(file);
+    let p = path.to_str().unwrap();
+    let mut all = vec!["stats", "--json"];
+    all.extend_from_slice(args);
+    all.push(p);
+    let (code, out, err) = cidscope(&all);
+    assert_eq!(code, 0, "cidscope {all:?}: {err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    (v["model_agreement"].clone(), v["model"].clone())
+}
+
+/// `model_agreement` without the keys that say how the model was chosen.
+fn without_choice(mut a: Value) -> Value {
+    let o = a.as_object_mut().expect("model_agreement");
+    o.remove("chosen_because");
+    o.remove("kernel_version");
+    a
+}
+
+fn u(v: &Value, k: &str) -> u64 {
+    v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"))
+}
+
+/// Naming the policy (`--policy P`, with the variant) or naming the kernel that runs it
+/// (`--kernel-version V`, or the capture's own header) gives the same `model_agreement`, with
+/// inference on and off: the same plain replay, the same steps.
+#[test]
+fn the_policy_or_its_kernel_give_the_same_model_agreement() {
+    let cases: [(&str, &[&str], &[&str]); 3] = [
+        (
+            "kernels-plain/k7.2.13-c8-churn.ftrace.txt",
+            &["--policy", "owner-mode", "--hz", "250"],
+            &[
+                "--kernel-version",
+                "7.2.13+deb14-cloud-amd64",
+                "--hz",
+                "250",
+            ],
+        ),
+        (
+            "kernels-plain/k6.12.117-c16-churn.ftrace.txt",
+            &["--policy", "lazy-compact", "--kernel", "6.4", "--hz", "250"],
+            &[
+                "--kernel-version",
+                "6.12.117+deb13-cloud-amd64",
+                "--hz",
+                "250",
+            ],
+        ),
+        (
+            "kernels/k6.18.15-c4-churn-resume.ftrace.txt.zst",
+            &["--policy", "lazy-compact"],
+            &["--kernel-version", "6.18.15+deb13-cloud-amd64"],
+        ),
+    ];
+    let mut inferred = 0;
+    for (file, by_policy, by_kernel) in cases {
+        for infer in ["auto", "off"] {
+            let with = |a: &[&'static str]| -> Vec<&'static str> {
+                let mut v = a.to_vec();
+                v.extend(["--infer-steps", infer]);
+                v
+            };
+            let (p, _) = model(file, &with(by_policy));
+            let (k, _) = model(file, &with(by_kernel));
+            assert_eq!(p["infer_steps"], infer, "{file}");
+            if infer == "auto" {
+                inferred += p["inferred_steps"].as_array().map_or(0, Vec::len);
+            }
+            assert_eq!(
+                without_choice(p),
+                without_choice(k),
+                "{file}, --infer-steps {infer}: --policy and --kernel-version differ"
+            );
+        }
+    }
+    // (a capture that names its kernel: plain `stats` is the third way to name it)
+    let file = "kernels/k6.18.15-c4-churn-resume.ftrace.txt.zst";
+    let (own, _) = model(file, &[]);
+    let (p, _) = model(file, &["--policy", "lazy-compact"]);
+    assert_eq!(without_choice(own), without_choice(p), "{file}");
+    assert!(
+        inferred > 0,
+        "no case inferred a step: the test compares nothing"
+    );
+}
+
+/// Predicted is the plain replay (`--infer-steps off` agrees with exactly that many), agreed is
+/// with the steps; each step lies inside its window, what they changed adds up to the
+/// difference, and the replay with them breaks no invariant of the model.
+#[test]
+fn inferred_steps_are_inside_their_windows_and_break_nothing() {
+    let file = "kernels-plain/k7.2.13-c8-churn.ftrace.txt";
+    let args = [
+        "--kernel-version",
+        "7.2.13+deb14-cloud-amd64",
+        "--hz",
+        "250",
+    ];
+    let (a, _) = model(file, &args);
+    let (off, _) = model(file, &[&args[..], &["--infer-steps", "off"]].concat());
+    assert_eq!(
+        u(&off, "agreed"),
+        u(&a, "predicted"),
+        "predicted is the plain replay"
+    );
+    assert_eq!(u(&off, "predicted"), u(&off, "agreed"));
+    assert!(off["inferred_steps"].as_array().unwrap().is_empty());
+    assert!(
+        off["inference"].as_str().unwrap().starts_with("off"),
+        "{}",
+        off["inference"]
+    );
+    let steps = a["inferred_steps"].as_array().unwrap();
+    assert!(!steps.is_empty(), "{a}");
+    assert!(u(&a, "agreed") > u(&a, "predicted"));
+    let (mut fixed, mut broken) = (0, 0);
+    for s in steps {
+        let (from, at, to) = (
+            u(&s["window"], "from_ts"),
+            u(s, "placed_ts"),
+            u(&s["window"], "to_ts"),
+        );
+        assert!(from <= at && at <= to, "{s}: outside its window");
+        assert!(s["window"]["from"].as_str().is_some_and(|x| !x.is_empty()));
+        assert!(s["window"]["to"].as_str().is_some_and(|x| !x.is_empty()));
+        assert_eq!(
+            s["displacement_ns"].as_i64().unwrap(),
+            at as i64 - u(s, "record_ts") as i64
+        );
+        fixed += u(s, "fixed");
+        broken += u(s, "broken");
+    }
+    assert_eq!(
+        fixed - broken,
+        u(&a, "agreed") - u(&a, "predicted"),
+        "what the steps changed adds up"
+    );
+    let (c, m) = model(file, &[&args[..], &["--check-invariants"]].concat());
+    assert_eq!(
+        u(&m, "violations"),
+        0,
+        "invariant breaks with the inferred steps"
+    );
+    assert_eq!(c["inferred_steps"], a["inferred_steps"]);
+}
+
+/// A policy of the other family does not become a fit by inference: on a capture of a 7.x
+/// kernel that names itself, lazy-compact's inference does not run; on one that does not,
+/// owner-mode gains at most 5 points on a 6.x capture, and lazy-compact on a 7.x one.
+#[test]
+fn inference_does_not_rescue_the_wrong_family() {
+    let (a, _) = model(
+        "kernels/k7.3.4-c16-periodic.ftrace.txt.zst",
+        &["--policy", "lazy-compact"],
+    );
+    assert!(
+        a["inference"].as_str().unwrap().starts_with("not run"),
+        "{}",
+        a["inference"]
+    );
+    assert_eq!(u(&a, "agreed"), u(&a, "predicted"));
+    assert!(u(&a, "predicted") * 10 < u(&a, "checked") * 9, "{a}");
+    for (file, wrong) in [
+        ("kernels-plain/k6.12.117-c16-churn.ftrace.txt", "owner-mode"),
+        ("kernels-plain/k7.2.13-c8-churn.ftrace.txt", "lazy-compact"),
+        ("kernels-plain/k7.2.13-c8-churn.ftrace.txt", "resume-batch"),
+    ] {
+        let (a, _) = model(file, &["--policy", wrong, "--hz", "250"]);
+        let lift = u(&a, "agreed") - u(&a, "predicted");
+        assert!(
+            lift * 20 <= u(&a, "checked"),
+            "{file} under {wrong}: {} -> {} of {}",
+            a["predicted"],
+            a["agreed"],
+            a["checked"]
+        );
+    }
+}
+
+/// The text form says both figures the way the TUI's title does.
+#[test]
+fn stats_text_says_predicted_and_agreed() {
+    let path = traces().join("kernels-plain/k7.2.13-c8-churn.ftrace.txt");
+    let (code, out, err) = cidscope(&[
+        "stats",
+        "--kernel-version",
+        "7.2.13",
+        "--hz",
+        "250",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("model owner-mode"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains(": predicted ") && line.contains("inferred step"),
+        "{line}"
+    );
+    assert!(out.contains("  inference: auto: "), "{out}");
+}
