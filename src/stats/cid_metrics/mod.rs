@@ -42,9 +42,63 @@ pub struct ProcessMetrics {
     pub cid_changes_per_thread_s: Option<f64>,
     pub cid_changes: u64,
     pub compactions: Option<Compactions>,
-    pub scan_cost_us: Option<ScanCost>,
+    pub scan_cost_us: Option<Box<ScanCost>>,
     /// What the capture cannot measure for this process, and why (those keys are null).
-    pub unmeasured: Vec<String>,
+    pub unmeasured: Vec<Unmeasured>,
+}
+
+/// A metric the capture cannot give for a process, and why. Data, not text: a capture of a
+/// million short processes says the same few things of each (written out as the sentence).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unmeasured {
+    /// Concurrency cannot be read from the capture at all (shared by every process).
+    NoConcurrency(&'static str),
+    NeverRunning,
+    NoRepeat,
+    /// The capture shows calls of task_mm_cid_work, none of them by this process.
+    NoCallHere,
+    /// The capture shows no call of task_mm_cid_work at all.
+    NoCalls,
+    NoTimedCall,
+}
+
+impl Unmeasured {
+    pub fn is_compactions(&self) -> bool {
+        matches!(self, Unmeasured::NoCallHere | Unmeasured::NoCalls)
+    }
+}
+
+impl std::fmt::Display for Unmeasured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let target = scan_calls::TARGET;
+        match self {
+            Unmeasured::NoConcurrency(why) => {
+                write!(f, "span_excess, compaction_latency_ms: {why}")
+            }
+            Unmeasured::NeverRunning => f.write_str(
+                "span_excess, compaction_latency_ms: no thread of the process was seen running with a CID",
+            ),
+            Unmeasured::NoRepeat => f.write_str(
+                "cid_changes_per_thread_s: no thread reported twice (no time between its updates)",
+            ),
+            Unmeasured::NoCallHere => {
+                write!(f, "compactions: no call of {target} by this process")
+            }
+            Unmeasured::NoCalls => write!(
+                f,
+                "compactions: the capture shows no call of {target} (function_graph or the cid_scan probe)"
+            ),
+            Unmeasured::NoTimedCall => {
+                write!(f, "scan_cost_us: no timed call of {target} by this process")
+            }
+        }
+    }
+}
+
+impl Serialize for Unmeasured {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// Falls in concurrency (bursts that ended) and how long the CIDs took to come down.
@@ -184,7 +238,7 @@ fn process(
     p: ProcessIn,
     running: &running::Running,
     calls: &scan_calls::ScanCalls,
-    no_concurrency: Option<&str>,
+    no_concurrency: Option<&'static str>,
 ) -> ProcessMetrics {
     let mut unmeasured = Vec::new();
     let fig = running
@@ -192,7 +246,7 @@ fn process(
         .filter(|_| no_concurrency.is_none());
     let (mut excess_mean, mut excess_max, mut running_s, mut latency) = (None, None, None, None);
     match (&fig, no_concurrency) {
-        (_, Some(why)) => unmeasured.push(format!("span_excess, compaction_latency_ms: {why}")),
+        (_, Some(why)) => unmeasured.push(Unmeasured::NoConcurrency(why)),
         (Some(f), None) if f.run_ns > 0 => {
             excess_mean = f.excess_mean.map(round3);
             excess_max = f.excess_max.map(u32::from);
@@ -218,20 +272,14 @@ fn process(
                 },
             });
         }
-        _ => unmeasured.push(
-            "span_excess, compaction_latency_ms: no thread of the process was seen running with a CID"
-                .into(),
-        ),
+        _ => unmeasured.push(Unmeasured::NeverRunning),
     }
     let (changes, life_ns) = p.tallies.iter().fold((0u64, 0u64), |(c, l), t| {
         (c + t.changes as u64, l + (t.last_ts - t.first_ts))
     });
     let per_thread_s = (life_ns > 0).then(|| round3(changes as f64 / (life_ns as f64 / 1e9)));
     if per_thread_s.is_none() {
-        unmeasured.push(
-            "cid_changes_per_thread_s: no thread reported twice (no time between its updates)"
-                .into(),
-        );
+        unmeasured.push(Unmeasured::NoRepeat);
     }
     let mc = calls.per_mm.get(&p.mm);
     let compactions = mc.filter(|_| calls.any()).map(|m| Compactions {
@@ -246,19 +294,13 @@ fn process(
     let scan_cost = mc.filter(|_| calls.graph).and_then(|m| scan_cost(m, calls));
     if compactions.is_none() {
         unmeasured.push(if calls.any() {
-            format!("compactions: no call of {} by this process", scan_calls::TARGET)
+            Unmeasured::NoCallHere
         } else {
-            format!(
-                "compactions: the capture shows no call of {} (function_graph or the cid_scan probe)",
-                scan_calls::TARGET
-            )
+            Unmeasured::NoCalls
         });
     }
     if scan_cost.is_none() && calls.graph {
-        unmeasured.push(format!(
-            "scan_cost_us: no timed call of {} by this process",
-            scan_calls::TARGET
-        ));
+        unmeasured.push(Unmeasured::NoTimedCall);
     }
     ProcessMetrics {
         mm: p.mm,
@@ -272,7 +314,7 @@ fn process(
         cid_changes_per_thread_s: per_thread_s,
         cid_changes: changes,
         compactions,
-        scan_cost_us: scan_cost,
+        scan_cost_us: scan_cost.map(Box::new),
         unmeasured,
     }
 }
@@ -342,7 +384,7 @@ pub fn fill_from_model(metrics: &mut [ProcessMetrics], model: impl Fn(u32) -> Op
                 scanning_calls: None,
                 early_exits: None,
             });
-            m.unmeasured.retain(|u| !u.starts_with("compactions:"));
+            m.unmeasured.retain(|u| !u.is_compactions());
         }
     }
 }
