@@ -6,24 +6,13 @@
 mod common;
 
 use common::tmux::Tmux;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const STOCK: &str = "traces/kernels/k6.18.15-c16-burst.ftrace.txt.zst";
 const SEED: &str = "traces/kernels/k6.18.15-cidscope-seed000-c16-burst.ftrace.txt.zst";
 
 fn until(t: &Tmux, needle: &str) -> String {
-    let start = Instant::now();
-    loop {
-        let s = t.screen();
-        if s.contains(needle) {
-            return s;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "no {needle:?}:\n{s}"
-        );
-        std::thread::sleep(Duration::from_millis(150));
-    }
+    t.wait_for_within(needle, Duration::from_secs(120), "")
 }
 
 /// The lane rows of the set titled `title` (up to the next set title or the diff row).

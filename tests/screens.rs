@@ -7,7 +7,7 @@
 mod common;
 
 use common::tmux::Tmux;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 50)];
 const WORKERS: &str = "traces/v5-workers.ftrace.txt";
@@ -30,18 +30,7 @@ fn open(args: &str, cols: u16, rows: u16) -> Tmux {
 
 /// Waits (2 minutes at most: a debug build under load) until the screen holds `needle`.
 fn until(t: &Tmux, needle: &str, what: &str) -> String {
-    let start = Instant::now();
-    loop {
-        let s = t.screen();
-        if s.contains(needle) {
-            return s;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "no {what} ({needle:?}):\n{s}"
-        );
-        std::thread::sleep(Duration::from_millis(150));
-    }
+    t.wait_for_within(needle, Duration::from_secs(120), what)
 }
 
 /// Types `keys` one by one, then waits for `needle`; keeps the screen as `name` and returns it.

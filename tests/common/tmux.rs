@@ -76,6 +76,12 @@ impl Tmux {
 
     /// Waits until the screen contains `needle` (20 s at most), returning the screen.
     pub fn wait_for(&self, needle: &str) -> String {
+        self.wait_for_within(needle, Duration::from_secs(20), "")
+    }
+
+    /// Waits until the screen contains `needle`, `limit` at most (longer for a debug build under
+    /// load); `what` names what the wait is for in the failure.
+    pub fn wait_for_within(&self, needle: &str, limit: Duration, what: &str) -> String {
         let start = Instant::now();
         loop {
             let s = self.screen();
@@ -83,8 +89,8 @@ impl Tmux {
                 return s;
             }
             assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "timed out waiting for {needle:?}; screen:\n{s}"
+                start.elapsed() < limit,
+                "timed out waiting for {what} {needle:?}; screen:\n{s}"
             );
             sleep(Duration::from_millis(100));
         }

@@ -146,33 +146,25 @@ pub fn latency_cols(line: &[u8]) -> Option<(Cols<'_>, usize)> {
     while line.get(i).is_some_and(u8::is_ascii_digit) {
         i += 1;
     }
-    // `trace-cmd report -l`: the same columns, the time in seconds
-    if line.get(i) == Some(&b'.') {
+    let (ts, colon) = if line.get(i) == Some(&b'.') {
+        // `trace-cmd report -l`: the same columns, the time in seconds
         let colon = i + line[i..].iter().position(|&b| b == b':')?;
         let ts = crate::sources::text::scan::parse_ts_fraction(&line[t0..colon])?;
-        return Some((
-            Cols {
-                comm,
-                tid,
-                tgid: None,
-                cpu,
-                flags: Some(flags),
-                ts,
-            },
-            colon + 1,
-        ));
-    }
-    let us = payload::parse_u64(&line[t0..i])?;
-    if line[i..].starts_with(b"us") {
-        i += 2;
-        // the delay mark: ' ', '+', '!', '#', '*', '@', '$'
-        if line.get(i).is_some_and(|&b| b" +!#*@$".contains(&b)) {
-            i += 1;
+        (ts, colon)
+    } else {
+        let us = payload::parse_u64(&line[t0..i])?;
+        if line[i..].starts_with(b"us") {
+            i += 2;
+            // the delay mark: ' ', '+', '!', '#', '*', '@', '$'
+            if line.get(i).is_some_and(|&b| b" +!#*@$".contains(&b)) {
+                i += 1;
+            }
         }
-    }
-    if line.get(i) != Some(&b':') {
-        return None;
-    }
+        if line.get(i) != Some(&b':') {
+            return None;
+        }
+        (us.checked_mul(1000)?, i)
+    };
     Some((
         Cols {
             comm,
@@ -180,9 +172,9 @@ pub fn latency_cols(line: &[u8]) -> Option<(Cols<'_>, usize)> {
             tgid: None,
             cpu,
             flags: Some(flags),
-            ts: us.checked_mul(1000)?,
+            ts,
         },
-        i + 1,
+        colon + 1,
     ))
 }
 

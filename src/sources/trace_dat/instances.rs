@@ -81,13 +81,7 @@ pub fn prepare(data: &[u8], l: &Layout, mut b: Buffer) -> BinResult<Buffer> {
         let ncpus = l.buffer.cpus.len().max(l.ncpus.unwrap_or(0) as usize);
         b.cpus.clear();
         for cpu in 0..ncpus {
-            let offset = c.u64("a CPU data offset")?;
-            let size = c.u64("a CPU data size")?;
-            b.cpus.push(CpuRef {
-                cpu: cpu as u16,
-                offset,
-                size,
-            });
+            b.cpus.push(CpuRef::read(&mut c, cpu as u16)?);
         }
         b.page_size = l.initial.page_size;
         b.ready = true;

@@ -43,6 +43,16 @@ pub struct CpuRef {
     pub size: u64,
 }
 
+impl CpuRef {
+    /// CPU `cpu`'s data offset and size, as the flyrecord section and the v7 buffer options
+    /// store them.
+    pub fn read(c: &mut Cursor, cpu: u16) -> BinResult<CpuRef> {
+        let offset = c.u64("a CPU data offset")?;
+        let size = c.u64("a CPU data size")?;
+        Ok(CpuRef { cpu, offset, size })
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Buffer {
     /// Empty for the top-level buffer.
@@ -243,13 +253,7 @@ fn read_v6(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
     }
     let mut cpus = Vec::with_capacity(ncpus as usize);
     for cpu in 0..ncpus {
-        let offset = c.u64("a CPU data offset")?;
-        let size = c.u64("a CPU data size")?;
-        cpus.push(CpuRef {
-            cpu: cpu as u16,
-            offset,
-            size,
-        });
+        cpus.push(CpuRef::read(&mut c, cpu as u16)?);
     }
     let notes = opts.notes;
     Ok(Layout {
@@ -364,13 +368,7 @@ impl Options {
                                 c.error(format!("expected a CPU id below 8192, found {cpu}"))
                             );
                         }
-                        let offset = c.u64("a CPU data offset")?;
-                        let size = c.u64("a CPU data size")?;
-                        b.cpus.push(CpuRef {
-                            cpu: cpu as u16,
-                            offset,
-                            size,
-                        });
+                        b.cpus.push(CpuRef::read(&mut c, cpu as u16)?);
                     }
                     // The flyrecord section header is at `offset`; keep it in slot 0's place.
                     b.cpus.insert(

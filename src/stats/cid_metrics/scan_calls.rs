@@ -89,6 +89,24 @@ struct OpenCall {
     probe: bool,
 }
 
+impl OpenCall {
+    /// A call of the target begun at `start` by `tid`, nothing seen inside it yet.
+    fn begun(tid: Tid, start: u64, trigger: Trigger, probe: bool) -> Self {
+        OpenCall {
+            tid,
+            start,
+            depth: 0,
+            mach_depth: 0,
+            machinery_ns: 0,
+            work: 0,
+            clears: 0,
+            clear_min_cpu: u32::MAX,
+            trigger,
+            probe,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct CpuCalls {
     cur: Tid,
@@ -312,18 +330,7 @@ impl ScanCalls {
             }
             _ if is_target => {
                 let trigger = cpu.trigger(ev.tid, path.unwrap_or(CallPath::ByOrder));
-                let o = OpenCall {
-                    tid: ev.tid,
-                    start: ev.ts,
-                    depth: 0,
-                    mach_depth: 0,
-                    machinery_ns: 0,
-                    work: 0,
-                    clears: 0,
-                    clear_min_cpu: u32::MAX,
-                    trigger,
-                    probe: false,
-                };
+                let o = OpenCall::begun(ev.tid, ev.ts, trigger, false);
                 match dur {
                     // `task_mm_cid_work() {`: its children and exit follow
                     None => cpu.open = Some(o),
@@ -357,18 +364,7 @@ impl ScanCalls {
                 }
                 let cpu = self.cpu(ev.cpu, meta);
                 let trigger = cpu.trigger(ev.tid, path.unwrap_or(CallPath::ByOrder));
-                cpu.open = Some(OpenCall {
-                    tid: ev.tid,
-                    start: ev.ts,
-                    depth: 0,
-                    mach_depth: 0,
-                    machinery_ns: 0,
-                    work: 0,
-                    clears: 0,
-                    clear_min_cpu: u32::MAX,
-                    trigger,
-                    probe: true,
-                });
+                cpu.open = Some(OpenCall::begun(ev.tid, ev.ts, trigger, true));
             }
             Probe::RemoteClear => {
                 if let Some(o) = self

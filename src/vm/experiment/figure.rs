@@ -48,6 +48,18 @@ struct Area {
 }
 
 impl Area {
+    /// A note in the middle of the area, where a plot has nothing to draw.
+    fn note(&self, o: &mut String, msg: &str) {
+        text(
+            o,
+            self.x + self.w / 2.0,
+            self.y + self.h / 2.0,
+            11,
+            "middle",
+            msg,
+        );
+    }
+
     fn px(&self, x: f64) -> f64 {
         self.x + self.w * (x / self.xmax.max(1e-9)).clamp(0.0, 1.0)
     }
@@ -127,14 +139,7 @@ pub fn svg(groups: &[Group], runs: &[RunRecord], title: &str, notes: &[String]) 
             );
             let Some(s) = first_run(runs, g).and_then(|r| r.series.as_ref()) else {
                 area.frame(&mut o, "", "CID");
-                text(
-                    &mut o,
-                    area.x + area.w / 2.0,
-                    area.y + area.h / 2.0,
-                    11,
-                    "middle",
-                    "no finished run",
-                );
+                area.note(&mut o, "no finished run");
                 continue;
             };
             // one time scale per column: the kernels compare in time
@@ -320,12 +325,8 @@ fn scaling(o: &mut String, groups: &[Group], kernels: &[&str], cpus: &[u32], y: 
         );
     }
     if ymax == 0.0 {
-        text(
+        a.note(
             o,
-            a.x + a.w / 2.0,
-            a.y + a.h / 2.0,
-            11,
-            "middle",
             "no function_graph calls (--graph-function task_mm_cid_work)",
         );
         return;

@@ -105,6 +105,25 @@ fn broke(t: &Replayer) -> bool {
     !t.engine.core.run.violations.is_empty() || !t.engine.check_invariants().is_empty()
 }
 
+impl Candidate {
+    /// The replay `at` (from snapshot `from`, with `placements`) as a candidate when it explains
+    /// the disagreement: fewer misses than `target` and no invariant broken.
+    fn if_explains(
+        at: Replayer,
+        placements: Placements,
+        steps: Vec<Step>,
+        from: usize,
+        target: u64,
+    ) -> Option<Candidate> {
+        (at.misses() < target && !broke(&at)).then_some(Candidate {
+            at,
+            placements,
+            steps,
+            from,
+        })
+    }
+}
+
 /// [`snapshot_ref`] without cloning the recording.
 fn snapshot(r: &mut Replayer) -> Replayer {
     let empty = PolicyRun::new(r.engine.core.kind, r.engine.core.params.clone());
@@ -468,14 +487,7 @@ impl Search<'_> {
                     eprintln!("    breaks {} at {}: {}", v.invariant, v.ts, v.detail);
                 }
             }
-            if t.misses() < target && !broke(&t) {
-                found.push(Candidate {
-                    at: t,
-                    placements,
-                    steps: vec![step],
-                    from: b,
-                });
-            }
+            found.extend(Candidate::if_explains(t, placements, vec![step], b, target));
         }
         let horizon = (i + SEARCH_AHEAD).min(n - 1);
         let c = self.best(&found, i, horizon)?;

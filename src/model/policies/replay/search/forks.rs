@@ -51,14 +51,7 @@ impl Search<'_> {
         t.untraced.placements = placements.clone();
         self.replay_to(&mut t, b, to);
         let Some(s) = split else {
-            if t.misses() < target && !broke(&t) {
-                found.push(Candidate {
-                    at: t,
-                    placements,
-                    steps: vec![step],
-                    from: b,
-                });
-            }
+            found.extend(Candidate::if_explains(t, placements, vec![step], b, target));
             return true;
         };
         let Some((done, tasks)) = t.untraced.lazy_walk(mm) else {
@@ -247,13 +240,8 @@ impl Search<'_> {
                             t.misses()
                         );
                     }
-                    if t.misses() < target && !broke(&t) {
-                        found.push(Candidate {
-                            at: t,
-                            placements,
-                            steps: vec![step],
-                            from: b,
-                        });
+                    if let Some(c) = Candidate::if_explains(t, placements, vec![step], b, target) {
+                        found.push(c);
                         if found.len() >= SEARCH_CANDIDATES {
                             break 'place;
                         }
