@@ -16,6 +16,7 @@ impl App {
     pub fn tick(&mut self) {
         self.session.tick(&mut self.state);
         self.state.take_models(false);
+        self.state.compare.take_metrics();
         self.follow_lanes();
     }
 

@@ -10,6 +10,8 @@ use crate::events::Trace;
 use crate::model::MmId;
 use crate::stats::cid_metrics::ProcessMetrics;
 use crate::timeline::Timeline;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, TryRecvError};
 
 /// Captures above this many events get no CID metrics in the TUI (`cidscope stats` has them):
 /// their pass would hold up the screen.
@@ -78,6 +80,9 @@ pub struct Compare {
     pub others: Vec<Companion>,
     /// The first capture's CID metrics, once it is read (None: still reading, or too large).
     pub metrics: Option<Vec<ProcessMetrics>>,
+    /// The thread computing them: a pass over the whole capture, off the drawing path (as the
+    /// models' replay); [`Compare::take_metrics`] takes them in.
+    pub computing: Option<Receiver<Option<Vec<ProcessMetrics>>>>,
     /// When the first capture's workload first ran (the shared time axis's zero).
     pub start: u64,
     /// The first capture is over [`METRICS_MAX_EVENTS`]: no metrics in the TUI.
@@ -85,11 +90,36 @@ pub struct Compare {
 }
 
 impl Compare {
-    /// The first capture is read: its metrics and its workload's start.
-    pub fn first_read(&mut self, t: &Trace, tl: &Timeline) {
-        self.metrics = metrics_of(t);
-        self.too_large = self.metrics.is_none();
+    /// The first capture is read: its workload's start now, its metrics from a thread.
+    pub fn first_read(&mut self, t: &Arc<Trace>, tl: &Timeline) {
         self.start = workload(tl).map_or(0, |w| w.1);
+        self.metrics = None;
+        self.too_large = t.events.len() > METRICS_MAX_EVENTS;
+        if self.too_large {
+            return;
+        }
+        let trace = Arc::clone(t);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(metrics_of(&trace));
+        });
+        self.computing = Some(rx);
+    }
+
+    /// Takes in the first capture's metrics once their thread is done.
+    pub fn take_metrics(&mut self) {
+        let Some(rx) = &self.computing else {
+            return;
+        };
+        match rx.try_recv() {
+            Ok(m) => {
+                self.too_large = m.is_none();
+                self.metrics = m;
+            }
+            Err(TryRecvError::Empty) => return,
+            Err(TryRecvError::Disconnected) => {}
+        }
+        self.computing = None;
     }
 }
 

@@ -284,6 +284,10 @@ fn metrics_lines(app: &App) -> Vec<Line<'static>> {
                 ]));
             }
         }
+        (None, _) if cmp.computing.is_some() => out.push(Line::from(vec![
+            lead(&first),
+            Span::styled("computing…".to_string(), theme.dim()),
+        ])),
         (None, _) if cmp.too_large => out.push(Line::from(vec![
             lead(&first),
             Span::styled(
