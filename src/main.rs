@@ -36,6 +36,39 @@ fn emit_json<T: serde::Serialize>(v: &T) -> Result<(), CliError> {
     }
 }
 
+/// Writes text to stdout while it is made (a summary of a million processes is a million
+/// lines: never held whole); a closed pipe is not an error.
+fn emit_text(
+    write: impl FnOnce(&mut dyn std::fmt::Write) -> std::fmt::Result,
+) -> Result<(), CliError> {
+    use std::io::Write;
+    /// `fmt::Write` over a buffered stdout, keeping the first I/O error.
+    struct Out<W: Write> {
+        w: W,
+        err: Option<std::io::Error>,
+    }
+    impl<W: Write> std::fmt::Write for Out<W> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.w.write_all(s.as_bytes()).map_err(|e| {
+                self.err.get_or_insert(e);
+                std::fmt::Error
+            })
+        }
+    }
+    let mut out = Out {
+        w: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+        err: None,
+    };
+    let r = match write(&mut out) {
+        Ok(()) => out.w.flush(),
+        Err(_) => Err(out.err.take().unwrap_or_else(|| std::io::Error::other("formatting failed"))),
+    };
+    match r {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Stdout(e)),
+        _ => Ok(()),
+    }
+}
+
 fn main() -> ExitCode {
     // cidscope as the init of a `cidscope vm` guest, or one of its worker processes
     if let Some(code) = cidscope::vm::guest::entry() {
@@ -220,7 +253,7 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
     if a.json {
         emit_json(&s)?;
     } else {
-        emit(cidscope::stats::text::render_text(&s).as_bytes())?;
+        emit_text(|o| cidscope::stats::text::write_text(&s, o))?;
         emit(cidscope::stats::policy::render_text(&s).as_bytes())?;
     }
     Ok(ExitCode::SUCCESS)

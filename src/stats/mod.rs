@@ -105,6 +105,10 @@ pub struct Stats {
     pub cid_metrics: Vec<cid_metrics::ProcessMetrics>,
     /// What the capture as a whole cannot measure of `cid_metrics`, and why.
     pub cid_metrics_notes: Vec<String>,
+    /// Processes with rseq_update events whose `cid_metrics` were not made: the text summary
+    /// makes those it shows only (a million processes cost ~500 bytes each there).
+    #[serde(skip)]
+    pub cid_metrics_omitted: u64,
 }
 
 #[derive(Default)]
@@ -575,8 +579,10 @@ impl Summarizer {
             p.cids.sort_unstable();
             p.cids.dedup();
         }
-        let (cid_metrics, cid_metrics_notes) =
-            metrics_of(&processes, &per_tid, &sink, &calls, &missing);
+        // the text shows a few processes' metrics: only those are made
+        let shown = (!per_task).then_some(cid_metrics::render::SHOWN);
+        let (cid_metrics, cid_metrics_notes, cid_metrics_omitted) =
+            metrics_of(&processes, &per_tid, &sink, &calls, &missing, shown);
         Stats {
             file: trace.path.clone(),
             format: trace.origin.id(),
@@ -629,37 +635,61 @@ impl Summarizer {
             compare: Vec::new(),
             cid_metrics,
             cid_metrics_notes,
+            cid_metrics_omitted,
         }
     }
 }
 
-/// The CID metrics of the processes with rseq_update events.
+/// The CID metrics of the processes with rseq_update events; with `shown`, of that many only,
+/// most updates first (what the text shows), and how many were left out.
 fn metrics_of(
     processes: &[ProcessSummary],
     per_tid: &rustc_hash::FxHashMap<(Tid, u32), TidUpdates>,
     sink: &Collect,
     calls: &cid_metrics::scan_calls::ScanCalls,
     missing: &[crate::model::Missing],
-) -> (Vec<cid_metrics::ProcessMetrics>, Vec<String>) {
-    let mut tallies: Vec<Vec<cid_metrics::TaskTally>> = vec![Vec::new(); processes.len()];
-    for u in per_tid.values() {
-        if let Some(v) = tallies.get_mut(u.mm.0 as usize).filter(|_| u.mm.is_real()) {
+    shown: Option<usize>,
+) -> (Vec<cid_metrics::ProcessMetrics>, Vec<String>, u64) {
+    let mut chosen: Vec<usize> = (processes.iter().enumerate())
+        .filter(|(_, p)| p.rseq_updates > 0)
+        .map(|(i, _)| i)
+        .collect();
+    let mut omitted = 0;
+    if let Some(n) = shown.filter(|&n| n < chosen.len()) {
+        // (stable: equal counts keep the processes' order, as the text's own sort does)
+        chosen.sort_by_key(|&i| std::cmp::Reverse(processes[i].rseq_updates));
+        omitted = (chosen.len() - n) as u64;
+        chosen.truncate(n);
+        chosen.sort_unstable();
+    }
+    // per chosen process (by its place in `chosen`), its tasks' tallies
+    let mut slot = vec![u32::MAX; processes.len()];
+    for (k, &i) in chosen.iter().enumerate() {
+        slot[i] = k as u32;
+    }
+    let mut tallies: Vec<Vec<cid_metrics::TaskTally>> = vec![Vec::new(); chosen.len()];
+    for u in per_tid.values().filter(|u| u.mm.is_real()) {
+        let k = slot.get(u.mm.0 as usize).copied().unwrap_or(u32::MAX);
+        if let Some(v) = tallies.get_mut(k as usize) {
             v.push(u.tally);
         }
     }
-    let procs = processes
+    let procs = chosen
         .iter()
         .zip(tallies)
-        .filter(|(p, _)| p.rseq_updates > 0)
-        .map(|(p, tallies)| cid_metrics::ProcessIn {
-            mm: p.mm,
-            tgid: p.tgid,
-            label: &p.label,
-            cids: &p.cids,
-            tallies,
+        .map(|(&i, tallies)| {
+            let p = &processes[i];
+            cid_metrics::ProcessIn {
+                mm: p.mm,
+                tgid: p.tgid,
+                label: &p.label,
+                cids: &p.cids,
+                tallies,
+            }
         })
         .collect();
-    cid_metrics::build(procs, &sink.running, calls, missing)
+    let (metrics, notes) = cid_metrics::build(procs, &sink.running, calls, missing);
+    (metrics, notes, omitted)
 }
 
 #[cfg(test)]

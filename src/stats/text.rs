@@ -5,40 +5,46 @@ use crate::sources::shown_name;
 
 /// The text of `stats`.
 pub fn render_text(s: &Stats) -> String {
-    use std::fmt::Write;
     let mut o = String::new();
-    let _ = writeln!(o, "file        {}", shown_name(&s.file));
-    let _ = writeln!(o, "format      {}", s.format);
-    let _ = writeln!(o, "events      {}", s.events);
-    let _ = writeln!(o, "cpus        {:?} (CID bound {})", s.cpus, s.ncpus);
+    let _ = write_text(s, &mut o);
+    o
+}
+
+/// The text of `stats`, written as it is made (a capture of a million processes has a million
+/// lines: `stats` writes them to stdout instead of holding them).
+pub fn write_text(s: &Stats, o: &mut (impl std::fmt::Write + ?Sized)) -> std::fmt::Result {
+    writeln!(o, "file        {}", shown_name(&s.file))?;
+    writeln!(o, "format      {}", s.format)?;
+    writeln!(o, "events      {}", s.events)?;
+    writeln!(o, "cpus        {:?} (CID bound {})", s.cpus, s.ncpus)?;
     if s.events_cpu_unknown > 0 {
-        let _ = writeln!(
+        writeln!(
             o,
             "            {} events on an unknown CPU (the capture does not say; not in any CPU lane)",
             s.events_cpu_unknown
-        );
+        )?;
     }
     if let (Some(a), Some(b)) = (s.first_ts_ns, s.last_ts_ns) {
-        let _ = writeln!(
+        writeln!(
             o,
             "time        {} .. {} ({})",
             crate::events::fmt_ts(a),
             crate::events::fmt_ts(b),
             crate::events::fmt_dur(b - a)
-        );
+        )?;
     }
-    let _ = writeln!(
+    writeln!(
         o,
         "lost        {} events in {} markers",
         s.lost_events, s.lost_markers
-    );
-    let _ = writeln!(o, "\nevent counts");
+    )?;
+    writeln!(o, "\nevent counts")?;
     for (k, v) in &s.event_counts {
-        let _ = writeln!(o, "  {k:<24} {v:>10}");
+        writeln!(o, "  {k:<24} {v:>10}")?;
     }
-    let _ = writeln!(o, "\nprocesses (mm) with rseq_update");
+    writeln!(o, "\nprocesses (mm) with rseq_update")?;
     for p in s.processes.iter().filter(|p| p.rseq_updates > 0) {
-        let _ = writeln!(
+        writeln!(
             o,
             "  mm {:<4} {:<28} {:>3} tasks {:>8} updates  CIDs {:?}",
             p.mm,
@@ -46,17 +52,17 @@ pub fn render_text(s: &Stats) -> String {
             p.tasks.len(),
             p.rseq_updates,
             p.cids
-        );
+        )?;
     }
     if s.tasks_mm_unknown > 0 {
-        let _ = writeln!(
+        writeln!(
             o,
             "  ({} tasks with rseq_update have an unknown mm: capture with options/record-tgid or task:task_newtask)",
             s.tasks_mm_unknown
-        );
+        )?;
     }
     if !s.reused_tasks.is_empty() {
-        let _ = writeln!(
+        writeln!(
             o,
             "  ({} later tasks under reused tids, each counted apart: {})",
             s.reused_tasks.len(),
@@ -69,28 +75,30 @@ pub fn render_text(s: &Stats) -> String {
                 })
                 .collect::<Vec<_>>()
                 .join(", ")
-        );
+        )?;
     }
-    let _ = writeln!(o, "\nalarms      {}", s.alarms);
+    writeln!(o, "\nalarms      {}", s.alarms)?;
     for a in &s.alarm_samples {
-        let _ = writeln!(o, "  {a}");
+        writeln!(o, "  {a}")?;
     }
     let mut order: Vec<usize> = (0..s.cid_metrics.len()).collect();
     let updates = |m: &cid_metrics::ProcessMetrics| {
         s.processes.get(m.mm as usize).map_or(0, |p| p.rseq_updates)
     };
     order.sort_by_key(|&i| std::cmp::Reverse(updates(&s.cid_metrics[i])));
-    o.push_str(&cid_metrics::render::text(
+    cid_metrics::render::text(
+        o,
         &s.cid_metrics,
         &s.cid_metrics_notes,
         &order,
-    ));
+        s.cid_metrics_omitted,
+    )?;
     if !s.warnings.is_empty() {
-        let _ = writeln!(o, "\nwarnings");
+        writeln!(o, "\nwarnings")?;
         for w in &s.warnings {
             // the messages name the file: its control characters stay escaped
-            let _ = writeln!(o, "  {}", shown_name(w));
+            writeln!(o, "  {}", shown_name(w))?;
         }
     }
-    o
+    Ok(())
 }

@@ -2,10 +2,9 @@
 
 use super::ProcessMetrics;
 use super::quantiles::Summary;
-use std::fmt::Write;
 
 /// Processes shown in the text (the JSON has them all).
-const SHOWN: usize = 8;
+pub const SHOWN: usize = 8;
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("unknown".into(), |v| v.to_string())
@@ -21,25 +20,31 @@ fn summary(s: &Option<Summary>, unit: &str) -> String {
     }
 }
 
-/// The text; `order` lists the processes most updates first.
-pub fn text(metrics: &[ProcessMetrics], notes: &[String], order: &[usize]) -> String {
-    let mut o = String::new();
+/// The text; `order` lists the processes most updates first, `omitted` counts the processes
+/// whose metrics were not made (the text summary makes only those it shows).
+pub fn text(
+    o: &mut (impl std::fmt::Write + ?Sized),
+    metrics: &[ProcessMetrics],
+    notes: &[String],
+    order: &[usize],
+    omitted: u64,
+) -> std::fmt::Result {
     if metrics.is_empty() && notes.is_empty() {
-        return o;
+        return Ok(());
     }
-    let _ = writeln!(o, "\ncid metrics (docs/metrics.md)");
+    writeln!(o, "\ncid metrics (docs/metrics.md)")?;
     for &i in order.iter().take(SHOWN) {
         let Some(m) = metrics.get(i) else { continue };
-        let _ = writeln!(o, "  {}: max CID {}", m.label, opt(m.max_cid));
+        writeln!(o, "  {}: max CID {}", m.label, opt(m.max_cid))?;
         if let (Some(mean), Some(max)) = (m.span_excess_mean, m.span_excess_max) {
-            let _ = writeln!(
+            writeln!(
                 o,
                 "    span excess    mean {mean} max {max} (over {} s running)",
                 opt(m.running_s)
-            );
+            )?;
         }
         if let Some(l) = &m.compaction_latency_ms {
-            let _ = writeln!(
+            writeln!(
                 o,
                 "    compaction     {} falls resolved{}; {} unresolved at the end, {} cut by a new burst",
                 l.count,
@@ -49,14 +54,14 @@ pub fn text(metrics: &[ProcessMetrics], notes: &[String], order: &[usize]) -> St
                 },
                 l.unresolved,
                 l.interrupted
-            );
+            )?;
         }
         if let Some(r) = m.cid_changes_per_thread_s {
-            let _ = writeln!(
+            writeln!(
                 o,
                 "    CID changes    {} ({r} per thread-second)",
                 m.cid_changes
-            );
+            )?;
         }
         if let Some(c) = &m.compactions {
             let calls = match (c.calls, c.scanning_calls, c.early_exits) {
@@ -65,14 +70,14 @@ pub fn text(metrics: &[ProcessMetrics], notes: &[String], order: &[usize]) -> St
                 }
                 _ => String::new(),
             };
-            let _ = writeln!(
+            writeln!(
                 o,
                 "    compactions    tick {} resume {} unknown {} (from the {}){calls}",
                 c.tick, c.resume, c.unknown, c.source
-            );
+            )?;
         }
         if let Some(s) = &m.scan_cost_us {
-            let _ = writeln!(
+            writeln!(
                 o,
                 "    scan cost      {} calls p50 {} p99 {} max {} µs; scanning: {}; early exits: {}",
                 s.count,
@@ -81,36 +86,36 @@ pub fn text(metrics: &[ProcessMetrics], notes: &[String], order: &[usize]) -> St
                 s.max,
                 summary(&s.scanning, "µs"),
                 summary(&s.early_exit, "µs")
-            );
+            )?;
             for b in &s.per_batch {
-                let _ = writeln!(
+                writeln!(
                     o,
                     "      batch {:<3}   {} calls p50 {} p99 {} max {} µs",
                     b.batch, b.cost.count, b.cost.p50, b.cost.p99, b.cost.max
-                );
+                )?;
             }
             if let Some(g) = &s.batch_gap_us {
-                let _ = writeln!(
+                writeln!(
                     o,
                     "      between batches {}; complete scans {}",
                     summary(&Some(g.clone()), "µs").replace(" calls", " gaps"),
                     summary(&s.complete_scan_ms, "ms").replace(" calls", "")
-                );
+                )?;
             }
         }
         for u in &m.unmeasured {
-            let _ = writeln!(o, "    not measured: {u}");
+            writeln!(o, "    not measured: {u}")?;
         }
     }
-    if metrics.len() > SHOWN {
-        let _ = writeln!(
+    let more = metrics.len().saturating_sub(SHOWN) as u64 + omitted;
+    if more > 0 {
+        writeln!(
             o,
-            "  ({} more processes in `stats --json` under cid_metrics)",
-            metrics.len() - SHOWN
-        );
+            "  ({more} more processes in `stats --json` under cid_metrics)"
+        )?;
     }
     for n in notes {
-        let _ = writeln!(o, "  not measured: {n}");
+        writeln!(o, "  not measured: {n}")?;
     }
-    o
+    Ok(())
 }
