@@ -61,7 +61,10 @@ fn emit_text(
     };
     let r = match write(&mut out) {
         Ok(()) => out.w.flush(),
-        Err(_) => Err(out.err.take().unwrap_or_else(|| std::io::Error::other("formatting failed"))),
+        Err(_) => Err(out
+            .err
+            .take()
+            .unwrap_or_else(|| std::io::Error::other("formatting failed"))),
     };
     match r {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Stdout(e)),

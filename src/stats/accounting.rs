@@ -50,12 +50,43 @@ pub fn compute(trace: &Trace, from: usize, to: usize) -> Accounting {
 }
 
 /// What is counted per task while events come in (an [`Account`] is twice the size).
-#[derive(Default, Clone, Copy)]
-struct Counts {
+#[derive(Default, Clone, Copy, Debug, PartialEq)]
+pub struct Counts {
     rseq_updates: u32,
     rseq_ip_fixups: u32,
     switch_ins: u32,
     exits_to_user: u32,
+}
+
+/// Which count of which task an event adds to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Counted {
+    RseqUpdate,
+    RseqIpFixup,
+    SwitchIn,
+    ExitToUser,
+}
+
+impl Counts {
+    pub fn add(&mut self, c: Counted) {
+        let n = match c {
+            Counted::RseqUpdate => &mut self.rseq_updates,
+            Counted::RseqIpFixup => &mut self.rseq_ip_fixups,
+            Counted::SwitchIn => &mut self.switch_ins,
+            Counted::ExitToUser => &mut self.exits_to_user,
+        };
+        *n = n.saturating_add(1);
+    }
+
+    /// The counts of two tasks under one tid, together.
+    pub fn merged(self, o: Counts) -> Counts {
+        Counts {
+            rseq_updates: self.rseq_updates.saturating_add(o.rseq_updates),
+            rseq_ip_fixups: self.rseq_ip_fixups.saturating_add(o.rseq_ip_fixups),
+            switch_ins: self.switch_ins.saturating_add(o.switch_ins),
+            exits_to_user: self.exits_to_user.saturating_add(o.exits_to_user),
+        }
+    }
 }
 
 /// Accounting fed slice by slice (a streaming load hands over one segment at a time).
@@ -100,36 +131,40 @@ impl Accumulator {
     /// segment's events costs a second trip through memory).
     #[inline(always)]
     pub fn one(&mut self, e: &crate::events::Event) {
-        self.first.get_or_insert(e.ts);
-        self.last = e.ts;
-        let tasks = &mut self.tasks;
-        match e.kind {
-            EventKind::RseqUpdate { .. } => {
-                let c = tasks.entry(e.tid).or_default();
-                c.rseq_updates = c.rseq_updates.saturating_add(1);
-            }
-            EventKind::RseqIpFixup => {
-                let c = tasks.entry(e.tid).or_default();
-                c.rseq_ip_fixups = c.rseq_ip_fixups.saturating_add(1);
-            }
-            EventKind::Other { name }
-                if Some(name) == self.sys_exit || Some(name) == self.irq_exit =>
-            {
-                if e.tid != 0 {
-                    let c = tasks.entry(e.tid).or_default();
-                    c.exits_to_user = c.exits_to_user.saturating_add(1);
-                }
-                self.acc.has_exit_events = true;
-            }
-            EventKind::SchedSwitch { next_tid, .. } if next_tid != 0 => {
-                let c = tasks.entry(next_tid).or_default();
-                c.switch_ins = c.switch_ins.saturating_add(1);
-            }
-            _ => {}
+        if let Some((tid, c)) = self.classify(e) {
+            self.tasks.entry(tid).or_default().add(c);
         }
     }
 
-    pub fn finish(self) -> Accounting {
+    /// Takes one event's span and kind into account, and says which count of which task it
+    /// adds to: for a caller that keeps the per-task counts itself ([`Self::finish_with`]).
+    #[inline(always)]
+    pub fn classify(&mut self, e: &crate::events::Event) -> Option<(Tid, Counted)> {
+        self.first.get_or_insert(e.ts);
+        self.last = e.ts;
+        match e.kind {
+            EventKind::RseqUpdate { .. } => Some((e.tid, Counted::RseqUpdate)),
+            EventKind::RseqIpFixup => Some((e.tid, Counted::RseqIpFixup)),
+            EventKind::Other { name }
+                if Some(name) == self.sys_exit || Some(name) == self.irq_exit =>
+            {
+                self.acc.has_exit_events = true;
+                (e.tid != 0).then_some((e.tid, Counted::ExitToUser))
+            }
+            EventKind::SchedSwitch { next_tid, .. } if next_tid != 0 => {
+                Some((next_tid, Counted::SwitchIn))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn finish(mut self) -> Accounting {
+        let tasks = std::mem::take(&mut self.tasks);
+        self.finish_with(tasks)
+    }
+
+    /// The accounting, with the per-task counts kept by the caller (each tid once).
+    pub fn finish_with(self, tasks: impl IntoIterator<Item = (Tid, Counts)>) -> Accounting {
         let mut acc = self.acc;
         let account = |c: &Counts| Account {
             rseq_updates: c.rseq_updates as u64,
@@ -141,19 +176,15 @@ impl Accumulator {
         let counted =
             |tid: Tid, c: &Counts| tid != 0 && (c.rseq_updates > 0 || c.rseq_ip_fixups > 0);
         let mut all = Account::default();
-        for (_, c) in self.tasks.iter().filter(|(t, c)| counted(**t, c)) {
+        for (tid, c) in tasks.into_iter().filter(|(t, c)| counted(*t, c)) {
             all.rseq_updates += c.rseq_updates as u64;
             all.rseq_ip_fixups += c.rseq_ip_fixups as u64;
             all.switch_ins += c.switch_ins as u64;
             all.exits_to_user += c.exits_to_user as u64;
+            if !self.overall_only {
+                acc.tasks.insert(tid, account(&c));
+            }
         }
-        if !self.overall_only {
-            acc.tasks = (self.tasks.iter())
-                .filter(|(t, c)| counted(**t, c))
-                .map(|(&tid, c)| (tid, account(c)))
-                .collect();
-        }
-        drop(self.tasks);
         acc.span_ns = self.first.map_or(0, |f| self.last.saturating_sub(f));
         let (span, has) = (acc.span_ns, acc.has_exit_events);
         for a in acc.tasks.values_mut() {

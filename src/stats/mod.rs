@@ -7,6 +7,7 @@ pub mod cid_metrics;
 pub mod live;
 pub mod model_summary;
 pub mod policy;
+pub mod task_rows;
 pub mod text;
 
 use crate::events::{EventKind, Tid, Trace};
@@ -49,9 +50,14 @@ pub struct ProcessSummary {
     /// With --policy: compaction attempts that scanned, by trigger.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compactions: Option<model_summary::CompactionCounts>,
-    /// With --policy: the model's view of this process.
+    /// With --policy: the model's view of this process (boxed: a million processes without
+    /// a model hold 8 bytes each for it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<model_summary::ProcessModel>,
+    pub model: Option<Box<model_summary::ProcessModel>>,
+    /// How many tasks it had: the length of `tasks` when they are listed (the text summary
+    /// counts them instead).
+    #[serde(skip)]
+    pub task_count: u32,
 }
 
 #[derive(Serialize, Debug)]
@@ -153,50 +159,6 @@ pub fn compute(trace: &Trace) -> Stats {
     s.finish(trace)
 }
 
-/// Distinct CIDs of a task: CIDs below 64 (all of them on machines with up to 64 CPUs) in a
-/// bitmask, others in a list of their own. 16 bytes: a million tasks hold one each.
-#[derive(Default, Clone)]
-struct CidSet {
-    small: u64,
-    /// CIDs of 64 and more (rare: only machines past 64 CPUs give them): 8 bytes here.
-    other: Option<Box<LargeCids>>,
-}
-
-/// The CIDs of 64 and more of one task.
-#[derive(Default, Clone)]
-struct LargeCids(Vec<i32>);
-
-impl CidSet {
-    fn insert(&mut self, cid: i32) {
-        if (0..64).contains(&cid) {
-            self.small |= 1u64 << cid;
-        } else {
-            let v = &mut self.other.get_or_insert_with(Default::default).0;
-            if !v.contains(&cid) {
-                v.push(cid);
-            }
-        }
-    }
-
-    /// The CIDs, sorted.
-    fn to_vec(&self) -> Vec<i32> {
-        let mut v: Vec<i32> = (0..64).filter(|&c| self.small & (1u64 << c) != 0).collect();
-        v.extend(self.other.iter().flat_map(|o| o.0.iter()));
-        v.sort_unstable();
-        v
-    }
-}
-
-/// A task's rseq_updates (saturating), its CIDs and its mm at its last update.
-#[derive(Clone)]
-struct TidUpdates {
-    n: u32,
-    mm: MmId,
-    cids: CidSet,
-    /// Its CID changes (`cid_metrics`).
-    tally: cid_metrics::TaskTally,
-}
-
 /// The summary of an opened capture, read as a stream: each segment is summarized and
 /// dropped, so memory stays flat whatever the size. A capture whose timestamps go backwards is
 /// read again whole and sorted, as `compute` needs; an input that cannot be read again (a
@@ -259,9 +221,9 @@ pub struct Summarizer {
     lost_events: u64,
     lost_markers: u64,
     cpu_unknown: u64,
-    /// Per task with rseq_update: count, CIDs, and its mm at its last update (a task that
-    /// exited is gone from the observed state by the end).
-    per_tid: rustc_hash::FxHashMap<(Tid, u32), TidUpdates>,
+    /// Per task: its rseq_update count, CIDs, mm at its last update (a task that exited is
+    /// gone from the observed state by the end) and the accounting's counts.
+    tasks: task_rows::TaskRows,
     /// The calls of task_mm_cid_work (function_graph, CID probes).
     calls: cid_metrics::scan_calls::ScanCalls,
     state: ObservedState,
@@ -293,7 +255,7 @@ impl Summarizer {
             lost_events: 0,
             lost_markers: 0,
             cpu_unknown: 0,
-            per_tid: Default::default(),
+            tasks: Default::default(),
             calls: Default::default(),
             state: ObservedState::new(hint.max(1) as usize),
             sink: Collect {
@@ -353,7 +315,13 @@ impl Summarizer {
             if self.sink.metrics {
                 self.calls.event(ev, &self.state, meta);
             }
-            self.accounting.one(ev);
+            if let Some((tid, c)) = self.accounting.classify(ev) {
+                let state = &self.state;
+                (self.tasks)
+                    .latest_or(tid, || state.mm_and_incarnation(tid).1)
+                    .counts
+                    .add(c);
+            }
             match ev.kind {
                 EventKind::Lost { count } => {
                     self.lost_markers += 1;
@@ -378,12 +346,7 @@ impl Summarizer {
                 (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
             {
                 let (mm, inc) = self.state.mm_and_incarnation(ev.tid);
-                let e = self.per_tid.entry((ev.tid, inc)).or_insert(TidUpdates {
-                    n: 0,
-                    mm,
-                    cids: CidSet::default(),
-                    tally: Default::default(),
-                });
+                let e = self.tasks.task(ev.tid, inc);
                 e.tally.update(ev.ts, mm_cid, e.n == 0);
                 e.n = e.n.saturating_add(1);
                 e.cids.insert(mm_cid);
@@ -404,7 +367,7 @@ impl Summarizer {
             lost_events,
             lost_markers,
             cpu_unknown,
-            per_tid,
+            tasks: task_rows,
             state,
             mut sink,
             accounting,
@@ -413,6 +376,11 @@ impl Summarizer {
             per_task,
             ..
         } = self;
+        // (its per-task map goes first: the output is made after it)
+        let rseq_accounting = accounting.finish_with(task_rows.counts_per_tid());
+        // the tasks with rseq_update
+        let updated = || task_rows.rows().iter().filter(|r| r.n > 0);
+        let update_of = |tid: Tid, inc: u32| task_rows.get(tid, inc).filter(|r| r.n > 0);
         let mut state = state;
         sink.running.finish(last.unwrap_or(0));
         calls.finish(&state);
@@ -474,11 +442,13 @@ impl Summarizer {
                 cids: Vec::new(),
                 compactions: None,
                 model: None,
+                task_count: 0,
             })
             .collect();
+        let mut proc_cids = vec![task_rows::CidSet::default(); processes.len()];
         let (tasks, reused_tasks, unknown) = if per_task {
             let mut task_mm: rustc_hash::FxHashMap<(Tid, u32), MmId> =
-                per_tid.iter().map(|(&t, e)| (t, e.mm)).collect();
+                updated().map(|r| ((r.tid, r.inc), r.mm)).collect();
             for (&tid, t) in &state.tasks {
                 task_mm.entry((tid, t.incarnation)).or_insert(t.mm);
             }
@@ -490,7 +460,7 @@ impl Summarizer {
                 .tasks
                 .keys()
                 .map(|&t| (t, 0))
-                .chain(per_tid.keys().copied())
+                .chain(updated().map(|r| (r.tid, r.inc)))
                 .chain(task_mm.keys().copied())
                 .collect();
             all_tids.sort_unstable();
@@ -498,9 +468,9 @@ impl Summarizer {
             let mut unknown = 0;
             for key in all_tids {
                 let (tid, inc) = key;
-                let (n, cids) = per_tid
-                    .get(&key)
-                    .map_or((0, Vec::new()), |u| (u.n as u64, u.cids.to_vec()));
+                let (n, cids) =
+                    update_of(tid, inc).map_or((0, Vec::new()), |u| (u.n as u64, u.cids.to_vec()));
+
                 let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
                 let mm_idx = mm.is_real().then_some(mm.0);
                 if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
@@ -509,7 +479,11 @@ impl Summarizer {
                         p.tasks.push(tid);
                     }
                     p.rseq_updates += n;
-                    p.cids.extend(cids.iter());
+                    if let (Some(u), Some(c)) =
+                        (update_of(tid, inc), proc_cids.get_mut(p.mm as usize))
+                    {
+                        c.union(&u.cids);
+                    }
                 }
                 if n > 0 && mm == MmId::UNKNOWN {
                     unknown += 1;
@@ -545,44 +519,53 @@ impl Summarizer {
             (tasks, reused_tasks, unknown)
         } else {
             // the processes only: each task's updates and CIDs go to its mm straight from the
-            // maps (no list of every task, no map of every task's mm: a million tasks)
+            // maps (no list of every task, no map of every task's mm: a million tasks); its
+            // tasks are counted from one list of (mm, tid) pairs
             let mut unknown = 0;
-            for (&(tid, _), u) in &per_tid {
+            let mut pairs: Vec<(u32, Tid)> = Vec::new();
+            for u in updated() {
+                let tid = u.tid;
                 match (u.mm.is_real())
                     .then(|| processes.get_mut(u.mm.0 as usize))
                     .flatten()
                 {
                     Some(p) => {
-                        p.tasks.push(tid);
+                        pairs.push((u.mm.0, tid));
                         p.rseq_updates += u.n as u64;
-                        p.cids.extend(u.cids.to_vec());
+                        proc_cids[u.mm.0 as usize].union(&u.cids);
                     }
                     None => unknown += u64::from(u.n > 0),
                 }
             }
             for (&tid, t) in &state.tasks {
-                if !per_tid.contains_key(&(tid, t.incarnation))
-                    && let Some(p) = (t.mm.is_real())
-                        .then(|| processes.get_mut(t.mm.0 as usize))
-                        .flatten()
+                if t.mm.is_real()
+                    && (t.mm.0 as usize) < processes.len()
+                    && update_of(tid, t.incarnation).is_none()
                 {
-                    p.tasks.push(tid);
+                    pairs.push((t.mm.0, tid));
                 }
             }
-            for p in &mut processes {
-                p.tasks.sort_unstable();
-                p.tasks.dedup();
+            pairs.sort_unstable();
+            pairs.dedup();
+            for (mm, _) in pairs {
+                processes[mm as usize].task_count += 1;
             }
             (BTreeMap::new(), Vec::new(), unknown)
         };
-        for p in &mut processes {
-            p.cids.sort_unstable();
-            p.cids.dedup();
+        // (what is left of the replay is not needed for the rest: its tasks go before the
+        // metrics are made)
+        drop(state);
+        for (p, c) in processes.iter_mut().zip(&proc_cids) {
+            p.cids = c.to_vec();
+            if per_task {
+                p.task_count = p.tasks.len() as u32;
+            }
         }
+        drop(proc_cids);
         // the text shows a few processes' metrics: only those are made
         let shown = (!per_task).then_some(cid_metrics::render::SHOWN);
         let (cid_metrics, cid_metrics_notes, cid_metrics_omitted) =
-            metrics_of(&processes, &per_tid, &sink, &calls, &missing, shown);
+            metrics_of(&processes, updated(), &sink, &calls, &missing, shown);
         Stats {
             file: trace.path.clone(),
             format: trace.origin.id(),
@@ -616,7 +599,7 @@ impl Summarizer {
                     )
                 })
                 .collect(),
-            rseq_accounting: accounting.finish(),
+            rseq_accounting,
             warnings: trace
                 .warnings
                 .iter()
@@ -642,9 +625,9 @@ impl Summarizer {
 
 /// The CID metrics of the processes with rseq_update events; with `shown`, of that many only,
 /// most updates first (what the text shows), and how many were left out.
-fn metrics_of(
+fn metrics_of<'a>(
     processes: &[ProcessSummary],
-    per_tid: &rustc_hash::FxHashMap<(Tid, u32), TidUpdates>,
+    updated: impl Iterator<Item = &'a task_rows::TaskRow>,
     sink: &Collect,
     calls: &cid_metrics::scan_calls::ScanCalls,
     missing: &[crate::model::Missing],
@@ -668,7 +651,7 @@ fn metrics_of(
         slot[i] = k as u32;
     }
     let mut tallies: Vec<Vec<cid_metrics::TaskTally>> = vec![Vec::new(); chosen.len()];
-    for u in per_tid.values().filter(|u| u.mm.is_real()) {
+    for u in updated.filter(|u| u.mm.is_real()) {
         let k = slot.get(u.mm.0 as usize).copied().unwrap_or(u32::MAX);
         if let Some(v) = tallies.get_mut(k as usize) {
             v.push(u.tally);
@@ -695,16 +678,6 @@ fn metrics_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cid_sets_hold_small_and_large_cids_once_each() {
-        let mut c = CidSet::default();
-        for x in [3, 70, 3, 200, 70, 0, 63, 64] {
-            c.insert(x);
-        }
-        assert_eq!(c.to_vec(), vec![0, 3, 63, 64, 70, 200]);
-        assert_eq!(std::mem::size_of::<CidSet>(), 16);
-    }
 
     /// The summary's coverage comes from its own per-kind counts: it must equal the one
     /// counted event by event (`--check` and the TUI count that way).

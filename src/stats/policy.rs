@@ -160,7 +160,7 @@ pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params
             cids.dedup();
             m.predicted_cids = cids;
             p.compactions = Some(scanned);
-            p.model = Some(m);
+            p.model = Some(Box::new(m));
         }
         // where the capture shows no scan calls, the model's compactions, said so
         let procs = &s.processes;

@@ -47,11 +47,7 @@ pub fn write_text(s: &Stats, o: &mut (impl std::fmt::Write + ?Sized)) -> std::fm
         writeln!(
             o,
             "  mm {:<4} {:<28} {:>3} tasks {:>8} updates  CIDs {:?}",
-            p.mm,
-            p.label,
-            p.tasks.len(),
-            p.rseq_updates,
-            p.cids
+            p.mm, p.label, p.task_count, p.rseq_updates, p.cids
         )?;
     }
     if s.tasks_mm_unknown > 0 {
