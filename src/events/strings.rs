@@ -1,20 +1,48 @@
 //! Interned byte strings (comms, event names). Comms are bytes, not UTF-8: the kernel copies
 //! whatever a thread named itself, so a comm may hold any byte but NUL.
 
-use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::hash::Hasher;
 
 /// Index of an interned string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct StrId(pub u32);
 
-#[derive(Clone, Debug, Default)]
+/// The strings end to end in one buffer, found by hash through a table of their ids: a
+/// million distinct comms cost ~20 bytes each (a map of boxed strings and a list of them cost
+/// ~130: two heap blocks per string and a table of 24-byte buckets).
+#[derive(Clone, Default)]
 pub struct Strings {
-    map: FxHashMap<Box<[u8]>, u32>,
-    list: Vec<Box<[u8]>>,
-    /// Ids of recently interned strings by a cheap hash of their shape: a parser interns the
-    /// same few comms on every line, and a hit costs one comparison instead of a hash lookup.
+    bytes: Vec<u8>,
+    /// Per id, where its bytes end in `bytes` (they start where the previous id's end).
+    ends: Vec<usize>,
+    table: hashbrown::HashTable<u32>,
     recent: [u32; 32],
+}
+
+impl std::fmt::Debug for Strings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Strings")
+            .field("len", &self.ends.len())
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
+}
+
+fn hash(b: &[u8]) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(b);
+    h.finish()
+}
+
+/// The bytes of `id`.
+fn slice<'a>(bytes: &'a [u8], ends: &[usize], id: u32) -> Option<&'a [u8]> {
+    let end = *ends.get(id as usize)?;
+    let start = match id {
+        0 => 0,
+        _ => ends[id as usize - 1],
+    };
+    bytes.get(start..end)
 }
 
 fn shape(b: &[u8]) -> usize {
@@ -71,20 +99,27 @@ impl Strings {
     pub fn intern(&mut self, bytes: &[u8]) -> StrId {
         let slot = shape(bytes);
         let r = self.recent[slot];
-        if let Some(b) = self.list.get(r as usize)
+        if let Some(b) = slice(&self.bytes, &self.ends, r)
             && same(b, bytes)
         {
             return StrId(r);
         }
-        if let Some(&id) = self.map.get(bytes) {
+        let h = hash(bytes);
+        let (all, ends) = (&self.bytes, &self.ends);
+        let found = self.table.find(h, |&id| {
+            slice(all, ends, id).is_some_and(|b| same(b, bytes))
+        });
+        if let Some(&id) = found {
             self.recent[slot] = id;
             return StrId(id);
         }
-        let id = self.list.len() as u32;
+        let id = self.ends.len() as u32;
         self.recent[slot] = id;
-        let b: Box<[u8]> = bytes.into();
-        self.list.push(b.clone());
-        self.map.insert(b, id);
+        self.bytes.extend_from_slice(bytes);
+        self.ends.push(self.bytes.len());
+        let (all, ends) = (&self.bytes, &self.ends);
+        self.table
+            .insert_unique(h, id, |&id| hash(slice(all, ends, id).unwrap_or_default()));
         StrId(id)
     }
 
@@ -94,11 +129,14 @@ impl Strings {
 
     /// Looks a string up without interning it.
     pub fn find(&self, bytes: &[u8]) -> Option<StrId> {
-        self.map.get(bytes).map(|&i| StrId(i))
+        let (all, ends) = (&self.bytes, &self.ends);
+        (self.table)
+            .find(hash(bytes), |&id| slice(all, ends, id) == Some(bytes))
+            .map(|&i| StrId(i))
     }
 
     pub fn get(&self, id: StrId) -> &[u8] {
-        self.list.get(id.0 as usize).map(|b| &b[..]).unwrap_or(b"")
+        slice(&self.bytes, &self.ends, id.0).unwrap_or(b"")
     }
 
     /// The string as text; invalid UTF-8 is shown with replacement characters.
@@ -112,16 +150,18 @@ impl Strings {
     }
 
     pub fn len(&self) -> usize {
-        self.list.len()
+        self.ends.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.list.len() <= 1
+        self.ends.len() <= 1
     }
 
     /// Approximate heap bytes, for memory reporting.
     pub fn heap_bytes(&self) -> usize {
-        self.list.iter().map(|b| b.len() * 2 + 48).sum()
+        self.bytes.capacity()
+            + self.ends.capacity() * std::mem::size_of::<usize>()
+            + self.table.capacity() * 5
     }
 }
 
@@ -141,5 +181,23 @@ mod tests {
         assert_eq!(s.get(StrId(999)), b"");
         let bad = s.intern(b"\xff\xfe");
         assert_eq!(s.get_lossy(bad), "\u{fffd}\u{fffd}");
+        assert_eq!(s.find(b"caf\xc3\xa9"), Some(b));
+        assert_eq!(s.find(b"cafe"), None);
+        assert_eq!(s.intern(b""), StrId::default());
+    }
+
+    /// Many strings (the table grows many times): each keeps its id and bytes.
+    #[test]
+    fn a_hundred_thousand_strings_keep_their_ids() {
+        let mut s = Strings::new();
+        let ids: Vec<StrId> = (0..100_000)
+            .map(|i| s.intern(format!("w{i}").as_bytes()))
+            .collect();
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(s.get(*id), format!("w{i}").as_bytes());
+            assert_eq!(s.intern(format!("w{i}").as_bytes()), *id);
+            assert_eq!(s.find(format!("w{i}").as_bytes()), Some(*id));
+        }
+        assert_eq!(s.len(), 100_001);
     }
 }
