@@ -49,7 +49,7 @@ pub struct ProcessSummary {
     pub cids: Vec<i32>,
     /// With --policy: compaction attempts that scanned, by trigger.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub compactions: Option<model_summary::CompactionCounts>,
+    pub compactions: Option<Box<model_summary::CompactionCounts>>,
     /// With --policy: the model's view of this process (boxed: a million processes without
     /// a model hold 8 bytes each for it).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -386,6 +386,12 @@ impl Summarizer {
         calls.finish(&state);
         // (duplicates held back until their holder's next record, raised with their own time)
         state.flush(&mut sink);
+        // what the rest needs of the observed state: each task's tid, incarnation and mm (the
+        // state itself goes before the output is made)
+        let live: Vec<(Tid, u32, MmId)> = (state.tasks.iter())
+            .map(|(&tid, t)| (tid, t.incarnation, t.mm))
+            .collect();
+        drop(state);
         sink.alarms.sort_by_key(|a| a.ts);
         let mut coverage = crate::model::Coverage::of_kind_counts(&kind_counts, events);
         coverage.facts(trace);
@@ -449,8 +455,8 @@ impl Summarizer {
         let (tasks, reused_tasks, unknown) = if per_task {
             let mut task_mm: rustc_hash::FxHashMap<(Tid, u32), MmId> =
                 updated().map(|r| ((r.tid, r.inc), r.mm)).collect();
-            for (&tid, t) in &state.tasks {
-                task_mm.entry((tid, t.incarnation)).or_insert(t.mm);
+            for &(tid, inc, mm) in &live {
+                task_mm.entry((tid, inc)).or_insert(mm);
             }
             let mut tasks = BTreeMap::new();
             let mut reused_tasks = Vec::new();
@@ -537,12 +543,12 @@ impl Summarizer {
                     None => unknown += u64::from(u.n > 0),
                 }
             }
-            for (&tid, t) in &state.tasks {
-                if t.mm.is_real()
-                    && (t.mm.0 as usize) < processes.len()
-                    && update_of(tid, t.incarnation).is_none()
+            for &(tid, inc, mm) in &live {
+                if mm.is_real()
+                    && (mm.0 as usize) < processes.len()
+                    && update_of(tid, inc).is_none()
                 {
-                    pairs.push((t.mm.0, tid));
+                    pairs.push((mm.0, tid));
                 }
             }
             pairs.sort_unstable();
@@ -552,9 +558,7 @@ impl Summarizer {
             }
             (BTreeMap::new(), Vec::new(), unknown)
         };
-        // (what is left of the replay is not needed for the rest: its tasks go before the
-        // metrics are made)
-        drop(state);
+        drop(live);
         for (p, c) in processes.iter_mut().zip(&proc_cids) {
             p.cids = c.to_vec();
             if per_task {

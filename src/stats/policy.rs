@@ -159,7 +159,7 @@ pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params
             cids.sort_unstable();
             cids.dedup();
             m.predicted_cids = cids;
-            p.compactions = Some(scanned);
+            p.compactions = Some(Box::new(scanned));
             p.model = Some(Box::new(m));
         }
         // where the capture shows no scan calls, the model's compactions, said so

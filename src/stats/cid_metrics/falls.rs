@@ -68,7 +68,7 @@ pub struct Episodes {
     pub latencies: Quantiles,
     /// The concurrency rose back to its former level first.
     pub interrupted: u64,
-    /// The capture ended first.
+    /// The capture ended first (0 or 1: filled by [`Falls::outcome`]).
     pub unresolved: u64,
     /// Change points that went before they could be searched (the history was full).
     pub history_dropped: u64,
@@ -83,10 +83,25 @@ pub struct Falls {
     history: VecDeque<Point>,
     pending: Option<Pending>,
     open: Option<Open>,
-    pub out: Episodes,
+    /// Made at the first resolved or interrupted episode (a process with threads at once whose
+    /// concurrency never falls holds 8 bytes for it: a million processes run here).
+    out: Option<Box<Episodes>>,
+    /// An episode was still open when the capture ended.
+    open_at_end: bool,
 }
 
 impl Falls {
+    /// What the episodes came to.
+    pub fn outcome(&self) -> Episodes {
+        let mut e = self.out.as_deref().cloned().unwrap_or_default();
+        e.unresolved = u64::from(self.open_at_end);
+        e
+    }
+
+    fn out(&mut self) -> &mut Episodes {
+        self.out.get_or_insert_with(Default::default)
+    }
+
     /// The concurrency level now (after [`Falls::advance`] to now).
     fn level(&self) -> u32 {
         self.cur.max(self.peaks.front().map_or(0, |p| p.0))
@@ -148,9 +163,11 @@ impl Falls {
             .history
             .partition_point(|h| h.t <= p.t_f)
             .saturating_sub(1);
-        let found = self.history.range(from..).find(|h| h.compact_at(p.after));
+        let found = (self.history.range(from..))
+            .find(|h| h.compact_at(p.after))
+            .map(|h| h.t);
         match found {
-            Some(h) => self.out.latencies.add(h.t.saturating_sub(p.t_f)),
+            Some(t) => self.out().latencies.add(t.saturating_sub(p.t_f)),
             None => {
                 self.open = Some(Open {
                     t_f: p.t_f,
@@ -179,17 +196,17 @@ impl Falls {
             // a new burst before the fall settled: what the points show decides
             self.settle();
             if self.open.take().is_some() {
-                self.out.interrupted += 1;
+                self.out().interrupted += 1;
             }
         }
         let point = Point::of(t, n, span);
         if let Some(o) = self.open {
             if level >= o.before {
                 self.open = None;
-                self.out.interrupted += 1;
+                self.out().interrupted += 1;
             } else if point.compact_at(level) {
                 self.open = None;
-                self.out.latencies.add(t - o.t_f);
+                self.out().latencies.add(t - o.t_f);
             }
         }
         // keep the points a pending fall may still search: those of the last W + settle
@@ -206,7 +223,7 @@ impl Falls {
         }
         if self.history.len() >= HISTORY_CAP {
             self.history.pop_front();
-            self.out.history_dropped += 1;
+            self.out().history_dropped += 1;
         }
         self.history.push_back(point);
     }
@@ -216,7 +233,7 @@ impl Falls {
         self.advance(t);
         self.settle();
         if self.open.take().is_some() {
-            self.out.unresolved += 1;
+            self.open_at_end = true;
         }
     }
 }
@@ -236,7 +253,7 @@ mod tests {
             f.record(t, n, span);
         }
         f.finish((end_ms * MS as f64) as u64);
-        f.out
+        f.outcome()
     }
 
     #[test]

@@ -251,7 +251,7 @@ fn process(
             excess_mean = f.excess_mean.map(round3);
             excess_max = f.excess_max.map(u32::from);
             running_s = Some(round3(f.run_ns as f64 / 1e9));
-            latency = Some(match f.episodes {
+            latency = Some(match &f.episodes {
                 Some(e) => {
                     let s = e.latencies.summary(1e6);
                     Latency {

@@ -46,7 +46,8 @@ struct Concurrent {
     /// Running threads per CID.
     counts: Vec<u16>,
     falls: Falls,
-    series: Option<Series>,
+    /// Boxed: only figures ask for it (8 bytes here for the others).
+    series: Option<Box<Series>>,
 }
 
 /// The span excess and highest running CID over time, in bins (for figures).
@@ -159,7 +160,7 @@ pub struct MmFigures<'a> {
     pub run_ns: u64,
     pub excess_mean: Option<f64>,
     pub excess_max: Option<u16>,
-    pub episodes: Option<&'a Episodes>,
+    pub episodes: Option<Episodes>,
     pub series: Option<&'a Series>,
 }
 
@@ -216,10 +217,12 @@ impl Running {
             if m.n >= 2 && m.more.is_none() {
                 let t0 = if m.first > 0 { m.first } else { ts };
                 let mut more = Box::new(Concurrent {
-                    series: bin.map(|b| Series {
-                        t0,
-                        bin_ns: b,
-                        bins: Vec::new(),
+                    series: bin.map(|b| {
+                        Box::new(Series {
+                            t0,
+                            bin_ns: b,
+                            bins: Vec::new(),
+                        })
                     }),
                     ..Default::default()
                 });
@@ -279,8 +282,8 @@ impl Running {
             run_ns: m.run_ns,
             excess_mean: ran.then(|| m.excess_ns as f64 / m.run_ns as f64),
             excess_max: ran.then_some(m.excess_max),
-            episodes: m.more.as_ref().map(|c| &c.falls.out),
-            series: m.more.as_ref().and_then(|c| c.series.as_ref()),
+            episodes: m.more.as_ref().map(|c| c.falls.outcome()),
+            series: m.more.as_ref().and_then(|c| c.series.as_deref()),
         })
     }
 }
