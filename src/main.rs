@@ -249,7 +249,7 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
         cidscope::stats::compute_streaming_with(&opened, &opts, a.json)?
     } else {
         let trace = opened.load(&opts)?;
-        stats_with_model(&trace, &a.model)
+        stats_with_model(&trace, &a.model, a.json)
     };
     drop(progress);
     cli::capture::note_interrupt();
@@ -271,15 +271,20 @@ fn kernel_facts(trace: &cidscope::events::Trace) -> cidscope::model::kernel::Ker
     }
 }
 
-/// `stats` with the chosen model (`--policy`, else the kernel's) and the `--compare` ones.
-fn stats_with_model(trace: &cidscope::events::Trace, m: &cli::ModelArgs) -> cidscope::stats::Stats {
+/// `stats` with the chosen model (`--policy`, else the kernel's) and the `--compare` ones;
+/// `per_task` false: the text summary's form.
+fn stats_with_model(
+    trace: &cidscope::events::Trace,
+    m: &cli::ModelArgs,
+    per_task: bool,
+) -> cidscope::stats::Stats {
     let models = m.models();
     match cidscope::model::kernel::choose(&m.asked(), &kernel_facts(trace)) {
-        Some(c) => cidscope::stats::policy::compute_chosen(trace, &c, &models),
+        Some(c) => cidscope::stats::policy::compute_chosen(trace, &c, &models, per_task),
         None if !models.is_empty() => {
-            cidscope::stats::policy::compute_with_models(trace, &models, &m.params())
+            cidscope::stats::policy::compute_with_models(trace, &models, &m.params(), per_task)
         }
-        None => cidscope::stats::compute(trace),
+        None => cidscope::stats::compute_with(trace, per_task),
     }
 }
 

@@ -154,7 +154,13 @@ fn origin_name(o: MmOrigin) -> &'static str {
 }
 
 pub fn compute(trace: &Trace) -> Stats {
-    let mut s = Summarizer::new(trace);
+    compute_with(trace, true)
+}
+
+/// [`compute`], with `per_task` false giving the text summary's form (see
+/// [`compute_streaming_with`]).
+pub fn compute_with(trace: &Trace, per_task: bool) -> Stats {
+    let mut s = Summarizer::new(trace).per_task(per_task);
     s.feed(trace.events.iter(), trace);
     s.finish(trace)
 }
@@ -198,9 +204,9 @@ pub fn compute_streaming_with(
         Some(s) if !s.out_of_order => Ok(s.finish(&meta)),
         Some(_) if keep => {
             meta.ensure_sorted();
-            Ok(compute(&meta))
+            Ok(compute_with(&meta, per_task))
         }
-        Some(_) => Ok(compute(&opened.load(opts)?)),
+        Some(_) => Ok(compute_with(&opened.load(opts)?, per_task)),
         None => Ok(Summarizer::new(&meta).finish(&meta)),
     }
 }

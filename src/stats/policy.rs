@@ -83,8 +83,15 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
 
 /// `stats` plus the replay of `models` (the first one fills `model_agreement` and the
 /// per-process `compactions`; all of them appear in `compare` when there are several).
-pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params) -> Stats {
-    let mut s = super::compute(trace);
+/// `per_task` false: the text summary's form (no list of every task, the CID metrics of the
+/// processes it shows: [`super::compute_with`]).
+pub fn compute_with_models(
+    trace: &Trace,
+    models: &[PolicyKind],
+    params: &Params,
+    per_task: bool,
+) -> Stats {
+    let mut s = super::compute_with(trace, per_task);
     // (a summary needs no history of slots, task CIDs and lanes)
     let params = &Params {
         recording: policies::Recording::Summary,
@@ -177,10 +184,15 @@ pub fn compute_with_models(trace: &Trace, models: &[PolicyKind], params: &Params
 
 /// `stats` under the model chosen for the capture's kernel (`model::kernel::choose`), plus the
 /// `compare` models: `model_agreement` says which kernel, variant and why.
-pub fn compute_chosen(trace: &Trace, chosen: &ChosenModel, compare: &[PolicyKind]) -> Stats {
+pub fn compute_chosen(
+    trace: &Trace,
+    chosen: &ChosenModel,
+    compare: &[PolicyKind],
+    per_task: bool,
+) -> Stats {
     let mut models = vec![chosen.policy];
     models.extend(compare.iter().filter(|&&k| k != chosen.policy));
-    let mut s = compute_with_models(trace, &models, &chosen.params);
+    let mut s = compute_with_models(trace, &models, &chosen.params, per_task);
     if let Some(a) = &mut s.model_agreement {
         a.kernel_version = chosen.kernel_version.clone();
         a.variant = chosen.variant.map(|v| v.id());

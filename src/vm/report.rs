@@ -52,7 +52,7 @@ pub fn stats_of(
     m: &ModelOverride,
 ) -> crate::stats::Stats {
     match kernel_model(&o.header, m) {
-        Some(c) => crate::stats::policy::compute_chosen(trace, &c, &[]),
+        Some(c) => crate::stats::policy::compute_chosen(trace, &c, &[], true),
         None => crate::stats::compute(trace),
     }
 }

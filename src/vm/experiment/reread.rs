@@ -102,7 +102,7 @@ fn run(dir: &Path, r: &Value, model: &ModelOverride) -> RunRecord {
                 scan_batch: trace.kernel_scan_batch,
             };
             let stats = match crate::model::kernel::choose(model, &facts) {
-                Some(c) => crate::stats::policy::compute_chosen(&trace, &c, &[]),
+                Some(c) => crate::stats::policy::compute_chosen(&trace, &c, &[], true),
                 None => crate::stats::compute(&trace),
             };
             super::analyze(&trace, stats, &mut rec);
