@@ -81,6 +81,9 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
     }
 }
 
+/// Captures of up to this many tasks get their summary made beside the models' replay.
+const PARALLEL_TASKS_MAX: usize = 100_000;
+
 /// `stats` plus the replay of `models` (the first one fills `model_agreement` and the
 /// per-process `compactions`; all of them appear in `compare` when there are several).
 /// `per_task` false: the text summary's form (no list of every task, the CID metrics of the
@@ -91,28 +94,45 @@ pub fn compute_with_models(
     params: &Params,
     per_task: bool,
 ) -> Stats {
-    let mut s = super::compute_with(trace, per_task);
     // (a summary needs no history of slots, task CIDs and lanes)
     let params = &Params {
         recording: policies::Recording::Summary,
         ..params.clone()
     };
-    let mut runs = Vec::new();
-    for &k in models {
-        runs.push(policies::replay(trace, k, params));
-    }
+    // the plain replay: what seeding adds to the prediction, not to the inference
+    let unseeded_params = params.seed.then(|| Params {
+        seed: false,
+        infer: policies::InferSteps::Off,
+        ..params.clone()
+    });
+    let unseeded_of = |k: PolicyKind| {
+        (unseeded_params.as_ref()).and_then(|p| policies::replay(trace, k, p).agreement)
+    };
+    // The summary and the replays read the trace only: on a capture of few tasks (whose
+    // summary is small beside the replay's state) the summary and the unseeded replay run in
+    // a thread beside the models' replays. A capture of many tasks runs them one after the
+    // other, so that their states are not held at once.
+    let (mut s, runs, unseeded) = if trace.tasks.len() <= PARALLEL_TASKS_MAX {
+        std::thread::scope(|sc| {
+            let side = sc.spawn(|| {
+                let s = super::compute_with(trace, per_task);
+                (s, models.first().and_then(|&k| unseeded_of(k)))
+            });
+            let runs: Vec<_> = (models.iter())
+                .map(|&k| policies::replay(trace, k, params))
+                .collect();
+            let (s, unseeded) = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (s, runs, unseeded)
+        })
+    } else {
+        let s = super::compute_with(trace, per_task);
+        let runs: Vec<_> = (models.iter())
+            .map(|&k| policies::replay(trace, k, params))
+            .collect();
+        let unseeded = models.first().and_then(|&k| unseeded_of(k));
+        (s, runs, unseeded)
+    };
     if let Some(run) = runs.first() {
-        // (the plain replay: what seeding adds to the prediction, not to the inference)
-        let unseeded = if params.seed {
-            let p = Params {
-                seed: false,
-                infer: policies::InferSteps::Off,
-                ..params.clone()
-            };
-            policies::replay(trace, run.policy, &p).agreement
-        } else {
-            None
-        };
         if let Some(a) = &run.agreement {
             s.model_agreement = Some(agreement_json(a, run, unseeded.as_ref()));
         }
