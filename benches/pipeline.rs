@@ -105,3 +105,24 @@ fn stats_summary_10m(b: Bencher, cid_metrics: bool) {
             black_box(s.finish(t))
         });
 }
+
+/// `stats`' text summary (streamed, as `cidscope stats` runs it) of captures of many tasks,
+/// one rseq_update each, 4 threads per process (`scripts/make-tasks.sh N 4`): its cost per
+/// task. Peak memory is measured by `scripts/mem-bench.sh`.
+#[divan::bench(args = [100_000, 400_000], sample_count = 3, sample_size = 1)]
+fn stats_tasks(b: Bencher, ntasks: u32) {
+    let text = cidscope::testing::synth_tasks(ntasks, 4);
+    let dir = std::env::temp_dir().join(format!("cidscope-bench-tasks-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(format!("tasks-{ntasks}.ftrace.txt"));
+    std::fs::write(&path, &text).expect("write the synthetic capture");
+    let opts = cidscope::sources::LoadOptions::default();
+    b.counter(divan::counter::ItemsCount::new(ntasks as usize))
+        .bench(|| {
+            let opened = cidscope::sources::open(&path, &opts).expect("open");
+            black_box(
+                cidscope::stats::compute_streaming_with(&opened, &opts, false).expect("stats"),
+            )
+        });
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -29,6 +29,36 @@ pub fn exercise(trace: &Trace) {
     }
 }
 
+/// A tracefs `trace` text of `ntasks` tasks, one rseq_update each, in processes of `threads`
+/// threads, on 8 CPUs round-robin: the shape of `scripts/make-tasks.sh NTASKS THREADS` (the
+/// most tasks per byte), for the per-task cost of `stats`.
+pub fn synth_tasks(ntasks: u32, threads: u32) -> Vec<u8> {
+    use std::io::Write;
+    let threads = threads.max(1);
+    let mut out = Vec::with_capacity(ntasks as usize * 104 + 512);
+    let _ = write!(
+        out,
+        "# tracer: nop\n#\n# entries-in-buffer/entries-written: {ntasks}/{ntasks}   #P:8\n#\n\
+         #           TASK-PID       TGID    CPU#  |||||  TIMESTAMP  FUNCTION\n\
+         #              | |           |       |   |||||     |         |\n"
+    );
+    let mut us: u64 = 1_000_000_000;
+    for i in 0..ntasks {
+        let (tid, cpu) = (1000 + i, i % 8);
+        let tgid = 1000 + (i / threads) * threads;
+        let cid = (i % threads) % threads.min(8);
+        let comm = format!("w{}", i / threads);
+        let _ = writeln!(
+            out,
+            "{comm:>16}-{tid:<7} ({tgid:>7}) [{cpu:03}] ..... {:5}.{:06}: rseq_update: cpu_id={cpu} node_id=0 mm_cid={cid}",
+            us / 1_000_000,
+            us % 1_000_000
+        );
+        us += 1;
+    }
+    out
+}
+
 /// A synthetic tracefs `trace` text with `n_events` event lines on `ncpus` CPUs: `nprocs`
 /// processes of `threads` threads each, scheduled round-robin with random sleeps, each switch-in
 /// followed by the rseq_update of the CID the thread gets (the lowest free CID of its process),
@@ -235,6 +265,19 @@ pub fn exercise_models(trace: &Trace) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shape of make-tasks.sh: a task per event, `threads` per process, each process's
+    /// CIDs 0.. below the bound.
+    #[test]
+    fn synthetic_tasks_are_one_event_each_in_their_processes() {
+        let data = synth_tasks(1000, 4);
+        let t = crate::sources::load_bytes("tasks", &data, &Default::default()).unwrap();
+        assert_eq!(t.events.len(), 1000);
+        let s = crate::stats::compute(&t);
+        assert_eq!((s.tasks.len(), s.processes.len()), (1000, 250));
+        assert!(s.processes.iter().all(|p| p.cids == [0, 1, 2, 3]));
+        assert_eq!(s.alarms, 0);
+    }
 
     #[test]
     fn synthetic_trace_loads_and_keeps_the_rseq_promises() {
