@@ -42,8 +42,9 @@ pub fn synth_tasks(ntasks: u32, threads: u32) -> Vec<u8> {
          #           TASK-PID       TGID    CPU#  |||||  TIMESTAMP  FUNCTION\n\
          #              | |           |       |   |||||     |         |\n"
     );
-    let mut us: u64 = 1_000_000_000;
     for i in 0..ntasks {
+        // one µs apart from 1000 s on
+        let us = 1_000_000_000 + u64::from(i);
         let (tid, cpu) = (1000 + i, i % 8);
         let tgid = 1000 + (i / threads) * threads;
         let cid = (i % threads) % threads.min(8);
@@ -54,7 +55,6 @@ pub fn synth_tasks(ntasks: u32, threads: u32) -> Vec<u8> {
             us / 1_000_000,
             us % 1_000_000
         );
-        us += 1;
     }
     out
 }
