@@ -83,9 +83,10 @@ pub(super) enum Step {
         switches: [usize; IN_FLIGHT],
         n: usize,
     },
-    /// A migration at `at` from `cpu`, which records nothing more before its switch to `tid`
-    /// (a task of the mm): `__schedule` had made `tid` `rq->curr` there already, so the
-    /// migration's `sched_mm_cid_migrate_to` found the mm in use on `cpu` and stole nothing.
+    /// Before the event at `at` (a migration from `cpu`, or the first event after `cpu`'s last
+    /// record before its switch to `tid`, a task of the mm): `__schedule` had made `tid`
+    /// `rq->curr` there already, so a migration's `sched_mm_cid_migrate_to` from `cpu` after it
+    /// found the mm in use on `cpu` and stole nothing.
     CurrEarly { at: usize, cpu: u16, tid: Tid },
     /// A `cid_remote_clear` probe at this index whose CPU stalled after unsetting the slot,
     /// before `__mm_cid_put`: the CID stayed taken until that CPU's next record.
