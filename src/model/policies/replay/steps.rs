@@ -28,6 +28,13 @@ pub(super) enum Step {
     EarlyFork { at: usize, fork: EarlyFork },
     /// T5: the CID step of the switch record at this index at its CPU's next record.
     DeferredSwitch(usize),
+    /// T5: [`Step::DeferredSwitch`] for each of the first `n` switch records of `at` (several
+    /// vCPUs stalled after their switch records together: one alone explains nothing when
+    /// each took a CID the disagreeing task got).
+    DeferredSwitches {
+        at: [usize; STEP_CANDIDATES],
+        n: usize,
+    },
     /// T6: `exit_mm` right at the exit record at this index (before a joiner's wake).
     EarlyPut(usize),
     /// T6: `exit_mm` of the exit record at this index only at the task's last switch-out (or
@@ -117,7 +124,9 @@ impl Step {
             | Step::FutexPut { at, .. }
             | Step::CurrEarly { at, .. }
             | Step::SwitchStepAt { at, .. } => at,
-            Step::LatePuts { at, n } => at[..n].iter().copied().min().unwrap_or(0),
+            Step::LatePuts { at, n } | Step::DeferredSwitches { at, n } => {
+                at[..n].iter().copied().min().unwrap_or(0)
+            }
             Step::PromptWakes(a, b) => a.min(b),
             Step::FutexPutDeferring { at, switch, .. } => at.min(switch),
             Step::LateProbePrompt { probe, switch } => probe.min(switch),
@@ -146,6 +155,7 @@ impl Step {
                 p.late_puts.insert(s);
             }
             Step::LatePuts { at, n } => p.late_puts.extend(at[..n].iter().copied()),
+            Step::DeferredSwitches { at, n } => p.deferred_switches.extend(at[..n].iter().copied()),
             Step::FutexPut { at, mm } => p.futex_puts.entry(at).or_default().push(mm),
             Step::FutexPutDeferring { at, mm, switch } => {
                 p.futex_puts.entry(at).or_default().push(mm);
@@ -364,6 +374,14 @@ impl StepSource<'_> {
         }
         let futex = r.engine.futex_ref_held(mm) && !probed.futex_put;
         steps.extend(switches.iter().copied().map(Step::DeferredSwitch));
+        if switches.len() > 1 {
+            let mut at = [0; STEP_CANDIDATES];
+            at[..switches.len()].copy_from_slice(&switches);
+            steps.push(Step::DeferredSwitches {
+                at,
+                n: switches.len(),
+            });
+        }
         if !probed.mm_put {
             steps.extend(early_puts.map(Step::EarlyPut).chain(late_puts));
         }

@@ -562,7 +562,7 @@ impl Untraced {
     }
 
     /// A record of `cpu`: the remote wakeups queued on its wakelist ran first, in the IPI's
-    /// `sched_ttwu_pending` (`kernel/sched/core.c` @6.18.15 l.3790–3813, called from
+    /// `sched_ttwu_pending` (`kernel/sched/core.c` @6.18.15 l.3790–3825, called from
     /// `__flush_smp_call_function_queue`, `kernel/smp.c` l.593) or the idle loop's flush
     /// (`kernel/sched/idle.c` l.357).
     pub fn flush_ipi_wakelist(&mut self, engine: &mut Engine, ts: u64, cpu: u16) {
