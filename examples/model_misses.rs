@@ -2,10 +2,10 @@
 //! placed (docs/models.md §5.3, §11): the list `stats --json` sums up as `model_agreement`.
 //!
 //! `cargo run --release --example model_misses -- FILE KERNEL_RELEASE HZ` (MODES=1 also prints
-//! owner-mode's mode changes); with CID probes, the model's state held against what they read.
+//! owner-mode's mode changes; PLAIN=1 replays without inferred steps); with CID probes, the model's state held against what they read.
 use cidscope::events::EventKind;
 use cidscope::model::kernel::model_for_kernel;
-use cidscope::model::policies::{Params, replay};
+use cidscope::model::policies::{InferSteps, Params, replay};
 use std::collections::HashMap;
 use std::process::ExitCode;
 
@@ -36,6 +36,15 @@ fn main() -> ExitCode {
         futex_hash_ref: m.futex_hash_ref,
         batch: m.scan_batch.unwrap_or(Params::default().batch),
         ..Params::default()
+    };
+    // PLAIN=1: the plain replay alone (model_agreement.predicted), no inferred steps
+    let params = if std::env::var_os("PLAIN").is_some() {
+        Params {
+            infer: InferSteps::Off,
+            ..params
+        }
+    } else {
+        params
     };
     let run = replay(&trace, policy, &params);
     let predicted: HashMap<(u64, u32), i32> =

@@ -213,3 +213,143 @@ fn stats_text_says_predicted_and_agreed() {
     );
     assert!(out.contains("  inference: auto: "), "{out}");
 }
+
+/// A capture of one process on 8 CPUs: main (100) on CPU 0 and threads 101-103 on CPUs 1-3
+/// (CIDs 0-3), all asleep; 101 is woken from idle CPU 1 to idle CPU 2, then 103 from idle CPU 3
+/// to CPU 1, which runs it (`mm_cid` of its update: `cid_103`), then CPU 2 runs 101. With
+/// `tick`, CPU 2 records a tick between the two wakeups.
+fn two_wakeups(tick: bool, cid_103: u32) -> String {
+    let mut out =
+        String::from("# tracer: nop\n#\n# entries-in-buffer/entries-written: 30/30   #P:8\n#\n");
+    // (µs)
+    let t = std::cell::Cell::new(1_000_000u64);
+    let mut rec = |comm: &str, pid: u32, cpu: u32, flags: &str, ev: &str, rest: String| {
+        let us = t.get();
+        out.push_str(&format!(
+            "{comm:>16}-{pid:<7} [{cpu:03}] {flags} {}.{:06}: {ev}: {rest}\n",
+            us / 1_000_000,
+            us % 1_000_000
+        ));
+        t.set(us + 10);
+    };
+    let switch = |(c, p, s): (&str, u32, &str), (nc, np): (&str, u32)| {
+        format!(
+            "prev_comm={c} prev_pid={p} prev_prio=120 prev_state={s} ==> next_comm={nc} next_pid={np} next_prio=120"
+        )
+    };
+    let update = |cpu: u32, cid: u32| format!("cpu_id={cpu} node_id=0 mm_cid={cid}");
+    rec(
+        "x",
+        100,
+        0,
+        ".....",
+        "sched_process_exec",
+        "filename=/bin/x pid=100 old_pid=100".into(),
+    );
+    rec("x", 100, 0, ".....", "rseq_update", update(0, 0));
+    for (pid, cpu) in [(101, 1), (102, 2), (103, 3)] {
+        let clone = format!("pid={pid} comm=x clone_flags=3d0f00 oom_score_adj=0");
+        rec("x", 100, 0, ".....", "task_newtask", clone);
+        let fork = format!("comm=x pid=100 child_comm=x child_pid={pid}");
+        rec("x", 100, 0, ".....", "sched_process_fork", fork);
+        let wake = format!("comm=x pid={pid} prio=120 target_cpu={cpu:03}");
+        rec("x", 100, 0, "d..2.", "sched_wakeup_new", wake);
+    }
+    rec(
+        "x",
+        100,
+        0,
+        "d..2.",
+        "sched_switch",
+        switch(("x", 100, "S"), ("swapper/0", 0)),
+    );
+    for (pid, cpu) in [(101, 1), (102, 2), (103, 3)] {
+        let idle = format!("swapper/{cpu}");
+        rec(
+            &idle,
+            0,
+            cpu,
+            "d..2.",
+            "sched_switch",
+            switch((&idle, 0, "R"), ("x", pid)),
+        );
+        rec("x", pid, cpu, ".....", "rseq_update", update(cpu, cpu));
+        rec(
+            "x",
+            pid,
+            cpu,
+            "d..2.",
+            "sched_switch",
+            switch(("x", pid, "S"), (&idle, 0)),
+        );
+    }
+    t.set(1_010_000);
+    let moved = |pid: u32, from: u32, to: u32| {
+        format!("comm=x pid={pid} prio=120 orig_cpu={from} dest_cpu={to}")
+    };
+    rec(
+        "<idle>",
+        0,
+        1,
+        "dNh3.",
+        "sched_migrate_task",
+        moved(101, 1, 2),
+    );
+    if tick {
+        let tick = "hrtimer=00000000deadbeef function=tick_nohz_handler now=1010020000";
+        rec("<idle>", 0, 2, "dNh1.", "hrtimer_expire_entry", tick.into());
+    }
+    rec(
+        "<idle>",
+        0,
+        3,
+        "dNh3.",
+        "sched_migrate_task",
+        moved(103, 3, 1),
+    );
+    let s1 = switch(("swapper/1", 0, "R"), ("x", 103));
+    rec("swapper/1", 0, 1, "d..2.", "sched_switch", s1);
+    rec("x", 103, 1, ".....", "rseq_update", update(1, cid_103));
+    let s2 = switch(("swapper/2", 0, "R"), ("x", 101));
+    rec("swapper/2", 0, 2, "d..2.", "sched_switch", s2);
+    rec("x", 101, 2, ".....", "rseq_update", update(2, 2));
+    out
+}
+
+/// docs/models.md §5.3 T1: a remote wakeup to an idle CPU is enqueued there
+/// (`sched_ttwu_pending` → `activate_task` → `sched_mm_cid_migrate_to`) when that CPU takes the
+/// IPI, before anything else it records; not only at its next switch. 101's enqueue on CPU 2
+/// (its slot set, `mm_users` 4 < 8 CPUs) steals CPU 1's 1 and drops it, so 103, moved to CPU 1
+/// with its 3, keeps it there. When CPU 2 records nothing before its switch, the enqueue runs
+/// there, after 103's (which finds CPU 1's 1, drops its own 3 and runs with 1).
+#[test]
+fn a_wakeup_is_enqueued_at_the_woken_cpus_first_record() {
+    let dir = std::env::temp_dir().join(format!("cidscope-wakelist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (tick, cid_103) in [(true, 3), (false, 1)] {
+        let path = dir.join(format!("wake-{tick}.ftrace.txt"));
+        std::fs::write(&path, two_wakeups(tick, cid_103)).unwrap();
+        let args = [
+            "stats",
+            "--json",
+            "--kernel-version",
+            "6.18.15",
+            "--hz",
+            "250",
+            "--infer-steps",
+            "off",
+            "--check-invariants",
+            path.to_str().unwrap(),
+        ];
+        let (code, out, err) = cidscope(&args);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let a = &v["model_agreement"];
+        assert_eq!(
+            (u(a, "checked"), u(a, "predicted")),
+            (6, 6),
+            "tick {tick}: {a}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

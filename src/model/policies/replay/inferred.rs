@@ -139,6 +139,13 @@ impl<'a> Context<'a> {
                 let n = self.next_on_cpu(s);
                 vec![p("deferred_switch", s, n, s, n)]
             }
+            Step::DeferredSwitches { at, n } => at[..n]
+                .iter()
+                .map(|&s| {
+                    let q = self.next_on_cpu(s);
+                    p("deferred_switch", s, q, s, q)
+                })
+                .collect(),
             Step::PromptSwitch(s) => {
                 let n = self.next_on_cpu(s);
                 vec![p("prompt_switch", n, s, s, n)]

@@ -343,6 +343,13 @@ impl Replayer {
     /// placed late there, the puts of its held remote clears, and the `exit_mm` of exited
     /// tasks of an mm this record touches.
     fn due_on_cpu(&mut self, idx: usize, ev: &Event) {
+        // a remote wakeup queued on this CPU's wakelist was enqueued by the IPI (or the idle
+        // loop's flush) before anything else the woken CPU records (T1); a `tick_stop` is
+        // recorded only while nothing is pending (the idle loop's `!need_resched()`)
+        if !matches!(ev.kind, EventKind::TickStop { .. }) {
+            self.untraced
+                .flush_ipi_wakelist(&mut self.engine, ev.ts, ev.cpu);
+        }
         if !self.late_probes.is_empty() {
             self.run_late_probes(idx, ev.cpu, ev.ts);
         }

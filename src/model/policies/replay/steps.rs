@@ -28,6 +28,13 @@ pub(super) enum Step {
     EarlyFork { at: usize, fork: EarlyFork },
     /// T5: the CID step of the switch record at this index at its CPU's next record.
     DeferredSwitch(usize),
+    /// T5: [`Step::DeferredSwitch`] for each of the first `n` switch records of `at` (several
+    /// vCPUs stalled after their switch records together: one alone explains nothing when
+    /// each took a CID the disagreeing task got).
+    DeferredSwitches {
+        at: [usize; STEP_CANDIDATES],
+        n: usize,
+    },
     /// T6: `exit_mm` right at the exit record at this index (before a joiner's wake).
     EarlyPut(usize),
     /// T6: `exit_mm` of the exit record at this index only at the task's last switch-out (or
@@ -83,9 +90,10 @@ pub(super) enum Step {
         switches: [usize; IN_FLIGHT],
         n: usize,
     },
-    /// A migration at `at` from `cpu`, which records nothing more before its switch to `tid`
-    /// (a task of the mm): `__schedule` had made `tid` `rq->curr` there already, so the
-    /// migration's `sched_mm_cid_migrate_to` found the mm in use on `cpu` and stole nothing.
+    /// Before the event at `at` (a migration from `cpu`, or the first event after `cpu`'s last
+    /// record before its switch to `tid`, a task of the mm): `__schedule` had made `tid`
+    /// `rq->curr` there already, so a migration's `sched_mm_cid_migrate_to` from `cpu` after it
+    /// found the mm in use on `cpu` and stole nothing.
     CurrEarly { at: usize, cpu: u16, tid: Tid },
     /// A `cid_remote_clear` probe at this index whose CPU stalled after unsetting the slot,
     /// before `__mm_cid_put`: the CID stayed taken until that CPU's next record.
@@ -116,7 +124,9 @@ impl Step {
             | Step::FutexPut { at, .. }
             | Step::CurrEarly { at, .. }
             | Step::SwitchStepAt { at, .. } => at,
-            Step::LatePuts { at, n } => at[..n].iter().copied().min().unwrap_or(0),
+            Step::LatePuts { at, n } | Step::DeferredSwitches { at, n } => {
+                at[..n].iter().copied().min().unwrap_or(0)
+            }
             Step::PromptWakes(a, b) => a.min(b),
             Step::FutexPutDeferring { at, switch, .. } => at.min(switch),
             Step::LateProbePrompt { probe, switch } => probe.min(switch),
@@ -145,6 +155,7 @@ impl Step {
                 p.late_puts.insert(s);
             }
             Step::LatePuts { at, n } => p.late_puts.extend(at[..n].iter().copied()),
+            Step::DeferredSwitches { at, n } => p.deferred_switches.extend(at[..n].iter().copied()),
             Step::FutexPut { at, mm } => p.futex_puts.entry(at).or_default().push(mm),
             Step::FutexPutDeferring { at, mm, switch } => {
                 p.futex_puts.entry(at).or_default().push(mm);
@@ -363,6 +374,14 @@ impl StepSource<'_> {
         }
         let futex = r.engine.futex_ref_held(mm) && !probed.futex_put;
         steps.extend(switches.iter().copied().map(Step::DeferredSwitch));
+        if switches.len() > 1 {
+            let mut at = [0; STEP_CANDIDATES];
+            at[..switches.len()].copy_from_slice(&switches);
+            steps.push(Step::DeferredSwitches {
+                at,
+                n: switches.len(),
+            });
+        }
         if !probed.mm_put {
             steps.extend(early_puts.map(Step::EarlyPut).chain(late_puts));
         }

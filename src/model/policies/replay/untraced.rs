@@ -204,9 +204,10 @@ pub struct Untraced {
     /// Tasks whose affinity was inferred from a stopper's move: undone if they exec next (the
     /// move was exec balancing).
     pinned: FxHashSet<Tid>,
-    /// Remote wakeups queued on a CPU's wakelist: (dst CPU, task), enqueued there before that
-    /// CPU's next switch (T1).
-    wakelist: Vec<(u16, Tid)>,
+    /// Enqueues left to dst (T1): (dst CPU, task, by IPI). A remote wakeup queued on an idle
+    /// CPU's wakelist (by IPI) is enqueued before anything else that CPU records; a pull whose
+    /// attach ran late (`Step::LateEnqueue`) by dst's next switch (or the task's next record).
+    wakelist: Vec<(u16, Tid, bool)>,
     /// Children forked early: their record does not fork them again.
     forked_early: FxHashSet<Tid>,
     /// Tasks whose exit released its CID early: their record does not release it again.
@@ -550,8 +551,25 @@ impl Untraced {
     ) {
         let mut i = 0;
         while i < self.wakelist.len() {
-            let (dst, t) = self.wakelist[i];
+            let (dst, t, _) = self.wakelist[i];
             if Some(dst) == cpu || Some(t) == tid {
+                self.wakelist.remove(i);
+                engine.step(ts, &DriverEvent::MigrateTo { tid: t, dst });
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// A record of `cpu`: the remote wakeups queued on its wakelist ran first, in the IPI's
+    /// `sched_ttwu_pending` (`kernel/sched/core.c` @6.18.15 l.3790–3825, called from
+    /// `__flush_smp_call_function_queue`, `kernel/smp.c` l.593) or the idle loop's flush
+    /// (`kernel/sched/idle.c` l.357).
+    pub fn flush_ipi_wakelist(&mut self, engine: &mut Engine, ts: u64, cpu: u16) {
+        let mut i = 0;
+        while i < self.wakelist.len() {
+            let (dst, t, ipi) = self.wakelist[i];
+            if ipi && dst == cpu {
                 self.wakelist.remove(i);
                 engine.step(ts, &DriverEvent::MigrateTo { tid: t, dst });
             } else {
@@ -632,7 +650,7 @@ impl Untraced {
             self.probed_moves.insert(tid, dst);
         } else if (asleep && idle_dst && !prompt) || late {
             engine.step(ts, &DriverEvent::MigrateFrom { tid, src, dst });
-            self.wakelist.push((dst, tid));
+            self.wakelist.push((dst, tid, !late));
         } else {
             engine.step(ts, &DriverEvent::Migrate { tid, src, dst });
         }

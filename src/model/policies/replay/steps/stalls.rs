@@ -9,8 +9,10 @@ use crate::model::policies::replay::replayer::Replayer;
 use crate::model::tasks::MmId;
 
 impl StepSource<'_> {
-    /// [`Step::CurrEarly`]: migrations of the mm from a CPU whose next record is its switch to
-    /// a task of the mm, before the disagreeing update `i`; nearest first.
+    /// [`Step::CurrEarly`]: migrations of the mm from a CPU whose next switch is to a task of
+    /// the mm, before the disagreeing update `i`, placed after that CPU's last record before
+    /// the switch; those from the disagreeing update's CPU first (the CPU whose CID a steal
+    /// took), then the others, nearest first.
     pub(super) fn early_currents(
         &self,
         r: &Replayer,
@@ -20,7 +22,8 @@ impl StepSource<'_> {
         let ev = |j: usize| self.events.get(j).copied();
         let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         let probed = r.untraced.probed.migrate_to;
-        let mut out = Vec::new();
+        let here = ev(i).map(|e| e.cpu);
+        let (mut out, mut others) = (Vec::new(), Vec::new());
         for j in (sw.saturating_sub(SEARCH_LOOKBACK)..i).rev() {
             if out.len() >= STEP_CANDIDATES {
                 break;
@@ -41,22 +44,42 @@ impl StepSource<'_> {
             let Some(c) = src.and_then(|c| u16::try_from(c).ok()) else {
                 continue;
             };
-            if mm_of(task) != Some(mm) || self.found.early_currs.contains_key(&j) {
+            if mm_of(task) != Some(mm) {
                 continue;
             }
-            let next = (j + 1..i).find(|&q| ev(q).is_some_and(|e| e.cpu == c));
-            if let Some(q) = next
-                && let Some(EventKind::SchedSwitch { next_tid, .. }) = ev(q).map(|e| e.kind)
+            // `__schedule` sets `rq->curr` and records the switch with interrupts off
+            // (`kernel/sched/core.c` @6.18.15 l.6897, l.6931): a record of the CPU in between
+            // (the tick of the interrupt that woke an idle CPU) was written before `rq->curr`
+            // changed, so the earliest place is right after its last record before the switch
+            let q = (j + 1..i).find(|&q| {
+                ev(q).is_some_and(|e| e.cpu == c && matches!(e.kind, EventKind::SchedSwitch { .. }))
+            });
+            let Some(q) = q else { continue };
+            let at = (j + 1..q)
+                .rev()
+                .find(|&k| ev(k).is_some_and(|e| e.cpu == c))
+                .map_or(j, |k| k + 1);
+            if at >= q || self.found.early_currs.contains_key(&at) {
+                continue;
+            }
+            if let Some(EventKind::SchedSwitch { next_tid, .. }) = ev(q).map(|e| e.kind)
                 && next_tid != 0
                 && mm_of(next_tid) == Some(mm)
             {
-                out.push(Step::CurrEarly {
-                    at: j,
+                let step = Step::CurrEarly {
+                    at,
                     cpu: c,
                     tid: next_tid,
-                });
+                };
+                if Some(c) == here {
+                    out.push(step);
+                } else {
+                    others.push(step);
+                }
             }
         }
+        out.extend(others);
+        out.truncate(STEP_CANDIDATES);
         out
     }
 
