@@ -11,7 +11,8 @@
 # rseq_update each (scripts/make-tasks.sh 1000000 4). For each path the peak resident memory
 # (VmHWM: it includes the pages of the mapped capture, about the file's size for text) and the
 # peak anonymous memory (RssAnon, sampled every 10 ms: the heap) are printed, in MB and in bytes
-# per event. The TUI load runs in tmux (200x50) until its status bar leaves "loading", then q.
+# per event. The TUI load runs in tmux (200x50) until its status bar leaves "loading" and the
+# work after the load is done (the cursor pane's "computing…", a title's "replaying…"), then q.
 # `sim` runs --json with the events of its schedule counted from a --record of the same run.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -68,7 +69,8 @@ measure_tui() {
 	for _ in $(seq 1 6000); do
 		local s
 		s=$(tmux -L $sock capture-pane -p -t t 2>/dev/null || true)
-		if [ -n "$s" ] && ! grep -q "loading" <<<"$s" && grep -q "events" <<<"$s"; then
+		# loaded, and the work it does after the load (the CID metrics, a model's replay) done
+		if [ -n "$s" ] && ! grep -qE "loading|computing|replaying" <<<"$s" && grep -q "events" <<<"$s"; then
 			break
 		fi
 		sleep 0.05

@@ -157,6 +157,13 @@ pub fn compute(trace: &Trace) -> Stats {
     compute_with(trace, true)
 }
 
+/// The CID metrics of every process, without the list of every task (what the TUI shows).
+pub fn cid_metrics_of(trace: &Trace) -> Vec<cid_metrics::ProcessMetrics> {
+    let mut s = Summarizer::new(trace).per_task(false).all_metrics();
+    s.feed(trace.events.iter(), trace);
+    s.finish(trace).cid_metrics
+}
+
 /// [`compute`], with `per_task` false giving the text summary's form (see
 /// [`compute_streaming_with`]).
 pub fn compute_with(trace: &Trace, per_task: bool) -> Stats {
@@ -242,6 +249,8 @@ pub struct Summarizer {
     pub out_of_order: bool,
     /// Whether [`Stats::tasks`] is built.
     per_task: bool,
+    /// Make the CID metrics of this many processes only, most updates first (the text's).
+    metrics_shown: Option<usize>,
 }
 
 impl Summarizer {
@@ -273,6 +282,7 @@ impl Summarizer {
             prev_ts: 0,
             out_of_order: false,
             per_task: true,
+            metrics_shown: None,
         }
     }
 
@@ -284,9 +294,18 @@ impl Summarizer {
     }
 
     /// Whether the summary lists every task (`--json`), or only counts them per process.
+    /// (Without the list, the CID metrics of the processes the text shows only: see
+    /// [`Self::all_metrics`].)
     pub fn per_task(mut self, on: bool) -> Summarizer {
         self.per_task = on;
         self.accounting.overall_only = !on;
+        self.metrics_shown = (!on).then_some(cid_metrics::render::SHOWN);
+        self
+    }
+
+    /// The CID metrics of every process, whether or not every task is listed.
+    pub fn all_metrics(mut self) -> Summarizer {
+        self.metrics_shown = None;
         self
     }
 
@@ -380,6 +399,7 @@ impl Summarizer {
             seen_cpus,
             mut calls,
             per_task,
+            metrics_shown,
             ..
         } = self;
         // (its per-task map goes first: the output is made after it)
@@ -573,9 +593,14 @@ impl Summarizer {
         }
         drop(proc_cids);
         // the text shows a few processes' metrics: only those are made
-        let shown = (!per_task).then_some(cid_metrics::render::SHOWN);
-        let (cid_metrics, cid_metrics_notes, cid_metrics_omitted) =
-            metrics_of(&processes, updated(), &sink, &calls, &missing, shown);
+        let (cid_metrics, cid_metrics_notes, cid_metrics_omitted) = metrics_of(
+            &processes,
+            updated(),
+            &sink,
+            &calls,
+            &missing,
+            metrics_shown,
+        );
         Stats {
             file: trace.path.clone(),
             format: trace.origin.id(),
@@ -688,6 +713,29 @@ fn metrics_of<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The TUI's metrics (without the task list) are the JSON's; the text makes those it shows.
+    #[test]
+    fn every_form_makes_the_same_cid_metrics() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+        let f = "kernels-plain/k6.12.117-c16-forks.ftrace.txt";
+        let bytes = std::fs::read(dir.join(f)).unwrap();
+        let trace = crate::sources::load_bytes(f, &bytes, &Default::default()).unwrap();
+        let json = |m: &[cid_metrics::ProcessMetrics]| serde_json::to_string(m).unwrap();
+        let full = compute(&trace);
+        assert!(full.cid_metrics.len() > cid_metrics::render::SHOWN, "{f}");
+        assert_eq!(json(&cid_metrics_of(&trace)), json(&full.cid_metrics));
+        let text = compute_with(&trace, false);
+        assert_eq!(text.cid_metrics.len(), cid_metrics::render::SHOWN);
+        assert_eq!(
+            text.cid_metrics_omitted as usize,
+            full.cid_metrics.len() - cid_metrics::render::SHOWN
+        );
+        assert_eq!(
+            crate::stats::text::render_text(&text),
+            crate::stats::text::render_text(&compute_with(&trace, true))
+        );
+    }
 
     /// The summary's coverage comes from its own per-kind counts: it must equal the one
     /// counted event by event (`--check` and the TUI count that way).

@@ -50,7 +50,7 @@ pub fn workload(tl: &Timeline) -> Option<(MmId, u64)> {
 
 /// The CID metrics of a loaded capture (none above [`METRICS_MAX_EVENTS`]).
 pub fn metrics_of(t: &Trace) -> Option<Vec<ProcessMetrics>> {
-    (t.events.len() <= METRICS_MAX_EVENTS).then(|| crate::stats::compute(t).cid_metrics)
+    (t.events.len() <= METRICS_MAX_EVENTS).then(|| crate::stats::cid_metrics_of(t))
 }
 
 impl Companion {
