@@ -401,9 +401,8 @@ impl Summarizer {
             let mut unknown = 0;
             for key in all_tids {
                 let (tid, inc) = key;
-                let (n, cids) =
-                    update_of(tid, inc).map_or((0, Vec::new()), |u| (u.n as u64, u.cids.to_vec()));
-
+                let update = update_of(tid, inc);
+                let (n, cids) = update.map_or((0, Vec::new()), |u| (u.n as u64, u.cids.to_vec()));
                 let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
                 let mm_idx = mm.is_real().then_some(mm.0);
                 if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
@@ -412,9 +411,7 @@ impl Summarizer {
                         p.tasks.push(tid);
                     }
                     p.rseq_updates += n;
-                    if let (Some(u), Some(c)) =
-                        (update_of(tid, inc), proc_cids.get_mut(p.mm as usize))
-                    {
+                    if let (Some(u), Some(c)) = (update, proc_cids.get_mut(p.mm as usize)) {
                         c.union(&u.cids);
                     }
                 }
@@ -467,7 +464,7 @@ impl Summarizer {
                         p.rseq_updates += u.n as u64;
                         proc_cids[u.mm.0 as usize].union(&u.cids);
                     }
-                    None => unknown += u64::from(u.n > 0),
+                    None => unknown += 1,
                 }
             }
             for &(tid, inc, mm) in &live {
