@@ -6,8 +6,8 @@
 //! one file per command's arguments ([`stats`], [`export`], [`live`] with attach, [`demo`],
 //! [`sim`], [`vm`], [`man`]); the flag groups several commands share (load, look, model) are
 //! here; [`values`] makes the domain types flag values; [`man_page`] renders the man pages;
-//! [`capture`] opens a headless command's capture (a stream ends at SIGINT); [`error`] is the
-//! layer's error.
+//! [`capture`] opens a headless command's capture (a stream ends at SIGINT); [`stdout`] writes
+//! its output (a closed pipe is no error); [`error`] is the layer's error.
 
 pub mod capture;
 pub mod command;
@@ -19,6 +19,7 @@ pub mod man;
 pub mod man_page;
 pub mod sim;
 pub mod stats;
+pub mod stdout;
 pub mod values;
 pub mod vm;
 

@@ -9,7 +9,6 @@ use crate::sources::live::{
     LiveCapture, LiveOptions, LiveSession, Scope, WorkloadSpec, possible_cpus,
 };
 use crate::stats::live::{AttachSummary, LiveSummary, summarize, summarize_attach};
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -73,11 +72,7 @@ fn finish_record(rec: Option<LiveRecorder>, cap: &LiveCapture) -> Result<(), Cli
 
 /// Writes to stdout; a closed pipe (`cidscope live ... | head`) is not an error.
 fn emit(text: &str) -> Result<(), CliError> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Stdout(e)),
-        _ => Ok(()),
-    }
+    crate::cli::stdout::write(text.as_bytes()).map_err(CliError::Stdout)
 }
 
 fn print_json<T: serde::Serialize>(v: &T) -> Result<(), CliError> {

@@ -8,32 +8,20 @@ use cidscope::sources;
 use std::process::ExitCode;
 
 /// Writes to stdout; a closed pipe (`cidscope stats ... | head`) is not an error.
-fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e),
-        _ => Ok(()),
-    }
-}
-
 fn emit(bytes: &[u8]) -> Result<(), CliError> {
-    write_stdout(bytes).map_err(CliError::Stdout)
+    cli::stdout::write(bytes).map_err(CliError::Stdout)
 }
 
 /// Writes `v` as pretty JSON to stdout while it is serialized (the summary of a capture of a
 /// million tasks is hundreds of MB of text: never held whole); a closed pipe is not an error.
 fn emit_json<T: serde::Serialize>(v: &T) -> Result<(), CliError> {
     use std::io::Write;
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut out = cli::stdout::buffered();
     let r = serde_json::to_writer_pretty(&mut out, v)
         .map_err(std::io::Error::from)
         .and_then(|_| out.write_all(b"\n"))
         .and_then(|_| out.flush());
-    match r {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Stdout(e)),
-        _ => Ok(()),
-    }
+    cli::stdout::pipe_closed_is_ok(r).map_err(CliError::Stdout)
 }
 
 /// Writes text to stdout while it is made (a summary of a million processes is a million
@@ -56,7 +44,7 @@ fn emit_text(
         }
     }
     let mut out = Out {
-        w: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+        w: cli::stdout::buffered(),
         err: None,
     };
     let r = match write(&mut out) {
@@ -66,10 +54,7 @@ fn emit_text(
             .take()
             .unwrap_or_else(|| std::io::Error::other("formatting failed"))),
     };
-    match r {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Stdout(e)),
-        _ => Ok(()),
-    }
+    cli::stdout::pipe_closed_is_ok(r).map_err(CliError::Stdout)
 }
 
 fn main() -> ExitCode {
@@ -437,7 +422,7 @@ fn run_vm(a: &VmArgs) -> Result<ExitCode, CliError> {
     use cidscope::vm;
     use std::io::IsTerminal;
     if let Some(dir) = &a.report {
-        let mut out = |t: &str| write_stdout(t.as_bytes());
+        let mut out = |t: &str| cli::stdout::write(t.as_bytes());
         return Ok(vm::experiment::reread::reread(
             dir,
             &a.model_override(),
@@ -446,13 +431,13 @@ fn run_vm(a: &VmArgs) -> Result<ExitCode, CliError> {
         )?);
     }
     if let Some(plan) = a.experiment()? {
-        let mut out = |t: &str| write_stdout(t.as_bytes());
+        let mut out = |t: &str| cli::stdout::write(t.as_bytes());
         return Ok(vm::experiment::run(&plan, a.json, &mut out)?);
     }
     let mut cfg = a.config();
     let over = a.model_override();
     if a.json || !std::io::stdout().is_terminal() {
-        let mut out = |t: &str| write_stdout(t.as_bytes());
+        let mut out = |t: &str| cli::stdout::write(t.as_bytes());
         return Ok(vm::report::run_headless(cfg, a.json, &over, &mut out)?);
     }
     cfg.keep_text = true;
