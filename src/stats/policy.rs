@@ -105,32 +105,34 @@ pub fn compute_with_models(
         infer: policies::InferSteps::Off,
         ..params.clone()
     });
-    let unseeded_of = |k: PolicyKind| {
-        (unseeded_params.as_ref()).and_then(|p| policies::replay(trace, k, p).agreement)
+    // the summary, and the unseeded replay of the first model
+    let side = || {
+        let s = super::compute_with(trace, per_task);
+        let unseeded = (unseeded_params.as_ref())
+            .zip(models.first())
+            .and_then(|(p, &k)| policies::replay(trace, k, p).agreement);
+        (s, unseeded)
+    };
+    let replays = || -> Vec<_> {
+        (models.iter())
+            .map(|&k| policies::replay(trace, k, params))
+            .collect()
     };
     // The summary and the replays read the trace only: on a capture of few tasks (whose
     // summary is small beside the replay's state) the summary and the unseeded replay run in
     // a thread beside the models' replays. A capture of many tasks runs them one after the
     // other, so that their states are not held at once.
-    let (mut s, runs, unseeded) = if trace.tasks.len() <= PARALLEL_TASKS_MAX {
+    let ((mut s, unseeded), runs) = if trace.tasks.len() <= PARALLEL_TASKS_MAX {
         std::thread::scope(|sc| {
-            let side = sc.spawn(|| {
-                let s = super::compute_with(trace, per_task);
-                (s, models.first().and_then(|&k| unseeded_of(k)))
-            });
-            let runs: Vec<_> = (models.iter())
-                .map(|&k| policies::replay(trace, k, params))
-                .collect();
-            let (s, unseeded) = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (s, runs, unseeded)
+            let side = sc.spawn(side);
+            let runs = replays();
+            (
+                side.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                runs,
+            )
         })
     } else {
-        let s = super::compute_with(trace, per_task);
-        let runs: Vec<_> = (models.iter())
-            .map(|&k| policies::replay(trace, k, params))
-            .collect();
-        let unseeded = models.first().and_then(|&k| unseeded_of(k));
-        (s, runs, unseeded)
+        (side(), replays())
     };
     if let Some(run) = runs.first() {
         if let Some(a) = &run.agreement {
