@@ -118,6 +118,15 @@ impl<'a> Context<'a> {
             from,
             to,
         };
+        // a switch's CID step at its CPU's next record; an exit's `exit_mm` at its task's next
+        let deferred = |s: usize| {
+            let n = self.next_on_cpu(s);
+            p("deferred_switch", s, n, s, n)
+        };
+        let late_put = |s: usize| {
+            let n = self.own_next(s);
+            p("late_put", s, n, s, n)
+        };
         match step {
             Step::EarlyFork { at, fork } => {
                 let Some(w) = self.forks.get(&fork.child) else {
@@ -135,40 +144,18 @@ impl<'a> Context<'a> {
                 }]
             }
             Step::WalkMark { at, .. } => vec![p("walk_mark", at, at, at, at)],
-            Step::DeferredSwitch(s) => {
-                let n = self.next_on_cpu(s);
-                vec![p("deferred_switch", s, n, s, n)]
-            }
-            Step::DeferredSwitches { at, n } => at[..n]
-                .iter()
-                .map(|&s| {
-                    let q = self.next_on_cpu(s);
-                    p("deferred_switch", s, q, s, q)
-                })
-                .collect(),
+            Step::DeferredSwitch(s) => vec![deferred(s)],
+            Step::DeferredSwitches { at, n } => at[..n].iter().map(|&s| deferred(s)).collect(),
             Step::PromptSwitch(s) => {
                 let n = self.next_on_cpu(s);
                 vec![p("prompt_switch", n, s, s, n)]
             }
             Step::EarlyPut(s) => vec![p("early_put", s, s, s, self.own_next(s))],
-            Step::LatePut(s) => {
-                let n = self.own_next(s);
-                vec![p("late_put", s, n, s, n)]
-            }
-            Step::LatePuts { at, n } => at[..n]
-                .iter()
-                .map(|&s| {
-                    let q = self.own_next(s);
-                    p("late_put", s, q, s, q)
-                })
-                .collect(),
+            Step::LatePut(s) => vec![late_put(s)],
+            Step::LatePuts { at, n } => at[..n].iter().map(|&s| late_put(s)).collect(),
             Step::FutexPut { at, .. } => vec![self.futex_put(at)],
             Step::FutexPutDeferring { at, switch, .. } => {
-                let n = self.next_on_cpu(switch);
-                vec![
-                    self.futex_put(at),
-                    p("deferred_switch", switch, n, switch, n),
-                ]
+                vec![self.futex_put(at), deferred(switch)]
             }
             Step::PromptWake(s) => vec![self.wake("prompt_wake", s, true)],
             Step::LateEnqueue(s) => vec![self.wake("late_enqueue", s, false)],
@@ -184,10 +171,7 @@ impl<'a> Context<'a> {
                 n,
             } => {
                 let mut v: Vec<Placed> = self.early_exit(at, exit.tid).into_iter().collect();
-                for &s in &switches[..n] {
-                    let q = self.next_on_cpu(s);
-                    v.push(p("deferred_switch", s, q, s, q));
-                }
+                v.extend(switches[..n].iter().map(|&s| deferred(s)));
                 v
             }
             Step::LateProbe(s) | Step::HeldClear(s) => {

@@ -549,16 +549,7 @@ impl Untraced {
         cpu: Option<u16>,
         tid: Option<Tid>,
     ) {
-        let mut i = 0;
-        while i < self.wakelist.len() {
-            let (dst, t, _) = self.wakelist[i];
-            if Some(dst) == cpu || Some(t) == tid {
-                self.wakelist.remove(i);
-                engine.step(ts, &DriverEvent::MigrateTo { tid: t, dst });
-            } else {
-                i += 1;
-            }
-        }
+        self.run_wakelist(engine, ts, |dst, t, _| Some(dst) == cpu || Some(t) == tid);
     }
 
     /// A record of `cpu`: the remote wakeups queued on its wakelist ran first, in the IPI's
@@ -566,10 +557,15 @@ impl Untraced {
     /// `__flush_smp_call_function_queue`, `kernel/smp.c` l.593) or the idle loop's flush
     /// (`kernel/sched/idle.c` l.357).
     pub fn flush_ipi_wakelist(&mut self, engine: &mut Engine, ts: u64, cpu: u16) {
+        self.run_wakelist(engine, ts, |dst, _, ipi| ipi && dst == cpu);
+    }
+
+    /// Runs the enqueues of the wakelist that `due(dst, task, by_ipi)` picks, in their order.
+    fn run_wakelist(&mut self, engine: &mut Engine, ts: u64, due: impl Fn(u16, Tid, bool) -> bool) {
         let mut i = 0;
         while i < self.wakelist.len() {
             let (dst, t, ipi) = self.wakelist[i];
-            if ipi && dst == cpu {
+            if due(dst, t, ipi) {
                 self.wakelist.remove(i);
                 engine.step(ts, &DriverEvent::MigrateTo { tid: t, dst });
             } else {
