@@ -19,7 +19,7 @@ fn main() {
     let cp: usize = tl
         .checkpoints
         .iter()
-        .map(|c| c.state.tasks.capacity() * 40 + c.state.cpus.len() * 16)
+        .map(|c| c.state.tasks.len() * 40 + c.state.cpus.len() * 16)
         .sum();
     println!(
         "events {n}: store {:.1} B/ev",

@@ -199,9 +199,10 @@ fn sim_and_compare_in_a_real_terminal() {
             "{bin} traces/v5-workers.ftrace.txt --compare observed,lazy-compact,owner-mode; echo EXITED=$?; sleep 60"
         ),
     );
-    let s = t.wait_for("lazy-compact model: predicted 3492/3492");
+    t.wait_for("lazy-compact model: predicted 3492/3492");
+    // (the diff row comes once every compared set has its replay: a loaded machine is slower)
+    let s = t.wait_for("diff");
     assert!(s.contains("owner-mode model"), "{s}");
-    assert!(s.contains("diff"), "{s}");
     t.keys(&["t"]);
     t.wait_for("tick-triggered compaction 1 of ");
     t.keys(&["q"]);

@@ -12,6 +12,8 @@ mod probe;
 mod store;
 mod strings;
 mod tgid;
+mod tid_map;
+mod tid_pages;
 mod time_column;
 mod trace;
 
@@ -25,5 +27,7 @@ pub use probe::{MigrateState, MmCidState, PACKED_ABSENT, PACKED_NEGATIVE, Probe,
 pub use store::EventStore;
 pub use strings::{StrId, Strings, same};
 pub use tgid::{TgidTrack, tgid_at};
+pub use tid_map::TidMap;
+pub use tid_pages::{NO_ROW, TidPages};
 pub use time_column::TimeColumn;
-pub use trace::{TaskMeta, TgidChange, Trace, TraceDelta, Warning};
+pub use trace::{TaskMeta, TaskTable, TgidChange, Trace, TraceDelta, Warning};

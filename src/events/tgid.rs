@@ -2,6 +2,7 @@
 //! each record, and where it changes for one tid, that tid is a new task from then on.
 
 use super::event::Tid;
+use super::trace::TaskTable;
 use super::trace::{TaskMeta, TgidChange};
 use rustc_hash::FxHashMap;
 
@@ -48,12 +49,7 @@ impl TgidTrack {
 }
 
 /// The TGID of `tid` at `ts`, given the trace's first TGIDs and its changes (sorted by time).
-pub fn tgid_at(
-    tasks: &FxHashMap<Tid, TaskMeta>,
-    changes: &[TgidChange],
-    tid: Tid,
-    ts: u64,
-) -> Option<Tid> {
+pub fn tgid_at(tasks: &TaskTable, changes: &[TgidChange], tid: Tid, ts: u64) -> Option<Tid> {
     let end = changes.partition_point(|c| c.ts <= ts);
     changes[..end]
         .iter()
@@ -80,7 +76,7 @@ mod tests {
         assert_eq!(t.observe(&mut m, 7, Some(9), 5), None);
         assert_eq!(m.tgid, Some(5), "the first TGID stays the task's");
         assert!(t.observe(&mut m, 7, Some(5), 6).is_some(), "and back");
-        let mut tasks = FxHashMap::default();
+        let mut tasks = crate::events::TaskTable::default();
         tasks.insert(7, m);
         let ch = [
             TgidChange {

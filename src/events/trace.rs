@@ -1,10 +1,10 @@
 //! A loaded capture: canonical events in time order plus what the source knew about tasks.
 
+use super::TidMap;
 use super::event::{CPU_UNKNOWN, Event, EventKind, Tid};
 use super::origin::{Format, Origin};
 use super::store::EventStore;
 use super::strings::{StrId, Strings};
-use rustc_hash::FxHashMap;
 use std::fmt;
 
 /// A problem that did not stop the load. `code` is a stable name scripts can match.
@@ -44,6 +44,9 @@ pub struct TaskMeta {
     pub comm: StrId,
 }
 
+/// Tid → what the capture says of the task (a [`TidMap`]: a million tasks in ~20 MB).
+pub type TaskTable = TidMap<TaskMeta>;
+
 /// A capture in canonical form.
 #[derive(Clone, Debug)]
 pub struct Trace {
@@ -53,7 +56,7 @@ pub struct Trace {
     /// Sorted by timestamp; `Lost` markers sit where the loss was noticed.
     pub events: EventStore,
     pub strings: Strings,
-    pub tasks: FxHashMap<Tid, TaskMeta>,
+    pub tasks: TaskTable,
     /// CPU count stated by the capture's header (`#P:2`, `cpus=2`), if any.
     pub ncpus_hint: Option<u32>,
     /// The release of the kernel that made the capture (`uname -r`), when the capture says it
@@ -151,7 +154,7 @@ impl Trace {
             origin: origin.into(),
             events: EventStore::new(),
             strings: Strings::new(),
-            tasks: FxHashMap::default(),
+            tasks: TaskTable::default(),
             ncpus_hint: None,
             kernel_release: None,
             kernel_hz: None,

@@ -8,12 +8,13 @@
 use super::alarm::{Alarm, AlarmKind};
 use super::anomaly::{Anomaly, AnomalyKind};
 use super::tasks::{MmId, MmInfo, MmOrigin};
-use crate::events::{
-    CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TaskMeta, TgidChange, Tid,
-};
+use crate::events::{CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TgidChange, Tid};
 use rustc_hash::FxHashMap;
 
 mod two_cpus;
+
+/// Tid → its task.
+pub type TaskMap = crate::events::TidMap<TaskState>;
 
 /// How long after a task moved to another CPU its records on the old one are put down to
 /// per-CPU clocks that disagree rather than to a task on two CPUs at once.
@@ -65,7 +66,7 @@ pub struct TaskState {
 
 /// Read-only facts the capture gives about tasks.
 pub struct Context<'a> {
-    pub tasks: &'a FxHashMap<Tid, TaskMeta>,
+    pub tasks: &'a crate::events::TaskTable,
     /// Tids whose TGID column changed, in time order ([`Trace::tgid_changes`]).
     ///
     /// [`Trace::tgid_changes`]: crate::events::Trace::tgid_changes
@@ -88,14 +89,10 @@ pub trait Sink {
 pub struct NoSink;
 impl Sink for NoSink {}
 
-/// Tid → its task (see [`ObservedState::tasks`]).
-pub type TaskMap = FxHashMap<Tid, TaskState>;
-
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct ObservedState {
     pub cpus: Vec<CpuSlot>,
-    /// The tasks. (An `IndexMap`, whose entries grow in place, held a million tasks in ~20 MB
-    /// less at its peak, but its second lookup cost the replay 12 %: 7.9 → 6.9 M events/s.)
+    /// The tasks, by tid (see [`crate::events::TidMap`] for why not a hash map).
     pub tasks: TaskMap,
     /// Thread-group id → its current mm.
     tgid_mm: FxHashMap<Tid, MmId>,
@@ -363,26 +360,24 @@ impl ObservedState {
 
     /// The state of `tid`, created on first sight with the mm its TGID names (or unknown).
     fn task(&mut self, tid: Tid, ctx: &Context, sink: &mut impl Sink) -> &mut TaskState {
-        if !self.tasks.contains_key(&tid) {
-            let mm = match self.tgid_of_tid(tid, ctx) {
+        let mm = if self.tasks.contains_key(&tid) {
+            MmId::UNKNOWN // (not used: the task is there)
+        } else {
+            match self.tgid_of_tid(tid, ctx) {
                 _ if tid == 0 => MmId::NONE,
                 Some(g) => self.mm_of_tgid(g, tid, 0, sink),
                 None => MmId::UNKNOWN,
-            };
-            self.tasks.insert(
-                tid,
-                TaskState {
-                    mm,
-                    cid: None,
-                    on_cpu: None,
-                    confirmed: false,
-                    exited: false,
-                    incarnation: 0,
-                    since: 0,
-                },
-            );
-        }
-        self.tasks.get_mut(&tid).expect("inserted above") // invariant: inserted just above
+            }
+        };
+        self.tasks.get_or_insert_with(tid, || TaskState {
+            mm,
+            cid: None,
+            on_cpu: None,
+            confirmed: false,
+            exited: false,
+            incarnation: 0,
+            since: 0,
+        })
     }
 
     fn new_mm(&mut self, info: MmInfo, sink: &mut impl Sink) -> MmId {
@@ -647,13 +642,13 @@ mod tests {
             },
         )
     }
-    fn tgids(pairs: &[(Tid, Tid)]) -> FxHashMap<Tid, TaskMeta> {
+    fn tgids(pairs: &[(Tid, Tid)]) -> crate::events::TaskTable {
         pairs
             .iter()
             .map(|&(t, g)| {
                 (
                     t,
-                    TaskMeta {
+                    crate::events::TaskMeta {
                         tgid: Some(g),
                         comm: StrId(0),
                     },
@@ -662,13 +657,13 @@ mod tests {
             .collect()
     }
 
-    fn run(events: &[Event], meta: &FxHashMap<Tid, TaskMeta>) -> (ObservedState, Rec) {
+    fn run(events: &[Event], meta: &crate::events::TaskTable) -> (ObservedState, Rec) {
         run_with(events, meta, &[])
     }
 
     fn run_with(
         events: &[Event],
-        meta: &FxHashMap<Tid, TaskMeta>,
+        meta: &crate::events::TaskTable,
         tgid_changes: &[TgidChange],
     ) -> (ObservedState, Rec) {
         let ctx = Context {
@@ -869,7 +864,7 @@ mod tests {
 
     #[test]
     fn mm_from_clone_flags_fork_and_exec() {
-        let none = FxHashMap::default();
+        let none = crate::events::TaskTable::default();
         let evs = [
             // 20 clones thread 21 (CLONE_VM) and process 22 (no CLONE_VM); 22 execs
             ev(

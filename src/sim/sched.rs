@@ -14,7 +14,6 @@ use super::config::SimConfig;
 use super::cost::Rng;
 use crate::events::{Event, EventKind, PrevState, TaskMeta, Tid, Trace};
 use crate::model::policies::{DriverEvent, Replayer};
-use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use task::{Cpu, Ev, FOREVER, Prog, STask, Spec, St};
@@ -38,7 +37,7 @@ pub struct Sim<'a> {
     rng: Rng,
     pub rep: Replayer,
     pub trace: Trace,
-    pub meta: FxHashMap<Tid, TaskMeta>,
+    pub meta: crate::events::TaskTable,
     end: u64,
     tick_us: u64,
     leader: Option<usize>,
@@ -67,7 +66,7 @@ impl<'a> Sim<'a> {
             rng: Rng::new(cfg.seed),
             rep,
             trace,
-            meta: FxHashMap::default(),
+            meta: Default::default(),
             end: cfg.duration_ns / 1000,
             tick_us: 1_000_000 / cfg.params.hz.max(1) as u64,
             leader: None,

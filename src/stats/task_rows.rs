@@ -1,14 +1,12 @@
 //! What `stats` keeps of each task while events come in: one row per task (a tid's
 //! incarnation) in the order the tasks are met, found by tid through a table of pages.
 //!
-//! A million tasks cost ~100 bytes each here. Two hash maps (tid → updates, tid → accounting)
-//! cost ~220: a hash table of a million entries has two million buckets and holds both its old
-//! and new tables while it grows; a `Vec` grows in place (`mremap`) and the pages are 4 bytes a
-//! tid.
+//! A million tasks cost ~84 bytes each here. Two hash maps (tid → updates, tid → accounting)
+//! cost ~220 (see [`TidPages`] for why).
 
 use super::accounting::Counts;
 use super::cid_metrics::TaskTally;
-use crate::events::Tid;
+use crate::events::{NO_ROW, Tid, TidPages};
 use crate::model::MmId;
 
 /// Distinct CIDs of a task: CIDs below 64 (all of them on machines with up to 64 CPUs) in a
@@ -69,43 +67,16 @@ pub struct TaskRow {
     pub counts: Counts,
 }
 
-const NO_ROW: u32 = u32::MAX;
-/// Tids below this (Linux's `PID_MAX_LIMIT`, 2^22) are found through the pages; others (only
-/// damaged input has them) through a hash map.
-const PAGED_TIDS: u32 = 1 << 22;
-const PAGE_BITS: u32 = 10;
-const PAGE: usize = 1 << PAGE_BITS;
-
 #[derive(Default)]
 pub struct TaskRows {
     rows: Vec<TaskRow>,
-    /// Per page of 1024 tids, the row of each tid's latest task.
-    pages: Vec<Option<Box<[u32; PAGE]>>>,
-    far: rustc_hash::FxHashMap<Tid, u32>,
+    /// Each tid's latest task's row.
+    latest: TidPages,
 }
 
 impl TaskRows {
     fn latest(&self, tid: Tid) -> u32 {
-        if tid < PAGED_TIDS {
-            (self.pages.get((tid >> PAGE_BITS) as usize))
-                .and_then(|p| p.as_ref())
-                .map_or(NO_ROW, |p| p[tid as usize % PAGE])
-        } else {
-            self.far.get(&tid).copied().unwrap_or(NO_ROW)
-        }
-    }
-
-    fn set_latest(&mut self, tid: Tid, row: u32) {
-        if tid < PAGED_TIDS {
-            let i = (tid >> PAGE_BITS) as usize;
-            if self.pages.len() <= i {
-                self.pages.resize_with(i + 1, || None);
-            }
-            self.pages[i].get_or_insert_with(|| Box::new([NO_ROW; PAGE]))[tid as usize % PAGE] =
-                row;
-        } else {
-            self.far.insert(tid, row);
-        }
+        self.latest.get(tid)
     }
 
     fn push(&mut self, tid: Tid, inc: u32, prev: u32) -> u32 {
@@ -120,7 +91,7 @@ impl TaskRows {
             tally: TaskTally::default(),
             counts: Counts::default(),
         });
-        self.set_latest(tid, row);
+        self.latest.set(tid, row);
         row
     }
 

@@ -11,7 +11,6 @@ use crate::events::{Event, EventKind, StrId, Strings, TaskMeta, Tid, TraceDelta,
 use crate::sources::LoadOptions;
 use crate::sources::formats::FTRACE;
 use crate::sources::text::{driver::stream_text, ftrace::FtraceText};
-use rustc_hash::FxHashMap;
 
 /// How long (in trace time) an event waits for older ones from other CPUs.
 pub const SLACK_NS: u64 = 50_000_000;
@@ -20,7 +19,7 @@ pub struct Feed {
     name: String,
     strings: Strings,
     sent_strings: usize,
-    tasks: FxHashMap<Tid, TaskMeta>,
+    tasks: crate::events::TaskTable,
     changed: Vec<Tid>,
     pending: Vec<Event>,
     /// Time of the last event handed out.
@@ -41,7 +40,7 @@ impl Feed {
             name: name.into(),
             strings: Strings::new(),
             sent_strings: 1,
-            tasks: FxHashMap::default(),
+            tasks: Default::default(),
             changed: Vec::new(),
             pending: Vec::new(),
             frontier: 0,

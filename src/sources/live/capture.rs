@@ -41,7 +41,7 @@ pub(super) struct Capture {
     /// Master string table (the store's copy is synced after each round).
     strings: Strings,
     synced_strings: usize,
-    known: FxHashMap<Tid, TaskMeta>,
+    known: crate::events::TaskTable,
     /// Latest comm a record named for a task.
     comms: FxHashMap<Tid, StrId>,
     pending: Vec<Staged>,
@@ -76,7 +76,7 @@ impl Capture {
             workload: None,
             strings,
             synced_strings: 1,
-            known: FxHashMap::default(),
+            known: Default::default(),
             comms: FxHashMap::default(),
             pending: Vec::new(),
             fresh: Vec::new(),

@@ -46,7 +46,7 @@ impl Threads {
     /// Fills in tasks the events mention (switch targets, children) but that never sampled.
     pub fn complete(
         &self,
-        tasks: &mut FxHashMap<Tid, TaskMeta>,
+        tasks: &mut crate::events::TaskTable,
         mentioned: impl Iterator<Item = Tid>,
     ) {
         for tid in mentioned {
@@ -85,7 +85,7 @@ mod tests {
         assert_eq!(t.tgid_of(21), Some(20));
         let c = t.comm_of(99, &mut s);
         assert_eq!(s.get(c), b":99");
-        let mut tasks = FxHashMap::default();
+        let mut tasks = crate::events::TaskTable::default();
         t.complete(&mut tasks, [21, 99].into_iter());
         assert_eq!(tasks.len(), 1);
         assert_eq!(tasks[&21].tgid, Some(20));

@@ -25,7 +25,7 @@ struct Stitch {
     strings: Strings,
     /// Strings already handed out in deltas.
     sent_strings: usize,
-    tasks: FxHashMap<Tid, TaskMeta>,
+    tasks: crate::events::TaskTable,
     line_base: u64,
     last_ts: Option<u64>,
     saw_header: bool,
@@ -165,7 +165,7 @@ pub fn stream_pieces<'a>(
     let mut st = Stitch {
         strings: Strings::new(),
         sent_strings: 1,
-        tasks: FxHashMap::default(),
+        tasks: Default::default(),
         line_base: 0,
         last_ts: None,
         saw_header: false,

@@ -2,10 +2,11 @@
 //! they hold, from the observed CPU slots: the span excess (docs/metrics.md) and, through
 //! [`super::falls`], the compaction latency.
 //!
-//! A process that never runs two threads at once costs 32 bytes here: the CID counts, the
-//! fall tracker and the series are made the first time it does.
+//! A process that never runs two threads at once costs ~56 bytes here: the CID counts, the
+//! fall tracker and the series are made the first time it does, and dropped when it falls quiet
+//! with nothing to remember ([`Running::retire`]).
 
-use super::falls::{Episodes, Falls};
+use super::falls::{Episodes, Falls, QuietFalls};
 use crate::model::{CpuSlot, MmId};
 
 /// CIDs at or above this are damage (no kernel has more possible CPUs): left out of the span.
@@ -38,6 +39,10 @@ struct MmRun {
     excess_ns: u64,
     excess_max: u16,
     more: Option<Box<Concurrent>>,
+    /// It ran threads at once, and its [`Concurrent`] went when it fell quiet
+    /// ([`Running::retire`]): what its fall tracker still held, if anything.
+    retired: bool,
+    quiet: Option<Box<QuietFalls>>,
 }
 
 /// What a process that ran threads at once needs.
@@ -152,7 +157,15 @@ pub struct Running {
     slots: Vec<SlotKey>,
     mms: Vec<MmRun>,
     series_bin_ns: Option<u64>,
+    /// Processes holding a [`Concurrent`], and how many make the next [`Running::retire`].
+    concurrent: usize,
+    retire_at: usize,
+    /// [`RETIRE_FLOOR`] unless a test says otherwise.
+    retire_floor: Option<usize>,
 }
+
+/// Below this many [`Concurrent`]s none is retired (a sweep would cost more than it frees).
+const RETIRE_FLOOR: usize = 4096;
 
 /// What [`Running`] measured of one process.
 pub struct MmFigures<'a> {
@@ -214,7 +227,10 @@ impl Running {
             let bin = self.series_bin_ns;
             let m = self.mm(new.mm, ts);
             m.n = m.n.saturating_add(1);
-            if m.n >= 2 && m.more.is_none() {
+            let mut made = false;
+            // (a quiet process with an open episode is watched again from its first thread on)
+            let open = m.quiet.as_ref().is_some_and(|q| q.is_open());
+            if (m.n >= 2 || open) && m.more.is_none() {
                 let t0 = if m.first > 0 { m.first } else { ts };
                 let mut more = Box::new(Concurrent {
                     series: bin.map(|b| {
@@ -224,6 +240,10 @@ impl Running {
                             bins: Vec::new(),
                         })
                     }),
+                    falls: m
+                        .quiet
+                        .take()
+                        .map_or_else(Falls::default, |q| Falls::from_quiet(*q)),
                     ..Default::default()
                 });
                 // the thread already running, counted
@@ -232,10 +252,44 @@ impl Running {
                     more.counts[m.max_cid as usize] = 1;
                 }
                 m.more = Some(more);
+                made = true;
             }
             m.count(new.cid, 1);
             self.changed(new.mm, ts);
+            if made {
+                self.concurrent += 1;
+                if self.concurrent
+                    >= (self.retire_at).max(self.retire_floor.unwrap_or(RETIRE_FLOOR))
+                {
+                    self.retire(ts);
+                }
+            }
         }
+    }
+
+    /// Drops the [`Concurrent`] of each process whose threads all stopped and whose fall
+    /// tracker has nothing left to do by `ts` but wait (no window, no pending fall, no series),
+    /// keeping its open episode and the episodes made ([`QuietFalls`]): it is made again from
+    /// them, the same, when a thread of it runs. Without this, a million short-lived processes
+    /// would each keep ~370 bytes to the end. The next
+    /// sweep comes after at least a quarter as many new ones as there are processes, so the
+    /// sweeps cost O(1) per process.
+    fn retire(&mut self, ts: u64) {
+        for m in &mut self.mms {
+            if m.n != 0 {
+                continue;
+            }
+            let Some(c) = &mut m.more else { continue };
+            c.falls.advance(ts);
+            if c.series.is_none() && c.falls.is_quiet() {
+                m.quiet = (m.more.take())
+                    .and_then(|c| c.falls.into_quiet())
+                    .map(Box::new);
+                m.retired = true;
+                self.concurrent -= 1;
+            }
+        }
+        self.retire_at = (2 * self.concurrent).max(self.concurrent + self.mms.len() / 4);
     }
 
     /// The process `mm`, its time brought up to `ts` (before a change).
@@ -282,7 +336,11 @@ impl Running {
             run_ns: m.run_ns,
             excess_mean: ran.then(|| m.excess_ns as f64 / m.run_ns as f64),
             excess_max: ran.then_some(m.excess_max),
-            episodes: m.more.as_ref().map(|c| c.falls.outcome()),
+            episodes: match (&m.more, &m.quiet) {
+                (Some(c), _) => Some(c.falls.outcome()),
+                (None, Some(q)) => Some(q.outcome()),
+                (None, None) => m.retired.then(Episodes::default),
+            },
             series: m.more.as_ref().and_then(|c| c.series.as_deref()),
         })
     }
@@ -291,6 +349,9 @@ impl Running {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::cid_metrics::falls::WINDOW_NS;
+
+    const WINDOW_MS: u64 = WINDOW_NS;
 
     fn slot(tid: u32, mm: u32, cid: Option<i32>) -> CpuSlot {
         CpuSlot {
@@ -338,6 +399,57 @@ mod tests {
         // damage: a CID far out of range is no span
         r.slot_changed(5, 3, &slot(20, 1, Some(1 << 30)));
         assert_eq!((r.mms[1].max_cid, r.mms[1].n), (-1, 1));
+    }
+
+    /// Processes of two threads each, one after the other: an open episode (its highest CID
+    /// stays up after the fall), resolved after the process was quiet for longer than the
+    /// window; one interrupted; one that never falls to a resolution. Retiring quiet processes
+    /// at every chance gives the figures of keeping them all.
+    #[test]
+    fn retiring_quiet_processes_changes_no_figure() {
+        let ms = WINDOW_MS;
+        let run = |floor: usize| {
+            let mut r = Running::new(None);
+            r.retire_floor = Some(floor);
+            let mut t = 1;
+            for mm in 0..6u32 {
+                let base = 1000 + mm * 10;
+                // a burst of three, then one left with CID 2: a fall that stays open
+                r.slot_changed(t, 0, &slot(base, mm, Some(0)));
+                r.slot_changed(t, 1, &slot(base + 1, mm, Some(1)));
+                r.slot_changed(t, 2, &slot(base + 2, mm, Some(2)));
+                t += ms;
+                r.slot_changed(t, 0, &CpuSlot::IDLE);
+                r.slot_changed(t, 1, &CpuSlot::IDLE);
+                t += 3 * ms;
+                r.slot_changed(t, 2, &CpuSlot::IDLE);
+                t += 3 * ms;
+            }
+            // later: mm 0 runs one thread with CID 0 (resolves), mm 1 a burst of three again
+            // whose first thread holds CID 2 (interrupts), mm 2 one thread with CID 2 (open)
+            r.slot_changed(t, 0, &slot(1000, 0, Some(0)));
+            r.slot_changed(t, 1, &slot(1012, 1, Some(2)));
+            r.slot_changed(t, 2, &slot(1011, 1, Some(1)));
+            r.slot_changed(t, 3, &slot(1010, 1, Some(0)));
+            r.slot_changed(t, 4, &slot(1022, 2, Some(2)));
+            t += ms;
+            r.finish(t);
+            let concurrent = r.concurrent;
+            let figures: Vec<String> = (0..6)
+                .map(|mm| {
+                    let f = r.figures(MmId(mm)).unwrap();
+                    format!("{} {:?} {:?}", f.run_ns, f.excess_max, f.episodes)
+                })
+                .collect();
+            (figures, concurrent)
+        };
+        let (kept, n_kept) = run(usize::MAX);
+        let (retired, n_retired) = run(1);
+        assert_eq!(kept, retired);
+        assert!(n_retired < n_kept, "{n_retired} of {n_kept} kept");
+        assert!(kept[0].contains("interrupted: 0"), "{}", kept[0]);
+        assert!(kept[1].contains("interrupted: 1"), "{}", kept[1]);
+        assert!(kept[2].contains("unresolved: 1"), "{}", kept[2]);
     }
 
     #[test]

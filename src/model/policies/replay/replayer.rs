@@ -8,7 +8,7 @@ use super::super::policy::ObservedUpdate;
 use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, ProbeChecks, Tally};
 use super::prepass::Infos;
 use super::untraced::Untraced;
-use crate::events::{CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, TaskMeta, Tid};
+use crate::events::{CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, Tid};
 use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::{MmId, MmInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -281,7 +281,7 @@ impl Replayer {
     /// 7. [`Self::runs_here`]: the recording task runs on the record's CPU;
     /// 8. [`Self::record`]: the record's own driver events (`records.rs`), then the
     ///    `exit_mm` stage 6 left for after a joiner's wake.
-    pub fn apply(&mut self, idx: usize, ev: &Event, tasks: &FxHashMap<Tid, TaskMeta>) {
+    pub fn apply(&mut self, idx: usize, ev: &Event, tasks: &crate::events::TaskTable) {
         self.observe(ev, tasks);
         self.placed_before(idx, ev.ts);
         // a record on no known CPU places no task: the model has nothing to step
@@ -300,7 +300,7 @@ impl Replayer {
     }
 
     /// Stage 1: the observed state (its mm ids are the timeline's) and the clones announced.
-    fn observe(&mut self, ev: &Event, tasks: &FxHashMap<Tid, TaskMeta>) {
+    fn observe(&mut self, ev: &Event, tasks: &crate::events::TaskTable) {
         // A non-leader exec takes over the leader's pid: rename before anything looks at it.
         if let EventKind::SchedProcessExec { tid, old_tid } = ev.kind
             && old_tid != tid
@@ -429,7 +429,7 @@ impl Replayer {
 
     /// An `rseq_update` the model itself just emitted (simulator): updates the observed
     /// state only.
-    pub fn observe_own_update(&mut self, ev: &Event, tasks: &FxHashMap<Tid, TaskMeta>) {
+    pub fn observe_own_update(&mut self, ev: &Event, tasks: &crate::events::TaskTable) {
         let ctx = Context {
             tasks,
             tgid_changes: &self.tgid_changes,
