@@ -95,7 +95,7 @@ pub struct ObservedState {
     /// The tasks, by tid (see [`crate::events::TidMap`] for why not a hash map).
     pub tasks: TaskMap,
     /// Thread-group id → its current mm.
-    tgid_mm: FxHashMap<Tid, MmId>,
+    tgid_mm: crate::events::TidMap<MmId>,
     /// Per mm allocated so far, the TGID it was created for (its entry in `tgid_mm` may have
     /// moved on since: an exec). Ids are handed out in event order, so a replay from a
     /// checkpoint allocates the same ids.

@@ -360,26 +360,16 @@ impl Summarizer {
                 .entry(trace.strings.get_str(crate::events::StrId(id)).to_string())
                 .or_default() += n;
         }
-        let mut processes: Vec<ProcessSummary> = sink
-            .mms
-            .iter()
-            .enumerate()
-            .map(|(i, m)| ProcessSummary {
-                mm: i as u32,
-                label: m.label(),
-                tgid: m.tgid,
-                origin: origin_name(m.origin),
-                first_ts_ns: m.first_ts,
-                tasks: Vec::new(),
-                rseq_updates: 0,
-                cids: Vec::new(),
-                compactions: None,
-                model: None,
-                task_count: 0,
-            })
-            .collect();
-        let mut proc_cids = vec![task_rows::CidSet::default(); processes.len()];
+        // per process: its updates, tasks (listed or counted) and CIDs, gathered before the
+        // summaries are made (with a million processes, the CID metrics are made and the
+        // per-task state dropped first: the summaries alone are ~150 bytes a process)
+        let n_mms = sink.mms.len();
+        let mut proc_updates = vec![0u64; n_mms];
+        let mut proc_tasks: Vec<Vec<Tid>> = Vec::new();
+        let mut proc_task_count = vec![0u32; n_mms];
+        let mut proc_cids = vec![task_rows::CidSet::default(); n_mms];
         let (tasks, reused_tasks, unknown) = if per_task {
+            proc_tasks = vec![Vec::new(); n_mms];
             let mut task_mm: rustc_hash::FxHashMap<(Tid, u32), MmId> =
                 updated().map(|r| ((r.tid, r.inc), r.mm)).collect();
             for &(tid, inc, mm) in &live {
@@ -405,14 +395,15 @@ impl Summarizer {
                 let (n, cids) = update.map_or((0, Vec::new()), |u| (u.n as u64, u.cids.to_vec()));
                 let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
                 let mm_idx = mm.is_real().then_some(mm.0);
-                if let Some(p) = mm_idx.and_then(|i| processes.get_mut(i as usize)) {
+                if let Some(i) = mm_idx.map(|i| i as usize).filter(|&i| i < n_mms) {
                     // (the tids come in order, a reused one's incarnations together)
-                    if p.tasks.last() != Some(&tid) {
-                        p.tasks.push(tid);
+                    let ts = &mut proc_tasks[i];
+                    if ts.last() != Some(&tid) {
+                        ts.push(tid);
                     }
-                    p.rseq_updates += n;
-                    if let (Some(u), Some(c)) = (update, proc_cids.get_mut(p.mm as usize)) {
-                        c.union(&u.cids);
+                    proc_updates[i] += n;
+                    if let Some(u) = update {
+                        proc_cids[i].union(&u.cids);
                     }
                 }
                 if n > 0 && mm == MmId::UNKNOWN {
@@ -454,51 +445,65 @@ impl Summarizer {
             let mut unknown = 0;
             let mut pairs: Vec<(u32, Tid)> = Vec::new();
             for u in updated() {
-                let tid = u.tid;
-                match (u.mm.is_real())
-                    .then(|| processes.get_mut(u.mm.0 as usize))
-                    .flatten()
-                {
-                    Some(p) => {
-                        pairs.push((u.mm.0, tid));
-                        p.rseq_updates += u.n as u64;
-                        proc_cids[u.mm.0 as usize].union(&u.cids);
-                    }
-                    None => unknown += 1,
+                let i = u.mm.0 as usize;
+                if u.mm.is_real() && i < n_mms {
+                    pairs.push((u.mm.0, u.tid));
+                    proc_updates[i] += u.n as u64;
+                    proc_cids[i].union(&u.cids);
+                } else {
+                    unknown += 1;
                 }
             }
             for &(tid, inc, mm) in &live {
-                if mm.is_real()
-                    && (mm.0 as usize) < processes.len()
-                    && update_of(tid, inc).is_none()
-                {
+                if mm.is_real() && (mm.0 as usize) < n_mms && update_of(tid, inc).is_none() {
                     pairs.push((mm.0, tid));
                 }
             }
             pairs.sort_unstable();
             pairs.dedup();
             for (mm, _) in pairs {
-                processes[mm as usize].task_count += 1;
+                proc_task_count[mm as usize] += 1;
             }
             (BTreeMap::new(), Vec::new(), unknown)
         };
         drop(live);
-        for (p, c) in processes.iter_mut().zip(&proc_cids) {
-            p.cids = c.to_vec();
-            if per_task {
-                p.task_count = p.tasks.len() as u32;
-            }
-        }
-        drop(proc_cids);
         // the text shows a few processes' metrics: only those are made
         let (cid_metrics, cid_metrics_notes, cid_metrics_omitted) = metrics_of(
-            &processes,
+            &proc_updates,
+            &proc_cids,
             updated(),
             &sink,
             &calls,
             &missing,
             metrics_shown,
         );
+        // what is left to make needs neither the tasks' rows nor the running-thread state
+        drop(task_rows);
+        drop(std::mem::take(&mut sink.running));
+        let mut proc_tasks = proc_tasks.into_iter();
+        let processes: Vec<ProcessSummary> = (sink.mms.iter().enumerate())
+            .map(|(i, m)| {
+                let tasks = proc_tasks.next().unwrap_or_default();
+                ProcessSummary {
+                    mm: i as u32,
+                    label: m.label(),
+                    tgid: m.tgid,
+                    origin: origin_name(m.origin),
+                    first_ts_ns: m.first_ts,
+                    task_count: if per_task {
+                        tasks.len() as u32
+                    } else {
+                        proc_task_count[i]
+                    },
+                    tasks,
+                    rseq_updates: proc_updates[i],
+                    cids: proc_cids[i].to_vec(),
+                    compactions: None,
+                    model: None,
+                }
+            })
+            .collect();
+        drop(proc_cids);
         Stats {
             file: trace.path.clone(),
             format: trace.origin.id(),
@@ -559,27 +564,28 @@ impl Summarizer {
 /// The CID metrics of the processes with rseq_update events; with `shown`, of that many only,
 /// most updates first (what the text shows), and how many were left out.
 fn metrics_of<'a>(
-    processes: &[ProcessSummary],
+    proc_updates: &[u64],
+    proc_cids: &[task_rows::CidSet],
     updated: impl Iterator<Item = &'a task_rows::TaskRow>,
     sink: &Collect,
     calls: &cid_metrics::scan_calls::ScanCalls,
     missing: &[crate::model::Missing],
     shown: Option<usize>,
 ) -> (Vec<cid_metrics::ProcessMetrics>, Vec<String>, u64) {
-    let mut chosen: Vec<usize> = (processes.iter().enumerate())
-        .filter(|(_, p)| p.rseq_updates > 0)
+    let mut chosen: Vec<usize> = (proc_updates.iter().enumerate())
+        .filter(|(_, n)| **n > 0)
         .map(|(i, _)| i)
         .collect();
     let mut omitted = 0;
     if let Some(n) = shown.filter(|&n| n < chosen.len()) {
         // (stable: equal counts keep the processes' order, as the text's own sort does)
-        chosen.sort_by_key(|&i| std::cmp::Reverse(processes[i].rseq_updates));
+        chosen.sort_by_key(|&i| std::cmp::Reverse(proc_updates[i]));
         omitted = (chosen.len() - n) as u64;
         chosen.truncate(n);
         chosen.sort_unstable();
     }
     // per chosen process (by its place in `chosen`), its tasks' tallies
-    let mut slot = vec![u32::MAX; processes.len()];
+    let mut slot = vec![u32::MAX; proc_updates.len()];
     for (k, &i) in chosen.iter().enumerate() {
         slot[i] = k as u32;
     }
@@ -590,18 +596,17 @@ fn metrics_of<'a>(
             v.push(u.tally);
         }
     }
-    let procs = chosen
-        .iter()
-        .zip(tallies)
-        .map(|(&i, tallies)| {
-            let p = &processes[i];
-            cid_metrics::ProcessIn {
-                mm: p.mm,
-                tgid: p.tgid,
-                label: &p.label,
-                cids: &p.cids,
-                tallies,
-            }
+    // (chosen processes are mms the sink made: their facts are there)
+    let facts: Vec<(String, Vec<i32>)> = (chosen.iter())
+        .map(|&i| (sink.mms[i].label(), proc_cids[i].to_vec()))
+        .collect();
+    let procs = (chosen.iter().zip(&facts).zip(tallies))
+        .map(|((&i, (label, cids)), tallies)| cid_metrics::ProcessIn {
+            mm: i as u32,
+            tgid: sink.mms[i].tgid,
+            label,
+            cids,
+            tallies,
         })
         .collect();
     let (metrics, notes) = cid_metrics::build(procs, &sink.running, calls, missing);
