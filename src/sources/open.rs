@@ -384,7 +384,7 @@ impl Opened {
             }
             let at = consumed.load(Ordering::Relaxed);
             if let Bytes::Map(m) = data
-                && at >= released + (16 << 20)
+                && at >= released + crate::sources::text::driver::SEGMENT_BYTES as u64
             {
                 m.release_before(at as usize);
                 released = at;
@@ -450,6 +450,20 @@ impl Opened {
             ..opts.clone()
         };
         match &self.body {
+            // a large mapped text file: read as a stream, whose parsed pages go back to the
+            // kernel as it goes (read whole, the file stays resident whole beside its events)
+            Body::Bytes(b @ Bytes::Map(_))
+                if b.len() >= 4 * driver::SEGMENT_BYTES && self.reader.text(b).is_some() =>
+            {
+                let mut trace = Trace::new(&self.name, self.format);
+                self.stream(&opts, &mut |d| {
+                    trace.apply(d);
+                    true
+                })?;
+                trace.ensure_sorted();
+                trace.events.shrink_to_fit();
+                Ok(trace)
+            }
             Body::Bytes(b) => {
                 let r = load_bytes(&self.name, b, &opts);
                 if let Some(e) = b.shrunk_error(&self.name) {

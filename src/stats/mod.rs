@@ -272,11 +272,7 @@ impl Summarizer {
                 (ev.kind, ev.tid == crate::events::TID_UNKNOWN)
             {
                 let (mm, inc) = self.state.mm_and_incarnation(ev.tid);
-                let e = self.tasks.task(ev.tid, inc);
-                e.tally.update(ev.ts, mm_cid, e.n == 0);
-                e.n = e.n.saturating_add(1);
-                e.cids.insert(mm_cid);
-                e.mm = mm;
+                self.tasks.update(ev.tid, inc, ev.ts, mm_cid, mm);
             }
         }
     }
@@ -392,7 +388,9 @@ impl Summarizer {
             for key in all_tids {
                 let (tid, inc) = key;
                 let update = update_of(tid, inc);
-                let (n, cids) = update.map_or((0, Vec::new()), |u| (u.n as u64, u.cids.to_vec()));
+                let (n, cids) = update.map_or((0, Vec::new()), |u| {
+                    (u.n as u64, task_rows.cids(u).to_vec())
+                });
                 let mm = task_mm.get(&key).copied().unwrap_or(MmId::UNKNOWN);
                 let mm_idx = mm.is_real().then_some(mm.0);
                 if let Some(i) = mm_idx.map(|i| i as usize).filter(|&i| i < n_mms) {
@@ -403,7 +401,7 @@ impl Summarizer {
                     }
                     proc_updates[i] += n;
                     if let Some(u) = update {
-                        proc_cids[i].union(&u.cids);
+                        proc_cids[i].union(&task_rows.cids(u));
                     }
                 }
                 if n > 0 && mm == MmId::UNKNOWN {
@@ -449,7 +447,7 @@ impl Summarizer {
                 if u.mm.is_real() && i < n_mms {
                     pairs.push((u.mm.0, u.tid));
                     proc_updates[i] += u.n as u64;
-                    proc_cids[i].union(&u.cids);
+                    proc_cids[i].union(&task_rows.cids(u));
                 } else {
                     unknown += 1;
                 }

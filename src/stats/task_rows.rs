@@ -62,7 +62,11 @@ pub struct TaskRow {
     /// rseq_update events (0: the task is only counted by the accounting).
     pub n: u32,
     pub mm: MmId,
-    pub cids: CidSet,
+    /// CIDs below 64, a bit each ([`TaskRows::cids`] gives them all).
+    small_cids: u64,
+    /// It has CIDs of 64 and more, in [`TaskRows::large_cids`] (rare: only machines past 64
+    /// CPUs give them; a flag here keeps a row at 72 bytes).
+    large_cids: bool,
     pub tally: TaskTally,
     pub counts: Counts,
 }
@@ -72,6 +76,8 @@ pub struct TaskRows {
     rows: Vec<TaskRow>,
     /// Each tid's latest task's row.
     latest: TidPages,
+    /// The CIDs of 64 and more of tasks that had them, by (tid, incarnation).
+    large_cids: rustc_hash::FxHashMap<(Tid, u32), Vec<i32>>,
 }
 
 impl TaskRows {
@@ -87,7 +93,8 @@ impl TaskRows {
             prev,
             n: 0,
             mm: MmId::UNKNOWN,
-            cids: CidSet::default(),
+            small_cids: 0,
+            large_cids: false,
             tally: TaskTally::default(),
             counts: Counts::default(),
         });
@@ -113,6 +120,37 @@ impl TaskRows {
             row = self.push(tid, inc(), NO_ROW);
         }
         &mut self.rows[row as usize]
+    }
+
+    /// An rseq_update of task `inc` of `tid` at `ts` reported `cid`; the task is of `mm`.
+    pub fn update(&mut self, tid: Tid, inc: u32, ts: u64, cid: i32, mm: MmId) {
+        let e = self.task(tid, inc);
+        e.tally.update(ts, cid, e.n == 0);
+        e.n = e.n.saturating_add(1);
+        e.mm = mm;
+        if (0..64).contains(&cid) {
+            e.small_cids |= 1u64 << cid;
+            return;
+        }
+        e.large_cids = true;
+        let v = self.large_cids.entry((tid, inc)).or_default();
+        if !v.contains(&cid) {
+            v.push(cid);
+        }
+    }
+
+    /// The distinct CIDs of a row's task.
+    pub fn cids(&self, r: &TaskRow) -> CidSet {
+        let mut c = CidSet {
+            small: r.small_cids,
+            other: None,
+        };
+        if r.large_cids {
+            for &x in self.large_cids.get(&(r.tid, r.inc)).into_iter().flatten() {
+                c.insert(x);
+            }
+        }
+        c
     }
 
     /// Every row, in the order the tasks were met.
@@ -165,6 +203,19 @@ mod tests {
         d.insert(300);
         d.union(&c);
         assert_eq!(d.to_vec(), vec![0, 3, 5, 63, 64, 70, 200, 300]);
+    }
+
+    #[test]
+    fn a_task_keeps_its_small_and_large_cids_apart_from_its_tid_reuses() {
+        let mut t = TaskRows::default();
+        for (inc, cid) in [(0, 3), (0, 70), (0, 3), (0, 64), (0, 70), (1, 200), (1, 1)] {
+            t.update(7, inc, 10, cid, MmId(0));
+        }
+        let cids: Vec<Vec<i32>> = t.rows().iter().map(|r| t.cids(r).to_vec()).collect();
+        assert_eq!(cids, vec![vec![3, 64, 70], vec![1, 200]]);
+        assert_eq!(t.rows()[0].n, 5);
+        // (a million tasks hold a row each)
+        assert_eq!(std::mem::size_of::<TaskRow>(), 72);
     }
 
     #[test]

@@ -32,17 +32,16 @@ struct MmRun {
     max_cid: i16,
     /// The state holds since this time (0: never ran).
     since: u64,
-    /// When a thread of it first ran (a series' start).
-    first: u64,
     run_ns: u64,
     /// Σ excess × ns while running with a known span.
     excess_ns: u64,
     excess_max: u16,
     more: Option<Box<Concurrent>>,
     /// It ran threads at once, and its [`Concurrent`] went when it fell quiet
-    /// ([`Running::retire`]): what its fall tracker still held, if anything.
+    /// ([`Running::retire`]); and what its fall tracker still held is in [`Running::quiet`].
+    /// (Flags, not a pointer: in the padding, a row stays 56 bytes.)
     retired: bool,
-    quiet: Option<Box<QuietFalls>>,
+    quiet_held: bool,
 }
 
 /// What a process that ran threads at once needs.
@@ -160,6 +159,11 @@ pub struct Running {
     /// Processes holding a [`Concurrent`], and how many make the next [`Running::retire`].
     concurrent: usize,
     retire_at: usize,
+    /// By mm, with series only: when a thread of it first ran (a series' start; 0: never).
+    firsts: Vec<u64>,
+    /// By mm: what the fall trackers of retired processes still hold (an open episode,
+    /// episodes made), for those that hold anything.
+    quiet: crate::events::TidMap<QuietFalls>,
     /// [`RETIRE_FLOOR`] unless a test says otherwise.
     retire_floor: Option<usize>,
 }
@@ -225,13 +229,27 @@ impl Running {
         }
         if new.mm != u32::MAX {
             let bin = self.series_bin_ns;
+            // a Concurrent is made at its second running thread, or at its first when a quiet
+            // tracker of it has an open episode (watched again from then on)
+            let (n_after, has_more, held) = (self.mms.get(new.mm as usize))
+                .map_or((1, false, false), |m| {
+                    (m.n.saturating_add(1), m.more.is_some(), m.quiet_held)
+                });
+            let open = held && self.quiet.get(&new.mm).is_some_and(|q| q.is_open());
+            let t0 = (self.firsts.get(new.mm as usize).copied())
+                .filter(|&f| f > 0)
+                .unwrap_or(ts.max(1));
+            let make = (n_after >= 2 || open) && !has_more;
+            let quiet = if make && held {
+                self.quiet.remove(&new.mm)
+            } else {
+                None
+            };
             let m = self.mm(new.mm, ts);
             m.n = m.n.saturating_add(1);
             let mut made = false;
-            // (a quiet process with an open episode is watched again from its first thread on)
-            let open = m.quiet.as_ref().is_some_and(|q| q.is_open());
-            if (m.n >= 2 || open) && m.more.is_none() {
-                let t0 = if m.first > 0 { m.first } else { ts };
+            if make {
+                m.quiet_held &= !held;
                 let mut more = Box::new(Concurrent {
                     series: bin.map(|b| {
                         Box::new(Series {
@@ -240,10 +258,7 @@ impl Running {
                             bins: Vec::new(),
                         })
                     }),
-                    falls: m
-                        .quiet
-                        .take()
-                        .map_or_else(Falls::default, |q| Falls::from_quiet(*q)),
+                    falls: quiet.map_or_else(Falls::default, Falls::from_quiet),
                     ..Default::default()
                 });
                 // the thread already running, counted
@@ -275,16 +290,17 @@ impl Running {
     /// sweep comes after at least a quarter as many new ones as there are processes, so the
     /// sweeps cost O(1) per process.
     fn retire(&mut self, ts: u64) {
-        for m in &mut self.mms {
+        for (i, m) in self.mms.iter_mut().enumerate() {
             if m.n != 0 {
                 continue;
             }
             let Some(c) = &mut m.more else { continue };
             c.falls.advance(ts);
             if c.series.is_none() && c.falls.is_quiet() {
-                m.quiet = (m.more.take())
-                    .and_then(|c| c.falls.into_quiet())
-                    .map(Box::new);
+                if let Some(q) = m.more.take().and_then(|c| c.falls.into_quiet()) {
+                    self.quiet.insert(i as u32, q);
+                    m.quiet_held = true;
+                }
                 m.retired = true;
                 self.concurrent -= 1;
             }
@@ -298,15 +314,21 @@ impl Running {
         if self.mms.len() <= i {
             self.mms.resize_with(i + 1, MmRun::default);
         }
+        // (only a series needs it: 8 bytes a process otherwise)
+        if self.series_bin_ns.is_some() {
+            if self.firsts.len() <= i {
+                self.firsts.resize(i + 1, 0);
+            }
+            if self.firsts[i] == 0 {
+                self.firsts[i] = ts.max(1);
+            }
+        }
         let m = &mut self.mms[i];
         m.integrate(ts);
         if let Some(c) = &mut m.more {
             c.falls.advance(ts);
         }
         m.since = ts.max(1);
-        if m.first == 0 {
-            m.first = m.since;
-        }
         m
     }
 
@@ -336,10 +358,10 @@ impl Running {
             run_ns: m.run_ns,
             excess_mean: ran.then(|| m.excess_ns as f64 / m.run_ns as f64),
             excess_max: ran.then_some(m.excess_max),
-            episodes: match (&m.more, &m.quiet) {
-                (Some(c), _) => Some(c.falls.outcome()),
-                (None, Some(q)) => Some(q.outcome()),
-                (None, None) => m.retired.then(Episodes::default),
+            episodes: match &m.more {
+                Some(c) => Some(c.falls.outcome()),
+                None if m.quiet_held => self.quiet.get(&mm.0).map(QuietFalls::outcome),
+                None => m.retired.then(Episodes::default),
             },
             series: m.more.as_ref().and_then(|c| c.series.as_deref()),
         })
