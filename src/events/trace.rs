@@ -148,6 +148,23 @@ impl Trace {
         self.events.extend(d.events.drain(..));
     }
 
+    /// The whole trace a streaming load's deltas make: `stream` hands each to the sink it is
+    /// given; the events are then put in time order and the store trimmed.
+    pub fn from_deltas<E>(
+        path: impl Into<String>,
+        origin: impl Into<Origin>,
+        stream: impl FnOnce(&mut dyn FnMut(&mut TraceDelta) -> bool) -> Result<(), E>,
+    ) -> Result<Trace, E> {
+        let mut trace = Trace::new(path, origin);
+        stream(&mut |d| {
+            trace.apply(d);
+            true
+        })?;
+        trace.ensure_sorted();
+        trace.events.shrink_to_fit();
+        Ok(trace)
+    }
+
     pub fn new(path: impl Into<String>, origin: impl Into<Origin>) -> Trace {
         Trace {
             path: path.into(),

@@ -109,13 +109,8 @@ pub trait FileFormat: Sync {
 
     /// Parses the whole capture into a trace in time order.
     fn load(&self, name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
-        let mut trace = Trace::new(name, self.format());
-        self.stream(name, data, opts, &mut |d| {
-            trace.apply(d);
-            true
-        })?;
-        trace.ensure_sorted();
-        trace.events.shrink_to_fit();
-        Ok(trace)
+        Trace::from_deltas(name, self.format(), |sink| {
+            self.stream(name, data, opts, sink)
+        })
     }
 }

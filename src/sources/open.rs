@@ -455,14 +455,7 @@ impl Opened {
             Body::Bytes(b @ Bytes::Map(_))
                 if b.len() >= 4 * driver::SEGMENT_BYTES && self.reader.text(b).is_some() =>
             {
-                let mut trace = Trace::new(&self.name, self.format);
-                self.stream(&opts, &mut |d| {
-                    trace.apply(d);
-                    true
-                })?;
-                trace.ensure_sorted();
-                trace.events.shrink_to_fit();
-                Ok(trace)
+                Trace::from_deltas(&self.name, self.format, |sink| self.stream(&opts, sink))
             }
             Body::Bytes(b) => {
                 let r = load_bytes(&self.name, b, &opts);
@@ -484,14 +477,7 @@ impl Opened {
                 Ok(trace)
             }
             Body::Stream(_) if self.reader.text(&[]).is_some() => {
-                let mut trace = Trace::new(&self.name, self.format);
-                self.stream(&opts, &mut |d| {
-                    trace.apply(d);
-                    true
-                })?;
-                trace.ensure_sorted();
-                trace.events.shrink_to_fit();
-                Ok(trace)
+                Trace::from_deltas(&self.name, self.format, |sink| self.stream(&opts, sink))
             }
             Body::Stream(_) => {
                 let (data, cut) =
