@@ -2,7 +2,7 @@
 //! they hold, from the observed CPU slots: the span excess (docs/metrics.md) and, through
 //! [`super::falls`], the compaction latency.
 //!
-//! A process that never runs two threads at once costs ~56 bytes here: the CID counts, the
+//! A process that never runs two threads at once costs 40 bytes here: the CID counts, the
 //! fall tracker and the series are made the first time it does, and dropped when it falls quiet
 //! with nothing to remember ([`Running::retire`]).
 
@@ -39,7 +39,7 @@ struct MmRun {
     more: Option<Box<Concurrent>>,
     /// It ran threads at once, and its [`Concurrent`] went when it fell quiet
     /// ([`Running::retire`]); and what its fall tracker still held is in [`Running::quiet`].
-    /// (Flags, not a pointer: in the padding, a row stays 56 bytes.)
+    /// (Flags, not a pointer: in the padding, a row stays 40 bytes.)
     retired: bool,
     quiet_held: bool,
 }
@@ -286,9 +286,8 @@ impl Running {
     /// tracker has nothing left to do by `ts` but wait (no window, no pending fall, no series),
     /// keeping its open episode and the episodes made ([`QuietFalls`]): it is made again from
     /// them, the same, when a thread of it runs. Without this, a million short-lived processes
-    /// would each keep ~370 bytes to the end. The next
-    /// sweep comes after at least a quarter as many new ones as there are processes, so the
-    /// sweeps cost O(1) per process.
+    /// would each keep ~370 bytes to the end. The next sweep comes after at least a quarter as
+    /// many new ones as there are processes, so the sweeps cost O(1) per process.
     fn retire(&mut self, ts: u64) {
         for (i, m) in self.mms.iter_mut().enumerate() {
             if m.n != 0 {
@@ -373,8 +372,6 @@ mod tests {
     use super::*;
     use crate::stats::cid_metrics::falls::WINDOW_NS;
 
-    const WINDOW_MS: u64 = WINDOW_NS;
-
     fn slot(tid: u32, mm: u32, cid: Option<i32>) -> CpuSlot {
         CpuSlot {
             tid,
@@ -429,7 +426,8 @@ mod tests {
     /// at every chance gives the figures of keeping them all.
     #[test]
     fn retiring_quiet_processes_changes_no_figure() {
-        let ms = WINDOW_MS;
+        // (a step of the test's clock: the fall window)
+        let ms = WINDOW_NS;
         let run = |floor: usize| {
             let mut r = Running::new(None);
             r.retire_floor = Some(floor);
@@ -465,6 +463,8 @@ mod tests {
                 .collect();
             (figures, concurrent)
         };
+        // (a million one-thread processes hold a row each)
+        assert_eq!(std::mem::size_of::<MmRun>(), 40);
         let (kept, n_kept) = run(usize::MAX);
         let (retired, n_retired) = run(1);
         assert_eq!(kept, retired);
