@@ -233,8 +233,19 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
         // a stream: memory stays flat whatever the capture's size
         cidscope::stats::compute_streaming_with(&opened, &opts, a.json)?
     } else {
+        // (CIDSCOPE_TIMING: the load's and the model's wall time on stderr, as the replay's)
+        let timing = std::env::var_os("CIDSCOPE_TIMING").is_some();
+        let t0 = std::time::Instant::now();
         let trace = opened.load(&opts)?;
-        stats_with_model(&trace, &a.model, a.json)
+        let loaded = t0.elapsed();
+        let s = stats_with_model(&trace, &a.model, a.json);
+        if timing {
+            eprintln!(
+                "stats: load {loaded:?}, model and summary {:?}",
+                t0.elapsed() - loaded
+            );
+        }
+        s
     };
     drop(progress);
     cli::capture::note_interrupt();

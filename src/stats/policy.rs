@@ -99,30 +99,29 @@ pub fn compute_with_models(
         recording: policies::Recording::Summary,
         ..params.clone()
     };
-    // the plain replay: what seeding adds to the prediction, not to the inference
-    let unseeded_params = params.seed.then(|| Params {
-        seed: false,
-        infer: policies::InferSteps::Off,
-        ..params.clone()
-    });
-    // the summary, and the unseeded replay of the first model
-    let side = || {
-        let s = super::compute_with(trace, per_task);
-        let unseeded = (unseeded_params.as_ref())
-            .zip(models.first())
-            .and_then(|(p, &k)| policies::replay(trace, k, p).agreement);
-        (s, unseeded)
+    // The first model's replay brings the plain replay without seeding beside it (what
+    // seeding adds to the prediction, not to the inference), from one preparation.
+    let few_tasks = trace.tasks.len() <= PARALLEL_TASKS_MAX;
+    let replays = || -> (Option<policies::Agreement>, Vec<PolicyRun>) {
+        let mut unseeded = None;
+        let mut runs = Vec::with_capacity(models.len());
+        for (i, &k) in models.iter().enumerate() {
+            if i == 0 {
+                let (run, u) = policies::replay::replay_with_unseeded(trace, k, params, few_tasks);
+                unseeded = u;
+                runs.push(run);
+            } else {
+                runs.push(policies::replay(trace, k, params));
+            }
+        }
+        (unseeded, runs)
     };
-    let replays = || -> Vec<_> {
-        (models.iter())
-            .map(|&k| policies::replay(trace, k, params))
-            .collect()
-    };
+    let side = || super::compute_with(trace, per_task);
     // The summary and the replays read the trace only: on a capture of few tasks (whose
-    // summary is small beside the replay's state) the summary and the unseeded replay run in
-    // a thread beside the models' replays. A capture of many tasks runs them one after the
-    // other, so that their states are not held at once.
-    let ((mut s, unseeded), runs) = if trace.tasks.len() <= PARALLEL_TASKS_MAX {
+    // summary is small beside the replay's state) the summary runs in a thread beside the
+    // models' replays. A capture of many tasks runs them one after the other, so that their
+    // states are not held at once.
+    let (mut s, (unseeded, runs)) = if few_tasks {
         std::thread::scope(|sc| {
             let side = sc.spawn(side);
             let runs = replays();

@@ -4,7 +4,7 @@
 //! their CPU's next event, as `trace-cmd report` prints them, and take the time of the event
 //! before them in the merged list.
 
-use crate::events::{Event, Trace, TraceDelta};
+use crate::events::{Event, EventStore, Trace, TraceDelta};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -61,6 +61,21 @@ pub fn merge(mut streams: Vec<Vec<Event>>) -> Vec<Event> {
         true
     });
     out
+}
+
+/// Events merged at a time into a store (a buffer that stays in the cache).
+const STORE_CHUNK: usize = 4096;
+
+/// The merged list, whole, in the trace's store: packed as it is merged (no list of every
+/// event in between, which would cost a copy of each and twice the memory).
+pub fn merge_store(streams: Vec<Vec<Event>>) -> EventStore {
+    let total = streams.iter().map(Vec::len).sum::<usize>();
+    let mut store = EventStore::with_capacity(total);
+    merge_chunks(streams, STORE_CHUNK, &mut |buf| {
+        store.extend(buf.iter());
+        true
+    });
+    store
 }
 
 /// The merged list handed to `sink` in pieces of at most `chunk` events, in one reused buffer
@@ -173,6 +188,16 @@ mod tests {
         // ties go to the earlier stream (trace-cmd's order of CPUs in the file)
         let m = merge(vec![vec![ev(3, 1)], vec![], vec![ev(3, 0)]]);
         assert_eq!(m[0].cpu, 1);
+    }
+
+    #[test]
+    fn the_store_holds_the_whole_merge() {
+        let a = vec![ev(1, 0), ev(u64::MAX, 0), ev(7, 0)];
+        let b = vec![ev(2, 1), ev(7, 1), ev(9, 1)];
+        let whole = merge(vec![a.clone(), b.clone()]);
+        let store = merge_store(vec![a, b]);
+        assert_eq!(store.iter().collect::<Vec<_>>(), whole);
+        assert_eq!(merge_store(vec![]).len(), 0);
     }
 
     #[test]

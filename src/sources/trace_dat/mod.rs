@@ -33,7 +33,7 @@ pub const TRACE_DAT: Format = Format::new("trace.dat", "trace-cmd trace.dat");
 /// Loads a trace.dat held in memory.
 pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
     let (mut trace, cpus) = decode(name, data, opts)?;
-    trace.events = merge::merge(cpus).into();
+    trace.events = merge::merge_store(cpus);
     trace.ensure_sorted();
     Ok(trace)
 }

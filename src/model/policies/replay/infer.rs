@@ -10,7 +10,7 @@
 use super::super::kind::PolicyKind;
 use super::super::run::{InferredStep, PolicyRun};
 use super::inferred::{self, Context};
-use super::prepared::Prepared;
+use super::prepared::{Prepared, SearchStart};
 use super::search;
 use super::steps::Step;
 use super::untraced::Placements;
@@ -144,8 +144,13 @@ fn windows(prep: &Prepared, events: &[Event]) -> (Vec<ForkWindow>, Vec<ExitWindo
 }
 
 /// Stage 2: the steps that explain misses of the plain replay, each inside its window.
-/// `plain`: the plain replay's outcome of every checked update (event index, agreed).
-pub(super) fn propose(prep: &Prepared, plain: &[(usize, bool)]) -> Proposal {
+/// `plain`: the plain replay's outcome of every checked update (event index, agreed); `start`:
+/// its model state before its first miss, where the search may start.
+pub(super) fn propose(
+    prep: &Prepared,
+    plain: &[(usize, bool)],
+    start: Option<SearchStart>,
+) -> Proposal {
     // (decoded once: the windows, the search and its candidates read them again and again)
     let events: Vec<Event> = prep.trace.events.iter().collect();
     let (forks, exits) = windows(prep, &events);
@@ -155,7 +160,7 @@ pub(super) fn propose(prep: &Prepared, plain: &[(usize, bool)]) -> Proposal {
         prep.trace,
         events,
         prep.policy,
-        prep.replayer(),
+        start.map_or_else(|| (prep.replayer(), 0), |s| (s.replayer, s.at)),
         (&forks, &exits),
         &misses,
     );
@@ -243,4 +248,77 @@ pub(super) fn settle(
         a.inferred_steps = described;
     }
     run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{EventKind, EventStore, TaskMeta, Trace};
+
+    /// A corpus capture whose plain replay misses and whose search places steps, behind a
+    /// prelude of `n` updates of a one-thread process (so that its first miss lies far in).
+    fn late_misses(n: usize) -> Trace {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/traces/kernels/k6.18.15-c16-churn.ftrace.txt.zst"
+        );
+        let t = crate::sources::load(std::path::Path::new(path), &Default::default())
+            .expect("the corpus capture loads");
+        let t0 = t.events.first().map_or(0, |e| e.ts);
+        let tid = 999_999;
+        let mut events = EventStore::new();
+        for k in 0..n {
+            events.push(Event {
+                ts: t0 - 1_000_000_000 + k as u64 * 1000,
+                tid,
+                cpu: 0,
+                kind: EventKind::RseqUpdate {
+                    cpu_id: 0,
+                    node_id: 0,
+                    mm_cid: 0,
+                },
+            });
+        }
+        events.extend(t.events.iter());
+        let mut t = t;
+        t.events = events;
+        t.tasks.insert(
+            tid,
+            TaskMeta {
+                tgid: Some(tid),
+                comm: Default::default(),
+            },
+        );
+        t
+    }
+
+    /// A search started from the plain replay's model state before its first miss places the
+    /// steps one started at the capture's start places (the start saves replaying the stretch
+    /// in which the two are the same replay).
+    #[test]
+    fn a_search_from_the_plain_replays_state_places_the_same_steps() {
+        let trace = late_misses(30_000);
+        // (the capture's kernel's model, as `stats` chooses it)
+        let facts = crate::model::kernel::KernelFacts {
+            release: trace.kernel_release.clone(),
+            hz: trace.kernel_hz,
+            scan_batch: trace.kernel_scan_batch,
+        };
+        let chosen = crate::model::kernel::choose(&Default::default(), &facts)
+            .expect("the capture names its kernel");
+        let prep = Prepared::new(&trace, chosen.policy, &chosen.params);
+        let (_, outcomes, start) = prep.run_plain_every(256);
+        let start = start.expect("a start before the first miss");
+        let first_miss = outcomes.iter().find(|o| !o.1).expect("a miss").0;
+        assert!(
+            start.at > 20_000 && start.at < first_miss,
+            "start {} first miss {first_miss}",
+            start.at
+        );
+        let from_start = propose(&prep, &outcomes, None);
+        let from_state = propose(&prep, &outcomes, Some(start));
+        assert!(!from_start.steps.is_empty(), "the search places steps");
+        assert_eq!(from_start.steps, from_state.steps);
+        assert_eq!(from_start.mms, from_state.mms);
+    }
 }

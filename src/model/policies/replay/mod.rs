@@ -50,7 +50,7 @@ pub use windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
 
 use super::kind::PolicyKind;
 use super::params::{InferSteps, Params};
-use super::run::PolicyRun;
+use super::run::{self, PolicyRun};
 use crate::events::Trace;
 use prepared::Prepared;
 
@@ -67,12 +67,60 @@ use prepared::Prepared;
 /// `agreement.predicted` is stage 1's figure, `agreed` stage 3's, `inferred_steps` the steps
 /// with what each changed.
 pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
-    let timing = std::env::var_os("CIDSCOPE_TIMING").is_some();
     let t0 = std::time::Instant::now();
     let prep = Prepared::new(trace, policy, params);
+    replay_prepared(&prep, t0)
+}
+
+/// [`replay`] of the model's own parameters (`params.seed` on), and beside it, on another
+/// thread, the plain replay without seeding (what seeding adds to the prediction: `stats`'
+/// `without_seeding`). Both start from one preparation (HZ, probes, the tasks that existed
+/// before the capture): the two runs differ in seeding and inference only. `beside` false runs
+/// them one after the other (a capture of many tasks: their states are not held at once).
+pub fn replay_with_unseeded(
+    trace: &Trace,
+    policy: PolicyKind,
+    params: &Params,
+    beside: bool,
+) -> (PolicyRun, Option<run::Agreement>) {
+    let t0 = std::time::Instant::now();
+    let prep = Prepared::new(trace, policy, params);
+    if !params.seed {
+        return (replay_prepared(&prep, t0), None);
+    }
+    let unseeded = prep.unseeded();
+    if !beside {
+        let u = unseeded
+            .run(&unseeded.plan.placements, false, None)
+            .0
+            .agreement;
+        return (replay_prepared(&prep, t0), u);
+    }
+    std::thread::scope(|sc| {
+        let side = sc.spawn(|| {
+            unseeded
+                .run(&unseeded.plan.placements, false, None)
+                .0
+                .agreement
+        });
+        let run = replay_prepared(&prep, t0);
+        let side = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (run, side)
+    })
+}
+
+/// The three stages of [`replay`] on a preparation made at `t0`.
+fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
+    let timing = std::env::var_os("CIDSCOPE_TIMING").is_some();
+    let policy = prep.policy;
     let t1 = t0.elapsed();
-    let infer = params.infer == InferSteps::Auto;
-    let (plain, outcomes) = prep.run(&prep.plan.placements, infer, None);
+    let infer = prep.params().infer == InferSteps::Auto;
+    let (plain, outcomes, start) = if infer {
+        prep.run_plain()
+    } else {
+        let (run, o) = prep.run(&prep.plan.placements, false, None);
+        (run, o, None)
+    };
     let t2 = t0.elapsed();
     let note = |what: &str| {
         if timing {
@@ -93,20 +141,20 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
     } else if !missed {
         "nothing to infer: the plain replay agrees with every observed CID".to_string()
     } else {
-        match infer::family_allows(&prep) {
+        match infer::family_allows(prep) {
             Err(why) => why,
             Ok(()) => {
-                let proposal = infer::propose(&prep, &outcomes);
+                let proposal = infer::propose(prep, &outcomes, start);
                 let mut run = if proposal.is_empty() {
                     plain
                 } else {
                     // (the plain run is kept for the case the steps are dropped)
-                    let run = infer::settle(&prep, proposal, plain.clone(), &outcomes);
+                    let run = infer::settle(prep, proposal, plain.clone(), &outcomes);
                     let steps = run
                         .agreement
                         .as_ref()
                         .is_some_and(|a| !a.inferred_steps.is_empty());
-                    match steps.then(|| infer::beats_other_family(&prep, &run)) {
+                    match steps.then(|| infer::beats_other_family(prep, &run)) {
                         Some(Err(why)) => {
                             note("proposal+final+family");
                             if let Some(a) = &mut plain.agreement {

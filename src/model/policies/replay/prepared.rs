@@ -75,6 +75,24 @@ impl<'a> Prepared<'a> {
         }
     }
 
+    /// The same preparation for the plain replay without seeding (pre-existing mms start
+    /// empty), without inference, recording nothing (its figures only are wanted).
+    pub fn unseeded(&self) -> Prepared<'a> {
+        let mut params = self.params.clone();
+        params.seed = false;
+        params.recording = crate::model::policies::params::Recording::Off;
+        params.infer = crate::model::policies::params::InferSteps::Off;
+        Prepared {
+            trace: self.trace,
+            policy: self.policy,
+            params,
+            phase: self.phase,
+            plan: self.plan.clone(),
+            pre: self.pre.clone(),
+            stoppers: self.stoppers.clone(),
+        }
+    }
+
     /// Replays of this preparation record nothing (a comparison only).
     pub fn lean(&mut self) {
         self.params.recording = crate::model::policies::params::Recording::Off;
@@ -121,6 +139,37 @@ impl<'a> Prepared<'a> {
         outcomes: bool,
         check: Option<CheckScope<'_>>,
     ) -> (PolicyRun, Vec<(usize, bool)>) {
+        let (run, o, _) = self.run_inner(placements, outcomes, check, None);
+        (run, o)
+    }
+
+    /// The plain replay (the probes' placements), with each checked update's outcome and where
+    /// a search of its misses may start: the replayer's model state at an event index far
+    /// enough before the first miss (`None`: at the capture's start). Until its first miss a
+    /// search's replay is this one, so it need not run that stretch again.
+    pub fn run_plain(&self) -> (PolicyRun, Vec<(usize, bool)>, Option<SearchStart>) {
+        // (a copy every 1/32 of the capture: their cost is a small share of the replay's)
+        let every = (self.trace.events.len() / 32).max(SEARCH_START_MARGIN / 2);
+        let keep = self.trace.tasks.len() <= SEARCH_START_TASKS_MAX;
+        self.run_inner(&self.plan.placements, true, None, keep.then_some(every))
+    }
+
+    /// [`Prepared::run_plain`] with a start kept every `every` events.
+    #[cfg(test)]
+    pub fn run_plain_every(
+        &self,
+        every: usize,
+    ) -> (PolicyRun, Vec<(usize, bool)>, Option<SearchStart>) {
+        self.run_inner(&self.plan.placements, true, None, Some(every))
+    }
+
+    fn run_inner(
+        &self,
+        placements: &Placements,
+        outcomes: bool,
+        check: Option<CheckScope<'_>>,
+        start_every: Option<usize>,
+    ) -> (PolicyRun, Vec<(usize, bool)>, Option<SearchStart>) {
         let mut r = self.replayer();
         r.untraced.placements = placements.clone();
         if outcomes {
@@ -133,6 +182,12 @@ impl<'a> Prepared<'a> {
             }
             _ => &[],
         };
+        // (the start last taken at least a search's look-back before the first miss, and
+        // those taken after it, not yet that far behind)
+        let mut start: Option<SearchStart> = None;
+        let mut pending: std::collections::VecDeque<SearchStart> = Default::default();
+        let every = start_every.unwrap_or(usize::MAX).max(1);
+        let mut searching_from = start_every.is_some();
         let mut k = 0;
         for (i, ev) in self.trace.events.iter().enumerate() {
             if !spans.is_empty() {
@@ -141,8 +196,50 @@ impl<'a> Prepared<'a> {
                 }
                 r.engine.core.params.check_invariants = spans.get(k).is_some_and(|s| s.0 <= i);
             }
+            if searching_from {
+                while pending
+                    .front()
+                    .is_some_and(|p| p.at + SEARCH_START_MARGIN < i)
+                {
+                    start = pending.pop_front();
+                }
+                if i > 0 && i.is_multiple_of(every) {
+                    pending.push_back(SearchStart {
+                        at: i,
+                        replayer: model_state(&mut r),
+                    });
+                }
+            }
             r.apply(i, &ev, &self.trace.tasks);
+            if searching_from && r.misses() > 0 {
+                searching_from = false;
+                pending.clear();
+            }
         }
-        r.finish_with_outcomes()
+        let (run, o) = r.finish_with_outcomes();
+        (run, o, start)
     }
+}
+
+/// How far before the first miss a search's start must be: the search takes its snapshots
+/// from this far ahead of a miss (`search::SNAPSHOT_AHEAD_OF_MISS`), with a margin.
+const SEARCH_START_MARGIN: usize = 2 * super::search::SNAPSHOT_AHEAD_OF_MISS;
+/// Captures of more tasks keep no start (two copies of the model's state would be held).
+const SEARCH_START_TASKS_MAX: usize = 100_000;
+
+/// Where a search may start: the plain replay's model state before event `at`.
+pub(super) struct SearchStart {
+    pub at: usize,
+    pub replayer: Replayer,
+}
+
+/// A copy of `r`'s model state: without its recording and outcomes (a search records nothing).
+fn model_state(r: &mut Replayer) -> Replayer {
+    let empty = PolicyRun::new(r.engine.core.kind, r.engine.core.params.clone());
+    let run = std::mem::replace(&mut r.engine.core.run, empty);
+    let outcomes = r.outcomes.take();
+    let copy = r.clone();
+    r.engine.core.run = run;
+    r.outcomes = outcomes;
+    copy
 }

@@ -23,12 +23,12 @@ use super::super::params::Recording;
 mod forks;
 use super::super::run::PolicyRun;
 use super::replayer::Replayer;
-use super::steps::{SEARCH_LOOKBACK, Step, StepSource};
+use super::steps::{NextOnCpu, SEARCH_LOOKBACK, Step, StepSource};
 use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow};
 use crate::events::{Event, EventKind, Tid, Trace};
 use crate::model::tasks::MmId;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
 
 /// Events a search may replay (or read, at an eighth, or copy in a snapshot) in all: one per
@@ -45,7 +45,7 @@ const CHECKPOINT_EVERY: usize = 64;
 const CHECKPOINTS_SPAN: usize = 8192;
 /// Snapshots are kept only this many events ahead of a miss of the plain replay (a candidate
 /// starts before the miss, mostly well within this).
-const SNAPSHOT_AHEAD_OF_MISS: usize = 4096;
+pub(super) const SNAPSHOT_AHEAD_OF_MISS: usize = 4096;
 /// What a snapshot costs, in replayed events (its copy of the model's state).
 const SNAPSHOT_COST: u64 = 64;
 /// The share of the budget one disagreement may spend (the others get a chance too).
@@ -140,8 +140,7 @@ struct Search<'a> {
     policy: PolicyKind,
     windows: &'a [ForkWindow],
     exits: &'a [ExitWindow],
-    /// Per `sched_switch` record: the index of the next record of that CPU.
-    next_on_cpu: FxHashMap<usize, usize>,
+    next_on_cpu: NextOnCpu,
     /// The placements accepted so far (the probes' and `accepted`'s).
     found: Placements,
     /// The steps accepted so far, in order.
@@ -166,26 +165,18 @@ struct Search<'a> {
 ///
 /// `misses`: where the plain replay disagreed (event indices, in order). Snapshots are taken
 /// only in the stretch before one of them that a candidate may start in, and the search ends
-/// when its budget is spent.
+/// when its budget is spent. `r` is the replayer at event `from` (the capture's start, or the
+/// plain replay's state far enough before its first miss).
 pub fn search_placements(
     trace: &Trace,
     events: Vec<Event>,
     policy: PolicyKind,
-    mut r: Replayer,
+    (mut r, from): (Replayer, usize),
     (windows, exits): (&[ForkWindow], &[ExitWindow]),
     misses: &[usize],
 ) -> (Vec<Step>, Vec<MmId>) {
     let n = events.len();
-    let mut next_on_cpu = FxHashMap::default();
-    let mut open: FxHashMap<u16, usize> = FxHashMap::default();
-    for (j, ev) in events.iter().enumerate() {
-        if let Some(s) = open.remove(&ev.cpu) {
-            next_on_cpu.insert(s, j);
-        }
-        if let EventKind::SchedSwitch { .. } = ev.kind {
-            open.insert(ev.cpu, j);
-        }
-    }
+    let next_on_cpu = NextOnCpu::of(&events);
     // (past the plain replay's last miss and the look-ahead of its search, nothing is left to
     // explain)
     let end = misses.last().map_or(0, |&m| (m + SEARCH_AHEAD + 1).min(n));
@@ -210,7 +201,7 @@ pub fn search_placements(
         verbose: std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some(),
         verbose_state: std::env::var("CIDSCOPE_SEARCH_TRACE").is_ok_and(|v| v == "2"),
     };
-    let mut i = 0;
+    let mut i = from;
     // the next miss of the plain replay at or after i
     let mut next_miss = 0;
     while i < end && s.budget > 0 {

@@ -213,6 +213,38 @@ impl Step {
     }
 }
 
+/// Per `sched_switch` record: the index of the next record of that CPU (a column by event
+/// index: a search looks it up for every switch it considers).
+pub(super) struct NextOnCpu(Vec<u32>);
+
+impl NextOnCpu {
+    const NONE: u32 = u32::MAX;
+
+    pub fn of(events: &[crate::events::Event]) -> NextOnCpu {
+        let mut next = vec![Self::NONE; events.len()];
+        // (the open switch per CPU: CPUs are few, a small map)
+        let mut open: FxHashMap<u16, usize> = FxHashMap::default();
+        for (j, ev) in events.iter().enumerate() {
+            if let Some(s) = open.remove(&ev.cpu) {
+                next[s] = j as u32;
+            }
+            if let EventKind::SchedSwitch { .. } = ev.kind {
+                open.insert(ev.cpu, j);
+            }
+        }
+        NextOnCpu(next)
+    }
+
+    /// The next record on the CPU of switch `j`, if `j` is a switch with one after it.
+    pub fn get(&self, j: usize) -> Option<usize> {
+        self.0
+            .get(j)
+            .copied()
+            .filter(|&q| q != Self::NONE)
+            .map(|q| q as usize)
+    }
+}
+
 /// What the candidates of a disagreement are drawn from: the capture and the placements the
 /// search has accepted so far.
 pub(super) struct StepSource<'a> {
@@ -220,8 +252,7 @@ pub(super) struct StepSource<'a> {
     pub events: &'a [crate::events::Event],
     pub policy: PolicyKind,
     pub exits: &'a [ExitWindow],
-    /// Per `sched_switch` record: the index of the next record of that CPU.
-    pub next_on_cpu: &'a FxHashMap<usize, usize>,
+    pub next_on_cpu: &'a NextOnCpu,
     pub found: &'a Placements,
 }
 
@@ -253,7 +284,7 @@ impl StepSource<'_> {
                 EventKind::SchedSwitch { next_tid, .. } => {
                     e.cpu != cpu
                         && !p.deferred_switches.contains(&j)
-                        && self.next_on_cpu.get(&j).is_some_and(|&q| q > sw)
+                        && self.next_on_cpu.get(j).is_some_and(|q| q > sw)
                         && mm_of(next_tid) == Some(mm)
                 }
                 _ => false,
@@ -509,7 +540,7 @@ impl StepSource<'_> {
         let ev = |j: usize| self.events.get(j).copied();
         let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         // the disagreeing task's switch must still be in flight at its update
-        if p.deferred_switches.contains(&sw) || self.next_on_cpu.get(&sw) != Some(&i) {
+        if p.deferred_switches.contains(&sw) || self.next_on_cpu.get(sw) != Some(i) {
             return Vec::new();
         }
         let mut out = Vec::new();
@@ -526,7 +557,7 @@ impl StepSource<'_> {
                     if let EventKind::SchedSwitch { next_tid, .. } = e.kind
                         && mm_of(next_tid) == Some(mm)
                         && !p.deferred_switches.contains(&j)
-                        && self.next_on_cpu.get(&j).is_some_and(|&q| q >= at)
+                        && self.next_on_cpu.get(j).is_some_and(|q| q >= at)
                     {
                         switches[n] = j;
                         n += 1;
@@ -543,5 +574,50 @@ impl StepSource<'_> {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod next_on_cpu_tests {
+    use super::NextOnCpu;
+    use crate::events::{Event, EventKind, PrevState, StrId};
+
+    fn ev(cpu: u16, switch: bool) -> Event {
+        let kind = if switch {
+            EventKind::SchedSwitch {
+                prev_tid: 1,
+                next_tid: 2,
+                next_comm: StrId(0),
+                next_prio: 120,
+                prev_state: PrevState(0),
+            }
+        } else {
+            EventKind::Tick
+        };
+        Event {
+            ts: 0,
+            tid: 1,
+            cpu,
+            kind,
+        }
+    }
+
+    /// A switch's next record is the next one of its CPU, whatever the others do between.
+    #[test]
+    fn a_switch_leads_to_its_cpus_next_record() {
+        let evs = [
+            ev(0, true),
+            ev(1, true),
+            ev(1, false),
+            ev(0, true),
+            ev(1, true),
+        ];
+        let n = NextOnCpu::of(&evs);
+        assert_eq!(n.get(0), Some(3));
+        assert_eq!(n.get(1), Some(2));
+        assert_eq!(n.get(2), None, "not a switch");
+        assert_eq!(n.get(3), None, "the CPU's last record");
+        assert_eq!(n.get(4), None);
+        assert_eq!(n.get(99), None);
     }
 }
