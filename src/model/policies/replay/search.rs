@@ -1,8 +1,9 @@
 //! The search for placements of untraced kernel steps (docs/models.md §5.3) that explain the
 //! observed CIDs a plain replay misses.
 //!
-//! The replay runs once; at each `rseq_update` it gets wrong, the search tries, from snapshots
-//! of the replayer taken on the way:
+//! The replay runs once (from the plain replay's state before its first miss, where it has
+//! one: until then the two are the same replay); at each `rseq_update` it gets wrong, the search
+//! tries, from snapshots of the replayer taken on the way:
 //! 1. the CID step of one of the most recent CLONE_VM forks of the mm earlier in its window (T2),
 //!    latest placement first, and for owner-mode a fixup walk that takes a while (T3);
 //! 2. else the CID step of a switch into the mm on another CPU run at that CPU's next record
