@@ -76,11 +76,16 @@ pub(super) fn family_allows(prep: &Prepared) -> Result<(), String> {
 }
 
 /// Where the capture's kernel is not known, whether the steps inferred for `prep`'s policy
-/// explain the capture better than the other family explains it without any (`agreed` of
-/// `checked` against that family's plain replay): steps that only bring a policy up to what the
-/// other family predicts by itself are no evidence for the policy's family. `Err` says why the
-/// steps are dropped.
-pub(super) fn beats_other_family(prep: &Prepared, run: &PolicyRun) -> Result<(), String> {
+/// explain the capture better than the other family explains it, without any and with the same
+/// steps (`agreed` of `checked` against that family's replays): steps that only bring a policy
+/// up to what the other family predicts by itself, or reaches with them too (a vCPU stall
+/// both families need), are no evidence for the policy's family, and a capture that cannot
+/// tell the families apart must not make a wrong one fit. `Err` says why the steps are dropped.
+pub(super) fn beats_other_family(
+    prep: &Prepared,
+    run: &PolicyRun,
+    steps: &[Step],
+) -> Result<(), String> {
     if kernel_policy(prep).is_some() {
         return Ok(());
     }
@@ -89,23 +94,44 @@ pub(super) fn beats_other_family(prep: &Prepared, run: &PolicyRun) -> Result<(),
         PolicyKind::OwnerMode => PolicyKind::LazyCompact,
         _ => PolicyKind::OwnerMode,
     };
-    let mut lean = prep.for_policy(rival);
-    lean.lean();
-    let (r, _) = lean.run(&lean.plan.placements.clone(), false, None);
-    let (Some(a), Some(b)) = (run.agreement.as_ref(), r.agreement.as_ref()) else {
+    let Some(a) = run.agreement.as_ref() else {
         return Ok(());
     };
-    // (as shares: the two replays may check a seed more or less)
-    if a.agreed as u128 * b.checked as u128 > b.agreed as u128 * a.checked as u128 {
-        return Ok(());
-    }
+    let mut lean = prep.for_policy(rival);
+    lean.lean();
     let pct = |x: u64, n: u64| 100.0 * x as f64 / n.max(1) as f64;
-    Err(format!(
-        "steps dropped: with them {asked} agrees with {:.1}% of the observed CIDs, no more than {rival} ({}) predicts without any ({:.1}%): the capture does not show {asked}'s family (its kernel is not named: --kernel-version would say)",
-        pct(a.agreed, a.checked),
-        family(rival),
-        pct(b.agreed, b.checked)
-    ))
+    // the rival's plain replay first: the steps of the second only when it is beaten
+    for with_steps in [false, true] {
+        let at = if with_steps {
+            placements(&lean, steps)
+        } else {
+            lean.plan.placements.clone()
+        };
+        let (r, _) = lean.run(&at, false, None);
+        let Some(b) = r.agreement.as_ref() else {
+            return Ok(());
+        };
+        // (as shares: the two replays may check a seed more or less)
+        if a.agreed as u128 * b.checked as u128 > b.agreed as u128 * a.checked as u128 {
+            continue;
+        }
+        return Err(if with_steps {
+            format!(
+                "steps dropped: with them {asked} agrees with {:.1}% of the observed CIDs, and {rival} ({}) with the same steps with {:.1}%: the capture does not tell the two families apart (its kernel is not named: --kernel-version would say)",
+                pct(a.agreed, a.checked),
+                family(rival),
+                pct(b.agreed, b.checked)
+            )
+        } else {
+            format!(
+                "steps dropped: with them {asked} agrees with {:.1}% of the observed CIDs, no more than {rival} ({}) predicts without any ({:.1}%): the capture does not show {asked}'s family (its kernel is not named: --kernel-version would say)",
+                pct(a.agreed, a.checked),
+                family(rival),
+                pct(b.agreed, b.checked)
+            )
+        });
+    }
+    Ok(())
 }
 
 /// The windows of the capture's forks and exits, narrowed by its probes: a probed step ran by
@@ -191,7 +217,7 @@ pub(super) fn settle(
     proposal: Proposal,
     plain: PolicyRun,
     plain_outcomes: &[(usize, bool)],
-) -> PolicyRun {
+) -> (PolicyRun, Vec<Step>) {
     let cx = Context::new(prep.trace, &proposal.forks, &proposal.exits);
     let mut steps: Vec<Step> = proposal
         .steps
@@ -201,7 +227,7 @@ pub(super) fn settle(
     let mut round = 0;
     let (mut run, outcomes) = loop {
         if steps.is_empty() {
-            return plain;
+            return (plain, Vec::new());
         }
         let spans = cx.check_spans(&steps, CHECK_AFTER);
         let (run, outcomes) = prep.run(
@@ -222,19 +248,19 @@ pub(super) fn settle(
         };
         round += 1;
         if round >= VETTING_ROUNDS {
-            return plain;
+            return (plain, Vec::new());
         }
         // the step placed last at or before the break
         match cx.last_placed_before(&steps, at) {
             Some(k) => {
                 steps.remove(k);
             }
-            None => return plain,
+            None => return (plain, Vec::new()),
         }
     };
     let agreed = |r: &PolicyRun| r.agreement.as_ref().map_or(0, |a| a.agreed);
     if agreed(&run) <= agreed(&plain) {
-        return plain;
+        return (plain, Vec::new());
     }
     // (the checks were the inference's: what the user asked for is the plain run's)
     if !prep.checks_all() {
@@ -247,7 +273,7 @@ pub(super) fn settle(
         a.predicted_fresh = p.predicted_fresh;
         a.inferred_steps = described;
     }
-    run
+    (run, steps)
 }
 
 #[cfg(test)]

@@ -149,12 +149,12 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
                     plain
                 } else {
                     // (the plain run is kept for the case the steps are dropped)
-                    let run = infer::settle(prep, proposal, plain.clone(), &outcomes);
+                    let (run, kept) = infer::settle(prep, proposal, plain.clone(), &outcomes);
                     let steps = run
                         .agreement
                         .as_ref()
                         .is_some_and(|a| !a.inferred_steps.is_empty());
-                    match steps.then(|| infer::beats_other_family(prep, &run)) {
+                    match steps.then(|| infer::beats_other_family(prep, &run, &kept)) {
                         Some(Err(why)) => {
                             note("proposal+final+family");
                             if let Some(a) = &mut plain.agreement {
