@@ -74,7 +74,7 @@ W=$(sed 's/.*work=\([^ ]*\).*/\1/' /proc/cmdline)
 P=$(sed 's/.*probes=\([^ ]*\).*/\1/' /proc/cmdline)
 echo 40000 > $T/buffer_size_kb
 echo 1 > $T/options/record-tgid
-for e in rseq:rseq_update sched:sched_switch sched:sched_migrate_task sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit task:task_newtask sched:sched_wakeup_new timer:tick_stop timer:hrtimer_expire_entry; do echo $e >> $T/set_event; done
+for e in rseq:rseq_update sched:sched_switch sched:sched_migrate_task sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit task:task_newtask sched:sched_wakeup_new timer:tick_stop timer:hrtimer_expire_entry sched:sched_wake_idle_without_ipi; do echo $e >> $T/set_event; done
 echo 'function.function == tick_nohz_handler' > $T/events/timer/hrtimer_expire_entry/filter 2>/dev/null || echo 0 > $T/events/timer/hrtimer_expire_entry/enable
 [ "$P" = yes ] && TRACEFS=$T /bin/cid-probes > /dev/hvc0 2>&1
 echo > $T/trace

@@ -13,7 +13,7 @@ WORK=$(mktemp -d)
 gcc -O2 -pthread -Wall -o $WORK/mcwork "$DIR/mcwork.c" || exit 1
 EVENTS="rseq:rseq_update sched:sched_switch sched:sched_migrate_task sched:sched_process_fork
  sched:sched_process_exec sched:sched_process_exit task:task_newtask sched:sched_wakeup_new
- timer:hrtimer_expire_entry timer:tick_stop"
+ timer:hrtimer_expire_entry timer:tick_stop sched:sched_wake_idle_without_ipi"
 
 capture() {   # NAME SECONDS_AFTER -- COMMAND...
 	local name=$1 after=$2; shift 3

@@ -20,6 +20,9 @@ pub const EVENTS: &[&str] = &[
     "task:task_newtask",
     "timer:hrtimer_expire_entry",
     "timer:tick_stop",
+    // (a wakeup that found its target polling: no IPI, so the enqueue waits for the target's
+    // idle loop; docs/models.md §5.3 T1)
+    "sched:sched_wake_idle_without_ipi",
 ];
 
 /// Filters that keep only the scheduler tick among the hrtimer expiries: the handler is
