@@ -64,15 +64,7 @@ impl<'a> Prepared<'a> {
     pub fn for_policy(&self, policy: PolicyKind) -> Prepared<'a> {
         let mut params = self.params.clone();
         params.observed_scans = false;
-        Prepared {
-            trace: self.trace,
-            policy,
-            params,
-            phase: self.phase,
-            plan: self.plan.clone(),
-            pre: self.pre.clone(),
-            stoppers: self.stoppers.clone(),
-        }
+        self.with(policy, params)
     }
 
     /// The same preparation for the plain replay without seeding (pre-existing mms start
@@ -82,9 +74,14 @@ impl<'a> Prepared<'a> {
         params.seed = false;
         params.recording = crate::model::policies::params::Recording::Off;
         params.infer = crate::model::policies::params::InferSteps::Off;
+        self.with(self.policy, params)
+    }
+
+    /// This preparation with another policy and parameters (what the capture gave is kept).
+    fn with(&self, policy: PolicyKind, params: Params) -> Prepared<'a> {
         Prepared {
             trace: self.trace,
-            policy: self.policy,
+            policy,
             params,
             phase: self.phase,
             plan: self.plan.clone(),
