@@ -20,8 +20,8 @@ pub const EVENTS: &[&str] = &[
     "task:task_newtask",
     "timer:hrtimer_expire_entry",
     "timer:tick_stop",
-    // (a wakeup that found its target polling: no IPI, so the enqueue waits for the target's
-    // idle loop; docs/models.md §5.3 T1)
+    // (the wakeups whose target was polling, so no IPI was sent: data for T1, which the model
+    // does not place differently yet; docs/models.md §11 item 9)
     "sched:sched_wake_idle_without_ipi",
 ];
 

@@ -89,20 +89,18 @@ pub fn replay_with_unseeded(
         return (replay_prepared(&prep, t0), None);
     }
     let unseeded = prep.unseeded();
-    if !beside {
-        let u = unseeded
+    let unseeded_figures = || {
+        unseeded
             .run(&unseeded.plan.placements, false, None)
             .0
-            .agreement;
+            .agreement
+    };
+    if !beside {
+        let u = unseeded_figures();
         return (replay_prepared(&prep, t0), u);
     }
     std::thread::scope(|sc| {
-        let side = sc.spawn(|| {
-            unseeded
-                .run(&unseeded.plan.placements, false, None)
-                .0
-                .agreement
-        });
+        let side = sc.spawn(unseeded_figures);
         let run = replay_prepared(&prep, t0);
         let side = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         (run, side)

@@ -203,7 +203,7 @@ impl<'a> Prepared<'a> {
                 if i > 0 && i.is_multiple_of(every) {
                     pending.push_back(SearchStart {
                         at: i,
-                        replayer: model_state(&mut r),
+                        replayer: r.model_copy(),
                     });
                 }
             }
@@ -228,15 +228,4 @@ const SEARCH_START_TASKS_MAX: usize = 100_000;
 pub(super) struct SearchStart {
     pub at: usize,
     pub replayer: Replayer,
-}
-
-/// A copy of `r`'s model state: without its recording and outcomes (a search records nothing).
-fn model_state(r: &mut Replayer) -> Replayer {
-    let empty = PolicyRun::new(r.engine.core.kind, r.engine.core.params.clone());
-    let run = std::mem::replace(&mut r.engine.core.run, empty);
-    let outcomes = r.outcomes.take();
-    let copy = r.clone();
-    r.engine.core.run = run;
-    r.outcomes = outcomes;
-    copy
 }

@@ -116,6 +116,18 @@ impl Replayer {
         }
     }
 
+    /// A copy of the model's state without the recording and the outcomes kept so far (a
+    /// search records nothing): neither is cloned.
+    pub fn model_copy(&mut self) -> Replayer {
+        let empty = PolicyRun::new(self.engine.core.kind, self.engine.core.params.clone());
+        let run = std::mem::replace(&mut self.engine.core.run, empty);
+        let outcomes = self.outcomes.take();
+        let copy = self.clone();
+        self.engine.core.run = run;
+        self.outcomes = outcomes;
+        copy
+    }
+
     /// Disagreements so far (checked − agreed).
     pub fn misses(&self) -> u64 {
         self.total.checked - self.total.agreed

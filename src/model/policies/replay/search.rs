@@ -125,15 +125,6 @@ impl Candidate {
     }
 }
 
-/// [`snapshot_ref`] without cloning the recording.
-fn snapshot(r: &mut Replayer) -> Replayer {
-    let empty = PolicyRun::new(r.engine.core.kind, r.engine.core.params.clone());
-    let run = std::mem::replace(&mut r.engine.core.run, empty);
-    let s = r.clone();
-    r.engine.core.run = run;
-    s
-}
-
 struct Search<'a> {
     trace: &'a Trace,
     /// The capture's events decoded once (the candidates read them again and again).
@@ -274,7 +265,7 @@ impl Search<'_> {
     fn checkpoint(&mut self, i: usize, r: &mut Replayer) {
         if i.is_multiple_of(self.every) {
             self.budget = self.budget.saturating_sub(SNAPSHOT_COST);
-            self.periodic.insert(i, Box::new(snapshot(r)));
+            self.periodic.insert(i, Box::new(r.model_copy()));
             while self.periodic.len() * self.every > CHECKPOINTS_SPAN {
                 self.periodic.pop_first();
             }
