@@ -100,6 +100,11 @@ impl<'a> Prepared<'a> {
         &self.params
     }
 
+    /// Whether some mm that existed before the capture reports a CID (seeding seeds it).
+    pub fn seeding_matters(&self) -> bool {
+        self.pre.seeding_matters
+    }
+
     /// Whether the replay was asked to check every invariant (`--check-invariants`).
     pub fn checks_all(&self) -> bool {
         self.params.check_invariants

@@ -23,6 +23,10 @@ pub struct PrePass {
     pub tasks: Vec<(Tid, Option<MmId>)>,
     /// Pre-existing mms without a single `rseq_update` in the capture.
     pub quiet: FxHashSet<MmId>,
+    /// Whether some mm that existed before the capture reports a CID in it (seeding has
+    /// something to seed: without one, a replay without seeding checks what the seeded one
+    /// checks, with the same figures).
+    pub seeding_matters: bool,
 }
 
 /// Tasks the capture shows that existed before it began (not created by a fork inside it),
@@ -96,16 +100,25 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
         }
     }
     out.extend(leaders);
-    let quiet = infos
-        .0
-        .iter()
-        .enumerate()
-        .filter(|(i, info)| !info.begins_in_capture() && !reporting.contains(&MmId(*i as u32)))
-        .map(|(i, _)| MmId(i as u32))
+    let older = || {
+        infos
+            .0
+            .iter()
+            .enumerate()
+            .filter(|(_, info)| !info.begins_in_capture())
+            .map(|(i, _)| MmId(i as u32))
+    };
+    let quiet = older()
+        .filter(|m| !reporting.contains(m))
         .collect::<FxHashSet<MmId>>();
+    let seeding_matters = older().any(|m| reporting.contains(&m));
     let tasks = out
         .into_iter()
         .map(|(t, m)| (t, m.filter(|m| !quiet.contains(m))))
         .collect();
-    PrePass { tasks, quiet }
+    PrePass {
+        tasks,
+        quiet,
+        seeding_matters,
+    }
 }
