@@ -9,8 +9,9 @@
 
 use super::super::kind::PolicyKind;
 use super::super::run::{InferredStep, PolicyRun};
+use super::feed::Misses;
 use super::inferred::{self, Context};
-use super::prepared::{Prepared, SearchStart};
+use super::prepared::Prepared;
 use super::search;
 use super::steps::Step;
 use super::untraced::Placements;
@@ -170,25 +171,30 @@ fn windows(prep: &Prepared, events: &[Event]) -> (Vec<ForkWindow>, Vec<ExitWindo
 }
 
 /// Stage 2: the steps that explain misses of the plain replay, each inside its window.
-/// `plain`: the plain replay's outcome of every checked update (event index, agreed); `start`:
-/// its model state before its first miss, where the search may start.
-pub(super) fn propose(
-    prep: &Prepared,
-    plain: &[(usize, bool)],
-    start: Option<SearchStart>,
-) -> Proposal {
+/// `misses`: the plain replay's misses (event indices) and its model state before its first
+/// miss, where the search may start; all known, or published by a plain replay running beside.
+pub(super) fn propose(prep: &Prepared, mut misses: Misses<'_>) -> Proposal {
+    // (nothing is decoded before the plain replay's first miss: there may be none)
+    let start = misses.start();
     // (decoded once: the windows, the search and its candidates read them again and again)
     let events: Vec<Event> = prep.trace.events.iter().collect();
     let (forks, exits) = windows(prep, &events);
+    let Some(start) = start else {
+        return Proposal {
+            steps: Vec::new(),
+            mms: Vec::new(),
+            forks,
+            exits,
+        };
+    };
     // (the search looks at processes begun in the capture; the snapshots follow all misses)
-    let misses: Vec<usize> = plain.iter().filter(|o| !o.1).map(|o| o.0).collect();
     let (steps, mms) = search::search_placements(
         prep.trace,
         events,
         prep.policy,
         start.map_or_else(|| (prep.replayer(), 0), |s| (s.replayer, s.at)),
         (&forks, &exits),
-        &misses,
+        misses,
     );
     Proposal {
         steps,
@@ -334,6 +340,13 @@ mod tests {
             .expect("the capture names its kernel");
         let prep = Prepared::new(&trace, chosen.policy, &chosen.params);
         let (_, outcomes, start) = prep.run_plain_every(256);
+        let misses = || {
+            outcomes
+                .iter()
+                .filter(|o| !o.1)
+                .map(|o| o.0)
+                .collect::<Vec<_>>()
+        };
         let start = start.expect("a start before the first miss");
         let first_miss = outcomes.iter().find(|o| !o.1).expect("a miss").0;
         assert!(
@@ -341,10 +354,38 @@ mod tests {
             "start {} first miss {first_miss}",
             start.at
         );
-        let from_start = propose(&prep, &outcomes, None);
-        let from_state = propose(&prep, &outcomes, Some(start));
+        let from_start = propose(&prep, Misses::all(misses(), None));
+        let from_state = propose(&prep, Misses::all(misses(), Some(start)));
         assert!(!from_start.steps.is_empty(), "the search places steps");
         assert_eq!(from_start.steps, from_state.steps);
         assert_eq!(from_start.mms, from_state.mms);
+    }
+
+    /// A search beside the plain replay, on the misses it publishes as it goes, places the
+    /// steps a search after it places (the misses ahead of the search are known when it needs
+    /// them, and it stops where the last one's look-ahead ends).
+    #[test]
+    fn a_search_beside_the_plain_replay_places_the_same_steps() {
+        let trace = late_misses(30_000);
+        let facts = crate::model::kernel::KernelFacts {
+            release: trace.kernel_release.clone(),
+            hz: trace.kernel_hz,
+            scan_batch: trace.kernel_scan_batch,
+        };
+        let chosen = crate::model::kernel::choose(&Default::default(), &facts)
+            .expect("the capture names its kernel");
+        let prep = Prepared::new(&trace, chosen.policy, &chosen.params);
+        let (_, outcomes, start) = prep.run_plain(None);
+        let misses = outcomes.iter().filter(|o| !o.1).map(|o| o.0).collect();
+        let after = propose(&prep, Misses::all(misses, start));
+        let feed = super::super::feed::MissFeed::default();
+        let beside = std::thread::scope(|sc| {
+            let side = sc.spawn(|| propose(&prep, Misses::fed(&feed)));
+            let _ = prep.run_plain(Some(&feed));
+            side.join().expect("the search beside")
+        });
+        assert!(!after.steps.is_empty(), "the search places steps");
+        assert_eq!(after.steps, beside.steps);
+        assert_eq!(after.mms, beside.mms);
     }
 }

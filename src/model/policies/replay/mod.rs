@@ -28,6 +28,7 @@
 //! replay disagrees, `search.rs` looks for placements of those steps that explain the observed
 //! CIDs; the replay is run again with them, and each is reported in `Agreement::trace_gaps`.
 
+mod feed;
 mod hz;
 mod infer;
 mod inferred;
@@ -130,23 +131,41 @@ fn plain_figures(a: &run::Agreement) -> Option<run::Agreement> {
     })
 }
 
-/// The three stages of [`replay`] on a preparation made at `t0`.
+/// The three stages of [`replay`] on a preparation made at `t0`. Where the capture is small
+/// enough for two model states at once, the proposal (stage 2) runs beside the plain replay,
+/// on the misses it publishes as it goes.
 fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
     let timing = std::env::var_os("CIDSCOPE_TIMING").is_some();
     let policy = prep.policy;
     let t1 = t0.elapsed();
     let infer = prep.params().infer == InferSteps::Auto;
-    let (plain, outcomes, start) = if infer {
-        prep.run_plain()
-    } else {
-        let (run, o) = prep.run(&prep.plan.placements, false, None);
-        (run, o, None)
+    let family = infer.then(|| infer::family_allows(prep));
+    let (plain, outcomes, proposal) = match family {
+        Some(Ok(())) if prep.keeps_model_copies() => {
+            let feed = feed::MissFeed::default();
+            std::thread::scope(|sc| {
+                let side = sc.spawn(|| infer::propose(prep, feed::Misses::fed(&feed)));
+                let (plain, outcomes, _) = prep.run_plain(Some(&feed));
+                let proposal = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                (plain, outcomes, Some(proposal))
+            })
+        }
+        Some(Ok(())) => {
+            let (plain, outcomes, start) = prep.run_plain(None);
+            let misses = outcomes.iter().filter(|o| !o.1).map(|o| o.0).collect();
+            let proposal = infer::propose(prep, feed::Misses::all(misses, start));
+            (plain, outcomes, Some(proposal))
+        }
+        _ => {
+            let (run, o) = prep.run(&prep.plan.placements, false, None);
+            (run, o, None)
+        }
     };
     let t2 = t0.elapsed();
     let note = |what: &str| {
         if timing {
             eprintln!(
-                "replay {policy}: prepare {t1:?}, plain {:?}, {what} {:?}",
+                "replay {policy}: prepare {t1:?}, plain and proposal {:?}, {what} {:?}",
                 t2 - t1,
                 t0.elapsed() - t2
             );
@@ -157,46 +176,45 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
         .as_ref()
         .is_some_and(|a| a.agreed < a.checked);
     let mut plain = plain;
-    let why = if !infer {
-        "off (--infer-steps off): the plain replay".to_string()
-    } else if !missed {
-        "nothing to infer: the plain replay agrees with every observed CID".to_string()
-    } else {
-        match infer::family_allows(prep) {
-            Err(why) => why,
-            Ok(()) => {
-                let proposal = infer::propose(prep, &outcomes, start);
-                let mut run = if proposal.is_empty() {
-                    plain
-                } else {
-                    // (the plain run is kept for the case the steps are dropped)
-                    let (run, kept) = infer::settle(prep, proposal, plain.clone(), &outcomes);
-                    let steps = run
-                        .agreement
-                        .as_ref()
-                        .is_some_and(|a| !a.inferred_steps.is_empty());
-                    match steps.then(|| infer::beats_other_family(prep, &run, &kept)) {
-                        Some(Err(why)) => {
-                            note("proposal+final+family");
-                            if let Some(a) = &mut plain.agreement {
-                                a.inference = why;
-                            }
-                            return plain;
+    let why = match (family, proposal) {
+        (None, _) => "off (--infer-steps off): the plain replay".to_string(),
+        _ if !missed => {
+            "nothing to infer: the plain replay agrees with every observed CID".to_string()
+        }
+        (Some(Err(why)), _) => why,
+        // (a proposal comes with every family that allows one)
+        (Some(Ok(())), None) => "auto: not run".to_string(),
+        (Some(Ok(())), Some(proposal)) => {
+            let mut run = if proposal.is_empty() {
+                plain
+            } else {
+                // (the plain run is kept for the case the steps are dropped)
+                let (run, kept) = infer::settle(prep, proposal, plain.clone(), &outcomes);
+                let steps = run
+                    .agreement
+                    .as_ref()
+                    .is_some_and(|a| !a.inferred_steps.is_empty());
+                match steps.then(|| infer::beats_other_family(prep, &run, &kept)) {
+                    Some(Err(why)) => {
+                        note("final+family");
+                        if let Some(a) = &mut plain.agreement {
+                            a.inference = why;
                         }
-                        _ => run,
+                        return plain;
                     }
-                };
-                note("proposal+final");
-                let n = run.agreement.as_ref().map_or(0, |a| a.inferred_steps.len());
-                if let Some(a) = &mut run.agreement {
-                    a.inference = if n == 0 {
-                        "auto: no placement of an untraced step explains a miss within the search's budget".to_string()
-                    } else {
-                        format!("auto: {n} untraced steps placed where the plain replay missed")
-                    };
+                    _ => run,
                 }
-                return run;
+            };
+            note("final");
+            let n = run.agreement.as_ref().map_or(0, |a| a.inferred_steps.len());
+            if let Some(a) = &mut run.agreement {
+                a.inference = if n == 0 {
+                    "auto: no placement of an untraced step explains a miss within the search's budget".to_string()
+                } else {
+                    format!("auto: {n} untraced steps placed where the plain replay missed")
+                };
             }
+            return run;
         }
     };
     note("done");

@@ -1,6 +1,7 @@
 //! What every replay of one capture through one policy starts from (stage 0 of
 //! [`super::replay`]), and a whole replay with given placements.
 
+use super::feed::{MissFeed, PUBLISH_EVERY};
 use super::prepass::{PrePass, preexisting_tasks};
 use super::probes;
 use super::untraced::Placements;
@@ -141,19 +142,36 @@ impl<'a> Prepared<'a> {
         outcomes: bool,
         check: Option<CheckScope<'_>>,
     ) -> (PolicyRun, Vec<(usize, bool)>) {
-        let (run, o, _) = self.run_inner(placements, outcomes, check, None);
+        let (run, o, _) = self.run_inner(placements, outcomes, check, None, None);
         (run, o)
     }
 
     /// The plain replay (the probes' placements), with each checked update's outcome and where
     /// a search of its misses may start: the replayer's model state at an event index far
     /// enough before the first miss (`None`: at the capture's start). Until its first miss a
-    /// search's replay is this one, so it need not run that stretch again.
-    pub fn run_plain(&self) -> (PolicyRun, Vec<(usize, bool)>, Option<SearchStart>) {
+    /// search's replay is this one, so it need not run that stretch again. With a `feed`, the
+    /// misses and the start go to a search running beside it as they come (the start returned
+    /// is then `None`).
+    pub fn run_plain(
+        &self,
+        feed: Option<&MissFeed>,
+    ) -> (PolicyRun, Vec<(usize, bool)>, Option<SearchStart>) {
         // (a copy every 1/32 of the capture: their cost is a small share of the replay's)
         let every = (self.trace.events.len() / 32).max(SEARCH_START_MARGIN / 2);
-        let keep = self.trace.tasks.len() <= SEARCH_START_TASKS_MAX;
-        self.run_inner(&self.plan.placements, true, None, keep.then_some(every))
+        let keep = self.keeps_model_copies();
+        self.run_inner(
+            &self.plan.placements,
+            true,
+            None,
+            keep.then_some(every),
+            feed,
+        )
+    }
+
+    /// Whether the capture is small enough for a replay to hold copies of its model state (a
+    /// search's start, a search beside the plain replay): no more than 100 K tasks.
+    pub fn keeps_model_copies(&self) -> bool {
+        self.trace.tasks.len() <= SEARCH_START_TASKS_MAX
     }
 
     /// [`Prepared::run_plain`] with a start kept every `every` events.
@@ -162,7 +180,7 @@ impl<'a> Prepared<'a> {
         &self,
         every: usize,
     ) -> (PolicyRun, Vec<(usize, bool)>, Option<SearchStart>) {
-        self.run_inner(&self.plan.placements, true, None, Some(every))
+        self.run_inner(&self.plan.placements, true, None, Some(every), None)
     }
 
     fn run_inner(
@@ -171,10 +189,11 @@ impl<'a> Prepared<'a> {
         outcomes: bool,
         check: Option<CheckScope<'_>>,
         start_every: Option<usize>,
+        feed: Option<&MissFeed>,
     ) -> (PolicyRun, Vec<(usize, bool)>, Option<SearchStart>) {
         let mut r = self.replayer();
         r.untraced.placements = placements.clone();
-        if outcomes {
+        if outcomes || feed.is_some() {
             r.outcomes = Some(Vec::new());
         }
         let spans = match check {
@@ -190,6 +209,8 @@ impl<'a> Prepared<'a> {
         let mut pending: std::collections::VecDeque<SearchStart> = Default::default();
         let every = start_every.unwrap_or(usize::MAX).max(1);
         let mut searching_from = start_every.is_some();
+        let mut producer = feed.map(|f| f.producer());
+        let mut missed = false;
         let mut k = 0;
         for (i, ev) in self.trace.events.iter().enumerate() {
             if !spans.is_empty() {
@@ -212,14 +233,35 @@ impl<'a> Prepared<'a> {
                     });
                 }
             }
+            let seen = r.outcomes.as_ref().map_or(0, |o| o.len());
             r.apply(i, &ev, &self.trace.tasks);
-            if searching_from && r.misses() > 0 {
+            if !missed && r.misses() > 0 {
+                missed = true;
                 searching_from = false;
                 pending.clear();
+                if let Some(p) = producer.as_mut() {
+                    p.start(start.take());
+                }
+            }
+            if let Some(p) = producer.as_mut() {
+                let new = r
+                    .outcomes
+                    .as_ref()
+                    .map_or(&[][..], |o| &o[seen.min(o.len())..]);
+                for &(j, agreed) in new {
+                    if !agreed {
+                        p.miss(j);
+                    }
+                }
+                if (i + 1).is_multiple_of(PUBLISH_EVERY) {
+                    p.progress(i + 1);
+                }
             }
         }
+        // (every miss is known: the search beside need not wait for the recording's end)
+        drop(producer);
         let (run, o) = r.finish_with_outcomes();
-        (run, o, start)
+        (run, if outcomes { o } else { Vec::new() }, start)
     }
 }
 

@@ -23,6 +23,7 @@ use super::super::params::Recording;
 
 mod forks;
 use super::super::run::PolicyRun;
+use super::feed::Misses;
 use super::replayer::Replayer;
 use super::steps::{NextOnCpu, SEARCH_LOOKBACK, Step, StepSource};
 use super::untraced::Placements;
@@ -155,23 +156,21 @@ struct Search<'a> {
 /// Replays `trace` through `policy` and returns the steps that explain some of its
 /// disagreements, in the order they were accepted (empty when none do).
 ///
-/// `misses`: where the plain replay disagreed (event indices, in order). Snapshots are taken
-/// only in the stretch before one of them that a candidate may start in, and the search ends
-/// when its budget is spent. `r` is the replayer at event `from` (the capture's start, or the
-/// plain replay's state far enough before its first miss).
+/// `misses`: where the plain replay disagreed (event indices, in order), all of them or as a
+/// plain replay running beside publishes them. Snapshots are taken only in the stretch before
+/// one of them that a candidate may start in, and the search ends when its budget is spent. `r`
+/// is the replayer at event `from` (the capture's start, or the plain replay's state far
+/// enough before its first miss).
 pub fn search_placements(
     trace: &Trace,
     events: Vec<Event>,
     policy: PolicyKind,
     (mut r, from): (Replayer, usize),
     (windows, exits): (&[ForkWindow], &[ExitWindow]),
-    misses: &[usize],
+    mut misses: Misses<'_>,
 ) -> (Vec<Step>, Vec<MmId>) {
     let n = events.len();
     let next_on_cpu = NextOnCpu::of(&events);
-    // (past the plain replay's last miss and the look-ahead of its search, nothing is left to
-    // explain)
-    let end = misses.last().map_or(0, |&m| (m + SEARCH_AHEAD + 1).min(n));
     // (the search compares predictions only)
     r.engine.core.recording = Recording::Off;
     r.engine.core.params.check_invariants = false;
@@ -196,13 +195,20 @@ pub fn search_placements(
     let mut i = from;
     // the next miss of the plain replay at or after i
     let mut next_miss = 0;
-    while i < end && s.budget > 0 {
-        while misses.get(next_miss).is_some_and(|&m| m < i) {
+    while s.budget > 0 {
+        // (past the plain replay's last miss and the look-ahead of its search, nothing is
+        // left to explain)
+        if !misses.before_end(i, SEARCH_AHEAD, n) {
+            break;
+        }
+        // (what the misses must be known up to: the snapshots' look-ahead)
+        misses.ensure(i + SNAPSHOT_AHEAD_OF_MISS + 1);
+        while misses.get(next_miss).is_some_and(|m| m < i) {
             next_miss += 1;
         }
         if misses
             .get(next_miss)
-            .is_some_and(|&m| m <= i + SNAPSHOT_AHEAD_OF_MISS)
+            .is_some_and(|m| m <= i + SNAPSHOT_AHEAD_OF_MISS)
         {
             s.checkpoint(i, &mut r);
         }

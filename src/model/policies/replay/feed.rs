@@ -1,0 +1,247 @@
+//! The plain replay's misses handed to the search while the plain replay still runs (stage 2
+//! beside stage 1, on another core): the search decodes the capture, draws its windows and
+//! follows the plain replay a little behind, since it only needs to know the misses up to a
+//! look-ahead past the event it is at. It sees the same misses in the same order as a search
+//! started after the plain replay, so it places the same steps.
+
+use super::prepared::SearchStart;
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Events the plain replay replays between two publications of its progress.
+pub(super) const PUBLISH_EVERY: usize = 4096;
+
+#[derive(Default)]
+struct State {
+    /// Event indices of the plain replay's misses, in order.
+    misses: Vec<usize>,
+    /// Events the plain replay has replayed (its misses before this index are all known).
+    progress: usize,
+    /// The plain replay has ended (or given up: a panic ends it too).
+    done: bool,
+    /// Where a search may start, known at the plain replay's first miss.
+    first: First,
+}
+
+/// The plain replay's first miss, as far as it is known.
+#[derive(Default)]
+enum First {
+    #[default]
+    Pending,
+    /// It came; the search may start at this state (`None`: at the capture's start).
+    Missed(Option<SearchStart>),
+    /// The plain replay ended without one.
+    None,
+}
+
+/// What the plain replay tells a search beside it.
+#[derive(Default)]
+pub(super) struct MissFeed {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl MissFeed {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // (a panic on the other side poisons nothing this state could not be read from)
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wait<'a>(&self, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.changed.wait(g).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The plain replay's side; it ends the feed when dropped, whatever happened.
+    pub fn producer(&self) -> Producer<'_> {
+        Producer {
+            feed: self,
+            misses: Vec::new(),
+        }
+    }
+}
+
+/// The plain replay's handle on a feed.
+pub(super) struct Producer<'a> {
+    feed: &'a MissFeed,
+    /// Misses not published yet.
+    misses: Vec<usize>,
+}
+
+impl Producer<'_> {
+    /// A miss at event `i`.
+    pub fn miss(&mut self, i: usize) {
+        self.misses.push(i);
+    }
+
+    /// Events before `progress` are replayed.
+    pub fn progress(&mut self, progress: usize) {
+        let mut g = self.feed.lock();
+        g.misses.append(&mut self.misses);
+        g.progress = progress;
+        drop(g);
+        self.feed.changed.notify_all();
+    }
+
+    /// The first miss came: the search's start (`None`: the capture's start).
+    pub fn start(&mut self, start: Option<SearchStart>) {
+        let mut g = self.feed.lock();
+        g.first = First::Missed(start);
+        drop(g);
+        self.feed.changed.notify_all();
+    }
+}
+
+impl Drop for Producer<'_> {
+    fn drop(&mut self) {
+        let mut g = self.feed.lock();
+        g.misses.append(&mut self.misses);
+        g.done = true;
+        if let First::Pending = g.first {
+            g.first = First::None;
+        }
+        drop(g);
+        self.feed.changed.notify_all();
+    }
+}
+
+/// The misses as the search knows them: all of them (a search after the plain replay), or
+/// those a feed has published so far.
+pub(super) struct Misses<'a> {
+    feed: Option<&'a MissFeed>,
+    /// The start given with all the misses.
+    given: Option<SearchStart>,
+    known: Vec<usize>,
+    progress: usize,
+    done: bool,
+}
+
+impl<'a> Misses<'a> {
+    /// All of the plain replay's misses, and where a search may start.
+    pub fn all(misses: Vec<usize>, start: Option<SearchStart>) -> Misses<'static> {
+        Misses {
+            feed: None,
+            given: start,
+            known: misses,
+            progress: usize::MAX,
+            done: true,
+        }
+    }
+
+    /// The misses a plain replay running beside publishes.
+    pub fn fed(feed: &'a MissFeed) -> Misses<'a> {
+        Misses {
+            feed: Some(feed),
+            given: None,
+            known: Vec::new(),
+            progress: 0,
+            done: false,
+        }
+    }
+
+    /// Waits for the search's start (`None` inside: from the capture's start); `None` when the
+    /// plain replay ended without a miss.
+    pub fn start(&mut self) -> Option<Option<SearchStart>> {
+        let Some(feed) = self.feed else {
+            let start = self.given.take();
+            return (!self.known.is_empty()).then_some(start);
+        };
+        let mut g = feed.lock();
+        while let First::Pending = g.first {
+            g = feed.wait(g);
+        }
+        match std::mem::replace(&mut g.first, First::None) {
+            First::Missed(start) => Some(start),
+            _ => None,
+        }
+    }
+
+    /// Waits until every miss before event `upto` is known (or the plain replay has ended).
+    pub fn ensure(&mut self, upto: usize) {
+        let Some(feed) = self.feed else { return };
+        if self.done || self.progress >= upto {
+            return;
+        }
+        let mut g = feed.lock();
+        while !g.done && g.progress < upto {
+            g = feed.wait(g);
+        }
+        self.known.extend_from_slice(&g.misses[self.known.len()..]);
+        self.progress = g.progress;
+        self.done = g.done;
+    }
+
+    /// The `k`-th miss, if known.
+    pub fn get(&self, k: usize) -> Option<usize> {
+        self.known.get(k).copied()
+    }
+
+    /// Whether event `i` lies before the end of what a search explains: the last miss's
+    /// look-ahead of `ahead` events (capped at `n`). Waits for the plain replay's next misses
+    /// or its end while the misses known so far do not say.
+    pub fn before_end(&mut self, i: usize, ahead: usize, n: usize) -> bool {
+        loop {
+            if i < n && self.known.last().is_some_and(|&m| i <= m + ahead) {
+                return true;
+            }
+            if self.done {
+                return false;
+            }
+            self.ensure(self.progress + 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_beside_sees_the_misses_a_search_after_sees() {
+        let feed = MissFeed::default();
+        let got = std::thread::scope(|sc| {
+            let side = sc.spawn(|| {
+                let mut m = Misses::fed(&feed);
+                let started = m.start().is_some();
+                m.ensure(usize::MAX);
+                let last = *m.known.last().expect("misses");
+                let ends = (
+                    m.before_end(last + 10, 10, 100_000),
+                    m.before_end(last + 11, 10, 100_000),
+                );
+                (started, m.known.clone(), ends)
+            });
+            let mut p = feed.producer();
+            for i in 0..50_000 {
+                if i % 997 == 5 {
+                    if i == 5 {
+                        p.start(None);
+                    }
+                    p.miss(i);
+                }
+                if i % PUBLISH_EVERY == 0 {
+                    p.progress(i + 1);
+                }
+            }
+            drop(p);
+            side.join().expect("the search side")
+        });
+        let want: Vec<usize> = (0..50_000).filter(|i| i % 997 == 5).collect();
+        let last = *want.last().expect("misses");
+        let _ = last;
+        assert_eq!(got, (true, want, (true, false)));
+    }
+
+    #[test]
+    fn a_plain_replay_without_a_miss_starts_no_search() {
+        let feed = MissFeed::default();
+        let started = std::thread::scope(|sc| {
+            let side = sc.spawn(|| Misses::fed(&feed).start().is_some());
+            let mut p = feed.producer();
+            p.progress(10);
+            drop(p);
+            side.join().expect("the search side")
+        });
+        assert!(!started);
+        assert!(Misses::all(Vec::new(), None).start().is_none());
+        assert!(Misses::all(vec![3], None).start().is_some());
+    }
+}
