@@ -379,9 +379,12 @@ pub(super) fn describe_all(
     if out.is_empty() {
         return out;
     }
-    let plain: FxHashMap<usize, bool> = plain.iter().copied().collect();
+    // (both in event order: one walk pairs them, where a map of every update cost 20 ms on a
+    // capture of 440 K updates)
+    let mut before = plain.iter().copied().peekable();
     for &(idx, ok) in fin {
-        let Some(&was) = plain.get(&idx) else {
+        while before.next_if(|&(j, _)| j < idx).is_some() {}
+        let Some((_, was)) = before.next_if(|&(j, _)| j == idx) else {
             continue;
         };
         if was == ok {
