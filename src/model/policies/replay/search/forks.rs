@@ -6,13 +6,14 @@ use super::{
     Candidate, FORK_WINDOWS, INSIDE_POSITIONS, PROBED_POSITIONS, SEARCH_AHEAD, SEARCH_CANDIDATES,
     Search, WALK_SPANS, broke, checked,
 };
-use crate::events::Tid;
+use crate::events::{EventKind, Tid};
 use crate::model::policies::kind::PolicyKind;
 use crate::model::policies::replay::replayer::Replayer;
 use crate::model::policies::replay::steps::{SEARCH_LOOKBACK, Step};
 use crate::model::policies::replay::untraced::EarlyFork;
 use crate::model::policies::replay::windows::ForkWindow;
 use crate::model::tasks::MmId;
+use rustc_hash::FxHashSet;
 
 impl Search<'_> {
     /// T3: the fork of window `w` placed before event `p` with its fixup walk lazy, and (when
@@ -84,6 +85,81 @@ impl Search<'_> {
             }
         }
         true
+    }
+
+    /// The positions of a lazy-compact fork's step in window `w` (before event `i`) that give
+    /// different replays, the latest first: before event `p` and before `p + 1` differ only
+    /// when event `p` can see the step. The step is `copy_mm`'s `mmget` (and the thread
+    /// group's growth, which sizes the futex hash): `mm_users` and `nr_threads` are read by
+    /// the mm's own CID steps only (`__mm_cid_try_get`, `sched_mm_cid_migrate_to`, a thread
+    /// clone, `exit_mm`; `kernel/sched/sched.h`, `core.c`, `kernel/fork.c` @6.18.15), so
+    /// an event that can see it is a record of a task of the mm (its switches, migrations,
+    /// forks, exits, updates, a tick it is current at) or the next record of a CPU where such
+    /// a record left a step pending (a switch's CID step, T5; a wakeup's enqueue on its
+    /// target, T1). Replaying the others again only spent the search's budget: at 48 vCPUs
+    /// a parent's window held ~90 events and the windows of three forks took a
+    /// disagreement's whole share before its T6 candidate was tried.
+    fn observing_positions(&self, r: &Replayer, w: ForkWindow, mm: MmId, i: usize) -> Vec<usize> {
+        let tgid = |t: Tid| self.trace.tasks.get(&t).and_then(|m| m.tgid);
+        let process = tgid(w.parent);
+        let member = |t: Tid| {
+            t != 0
+                && (r.engine.core.task(t).and_then(|x| x.mm) == Some(mm)
+                    || (process.is_some() && tgid(t) == process)
+                    || t == w.parent
+                    || t == w.child)
+        };
+        let end = w.record.min(i + 1);
+        // CPUs whose next record may run a step a record of the mm left pending (from a
+        // little before the window: a step pending at its start runs inside it)
+        let mut pending: FxHashSet<u16> = FxHashSet::default();
+        let mut out = Vec::new();
+        for j in w.first.saturating_sub(SEARCH_AHEAD)..end {
+            let Some(e) = self.events.get(j).copied() else {
+                break;
+            };
+            let mut sees = member(e.tid) || pending.remove(&e.cpu);
+            match e.kind {
+                EventKind::SchedSwitch {
+                    prev_tid, next_tid, ..
+                } if member(prev_tid) || member(next_tid) => {
+                    sees = true;
+                    pending.insert(e.cpu);
+                }
+                EventKind::SchedMigrateTask {
+                    tid,
+                    orig_cpu,
+                    dest_cpu,
+                } if member(tid) => {
+                    sees = true;
+                    pending.insert(orig_cpu);
+                    pending.insert(dest_cpu);
+                }
+                EventKind::SchedWakeupNew { tid, target_cpu } if member(tid) => {
+                    sees = true;
+                    pending.insert(target_cpu);
+                }
+                EventKind::SchedProcessFork { parent, child }
+                    if member(parent) || member(child) =>
+                {
+                    sees = true;
+                }
+                EventKind::TaskNewtask { tid, .. }
+                | EventKind::SchedProcessExec { tid, .. }
+                | EventKind::SchedProcessExit { tid }
+                    if member(tid) =>
+                {
+                    sees = true;
+                    pending.insert(e.cpu);
+                }
+                _ => {}
+            }
+            if sees && j >= w.first {
+                out.push(j);
+            }
+        }
+        out.reverse();
+        out
     }
 
     /// T2/T3: a recent fork of `mm` placed earlier in its window.
@@ -179,8 +255,11 @@ impl Search<'_> {
                     })
                     .take(PROBED_POSITIONS)
                     .collect()
-            } else {
+            } else if self.policy == PolicyKind::OwnerMode {
                 (w.first..w.record.min(i + 1)).rev().collect()
+            } else {
+                // (lazy-compact: only the placements that differ)
+                self.observing_positions(r, w, mm, i)
             };
             'place: for p in positions {
                 let t0 = self.events.get(p).copied().map_or(0, |e| e.ts);
