@@ -50,6 +50,16 @@ impl MissFeed {
         self.changed.wait(g).unwrap_or_else(|e| e.into_inner())
     }
 
+    /// All the misses and the start of a plain replay that has ended.
+    pub fn into_misses(self) -> Misses<'static> {
+        let s = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        let start = match s.first {
+            First::Missed(start) => start,
+            _ => None,
+        };
+        Misses::all(s.misses, start)
+    }
+
     /// The plain replay's side; it ends the feed when dropped, whatever happened.
     pub fn producer(&self) -> Producer<'_> {
         Producer {
@@ -167,6 +177,12 @@ impl<'a> Misses<'a> {
         self.known.extend_from_slice(&g.misses[self.known.len()..]);
         self.progress = g.progress;
         self.done = g.done;
+    }
+
+    /// The misses known and the start given with them (what a search would be handed).
+    #[cfg(test)]
+    pub fn into_parts(self) -> (Vec<usize>, Option<SearchStart>) {
+        (self.known, self.given)
     }
 
     /// The `k`-th miss, if known.

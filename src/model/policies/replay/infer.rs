@@ -171,8 +171,9 @@ fn windows(prep: &Prepared, events: &[Event]) -> (Vec<ForkWindow>, Vec<ExitWindo
 }
 
 /// Stage 2: the steps that explain misses of the plain replay, each inside its window.
-/// `misses`: the plain replay's misses (event indices) and its model state before its first
-/// miss, where the search may start; all known, or published by a plain replay running beside.
+/// `misses`: the plain replay's misses a search may explain (event indices) and its model
+/// state before the first, where the search may start; all known, or published by a plain
+/// replay running beside.
 pub(super) fn propose(prep: &Prepared, mut misses: Misses<'_>) -> Proposal {
     // (nothing is decoded before the plain replay's first miss: there may be none)
     let start = misses.start();
@@ -187,7 +188,7 @@ pub(super) fn propose(prep: &Prepared, mut misses: Misses<'_>) -> Proposal {
             exits,
         };
     };
-    // (the search looks at processes begun in the capture; the snapshots follow all misses)
+    // (the misses are those of processes begun in the capture, the only ones it searches)
     let (steps, mms) = search::search_placements(
         prep.trace,
         events,
@@ -339,23 +340,17 @@ mod tests {
         let chosen = crate::model::kernel::choose(&Default::default(), &facts)
             .expect("the capture names its kernel");
         let prep = Prepared::new(&trace, chosen.policy, &chosen.params);
-        let (_, outcomes, start) = prep.run_plain_every(256);
-        let misses = || {
-            outcomes
-                .iter()
-                .filter(|o| !o.1)
-                .map(|o| o.0)
-                .collect::<Vec<_>>()
-        };
+        let (_, misses) = prep.run_plain_every(256);
+        let (misses, start) = misses.into_parts();
         let start = start.expect("a start before the first miss");
-        let first_miss = outcomes.iter().find(|o| !o.1).expect("a miss").0;
+        let first_miss = misses.first().copied().expect("a miss");
         assert!(
             start.at > 20_000 && start.at < first_miss,
             "start {} first miss {first_miss}",
             start.at
         );
-        let from_start = propose(&prep, Misses::all(misses(), None));
-        let from_state = propose(&prep, Misses::all(misses(), Some(start)));
+        let from_start = propose(&prep, Misses::all(misses.clone(), None));
+        let from_state = propose(&prep, Misses::all(misses, Some(start)));
         assert!(!from_start.steps.is_empty(), "the search places steps");
         assert_eq!(from_start.steps, from_state.steps);
         assert_eq!(from_start.mms, from_state.mms);
@@ -375,13 +370,12 @@ mod tests {
         let chosen = crate::model::kernel::choose(&Default::default(), &facts)
             .expect("the capture names its kernel");
         let prep = Prepared::new(&trace, chosen.policy, &chosen.params);
-        let (_, outcomes, start) = prep.run_plain(None);
-        let misses = outcomes.iter().filter(|o| !o.1).map(|o| o.0).collect();
-        let after = propose(&prep, Misses::all(misses, start));
+        let (_, _, misses) = prep.run_plain();
+        let after = propose(&prep, misses);
         let feed = super::super::feed::MissFeed::default();
         let beside = std::thread::scope(|sc| {
             let side = sc.spawn(|| propose(&prep, Misses::fed(&feed)));
-            let _ = prep.run_plain(Some(&feed));
+            let _ = prep.run_plain_beside(&feed);
             side.join().expect("the search beside")
         });
         assert!(!after.steps.is_empty(), "the search places steps");

@@ -145,15 +145,14 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
             let feed = feed::MissFeed::default();
             std::thread::scope(|sc| {
                 let side = sc.spawn(|| infer::propose(prep, feed::Misses::fed(&feed)));
-                let (plain, outcomes, _) = prep.run_plain(Some(&feed));
+                let (plain, outcomes) = prep.run_plain_beside(&feed);
                 let proposal = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
                 (plain, outcomes, Some(proposal))
             })
         }
         Some(Ok(())) => {
-            let (plain, outcomes, start) = prep.run_plain(None);
-            let misses = outcomes.iter().filter(|o| !o.1).map(|o| o.0).collect();
-            let proposal = infer::propose(prep, feed::Misses::all(misses, start));
+            let (plain, outcomes, misses) = prep.run_plain();
+            let proposal = infer::propose(prep, misses);
             (plain, outcomes, Some(proposal))
         }
         _ => {

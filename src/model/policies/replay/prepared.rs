@@ -1,7 +1,7 @@
 //! What every replay of one capture through one policy starts from (stage 0 of
 //! [`super::replay`]), and a whole replay with given placements.
 
-use super::feed::{MissFeed, PUBLISH_EVERY};
+use super::feed::{MissFeed, Misses, PUBLISH_EVERY};
 use super::prepass::{PrePass, preexisting_tasks};
 use super::probes;
 use super::untraced::Placements;
@@ -142,20 +142,24 @@ impl<'a> Prepared<'a> {
         outcomes: bool,
         check: Option<CheckScope<'_>>,
     ) -> (PolicyRun, Vec<(usize, bool)>) {
-        let (run, o, _) = self.run_inner(placements, outcomes, check, None, None);
-        (run, o)
+        self.run_inner(placements, outcomes, check, None)
     }
 
-    /// The plain replay (the probes' placements), with each checked update's outcome and where
-    /// a search of its misses may start: the replayer's model state at an event index far
-    /// enough before the first miss (`None`: at the capture's start). Until its first miss a
-    /// search's replay is this one, so it need not run that stretch again. With a `feed`, the
-    /// misses and the start go to a search running beside it as they come (the start returned
-    /// is then `None`).
-    pub fn run_plain(
-        &self,
-        feed: Option<&MissFeed>,
-    ) -> (PolicyRun, Vec<(usize, bool)>, Option<SearchStart>) {
+    /// The plain replay (the probes' placements), with each checked update's outcome, and the
+    /// misses a search may explain (those of processes begun in the capture: an older one's
+    /// state is seeded from what the capture shows, and a step placed for it would explain the
+    /// seeding) with where the search may start: the replayer's model state at an event index
+    /// far enough before the first of them (`None`: at the capture's start). Until then a
+    /// search's replay is this one, so it need not run that stretch again.
+    pub fn run_plain(&self) -> (PolicyRun, Vec<(usize, bool)>, Misses<'static>) {
+        let feed = MissFeed::default();
+        let (run, outcomes) = self.run_plain_beside(&feed);
+        (run, outcomes, feed.into_misses())
+    }
+
+    /// [`Prepared::run_plain`] for a search running beside it: the misses and the start go to
+    /// `feed` as they come.
+    pub fn run_plain_beside(&self, feed: &MissFeed) -> (PolicyRun, Vec<(usize, bool)>) {
         // (a copy every 1/32 of the capture: their cost is a small share of the replay's)
         let every = (self.trace.events.len() / 32).max(SEARCH_START_MARGIN / 2);
         let keep = self.keeps_model_copies();
@@ -163,8 +167,7 @@ impl<'a> Prepared<'a> {
             &self.plan.placements,
             true,
             None,
-            keep.then_some(every),
-            feed,
+            Some((feed, keep.then_some(every))),
         )
     }
 
@@ -176,24 +179,29 @@ impl<'a> Prepared<'a> {
 
     /// [`Prepared::run_plain`] with a start kept every `every` events.
     #[cfg(test)]
-    pub fn run_plain_every(
-        &self,
-        every: usize,
-    ) -> (PolicyRun, Vec<(usize, bool)>, Option<SearchStart>) {
-        self.run_inner(&self.plan.placements, true, None, Some(every), None)
+    pub fn run_plain_every(&self, every: usize) -> (Vec<(usize, bool)>, Misses<'static>) {
+        let feed = MissFeed::default();
+        let (_, outcomes) = self.run_inner(
+            &self.plan.placements,
+            true,
+            None,
+            Some((&feed, Some(every))),
+        );
+        (outcomes, feed.into_misses())
     }
 
+    /// A replay; with `search`, the plain replay publishing the misses a search may explain to
+    /// its feed, and its start, kept every so many events when asked.
     fn run_inner(
         &self,
         placements: &Placements,
         outcomes: bool,
         check: Option<CheckScope<'_>>,
-        start_every: Option<usize>,
-        feed: Option<&MissFeed>,
-    ) -> (PolicyRun, Vec<(usize, bool)>, Option<SearchStart>) {
+        search: Option<(&MissFeed, Option<usize>)>,
+    ) -> (PolicyRun, Vec<(usize, bool)>) {
         let mut r = self.replayer();
         r.untraced.placements = placements.clone();
-        if outcomes || feed.is_some() {
+        if outcomes || search.is_some() {
             r.outcomes = Some(Vec::new());
         }
         let spans = match check {
@@ -203,13 +211,14 @@ impl<'a> Prepared<'a> {
             }
             _ => &[],
         };
+        let start_every = search.and_then(|s| s.1);
         // (the start last taken at least a search's look-back before the first miss, and
         // those taken after it, not yet that far behind)
         let mut start: Option<SearchStart> = None;
         let mut pending: std::collections::VecDeque<SearchStart> = Default::default();
         let every = start_every.unwrap_or(usize::MAX).max(1);
         let mut searching_from = start_every.is_some();
-        let mut producer = feed.map(|f| f.producer());
+        let mut producer = search.map(|s| s.0.producer());
         let mut missed = false;
         let mut k = 0;
         for (i, ev) in self.trace.events.iter().enumerate() {
@@ -235,33 +244,38 @@ impl<'a> Prepared<'a> {
             }
             let seen = r.outcomes.as_ref().map_or(0, |o| o.len());
             r.apply(i, &ev, &self.trace.tasks);
-            if !missed && r.misses() > 0 {
-                missed = true;
-                searching_from = false;
-                pending.clear();
-                if let Some(p) = producer.as_mut() {
+            let Some(p) = producer.as_mut() else {
+                continue;
+            };
+            let new = r
+                .outcomes
+                .as_ref()
+                .map_or(&[][..], |o| &o[seen.min(o.len())..]);
+            // (as the search tells them: the update's task's mm begun in the capture)
+            let searchable = || {
+                r.engine
+                    .core
+                    .task(ev.tid)
+                    .and_then(|t| t.mm)
+                    .is_some_and(|m| r.begins_in_capture(m))
+            };
+            if new.iter().any(|o| !o.1) && searchable() {
+                if !missed {
+                    missed = true;
+                    searching_from = false;
+                    pending.clear();
                     p.start(start.take());
                 }
+                p.miss(i);
             }
-            if let Some(p) = producer.as_mut() {
-                let new = r
-                    .outcomes
-                    .as_ref()
-                    .map_or(&[][..], |o| &o[seen.min(o.len())..]);
-                for &(j, agreed) in new {
-                    if !agreed {
-                        p.miss(j);
-                    }
-                }
-                if (i + 1).is_multiple_of(PUBLISH_EVERY) {
-                    p.progress(i + 1);
-                }
+            if (i + 1).is_multiple_of(PUBLISH_EVERY) {
+                p.progress(i + 1);
             }
         }
         // (every miss is known: the search beside need not wait for the recording's end)
         drop(producer);
         let (run, o) = r.finish_with_outcomes();
-        (run, if outcomes { o } else { Vec::new() }, start)
+        (run, if outcomes { o } else { Vec::new() })
     }
 }
 

@@ -156,8 +156,8 @@ struct Search<'a> {
 /// Replays `trace` through `policy` and returns the steps that explain some of its
 /// disagreements, in the order they were accepted (empty when none do).
 ///
-/// `misses`: where the plain replay disagreed (event indices, in order), all of them or as a
-/// plain replay running beside publishes them. Snapshots are taken only in the stretch before
+/// `misses`: where the plain replay disagreed on a process begun in the capture (event
+/// indices, in order), all of them or as a plain replay running beside publishes them. Snapshots are taken only in the stretch before
 /// one of them that a candidate may start in, and the search ends when its budget is spent. `r`
 /// is the replayer at event `from` (the capture's start, or the plain replay's state far
 /// enough before its first miss).
