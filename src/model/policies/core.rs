@@ -14,7 +14,7 @@ use crate::model::tasks::MmId;
 use rustc_hash::FxHashMap;
 
 /// Violations kept per run: a broken model floods; the first ones explain it.
-const MAX_VIOLATIONS: usize = 10_000;
+pub(crate) const MAX_VIOLATIONS: usize = 10_000;
 
 /// Policy-independent state.
 #[derive(Clone)]

@@ -9,6 +9,7 @@
 
 use super::super::kind::PolicyKind;
 use super::super::run::{InferredStep, PolicyRun};
+use super::beside::{Beside, StepFeed, Windows};
 use super::feed::Misses;
 use super::inferred::{self, Context};
 use super::prepared::Prepared;
@@ -18,12 +19,13 @@ use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
 use crate::events::Event;
 use crate::model::tasks::MmId;
+use std::sync::Arc;
 
 /// Final replays that may drop a step that broke an invariant before all are dropped.
 const VETTING_ROUNDS: usize = 3;
 /// Events past a step's window over which the final replay checks the invariants (a step's
 /// state change shows in the next allocations of its mm; the search judged a stretch as long).
-const CHECK_AFTER: usize = 2000;
+pub(super) const CHECK_AFTER: usize = 2000;
 
 /// What the proposal stage found: the steps in the order they were accepted, and the windows
 /// they were drawn from.
@@ -31,8 +33,7 @@ pub(super) struct Proposal {
     pub steps: Vec<Step>,
     /// The mms whose misses they explain.
     mms: Vec<MmId>,
-    forks: Vec<ForkWindow>,
-    exits: Vec<ExitWindow>,
+    windows: Windows,
 }
 
 impl Proposal {
@@ -174,18 +175,26 @@ fn windows(prep: &Prepared, events: &[Event]) -> (Vec<ForkWindow>, Vec<ExitWindo
 /// `misses`: the plain replay's misses a search may explain (event indices) and its model
 /// state before the first, where the search may start; all known, or published by a plain
 /// replay running beside.
-pub(super) fn propose(prep: &Prepared, mut misses: Misses<'_>) -> Proposal {
+pub(super) fn propose(
+    prep: &Prepared,
+    mut misses: Misses<'_>,
+    beside: Option<&StepFeed>,
+) -> Proposal {
+    // (a final replay beside learns the search ended from this, whatever happens)
+    let mut out = beside.map(|f| f.publisher());
     // (nothing is decoded before the plain replay's first miss: there may be none)
     let start = misses.start();
     // (decoded once: the windows, the search and its candidates read them again and again)
     let events: Vec<Event> = prep.trace.events.iter().collect();
-    let (forks, exits) = windows(prep, &events);
+    let windows: Windows = Arc::new(windows(prep, &events));
+    if let Some(o) = out.as_mut() {
+        o.windows(windows.clone());
+    }
     let Some(start) = start else {
         return Proposal {
             steps: Vec::new(),
             mms: Vec::new(),
-            forks,
-            exits,
+            windows,
         };
     };
     // (the misses are those of processes begun in the capture, the only ones it searches)
@@ -194,14 +203,13 @@ pub(super) fn propose(prep: &Prepared, mut misses: Misses<'_>) -> Proposal {
         events,
         prep.policy,
         start.map_or_else(|| (prep.replayer(), 0), |s| (s.replayer, s.at)),
-        (&forks, &exits),
-        misses,
+        (&windows.0, &windows.1),
+        (misses, out),
     );
     Proposal {
         steps,
         mms,
-        forks,
-        exits,
+        windows,
     }
 }
 
@@ -224,24 +232,32 @@ pub(super) fn settle(
     proposal: Proposal,
     plain: PolicyRun,
     plain_outcomes: &[(usize, bool)],
+    beside: Option<Beside>,
 ) -> (PolicyRun, Vec<Step>) {
-    let cx = Context::new(prep.trace, &proposal.forks, &proposal.exits);
+    let cx = Context::new(prep.trace, &proposal.windows.0, &proposal.windows.1);
     let mut steps: Vec<Step> = proposal
         .steps
         .into_iter()
         .filter(|s| cx.inside_window(*s))
         .collect();
     let mut round = 0;
+    let mut first = beside;
     let (mut run, outcomes) = loop {
         if steps.is_empty() {
             return (plain, Vec::new());
         }
-        let spans = cx.check_spans(&steps, CHECK_AFTER);
-        let (run, outcomes) = prep.run(
-            &placements(prep, &steps),
-            true,
-            Some((&proposal.mms, &spans)),
-        );
+        // (the first round may have run beside the search, with the same steps)
+        let (run, outcomes) = match first.take().filter(|b| b.steps == steps) {
+            Some(b) => (b.run, b.outcomes),
+            None => {
+                let spans = cx.check_spans(&steps, CHECK_AFTER);
+                prep.run(
+                    &placements(prep, &steps),
+                    true,
+                    Some((&proposal.mms, &spans)),
+                )
+            }
+        };
         // (a break the plain replay has too is not the steps')
         let first_break = run
             .violations
@@ -349,11 +365,49 @@ mod tests {
             "start {} first miss {first_miss}",
             start.at
         );
-        let from_start = propose(&prep, Misses::all(misses.clone(), None));
-        let from_state = propose(&prep, Misses::all(misses, Some(start)));
+        let from_start = propose(&prep, Misses::all(misses.clone(), None), None);
+        let from_state = propose(&prep, Misses::all(misses, Some(start)), None);
         assert!(!from_start.steps.is_empty(), "the search places steps");
         assert_eq!(from_start.steps, from_state.steps);
         assert_eq!(from_start.mms, from_state.mms);
+    }
+
+    /// The final replay's first round run beside the search gives the run `settle` makes
+    /// after it: the same steps, figures, recording and invariant checks.
+    #[test]
+    fn a_final_replay_beside_the_search_is_the_one_after_it() {
+        use super::super::beside::{StepFeed, final_beside};
+        use super::super::feed::MissFeed;
+        let trace = late_misses(30_000);
+        let facts = crate::model::kernel::KernelFacts {
+            release: trace.kernel_release.clone(),
+            hz: trace.kernel_hz,
+            scan_batch: trace.kernel_scan_batch,
+        };
+        let chosen = crate::model::kernel::choose(&Default::default(), &facts)
+            .expect("the capture names its kernel");
+        let prep = Prepared::new(&trace, chosen.policy, &chosen.params);
+        let (plain, outcomes, misses) = prep.run_plain();
+        let proposal = propose(&prep, misses, None);
+        let (after, after_steps) = settle(&prep, proposal, plain.clone(), &outcomes, None);
+        let (misses, steps) = (MissFeed::default(), StepFeed::default());
+        let (proposal, beside) = std::thread::scope(|sc| {
+            let search = sc.spawn(|| propose(&prep, Misses::fed(&misses), Some(&steps)));
+            let fin = sc.spawn(|| final_beside(&prep, &steps));
+            let _ = prep.run_plain_beside(&misses);
+            (
+                search.join().expect("the search"),
+                fin.join().expect("the final replay"),
+            )
+        });
+        let beside = beside.expect("a first round beside the search");
+        assert_eq!(beside.steps, after_steps);
+        let (got, got_steps) = settle(&prep, proposal, plain, &outcomes, Some(beside));
+        assert!(!got_steps.is_empty());
+        assert_eq!(got_steps, after_steps);
+        let json = |r: &PolicyRun| serde_json::to_string(r).expect("a run serializes");
+        assert_eq!(json(&got), json(&after));
+        assert_eq!(got.alarms.len(), after.alarms.len());
     }
 
     /// A search beside the plain replay, on the misses it publishes as it goes, places the
@@ -371,10 +425,10 @@ mod tests {
             .expect("the capture names its kernel");
         let prep = Prepared::new(&trace, chosen.policy, &chosen.params);
         let (_, _, misses) = prep.run_plain();
-        let after = propose(&prep, misses);
+        let after = propose(&prep, misses, None);
         let feed = super::super::feed::MissFeed::default();
         let beside = std::thread::scope(|sc| {
-            let side = sc.spawn(|| propose(&prep, Misses::fed(&feed)));
+            let side = sc.spawn(|| propose(&prep, Misses::fed(&feed), None));
             let _ = prep.run_plain_beside(&feed);
             side.join().expect("the search beside")
         });

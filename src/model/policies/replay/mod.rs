@@ -28,6 +28,7 @@
 //! replay disagrees, `search.rs` looks for placements of those steps that explain the observed
 //! CIDs; the replay is run again with them, and each is reported in `Agreement::trace_gaps`.
 
+mod beside;
 mod feed;
 mod hz;
 mod infer;
@@ -118,6 +119,11 @@ pub fn replay_with_unseeded(
     })
 }
 
+/// A scoped thread's result (its panic goes on in the caller).
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
 /// The plain replay's figures of a seeded run that seeded nothing (what a replay without
 /// seeding gives); `None` when it checked an mm that existed before the capture.
 fn plain_figures(a: &run::Agreement) -> Option<run::Agreement> {
@@ -140,24 +146,27 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
     let t1 = t0.elapsed();
     let infer = prep.params().infer == InferSteps::Auto;
     let family = infer.then(|| infer::family_allows(prep));
-    let (plain, outcomes, proposal) = match family {
+    let (plain, outcomes, proposal, beside) = match family {
         Some(Ok(())) if prep.keeps_model_copies() => {
-            let feed = feed::MissFeed::default();
+            // three threads: the plain replay, the search behind it, the final replay's
+            // first round behind the search
+            let (misses, steps) = (feed::MissFeed::default(), beside::StepFeed::default());
             std::thread::scope(|sc| {
-                let side = sc.spawn(|| infer::propose(prep, feed::Misses::fed(&feed)));
-                let (plain, outcomes) = prep.run_plain_beside(&feed);
-                let proposal = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-                (plain, outcomes, Some(proposal))
+                let search =
+                    sc.spawn(|| infer::propose(prep, feed::Misses::fed(&misses), Some(&steps)));
+                let fin = sc.spawn(|| beside::final_beside(prep, &steps));
+                let (plain, outcomes) = prep.run_plain_beside(&misses);
+                (plain, outcomes, Some(joined(search)), joined(fin))
             })
         }
         Some(Ok(())) => {
             let (plain, outcomes, misses) = prep.run_plain();
-            let proposal = infer::propose(prep, misses);
-            (plain, outcomes, Some(proposal))
+            let proposal = infer::propose(prep, misses, None);
+            (plain, outcomes, Some(proposal), None)
         }
         _ => {
             let (run, o) = prep.run(&prep.plan.placements, false, None);
-            (run, o, None)
+            (run, o, None, None)
         }
     };
     let t2 = t0.elapsed();
@@ -188,7 +197,7 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
                 plain
             } else {
                 // (the plain run is kept for the case the steps are dropped)
-                let (run, kept) = infer::settle(prep, proposal, plain.clone(), &outcomes);
+                let (run, kept) = infer::settle(prep, proposal, plain.clone(), &outcomes, beside);
                 let steps = run
                     .agreement
                     .as_ref()

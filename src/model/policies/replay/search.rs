@@ -23,7 +23,8 @@ use super::super::params::Recording;
 
 mod forks;
 use super::super::run::PolicyRun;
-use super::feed::Misses;
+use super::beside::Publisher;
+use super::feed::{Misses, PUBLISH_EVERY};
 use super::replayer::Replayer;
 use super::steps::{NextOnCpu, SEARCH_LOOKBACK, Step, StepSource};
 use super::untraced::Placements;
@@ -151,6 +152,8 @@ struct Search<'a> {
     verbose: bool,
     /// CIDSCOPE_SEARCH_TRACE=2: also the model's state of the mm after each candidate step.
     verbose_state: bool,
+    /// A final replay beside, told each step accepted and the frontier.
+    out: Option<Publisher<'a>>,
 }
 
 /// Replays `trace` through `policy` and returns the steps that explain some of its
@@ -167,7 +170,7 @@ pub fn search_placements(
     policy: PolicyKind,
     (mut r, from): (Replayer, usize),
     (windows, exits): (&[ForkWindow], &[ExitWindow]),
-    mut misses: Misses<'_>,
+    (mut misses, out): (Misses<'_>, Option<Publisher<'_>>),
 ) -> (Vec<Step>, Vec<MmId>) {
     let n = events.len();
     let next_on_cpu = NextOnCpu::of(&events);
@@ -191,6 +194,7 @@ pub fn search_placements(
         budget: n as u64 / SEARCH_BUDGET_EVENTS_PER_UNIT + SEARCH_BUDGET_BASE,
         verbose: std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some(),
         verbose_state: std::env::var("CIDSCOPE_SEARCH_TRACE").is_ok_and(|v| v == "2"),
+        out,
     };
     let mut i = from;
     // the next miss of the plain replay at or after i
@@ -254,11 +258,22 @@ pub fn search_placements(
                     if !s.mms.contains(&mm) {
                         s.mms.push(mm);
                     }
+                    let seen = s.accepted.len();
                     r = s.accept(c, i);
+                    let f = s.frontier(i);
+                    if let Some(o) = s.out.as_mut() {
+                        o.steps(&s.accepted[seen..], f);
+                    }
                 }
             }
         }
         i += 1;
+        if i.is_multiple_of(PUBLISH_EVERY) {
+            let f = s.frontier(i);
+            if let Some(o) = s.out.as_mut() {
+                o.frontier(f);
+            }
+        }
     }
     if s.verbose {
         eprintln!("search: done, budget left {}", s.budget);
@@ -267,6 +282,14 @@ pub fn search_placements(
 }
 
 impl Search<'_> {
+    /// No step accepted from now on changes an event before this index (but for its window):
+    /// a candidate starts from a snapshot kept, or from one taken at `i` or later.
+    fn frontier(&self, i: usize) -> usize {
+        self.periodic
+            .first_key_value()
+            .map_or(i, |(&b, _)| b.min(i))
+    }
+
     /// Keeps the snapshots a later candidate may start from: every `every` events.
     fn checkpoint(&mut self, i: usize, r: &mut Replayer) {
         if i.is_multiple_of(self.every) {
