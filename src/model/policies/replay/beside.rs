@@ -1,8 +1,10 @@
 //! The final replay (stage 3) beside the search, on a capture small enough for three model
 //! states at once: the search hands over each step it accepts and how far back a later one can
 //! reach (`frontier`: the oldest snapshot it may still start a candidate from), and the final
-//! replay follows a good stretch behind, placing each step before it gets to it. Its first
-//! round is then done when the search is, instead of starting after it.
+//! replay follows a good stretch behind, placing each step before it gets to it. Before the
+//! plain replay's first miss it follows the plain replay (no step goes before the search's
+//! start, a look-back before that miss). Its first round is then done soon after the plain
+//! replay, instead of starting after the search.
 //!
 //! It must be the replay [`super::infer::settle`] would run: a step that reaches back behind
 //! where it already is (a window starting far before the step) or more invariant breaks than a
@@ -10,6 +12,7 @@
 //! mm inside the steps' stretches (the steps' mms are not all known when it passes them);
 //! `settle` only reads those of the steps' mms, which are the ones its own replay checks.
 
+use super::feed::MissFeed;
 use super::infer::CHECK_AFTER;
 use super::inferred::Context;
 use super::prepared::Prepared;
@@ -21,6 +24,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 /// Events the final replay keeps behind the search's frontier (a step's window may start
 /// before the step: this much is allowed for).
 const LAG: usize = 16_384;
+/// While the search waits for the plain replay's next misses, how far behind the plain
+/// replay's progress a step for a miss it has not reached yet may reach, as a rule (the
+/// snapshots a candidate starts from, a step's look-back): the frontier the search hands over
+/// then (a final replay beside gives up in the rare case a step reaches further back).
+pub(super) const AHEAD_OF_PLAIN: usize = 4 * 4096 + super::steps::SEARCH_LOOKBACK;
 
 /// The windows the search draws its steps from.
 pub(super) type Windows = Arc<(Vec<ForkWindow>, Vec<ExitWindow>)>;
@@ -60,32 +68,34 @@ impl StepFeed {
         self.changed.notify_all();
     }
 
-    /// Waits until a step has been accepted or the search has ended; the windows then, or
-    /// `None` when the search ended without a step.
-    fn first_step(&self) -> Option<Windows> {
-        let mut g = self.lock();
-        while !g.done && g.steps.is_empty() {
-            g = self.changed.wait(g).unwrap_or_else(|e| e.into_inner());
-        }
-        if g.steps.is_empty() {
-            return None;
-        }
-        g.windows.clone()
-    }
-
     /// Waits until the frontier is past `upto` or the search has ended: the steps after the
-    /// first `seen`, and whether the search has ended.
-    fn past(&self, upto: usize, seen: usize) -> (Vec<Step>, usize, bool) {
+    /// first `seen`, the windows, the frontier and whether the search has ended.
+    fn past(&self, upto: usize, seen: usize) -> Progress {
         let mut g = self.lock();
         while !g.done && g.frontier <= upto {
             g = self.changed.wait(g).unwrap_or_else(|e| e.into_inner());
         }
-        (
-            g.steps[seen.min(g.steps.len())..].to_vec(),
-            g.frontier,
-            g.done,
-        )
+        Progress {
+            steps: g.steps[seen.min(g.steps.len())..].to_vec(),
+            windows: g.windows.clone(),
+            frontier: g.frontier,
+            done: g.done,
+        }
     }
+
+    /// Whether the search has ended without a step (nothing to replay for).
+    fn ended_empty(&self) -> bool {
+        let g = self.lock();
+        g.done && g.steps.is_empty()
+    }
+}
+
+/// What a final replay beside learns from the search.
+struct Progress {
+    steps: Vec<Step>,
+    windows: Option<Windows>,
+    frontier: usize,
+    done: bool,
 }
 
 /// The search's handle on a feed.
@@ -125,36 +135,57 @@ pub(super) struct Beside {
     pub steps: Vec<Step>,
 }
 
-/// Runs the final replay's first round beside the search feeding `feed`; `None` when the
-/// search placed no step or the replay had to give up.
-pub(super) fn final_beside(prep: &Prepared, feed: &StepFeed) -> Option<Beside> {
-    let windows = feed.first_step()?;
-    let cx = Context::new(prep.trace, &windows.0, &windows.1);
+/// Runs the final replay's first round beside the plain replay feeding `misses` and the
+/// search feeding `feed`; `None` when the search placed no step or the replay had to give up.
+pub(super) fn final_beside(prep: &Prepared, misses: &MissFeed, feed: &StepFeed) -> Option<Beside> {
     let mut r = prep.replayer();
     r.outcomes = Some(Vec::new());
     let checks_all = prep.checks_all();
+    let mut cx: Option<Context> = None;
+    // (set once: the context borrows it)
+    let windows: std::cell::OnceCell<Windows> = std::cell::OnceCell::new();
     let mut steps: Vec<Step> = Vec::new();
     let mut spans: Vec<(usize, usize)> = Vec::new();
-    let (mut seen, mut frontier, mut done) = (0, 0, false);
+    // how far it may go: `bound` events (a step accepted later changes none before it)
+    let (mut bound, mut seen, mut done) = (0, 0, false);
     let mut k = 0;
+    let before_start = prep.search_start_lookback();
     for (j, ev) in prep.trace.events.iter().enumerate() {
-        if !done && j + LAG >= frontier {
-            let (new, f, d) = feed.past(j + LAG, seen);
-            (frontier, done) = (f, d);
-            seen += new.len();
-            for s in new.into_iter().filter(|&s| cx.inside_window(s)) {
-                let reach = cx.check_spans(&[s], CHECK_AFTER);
-                let touch = reach.iter().map(|x| x.0).fold(s.start(), usize::min);
-                // (this replay has passed what the step changes: it is not settle's)
-                if touch < j {
-                    return None;
-                }
-                s.set(&mut r.untraced.placements);
-                spans.extend(reach);
-                steps.push(s);
+        while !done && j + LAG >= bound {
+            let (progress, start_at, plain_done) = misses.progress_past(j + LAG + before_start);
+            let Some(at) = start_at.or(plain_done.then_some(0)) else {
+                // before the first miss: the search's start will be at most a look-back
+                // before the events the plain replay has not reached
+                bound = progress.saturating_sub(before_start);
+                continue;
+            };
+            let p = feed.past(j + LAG, seen);
+            bound = p.frontier.max(at);
+            done = p.done;
+            seen += p.steps.len();
+            if let Some(w) = p.windows {
+                let _ = windows.set(w);
             }
-            spans = merged(std::mem::take(&mut spans));
-            k = 0;
+            if !p.steps.is_empty() {
+                let w = windows.get()?;
+                let cx = cx.get_or_insert_with(|| Context::new(prep.trace, &w.0, &w.1));
+                for s in p.steps.into_iter().filter(|&s| cx.inside_window(s)) {
+                    let reach = cx.check_spans(&[s], CHECK_AFTER);
+                    let touch = reach.iter().map(|x| x.0).fold(s.start(), usize::min);
+                    // (this replay has passed what the step changes: not settle's)
+                    if touch < j {
+                        return None;
+                    }
+                    s.set(&mut r.untraced.placements);
+                    spans.extend(reach);
+                    steps.push(s);
+                }
+                spans = merged(std::mem::take(&mut spans));
+                k = 0;
+            }
+            if feed.ended_empty() {
+                return None;
+            }
         }
         if !checks_all {
             while spans.get(k).is_some_and(|s| s.1 < j) {

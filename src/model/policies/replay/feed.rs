@@ -20,6 +20,8 @@ struct State {
     done: bool,
     /// Where a search may start, known at the plain replay's first miss.
     first: First,
+    /// The event index of that start (0: the capture's start), once there is a first miss.
+    start_at: Option<usize>,
 }
 
 /// The plain replay's first miss, as far as it is known.
@@ -60,6 +62,17 @@ impl MissFeed {
         Misses::all(s.misses, start)
     }
 
+    /// Waits until the plain replay has replayed more than `seen` events or has ended: how
+    /// many it has replayed, where a search starts once it has had a miss, and whether it has
+    /// ended.
+    pub fn progress_past(&self, seen: usize) -> (usize, Option<usize>, bool) {
+        let mut g = self.lock();
+        while !g.done && g.progress <= seen {
+            g = self.wait(g);
+        }
+        (g.progress, g.start_at, g.done)
+    }
+
     /// The plain replay's side; it ends the feed when dropped, whatever happened.
     pub fn producer(&self) -> Producer<'_> {
         Producer {
@@ -94,6 +107,7 @@ impl Producer<'_> {
     /// The first miss came: the search's start (`None`: the capture's start).
     pub fn start(&mut self, start: Option<SearchStart>) {
         let mut g = self.feed.lock();
+        g.start_at = Some(start.as_ref().map_or(0, |s| s.at));
         g.first = First::Missed(start);
         drop(g);
         self.feed.changed.notify_all();
@@ -193,7 +207,14 @@ impl<'a> Misses<'a> {
     /// Whether event `i` lies before the end of what a search explains: the last miss's
     /// look-ahead of `ahead` events (capped at `n`). Waits for the plain replay's next misses
     /// or its end while the misses known so far do not say.
-    pub fn before_end(&mut self, i: usize, ahead: usize, n: usize) -> bool {
+    /// `waiting` is told the plain replay's progress before each wait.
+    pub fn before_end(
+        &mut self,
+        i: usize,
+        ahead: usize,
+        n: usize,
+        mut waiting: impl FnMut(usize),
+    ) -> bool {
         loop {
             if i < n && self.known.last().is_some_and(|&m| i <= m + ahead) {
                 return true;
@@ -201,6 +222,7 @@ impl<'a> Misses<'a> {
             if self.done {
                 return false;
             }
+            waiting(self.progress);
             self.ensure(self.progress + 1);
         }
     }
@@ -220,8 +242,8 @@ mod tests {
                 m.ensure(usize::MAX);
                 let last = *m.known.last().expect("misses");
                 let ends = (
-                    m.before_end(last + 10, 10, 100_000),
-                    m.before_end(last + 11, 10, 100_000),
+                    m.before_end(last + 10, 10, 100_000, |_| {}),
+                    m.before_end(last + 11, 10, 100_000, |_| {}),
                 );
                 (started, m.known.clone(), ends)
             });

@@ -393,7 +393,7 @@ mod tests {
         let (misses, steps) = (MissFeed::default(), StepFeed::default());
         let (proposal, beside) = std::thread::scope(|sc| {
             let search = sc.spawn(|| propose(&prep, Misses::fed(&misses), Some(&steps)));
-            let fin = sc.spawn(|| final_beside(&prep, &steps));
+            let fin = sc.spawn(|| final_beside(&prep, &misses, &steps));
             let _ = prep.run_plain_beside(&misses);
             (
                 search.join().expect("the search"),

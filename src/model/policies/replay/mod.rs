@@ -154,7 +154,7 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
             std::thread::scope(|sc| {
                 let search =
                     sc.spawn(|| infer::propose(prep, feed::Misses::fed(&misses), Some(&steps)));
-                let fin = sc.spawn(|| beside::final_beside(prep, &steps));
+                let fin = sc.spawn(|| beside::final_beside(prep, &misses, &steps));
                 let (plain, outcomes) = prep.run_plain_beside(&misses);
                 (plain, outcomes, Some(joined(search)), joined(fin))
             })

@@ -160,8 +160,7 @@ impl<'a> Prepared<'a> {
     /// [`Prepared::run_plain`] for a search running beside it: the misses and the start go to
     /// `feed` as they come.
     pub fn run_plain_beside(&self, feed: &MissFeed) -> (PolicyRun, Vec<(usize, bool)>) {
-        // (a copy every 1/32 of the capture: their cost is a small share of the replay's)
-        let every = (self.trace.events.len() / 32).max(SEARCH_START_MARGIN / 2);
+        let every = self.start_every();
         let keep = self.keeps_model_copies();
         self.run_inner(
             &self.plan.placements,
@@ -169,6 +168,18 @@ impl<'a> Prepared<'a> {
             None,
             Some((feed, keep.then_some(every))),
         )
+    }
+
+    /// Events between the copies of the plain replay's state kept for a search's start (every
+    /// 1/32 of the capture: their cost is a small share of the replay's).
+    fn start_every(&self) -> usize {
+        (self.trace.events.len() / 32).max(SEARCH_START_MARGIN / 2)
+    }
+
+    /// How far before its first miss the plain replay's start for a search may lie, at most:
+    /// the margin and one interval between copies (and a publication's delay).
+    pub fn search_start_lookback(&self) -> usize {
+        SEARCH_START_MARGIN + self.start_every() + PUBLISH_EVERY + 1
     }
 
     /// Whether the capture is small enough for a replay to hold copies of its model state (a

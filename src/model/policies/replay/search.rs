@@ -23,7 +23,7 @@ use super::super::params::Recording;
 
 mod forks;
 use super::super::run::PolicyRun;
-use super::beside::Publisher;
+use super::beside::{AHEAD_OF_PLAIN, Publisher};
 use super::feed::{Misses, PUBLISH_EVERY};
 use super::replayer::Replayer;
 use super::steps::{NextOnCpu, SEARCH_LOOKBACK, Step, StepSource};
@@ -202,7 +202,16 @@ pub fn search_placements(
     while s.budget > 0 {
         // (past the plain replay's last miss and the look-ahead of its search, nothing is
         // left to explain)
-        if !misses.before_end(i, SEARCH_AHEAD, n) {
+        // (while it waits for the plain replay's next misses, a final replay beside may
+        // follow the plain replay: a step for a miss not reached yet will not reach far back)
+        let f = s.frontier(i);
+        let out = &mut s.out;
+        let waiting = |progress: usize| {
+            if let Some(o) = out.as_mut() {
+                o.frontier(f.max(progress.saturating_sub(AHEAD_OF_PLAIN)));
+            }
+        };
+        if !misses.before_end(i, SEARCH_AHEAD, n, waiting) {
             break;
         }
         // (what the misses must be known up to: the snapshots' look-ahead)
