@@ -29,8 +29,9 @@ struct State {
 enum First {
     #[default]
     Pending,
-    /// It came; the search may start at this state (`None`: at the capture's start).
-    Missed(Option<SearchStart>),
+    /// It came; the search may start at this state (`None`: at the capture's start; boxed:
+    /// a replayer is large).
+    Missed(Option<Box<SearchStart>>),
     /// The plain replay ended without one.
     None,
 }
@@ -56,7 +57,7 @@ impl MissFeed {
     pub fn into_misses(self) -> Misses<'static> {
         let s = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
         let start = match s.first {
-            First::Missed(start) => start,
+            First::Missed(start) => start.map(|s| *s),
             _ => None,
         };
         Misses::all(s.misses, start)
@@ -108,7 +109,7 @@ impl Producer<'_> {
     pub fn start(&mut self, start: Option<SearchStart>) {
         let mut g = self.feed.lock();
         g.start_at = Some(start.as_ref().map_or(0, |s| s.at));
-        g.first = First::Missed(start);
+        g.first = First::Missed(start.map(Box::new));
         drop(g);
         self.feed.changed.notify_all();
     }
@@ -173,7 +174,7 @@ impl<'a> Misses<'a> {
             g = feed.wait(g);
         }
         match std::mem::replace(&mut g.first, First::None) {
-            First::Missed(start) => Some(start),
+            First::Missed(start) => Some(start.map(|s| *s)),
             _ => None,
         }
     }
