@@ -13,8 +13,7 @@
 //! `settle` only reads those of the steps' mms, which are the ones its own replay checks.
 
 use super::feed::MissFeed;
-use super::infer::CHECK_AFTER;
-use super::inferred::Context;
+use super::inferred::{CHECK_AFTER, Context};
 use super::prepared::Prepared;
 use super::steps::Step;
 use super::windows::{ExitWindow, ForkWindow};

@@ -4,8 +4,14 @@
 //! look-ahead past the event it is at. It sees the same misses in the same order as a search
 //! started after the plain replay, so it places the same steps.
 
-use super::prepared::SearchStart;
+use super::replayer::Replayer;
 use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Where a search may start: the plain replay's model state before event `at`.
+pub(super) struct SearchStart {
+    pub at: usize,
+    pub replayer: Replayer,
+}
 
 /// Events the plain replay replays between two publications of its progress.
 pub(super) const PUBLISH_EVERY: usize = 4096;

@@ -11,7 +11,7 @@ use super::super::kind::PolicyKind;
 use super::super::run::{InferredStep, PolicyRun};
 use super::beside::{Beside, StepFeed, Windows};
 use super::feed::Misses;
-use super::inferred::{self, Context};
+use super::inferred::{self, CHECK_AFTER, Context};
 use super::prepared::Prepared;
 use super::search;
 use super::steps::Step;
@@ -23,9 +23,6 @@ use std::sync::Arc;
 
 /// Final replays that may drop a step that broke an invariant before all are dropped.
 const VETTING_ROUNDS: usize = 3;
-/// Events past a step's window over which the final replay checks the invariants (a step's
-/// state change shows in the next allocations of its mm; the search judged a stretch as long).
-pub(super) const CHECK_AFTER: usize = 2000;
 
 /// What the proposal stage found: the steps in the order they were accepted, and the windows
 /// they were drawn from.

@@ -8,6 +8,10 @@ use crate::events::{Event, EventKind, Tid, Trace};
 use crate::model::policies::run::{InferredStep, StepWindow};
 use rustc_hash::FxHashMap;
 
+/// Events past a step's window over which the final replay checks the invariants (a step's
+/// state change shows in the next allocations of its mm; the search judged a stretch as long).
+pub(super) const CHECK_AFTER: usize = 2000;
+
 /// The capture and the windows the steps were drawn from.
 pub(super) struct Context<'a> {
     trace: &'a Trace,

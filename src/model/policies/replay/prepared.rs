@@ -1,9 +1,10 @@
 //! What every replay of one capture through one policy starts from (stage 0 of
 //! [`super::replay`]), and a whole replay with given placements.
 
-use super::feed::{MissFeed, Misses, PUBLISH_EVERY};
+use super::feed::{MissFeed, Misses, PUBLISH_EVERY, SearchStart};
 use super::prepass::{PrePass, preexisting_tasks};
 use super::probes;
+use super::steps::SNAPSHOT_AHEAD_OF_MISS;
 use super::untraced::Placements;
 use super::{Replayer, resolve_params};
 use crate::events::{Tid, Trace};
@@ -291,13 +292,7 @@ impl<'a> Prepared<'a> {
 }
 
 /// How far before the first miss a search's start must be: the search takes its snapshots
-/// from this far ahead of a miss (`search::SNAPSHOT_AHEAD_OF_MISS`), with a margin.
-const SEARCH_START_MARGIN: usize = 2 * super::search::SNAPSHOT_AHEAD_OF_MISS;
+/// from this far ahead of a miss (`SNAPSHOT_AHEAD_OF_MISS`), with a margin.
+const SEARCH_START_MARGIN: usize = 2 * SNAPSHOT_AHEAD_OF_MISS;
 /// Captures of more tasks keep no start (two copies of the model's state would be held).
 const SEARCH_START_TASKS_MAX: usize = 100_000;
-
-/// Where a search may start: the plain replay's model state before event `at`.
-pub(super) struct SearchStart {
-    pub at: usize,
-    pub replayer: Replayer,
-}

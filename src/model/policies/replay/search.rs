@@ -26,7 +26,7 @@ use super::super::run::PolicyRun;
 use super::beside::{AHEAD_OF_PLAIN, Publisher};
 use super::feed::{Misses, PUBLISH_EVERY};
 use super::replayer::Replayer;
-use super::steps::{NextOnCpu, SEARCH_LOOKBACK, Step, StepSource};
+use super::steps::{NextOnCpu, SEARCH_LOOKBACK, SNAPSHOT_AHEAD_OF_MISS, Step, StepSource};
 use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow};
 use crate::events::{Event, EventKind, Tid, Trace};
@@ -46,9 +46,6 @@ const SEARCH_BUDGET_BASE: u64 = 20_000;
 /// proportionally fewer snapshots), and the stretch of the capture they cover.
 const CHECKPOINT_EVERY: usize = 64;
 const CHECKPOINTS_SPAN: usize = 8192;
-/// Snapshots are kept only this many events ahead of a miss of the plain replay (a candidate
-/// starts before the miss, mostly well within this).
-pub(super) const SNAPSHOT_AHEAD_OF_MISS: usize = 4096;
 /// What a snapshot costs, in replayed events (its copy of the model's state).
 const SNAPSHOT_COST: u64 = 64;
 /// The share of the budget one disagreement may spend (the others get a chance too).

@@ -12,6 +12,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 mod stalls;
 
+/// A search keeps its snapshots only this many events ahead of a miss of the plain replay (a
+/// candidate starts before the miss, mostly well within this).
+pub(super) const SNAPSHOT_AHEAD_OF_MISS: usize = 4096;
 /// How many events back from a disagreement a fork's record may lie to be a candidate.
 pub(super) const SEARCH_LOOKBACK: usize = 1500;
 /// Candidates of each kind of step (T5, T6, T1) tried for one disagreement.
