@@ -167,3 +167,81 @@ fn an_exit_held_up_in_its_exit_path_still_counts_in_mm_users() {
         "{gaps:?}"
     );
 }
+
+/// 8 CPUs: 100 (CID 0) forks 101-104, which take 1-4 on CPUs 1-4 (`max_nr_cid` 5) and exit;
+/// 101's put is held past 105's switch-in on CPU 5 (`held_until` is 101's last switch-out),
+/// where 105 takes the first free CID, 1, either way; 100 then forks 106-108. 106 switches in on CPU 6 and reports `last_cid`.
+fn capture_held_across(held_until: &str, last_cid: u32) -> Vec<u8> {
+    let mut s = HEADER.replace("cpus=4", "cpus=8");
+    let idle = |c: u32| format!("swapper/{c}");
+    s += &line(
+        "sh",
+        100,
+        Some(100),
+        0,
+        "1.000000",
+        "sched_process_exec: filename=/w pid=100 old_pid=100",
+    );
+    s += &update(100, 0, "1.000010", 0);
+    for (k, child) in (101..=104).enumerate() {
+        let t = |d: u32| format!("1.000{:03}", 100 + 10 * k as u32 + d);
+        s += &fork([&t(0), &t(1), &t(2)], child, child - 100);
+    }
+    for (k, child) in (101..=104u32).enumerate() {
+        let cpu = child - 100;
+        let t = |d: u32| format!("1.000{:03}", 200 + 20 * k as u32 + d);
+        s += &switch(cpu, &t(0), (&idle(cpu), 0, None), "R", ("w", child));
+        s += &update(child, cpu, &t(1), cpu);
+    }
+    for (k, child) in (101..=104u32).enumerate() {
+        let cpu = child - 100;
+        let t = |d: u32| format!("1.000{:03}", 300 + 20 * k as u32 + d);
+        s += &exit(child, cpu, &t(0));
+        if child != 101 {
+            s += &switch(cpu, &t(1), ("w", child, Some(100)), "X", (&idle(cpu), 0));
+        }
+    }
+    // (100 returns to user space between its clones: no fork's step moves across the exits)
+    s += &update(100, 0, "1.000390", 0);
+    s += &fork(["1.000400", "1.000401", "1.000402"], 105, 5);
+    s += &switch(5, "1.000450", (&idle(5), 0, None), "R", ("w", 105));
+    s += &update(105, 5, "1.000451", 1);
+    s += &switch(1, held_until, ("w", 101, Some(100)), "X", (&idle(1), 0));
+    s += &update(100, 0, "1.000590", 0);
+    for (k, child) in (106..=108).enumerate() {
+        let t = |d: u32| format!("1.000{:03}", 600 + 10 * k as u32 + d);
+        s += &fork([&t(0), &t(1), &t(2)], child, child - 100);
+    }
+    s += &switch(6, "1.000700", (&idle(6), 0, None), "R", ("w", 106));
+    s += &update(106, 6, "1.000710", last_cid);
+    s.into_bytes()
+}
+
+/// 101's `mmput` still pending at 105's switch-in (101 leaves CPU 1 only at 1.000500) kept
+/// `max_nr_cid` at 3 there (users 100, 101, 105), so 106 expands to 3; put at its record,
+/// `max_nr_cid` falls to 2 and 106 would take 2. The disagreement comes after the hold ended:
+/// the replay still places the put at 101's last switch-out and says so.
+#[test]
+fn a_put_held_across_an_allocation_decides_a_later_expansion() {
+    let data = capture_held_across("1.000500", 3);
+    let trace =
+        load_bytes("exit_mm.txt", &data, &LoadOptions::default()).expect("the capture parses");
+    let m = model_for_kernel("6.18.15", None).expect("6.18 has a model");
+    let params = Params {
+        cpus: 8,
+        hz: 250,
+        version: m.variant.unwrap_or_default(),
+        futex_hash_ref: m.futex_hash_ref,
+        kernel_policy: m.policy,
+        ..Params::default()
+    };
+    let r = replay(&trace, m.policy.expect("a policy"), &params);
+    let a = r.agreement.expect("an agreement");
+    let gaps: Vec<&str> = a.trace_gaps.iter().map(|g| g.reason).collect();
+    assert_eq!((a.fresh.agreed, a.fresh.checked), (9, 9), "{gaps:?}");
+    assert!(
+        gaps.iter()
+            .any(|g| g.contains("exit_mm's mmput ran only at")),
+        "{gaps:?}"
+    );
+}

@@ -336,7 +336,35 @@ impl StepSource<'_> {
                 n: late.len(),
             }
         });
-        let late_puts = late.clone().into_iter().map(Step::LatePut).chain(all_late);
+        // lazy-compact: a late put that ended before the switch-in still counts when an
+        // allocation of the mm ran while it was held: `mm_cid_get` shrinks `max_nr_cid` to
+        // min(nr_cpus_allowed, mm_users) (`__mm_cid_try_get`, sched.h @6.18.15 l.3634-3662)
+        // and only expands it again one CID at a time, so the mm_users that allocation saw
+        // decides where a later one starts (a fresh 6.18.15 48-vCPU churn boot: 488's exit at
+        // 13.034243 held past 495's switch-in at 13.040274, so 497 expands to 4, not 3, at
+        // 13.054553). A higher floor and limit give the same or a higher CID (but for the
+        // first-zero fallback), so only an update above the model's CID is tried this way,
+        // and only the nearest such exit (any later allocation may shrink `max_nr_cid` again;
+        // one candidate, replayed from before its exit record, bounds the cost)
+        let above = ev(i).is_some_and(|e| match e.kind {
+            EventKind::RseqUpdate { mm_cid, .. } => {
+                r.engine.task_cid(tid).is_some_and(|p| mm_cid > p)
+            }
+            _ => false,
+        });
+        let held = (above && self.policy != PolicyKind::OwnerMode)
+            .then(|| {
+                self.held_across_allocation(r, back.clone(), sw, mm)
+                    .into_iter()
+                    .find(|j| !p.late_puts.contains(j) && !late.contains(j))
+            })
+            .flatten();
+        let late_puts = late
+            .clone()
+            .into_iter()
+            .map(Step::LatePut)
+            .chain(all_late)
+            .chain(held.map(Step::LatePut));
         // T1: migrations of the mm, nearest first, but those from or to the disagreeing CPU
         // before all others: where many threads of the mm move (16 workers on 16 vCPUs move
         // ten times in 15 ms), the one that took the CID away from `cpu`, or brought one to
@@ -457,6 +485,48 @@ impl StepSource<'_> {
         // (last: where another step explains as much, that one is kept)
         steps.extend(self.early_currents(r, (sw, i), mm));
         steps
+    }
+
+    /// T6 (lazy-compact): exits of `mm` recorded in `back` whose late put would have ended
+    /// before the switch-in `sw` (at the task's next record that is not a pause in its exit
+    /// path) while a switch-in of another task of the mm lay between the exit record and
+    /// that end (an allocation that read `mm_users`), nearest first.
+    fn held_across_allocation(
+        &self,
+        r: &Replayer,
+        back: std::ops::Range<usize>,
+        sw: usize,
+        mm: MmId,
+    ) -> Vec<usize> {
+        let ev = |j: usize| self.events.get(j).copied();
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        back.rev()
+            .filter(|&j| {
+                let Some(EventKind::SchedProcessExit { tid: x }) = ev(j).map(|e| e.kind) else {
+                    return false;
+                };
+                if mm_of(x) != Some(mm) {
+                    return false;
+                }
+                // where the late put runs: x's next record that is not a pause
+                let end = (j + 1..sw).find(|&q| {
+                    ev(q).is_some_and(|e| {
+                        e.tid == x
+                            && !matches!(e.kind, EventKind::SchedSwitch { prev_tid, prev_state, .. }
+                                if prev_tid == x && !prev_state.dead())
+                    })
+                });
+                end.is_some_and(|end| {
+                    (j + 1..end).any(|q| {
+                        ev(q).is_some_and(|e| {
+                            matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
+                                if next_tid != x && mm_of(next_tid) == Some(mm))
+                        })
+                    })
+                })
+            })
+            .take(STEP_CANDIDATES)
+            .collect()
     }
 
     /// The exits of other tasks of `mm` (not `tid`) not placed yet whose windows `within`
