@@ -179,21 +179,21 @@ pub(super) fn propose(
 ) -> Proposal {
     // (a final replay beside learns the search ended from this, whatever happens)
     let mut out = beside.map(|f| f.publisher());
-    // (nothing is decoded before the plain replay's first miss: there may be none)
-    let start = misses.start();
+    // (nothing is decoded before the plain replay's first miss a search may explain: there
+    // may be none)
+    let Some(start) = misses.start() else {
+        return Proposal {
+            steps: Vec::new(),
+            mms: Vec::new(),
+            windows: Arc::new((Vec::new(), Vec::new())),
+        };
+    };
     // (decoded once: the windows, the search and its candidates read them again and again)
     let events: Vec<Event> = prep.trace.events.iter().collect();
     let windows: Windows = Arc::new(windows(prep, &events));
     if let Some(o) = out.as_mut() {
         o.windows(windows.clone());
     }
-    let Some(start) = start else {
-        return Proposal {
-            steps: Vec::new(),
-            mms: Vec::new(),
-            windows,
-        };
-    };
     // (the misses are those of processes begun in the capture, the only ones it searches)
     let (steps, mms) = search::search_placements(
         prep.trace,
