@@ -138,8 +138,10 @@ fn plain_figures(a: &run::Agreement) -> Option<run::Agreement> {
 }
 
 /// The three stages of [`replay`] on a preparation made at `t0`. Where the capture is small
-/// enough for two model states at once, the proposal (stage 2) runs beside the plain replay,
-/// on the misses it publishes as it goes.
+/// enough for three model states at once, the proposal (stage 2) runs beside the plain replay,
+/// on the misses it publishes as it goes (`feed.rs`), and the final replay's first round beside
+/// both, on the steps the search hands over (`beside.rs`); the results are those of the stages
+/// run one after the other.
 fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
     let timing = std::env::var_os("CIDSCOPE_TIMING").is_some();
     let policy = prep.policy;
