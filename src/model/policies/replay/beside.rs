@@ -12,13 +12,13 @@
 //! mm inside the steps' stretches (the steps' mms are not all known when it passes them);
 //! `settle` only reads those of the steps' mms, which are the ones its own replay checks.
 
-use super::feed::MissFeed;
-use super::inferred::{CHECK_AFTER, Context};
+use super::feed::{Board, MissFeed};
+use super::inferred::{CHECK_AFTER, Context, merged};
 use super::prepared::Prepared;
 use super::steps::Step;
 use super::windows::{ExitWindow, ForkWindow};
 use crate::model::policies::run::PolicyRun;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 
 /// Events the final replay keeps behind the search's frontier (a step's window may start
 /// before the step: this much is allowed for).
@@ -45,35 +45,18 @@ struct State {
 
 /// What the search tells a final replay beside it.
 #[derive(Default)]
-pub(super) struct StepFeed {
-    state: Mutex<State>,
-    changed: Condvar,
-}
+pub(super) struct StepFeed(Board<State>);
 
 impl StepFeed {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The search's side; it ends the feed when dropped, whatever happened.
     pub fn publisher(&self) -> Publisher<'_> {
         Publisher { feed: self }
     }
 
-    fn set(&self, f: impl FnOnce(&mut State)) {
-        let mut g = self.lock();
-        f(&mut g);
-        drop(g);
-        self.changed.notify_all();
-    }
-
     /// Waits until the frontier is past `upto` or the search has ended: the steps after the
     /// first `seen`, the windows, the frontier and whether the search has ended.
     fn past(&self, upto: usize, seen: usize) -> Progress {
-        let mut g = self.lock();
-        while !g.done && g.frontier <= upto {
-            g = self.changed.wait(g).unwrap_or_else(|e| e.into_inner());
-        }
+        let g = self.0.when(|g| g.done || g.frontier > upto);
         Progress {
             steps: g.steps[seen.min(g.steps.len())..].to_vec(),
             windows: g.windows.clone(),
@@ -84,7 +67,7 @@ impl StepFeed {
 
     /// Whether the search has ended without a step (nothing to replay for).
     fn ended_empty(&self) -> bool {
-        let g = self.lock();
+        let g = self.0.lock();
         g.done && g.steps.is_empty()
     }
 }
@@ -104,25 +87,25 @@ pub(super) struct Publisher<'a> {
 
 impl Publisher<'_> {
     pub fn windows(&mut self, w: Windows) {
-        self.feed.set(|s| s.windows = Some(w));
+        self.feed.0.set(|s| s.windows = Some(w));
     }
 
     /// Steps accepted, with the frontier after them.
     pub fn steps(&mut self, steps: &[Step], frontier: usize) {
-        self.feed.set(|s| {
+        self.feed.0.set(|s| {
             s.steps.extend_from_slice(steps);
             s.frontier = s.frontier.max(frontier);
         });
     }
 
     pub fn frontier(&mut self, frontier: usize) {
-        self.feed.set(|s| s.frontier = s.frontier.max(frontier));
+        self.feed.0.set(|s| s.frontier = s.frontier.max(frontier));
     }
 }
 
 impl Drop for Publisher<'_> {
     fn drop(&mut self) {
-        self.feed.set(|s| s.done = true);
+        self.feed.0.set(|s| s.done = true);
     }
 }
 
@@ -204,17 +187,4 @@ pub(super) fn final_beside(prep: &Prepared, misses: &MissFeed, feed: &StepFeed) 
         outcomes,
         steps,
     })
-}
-
-/// Stretches sorted and merged where they overlap (as `Context::check_spans` gives them).
-fn merged(mut v: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
-    v.sort_unstable();
-    let mut out: Vec<(usize, usize)> = Vec::new();
-    for (a, b) in v {
-        match out.last_mut() {
-            Some(l) if a <= l.1 => l.1 = l.1.max(b),
-            _ => out.push((a, b)),
-        }
-    }
-    out
 }

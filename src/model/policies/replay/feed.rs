@@ -7,6 +7,45 @@
 use super::replayer::Replayer;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
+/// A state one thread changes and others wait on (the feeds between the stages of a replay).
+/// A panic on the other side poisons nothing this state could not be read from.
+pub(super) struct Board<S> {
+    state: Mutex<S>,
+    changed: Condvar,
+}
+
+impl<S: Default> Default for Board<S> {
+    fn default() -> Self {
+        Board {
+            state: Mutex::default(),
+            changed: Condvar::new(),
+        }
+    }
+}
+
+impl<S> Board<S> {
+    pub fn lock(&self) -> MutexGuard<'_, S> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The state once `wanted` holds.
+    pub fn when(&self, wanted: impl Fn(&S) -> bool) -> MutexGuard<'_, S> {
+        self.changed
+            .wait_while(self.lock(), |s| !wanted(s))
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Changes the state and wakes those waiting on it.
+    pub fn set(&self, f: impl FnOnce(&mut S)) {
+        f(&mut self.lock());
+        self.changed.notify_all();
+    }
+
+    pub fn into_inner(self) -> S {
+        self.state.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// Where a search may start: the plain replay's model state before event `at`.
 pub(super) struct SearchStart {
     pub at: usize,
@@ -44,24 +83,12 @@ enum First {
 
 /// What the plain replay tells a search beside it.
 #[derive(Default)]
-pub(super) struct MissFeed {
-    state: Mutex<State>,
-    changed: Condvar,
-}
+pub(super) struct MissFeed(Board<State>);
 
 impl MissFeed {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // (a panic on the other side poisons nothing this state could not be read from)
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn wait<'a>(&self, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        self.changed.wait(g).unwrap_or_else(|e| e.into_inner())
-    }
-
     /// All the misses and the start of a plain replay that has ended.
     pub fn into_misses(self) -> Misses<'static> {
-        let s = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        let s = self.0.into_inner();
         let start = match s.first {
             First::Missed(start) => start.map(|s| *s),
             _ => None,
@@ -73,10 +100,7 @@ impl MissFeed {
     /// many it has replayed, where a search starts once it has had a miss, and whether it has
     /// ended.
     pub fn progress_past(&self, seen: usize) -> (usize, Option<usize>, bool) {
-        let mut g = self.lock();
-        while !g.done && g.progress <= seen {
-            g = self.wait(g);
-        }
+        let g = self.0.when(|g| g.done || g.progress > seen);
         (g.progress, g.start_at, g.done)
     }
 
@@ -104,33 +128,32 @@ impl Producer<'_> {
 
     /// Events before `progress` are replayed.
     pub fn progress(&mut self, progress: usize) {
-        let mut g = self.feed.lock();
-        g.misses.append(&mut self.misses);
-        g.progress = progress;
-        drop(g);
-        self.feed.changed.notify_all();
+        let misses = &mut self.misses;
+        self.feed.0.set(|g| {
+            g.misses.append(misses);
+            g.progress = progress;
+        });
     }
 
     /// The first miss came: the search's start (`None`: the capture's start).
     pub fn start(&mut self, start: Option<SearchStart>) {
-        let mut g = self.feed.lock();
-        g.start_at = Some(start.as_ref().map_or(0, |s| s.at));
-        g.first = First::Missed(start.map(Box::new));
-        drop(g);
-        self.feed.changed.notify_all();
+        self.feed.0.set(|g| {
+            g.start_at = Some(start.as_ref().map_or(0, |s| s.at));
+            g.first = First::Missed(start.map(Box::new));
+        });
     }
 }
 
 impl Drop for Producer<'_> {
     fn drop(&mut self) {
-        let mut g = self.feed.lock();
-        g.misses.append(&mut self.misses);
-        g.done = true;
-        if let First::Pending = g.first {
-            g.first = First::None;
-        }
-        drop(g);
-        self.feed.changed.notify_all();
+        let misses = &mut self.misses;
+        self.feed.0.set(|g| {
+            g.misses.append(misses);
+            g.done = true;
+            if let First::Pending = g.first {
+                g.first = First::None;
+            }
+        });
     }
 }
 
@@ -175,10 +198,7 @@ impl<'a> Misses<'a> {
             let start = self.given.take();
             return (!self.known.is_empty()).then_some(start);
         };
-        let mut g = feed.lock();
-        while let First::Pending = g.first {
-            g = feed.wait(g);
-        }
+        let mut g = feed.0.when(|g| !matches!(g.first, First::Pending));
         match std::mem::replace(&mut g.first, First::None) {
             First::Missed(start) => Some(start.map(|s| *s)),
             _ => None,
@@ -191,10 +211,7 @@ impl<'a> Misses<'a> {
         if self.done || self.progress >= upto {
             return;
         }
-        let mut g = feed.lock();
-        while !g.done && g.progress < upto {
-            g = feed.wait(g);
-        }
+        let g = feed.0.when(|g| g.done || g.progress >= upto);
         self.known.extend_from_slice(&g.misses[self.known.len()..]);
         self.progress = g.progress;
         self.done = g.done;

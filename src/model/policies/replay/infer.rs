@@ -338,13 +338,8 @@ mod tests {
         t
     }
 
-    /// A search started from the plain replay's model state before its first miss places the
-    /// steps one started at the capture's start places (the start saves replaying the stretch
-    /// in which the two are the same replay).
-    #[test]
-    fn a_search_from_the_plain_replays_state_places_the_same_steps() {
-        let trace = late_misses(30_000);
-        // (the capture's kernel's model, as `stats` chooses it)
+    /// The capture prepared for its kernel's model, as `stats` chooses it.
+    fn kernels_own(trace: &Trace) -> Prepared<'_> {
         let facts = crate::model::kernel::KernelFacts {
             release: trace.kernel_release.clone(),
             hz: trace.kernel_hz,
@@ -352,7 +347,16 @@ mod tests {
         };
         let chosen = crate::model::kernel::choose(&Default::default(), &facts)
             .expect("the capture names its kernel");
-        let prep = Prepared::new(&trace, chosen.policy, &chosen.params);
+        Prepared::new(trace, chosen.policy, &chosen.params)
+    }
+
+    /// A search started from the plain replay's model state before its first miss places the
+    /// steps one started at the capture's start places (the start saves replaying the stretch
+    /// in which the two are the same replay).
+    #[test]
+    fn a_search_from_the_plain_replays_state_places_the_same_steps() {
+        let trace = late_misses(30_000);
+        let prep = kernels_own(&trace);
         let (_, misses) = prep.run_plain_every(256);
         let (misses, start) = misses.into_parts();
         let start = start.expect("a start before the first miss");
@@ -376,14 +380,7 @@ mod tests {
         use super::super::beside::{StepFeed, final_beside};
         use super::super::feed::MissFeed;
         let trace = late_misses(30_000);
-        let facts = crate::model::kernel::KernelFacts {
-            release: trace.kernel_release.clone(),
-            hz: trace.kernel_hz,
-            scan_batch: trace.kernel_scan_batch,
-        };
-        let chosen = crate::model::kernel::choose(&Default::default(), &facts)
-            .expect("the capture names its kernel");
-        let prep = Prepared::new(&trace, chosen.policy, &chosen.params);
+        let prep = kernels_own(&trace);
         let (plain, outcomes, misses) = prep.run_plain();
         let proposal = propose(&prep, misses, None);
         let (after, after_steps) = settle(&prep, proposal, plain.clone(), &outcomes, None);
@@ -413,14 +410,7 @@ mod tests {
     #[test]
     fn a_search_beside_the_plain_replay_places_the_same_steps() {
         let trace = late_misses(30_000);
-        let facts = crate::model::kernel::KernelFacts {
-            release: trace.kernel_release.clone(),
-            hz: trace.kernel_hz,
-            scan_batch: trace.kernel_scan_batch,
-        };
-        let chosen = crate::model::kernel::choose(&Default::default(), &facts)
-            .expect("the capture names its kernel");
-        let prep = Prepared::new(&trace, chosen.policy, &chosen.params);
+        let prep = kernels_own(&trace);
         let (_, _, misses) = prep.run_plain();
         let after = propose(&prep, misses, None);
         let feed = super::super::feed::MissFeed::default();

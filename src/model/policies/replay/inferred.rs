@@ -12,6 +12,19 @@ use rustc_hash::FxHashMap;
 /// state change shows in the next allocations of its mm; the search judged a stretch as long).
 pub(super) const CHECK_AFTER: usize = 2000;
 
+/// Stretches of event indices sorted and merged where they overlap.
+pub(super) fn merged(mut v: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    v.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(l) if a <= l.1 => l.1 = l.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
 /// The capture and the windows the steps were drawn from.
 pub(super) struct Context<'a> {
     trace: &'a Trace,
@@ -322,23 +335,16 @@ impl<'a> Context<'a> {
     /// placement's window (or placement, whichever is first) to `after` events past it,
     /// merged, in order.
     pub fn check_spans(&self, steps: &[Step], after: usize) -> Vec<(usize, usize)> {
-        let mut v: Vec<(usize, usize)> = steps
-            .iter()
-            .flat_map(|&s| self.expand(s))
-            .map(|p| {
-                let a = p.placed.min(p.from);
-                (a, p.placed.max(p.to).saturating_add(after))
-            })
-            .collect();
-        v.sort_unstable();
-        let mut out: Vec<(usize, usize)> = Vec::new();
-        for (a, b) in v {
-            match out.last_mut() {
-                Some(l) if a <= l.1 => l.1 = l.1.max(b),
-                _ => out.push((a, b)),
-            }
-        }
-        out
+        merged(
+            steps
+                .iter()
+                .flat_map(|&s| self.expand(s))
+                .map(|p| {
+                    let a = p.placed.min(p.from);
+                    (a, p.placed.max(p.to).saturating_add(after))
+                })
+                .collect(),
+        )
     }
 
     /// Whether every placement of `step` lies inside its window.

@@ -148,7 +148,9 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
     let t1 = t0.elapsed();
     let infer = prep.params().infer == InferSteps::Auto;
     let family = infer.then(|| infer::family_allows(prep));
-    let (plain, outcomes, proposal, beside) = match family {
+    let plain_only = || prep.run(&prep.plan.placements, false, None);
+    // (stage 2's result: `None` with inference off, `Err` why the family refuses it)
+    let (plain, outcomes, stage2) = match family {
         Some(Ok(())) if prep.keeps_model_copies() => {
             // three threads: the plain replay, the search behind it, the final replay's
             // first round behind the search
@@ -158,17 +160,21 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
                     sc.spawn(|| infer::propose(prep, feed::Misses::fed(&misses), Some(&steps)));
                 let fin = sc.spawn(|| beside::final_beside(prep, &misses, &steps));
                 let (plain, outcomes) = prep.run_plain_beside(&misses);
-                (plain, outcomes, Some(joined(search)), joined(fin))
+                (plain, outcomes, Some(Ok((joined(search), joined(fin)))))
             })
         }
         Some(Ok(())) => {
             let (plain, outcomes, misses) = prep.run_plain();
             let proposal = infer::propose(prep, misses, None);
-            (plain, outcomes, Some(proposal), None)
+            (plain, outcomes, Some(Ok((proposal, None))))
         }
-        _ => {
-            let (run, o) = prep.run(&prep.plan.placements, false, None);
-            (run, o, None, None)
+        Some(Err(why)) => {
+            let (run, o) = plain_only();
+            (run, o, Some(Err(why)))
+        }
+        None => {
+            let (run, o) = plain_only();
+            (run, o, None)
         }
     };
     let t2 = t0.elapsed();
@@ -186,15 +192,13 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
         .as_ref()
         .is_some_and(|a| a.agreed < a.checked);
     let mut plain = plain;
-    let why = match (family, proposal) {
-        (None, _) => "off (--infer-steps off): the plain replay".to_string(),
+    let why = match stage2 {
+        None => "off (--infer-steps off): the plain replay".to_string(),
         _ if !missed => {
             "nothing to infer: the plain replay agrees with every observed CID".to_string()
         }
-        (Some(Err(why)), _) => why,
-        // (a proposal comes with every family that allows one)
-        (Some(Ok(())), None) => "auto: not run".to_string(),
-        (Some(Ok(())), Some(proposal)) => {
+        Some(Err(why)) => why,
+        Some(Ok((proposal, beside))) => {
             let mut run = if proposal.is_empty() {
                 plain
             } else {
