@@ -367,6 +367,28 @@ impl EventStore {
         }
     }
 
+    /// Indices of the tick events (`hrtimer_expire_entry` of the tick), found in the kind
+    /// column without decoding an event: a pass that reads the ticks alone (HZ) need not
+    /// decode the other 95 %.
+    pub fn ticks(&self) -> impl Iterator<Item = usize> + '_ {
+        memchr::memchr_iter(tag::TICK, &self.tags)
+    }
+
+    /// The first index from `from` of an event of a rare kind (one kept whole in the side
+    /// list: every kind but `rseq_update`, `rseq_ip_fixup`, `sched_switch`, the tick,
+    /// `tick_stop` and the other-named events, whose odd shapes may be among them too), or,
+    /// with `updates`, of an `rseq_update`. A pass that reads forks, exits, execs and probes
+    /// skips the rest without decoding it; it must tell the kinds apart itself.
+    pub fn next_rare(&self, from: usize, updates: bool) -> Option<usize> {
+        let rest = self.tags.get(from..)?;
+        let k = if updates {
+            memchr::memchr2(tag::ESCAPED, tag::RSEQ_UPDATE, rest)
+        } else {
+            memchr::memchr(tag::ESCAPED, rest)
+        };
+        k.map(|k| from + k)
+    }
+
     /// The first index whose time does not satisfy `pred` (times must be sorted).
     pub fn partition_point_ts(&self, pred: impl Fn(u64) -> bool) -> usize {
         self.times.partition_point(pred)
@@ -547,6 +569,29 @@ mod tests {
                 prop_assert_eq!(store.iter().nth(k), events.get(k).copied());
                 let mut it = store.range(1..events.len());
                 prop_assert_eq!(it.nth(k), events.get(1..).and_then(|e| e.get(k)).copied());
+            }
+            // the passes that skip by the kind column see every event they read
+            let ticks: Vec<usize> = (0..events.len()).filter(|&i| events[i].kind == EventKind::Tick).collect();
+            prop_assert_eq!(store.ticks().collect::<Vec<_>>(), ticks);
+            for updates in [false, true] {
+                let mut seen = Vec::new();
+                let mut i = 0;
+                while let Some(k) = store.next_rare(i, updates) {
+                    seen.push(k);
+                    i = k + 1;
+                }
+                let frequent = |k: &EventKind| matches!(k, EventKind::RseqUpdate { .. }
+                    | EventKind::RseqIpFixup | EventKind::SchedSwitch { .. } | EventKind::Tick
+                    | EventKind::TickStop { .. } | EventKind::Other { .. });
+                for (i, e) in events.iter().enumerate() {
+                    let wanted = !frequent(&e.kind)
+                        || (updates && matches!(e.kind, EventKind::RseqUpdate { .. }));
+                    // (odd shapes of the frequent kinds may come too, nothing else)
+                    let odd = matches!(e.kind, EventKind::RseqUpdate { .. } | EventKind::SchedSwitch { .. });
+                    let visited = seen.binary_search(&i).is_ok();
+                    prop_assert!(visited || !wanted, "event {} ({:?}) skipped", i, e.kind);
+                    prop_assert!(!visited || wanted || odd, "event {} ({:?}) visited", i, e.kind);
+                }
             }
         }
     }

@@ -3,7 +3,7 @@
 //! clock.
 
 use super::super::params::{HzSource, Params};
-use crate::events::{CPU_UNKNOWN, EventKind, Trace};
+use crate::events::{CPU_UNKNOWN, Trace};
 
 /// CONFIG_HZ values the inference chooses from.
 pub const HZ_CANDIDATES: [u32; 4] = [100, 250, 300, 1000];
@@ -76,22 +76,22 @@ pub fn infer_hz_detail(trace: &Trace) -> HzInference {
     let mut one_period = [0u64; HZ_CANDIDATES.len()];
     let mut last: rustc_hash::FxHashMap<u16, u64> = rustc_hash::FxHashMap::default();
     let mut n = 0u64;
-    for e in &trace.events {
-        if let EventKind::Tick = e.kind
-            && e.cpu != CPU_UNKNOWN
-        {
+    let events = &trace.events;
+    for i in events.ticks() {
+        let (ts, cpu) = (events.ts(i), events.cpu(i));
+        if cpu != CPU_UNKNOWN {
             n += 1;
-            if let Some(l) = last.insert(e.cpu, e.ts)
-                && e.ts > l
+            if let Some(l) = last.insert(cpu, ts)
+                && ts > l
             {
                 for (k, &hz) in HZ_CANDIDATES.iter().enumerate() {
                     let period = 1_000_000_000 / hz as u64;
-                    one_period[k] += ((e.ts - l).abs_diff(period) * 10 <= period) as u64;
+                    one_period[k] += ((ts - l).abs_diff(period) * 10 <= period) as u64;
                 }
             }
             for (k, &hz) in HZ_CANDIDATES.iter().enumerate() {
                 let period = 1_000_000_000 / hz as u64;
-                let a = (e.ts % period) as f64 / period as f64 * std::f64::consts::TAU;
+                let a = (ts % period) as f64 / period as f64 * std::f64::consts::TAU;
                 sums[k].0 += a.cos();
                 sums[k].1 += a.sin();
             }
@@ -132,11 +132,8 @@ pub fn infer_hz(trace: &Trace) -> Option<u32> {
 /// first ticks (ticks of all CPUs fire at the same boundary plus a small latency).
 pub fn tick_phase(trace: &Trace, hz: u32) -> u64 {
     let period = 1_000_000_000 / hz.max(1) as i128;
-    let mut ticks = trace
-        .events
-        .iter()
-        .filter(|e| matches!(e.kind, EventKind::Tick))
-        .map(|e| e.ts as i128)
+    let mut ticks = (trace.events.ticks())
+        .map(|i| trace.events.ts(i) as i128)
         .take(256);
     let Some(t0) = ticks.next() else { return 0 };
     let mut min_off = 0i128;
@@ -189,7 +186,7 @@ pub fn resolve_params(trace: &Trace, params: &Params) -> (Params, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{Event, Origin};
+    use crate::events::{Event, EventKind, Origin};
     use rustc_hash::FxHashMap;
 
     /// Ticks of `cpus` CPUs at `hz`, each `late(i)` ns late, skipping those `skip(i)` says.

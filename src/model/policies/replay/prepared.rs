@@ -32,9 +32,23 @@ pub(super) struct Prepared<'a> {
 
 impl<'a> Prepared<'a> {
     pub fn new(trace: &'a Trace, policy: PolicyKind, params: &Params) -> Prepared<'a> {
-        let (mut params, phase) = resolve_params(trace, params);
+        let cpus = match params.cpus {
+            0 => trace.cpu_count(),
+            n => n,
+        };
         // the steps the capture's CID probes mark run there (docs/models.md §5.6)
-        let plan = probes::plan(trace);
+        let others = || (resolve_params(trace, params), probes::plan(trace));
+        // (the first pass replays the observed state over every event: on a large capture it
+        // runs beside the others, which read only the rare events and the ticks)
+        let (((mut params, phase), plan), pre) = if trace.events.len() < PREPASS_BESIDE_EVENTS {
+            (others(), preexisting_tasks(trace, cpus))
+        } else {
+            std::thread::scope(|sc| {
+                let pre = sc.spawn(|| preexisting_tasks(trace, cpus));
+                let others = others();
+                (others, super::joined(pre))
+            })
+        };
         // (the compaction a probe saw is that kernel's policy's: another policy replayed on
         // the capture decides its own, or the comparison would only repeat the kernel's)
         let kernels_own = trace
@@ -44,7 +58,6 @@ impl<'a> Prepared<'a> {
             .and_then(|m| m.policy)
             == Some(policy);
         params.observed_scans = plan.probed.scan && kernels_own;
-        let pre = preexisting_tasks(trace, params.cpus);
         let stoppers = trace
             .tasks
             .iter()
@@ -294,5 +307,8 @@ impl<'a> Prepared<'a> {
 /// How far before the first miss a search's start must be: the search takes its snapshots
 /// from this far ahead of a miss (`SNAPSHOT_AHEAD_OF_MISS`), with a margin.
 const SEARCH_START_MARGIN: usize = 2 * SNAPSHOT_AHEAD_OF_MISS;
+/// Captures of fewer events find the tasks that existed before them on the same thread as the
+/// rest of the preparation (a thread costs more than the pass).
+const PREPASS_BESIDE_EVENTS: usize = 100_000;
 /// Captures of more tasks keep no start (two copies of the model's state would be held).
 const SEARCH_START_TASKS_MAX: usize = 100_000;

@@ -55,7 +55,12 @@ pub fn plan(trace: &Trace) -> Plan {
     // tasks past their sched_process_exec whose exec has not joined its new mm yet
     let mut execing: FxHashSet<Tid> = FxHashSet::default();
     let mut exec_forks = FxHashSet::default();
-    for (i, ev) in trace.events.iter().enumerate() {
+    // (only rare kinds matter here, and an update while an exec is pending: the kind column
+    // skips the rest without decoding it)
+    let mut from = 0;
+    while let Some(i) = trace.events.next_rare(from, !execing.is_empty()) {
+        from = i + 1;
+        let ev = trace.events.at(i);
         match ev.kind {
             EventKind::SchedProcessExec { tid, .. } => {
                 execing.insert(tid);
