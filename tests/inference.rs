@@ -380,3 +380,27 @@ fn a_wakeup_is_enqueued_at_the_woken_cpus_first_record() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// docs/models.md §5.3 T3 with T5: a fresh 7.3.4 24-vCPU `workers` boot, cut after the 25th
+/// user's fork. That fork's mode switch ran ~29 ms before its record (9.742920) and its walk
+/// over the users took that long; 266 was switched in on CPU 17 at 9.709398, before the flip,
+/// and CPU 17 recorded nothing until a tick at 9.717892: its CID step ran in the walk's
+/// TRANSIT mode (its update at 9.717924 repeats its 3: only the TRANSIT bit changed), it
+/// dropped 3 at its schedout, and 281, visited seventh, got 3 at 9.720238. Visiting 266 early
+/// instead (the 22nd of the walk) also gives 281 its 3 but frees every CID between, which the
+/// later updates show held.
+#[test]
+fn a_switch_in_flight_across_the_mode_flip_meets_the_walk() {
+    let file = "inference/k7.3.4-c24-workers-walk.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    let fresh = &a["fresh"];
+    assert_eq!(u(fresh, "agreed"), u(fresh, "checked"), "{a}");
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let steps = a["inferred_steps"].as_array().expect("inferred_steps");
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["kind"] == "deferred_switch" && s["tid"] == 266),
+        "{steps:?}"
+    );
+}

@@ -161,6 +161,13 @@ impl<'a> Context<'a> {
                 }]
             }
             Step::WalkMark { at, .. } => vec![p("walk_mark", at, at, at, at)],
+            Step::WalkMarkDeferring {
+                at, switches, n, ..
+            } => {
+                let mut v = vec![p("walk_mark", at, at, at, at)];
+                v.extend(switches[..n].iter().map(|&s| deferred(s)));
+                v
+            }
             Step::DeferredSwitch(s) => vec![deferred(s)],
             Step::DeferredSwitches { at, n } => at[..n].iter().map(|&s| deferred(s)).collect(),
             Step::PromptSwitch(s) => {

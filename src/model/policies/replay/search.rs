@@ -11,6 +11,10 @@
 //!    mm enqueued at once (T1), or the CID release of an exit of the mm earlier in `do_exit`
 //!    (T7).
 //!
+//! While a lazy fixup walk of the mm is in progress (T3) the second kind comes first: its marks
+//! (alone, or with the switches in flight across the walk's fork step deferred) are what a
+//! disagreement inside the walk mostly needs.
+//!
 //! A candidate must leave fewer disagreements up to the update and break no invariant of the
 //! model for the mm (its replay checks them); of those, the one with the fewest a little
 //! further on is kept and the replay goes on from it; a step of the second kind only when it
@@ -247,10 +251,21 @@ pub fn search_placements(
                 let left = s.budget;
                 let share = (left / PER_MISS_SHARE).max(left.min(SEARCH_BUDGET_BASE));
                 s.budget = share;
-                let cand = match s.try_forks(&r, i, who, mm, target) {
-                    Some(c) => Some(c),
-                    None if s.budget > 0 => s.try_steps(&r, i, who, mm, target),
-                    None => None,
+                // (while a lazy walk of the mm is in progress, its marks come first: the
+                // walk's progress, not another fork, is what a disagreement inside it
+                // mostly shows; a fork placed again would only mark the same walk)
+                let cand = if r.untraced.lazy_walk(mm).is_some() {
+                    match s.try_steps(&r, i, who, mm, target) {
+                        Some(c) => Some(c),
+                        None if s.budget > 0 => s.try_forks(&r, i, who, mm, target),
+                        None => None,
+                    }
+                } else {
+                    match s.try_forks(&r, i, who, mm, target) {
+                        Some(c) => Some(c),
+                        None if s.budget > 0 => s.try_steps(&r, i, who, mm, target),
+                        None => None,
+                    }
                 };
                 s.budget = left - (share - s.budget);
                 if let Some(c) = cand {
@@ -463,7 +478,7 @@ impl Search<'_> {
         let mut cands = source.step_candidates(r, i, who, mm);
         // the smallest change first: the step that moves the least of the capture before the
         // disagreement (and costs the least to replay)
-        cands.sort_by_key(|s| std::cmp::Reverse(s.start()));
+        cands.sort_by_key(|s| std::cmp::Reverse(s.order()));
         if self.verbose {
             eprintln!("search: step candidates for {i}: {cands:?}");
         }

@@ -10,6 +10,7 @@ use crate::events::{EventKind, Tid};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+mod in_flight;
 mod stalls;
 
 /// A search keeps its snapshots only this many events ahead of a miss of the plain replay (a
@@ -64,6 +65,16 @@ pub(super) enum Step {
     EarlyExit { at: usize, exit: EarlyExit },
     /// T3: a lazy fixup walk in progress has visited `done` tasks before the event at `at`.
     WalkMark { at: usize, done: usize },
+    /// T3 with T5: [`Step::WalkMark`] while the switches into the mm recorded before the
+    /// walk's fork step (the first `n` of `switches`) ran their CID steps only at their CPUs'
+    /// next records, after the mode flip: each then met the walk's TRANSIT mode (an unvisited
+    /// task hands its own CID over with TRANSIT and drops it at its schedout).
+    WalkMarkDeferring {
+        at: usize,
+        done: usize,
+        switches: [usize; IN_FLIGHT],
+        n: usize,
+    },
     /// T5 with the switch probe: the CID step of the switch record at this index ran at the
     /// record (its CPU stalled before `finish_task_switch`), not by its `cid_switch_done`.
     PromptSwitch(usize),
@@ -136,7 +147,20 @@ impl Step {
             Step::LateProbeBefore { probe, .. } | Step::ProbeAtResume { probe, .. } => probe,
             Step::ExitInFlight {
                 switches, n, at, ..
+            }
+            | Step::WalkMarkDeferring {
+                switches, n, at, ..
             } => switches[..n].iter().copied().min().unwrap_or(at).min(at),
+        }
+    }
+
+    /// Where the search's "smallest change first" order puts the step: its start, but a walk
+    /// mark with switches deferred beside the plain mark of the same count (it is the same
+    /// walk's progress, the fewest visits first).
+    pub(super) fn order(self) -> usize {
+        match self {
+            Step::WalkMarkDeferring { at, .. } => at,
+            _ => self.start(),
         }
     }
 
@@ -187,6 +211,16 @@ impl Step {
             Step::WalkMark { at, done } => {
                 let m = p.walk_marks.entry(at).or_insert(0);
                 *m = (*m).max(done);
+            }
+            Step::WalkMarkDeferring {
+                at,
+                done,
+                switches,
+                n,
+            } => {
+                let m = p.walk_marks.entry(at).or_insert(0);
+                *m = (*m).max(done);
+                p.deferred_switches.extend(switches[..n].iter().copied());
             }
             Step::PromptSwitch(s) => {
                 p.prompt_switches.insert(s);
@@ -474,7 +508,18 @@ impl StepSource<'_> {
         // first); with the switch probe the switch's CID step runs by its `cid_switch_done`
         // (the CPU's next record), which a walk begun after the switch record can precede
         if let Some((done, tasks)) = r.untraced.lazy_walk(mm) {
-            steps.extend((done + 1..=tasks).map(|done| Step::WalkMark { at: sw, done }));
+            let (switches, n) = self.in_flight_at_walk(r, sw, tid, mm);
+            for k in done + 1..=tasks {
+                steps.push(Step::WalkMark { at: sw, done: k });
+                if n > 0 {
+                    steps.push(Step::WalkMarkDeferring {
+                        at: sw,
+                        done: k,
+                        switches,
+                        n,
+                    });
+                }
+            }
             let step = (sw + 1..=i)
                 .find(|&q| self.events.get(q).copied().is_some_and(|e| e.cpu == cpu))
                 .filter(|_| probed.switch);
@@ -590,61 +635,6 @@ impl StepSource<'_> {
                     .take(EXIT_POSITIONS)
                     .map(|at| Step::EarlyExit { at, exit }),
             );
-        }
-        out
-    }
-
-    /// T7 with T5 (owner-mode): an exit of another task of the mm whose window ends after the
-    /// disagreeing task's switch-in `sw` and begins before its update `i`, its release placed
-    /// between the two, while `sw` and the other switches into the mm in flight there had not
-    /// run their CID steps: the fixup walk a switch back to per-task mode starts waits for
-    /// each at its CPU (docs/models.md §5.3 T7).
-    fn in_flight_candidates(
-        &self,
-        r: &Replayer,
-        (sw, i): (usize, usize),
-        tid: Tid,
-        mm: MmId,
-    ) -> Vec<Step> {
-        if self.policy != PolicyKind::OwnerMode {
-            return Vec::new();
-        }
-        let p = &self.found;
-        let ev = |j: usize| self.events.get(j).copied();
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
-        // the disagreeing task's switch must still be in flight at its update
-        if p.deferred_switches.contains(&sw) || self.next_on_cpu.get(sw) != Some(i) {
-            return Vec::new();
-        }
-        let mut out = Vec::new();
-        for (w, exit) in self.exits_near(r, tid, mm, |w| w.first <= i && w.record > sw) {
-            let lo = w.first.max(sw + 1);
-            for at in (lo..=i).rev().take(EXIT_POSITIONS) {
-                let mut switches = [0; IN_FLIGHT];
-                let mut n = 0;
-                for j in (sw.saturating_sub(SEARCH_LOOKBACK)..at).rev() {
-                    if n == IN_FLIGHT {
-                        break;
-                    }
-                    let Some(e) = ev(j) else { continue };
-                    if let EventKind::SchedSwitch { next_tid, .. } = e.kind
-                        && mm_of(next_tid) == Some(mm)
-                        && !p.deferred_switches.contains(&j)
-                        && self.next_on_cpu.get(j).is_some_and(|q| q >= at)
-                    {
-                        switches[n] = j;
-                        n += 1;
-                    }
-                }
-                if switches[..n].contains(&sw) {
-                    out.push(Step::ExitInFlight {
-                        at,
-                        exit,
-                        switches,
-                        n,
-                    });
-                }
-            }
         }
         out
     }

@@ -451,6 +451,14 @@ impl Untraced {
             .map(|w| (w.done, w.tasks))
     }
 
+    /// The child whose fork started the lazy walk of `mm` in progress.
+    pub fn lazy_walk_child(&self, mm: MmId) -> Option<Tid> {
+        self.walks
+            .iter()
+            .find(|w| w.mm == mm && w.lazy)
+            .map(|w| w.child)
+    }
+
     /// Advances the fixups in progress to event `idx` at `ts`: of a walk of n tasks from t0 to
     /// t1, ⌈n·(ts−t0)/(t1−t0)⌉ are done by `ts`; a lazy one as far as a mark at `idx` says.
     pub fn advance_walks(&mut self, engine: &mut Engine, idx: usize, ts: u64) {
