@@ -182,6 +182,13 @@ impl Engine {
         with_policy!(&self.policy, policy => policy.futex_ref_held(mm))
     }
 
+    /// Steps of the policy that read `mm`'s `mm_users` or `nr_threads` so far (`None`: not
+    /// counted): a fork's `mmget` placed before one step or the next differs only when that
+    /// step reads them.
+    pub fn mm_users_reads(&self, mm: MmId) -> Option<u64> {
+        with_policy!(&self.policy, policy => policy.mm_users_reads(mm))
+    }
+
     pub fn walk_left(&self, mm: MmId) -> usize {
         with_policy!(&self.policy, policy => policy.walk_left(mm))
     }

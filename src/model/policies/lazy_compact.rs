@@ -170,6 +170,9 @@ pub struct LazyCompact {
     pub tasks: PerTask<TaskState>,
     /// Remote clears whose `__mm_cid_put` has not run yet (mm, CPU, CID).
     held_puts: Vec<(MmId, u16, u32)>,
+    /// Per mm (by id): how many steps read its `mm_users` or `nr_threads` so far (a search
+    /// places a fork's `mmget` only where one reads it: `Engine::mm_users_reads`).
+    users_reads: Vec<u64>,
 }
 
 impl LazyCompact {
@@ -184,6 +187,20 @@ impl LazyCompact {
             self.mms.resize_with(i + 1, || Mm::dead(core.params.cpus));
         }
         &mut self.mms[i]
+    }
+
+    /// A step of `id` reads its `mm_users` or `nr_threads`.
+    pub(crate) fn note_users_read(&mut self, id: MmId) {
+        let i = id.0 as usize;
+        if self.users_reads.len() <= i {
+            self.users_reads.resize(i + 1, 0);
+        }
+        self.users_reads[i] += 1;
+    }
+
+    /// Steps that read `mm_users` or `nr_threads` of `id` so far.
+    pub(crate) fn users_reads(&self, id: MmId) -> u64 {
+        self.users_reads.get(id.0 as usize).copied().unwrap_or(0)
     }
 
     /// The state of task `tid` (`None`: no such task).
@@ -218,6 +235,9 @@ impl LazyCompact {
     fn alloc(&mut self, core: &mut Core, id: MmId, c: u16) -> u32 {
         let cpus = core.params.cpus;
         let ver = core.params.version;
+        if ver != KernelVersion::V6_4 {
+            self.note_users_read(id);
+        }
         let m = self.slot(core, id);
         let c = c as usize;
         if ver != KernelVersion::V6_4 {
@@ -342,6 +362,7 @@ impl CidPolicy for LazyCompact {
             mms: Vec::new(),
             tasks: PerTask::new(TaskState::NEW),
             held_puts: Vec::new(),
+            users_reads: Vec::new(),
         }
     }
 
@@ -390,6 +411,7 @@ impl CidPolicy for LazyCompact {
         // init_sched_mm_cid, before copy_mm: re-arm a single-user mm
         let mut copied = (None, false);
         if let Some(pm) = parent_mm {
+            self.note_users_read(pm);
             let m = self.slot(core, pm);
             if m.live {
                 if m.mm_users == 1 {
@@ -480,6 +502,10 @@ impl CidPolicy for LazyCompact {
     }
     fn futex_ref_held(&self, mm: MmId) -> bool {
         self.holds_futex_ref(mm)
+    }
+
+    fn mm_users_reads(&self, mm: MmId) -> Option<u64> {
+        Some(self.users_reads(mm))
     }
 
     /// `mmput` of a task's reference (exit_mm).

@@ -110,6 +110,12 @@ pub trait CidPolicy: Clone {
         false
     }
 
+    /// How many steps have read `mm`'s `mm_users` (or its thread group's `nr_threads`) so
+    /// far; `None`: the policy does not count them.
+    fn mm_users_reads(&self, _mm: MmId) -> Option<u64> {
+        None
+    }
+
     /// `SWITCH(cpu, prev, next)`, after the engine updated `curr` and who runs.
     fn switch(&mut self, _core: &mut Core, _cpu: u16, _prev: Tid, _next: Tid) {}
 

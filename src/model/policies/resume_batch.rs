@@ -289,6 +289,10 @@ impl CidPolicy for ResumeBatch {
         self.slots.holds_futex_ref(mm)
     }
 
+    fn mm_users_reads(&self, mm: MmId) -> Option<u64> {
+        Some(self.slots.users_reads(mm))
+    }
+
     fn switch(&mut self, core: &mut Core, cpu: u16, prev: Tid, next: Tid) {
         self.slots.switch(core, cpu, prev, next);
     }

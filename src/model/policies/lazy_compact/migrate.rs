@@ -27,6 +27,7 @@ impl LazyCompact {
         }
         let task_nr_allowed = t.nr_cpus_allowed(cpus);
         let now_dst = core.rq_clock(dst);
+        self.note_users_read(id);
         let m = self.slot(core, id);
         let d = m.pcpu_cid[dst as usize];
         // Replay seeding: a slot of a pre-existing mm not observed yet is most likely set (the

@@ -27,6 +27,7 @@ pub(crate) fn default_buckets(threads: u32, cpus: u32) -> u32 {
 impl LazyCompact {
     /// One `mmput` of `id` (exit_mm, exec_mmap's old mm).
     pub(crate) fn drop_user(&mut self, core: &Core, id: MmId) {
+        self.note_users_read(id);
         let m = self.slot(core, id);
         if m.live {
             m.mm_users = m.mm_users.saturating_sub(1);
@@ -40,6 +41,7 @@ impl LazyCompact {
             return;
         };
         let (cpus, futex) = (core.params.cpus, core.params.futex_hash_ref);
+        self.note_users_read(id);
         let m = self.slot(core, id);
         if !m.live {
             return;
@@ -72,6 +74,7 @@ impl LazyCompact {
         let Some(id) = t.mm.filter(|_| self.tasks.get(t).in_nr_threads) else {
             return;
         };
+        self.note_users_read(id);
         let m = self.slot(core, id);
         m.nr_threads = m.nr_threads.saturating_sub(1);
         if let Some(t) = core.task_mut(tid) {

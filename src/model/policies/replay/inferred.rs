@@ -176,6 +176,9 @@ impl<'a> Context<'a> {
             }
             Step::EarlyPut(s) => vec![p("early_put", s, s, s, self.own_next(s))],
             Step::LatePut(s) => vec![late_put(s)],
+            Step::LatePutBy { exit, at, .. } => {
+                vec![p("late_put", exit, at, exit, self.own_next(exit))]
+            }
             Step::LatePuts { at, n } => at[..n].iter().map(|&s| late_put(s)).collect(),
             Step::FutexPut { at, .. } => vec![self.futex_put(at)],
             Step::FutexPutDeferring { at, switch, .. } => {

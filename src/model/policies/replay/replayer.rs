@@ -343,6 +343,18 @@ impl Replayer {
     /// `rq->curr` set ahead of its switch record, a pending switch step run between its
     /// record and its `cid_switch_done`.
     fn placed_before(&mut self, idx: usize, ts: u64) {
+        if let Some(tids) = self.untraced.placements.late_puts_by.get(&idx).cloned() {
+            for tid in tids {
+                if let Some(Some(record_ts)) = self.exiting.get(&tid).copied() {
+                    self.exiting.remove(&tid);
+                    self.untraced.late_put_done(tid, record_ts, ts);
+                    if let Some(t) = self.engine.core.task_mut(tid) {
+                        t.exit_mm_held = false;
+                    }
+                    self.engine.step(ts, &DriverEvent::MmPut { tid });
+                }
+            }
+        }
         if !self.untraced.placements.early_currs.is_empty() {
             self.untraced.early_currs_at(&mut self.engine, idx, ts);
         }

@@ -9,7 +9,8 @@
 //! 2. else the CID step of a switch into the mm on another CPU run at that CPU's next record
 //!    (T5), `exit_mm` of an exit of the mm right at its record (T6), a remote wakeup of the
 //!    mm enqueued at once (T1), or the CID release of an exit of the mm earlier in `do_exit`
-//!    (T7).
+//!    (T7); only when none of these explains it, the futex hash's reference gone before an
+//!    earlier switch-in of the mm (`StepSource::earlier_futex_puts`).
 //!
 //! While a lazy fixup walk of the mm is in progress (T3) the second kind comes first: its marks
 //! (alone, or with the switches in flight across the walk's fork step deferred) are what a
@@ -476,14 +477,17 @@ impl Search<'_> {
             found: &self.found,
         };
         let mut cands = source.step_candidates(r, i, who, mm);
+        // (tried only when none of those explains it)
+        let fallback = source.earlier_futex_puts(r, i, who, mm);
         // the smallest change first: the step that moves the least of the capture before the
         // disagreement (and costs the least to replay)
         cands.sort_by_key(|s| std::cmp::Reverse(s.order()));
         if self.verbose {
-            eprintln!("search: step candidates for {i}: {cands:?}");
+            eprintln!("search: step candidates for {i}: {cands:?} (else {fallback:?})");
         }
-        for step in cands {
-            if found.len() >= STEP_FIXERS {
+        let tiers = cands.len();
+        for (k, step) in cands.into_iter().chain(fallback).enumerate() {
+            if found.len() >= STEP_FIXERS || (k >= tiers && !found.is_empty()) {
                 break;
             }
             let s = step.start();

@@ -44,6 +44,10 @@ pub(super) enum Step {
     /// T6: `exit_mm` of the exit record at this index only at the task's last switch-out (or
     /// a record of it that is not a switch-out).
     LatePut(usize),
+    /// T6: [`Step::LatePut`] of the exit record `exit` (of `tid`), its `exit_mm` run before
+    /// the event at `at` when still pending then (the exiting CPU resumed before the task's
+    /// next record, between two allocations of the mm).
+    LatePutBy { exit: usize, tid: Tid, at: usize },
     /// The futex hash's `mm_users` reference on `mm` dropped before the event at `at`.
     FutexPut { at: usize, mm: MmId },
     /// [`Step::FutexPut`] with the CID step of the switch record `switch` deferred (T5).
@@ -138,6 +142,7 @@ impl Step {
             | Step::FutexPut { at, .. }
             | Step::CurrEarly { at, .. }
             | Step::SwitchStepAt { at, .. } => at,
+            Step::LatePutBy { exit, .. } => exit,
             Step::LatePuts { at, n } | Step::DeferredSwitches { at, n } => {
                 at[..n].iter().copied().min().unwrap_or(0)
             }
@@ -182,6 +187,10 @@ impl Step {
                 p.late_puts.insert(s);
             }
             Step::LatePuts { at, n } => p.late_puts.extend(at[..n].iter().copied()),
+            Step::LatePutBy { exit, tid, at } => {
+                p.late_puts.insert(exit);
+                p.late_puts_by.entry(at).or_default().push(tid);
+            }
             Step::DeferredSwitches { at, n } => p.deferred_switches.extend(at[..n].iter().copied()),
             Step::FutexPut { at, mm } => p.futex_puts.entry(at).or_default().push(mm),
             Step::FutexPutDeferring { at, mm, switch } => {
@@ -393,12 +402,37 @@ impl StepSource<'_> {
                     .find(|j| !p.late_puts.contains(j) && !late.contains(j))
             })
             .flatten();
+        // a late put accepted before whose `exit_mm` is still pending at the switch-in: it
+        // may have run in between (the exiting CPU resumed before the task's next record; a
+        // fresh 6.18.15 boot of the seed kernel: 507's exit record at 8.033933, its switch-out
+        // only at 8.036797, 508's allocation at 8.035605 saw it, 509's at 8.036090 did not)
+        let by: Vec<Step> = back
+            .clone()
+            .rev()
+            .filter(|j| p.late_puts.contains(j))
+            .filter_map(|j| match ev(j)?.kind {
+                EventKind::SchedProcessExit { tid: x }
+                    if mm_of(x) == Some(mm)
+                        && quiet_exit(j, x, true)
+                        && !p.late_puts_by.values().any(|v| v.contains(&x)) =>
+                {
+                    Some(Step::LatePutBy {
+                        exit: j,
+                        tid: x,
+                        at: sw,
+                    })
+                }
+                _ => None,
+            })
+            .take(STEP_CANDIDATES)
+            .collect();
         let late_puts = late
             .clone()
             .into_iter()
             .map(Step::LatePut)
             .chain(all_late)
-            .chain(held.map(Step::LatePut));
+            .chain(held.map(Step::LatePut))
+            .chain(by);
         // T1: migrations of the mm, nearest first, but those from or to the disagreeing CPU
         // before all others: where many threads of the mm move (16 workers on 16 vCPUs move
         // ten times in 15 ms), the one that took the CID away from `cpu`, or brought one to
@@ -530,6 +564,59 @@ impl StepSource<'_> {
         // (last: where another step explains as much, that one is kept)
         steps.extend(self.early_currents(r, (sw, i), mm));
         steps
+    }
+
+    /// Candidates tried only when none of [`Self::step_candidates`] explains the
+    /// disagreement: the futex hash's reference (§2.3) gone before an earlier switch-in of the
+    /// mm than the disagreeing task's, the nearest few. An allocation there shrank
+    /// `max_nr_cid` to min(nr_cpus_allowed, mm_users) (`__mm_cid_try_get`, sched.h @6.18.15
+    /// l.3622-3662) without the reference, and the disagreeing one expanded from that lower
+    /// floor (a 6.18.15 24-vCPU churn boot: the reference taken at 296's clone, 9.960025, was
+    /// gone by 340's switch-in, 10.171955, which left `max_nr_cid` at 2, so 342 got 2 at
+    /// 10.193268; the model, still holding it, had 3 and gave 3). Fewer users give the same or
+    /// a lower CID (but for the first-zero fallback), so only for an update below the model's
+    /// CID. A fallback: where the reference gone by the disagreeing task's own switch-in
+    /// explains it too, that smaller move is kept (an earlier one that fits the next 200
+    /// events as well cost the seed kernel's c16 churn 17 updates further on).
+    pub(super) fn earlier_futex_puts(
+        &self,
+        r: &Replayer,
+        i: usize,
+        (cpu, tid): (u16, Tid),
+        mm: MmId,
+    ) -> Vec<Step> {
+        let ev = |j: usize| self.events.get(j).copied();
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        if !r.engine.futex_ref_held(mm) || r.untraced.probed.futex_put {
+            return Vec::new();
+        }
+        let below = ev(i).is_some_and(|e| match e.kind {
+            EventKind::RseqUpdate { mm_cid, .. } => {
+                r.engine.task_cid(tid).is_some_and(|p| mm_cid < p)
+            }
+            _ => false,
+        });
+        // the disagreeing task's switch-in
+        let sw = (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
+            ev(j).is_some_and(|e| {
+                e.cpu == cpu
+                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
+            })
+        });
+        let Some(sw) = sw.filter(|_| below) else {
+            return Vec::new();
+        };
+        (sw.saturating_sub(SEARCH_LOOKBACK)..sw)
+            .rev()
+            .filter(|&j| {
+                ev(j).is_some_and(|e| {
+                    matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
+                        if mm_of(next_tid) == Some(mm))
+                })
+            })
+            .take(STEP_CANDIDATES)
+            .map(|at| Step::FutexPut { at, mm })
+            .collect()
     }
 
     /// T6 (lazy-compact): exits of `mm` recorded in `back` whose late put would have ended

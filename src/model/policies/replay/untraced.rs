@@ -61,6 +61,9 @@ pub struct Placements {
     /// T6, the other way: `sched_process_exit` records whose `exit_mm` runs only at the
     /// exiting task's next record (its vCPU stopped after the exit record).
     pub late_puts: FxHashSet<usize>,
+    /// T6, late but not that late: the held `exit_mm` of these tasks (their exit records in
+    /// `late_puts`) ran before event k, if still pending then.
+    pub late_puts_by: FxHashMap<usize, Vec<Tid>>,
     /// T1: `sched_migrate_task` records of remote wakeups whose enqueue on dst ran at once.
     pub prompt_wakes: FxHashSet<usize>,
     /// T1, the other way: `sched_migrate_task` records whose enqueue on dst
@@ -103,6 +106,7 @@ impl Placements {
             && self.deferred_switches.is_empty()
             && self.early_puts.is_empty()
             && self.late_puts.is_empty()
+            && self.late_puts_by.is_empty()
             && self.prompt_wakes.is_empty()
             && self.late_enqueues.is_empty()
             && self.early_exits.is_empty()
@@ -128,6 +132,9 @@ impl Placements {
         self.deferred_switches.extend(&other.deferred_switches);
         self.early_puts.extend(&other.early_puts);
         self.late_puts.extend(&other.late_puts);
+        for (&k, v) in &other.late_puts_by {
+            self.late_puts_by.entry(k).or_default().extend(v);
+        }
         self.prompt_wakes.extend(&other.prompt_wakes);
         self.late_enqueues.extend(&other.late_enqueues);
         for (&k, v) in &other.early_exits {

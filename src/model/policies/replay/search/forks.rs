@@ -4,7 +4,7 @@
 
 use super::{
     Candidate, FORK_WINDOWS, INSIDE_POSITIONS, PROBED_POSITIONS, SEARCH_AHEAD, SEARCH_CANDIDATES,
-    Search, WALK_SPANS, broke, checked,
+    Search, WALK_SPANS, broke, checked, snapshot_ref,
 };
 use crate::events::{EventKind, Tid};
 use crate::model::policies::kind::PolicyKind;
@@ -14,6 +14,12 @@ use crate::model::policies::replay::untraced::EarlyFork;
 use crate::model::policies::replay::windows::ForkWindow;
 use crate::model::tasks::MmId;
 use rustc_hash::FxHashSet;
+
+/// A window's placements that differ ([`Search::reading_positions`]).
+enum Reading {
+    At(Vec<usize>),
+    OutOfBudget,
+}
 
 impl Search<'_> {
     /// T3: the fork of window `w` placed before event `p` with its fixup walk lazy, and (when
@@ -162,6 +168,40 @@ impl Search<'_> {
         out
     }
 
+    /// The positions of a lazy-compact fork's step in window `w` (before event `i`) that give
+    /// different replays, the latest first, from one replay of the window with the accepted
+    /// placements: before event `p` and before `p + 1` differ only when the step of event `p`
+    /// reads `mm_users` or `nr_threads` (an allocation's `__mm_cid_try_get`, a migration's
+    /// `sched_mm_cid_migrate_to`, a clone, an `exit_mm`; [`Self::observing_positions`] lists
+    /// the records that may) or the next event is in another jiffy. `None`: the policy does
+    /// not count those reads.
+    fn reading_positions(&mut self, w: ForkWindow, mm: MmId, i: usize) -> Option<Reading> {
+        let end = w.record.min(i + 1);
+        let (b, snap) = self.snapshot_before(w.first)?;
+        snap.engine.mm_users_reads(mm)?;
+        let mut t = snapshot_ref(snap);
+        if !self.spend(end.saturating_sub(b) as u64) {
+            return Some(Reading::OutOfBudget);
+        }
+        t.untraced.placements = self.found.clone();
+        let mut out = Vec::new();
+        for j in b..end {
+            let Some(ev) = self.events.get(j).copied() else {
+                break;
+            };
+            let before = t.engine.mm_users_reads(mm);
+            t.apply(j, &ev, &self.trace.tasks);
+            // (the step runs at the time of the event it precedes: `init_sched_mm_cid` arms
+            // a single-user mm's scan at that jiffy)
+            let jiffy = |q: usize| self.events.get(q).map(|e| t.engine.core.jiffies_at(e.ts));
+            if j >= w.first && (t.engine.mm_users_reads(mm) != before || jiffy(j) != jiffy(j + 1)) {
+                out.push(j);
+            }
+        }
+        out.reverse();
+        Some(Reading::At(out))
+    }
+
     /// T2/T3: a recent fork of `mm` placed earlier in its window.
     pub(super) fn try_forks(
         &mut self,
@@ -259,8 +299,18 @@ impl Search<'_> {
                 (w.first..w.record.min(i + 1)).rev().collect()
             } else {
                 // (lazy-compact: only the placements that differ)
-                self.observing_positions(r, w, mm, i)
+                match self.reading_positions(w, mm, i) {
+                    Some(Reading::At(ps)) => ps,
+                    Some(Reading::OutOfBudget) => break,
+                    None => self.observing_positions(r, w, mm, i),
+                }
             };
+            // an unprobed lazy-compact fork runs at its record until placed: a replay with it
+            // placed before `p` is the accepted one up to `p`, so it starts from the last
+            // snapshot before `p`, not before the window (the same replay, a fraction of the
+            // cost: a parent asleep for 360 events of a 24-vCPU capture left a window whose
+            // placements took a disagreement's whole share of the budget)
+            let from_position = !w.inside && !w.probed && self.policy != PolicyKind::OwnerMode;
             'place: for p in positions {
                 let t0 = self.events.get(p).copied().map_or(0, |e| e.ts);
                 // (inside the probed function the walk ends at its return: one placement)
@@ -268,7 +318,9 @@ impl Search<'_> {
                 let ends = std::iter::once(0)
                     .chain(spans.iter().map(|&d| t0.saturating_add(d).min(w.record_ts)));
                 for walk_end in ends {
-                    let Some((b, snap)) = self.snapshot_before(w.first) else {
+                    let Some((b, snap)) =
+                        self.snapshot_before(if from_position { p } else { w.first })
+                    else {
                         break 'place;
                     };
                     // (what judging the candidates found so far takes is kept back)
