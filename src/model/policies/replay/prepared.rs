@@ -46,7 +46,8 @@ impl<'a> Prepared<'a> {
             std::thread::scope(|sc| {
                 let pre = sc.spawn(|| preexisting_tasks(trace, cpus));
                 let others = others();
-                (others, super::joined(pre))
+                let pre = pre.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                (others, pre)
             })
         };
         // (the compaction a probe saw is that kernel's policy's: another policy replayed on
