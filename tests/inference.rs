@@ -470,3 +470,28 @@ fn the_futex_reference_may_be_gone_before_an_earlier_allocation() {
         "{a}"
     );
 }
+
+/// An exit's late put that a later step moved before an allocation (507's exit on the seed
+/// kernel's c16 churn: its record at 8.033933, its next record 8.036690, the put seen by 508's
+/// allocation but not by 509's at 8.036118) is one step, reported where it ran, and what the
+/// steps changed still adds up.
+#[test]
+fn a_late_put_moved_before_an_allocation_is_reported_once() {
+    let file = "kernels-plain/k6.18.15-cidscope-seed000-c16-churn.ftrace.txt";
+    let args = ["--policy", "resume-batch", "--batch", "8", "--hz", "250"];
+    let (a, _) = model(file, &args);
+    let puts: Vec<(u64, u64, u64)> = a["inferred_steps"]
+        .as_array()
+        .expect("inferred_steps")
+        .iter()
+        .filter(|s| s["kind"] == "late_put")
+        .map(|s| (u(s, "tid"), u(s, "record_ts"), u(s, "placed_ts")))
+        .collect();
+    let of_507: Vec<_> = puts.iter().filter(|p| p.0 == 507).collect();
+    assert_eq!(of_507.len(), 1, "{puts:?}");
+    assert!(of_507[0].2 < 8_036_690_000, "{puts:?}");
+    let steps = a["inferred_steps"].as_array().expect("inferred_steps");
+    let changed: u64 = steps.iter().map(|s| u(s, "fixed")).sum::<u64>()
+        - steps.iter().map(|s| u(s, "broken")).sum::<u64>();
+    assert_eq!(changed, u(&a, "agreed") - u(&a, "predicted"), "{a}");
+}

@@ -395,6 +395,10 @@ pub(super) fn describe_all(
     let mut placed: Vec<Placed> = steps.iter().flat_map(|&s| cx.expand(s)).collect();
     placed.sort_by_key(|p| (p.placed, p.record));
     placed.dedup();
+    // (an exit's put moved before an allocation by a later step, `Step::LatePutBy`, ran
+    // there: its first placement is the one the replay ran, the other is not reported)
+    let mut puts = rustc_hash::FxHashSet::default();
+    placed.retain(|p| p.kind != "late_put" || puts.insert(p.record));
     let mut out: Vec<InferredStep> = placed.iter().map(|p| cx.describe(p)).collect();
     if out.is_empty() {
         return out;
