@@ -495,3 +495,22 @@ fn a_late_put_moved_before_an_allocation_is_reported_once() {
         - steps.iter().map(|s| u(s, "broken")).sum::<u64>();
     assert_eq!(changed, u(&a, "agreed") - u(&a, "predicted"), "{a}");
 }
+
+/// docs/models.md §5.3 T3: a fresh 7.3.4 48-vCPU `workers` boot, cut after the 49th user's
+/// fork (486, recorded at 15.370034; main's CPU 5 only ticks from 485's fork at 15.234983 on).
+/// 479 reports 2 on CPU 10 at 15.263333: 440's own 2, which 440 handed over with TRANSIT on
+/// CPU 6 at 15.262128 and dropped at its schedout, so the flip came before that switch-in and
+/// the walk had visited 479 (eighth, newest first) but not 440. A walk at once, or an even one,
+/// placed at the window's latest positions explains that update too and filled the search's
+/// candidates before it reached 15.262128; and judged up to the fork's record (~950 events on)
+/// the lazy walk, standing at its first mark, lost to them.
+#[test]
+fn a_long_walk_is_placed_lazily_behind_the_walks_at_once() {
+    let file = "inference/k7.3.4-c48-workers-walk.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    let fresh = &a["fresh"];
+    assert_eq!(u(fresh, "agreed"), u(fresh, "checked"), "{a}");
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let steps = a["inferred_steps"].as_array().expect("inferred_steps");
+    assert!(steps.iter().any(|s| s["kind"] == "walk_mark"), "{steps:?}");
+}

@@ -387,6 +387,9 @@ impl Search<'_> {
                 }
                 continue;
             }
+            if self.verbose {
+                eprintln!("best: {:?} misses {} at {horizon}", cand.steps, a.misses());
+            }
             if best.is_none_or(|b| a.misses() < b.0) {
                 best = Some((a.misses(), c));
             }
@@ -485,6 +488,9 @@ impl Search<'_> {
         if self.verbose {
             eprintln!("search: step candidates for {i}: {cands:?} (else {fallback:?})");
         }
+        // (the walk marks of one event share the replay up to it: a mark changes nothing
+        // before its event, and the counts of a walk are tried in turn)
+        let mut prefix: Option<(usize, usize, Replayer)> = None;
         let tiers = cands.len();
         for (k, step) in cands.into_iter().chain(fallback).enumerate() {
             if found.len() >= STEP_FIXERS || (k >= tiers && !found.is_empty()) {
@@ -501,17 +507,39 @@ impl Search<'_> {
             } else {
                 (found.len() + 3) * ahead
             };
-            if self.budget < (i + 1 - b + reserve) as u64 {
+            let mark = match step {
+                Step::WalkMark { at, .. } if at > b => Some(at),
+                _ => None,
+            };
+            let shared = prefix
+                .as_ref()
+                .filter(|(at, from, _)| mark == Some(*at) && *from == b);
+            let cost = shared.map_or(i + 1 - b, |(at, _, _)| i + 1 - at);
+            if self.budget < (cost + reserve) as u64 {
                 break;
             }
-            let mut t = checked(snap, mm);
-            if !self.spend((i + 1 - b) as u64) {
+            let (mut t, start) = match (shared, mark) {
+                (Some((at, _, p)), _) => (p.clone(), *at),
+                (None, Some(at)) => {
+                    let mut p = checked(snap, mm);
+                    p.untraced.placements = self.found.clone();
+                    if !self.spend((at - b) as u64) {
+                        break;
+                    }
+                    self.replay_to(&mut p, b, at - 1);
+                    let t = p.clone();
+                    prefix = Some((at, b, p));
+                    (t, at)
+                }
+                (None, None) => (checked(snap, mm), b),
+            };
+            if !self.spend((i + 1 - start) as u64) {
                 break;
             }
             let mut placements = self.found.clone();
             step.set(&mut placements);
             t.untraced.placements = placements.clone();
-            self.replay_to(&mut t, b, i);
+            self.replay_to(&mut t, start, i);
             if self.verbose {
                 eprintln!(
                     "step at {i}: {step:?} misses {} target {target}",

@@ -21,7 +21,51 @@ enum Reading {
     OutOfBudget,
 }
 
+/// Lazy-walk placements (T3) a search compares for one disagreement beside the others: the
+/// other placements of a long window all explain it at its latest positions (a walk at once
+/// or an even one frees every CID) and would fill [`SEARCH_CANDIDATES`] before the position
+/// the lazy walk needs, a little further back, is reached.
+const LAZY_CANDIDATES: usize = 2;
+
+/// Whether a candidate places a fork with a lazy walk (T3).
+fn lazy(c: &Candidate) -> bool {
+    matches!(c.steps.first(), Some(Step::EarlyFork { fork, .. }) if fork.lazy)
+}
+
 impl Search<'_> {
+    /// Where a replay placing window `w`'s fork before event `p` starts: the last snapshot
+    /// before `p` when the search has no placement of that fork yet (the replay up to `p` is
+    /// the one without it: the snapshots were taken with the accepted placements), else the
+    /// last before the window (a parent asleep for 360 events of a 24-vCPU capture left a
+    /// window whose placements, each replayed from its start, took a disagreement's whole
+    /// share of the budget).
+    fn fork_snapshot(&self, w: ForkWindow, p: usize) -> Option<(usize, &Replayer)> {
+        let placed = self
+            .found
+            .early_forks
+            .values()
+            .any(|v| v.iter().any(|f| f.child == w.child));
+        if placed || w.probed || w.inside {
+            self.snapshot_before(w.first)
+        } else {
+            self.snapshot_before(p.max(w.first))
+        }
+    }
+
+    /// The event up to which the candidates of window `w` for the disagreement at `i` are
+    /// compared: a little past the fork's record, but with a lazy walk among them a little
+    /// past the disagreement, as for the steps of the second kind (a lazy walk moves on at
+    /// the marks later disagreements place: judged up to the record, its walk would stand
+    /// still at this mark all the window long).
+    fn fork_horizon(&self, found: &[Candidate], w: ForkWindow, i: usize) -> usize {
+        let n = self.events.len();
+        if found.iter().any(lazy) {
+            (i + SEARCH_AHEAD).min(n - 1)
+        } else {
+            (w.record.max(i) + SEARCH_AHEAD).min(n - 1)
+        }
+    }
+
     /// T3: the fork of window `w` placed before event `p` with its fixup walk lazy, and (when
     /// the disagreeing task was switched in at `sw` after `p`) visited so far by then, for
     /// every count. Candidates that explain the disagreement go to `found`; false when the
@@ -48,9 +92,14 @@ impl Search<'_> {
         step.set(&mut placements);
         let split = sw.filter(|&s| s > p && s <= i);
         let to = split.map_or(i, |s| s - 1);
-        let Some((b, snap)) = self.snapshot_before(w.first) else {
+        let Some((b, snap)) = self.fork_snapshot(w, p) else {
             return true;
         };
+        // (what judging the candidates found so far takes is kept back)
+        let reserve = (found.len() + 1) * (self.fork_horizon(found, w, i) - i);
+        if self.budget < (i + 1 - b + reserve) as u64 {
+            return false;
+        }
         let mut t = checked(snap, mm);
         if !self.spend((to + 1 - b) as u64) {
             return false;
@@ -66,9 +115,6 @@ impl Search<'_> {
         };
         let below = fewest.unwrap_or(tasks + 1).min(tasks + 1);
         for k in done..below {
-            if found.len() >= SEARCH_CANDIDATES {
-                break;
-            }
             if !self.spend((i + 1 - s) as u64) {
                 return false;
             }
@@ -86,6 +132,12 @@ impl Search<'_> {
                     steps: vec![step, mark],
                     from: b,
                 });
+                if self.verbose {
+                    eprintln!(
+                        "search: lazy walk of {} before {p}, {k} visited at {s}",
+                        w.child
+                    );
+                }
                 *fewest = Some(k);
                 break;
             }
@@ -211,7 +263,6 @@ impl Search<'_> {
         mm: MmId,
         target: u64,
     ) -> Option<Candidate> {
-        let n = self.events.len();
         // (finding the disagreeing task's switch-in and the windows near it reads a stretch of
         // the capture and every window)
         if !self.spend((SEARCH_LOOKBACK + self.windows.len() / 8) as u64 / 8) {
@@ -305,26 +356,31 @@ impl Search<'_> {
                     None => self.observing_positions(r, w, mm, i),
                 }
             };
-            // an unprobed lazy-compact fork runs at its record until placed: a replay with it
-            // placed before `p` is the accepted one up to `p`, so it starts from the last
-            // snapshot before `p`, not before the window (the same replay, a fraction of the
-            // cost: a parent asleep for 360 events of a 24-vCPU capture left a window whose
-            // placements took a disagreement's whole share of the budget)
-            let from_position = !w.inside && !w.probed && self.policy != PolicyKind::OwnerMode;
+            // (a long window of an owner-mode fork, not probed: past the others' share, its
+            // lazy walks are still placed further back, up to LAZY_CANDIDATES of them)
+            let scan = self.policy == PolicyKind::OwnerMode && !w.probed && !w.inside;
+            let others_full = |found: &[Candidate]| {
+                found.iter().filter(|c| !scan || !lazy(c)).count() >= SEARCH_CANDIDATES
+            };
             'place: for p in positions {
                 let t0 = self.events.get(p).copied().map_or(0, |e| e.ts);
                 // (inside the probed function the walk ends at its return: one placement)
                 let spans = if w.inside { &[][..] } else { spans };
-                let ends = std::iter::once(0)
-                    .chain(spans.iter().map(|&d| t0.saturating_add(d).min(w.record_ts)));
+                // (spans capped at the record alike are one placement, replayed once)
+                let mut ends: Vec<u64> = std::iter::once(0)
+                    .chain(spans.iter().map(|&d| t0.saturating_add(d).min(w.record_ts)))
+                    .collect();
+                ends.dedup();
+                // (once the others fill their share, only lazy walks are placed further back)
+                if others_full(&found) {
+                    ends.clear();
+                }
                 for walk_end in ends {
-                    let Some((b, snap)) =
-                        self.snapshot_before(if from_position { p } else { w.first })
-                    else {
+                    let Some((b, snap)) = self.fork_snapshot(w, p) else {
                         break 'place;
                     };
                     // (what judging the candidates found so far takes is kept back)
-                    let ahead = (w.record.max(i) + SEARCH_AHEAD).min(n - 1) - i;
+                    let ahead = self.fork_horizon(&found, w, i) - i;
                     let reserve = if found.is_empty() {
                         0
                     } else {
@@ -373,8 +429,8 @@ impl Search<'_> {
                     }
                     if let Some(c) = Candidate::if_explains(t, placements, vec![step], b, target) {
                         found.push(c);
-                        if found.len() >= SEARCH_CANDIDATES {
-                            break 'place;
+                        if others_full(&found) {
+                            break;
                         }
                     }
                 }
@@ -383,7 +439,9 @@ impl Search<'_> {
                 {
                     break 'place;
                 }
-                if found.len() >= SEARCH_CANDIDATES {
+                if others_full(&found)
+                    && (!scan || found.iter().filter(|c| lazy(c)).count() >= LAZY_CANDIDATES)
+                {
                     break 'place;
                 }
             }
@@ -392,7 +450,7 @@ impl Search<'_> {
             }
             // of the placements that explain this disagreement, the one that leaves the fewest
             // misses up to a little past the fork's record
-            let horizon = (w.record.max(i) + SEARCH_AHEAD).min(n - 1);
+            let horizon = self.fork_horizon(&found, w, i);
             if let Some(c) = self.best(&found, i, horizon) {
                 return Some(found.swap_remove(c));
             }
