@@ -514,3 +514,30 @@ fn a_long_walk_is_placed_lazily_behind_the_walks_at_once() {
     let steps = a["inferred_steps"].as_array().expect("inferred_steps");
     assert!(steps.iter().any(|s| s["kind"] == "walk_mark"), "{steps:?}");
 }
+
+/// A switch's CID step held by a stall that ended before the disagreeing switch-in
+/// (docs/models.md §5.3 T5): a fresh 6.18.15 48-vCPU `churn` boot (traces/inference/README.md).
+/// 474 is switched in on CPU 9 at 41.983371 and CPU 9 records nothing until its tick at
+/// 41.989809; meanwhile 473 (CID 1) exits on CPU 8 (41.988964) and main is woken to CPU 46,
+/// where it reports 2 at 41.991303. Run at its record, 474's step takes 2 (1 is 473's) and main
+/// gets 0; run at the tick, after 473's release, it takes 1 (its later update says 1 on CPU 9)
+/// and main finds its CPU's recent 2 free. CPU 9's tick comes before main's switch-in, so the
+/// T5 candidates (CPUs silent past the switch-in) never held it.
+#[test]
+fn a_stall_that_ended_before_the_switch_in_still_moved_the_cid_step() {
+    let file = "inference/k6.18.15-c48-churn-short-stall.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (67, 60), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 43, "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "deferred_switch".to_string(),
+            474,
+            41_983_371_000,
+            41_989_809_000
+        )),
+        "{a}"
+    );
+}

@@ -481,7 +481,8 @@ impl Search<'_> {
         };
         let mut cands = source.step_candidates(r, i, who, mm);
         // (tried only when none of those explains it)
-        let fallback = source.earlier_futex_puts(r, i, who, mm);
+        let mut fallback = source.earlier_futex_puts(r, i, who, mm);
+        fallback.extend(source.short_stalls(r, i, who, mm));
         // the smallest change first: the step that moves the least of the capture before the
         // disagreement (and costs the least to replay)
         cands.sort_by_key(|s| std::cmp::Reverse(s.order()));

@@ -9,6 +9,83 @@ use crate::model::policies::replay::replayer::Replayer;
 use crate::model::tasks::MmId;
 
 impl StepSource<'_> {
+    /// T5 with the stall ended before the disagreeing switch-in: switches into `mm` on CPUs
+    /// other than the disagreeing update's whose CPU's next record comes before that switch-in
+    /// `sw` but after the disagreeing task's last record before it (it held no CID from then
+    /// on), with a record of the mm's steps on another CPU in between (an allocation, a
+    /// release, an exit, a migration of one of its tasks): the switch's CID step, deferred to
+    /// that next record, ran after it and saw what it left. A fresh 6.18.15 48-vCPU `churn`
+    /// boot: 474 is switched in on CPU 9 at 41.983371 and CPU 9 records nothing until its
+    /// tick at 41.989809; 473's exit on CPU 8 freed its 1 at 41.988964 first, so 474 got 1,
+    /// not the 2 that main found free on CPU 46 at 41.991256. Nearest first; a fallback (the
+    /// search tries them only when no other candidate explains the update).
+    pub(in crate::model::policies::replay) fn short_stalls(
+        &self,
+        r: &Replayer,
+        i: usize,
+        (cpu, tid): (u16, Tid),
+        mm: MmId,
+    ) -> Vec<Step> {
+        let ev = |j: usize| self.events.get(j).copied();
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        let of_mm = |t: Tid| t != 0 && mm_of(t) == Some(mm);
+        if r.untraced.probed.switch {
+            return Vec::new();
+        }
+        let back = |to: usize| (to.saturating_sub(SEARCH_LOOKBACK)..to).rev();
+        let Some(sw) = back(i).find(|&j| {
+            ev(j).is_some_and(|e| {
+                e.cpu == cpu
+                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
+            })
+        }) else {
+            return Vec::new();
+        };
+        // the disagreeing task's last record before its switch-in (its switch-out)
+        let left = back(sw).find(|&j| {
+            ev(j).is_some_and(|e| {
+                e.tid == tid
+                    || matches!(e.kind, EventKind::SchedSwitch { prev_tid, .. } if prev_tid == tid)
+            })
+        });
+        let Some(left) = left else {
+            return Vec::new();
+        };
+        // a record of another CPU than `c` that shows a step of the mm
+        let mm_step = |k: usize, c: u16| {
+            ev(k).is_some_and(|e| {
+                e.cpu != c
+                    && match e.kind {
+                        EventKind::SchedSwitch {
+                            prev_tid, next_tid, ..
+                        } => of_mm(prev_tid) || of_mm(next_tid),
+                        EventKind::SchedMigrateTask { tid, .. }
+                        | EventKind::SchedProcessExit { tid } => of_mm(tid),
+                        EventKind::Tick | EventKind::TickStop { .. } => false,
+                        _ => of_mm(e.tid),
+                    }
+            })
+        };
+        let p = &self.found;
+        back(sw)
+            .filter(|&j| {
+                ev(j).is_some_and(|e| match e.kind {
+                    EventKind::SchedSwitch { next_tid, .. } => {
+                        e.cpu != cpu
+                            && !p.deferred_switches.contains(&j)
+                            && of_mm(next_tid)
+                            && self.next_on_cpu.get(j).is_some_and(|q| {
+                                q < sw && q > left && (j + 1..q).any(|k| mm_step(k, e.cpu))
+                            })
+                    }
+                    _ => false,
+                })
+            })
+            .take(STEP_CANDIDATES)
+            .map(Step::DeferredSwitch)
+            .collect()
+    }
+
     /// [`Step::CurrEarly`]: migrations of the mm from a CPU whose next switch is to a task of
     /// the mm, before the disagreeing update `i`, placed after that CPU's last record before
     /// the switch; those from the disagreeing update's CPU first (the CPU whose CID a steal
