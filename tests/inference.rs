@@ -541,3 +541,28 @@ fn a_stall_that_ended_before_the_switch_in_still_moved_the_cid_step() {
         "{a}"
     );
 }
+
+/// A remote wakeup's enqueue that ran while the source CPU ran another task of the mm, long
+/// before the woken CPU recorded anything (docs/models.md §5.3 T1): a fresh 6.18.15 48-vCPU
+/// `workers` boot (traces/inference/README.md). 494 (CID 30 on CPU 41) is woken to idle CPU 0
+/// at 30.639039, CPU 41 switches to 483 at 30.639144 (483 reports 30), and CPU 0 records nothing
+/// until 494's switch-in at 30.700948, where 494 reports 45. Enqueued at that record, the steal
+/// finds CPU 41 idle and brings 30 along; enqueued while 483 ran there it steals nothing and
+/// 494 expands `max_nr_cid` to 45.
+#[test]
+fn a_wakeup_enqueued_while_the_source_ran_the_mm_stole_nothing() {
+    let file = "inference/k6.18.15-c48-workers-wake-by.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (792, 792), "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "prompt_wake".to_string(),
+            494,
+            30_639_039_000,
+            30_639_164_000
+        )),
+        "{a}"
+    );
+}

@@ -186,6 +186,10 @@ impl<'a> Context<'a> {
             }
             Step::PromptWake(s) => vec![self.wake("prompt_wake", s, true)],
             Step::LateEnqueue(s) => vec![self.wake("late_enqueue", s, false)],
+            Step::WakeBy { wake, at, .. } => vec![Placed {
+                placed: at,
+                ..self.wake("prompt_wake", wake, true)
+            }],
             Step::PromptWakes(a, b) => vec![
                 self.wake("prompt_wake", a, true),
                 self.wake("prompt_wake", b, true),

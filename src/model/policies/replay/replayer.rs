@@ -355,6 +355,11 @@ impl Replayer {
                 }
             }
         }
+        if let Some(tids) = self.untraced.placements.wakes_by.get(&idx).cloned() {
+            for tid in tids {
+                self.untraced.wake_by(&mut self.engine, ts, tid);
+            }
+        }
         if !self.untraced.placements.early_currs.is_empty() {
             self.untraced.early_currs_at(&mut self.engine, idx, ts);
         }

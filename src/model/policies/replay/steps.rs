@@ -62,6 +62,9 @@ pub(super) enum Step {
     PromptWake(usize),
     /// T1: the enqueue of the migration recorded at this index at dst's next switch.
     LateEnqueue(usize),
+    /// T1: the enqueue of the remote wakeup recorded at `wake` (of `tid`) before the event at
+    /// `at`, between its record and dst's next record (dst's vCPU stalled after the enqueue).
+    WakeBy { wake: usize, tid: Tid, at: usize },
     /// T1 twice: two migrations from or to the disagreeing CPU both enqueued at once (one
     /// alone is no better: e.g. a wakeup to the CPU that finds its slot still set, then one
     /// from it that takes the slot's CID along).
@@ -144,6 +147,7 @@ impl Step {
             | Step::CurrEarly { at, .. }
             | Step::SwitchStepAt { at, .. } => at,
             Step::LatePutBy { exit, .. } => exit,
+            Step::WakeBy { wake, .. } => wake,
             Step::LatePuts { at, n } | Step::DeferredSwitches { at, n } => {
                 at[..n].iter().copied().min().unwrap_or(0)
             }
@@ -204,6 +208,7 @@ impl Step {
             Step::LateEnqueue(s) => {
                 p.late_enqueues.insert(s);
             }
+            Step::WakeBy { tid, at, .. } => p.wakes_by.entry(at).or_default().push(tid),
             Step::PromptWakes(a, b) => {
                 p.prompt_wakes.insert(a);
                 p.prompt_wakes.insert(b);

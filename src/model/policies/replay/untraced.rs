@@ -71,6 +71,8 @@ pub struct Placements {
     /// (`sched_mm_cid_migrate_to`) ran later, by dst's next switch: a load-balancing pull whose
     /// `attach_tasks` runs after `detach_tasks` recorded it, or a wakeup held up with it.
     pub late_enqueues: FxHashSet<usize>,
+    /// T1: the queued enqueues of these tasks' remote wakeups ran before event k.
+    pub wakes_by: FxHashMap<usize, Vec<Tid>>,
     /// T7: exits whose CID release runs before event k.
     pub early_exits: FxHashMap<usize, Vec<EarlyExit>>,
     /// T3: a lazy fixup walk in progress has visited at least this many tasks before event k.
@@ -110,6 +112,7 @@ impl Placements {
             && self.late_puts_by.is_empty()
             && self.prompt_wakes.is_empty()
             && self.late_enqueues.is_empty()
+            && self.wakes_by.is_empty()
             && self.early_exits.is_empty()
             && self.walk_marks.is_empty()
             && self.futex_puts.is_empty()
@@ -138,6 +141,9 @@ impl Placements {
         }
         self.prompt_wakes.extend(&other.prompt_wakes);
         self.late_enqueues.extend(&other.late_enqueues);
+        for (&k, v) in &other.wakes_by {
+            self.wakes_by.entry(k).or_default().extend(v);
+        }
         for (&k, v) in &other.early_exits {
             self.early_exits
                 .entry(k)
@@ -449,6 +455,14 @@ impl Untraced {
     /// The fork record of a child forked early: nothing more to do.
     pub fn forked_early(&mut self, child: Tid) -> bool {
         self.forked_early.remove(&child)
+    }
+
+    /// The queued enqueue of `tid`'s remote wakeup, placed here by the search ([`Placements::wakes_by`]).
+    pub fn wake_by(&mut self, engine: &mut Engine, ts: u64, tid: Tid) {
+        if self.wakelist.iter().any(|&(_, t, _)| t == tid) {
+            self.gap(tid, ts, ts, WAKE_REASON);
+            self.flush_wakelist(engine, ts, None, Some(tid));
+        }
     }
 
     /// Runs the deferred enqueues (`sched_ttwu_pending`) queued on `cpu`, or of `tid`.

@@ -32,25 +32,10 @@ impl StepSource<'_> {
         if r.untraced.probed.switch {
             return Vec::new();
         }
+        let Some((sw, left)) = self.switch_in_and_left(i, (cpu, tid)) else {
+            return Vec::new();
+        };
         let back = |to: usize| (to.saturating_sub(SEARCH_LOOKBACK)..to).rev();
-        let Some(sw) = back(i).find(|&j| {
-            ev(j).is_some_and(|e| {
-                e.cpu == cpu
-                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
-            })
-        }) else {
-            return Vec::new();
-        };
-        // the disagreeing task's last record before its switch-in (its switch-out)
-        let left = back(sw).find(|&j| {
-            ev(j).is_some_and(|e| {
-                e.tid == tid
-                    || matches!(e.kind, EventKind::SchedSwitch { prev_tid, .. } if prev_tid == tid)
-            })
-        });
-        let Some(left) = left else {
-            return Vec::new();
-        };
         // a record of another CPU than `c` that shows a step of the mm
         let mm_step = |k: usize, c: u16| {
             ev(k).is_some_and(|e| {
@@ -84,6 +69,112 @@ impl StepSource<'_> {
             .take(STEP_CANDIDATES)
             .map(Step::DeferredSwitch)
             .collect()
+    }
+
+    /// The disagreeing task's switch-in before event `i` and its last record before that (its
+    /// switch-out: from then on it held no CID a step elsewhere could have moved).
+    fn switch_in_and_left(&self, i: usize, (cpu, tid): (u16, Tid)) -> Option<(usize, usize)> {
+        let ev = |j: usize| self.events.get(j).copied();
+        let back = |to: usize| (to.saturating_sub(SEARCH_LOOKBACK)..to).rev();
+        let sw = back(i).find(|&j| {
+            ev(j).is_some_and(|e| {
+                e.cpu == cpu
+                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
+            })
+        })?;
+        let left = back(sw).find(|&j| {
+            ev(j).is_some_and(|e| {
+                e.tid == tid
+                    || matches!(e.kind, EventKind::SchedSwitch { prev_tid, .. } if prev_tid == tid)
+            })
+        })?;
+        Some((sw, left))
+    }
+
+    /// T1 with a stall of dst: remote wakeups of the mm queued on an idle dst's wakelist whose
+    /// source CPU switched to another task of the mm before dst recorded anything: dst's vCPU
+    /// may have enqueued the task (`sched_ttwu_pending` → `sched_mm_cid_migrate_to`) while that
+    /// task ran on the source, then stalled before its switch record, so the steal found the
+    /// source's CID in use and moved none ([`Step::WakeBy`], right after the source's switch).
+    /// A fresh 6.18.15 48-vCPU `workers` boot: 494 (CID 30 on CPU 41) is woken to idle CPU 0 at
+    /// 30.639039, CPU 41 switches to 483 at 30.639144 (483 reports 30), and CPU 0 records
+    /// nothing until 494's switch-in at 30.700948, where 494 reports 45 (an expansion), not
+    /// the 30 a steal at that record would have brought along. Those to the disagreeing CPU
+    /// first, then the others, nearest first, those whose dst's next record comes after the
+    /// disagreeing task's last record before its switch-in; a fallback like [`Self::short_stalls`].
+    pub(in crate::model::policies::replay) fn wakes_by(
+        &self,
+        r: &Replayer,
+        i: usize,
+        (cpu, tid): (u16, Tid),
+        mm: MmId,
+    ) -> Vec<Step> {
+        let ev = |j: usize| self.events.get(j).copied();
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        let of_mm = |t: Tid| t != 0 && mm_of(t) == Some(mm);
+        if r.untraced.probed.migrate_to {
+            return Vec::new();
+        }
+        let Some((_, left)) = self.switch_in_and_left(i, (cpu, tid)) else {
+            return Vec::new();
+        };
+        let p = &self.found;
+        let placed = |x: Tid| p.wakes_by.values().any(|v| v.contains(&x));
+        let (mut out, mut others) = (Vec::new(), Vec::new());
+        for j in (i.saturating_sub(SEARCH_LOOKBACK)..i).rev() {
+            if out.len() + others.len() >= 2 * STEP_CANDIDATES {
+                break;
+            }
+            let Some(EventKind::SchedMigrateTask {
+                tid: x,
+                orig_cpu,
+                dest_cpu,
+            }) = ev(j).map(|e| e.kind)
+            else {
+                continue;
+            };
+            if orig_cpu == dest_cpu
+                || !of_mm(x)
+                || placed(x)
+                || p.prompt_wakes.contains(&j)
+                || p.late_enqueues.contains(&j)
+            {
+                continue;
+            }
+            // dst's next record (where the replay runs the queued enqueue) and the source's
+            // switch into another task of the mm before it
+            let Some(n) = (j + 1..i + 1).find(|&q| {
+                ev(q).is_some_and(|e| {
+                    e.cpu == dest_cpu && !matches!(e.kind, EventKind::TickStop { .. })
+                })
+            }) else {
+                continue;
+            };
+            let switch = (j + 1..n).find(|&q| {
+                ev(q).is_some_and(|e| {
+                    e.cpu == orig_cpu
+                        && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
+                            if next_tid != x && of_mm(next_tid))
+                })
+            });
+            // (as for a short stall: dst's enqueue pending after the disagreeing task left)
+            let Some(q) = switch.filter(|&q| q + 1 < n && n > left) else {
+                continue;
+            };
+            let step = Step::WakeBy {
+                wake: j,
+                tid: x,
+                at: q + 1,
+            };
+            if dest_cpu == cpu && x == tid {
+                out.push(step);
+            } else {
+                others.push(step);
+            }
+        }
+        out.extend(others);
+        out.truncate(STEP_CANDIDATES);
+        out
     }
 
     /// [`Step::CurrEarly`]: migrations of the mm from a CPU whose next switch is to a task of
