@@ -309,6 +309,17 @@ pub(super) struct StepSource<'a> {
 }
 
 impl StepSource<'_> {
+    /// The disagreeing task's switch-in: the last switch to `tid` on `cpu` before event `i`
+    /// (within [`SEARCH_LOOKBACK`]).
+    pub(super) fn switch_in(&self, i: usize, (cpu, tid): (u16, Tid)) -> Option<usize> {
+        (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
+            self.events.get(j).is_some_and(|e| {
+                e.cpu == cpu
+                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
+            })
+        })
+    }
+
     /// T5/T6/T1 candidates for the disagreeing update of `tid` on `cpu` (event `i`).
     pub(super) fn step_candidates(
         &self,
@@ -319,13 +330,7 @@ impl StepSource<'_> {
     ) -> Vec<Step> {
         let ev = |j: usize| self.events.get(j).copied();
         let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
-        // the disagreeing task's switch-in
-        let Some(sw) = (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
-            ev(j).is_some_and(|e| {
-                e.cpu == cpu
-                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
-            })
-        }) else {
+        let Some(sw) = self.switch_in(i, (cpu, tid)) else {
             return Vec::new();
         };
         let back = sw.saturating_sub(SEARCH_LOOKBACK)..sw;

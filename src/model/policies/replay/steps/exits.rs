@@ -41,14 +41,7 @@ impl StepSource<'_> {
             }
             _ => false,
         });
-        // the disagreeing task's switch-in
-        let sw = (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
-            ev(j).is_some_and(|e| {
-                e.cpu == cpu
-                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
-            })
-        });
-        let Some(sw) = sw.filter(|_| below) else {
+        let Some(sw) = self.switch_in(i, (cpu, tid)).filter(|_| below) else {
             return Vec::new();
         };
         (sw.saturating_sub(SEARCH_LOOKBACK)..sw)

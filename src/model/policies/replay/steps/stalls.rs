@@ -76,12 +76,7 @@ impl StepSource<'_> {
     fn switch_in_and_left(&self, i: usize, (cpu, tid): (u16, Tid)) -> Option<(usize, usize)> {
         let ev = |j: usize| self.events.get(j).copied();
         let back = |to: usize| (to.saturating_sub(SEARCH_LOOKBACK)..to).rev();
-        let sw = back(i).find(|&j| {
-            ev(j).is_some_and(|e| {
-                e.cpu == cpu
-                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
-            })
-        })?;
+        let sw = self.switch_in(i, (cpu, tid))?;
         let left = back(sw).find(|&j| {
             ev(j).is_some_and(|e| {
                 e.tid == tid
