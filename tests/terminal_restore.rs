@@ -147,7 +147,12 @@ fn restored_after_a_panic() {
         &format!("{bin} traces/hog-threads.ftrace.txt; echo EXIT=$?"),
         "Enter",
     ]);
-    let s = sh.wait_for("EXIT=");
+    // (at a line's start: the command line typed above has `EXIT=` too, and matched before
+    // the panic's message was printed on a loaded machine)
+    let s = sh.wait_for(
+        "
+EXIT=",
+    );
     assert!(
         s.contains("panicking inside the TUI on purpose"),
         "panic message on the main screen:\n{s}"
