@@ -88,12 +88,9 @@ fn exit(tid: u32, cpu: u32, ts: &str) -> String {
     )
 }
 
-/// Process 100 (begun in the capture by an exec) runs on CPU 0 with CID 0; 101 gets 1 on
-/// CPU 1; 102 and 103 are forked; 101 exits; 102 gets 2 on CPU 2; 103 switches in on CPU 3
-/// and reports `last_cid`. `held` is what 101 records between its exit and 103's switch-in.
-fn capture(held: &str, last_cid: u32) -> Vec<u8> {
-    let mut s = HEADER.to_string();
-    let idle = |c: u32| (format!("swapper/{c}"), 0u32);
+/// `header`, then process 100 begun in the capture by an exec on CPU 0, reporting CID 0.
+fn exec_of_100(header: String) -> String {
+    let mut s = header;
     s += &line(
         "sh",
         100,
@@ -103,6 +100,15 @@ fn capture(held: &str, last_cid: u32) -> Vec<u8> {
         "sched_process_exec: filename=/w pid=100 old_pid=100",
     );
     s += &update(100, 0, "1.000010", 0);
+    s
+}
+
+/// Process 100 (begun in the capture by an exec) runs on CPU 0 with CID 0; 101 gets 1 on
+/// CPU 1; 102 and 103 are forked; 101 exits; 102 gets 2 on CPU 2; 103 switches in on CPU 3
+/// and reports `last_cid`. `held` is what 101 records between its exit and 103's switch-in.
+fn capture(held: &str, last_cid: u32) -> Vec<u8> {
+    let mut s = exec_of_100(HEADER.to_string());
+    let idle = |c: u32| (format!("swapper/{c}"), 0u32);
     s += &fork(["1.000100", "1.000101", "1.000102"], 101, 1);
     let i1 = idle(1);
     s += &switch(1, "1.000200", (&i1.0, 0, None), "R", ("w", 101));
@@ -177,17 +183,8 @@ fn an_exit_held_up_in_its_exit_path_still_counts_in_mm_users() {
 /// 101's put is held past 105's switch-in on CPU 5 (`held_until` is 101's last switch-out),
 /// where 105 takes the first free CID, 1, either way; 100 then forks 106-108. 106 switches in on CPU 6 and reports `last_cid`.
 fn capture_held_across(held_until: &str, last_cid: u32) -> Vec<u8> {
-    let mut s = HEADER.replace("cpus=4", "cpus=8");
+    let mut s = exec_of_100(HEADER.replace("cpus=4", "cpus=8"));
     let idle = |c: u32| format!("swapper/{c}");
-    s += &line(
-        "sh",
-        100,
-        Some(100),
-        0,
-        "1.000000",
-        "sched_process_exec: filename=/w pid=100 old_pid=100",
-    );
-    s += &update(100, 0, "1.000010", 0);
     for (k, child) in (101..=104).enumerate() {
         let t = |d: u32| format!("1.000{:03}", 100 + 10 * k as u32 + d);
         s += &fork([&t(0), &t(1), &t(2)], child, child - 100);

@@ -146,12 +146,18 @@ pub fn tick_phase(trace: &Trace, hz: u32) -> u64 {
     }
     (t0 + min_off).rem_euclid(period) as u64
 }
+/// P of a replay: `params.cpus`, or the capture's CPU count where it is 0.
+pub fn resolved_cpus(trace: &Trace, params: &Params) -> u32 {
+    match params.cpus {
+        0 => trace.cpu_count(),
+        n => n,
+    }
+}
+
 /// Resolves `cpus`/`hz` of `params` from the capture (`hz_source` says where HZ came from).
 pub fn resolve_params(trace: &Trace, params: &Params) -> (Params, u64) {
     let mut resolved = params.clone();
-    if resolved.cpus == 0 {
-        resolved.cpus = trace.cpu_count();
-    }
+    resolved.cpus = resolved_cpus(trace, params);
     if resolved.hz == 0 {
         let i = infer_hz_detail(trace);
         let milli = |r: f64| (r * 1000.0).round() as u32;

@@ -2,6 +2,7 @@
 //! [`super::replay`]), and a whole replay with given placements.
 
 use super::feed::{MissFeed, Misses, PUBLISH_EVERY, SearchStart};
+use super::hz::resolved_cpus;
 use super::prepass::{PrePass, preexisting_tasks};
 use super::probes;
 use super::steps::SNAPSHOT_AHEAD_OF_MISS;
@@ -32,12 +33,14 @@ pub(super) struct Prepared<'a> {
 
 impl<'a> Prepared<'a> {
     pub fn new(trace: &'a Trace, policy: PolicyKind, params: &Params) -> Prepared<'a> {
-        let cpus = match params.cpus {
-            0 => trace.cpu_count(),
-            n => n,
+        // (P once: the capture's CPU count reads every event's CPU)
+        let cpus = resolved_cpus(trace, params);
+        let given = Params {
+            cpus,
+            ..params.clone()
         };
         // the steps the capture's CID probes mark run there (docs/models.md §5.6)
-        let others = || (resolve_params(trace, params), probes::plan(trace));
+        let others = || (resolve_params(trace, &given), probes::plan(trace));
         // (the first pass replays the observed state over every event: on a large capture it
         // runs beside the others, which read only the rare events and the ticks)
         let (((mut params, phase), plan), pre) = if trace.events.len() < PREPASS_BESIDE_EVENTS {

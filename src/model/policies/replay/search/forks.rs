@@ -226,7 +226,8 @@ impl Search<'_> {
     /// reads `mm_users` or `nr_threads` (an allocation's `__mm_cid_try_get`, a migration's
     /// `sched_mm_cid_migrate_to`, a clone, an `exit_mm`; [`Self::observing_positions`] lists
     /// the records that may) or the next event is in another jiffy. `None`: the policy does
-    /// not count those reads.
+    /// not count those reads, or no snapshot lies before the window (the caller falls back
+    /// on those records).
     fn reading_positions(&mut self, w: ForkWindow, mm: MmId, i: usize) -> Option<Reading> {
         let end = w.record.min(i + 1);
         let (b, snap) = self.snapshot_before(w.first)?;
