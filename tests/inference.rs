@@ -566,3 +566,29 @@ fn a_wakeup_enqueued_while_the_source_ran_the_mm_stole_nothing() {
         "{a}"
     );
 }
+
+/// A remote wakeup's enqueue that ran after the source CPU went idle again, while the woken
+/// CPU recorded nothing until well after (docs/models.md §5.3 T1): a fresh 6.18.15 24-vCPU
+/// `workers` boot (traces/inference/README.md). 295 (CID 1 on CPU 13) is woken from CPU 13 to
+/// idle CPU 16 at 13.400612; CPU 13 runs 311 (which reports 1) and goes idle at 13.401306; CPU
+/// 16 records nothing until 13.419702. 301's switch-in on CPU 9 at 13.414856 reports 1: the
+/// enqueue ran in between, stole CPU 13's 1 and, CPU 16's slot set and `mm_users` 22 below the
+/// 24 CPUs, dropped it; 311 then expands to 6 at 13.416088.
+#[test]
+fn a_wakeup_enqueued_after_the_source_went_idle_dropped_its_cid() {
+    let file = "inference/k6.18.15-c24-workers-wake-after-idle.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (150, 150), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 147, "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "prompt_wake".to_string(),
+            295,
+            13_400_612_000,
+            13_401_348_000
+        )),
+        "{a}"
+    );
+}

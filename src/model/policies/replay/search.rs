@@ -484,6 +484,7 @@ impl Search<'_> {
         let mut fallback = source.earlier_futex_puts(r, i, who, mm);
         fallback.extend(source.short_stalls(r, i, who, mm));
         fallback.extend(source.wakes_by(r, i, who, mm));
+        fallback.extend(source.wakes_after_source_left(r, i, who, mm));
         // the smallest change first: the step that moves the least of the capture before the
         // disagreement (and costs the least to replay)
         cands.sort_by_key(|s| std::cmp::Reverse(s.order()));

@@ -465,6 +465,15 @@ impl Untraced {
         }
     }
 
+    /// The remote wakeups still queued on an idle CPU's wakelist (dst CPU, task): their
+    /// enqueue runs at dst's next record unless placed before it.
+    pub fn queued_wakes(&self) -> impl Iterator<Item = (u16, Tid)> + '_ {
+        self.wakelist
+            .iter()
+            .filter(|&&(_, _, ipi)| ipi)
+            .map(|&(dst, t, _)| (dst, t))
+    }
+
     /// Runs the deferred enqueues (`sched_ttwu_pending`) queued on `cpu`, or of `tid`.
     pub fn flush_wakelist(
         &mut self,

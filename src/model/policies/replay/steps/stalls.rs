@@ -1,6 +1,7 @@
 //! The search's candidates where a vCPU stalled (docs/models.md §5.6): a probed step that ran
-//! at the other end of a stall of its CPU, a switch whose CID step ran at its record, and a
-//! switch whose `rq->curr` was set long before its record.
+//! at the other end of a stall of its CPU, a switch whose CID step ran at its record, a
+//! switch whose `rq->curr` was set long before its record, and a remote wakeup's enqueue run
+//! while its woken CPU stalled (§5.3 T1).
 
 use super::{SEARCH_LOOKBACK, STEP_CANDIDATES, Step, StepSource};
 use crate::events::{EventKind, MigrateState, Probe, Tid};
@@ -169,6 +170,90 @@ impl StepSource<'_> {
         }
         out.extend(others);
         out.truncate(STEP_CANDIDATES);
+        out
+    }
+
+    /// T1 with a stall of dst, the source gone idle: remote wakeups of the mm still queued on
+    /// an idle dst's wakelist at the disagreeing update `i` (dst records nothing but a
+    /// `tick_stop` until after it), whose source CPU switched from a task of the mm to idle or
+    /// a task of another mm after the wakeup's record and before the disagreeing task's
+    /// switch-in `sw`. dst's vCPU may have run the IPI's enqueue (`sched_ttwu_pending` →
+    /// `activate_task` → `sched_mm_cid_migrate_to`, `kernel/sched/core.c` @6.18.15
+    /// l.3790–3825, l.2137) right after that switch and stalled before recording anything: the
+    /// steal then found the source's CID unused (`src_rq->curr` not of the mm, l.10528–10532,
+    /// l.10554–10593) and took it, moving it to dst (l.10651–10654) or, with dst's slot set and
+    /// `mm_users` below the allowed CPUs, dropping it (l.10633–10637, l.10647–10650), before
+    /// the disagreeing task's allocation. [`Step::WakeBy`] right after that switch: within the
+    /// enqueue's window (after the wakeup's record, before dst's next record). A fresh 6.18.15
+    /// 24-vCPU `workers` boot: 295 (CID 1 on CPU 13) is woken from CPU 13 to idle CPU 16 at
+    /// 13.400612; CPU 13 runs 311 (which reports 1) and goes idle at 13.401306; CPU 16 records
+    /// nothing until 13.419702; 301 reports 1 at 13.415000 (dropped by the steal), not the 6
+    /// the model had, and 311 then 6. Nearest first; a fallback like [`Self::short_stalls`].
+    pub(in crate::model::policies::replay) fn wakes_after_source_left(
+        &self,
+        r: &Replayer,
+        i: usize,
+        (cpu, tid): (u16, Tid),
+        mm: MmId,
+    ) -> Vec<Step> {
+        let ev = |j: usize| self.events.get(j).copied();
+        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
+        let of_mm = |t: Tid| t != 0 && mm_of(t) == Some(mm);
+        if r.untraced.probed.migrate_to {
+            return Vec::new();
+        }
+        let Some(sw) = self.switch_in(i, (cpu, tid)) else {
+            return Vec::new();
+        };
+        let p = &self.found;
+        let placed = |x: Tid| p.wakes_by.values().any(|v| v.contains(&x));
+        let queued: Vec<(u16, Tid)> = r
+            .untraced
+            .queued_wakes()
+            .filter(|&(_, x)| of_mm(x) && !placed(x))
+            .collect();
+        if queued.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let mut seen: Vec<Tid> = Vec::new();
+        for j in (i.saturating_sub(SEARCH_LOOKBACK)..i).rev() {
+            if out.len() >= STEP_CANDIDATES || seen.len() >= queued.len() {
+                break;
+            }
+            let Some(EventKind::SchedMigrateTask {
+                tid: x,
+                orig_cpu,
+                dest_cpu,
+            }) = ev(j).map(|e| e.kind)
+            else {
+                continue;
+            };
+            // the wakeup whose enqueue is still queued: its task's last migration, recorded
+            // before the switch-in
+            if seen.contains(&x) || !queued.contains(&(dest_cpu, x)) {
+                continue;
+            }
+            seen.push(x);
+            if j >= sw || orig_cpu == dest_cpu {
+                continue;
+            }
+            // the source's next switch away from the mm, before the switch-in
+            let away = (j + 1..sw).find(|&q| {
+                ev(q).is_some_and(|e| {
+                    e.cpu == orig_cpu
+                        && matches!(e.kind, EventKind::SchedSwitch { prev_tid, next_tid, .. }
+                            if of_mm(prev_tid) && !of_mm(next_tid))
+                })
+            });
+            if let Some(q) = away {
+                out.push(Step::WakeBy {
+                    wake: j,
+                    tid: x,
+                    at: q + 1,
+                });
+            }
+        }
         out
     }
 
