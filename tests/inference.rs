@@ -592,3 +592,29 @@ fn a_wakeup_enqueued_after_the_source_went_idle_dropped_its_cid() {
         "{a}"
     );
 }
+
+/// The same kind of enqueue, from the disagreeing update's own CPU, found before the forks of
+/// the mm (docs/models.md §5.3 T1): the same boot (traces/inference/README.md). 303 (CID 7 on
+/// CPU 22) is woken from idle CPU 22 to idle CPU 1 at 13.464391; CPU 22 runs 304 (which
+/// reports 7) until 13.465006, and CPU 1 records nothing until 13.542309. 304's switch-in on
+/// CPU 22 at 13.536911 reports 10, not the 7 a set slot gives (`mm_cid_get`'s fast path): the
+/// enqueue ran in between, took CPU 22's 7 along to CPU 1 (303 reports 7 there), and 304
+/// allocated. The forks of the mm, tried first before, took the budget this search had left.
+#[test]
+fn a_wakeup_enqueued_after_the_source_went_idle_emptied_the_disagreeing_cpus_slot() {
+    let file = "inference/k6.18.15-c24-workers-steal-from-cpu.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (179, 179), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 167, "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "prompt_wake".to_string(),
+            303,
+            13_464_391_000,
+            13_465_042_000
+        )),
+        "{a}"
+    );
+}

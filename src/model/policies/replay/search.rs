@@ -12,6 +12,10 @@
 //!    (T7); only when none of these explains it, the futex hash's reference gone before an
 //!    earlier switch-in of the mm (`StepSource::earlier_futex_puts`).
 //!
+//! Before both, a remote wakeup of the mm still queued on its woken CPU whose steal from the
+//! disagreeing CPU emptied that CPU's slot (T1, `StepSource::steals_from_cpu`): a set slot
+//! gives its CID whatever a fork's step changed.
+//!
 //! While a lazy fixup walk of the mm is in progress (T3) the second kind comes first: its marks
 //! (alone, or with the switches in flight across the walk's fork step deferred) are what a
 //! disagreement inside the walk mostly needs.
@@ -256,16 +260,23 @@ pub fn search_placements(
                 // walk's progress, not another fork, is what a disagreement inside it
                 // mostly shows; a fork placed again would only mark the same walk)
                 let cand = if r.untraced.lazy_walk(mm).is_some() {
-                    match s.try_steps(&r, i, who, mm, target) {
+                    match s.try_steps(&r, i, who, mm, target, &[]) {
                         Some(c) => Some(c),
                         None if s.budget > 0 => s.try_forks(&r, i, who, mm, target),
                         None => None,
                     }
                 } else {
-                    match s.try_forks(&r, i, who, mm, target) {
+                    // (a queued wakeup's steal from the disagreeing CPU before the forks: a
+                    // fork's step does not change what a set slot gives)
+                    let (steal, tried) = s.try_steals(&r, i, who, mm, target);
+                    match steal {
                         Some(c) => Some(c),
-                        None if s.budget > 0 => s.try_steps(&r, i, who, mm, target),
-                        None => None,
+                        None if s.budget == 0 => None,
+                        None => match s.try_forks(&r, i, who, mm, target) {
+                            Some(c) => Some(c),
+                            None if s.budget > 0 => s.try_steps(&r, i, who, mm, target, &tried),
+                            None => None,
+                        },
                     }
                 };
                 s.budget = left - (share - s.budget);
@@ -456,7 +467,44 @@ impl Search<'_> {
         })
     }
 
-    /// T5/T6/T1: one step of the mm moved from its default.
+    /// The candidates a search draws from the capture for the disagreement at `i`.
+    fn source(&self) -> StepSource<'_> {
+        StepSource {
+            events: &self.events,
+            policy: self.policy,
+            exits: self.exits,
+            next_on_cpu: &self.next_on_cpu,
+            found: &self.found,
+        }
+    }
+
+    /// T1, tried first: a queued wakeup's steal from the disagreeing CPU
+    /// ([`StepSource::steals_from_cpu`]); also the steps tried (a later tier skips them).
+    fn try_steals(
+        &mut self,
+        r: &Replayer,
+        i: usize,
+        who: (u16, Tid),
+        mm: MmId,
+        target: u64,
+    ) -> (Option<Candidate>, Vec<Step>) {
+        let cands = self.source().steals_from_cpu(r, i, who, mm);
+        // (drawing them read the lookback; charged only where there are any: without a
+        // queued wakeup of the mm nothing is read)
+        if cands.is_empty() || !self.spend(SEARCH_LOOKBACK as u64 / 8) {
+            return (None, Vec::new());
+        }
+        if self.verbose {
+            eprintln!("search: steals from CPU {} for {i}: {cands:?}", who.0);
+        }
+        (
+            self.try_these(r, i, mm, target, (cands.clone(), Vec::new())),
+            cands,
+        )
+    }
+
+    /// T5/T6/T1: one step of the mm moved from its default (but those in `skip`, tried
+    /// already).
     fn try_steps(
         &mut self,
         r: &Replayer,
@@ -464,33 +512,43 @@ impl Search<'_> {
         who: (u16, Tid),
         mm: MmId,
         target: u64,
+        skip: &[Step],
     ) -> Option<Candidate> {
-        let n = self.events.len();
         // (drawing the candidates reads up to twice the lookback of the capture: reading an
         // event costs about an eighth of replaying it)
         if !self.spend((i - i.saturating_sub(2 * SEARCH_LOOKBACK)) as u64 / 8) {
             return None;
         }
-        let mut found: Vec<Candidate> = Vec::new();
-        let source = StepSource {
-            events: &self.events,
-            policy: self.policy,
-            exits: self.exits,
-            next_on_cpu: &self.next_on_cpu,
-            found: &self.found,
-        };
+        let source = self.source();
         let mut cands = source.step_candidates(r, i, who, mm);
         // (tried only when none of those explains it)
         let mut fallback = source.earlier_futex_puts(r, i, who, mm);
         fallback.extend(source.short_stalls(r, i, who, mm));
         fallback.extend(source.wakes_by(r, i, who, mm));
         fallback.extend(source.wakes_after_source_left(r, i, who, mm));
+        fallback.retain(|s| !skip.contains(s));
         // the smallest change first: the step that moves the least of the capture before the
         // disagreement (and costs the least to replay)
         cands.sort_by_key(|s| std::cmp::Reverse(s.order()));
         if self.verbose {
             eprintln!("search: step candidates for {i}: {cands:?} (else {fallback:?})");
         }
+        self.try_these(r, i, mm, target, (cands, fallback))
+    }
+
+    /// Tries `cands`, then (when none explains the disagreement at `i`) `fallback`: the one
+    /// with the fewest misses a little further on, if it also has fewer than the replay `r`
+    /// without it.
+    fn try_these(
+        &mut self,
+        r: &Replayer,
+        i: usize,
+        mm: MmId,
+        target: u64,
+        (cands, fallback): (Vec<Step>, Vec<Step>),
+    ) -> Option<Candidate> {
+        let n = self.events.len();
+        let mut found: Vec<Candidate> = Vec::new();
         // (the walk marks of one event share the replay up to it: a mark changes nothing
         // before its event, and the counts of a walk are tried in turn)
         let mut prefix: Option<(usize, usize, Replayer)> = None;

@@ -257,6 +257,38 @@ impl StepSource<'_> {
         out
     }
 
+    /// [`Self::wakes_after_source_left`] from the disagreeing update's own CPU (lazy-compact
+    /// and resume-batch): the disagreeing switch-in found that CPU's slot set in the model, and
+    /// `mm_cid_get` returns a set slot's CID as it is (`kernel/sched/sched.h` @6.18.15
+    /// l.3754–3758), whatever `mm_users` or `max_nr_cid` say; only a step that emptied the slot
+    /// before the switch-in gives another CID there, and a queued wakeup's steal from that CPU
+    /// (`__sched_mm_cid_migrate_from_try_steal_cid`, `kernel/sched/core.c` @6.18.15
+    /// l.10554–10593) is one. Tried before the forks of the mm (a fork's step changes only
+    /// `mm_users`, which a set slot does not read). A fresh 6.18.15 24-vCPU `workers` boot:
+    /// 303 (CID 7 on CPU 22) is woken from idle CPU 22 to idle CPU 1 at 13.464391, CPU 22
+    /// runs 304 (which reports 7) until 13.465006, and CPU 1 records nothing until 13.542309;
+    /// 304's switch-in on CPU 22 at 13.536911 reports 10, 303 then 7 on CPU 1.
+    pub(in crate::model::policies::replay) fn steals_from_cpu(
+        &self,
+        r: &Replayer,
+        i: usize,
+        (cpu, tid): (u16, Tid),
+        mm: MmId,
+    ) -> Vec<Step> {
+        if self.policy == PolicyKind::OwnerMode {
+            return Vec::new();
+        }
+        let from_cpu = |j: usize| {
+            self.events.get(j).is_some_and(|e| {
+                matches!(e.kind, EventKind::SchedMigrateTask { orig_cpu, .. } if orig_cpu == cpu)
+            })
+        };
+        self.wakes_after_source_left(r, i, (cpu, tid), mm)
+            .into_iter()
+            .filter(|s| matches!(*s, Step::WakeBy { wake, .. } if from_cpu(wake)))
+            .collect()
+    }
+
     /// [`Step::CurrEarly`]: migrations of the mm from a CPU whose next switch is to a task of
     /// the mm, before the disagreeing update `i`, placed after that CPU's last record before
     /// the switch; those from the disagreeing update's CPU first (the CPU whose CID a steal
