@@ -332,6 +332,12 @@ fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
 #[inline(always)]
 fn modelled_event(h: Head, kind: EventKind, out: &mut Chunk) -> Result<(), Expected> {
     out.skipped.unknown_tid += u64::from(h.tid == crate::events::TID_UNKNOWN);
+    if kind == EventKind::Tick
+        && let Some(now) = payload::hrtimer_now(h.rest)
+    {
+        let off = h.ts as i64 - now.min(i64::MAX as u64) as i64;
+        out.mono_offset = Some(out.mono_offset.map_or(off, |o| o.min(off)));
+    }
     let comm = strip_buffer_prefix(h.comm);
     out.note_task(h.cpu, h.tid, comm, h.tgid.flatten());
     out.events.push(Event {
