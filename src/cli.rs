@@ -159,6 +159,11 @@ pub struct ModelArgs {
     #[arg(long)]
     pub check_invariants: bool,
 
+    /// Replay: place the jiffies' boundaries by the ticks' CLOCK_MONOTONIC `now=` (ftrace
+    /// text) instead of by the earliest phase of their record times.
+    #[arg(long)]
+    pub mono_jiffies: bool,
+
     /// Replay: infer where the kernel ran the CID steps the capture does not mark
     /// (model_agreement.predicted is the plain replay, agreed is with the inferred steps; the
     /// same whether --policy, --kernel-version or the capture names the model).
@@ -192,6 +197,7 @@ impl ModelArgs {
             futex_hash_ref: false,
             // a property of the capture: set by the replay when it holds the scan probes
             observed_scans: false,
+            mono_jiffies: self.mono_jiffies,
         }
     }
 

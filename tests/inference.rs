@@ -618,3 +618,36 @@ fn a_wakeup_enqueued_after_the_source_went_idle_emptied_the_disagreeing_cpus_slo
         "{a}"
     );
 }
+
+/// The jiffies' boundaries by the capture's CLOCK_MONOTONIC (docs/models.md §5.4): a fresh
+/// 6.18.15 48-vCPU `churn` boot (traces/inference/README.md). The ticks' `now=` put the
+/// boundaries at 42.436750 + k·4 ms in the capture's clock; the ticks' earliest phase put them
+/// 2.25 ms later. 466's scan at 42.339222 set `next_scan` 25 jiffies on; 470's tick at 42.438480
+/// (past the boundary at 42.436750, before the estimate's 42.439005) queued the scan its update
+/// at 42.438703 shows (a tick, no switch-in since its update at 42.428716), and it pushed
+/// `next_scan` past 42.5. With the estimate, 477's update at 42.495003 ran that scan instead and
+/// lazied 478's 7 (`sched_mm_cid_remote_clear_weight`, weight 7), which 478 then gave up at its
+/// switch-out at 42.509589; the kernel left it alone, and 478 reports 7 at 42.509962.
+#[test]
+fn the_jiffies_follow_the_ticks_monotonic_clock() {
+    let file = "inference/k6.18.15-c48-churn-jiffies.ftrace.txt.zst";
+    let fresh = |args: &[&str]| {
+        let (a, m) = model(file, args);
+        assert_eq!(u(&m, "violations"), 0, "{m}");
+        let p = &a["predicted_fresh"];
+        (u(p, "checked"), u(p, "agreed"))
+    };
+    assert_eq!(
+        fresh(&["--check-invariants", "--infer-steps", "off"]),
+        (39, 38)
+    );
+    assert_eq!(
+        fresh(&[
+            "--check-invariants",
+            "--infer-steps",
+            "off",
+            "--mono-jiffies"
+        ]),
+        (39, 39)
+    );
+}

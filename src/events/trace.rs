@@ -69,6 +69,12 @@ pub struct Trace {
     /// That kernel's CONFIG_RSEQ_CID_SCAN_BATCH, when the capture says it: the kernel has the
     /// compaction-in-batches patches (resume-batch, docs/models.md §3).
     pub kernel_scan_batch: Option<u32>,
+    /// The capture's clock minus CLOCK_MONOTONIC, from the ticks' `hrtimer_expire_entry`
+    /// `now=`: the least difference of a tick's record time and its `now` (the tick recorded
+    /// soonest after it read the clock). The jiffies' boundaries are whole multiples of
+    /// TICK_NSEC in CLOCK_MONOTONIC (docs/models.md §5.4); `None` where the reader does not
+    /// give `now` (the binary formats) or the capture has no tick.
+    pub mono_offset: Option<i64>,
     pub warnings: Vec<Warning>,
     /// Tids whose TGID column changed (reused by another process), in time order.
     pub tgid_changes: Vec<TgidChange>,
@@ -88,6 +94,8 @@ pub struct TraceDelta {
     pub kernel_release: Option<String>,
     pub kernel_hz: Option<u32>,
     pub kernel_scan_batch: Option<u32>,
+    /// The least tick record time minus `now=` of the delta's ticks ([`Trace::mono_offset`]).
+    pub mono_offset: Option<i64>,
     pub warnings: Vec<Warning>,
     /// TGID changes noticed since the previous delta.
     pub tgid_changes: Vec<TgidChange>,
@@ -109,6 +117,7 @@ impl TraceDelta {
             kernel_release: t.kernel_release,
             kernel_hz: t.kernel_hz,
             kernel_scan_batch: t.kernel_scan_batch,
+            mono_offset: t.mono_offset,
             warnings: t.warnings,
             tgid_changes: t.tgid_changes,
             format: t.origin.file_format(),
@@ -138,6 +147,9 @@ impl Trace {
         }
         if d.kernel_scan_batch.is_some() {
             self.kernel_scan_batch = d.kernel_scan_batch;
+        }
+        if let Some(o) = d.mono_offset.take() {
+            self.mono_offset = Some(self.mono_offset.map_or(o, |m| m.min(o)));
         }
         if let Some(f) = d.format {
             self.origin = Origin::File(f);
@@ -176,6 +188,7 @@ impl Trace {
             kernel_release: None,
             kernel_hz: None,
             kernel_scan_batch: None,
+            mono_offset: None,
             warnings: Vec::new(),
             tgid_changes: Vec::new(),
         }

@@ -32,6 +32,9 @@ pub struct Feed {
     warnings: Vec<Warning>,
     /// TGID changes within the pieces read so far (a tid reused by another process).
     tgid_changes: Vec<crate::events::TgidChange>,
+    /// The least tick record time minus `now=` read since the last delta
+    /// ([`crate::events::Trace::mono_offset`]).
+    mono_offset: Option<i64>,
 }
 
 impl Feed {
@@ -51,6 +54,7 @@ impl Feed {
             ncpus_sent: false,
             warnings: Vec::new(),
             tgid_changes: Vec::new(),
+            mono_offset: None,
         }
     }
 
@@ -75,6 +79,7 @@ impl Feed {
         let mut remap: Vec<StrId> = vec![StrId(0)];
         let mut hint = None;
         let tgid_changes = &mut self.tgid_changes;
+        let mono_offset = &mut self.mono_offset;
         let (strings, tasks, changed, pending, bad, first_bad, warnings) = (
             &mut self.strings,
             &mut self.tasks,
@@ -95,6 +100,9 @@ impl Feed {
                     remap.push(strings.intern(&s));
                 }
                 hint = hint.or(d.ncpus_hint);
+                if let Some(o) = d.mono_offset.take() {
+                    *mono_offset = Some(mono_offset.map_or(o, |m| m.min(o)));
+                }
                 tgid_changes.append(&mut d.tgid_changes);
                 let re = |id: StrId| remap.get(id.0 as usize).copied().unwrap_or_default();
                 for mut e in d.events.drain(..) {
@@ -189,6 +197,7 @@ impl Feed {
             kernel_release: None,
             kernel_hz: None,
             kernel_scan_batch: None,
+            mono_offset: self.mono_offset.take(),
             warnings: std::mem::take(&mut self.warnings),
             tgid_changes: std::mem::take(&mut self.tgid_changes),
             format: Some(FTRACE),

@@ -202,6 +202,10 @@ pub struct Params {
     /// §5.6): the compaction's slot clears are observed ([`super::DriverEvent::ObservedClear`]),
     /// the policy runs no scan of its own.
     pub observed_scans: bool,
+    /// Replay: the jiffies' boundaries from the ticks' CLOCK_MONOTONIC `now=` (whole multiples
+    /// of TICK_NSEC there) instead of the earliest phase of the ticks' record times
+    /// (`--mono-jiffies`, docs/models.md §5.4).
+    pub mono_jiffies: bool,
 }
 
 impl Default for Params {
@@ -222,6 +226,7 @@ impl Default for Params {
             kernel_policy: None,
             futex_hash_ref: false,
             observed_scans: false,
+            mono_jiffies: false,
         }
     }
 }

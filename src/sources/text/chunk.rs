@@ -176,6 +176,9 @@ pub struct Chunk {
     ///
     /// [`payload::parse_exact`]: crate::sources::text::payload::parse_exact
     pub hrtimer_name: Option<StrId>,
+    /// The least difference between a tick's record time and its `now=` (CLOCK_MONOTONIC) in
+    /// this chunk: [`Trace::mono_offset`](crate::events::Trace::mono_offset).
+    pub mono_offset: Option<i64>,
     /// Byte position of the `[CPU]` column in the previous line (a parser's hint).
     pub cpu_hint: usize,
     pub warned_late_header: bool,
@@ -241,6 +244,7 @@ impl Chunk {
             recent: [(Tid::MAX, None); 64],
             unknown_comm: None,
             hrtimer_name: None,
+            mono_offset: None,
             cpu_hint: 0,
             warned_late_header: false,
             tgid_notes: Vec::new(),

@@ -529,6 +529,9 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         delta.kernel_hz = chunk.kernel_hz;
         delta.kernel_scan_batch = chunk.kernel_scan_batch;
     }
+    if let Some(o) = chunk.mono_offset {
+        delta.mono_offset = Some(delta.mono_offset.map_or(o, |m| m.min(o)));
+    }
     st.saw_header |= chunk.saw_header;
     st.perf.add(&chunk.perf);
     st.skipped.add(&chunk.skipped);

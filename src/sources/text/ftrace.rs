@@ -332,6 +332,12 @@ fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
 #[inline(always)]
 fn modelled_event(h: Head, kind: EventKind, out: &mut Chunk) -> Result<(), Expected> {
     out.skipped.unknown_tid += u64::from(h.tid == crate::events::TID_UNKNOWN);
+    if kind == EventKind::Tick
+        && let Some(now) = payload::hrtimer_now(h.rest)
+    {
+        let off = h.ts as i64 - now.min(i64::MAX as u64) as i64;
+        out.mono_offset = Some(out.mono_offset.map_or(off, |o| o.min(off)));
+    }
     let comm = strip_buffer_prefix(h.comm);
     out.note_task(h.cpu, h.tid, comm, h.tgid.flatten());
     out.events.push(Event {
@@ -862,5 +868,23 @@ mod tests {
         let t = crate::sources::load_bytes("plain.txt", b"# tracer: nop\n", &Default::default())
             .expect("a header");
         assert_eq!((t.kernel_release, t.kernel_hz), (None, None));
+    }
+
+    /// The ticks' `now=` (CLOCK_MONOTONIC) against their record times: the least difference,
+    /// in the tracefs and trace-cmd layouts alike; other hrtimers do not count.
+    #[test]
+    fn the_ticks_give_the_monotonic_clocks_offset() {
+        let text = "\
+          <idle>-0     [001] d.h1.    42.438480: hrtimer_expire_entry: hrtimer=000000008973019c function=tick_nohz_handler now=33501711214
+          <idle>-0     [002] d.h1.    42.438500: hrtimer_expire_entry: hrtimer=0xffff888627d1c6f8 now=33501751000 function=tick_nohz_handler/0x0
+          <idle>-0     [003] d.h1.    42.438600: hrtimer_expire_entry: hrtimer=00000000e79cddfd function=hrtimer_wakeup now=40000000000
+";
+        let t = crate::sources::load_bytes("ticks.txt", text.as_bytes(), &Default::default())
+            .expect("ticks");
+        // the trace-cmd line's difference (8.936749 s) is below the first line's (8.936769)
+        assert_eq!(t.mono_offset, Some(42_438_500_000 - 33_501_751_000));
+        let t = crate::sources::load_bytes("none.txt", b"# tracer: nop\n", &Default::default())
+            .expect("a header");
+        assert_eq!(t.mono_offset, None);
     }
 }

@@ -303,6 +303,13 @@ fn is_tick_function(rest: &[u8]) -> bool {
     is_tick_name(v)
 }
 
+/// The `now=` of an `hrtimer_expire_entry` (its clock base's time, CLOCK_MONOTONIC for the
+/// tick's timer: `__run_hrtimer`'s `basenow`, `kernel/time/hrtimer.c` @6.18.15 l.1774), in any
+/// of the layouts [`parse`] reads.
+pub fn hrtimer_now(rest: &[u8]) -> Option<u64> {
+    parse_u64(field(rest, b"now=", rest.len())?)
+}
+
 /// The tick's hrtimer function: `tick_nohz_handler` (6.9+) or `tick_sched_timer`.
 fn is_tick_name(f: &[u8]) -> bool {
     same(f, b"tick_nohz_handler") || same(f, b"tick_sched_timer")

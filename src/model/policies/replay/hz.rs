@@ -129,9 +129,18 @@ pub fn infer_hz(trace: &Trace) -> Option<u32> {
 }
 
 /// Offset of jiffy boundaries in the capture's clock: the earliest tick of a period, from the
-/// first ticks (ticks of all CPUs fire at the same boundary plus a small latency).
-pub fn tick_phase(trace: &Trace, hz: u32) -> u64 {
+/// first ticks (ticks of all CPUs fire at the same boundary plus a latency). That is right only
+/// while the latencies stay within half a period; under TCG they spread over the whole period
+/// and the estimate lands 1-2 ms off. With `mono` (`--mono-jiffies`), where the capture gives
+/// the ticks' `now=` ([`Trace::mono_offset`]), the phase is that of CLOCK_MONOTONIC instead:
+/// the boundaries are whole multiples of TICK_NSEC there (`tick_init_jiffy_update` aligns the
+/// first, `kernel/time/tick-sched.c` @6.18.15 l.163-174; `tick_do_update_jiffies64` steps whole
+/// periods from it). docs/models.md §5.4.
+pub fn tick_phase(trace: &Trace, hz: u32, mono: bool) -> u64 {
     let period = 1_000_000_000 / hz.max(1) as i128;
+    if mono && let Some(off) = trace.mono_offset {
+        return (off as i128).rem_euclid(period) as u64;
+    }
     let mut ticks = (trace.events.ticks())
         .map(|i| trace.events.ts(i) as i128)
         .take(256);
@@ -185,7 +194,7 @@ pub fn resolve_params(trace: &Trace, params: &Params) -> (Params, u64) {
             }
         }
     }
-    let phase = tick_phase(trace, resolved.hz);
+    let phase = tick_phase(trace, resolved.hz, resolved.mono_jiffies);
     (resolved, phase)
 }
 
