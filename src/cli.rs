@@ -159,8 +159,10 @@ pub struct ModelArgs {
     #[arg(long)]
     pub check_invariants: bool,
 
-    /// Replay: place the jiffies' boundaries by the ticks' CLOCK_MONOTONIC `now=` (ftrace
-    /// text) instead of by the earliest phase of their record times.
+    /// Replay, experimental: place the jiffies' boundaries by the ticks' CLOCK_MONOTONIC `now=`
+    /// instead of by the earliest phase of their record times (docs/models.md §5.4; not the
+    /// default: it lowers some captures). Read from ftrace text only; other formats, and text
+    /// without `hrtimer_expire_entry now=`, keep the estimate.
     #[arg(long)]
     pub mono_jiffies: bool,
 
