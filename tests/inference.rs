@@ -515,6 +515,29 @@ fn a_long_walk_is_placed_lazily_behind_the_walks_at_once() {
     assert!(steps.iter().any(|s| s["kind"] == "walk_mark"), "{steps:?}");
 }
 
+/// A fork's flip placed where a sleeping user's own CID was freed (docs/models.md §5.3 T3): a
+/// fresh 7.3.4 48-vCPU `workers` boot (traces/inference/README.md). main (437) creates 48
+/// threads; the 49th user's fork (485, record 34.434235, window from 34.300581) flips the mm to
+/// per-CPU mode. 440 (CID 3) runs on CPU 12 from 34.303595 to 34.303992; 484, the walk's first
+/// visit, reports 3 at 34.313398 and 465, not visited yet, its own 28 at 34.313624. Only 440's
+/// switch-out in the walk's TRANSIT mode frees 3 without a visit of 440 (which would have freed
+/// 465's 28 first), so the flip came before 34.303595. The window's latest positions needed 46
+/// visits (465's among them) and the search's share ran out before it reached 440's switch-in.
+#[test]
+fn a_sleeping_users_freed_cid_places_the_flip_before_its_switch_in() {
+    let file = "inference/k7.3.4-c48-workers-early-flip.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 619, "{a}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (753, 701), "{a}");
+    let fork = placed(&a)
+        .into_iter()
+        .find(|s| s.0 == "early_fork" && s.1 == 485)
+        .unwrap_or_else(|| panic!("{a}"));
+    assert!(fork.3 < 34_303_595_000, "{fork:?}");
+}
+
 /// A switch's CID step held by a stall that ended before the disagreeing switch-in
 /// (docs/models.md §5.3 T5): a fresh 6.18.15 48-vCPU `churn` boot (traces/inference/README.md).
 /// 474 is switched in on CPU 9 at 41.983371 and CPU 9 records nothing until its tick at

@@ -145,6 +145,45 @@ impl Search<'_> {
         true
     }
 
+    /// T3: where an owner-mode fork's flip must come for the disagreeing update `i` of `who`
+    /// to see the CID it reports, when a sleeping task of the mm holds that CID in the replay
+    /// (per-task mode): before that task's last switch-in inside window `w`, followed by its
+    /// switch-out before the disagreeing switch-in. Not visited yet by the walk, it handed its
+    /// own CID to its CPU with TRANSIT at that switch-in and dropped it at the switch-out
+    /// (`mm_cid_schedout`: the mode in transit), so the disagreeing task could take it.
+    fn holder_position(
+        &self,
+        r: &Replayer,
+        w: ForkWindow,
+        i: usize,
+        who: (u16, Tid),
+        mm: MmId,
+    ) -> Option<usize> {
+        let EventKind::RseqUpdate { mm_cid, .. } = self.events.get(i)?.kind else {
+            return None;
+        };
+        let sw = self.switch_in(i, who)?;
+        let core = &r.engine.core;
+        let holder = core
+            .tasks
+            .iter()
+            .filter(|(t, x)| **t != who.1 && x.mm == Some(mm) && !x.running)
+            .map(|(&t, _)| t)
+            .find(|&t| r.engine.task_cid(t) == Some(mm_cid))?;
+        // (from the disagreeing switch-in back: the holder left its CPU, then its switch-in)
+        let mut left = false;
+        for j in (w.first..sw).rev() {
+            match self.events.get(j)?.kind {
+                EventKind::SchedSwitch { prev_tid, .. } if prev_tid == holder => left = true,
+                EventKind::SchedSwitch { next_tid, .. } if next_tid == holder => {
+                    return left.then_some(j);
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// The positions of a lazy-compact fork's step in window `w` (before event `i`) that give
     /// different replays, the latest first: before event `p` and before `p + 1` differ only
     /// when event `p` can see the step. The step is `copy_mm`'s `mmget` (and the thread
@@ -363,6 +402,28 @@ impl Search<'_> {
             let others_full = |found: &[Candidate]| {
                 found.iter().filter(|c| !scan || !lazy(c)).count() >= SEARCH_CANDIDATES
             };
+            // (the observed CID is one a sleeping task of the mm held: the flip came before
+            // that task's last switch-in; lazy walks at both ends of what that leaves, tried
+            // first, each with the fewest visits it needs)
+            let held = if scan {
+                self.holder_position(r, w, i, who, mm)
+            } else {
+                None
+            };
+            let mut spent = false;
+            for p in held
+                .into_iter()
+                .flat_map(|h| [Some(h), (w.first < h).then_some(w.first)])
+                .flatten()
+            {
+                let mut own = None;
+                spent = !self.try_lazy_walk(w, p, (i, sw, mm, target), &mut found, &mut own);
+                fewest = own.into_iter().chain(fewest).min();
+                if spent {
+                    break;
+                }
+            }
+            let positions = if spent { Vec::new() } else { positions };
             'place: for p in positions {
                 let t0 = self.events.get(p).copied().map_or(0, |e| e.ts);
                 // (inside the probed function the walk ends at its return: one placement)
