@@ -128,6 +128,16 @@ impl Replayer {
         copy
     }
 
+    /// The mm of task `t` in the model, if it knows the task and its mm.
+    pub fn task_mm(&self, t: Tid) -> Option<MmId> {
+        self.engine.core.task(t).and_then(|t| t.mm)
+    }
+
+    /// Whether `t` is a task (not the idle task) of `mm` in the model.
+    pub fn in_mm(&self, t: Tid, mm: MmId) -> bool {
+        t != 0 && self.task_mm(t) == Some(mm)
+    }
+
     /// Disagreements so far (checked − agreed).
     pub fn misses(&self) -> u64 {
         self.total.checked - self.total.agreed
@@ -259,8 +269,7 @@ impl Replayer {
             EventKind::SchedProcessFork { child, .. } => child,
             _ => ev.tid,
         };
-        let mm_of = |t: Tid| self.engine.core.task(t).and_then(|t| t.mm);
-        let mms = [mm_of(ev.tid), mm_of(other)];
+        let mms = [self.task_mm(ev.tid), self.task_mm(other)];
         let due: Vec<Tid> = self
             .exiting
             .iter()
@@ -268,7 +277,7 @@ impl Replayer {
                 late.is_none()
                     && x != ev.tid
                     && x != other
-                    && mm_of(x).is_some_and(|m| mms.contains(&Some(m)))
+                    && self.task_mm(x).is_some_and(|m| mms.contains(&Some(m)))
             })
             .map(|(&x, _)| x)
             .collect();

@@ -309,6 +309,11 @@ pub(super) struct StepSource<'a> {
 }
 
 impl StepSource<'_> {
+    /// Event `j`, if the capture has one.
+    pub(super) fn ev(&self, j: usize) -> Option<crate::events::Event> {
+        self.events.get(j).copied()
+    }
+
     /// The disagreeing task's switch-in: the last switch to `tid` on `cpu` before event `i`
     /// (within [`SEARCH_LOOKBACK`]).
     pub(super) fn switch_in(&self, i: usize, (cpu, tid): (u16, Tid)) -> Option<usize> {
@@ -328,8 +333,6 @@ impl StepSource<'_> {
         (cpu, tid): (u16, Tid),
         mm: MmId,
     ) -> Vec<Step> {
-        let ev = |j: usize| self.events.get(j).copied();
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         let Some(sw) = self.switch_in(i, (cpu, tid)) else {
             return Vec::new();
         };
@@ -337,12 +340,12 @@ impl StepSource<'_> {
         let p = &self.found;
         // T5: a switch of another task of the mm on another CPU whose CID step ran late
         let switches = back.clone().rev().filter(|&j| {
-            ev(j).is_some_and(|e| match e.kind {
+            self.ev(j).is_some_and(|e| match e.kind {
                 EventKind::SchedSwitch { next_tid, .. } => {
                     e.cpu != cpu
                         && !p.deferred_switches.contains(&j)
                         && self.next_on_cpu.get(j).is_some_and(|q| q > sw)
-                        && mm_of(next_tid) == Some(mm)
+                        && r.task_mm(next_tid) == Some(mm)
                 }
                 _ => false,
             })
@@ -352,7 +355,7 @@ impl StepSource<'_> {
         // have come before a joiner's wake, or only after the switch-in
         let quiet_exit = |j: usize, x: Tid, pauses: bool| {
             !(j + 1..sw).any(|q| {
-                ev(q).is_some_and(|e| {
+                self.ev(q).is_some_and(|e| {
                     e.tid == x
                         && !(pauses
                             && matches!(e.kind, EventKind::SchedSwitch { prev_tid, prev_state, .. }
@@ -364,9 +367,9 @@ impl StepSource<'_> {
             back.clone()
                 .rev()
                 .filter(|&j| {
-                    ev(j).is_some_and(|e| match e.kind {
+                    self.ev(j).is_some_and(|e| match e.kind {
                         EventKind::SchedProcessExit { tid: x } => {
-                            mm_of(x) == Some(mm) && quiet_exit(j, x, pauses)
+                            r.task_mm(x) == Some(mm) && quiet_exit(j, x, pauses)
                         }
                         _ => false,
                     })
@@ -400,7 +403,7 @@ impl StepSource<'_> {
         // first-zero fallback), so only an update above the model's CID is tried this way,
         // and only the nearest such exit (any later allocation may shrink `max_nr_cid` again;
         // one candidate, replayed from before its exit record, bounds the cost)
-        let above = ev(i).is_some_and(|e| match e.kind {
+        let above = self.ev(i).is_some_and(|e| match e.kind {
             EventKind::RseqUpdate { mm_cid, .. } => {
                 r.engine.task_cid(tid).is_some_and(|p| mm_cid > p)
             }
@@ -421,9 +424,9 @@ impl StepSource<'_> {
             .clone()
             .rev()
             .filter(|j| p.late_puts.contains(j))
-            .filter_map(|j| match ev(j)?.kind {
+            .filter_map(|j| match self.ev(j)?.kind {
                 EventKind::SchedProcessExit { tid: x }
-                    if mm_of(x) == Some(mm)
+                    if r.task_mm(x) == Some(mm)
                         && quiet_exit(j, x, true)
                         && !p.late_puts_by.values().any(|v| v.contains(&x)) =>
                 {
@@ -451,12 +454,12 @@ impl StepSource<'_> {
         let migrations = |placed: &FxHashSet<usize>| -> Vec<(usize, bool)> {
             let (mut near, far): (Vec<_>, Vec<_>) = (back.start..i)
                 .rev()
-                .filter_map(|j| match ev(j)?.kind {
+                .filter_map(|j| match self.ev(j)?.kind {
                     EventKind::SchedMigrateTask {
                         tid: x,
                         orig_cpu,
                         dest_cpu,
-                    } if !placed.contains(&j) && mm_of(x) == Some(mm) => {
+                    } if !placed.contains(&j) && r.task_mm(x) == Some(mm) => {
                         Some((j, orig_cpu == cpu || dest_cpu == cpu))
                     }
                     _ => None,

@@ -30,12 +30,10 @@ impl StepSource<'_> {
         (cpu, tid): (u16, Tid),
         mm: MmId,
     ) -> Vec<Step> {
-        let ev = |j: usize| self.events.get(j).copied();
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         if !r.engine.futex_ref_held(mm) || r.untraced.probed.futex_put {
             return Vec::new();
         }
-        let below = ev(i).is_some_and(|e| match e.kind {
+        let below = self.ev(i).is_some_and(|e| match e.kind {
             EventKind::RseqUpdate { mm_cid, .. } => {
                 r.engine.task_cid(tid).is_some_and(|p| mm_cid < p)
             }
@@ -47,9 +45,9 @@ impl StepSource<'_> {
         (sw.saturating_sub(SEARCH_LOOKBACK)..sw)
             .rev()
             .filter(|&j| {
-                ev(j).is_some_and(|e| {
+                self.ev(j).is_some_and(|e| {
                     matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
-                        if mm_of(next_tid) == Some(mm))
+                        if r.task_mm(next_tid) == Some(mm))
                 })
             })
             .take(STEP_CANDIDATES)
@@ -68,19 +66,18 @@ impl StepSource<'_> {
         sw: usize,
         mm: MmId,
     ) -> Vec<usize> {
-        let ev = |j: usize| self.events.get(j).copied();
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         back.rev()
             .filter(|&j| {
-                let Some(EventKind::SchedProcessExit { tid: x }) = ev(j).map(|e| e.kind) else {
+                let Some(EventKind::SchedProcessExit { tid: x }) = self.ev(j).map(|e| e.kind)
+                else {
                     return false;
                 };
-                if mm_of(x) != Some(mm) {
+                if r.task_mm(x) != Some(mm) {
                     return false;
                 }
                 // where the late put runs: x's next record that is not a pause
                 let end = (j + 1..sw).find(|&q| {
-                    ev(q).is_some_and(|e| {
+                    self.ev(q).is_some_and(|e| {
                         e.tid == x
                             && !matches!(e.kind, EventKind::SchedSwitch { prev_tid, prev_state, .. }
                                 if prev_tid == x && !prev_state.dead())
@@ -88,9 +85,9 @@ impl StepSource<'_> {
                 });
                 end.is_some_and(|end| {
                     (j + 1..end).any(|q| {
-                        ev(q).is_some_and(|e| {
+                        self.ev(q).is_some_and(|e| {
                             matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
-                                if next_tid != x && mm_of(next_tid) == Some(mm))
+                                if next_tid != x && r.task_mm(next_tid) == Some(mm))
                         })
                     })
                 })
@@ -142,7 +139,6 @@ impl StepSource<'_> {
     /// `sw` (the release before that allocation), nearest first; each at `sw` and at earlier
     /// switch-ins into the mm inside its window.
     pub(super) fn exit_candidates(&self, r: &Replayer, sw: usize, tid: Tid, mm: MmId) -> Vec<Step> {
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         let mut out = Vec::new();
         let near = self.exits_near(r, tid, mm, |w| {
             w.first <= sw && w.record > sw && w.record <= sw + SEARCH_LOOKBACK
@@ -151,7 +147,7 @@ impl StepSource<'_> {
             let earlier = (w.first..sw).rev().filter(|&j| {
                 self.events.get(j).copied().is_some_and(|e| {
                     matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
-                        if next_tid != w.tid && mm_of(next_tid) == Some(mm))
+                        if next_tid != w.tid && r.task_mm(next_tid) == Some(mm))
                 })
             });
             out.extend(

@@ -25,8 +25,6 @@ impl StepSource<'_> {
             return Vec::new();
         }
         let p = &self.found;
-        let ev = |j: usize| self.events.get(j).copied();
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         // the disagreeing task's switch must still be in flight at its update
         if p.deferred_switches.contains(&sw) || self.next_on_cpu.get(sw) != Some(i) {
             return Vec::new();
@@ -41,9 +39,9 @@ impl StepSource<'_> {
                     if n == IN_FLIGHT {
                         break;
                     }
-                    let Some(e) = ev(j) else { continue };
+                    let Some(e) = self.ev(j) else { continue };
                     if let EventKind::SchedSwitch { next_tid, .. } = e.kind
-                        && mm_of(next_tid) == Some(mm)
+                        && r.task_mm(next_tid) == Some(mm)
                         && !p.deferred_switches.contains(&j)
                         && self.next_on_cpu.get(j).is_some_and(|q| q >= at)
                     {
@@ -92,7 +90,6 @@ impl StepSource<'_> {
         else {
             return (switches, n);
         };
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         for j in (p.saturating_sub(SEARCH_LOOKBACK)..p).rev() {
             if n == IN_FLIGHT {
                 break;
@@ -103,7 +100,7 @@ impl StepSource<'_> {
             if let EventKind::SchedSwitch { next_tid, .. } = e.kind
                 && next_tid != tid
                 && next_tid != 0
-                && mm_of(next_tid) == Some(mm)
+                && r.task_mm(next_tid) == Some(mm)
                 && !self.found.deferred_switches.contains(&j)
                 && self.next_on_cpu.get(j).is_some_and(|q| q > p)
             {

@@ -27,9 +27,6 @@ impl StepSource<'_> {
         (cpu, tid): (u16, Tid),
         mm: MmId,
     ) -> Vec<Step> {
-        let ev = |j: usize| self.events.get(j).copied();
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
-        let of_mm = |t: Tid| t != 0 && mm_of(t) == Some(mm);
         if r.untraced.probed.switch {
             return Vec::new();
         }
@@ -39,27 +36,27 @@ impl StepSource<'_> {
         let back = |to: usize| (to.saturating_sub(SEARCH_LOOKBACK)..to).rev();
         // a record of another CPU than `c` that shows a step of the mm
         let mm_step = |k: usize, c: u16| {
-            ev(k).is_some_and(|e| {
+            self.ev(k).is_some_and(|e| {
                 e.cpu != c
                     && match e.kind {
                         EventKind::SchedSwitch {
                             prev_tid, next_tid, ..
-                        } => of_mm(prev_tid) || of_mm(next_tid),
+                        } => r.in_mm(prev_tid, mm) || r.in_mm(next_tid, mm),
                         EventKind::SchedMigrateTask { tid, .. }
-                        | EventKind::SchedProcessExit { tid } => of_mm(tid),
+                        | EventKind::SchedProcessExit { tid } => r.in_mm(tid, mm),
                         EventKind::Tick | EventKind::TickStop { .. } => false,
-                        _ => of_mm(e.tid),
+                        _ => r.in_mm(e.tid, mm),
                     }
             })
         };
         let p = &self.found;
         back(sw)
             .filter(|&j| {
-                ev(j).is_some_and(|e| match e.kind {
+                self.ev(j).is_some_and(|e| match e.kind {
                     EventKind::SchedSwitch { next_tid, .. } => {
                         e.cpu != cpu
                             && !p.deferred_switches.contains(&j)
-                            && of_mm(next_tid)
+                            && r.in_mm(next_tid, mm)
                             && self.next_on_cpu.get(j).is_some_and(|q| {
                                 q < sw && q > left && (j + 1..q).any(|k| mm_step(k, e.cpu))
                             })
@@ -75,11 +72,10 @@ impl StepSource<'_> {
     /// The disagreeing task's switch-in before event `i` and its last record before that (its
     /// switch-out: from then on it held no CID a step elsewhere could have moved).
     fn switch_in_and_left(&self, i: usize, (cpu, tid): (u16, Tid)) -> Option<(usize, usize)> {
-        let ev = |j: usize| self.events.get(j).copied();
         let back = |to: usize| (to.saturating_sub(SEARCH_LOOKBACK)..to).rev();
         let sw = self.switch_in(i, (cpu, tid))?;
         let left = back(sw).find(|&j| {
-            ev(j).is_some_and(|e| {
+            self.ev(j).is_some_and(|e| {
                 e.tid == tid
                     || matches!(e.kind, EventKind::SchedSwitch { prev_tid, .. } if prev_tid == tid)
             })
@@ -105,9 +101,6 @@ impl StepSource<'_> {
         (cpu, tid): (u16, Tid),
         mm: MmId,
     ) -> Vec<Step> {
-        let ev = |j: usize| self.events.get(j).copied();
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
-        let of_mm = |t: Tid| t != 0 && mm_of(t) == Some(mm);
         if r.untraced.probed.migrate_to {
             return Vec::new();
         }
@@ -125,12 +118,12 @@ impl StepSource<'_> {
                 tid: x,
                 orig_cpu,
                 dest_cpu,
-            }) = ev(j).map(|e| e.kind)
+            }) = self.ev(j).map(|e| e.kind)
             else {
                 continue;
             };
             if orig_cpu == dest_cpu
-                || !of_mm(x)
+                || !r.in_mm(x, mm)
                 || placed(x)
                 || p.prompt_wakes.contains(&j)
                 || p.late_enqueues.contains(&j)
@@ -140,17 +133,17 @@ impl StepSource<'_> {
             // dst's next record (where the replay runs the queued enqueue) and the source's
             // switch into another task of the mm before it
             let Some(n) = (j + 1..i + 1).find(|&q| {
-                ev(q).is_some_and(|e| {
+                self.ev(q).is_some_and(|e| {
                     e.cpu == dest_cpu && !matches!(e.kind, EventKind::TickStop { .. })
                 })
             }) else {
                 continue;
             };
             let switch = (j + 1..n).find(|&q| {
-                ev(q).is_some_and(|e| {
+                self.ev(q).is_some_and(|e| {
                     e.cpu == orig_cpu
                         && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
-                            if next_tid != x && of_mm(next_tid))
+                            if next_tid != x && r.in_mm(next_tid, mm))
                 })
             });
             // (as for a short stall: dst's enqueue pending after the disagreeing task left)
@@ -196,9 +189,6 @@ impl StepSource<'_> {
         (cpu, tid): (u16, Tid),
         mm: MmId,
     ) -> Vec<Step> {
-        let ev = |j: usize| self.events.get(j).copied();
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
-        let of_mm = |t: Tid| t != 0 && mm_of(t) == Some(mm);
         if r.untraced.probed.migrate_to {
             return Vec::new();
         }
@@ -210,7 +200,7 @@ impl StepSource<'_> {
         let queued: Vec<(u16, Tid)> = r
             .untraced
             .queued_wakes()
-            .filter(|&(_, x)| of_mm(x) && !placed(x))
+            .filter(|&(_, x)| r.in_mm(x, mm) && !placed(x))
             .collect();
         if queued.is_empty() {
             return Vec::new();
@@ -225,7 +215,7 @@ impl StepSource<'_> {
                 tid: x,
                 orig_cpu,
                 dest_cpu,
-            }) = ev(j).map(|e| e.kind)
+            }) = self.ev(j).map(|e| e.kind)
             else {
                 continue;
             };
@@ -240,10 +230,10 @@ impl StepSource<'_> {
             }
             // the source's next switch away from the mm, before the switch-in
             let away = (j + 1..sw).find(|&q| {
-                ev(q).is_some_and(|e| {
+                self.ev(q).is_some_and(|e| {
                     e.cpu == orig_cpu
                         && matches!(e.kind, EventKind::SchedSwitch { prev_tid, next_tid, .. }
-                            if of_mm(prev_tid) && !of_mm(next_tid))
+                            if r.in_mm(prev_tid, mm) && !r.in_mm(next_tid, mm))
                 })
             });
             if let Some(q) = away {
@@ -299,16 +289,14 @@ impl StepSource<'_> {
         (sw, i): (usize, usize),
         mm: MmId,
     ) -> Vec<Step> {
-        let ev = |j: usize| self.events.get(j).copied();
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         let probed = r.untraced.probed.migrate_to;
-        let here = ev(i).map(|e| e.cpu);
+        let here = self.ev(i).map(|e| e.cpu);
         let (mut out, mut others) = (Vec::new(), Vec::new());
         for j in (sw.saturating_sub(SEARCH_LOOKBACK)..i).rev() {
             if out.len() >= STEP_CANDIDATES {
                 break;
             }
-            let Some(e) = ev(j) else { continue };
+            let Some(e) = self.ev(j) else { continue };
             // where `sched_mm_cid_migrate_to` reads the source's `rq->curr`
             let (task, src) = match e.kind {
                 EventKind::Probe {
@@ -324,7 +312,7 @@ impl StepSource<'_> {
             let Some(c) = src.and_then(|c| u16::try_from(c).ok()) else {
                 continue;
             };
-            if mm_of(task) != Some(mm) {
+            if r.task_mm(task) != Some(mm) {
                 continue;
             }
             // `__schedule` sets `rq->curr` and records the switch with interrupts off
@@ -332,19 +320,20 @@ impl StepSource<'_> {
             // (the tick of the interrupt that woke an idle CPU) was written before `rq->curr`
             // changed, so the earliest place is right after its last record before the switch
             let q = (j + 1..i).find(|&q| {
-                ev(q).is_some_and(|e| e.cpu == c && matches!(e.kind, EventKind::SchedSwitch { .. }))
+                self.ev(q)
+                    .is_some_and(|e| e.cpu == c && matches!(e.kind, EventKind::SchedSwitch { .. }))
             });
             let Some(q) = q else { continue };
             let at = (j + 1..q)
                 .rev()
-                .find(|&k| ev(k).is_some_and(|e| e.cpu == c))
+                .find(|&k| self.ev(k).is_some_and(|e| e.cpu == c))
                 .map_or(j, |k| k + 1);
             if at >= q || self.found.early_currs.contains_key(&at) {
                 continue;
             }
-            if let Some(EventKind::SchedSwitch { next_tid, .. }) = ev(q).map(|e| e.kind)
+            if let Some(EventKind::SchedSwitch { next_tid, .. }) = self.ev(q).map(|e| e.kind)
                 && next_tid != 0
-                && mm_of(next_tid) == Some(mm)
+                && r.task_mm(next_tid) == Some(mm)
             {
                 let step = Step::CurrEarly {
                     at,
@@ -374,18 +363,17 @@ impl StepSource<'_> {
         (cpu, tid): (u16, Tid),
         mm: MmId,
     ) -> Vec<Step> {
-        let ev = |j: usize| self.events.get(j).copied();
-        let mm_of = |t: Tid| r.engine.core.task(t).and_then(|t| t.mm);
         let p = &self.found;
         // whether CPU c records nothing in (j, to]
-        let quiet_until =
-            |j: usize, to: usize, c: u16| !(j + 1..=to).any(|q| ev(q).is_some_and(|e| e.cpu == c));
+        let quiet_until = |j: usize, to: usize, c: u16| {
+            !(j + 1..=to).any(|q| self.ev(q).is_some_and(|e| e.cpu == c))
+        };
         let quiet_until_sw = |j: usize, c: u16| quiet_until(j, sw, c);
         // the disagreeing task's switch-out of `cpu` after its update: a probed step that
         // ran only after it left (its CPU stalled past both) found the update's CID still
         // in `cpu`'s slot, and took it away from an idle CPU
         let left = (i + 1..(i + SEARCH_LOOKBACK).min(self.events.len())).find(|&q| {
-            ev(q).is_some_and(|e| {
+            self.ev(q).is_some_and(|e| {
                 e.cpu == cpu
                     && matches!(e.kind, EventKind::SchedSwitch { prev_tid, .. } if prev_tid == tid)
             })
@@ -398,19 +386,19 @@ impl StepSource<'_> {
         // `cid_switch_done`), which itself comes before `sw`
         // (7.x's `mm_cid.users`, which sets `max_cids`, changes at `cid_fork` and `cid_exit`)
         let users_changes = |j: usize, c: u16| -> Vec<usize> {
-            let Some(done) = (j + 1..sw).find(|&q| ev(q).is_some_and(|e| e.cpu == c)) else {
+            let Some(done) = (j + 1..sw).find(|&q| self.ev(q).is_some_and(|e| e.cpu == c)) else {
                 return Vec::new();
             };
             (j + 1..done)
                 .filter(|&q| {
-                    ev(q).is_some_and(|e| {
+                    self.ev(q).is_some_and(|e| {
                         matches!(
                             e.kind,
                             EventKind::Probe {
                                 probe: Probe::MmPut | Probe::Fork | Probe::Exit,
                                 ..
                             }
-                        ) && mm_of(e.tid) == Some(mm)
+                        ) && r.task_mm(e.tid) == Some(mm)
                     })
                 })
                 .collect()
@@ -421,12 +409,12 @@ impl StepSource<'_> {
         // as runnable): the index of its next switch-in
         let resumed_at = |j: usize, t: Tid| {
             let out = (j + 1..sw).find(|&q| {
-                ev(q).is_some_and(|e| {
+                self.ev(q).is_some_and(|e| {
                     e.tid == t
                         || matches!(e.kind, EventKind::SchedSwitch { prev_tid, .. } if prev_tid == t)
                 })
             })?;
-            let preempted = ev(out).is_some_and(|e| {
+            let preempted = self.ev(out).is_some_and(|e| {
                 matches!(e.kind, EventKind::SchedSwitch { prev_tid, prev_state, .. }
                     if prev_tid == t && prev_state.runnable())
             });
@@ -434,7 +422,7 @@ impl StepSource<'_> {
                 return None;
             }
             (out + 1..sw).find(|&q| {
-                ev(q).is_some_and(
+                self.ev(q).is_some_and(
                     |e| matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == t),
                 )
             })
@@ -443,7 +431,7 @@ impl StepSource<'_> {
         // c there can matter)
         let stalled_after = |j: usize, c: u16| {
             (j + 1..=sw)
-                .find(|&q| ev(q).is_some_and(|e| e.cpu == c))
+                .find(|&q| self.ev(q).is_some_and(|e| e.cpu == c))
                 .is_none_or(|q| q > j + 1)
         };
         for j in (sw.saturating_sub(SEARCH_LOOKBACK)..sw).rev() {
@@ -453,14 +441,14 @@ impl StepSource<'_> {
             {
                 break;
             }
-            let Some(e) = ev(j) else { continue };
+            let Some(e) = self.ev(j) else { continue };
             if let EventKind::Probe {
                 probe: Probe::MmPut,
                 ..
             } = e.kind
                 && resumes < STEP_CANDIDATES
                 && !p.late_probes.contains_key(&j)
-                && mm_of(e.tid) == Some(mm)
+                && r.task_mm(e.tid) == Some(mm)
                 && let Some(at) = resumed_at(j, e.tid)
             {
                 out.push(Step::ProbeAtResume { probe: j, at });
@@ -480,11 +468,11 @@ impl StepSource<'_> {
             {
                 let t = if num == 0 { e.tid } else { num };
                 let exit_record = (j + 1..j + SEARCH_LOOKBACK).find(|&q| {
-                    ev(q).is_some_and(
+                    self.ev(q).is_some_and(
                         |e| matches!(e.kind, EventKind::SchedProcessExit { tid } if tid == t),
                     )
                 });
-                if mm_of(t) == Some(mm)
+                if r.task_mm(t) == Some(mm)
                     && let Some(at) = exit_record
                 {
                     out.push(Step::ProbeAtResume { probe: j, at });
@@ -497,7 +485,7 @@ impl StepSource<'_> {
                         && e.cpu != cpu
                         && r.untraced.probed.switch
                         && !p.prompt_switches.contains(&j)
-                        && mm_of(next_tid) == Some(mm)
+                        && r.task_mm(next_tid) == Some(mm)
                         && quiet_until_sw(j, e.cpu) =>
                 {
                     out.push(Step::PromptSwitch(j));
@@ -511,7 +499,7 @@ impl StepSource<'_> {
                         && sw != j
                         && r.untraced.probed.switch
                         && !p.prompt_switches.contains(&j)
-                        && mm_of(next_tid) == Some(mm) =>
+                        && r.task_mm(next_tid) == Some(mm) =>
                 {
                     let changes = users_changes(j, e.cpu);
                     if !changes.is_empty() {
@@ -538,9 +526,9 @@ impl StepSource<'_> {
                         // (an owner-mode walk's visit of a task: its step follows the
                         // `task_rq_lock`; of a CPU: the walker's mm)
                         Probe::Exit | Probe::MigrateTo | Probe::SetCpus | Probe::TaskLock => {
-                            mm_of(task)
+                            r.task_mm(task)
                         }
-                        Probe::MmPut | Probe::RqLock => mm_of(e.tid),
+                        Probe::MmPut | Probe::RqLock => r.task_mm(e.tid),
                         Probe::MmPutAsync => Some(mm),
                         _ => None,
                     };
@@ -548,7 +536,7 @@ impl StepSource<'_> {
                     // other end of the stall (`sched_mm_cid_remote_clear`, core.c @6.18.15
                     // l.10657-10711)
                     if probe == Probe::RemoteClear
-                        && mm_of(e.tid) == Some(mm)
+                        && r.task_mm(e.tid) == Some(mm)
                         && !p.held_clears.contains(&j)
                         && quiet_until_sw(j, e.cpu)
                     {
