@@ -10,7 +10,9 @@
 //!    (T5), `exit_mm` of an exit of the mm right at its record (T6), a remote wakeup of the
 //!    mm enqueued at once (T1), or the CID release of an exit of the mm earlier in `do_exit`
 //!    (T7); only when none of these explains it, the futex hash's reference gone before an
-//!    earlier switch-in of the mm (`StepSource::earlier_futex_puts`).
+//!    earlier switch-in of the mm (`StepSource::earlier_futex_puts`);
+//! 3. else the forks of the first kind recorded more than [`SEARCH_AHEAD`] events before the
+//!    update (each of their placements replays that stretch again: they come last).
 //!
 //! Before both, a remote wakeup of the mm still queued on its woken CPU whose steal from the
 //! disagreeing CPU emptied that CPU's slot (T1, `StepSource::steals_from_cpu`): a set slot
@@ -262,7 +264,11 @@ pub fn search_placements(
                 let cand = if r.untraced.lazy_walk(mm).is_some() {
                     match s.try_steps(&r, i, who, mm, target, &[]) {
                         Some(c) => Some(c),
-                        None if s.budget > 0 => s.try_forks(&r, i, who, mm, target),
+                        None if s.budget > 0 => {
+                            let [near, far] = s.fork_windows(&r, i, mm);
+                            let all = near.into_iter().chain(far).collect();
+                            s.try_forks(&r, (i, who), mm, target, all)
+                        }
                         None => None,
                     }
                 } else {
@@ -272,11 +278,28 @@ pub fn search_placements(
                     match steal {
                         Some(c) => Some(c),
                         None if s.budget == 0 => None,
-                        None => match s.try_forks(&r, i, who, mm, target) {
-                            Some(c) => Some(c),
-                            None if s.budget > 0 => s.try_steps(&r, i, who, mm, target, &tried),
-                            None => None,
-                        },
+                        None => {
+                            // (the forks recorded long before the disagreement after the
+                            // steps: each of their placements replays that stretch again)
+                            let [near, far] = s.fork_windows(&r, i, mm);
+                            let mut cand = None;
+                            for tier in 0..3 {
+                                if s.budget == 0 {
+                                    break;
+                                }
+                                cand = match tier {
+                                    0 if near.is_empty() => continue,
+                                    0 => s.try_forks(&r, (i, who), mm, target, near.clone()),
+                                    1 => s.try_steps(&r, i, who, mm, target, &tried),
+                                    _ if far.is_empty() => None,
+                                    _ => s.try_forks(&r, (i, who), mm, target, far.clone()),
+                                };
+                                if cand.is_some() {
+                                    break;
+                                }
+                            }
+                            cand
+                        }
                     }
                 };
                 s.budget = left - (share - s.budget);
@@ -550,8 +573,9 @@ impl Search<'_> {
         let n = self.events.len();
         let mut found: Vec<Candidate> = Vec::new();
         // (the walk marks of one event share the replay up to it: a mark changes nothing
-        // before its event, and the counts of a walk are tried in turn)
-        let mut prefix: Option<(usize, usize, Replayer)> = None;
+        // before its event, and the counts of a walk are tried in turn; those with the same
+        // switches deferred share theirs, the deferrals placed)
+        let mut prefixes: Vec<(usize, usize, Option<Step>, Replayer)> = Vec::new();
         let tiers = cands.len();
         for (k, step) in cands.into_iter().chain(fallback).enumerate() {
             if found.len() >= STEP_FIXERS || (k >= tiers && !found.is_empty()) {
@@ -569,27 +593,33 @@ impl Search<'_> {
                 (found.len() + 3) * ahead
             };
             let mark = match step {
-                Step::WalkMark { at, .. } if at > b => Some(at),
+                Step::WalkMark { at, .. } if at > b => Some((at, None)),
+                Step::WalkMarkDeferring {
+                    at, switches, n, ..
+                } if at > b => Some((at, Some(Step::DeferredSwitches { at: switches, n }))),
                 _ => None,
             };
-            let shared = prefix
-                .as_ref()
-                .filter(|(at, from, _)| mark == Some(*at) && *from == b);
-            let cost = shared.map_or(i + 1 - b, |(at, _, _)| i + 1 - at);
+            let shared = prefixes
+                .iter()
+                .find(|(at, from, deferred, _)| mark == Some((*at, *deferred)) && *from == b);
+            let cost = shared.map_or(i + 1 - b, |(at, ..)| i + 1 - at);
             if self.budget < (cost + reserve) as u64 {
                 break;
             }
             let (mut t, start) = match (shared, mark) {
-                (Some((at, _, p)), _) => (p.clone(), *at),
-                (None, Some(at)) => {
+                (Some((at, _, _, p)), _) => (p.clone(), *at),
+                (None, Some((at, deferred))) => {
                     let mut p = checked(snap, mm);
                     p.untraced.placements = self.found.clone();
+                    if let Some(d) = deferred {
+                        d.set(&mut p.untraced.placements);
+                    }
                     if !self.spend((at - b) as u64) {
                         break;
                     }
                     self.replay_to(&mut p, b, at - 1);
                     let t = p.clone();
-                    prefix = Some((at, b, p));
+                    prefixes.push((at, b, deferred, p));
                     (t, at)
                 }
                 (None, None) => (checked(snap, mm), b),

@@ -294,21 +294,16 @@ impl Search<'_> {
         Some(Reading::At(out))
     }
 
-    /// T2/T3: a recent fork of `mm` placed earlier in its window.
-    pub(super) fn try_forks(
-        &mut self,
-        r: &Replayer,
-        i: usize,
-        who: (u16, Tid),
-        mm: MmId,
-        target: u64,
-    ) -> Option<Candidate> {
-        // (finding the disagreeing task's switch-in and the windows near it reads a stretch of
-        // the capture and every window)
+    /// The recent forks of `mm` a search tries for the disagreement at `i` (T2/T3), the latest
+    /// first, split into those recorded at most [`SEARCH_AHEAD`] events before it and the
+    /// others (far back: [`search_placements`](super::search_placements) tries the steps of
+    /// the second kind before these); both empty when the budget ran out.
+    pub(super) fn fork_windows(&mut self, r: &Replayer, i: usize, mm: MmId) -> [Vec<usize>; 2] {
+        // (finding the windows near the disagreement reads a stretch of the capture and every
+        // window)
         if !self.spend((SEARCH_LOOKBACK + self.windows.len() / 8) as u64 / 8) {
-            return None;
+            return [Vec::new(), Vec::new()];
         }
-        let sw = self.switch_in(i, who);
         let mut cands: Vec<usize> = self
             .windows
             .iter()
@@ -349,6 +344,23 @@ impl Search<'_> {
                 .collect();
             eprintln!("search: fork windows for {i}: {cands:?} near {near:?}");
         }
+        let (near, far) = cands
+            .into_iter()
+            .partition(|&k| self.windows[k].record + SEARCH_AHEAD >= i);
+        [near, far]
+    }
+
+    /// T2/T3: a recent fork of `mm` (one of `cands`, windows in the order to try) placed
+    /// earlier in its window.
+    pub(super) fn try_forks(
+        &mut self,
+        r: &Replayer,
+        (i, who): (usize, (u16, Tid)),
+        mm: MmId,
+        target: u64,
+        cands: Vec<usize>,
+    ) -> Option<Candidate> {
+        let sw = self.switch_in(i, who);
         for k in cands {
             self.tried.insert(k);
             let w = self.windows[k];
@@ -423,7 +435,15 @@ impl Search<'_> {
                     break;
                 }
             }
-            let positions = if spent { Vec::new() } else { positions };
+            // (when those explain the update, the window's other positions are not replayed:
+            // the evidence bounds the flip to that stretch, and at 48 vCPUs their walks at once
+            // and even ones took the disagreement's whole share, the later disagreements of the
+            // walk none)
+            let positions = if spent || !found.is_empty() {
+                Vec::new()
+            } else {
+                positions
+            };
             'place: for p in positions {
                 let t0 = self.events.get(p).copied().map_or(0, |e| e.ts);
                 // (inside the probed function the walk ends at its return: one placement)
