@@ -2,6 +2,7 @@
 //! buffer dumps (TUI snapshots).
 #![allow(dead_code)]
 
+pub mod agreement;
 pub mod tmux;
 pub mod tracefs;
 

@@ -1,0 +1,450 @@
+//! The classes of untraced step the search places (docs/models.md §5.3, §5.4, §11), each on a
+//! capture that shows it: synthetic ones, and cuts of fresh boots in traces/inference/ (its
+//! README says where each came from). Each fails on the build before its class was added.
+
+mod common;
+
+use common::agreement::{model, placed, u};
+use common::cidscope;
+use serde_json::Value;
+
+/// A capture of one process on 8 CPUs: main (100) on CPU 0 and threads 101-103 on CPUs 1-3
+/// (CIDs 0-3), all asleep; 101 is woken from idle CPU 1 to idle CPU 2, then 103 from idle CPU 3
+/// to CPU 1, which runs it (`mm_cid` of its update: `cid_103`), then CPU 2 runs 101. With
+/// `tick`, CPU 2 records a tick between the two wakeups.
+fn two_wakeups(tick: bool, cid_103: u32) -> String {
+    let mut out =
+        String::from("# tracer: nop\n#\n# entries-in-buffer/entries-written: 30/30   #P:8\n#\n");
+    // (µs)
+    let t = std::cell::Cell::new(1_000_000u64);
+    let mut rec = |comm: &str, pid: u32, cpu: u32, flags: &str, ev: &str, rest: String| {
+        let us = t.get();
+        out.push_str(&format!(
+            "{comm:>16}-{pid:<7} [{cpu:03}] {flags} {}.{:06}: {ev}: {rest}\n",
+            us / 1_000_000,
+            us % 1_000_000
+        ));
+        t.set(us + 10);
+    };
+    let switch = |(c, p, s): (&str, u32, &str), (nc, np): (&str, u32)| {
+        format!(
+            "prev_comm={c} prev_pid={p} prev_prio=120 prev_state={s} ==> next_comm={nc} next_pid={np} next_prio=120"
+        )
+    };
+    let update = |cpu: u32, cid: u32| format!("cpu_id={cpu} node_id=0 mm_cid={cid}");
+    rec(
+        "x",
+        100,
+        0,
+        ".....",
+        "sched_process_exec",
+        "filename=/bin/x pid=100 old_pid=100".into(),
+    );
+    rec("x", 100, 0, ".....", "rseq_update", update(0, 0));
+    for (pid, cpu) in [(101, 1), (102, 2), (103, 3)] {
+        let clone = format!("pid={pid} comm=x clone_flags=3d0f00 oom_score_adj=0");
+        rec("x", 100, 0, ".....", "task_newtask", clone);
+        let fork = format!("comm=x pid=100 child_comm=x child_pid={pid}");
+        rec("x", 100, 0, ".....", "sched_process_fork", fork);
+        let wake = format!("comm=x pid={pid} prio=120 target_cpu={cpu:03}");
+        rec("x", 100, 0, "d..2.", "sched_wakeup_new", wake);
+    }
+    rec(
+        "x",
+        100,
+        0,
+        "d..2.",
+        "sched_switch",
+        switch(("x", 100, "S"), ("swapper/0", 0)),
+    );
+    for (pid, cpu) in [(101, 1), (102, 2), (103, 3)] {
+        let idle = format!("swapper/{cpu}");
+        rec(
+            &idle,
+            0,
+            cpu,
+            "d..2.",
+            "sched_switch",
+            switch((&idle, 0, "R"), ("x", pid)),
+        );
+        rec("x", pid, cpu, ".....", "rseq_update", update(cpu, cpu));
+        rec(
+            "x",
+            pid,
+            cpu,
+            "d..2.",
+            "sched_switch",
+            switch(("x", pid, "S"), (&idle, 0)),
+        );
+    }
+    t.set(1_010_000);
+    let moved = |pid: u32, from: u32, to: u32| {
+        format!("comm=x pid={pid} prio=120 orig_cpu={from} dest_cpu={to}")
+    };
+    rec(
+        "<idle>",
+        0,
+        1,
+        "dNh3.",
+        "sched_migrate_task",
+        moved(101, 1, 2),
+    );
+    if tick {
+        let tick = "hrtimer=00000000deadbeef function=tick_nohz_handler now=1010020000";
+        rec("<idle>", 0, 2, "dNh1.", "hrtimer_expire_entry", tick.into());
+    }
+    rec(
+        "<idle>",
+        0,
+        3,
+        "dNh3.",
+        "sched_migrate_task",
+        moved(103, 3, 1),
+    );
+    let s1 = switch(("swapper/1", 0, "R"), ("x", 103));
+    rec("swapper/1", 0, 1, "d..2.", "sched_switch", s1);
+    rec("x", 103, 1, ".....", "rseq_update", update(1, cid_103));
+    let s2 = switch(("swapper/2", 0, "R"), ("x", 101));
+    rec("swapper/2", 0, 2, "d..2.", "sched_switch", s2);
+    rec("x", 101, 2, ".....", "rseq_update", update(2, 2));
+    out
+}
+
+/// docs/models.md §5.3 T1: a remote wakeup to an idle CPU is enqueued there
+/// (`sched_ttwu_pending` → `activate_task` → `sched_mm_cid_migrate_to`) when that CPU takes the
+/// IPI, before anything else it records; not only at its next switch. 101's enqueue on CPU 2
+/// (its slot set, `mm_users` 4 < 8 CPUs) steals CPU 1's 1 and drops it, so 103, moved to CPU 1
+/// with its 3, keeps it there. When CPU 2 records nothing before its switch, the enqueue runs
+/// there, after 103's (which finds CPU 1's 1, drops its own 3 and runs with 1).
+#[test]
+fn a_wakeup_is_enqueued_at_the_woken_cpus_first_record() {
+    let dir = std::env::temp_dir().join(format!("cidscope-wakelist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (tick, cid_103) in [(true, 3), (false, 1)] {
+        let path = dir.join(format!("wake-{tick}.ftrace.txt"));
+        std::fs::write(&path, two_wakeups(tick, cid_103)).unwrap();
+        let args = [
+            "stats",
+            "--json",
+            "--kernel-version",
+            "6.18.15",
+            "--hz",
+            "250",
+            "--infer-steps",
+            "off",
+            "--check-invariants",
+            path.to_str().unwrap(),
+        ];
+        let (code, out, err) = cidscope(&args);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let a = &v["model_agreement"];
+        assert_eq!(
+            (u(a, "checked"), u(a, "predicted")),
+            (6, 6),
+            "tick {tick}: {a}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// docs/models.md §5.3 T3 with T5: a fresh 7.3.4 24-vCPU `workers` boot, cut after the 25th
+/// user's fork. That fork's mode switch ran ~29 ms before its record (9.742920) and its walk
+/// over the users took that long; 266 was switched in on CPU 17 at 9.709398, before the flip,
+/// and CPU 17 recorded nothing until a tick at 9.717892: its CID step ran in the walk's
+/// TRANSIT mode (its update at 9.717924 repeats its 3: only the TRANSIT bit changed), it
+/// dropped 3 at its schedout, and 281, visited seventh, got 3 at 9.720238. Visiting 266 early
+/// instead (the 22nd of the walk) also gives 281 its 3 but frees every CID between, which the
+/// later updates show held.
+#[test]
+fn a_switch_in_flight_across_the_mode_flip_meets_the_walk() {
+    let file = "inference/k7.3.4-c24-workers-walk.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    let fresh = &a["fresh"];
+    assert_eq!(u(fresh, "agreed"), u(fresh, "checked"), "{a}");
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let steps = a["inferred_steps"].as_array().expect("inferred_steps");
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["kind"] == "deferred_switch" && s["tid"] == 266),
+        "{steps:?}"
+    );
+}
+
+/// docs/models.md §5.3 T2: a lazy-compact fork's step is tried only before the events that
+/// read `mm_users` (replayed once to find them), each from the snapshot before its position.
+/// The first 1760 events of a fresh 6.18.15 24-vCPU `workers` boot: main (291) sleeps for 360
+/// events before 310's clone, and trying its fork before every record of the 20 threads there
+/// took the whole share of the disagreement at 8.508213 (301 reports 17 where the model has 18),
+/// so the switch of 309 on CPU 21 whose CID step ran late (8.502876, stalled up to its tick at
+/// 8.509331: T5) was found but never judged.
+#[test]
+fn a_forks_window_costs_only_the_placements_that_differ() {
+    let (a, m) = model(
+        "k6.18.15-c24-vm-workers-cut.ftrace.txt.zst",
+        &["--check-invariants"],
+    );
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (210, 204), "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "deferred_switch".to_string(),
+            309,
+            8_502_876_000,
+            8_509_331_000
+        )),
+        "{a}"
+    );
+}
+
+/// docs/models.md §2.3: the futex hash's reference is tried gone before an earlier switch-in
+/// of the mm too, when the update is below the model's CID. The first 1590 events of a fresh
+/// 6.18.15 24-vCPU `churn` boot: the reference taken at 296's clone (9.960025) was gone by
+/// 340's switch-in (10.171955), whose allocation shrank `max_nr_cid` to 2 (main and 340), so
+/// 342 expands to 2 at 10.193268; the model, still holding it, had 3 there and gave 342 3.
+#[test]
+fn the_futex_reference_may_be_gone_before_an_earlier_allocation() {
+    let (a, m) = model(
+        "k6.18.15-c24-vm-churn-cut.ftrace.txt.zst",
+        &["--check-invariants"],
+    );
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (90, 90), "{a}");
+    assert!(
+        placed(&a)
+            .iter()
+            .any(|s| s.0 == "futex_put" && s.3 == 10_171_955_000),
+        "{a}"
+    );
+}
+
+/// An exit's late put that a later step moved before an allocation (507's exit on the seed
+/// kernel's c16 churn: its record at 8.033933, its next record 8.036690, the put seen by 508's
+/// allocation but not by 509's at 8.036118) is one step, reported where it ran, and what the
+/// steps changed still adds up.
+#[test]
+fn a_late_put_moved_before_an_allocation_is_reported_once() {
+    let file = "kernels-plain/k6.18.15-cidscope-seed000-c16-churn.ftrace.txt";
+    let args = ["--policy", "resume-batch", "--batch", "8", "--hz", "250"];
+    let (a, _) = model(file, &args);
+    let puts: Vec<(u64, u64, u64)> = a["inferred_steps"]
+        .as_array()
+        .expect("inferred_steps")
+        .iter()
+        .filter(|s| s["kind"] == "late_put")
+        .map(|s| (u(s, "tid"), u(s, "record_ts"), u(s, "placed_ts")))
+        .collect();
+    let of_507: Vec<_> = puts.iter().filter(|p| p.0 == 507).collect();
+    assert_eq!(of_507.len(), 1, "{puts:?}");
+    assert!(of_507[0].2 < 8_036_690_000, "{puts:?}");
+    let steps = a["inferred_steps"].as_array().expect("inferred_steps");
+    let changed: u64 = steps.iter().map(|s| u(s, "fixed")).sum::<u64>()
+        - steps.iter().map(|s| u(s, "broken")).sum::<u64>();
+    assert_eq!(changed, u(&a, "agreed") - u(&a, "predicted"), "{a}");
+}
+
+/// docs/models.md §5.3 T3: a fresh 7.3.4 48-vCPU `workers` boot, cut after the 49th user's
+/// fork (486, recorded at 15.370034; main's CPU 5 only ticks from 485's fork at 15.234983 on).
+/// 479 reports 2 on CPU 10 at 15.263333: 440's own 2, which 440 handed over with TRANSIT on
+/// CPU 6 at 15.262128 and dropped at its schedout, so the flip came before that switch-in and
+/// the walk had visited 479 (eighth, newest first) but not 440. A walk at once, or an even one,
+/// placed at the window's latest positions explains that update too and filled the search's
+/// candidates before it reached 15.262128; and judged up to the fork's record (~950 events on)
+/// the lazy walk, standing at its first mark, lost to them.
+#[test]
+fn a_long_walk_is_placed_lazily_behind_the_walks_at_once() {
+    let file = "inference/k7.3.4-c48-workers-walk.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    let fresh = &a["fresh"];
+    assert_eq!(u(fresh, "agreed"), u(fresh, "checked"), "{a}");
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let steps = a["inferred_steps"].as_array().expect("inferred_steps");
+    assert!(steps.iter().any(|s| s["kind"] == "walk_mark"), "{steps:?}");
+}
+
+/// A fork's flip placed where a sleeping user's own CID was freed (docs/models.md §5.3 T3): a
+/// fresh 7.3.4 48-vCPU `workers` boot (traces/inference/README.md). main (437) creates 48
+/// threads; the 49th user's fork (485, record 34.434235, window from 34.300581) flips the mm to
+/// per-CPU mode. 440 (CID 3) runs on CPU 12 from 34.303595 to 34.303992; 484, the walk's first
+/// visit, reports 3 at 34.313398 and 465, not visited yet, its own 28 at 34.313624. Only 440's
+/// switch-out in the walk's TRANSIT mode frees 3 without a visit of 440 (which would have freed
+/// 465's 28 first), so the flip came before 34.303595. The window's latest positions needed 46
+/// visits (465's among them) and the search's share ran out before it reached 440's switch-in.
+#[test]
+fn a_sleeping_users_freed_cid_places_the_flip_before_its_switch_in() {
+    let file = "inference/k7.3.4-c48-workers-early-flip.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 619, "{a}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (753, 746), "{a}");
+    let fork = placed(&a)
+        .into_iter()
+        .find(|s| s.0 == "early_fork" && s.1 == 485)
+        .unwrap_or_else(|| panic!("{a}"));
+    assert!(fork.3 < 34_303_595_000, "{fork:?}");
+}
+
+/// A switch's CID step held by a stall that ended before the disagreeing switch-in
+/// (docs/models.md §5.3 T5): a fresh 6.18.15 48-vCPU `churn` boot (traces/inference/README.md).
+/// 474 is switched in on CPU 9 at 41.983371 and CPU 9 records nothing until its tick at
+/// 41.989809; meanwhile 473 (CID 1) exits on CPU 8 (41.988964) and main is woken to CPU 46,
+/// where it reports 2 at 41.991303. Run at its record, 474's step takes 2 (1 is 473's) and main
+/// gets 0; run at the tick, after 473's release, it takes 1 (its later update says 1 on CPU 9)
+/// and main finds its CPU's recent 2 free. CPU 9's tick comes before main's switch-in, so the
+/// T5 candidates (CPUs silent past the switch-in) never held it.
+#[test]
+fn a_stall_that_ended_before_the_switch_in_still_moved_the_cid_step() {
+    let file = "inference/k6.18.15-c48-churn-short-stall.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (67, 60), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 43, "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "deferred_switch".to_string(),
+            474,
+            41_983_371_000,
+            41_989_809_000
+        )),
+        "{a}"
+    );
+}
+
+/// A remote wakeup's enqueue that ran while the source CPU ran another task of the mm, long
+/// before the woken CPU recorded anything (docs/models.md §5.3 T1): a fresh 6.18.15 48-vCPU
+/// `workers` boot (traces/inference/README.md). 494 (CID 30 on CPU 41) is woken to idle CPU 0
+/// at 30.639039, CPU 41 switches to 483 at 30.639144 (483 reports 30), and CPU 0 records nothing
+/// until 494's switch-in at 30.700948, where 494 reports 45. Enqueued at that record, the steal
+/// finds CPU 41 idle and brings 30 along; enqueued while 483 ran there it steals nothing and
+/// 494 expands `max_nr_cid` to 45.
+#[test]
+fn a_wakeup_enqueued_while_the_source_ran_the_mm_stole_nothing() {
+    let file = "inference/k6.18.15-c48-workers-wake-by.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (792, 792), "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "prompt_wake".to_string(),
+            494,
+            30_639_039_000,
+            30_639_164_000
+        )),
+        "{a}"
+    );
+}
+
+/// A remote wakeup's enqueue that ran after the source CPU went idle again, while the woken
+/// CPU recorded nothing until well after (docs/models.md §5.3 T1): a fresh 6.18.15 24-vCPU
+/// `workers` boot (traces/inference/README.md). 295 (CID 1 on CPU 13) is woken from CPU 13 to
+/// idle CPU 16 at 13.400612; CPU 13 runs 311 (which reports 1) and goes idle at 13.401306; CPU
+/// 16 records nothing until 13.419702. 301's switch-in on CPU 9 at 13.414856 reports 1: the
+/// enqueue ran in between, stole CPU 13's 1 and, CPU 16's slot set and `mm_users` 22 below the
+/// 24 CPUs, dropped it; 311 then expands to 6 at 13.416088.
+#[test]
+fn a_wakeup_enqueued_after_the_source_went_idle_dropped_its_cid() {
+    let file = "inference/k6.18.15-c24-workers-wake-after-idle.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (150, 150), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 147, "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "prompt_wake".to_string(),
+            295,
+            13_400_612_000,
+            13_401_348_000
+        )),
+        "{a}"
+    );
+}
+
+/// The same kind of enqueue, from the disagreeing update's own CPU, found before the forks of
+/// the mm (docs/models.md §5.3 T1): the same boot (traces/inference/README.md). 303 (CID 7 on
+/// CPU 22) is woken from idle CPU 22 to idle CPU 1 at 13.464391; CPU 22 runs 304 (which
+/// reports 7) until 13.465006, and CPU 1 records nothing until 13.542309. 304's switch-in on
+/// CPU 22 at 13.536911 reports 10, not the 7 a set slot gives (`mm_cid_get`'s fast path): the
+/// enqueue ran in between, took CPU 22's 7 along to CPU 1 (303 reports 7 there), and 304
+/// allocated. The forks of the mm, tried first before, took the budget this search had left.
+#[test]
+fn a_wakeup_enqueued_after_the_source_went_idle_emptied_the_disagreeing_cpus_slot() {
+    let file = "inference/k6.18.15-c24-workers-steal-from-cpu.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (179, 179), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 167, "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "prompt_wake".to_string(),
+            303,
+            13_464_391_000,
+            13_465_042_000
+        )),
+        "{a}"
+    );
+}
+
+/// The jiffies' boundaries by the capture's CLOCK_MONOTONIC (docs/models.md §5.4): a fresh
+/// 6.18.15 48-vCPU `churn` boot (traces/inference/README.md). The ticks' `now=` put the
+/// boundaries at 42.436750 + k·4 ms in the capture's clock; the ticks' earliest phase put them
+/// 2.25 ms later. 466's scan at 42.339222 set `next_scan` 25 jiffies on; 470's tick at 42.438480
+/// (past the boundary at 42.436750, before the estimate's 42.439005) queued the scan its update
+/// at 42.438703 shows (a tick, no switch-in since its update at 42.428716), and it pushed
+/// `next_scan` past 42.5. With the estimate, 477's update at 42.495003 ran that scan instead and
+/// lazied 478's 7 (`sched_mm_cid_remote_clear_weight`, weight 7), which 478 then gave up at its
+/// switch-out at 42.509589; the kernel left it alone, and 478 reports 7 at 42.509962.
+#[test]
+fn the_jiffies_follow_the_ticks_monotonic_clock() {
+    let file = "inference/k6.18.15-c48-churn-jiffies.ftrace.txt.zst";
+    let fresh = |args: &[&str]| {
+        let (a, m) = model(file, args);
+        assert_eq!(u(&m, "violations"), 0, "{m}");
+        let p = &a["predicted_fresh"];
+        (u(p, "checked"), u(p, "agreed"))
+    };
+    assert_eq!(
+        fresh(&["--check-invariants", "--infer-steps", "off"]),
+        (39, 38)
+    );
+    assert_eq!(
+        fresh(&[
+            "--check-invariants",
+            "--infer-steps",
+            "off",
+            "--mono-jiffies"
+        ]),
+        (39, 39)
+    );
+}
+
+/// The forks recorded long before a disagreement are tried after the steps of the second kind
+/// (docs/models.md §5.3): the first 1750 events of the fresh 6.18.15 24-vCPU `workers` boot of
+/// the two cuts above (traces/inference/README.md). For 301's update on CPU 9 at 13.415000 the
+/// search placed 315's fork (recorded at 13.260117, 439 events back) before each of the 20
+/// events of its window that read `mm_users`, each replay from 13.191031 on: 13 K of the
+/// 20.7 K budget, before the wakeup enqueued after its source left (T1) that explains it. 318's
+/// update on CPU 0 at 13.555457 (the futex hash's reference gone before its switch-in, §2.3)
+/// then had its candidate but not the budget to judge it.
+#[test]
+fn a_fork_far_back_is_tried_after_the_steps() {
+    let file = "inference/k6.18.15-c24-workers-far-fork.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 200, "{a}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (234, 234), "{a}");
+    assert!(
+        placed(&a)
+            .iter()
+            .any(|s| s.0 == "futex_put" && s.1 == 318 && s.3 == 13_555_394_000),
+        "{a}"
+    );
+}
