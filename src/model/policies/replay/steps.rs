@@ -314,6 +314,24 @@ impl StepSource<'_> {
         self.events.get(j).copied()
     }
 
+    /// The migrations (wakeups placing a task, as `sched_migrate_task` records them) within
+    /// [`SEARCH_LOOKBACK`] before event `i`, latest first: (event, task, from CPU, to CPU).
+    pub(super) fn migrations_before(
+        &self,
+        i: usize,
+    ) -> impl Iterator<Item = (usize, Tid, u16, u16)> + '_ {
+        (i.saturating_sub(SEARCH_LOOKBACK)..i)
+            .rev()
+            .filter_map(move |j| match self.ev(j)?.kind {
+                EventKind::SchedMigrateTask {
+                    tid,
+                    orig_cpu,
+                    dest_cpu,
+                } => Some((j, tid, orig_cpu, dest_cpu)),
+                _ => None,
+            })
+    }
+
     /// The disagreeing task's switch-in: the last switch to `tid` on `cpu` before event `i`
     /// (within [`SEARCH_LOOKBACK`]).
     pub(super) fn switch_in(&self, i: usize, (cpu, tid): (u16, Tid)) -> Option<usize> {

@@ -110,18 +110,10 @@ impl StepSource<'_> {
         let p = &self.found;
         let placed = |x: Tid| p.wakes_by.values().any(|v| v.contains(&x));
         let (mut out, mut others) = (Vec::new(), Vec::new());
-        for j in (i.saturating_sub(SEARCH_LOOKBACK)..i).rev() {
+        for (j, x, orig_cpu, dest_cpu) in self.migrations_before(i) {
             if out.len() + others.len() >= 2 * STEP_CANDIDATES {
                 break;
             }
-            let Some(EventKind::SchedMigrateTask {
-                tid: x,
-                orig_cpu,
-                dest_cpu,
-            }) = self.ev(j).map(|e| e.kind)
-            else {
-                continue;
-            };
             if orig_cpu == dest_cpu
                 || !r.in_mm(x, mm)
                 || placed(x)
@@ -207,18 +199,10 @@ impl StepSource<'_> {
         }
         let mut out = Vec::new();
         let mut seen: Vec<Tid> = Vec::new();
-        for j in (i.saturating_sub(SEARCH_LOOKBACK)..i).rev() {
+        for (j, x, orig_cpu, dest_cpu) in self.migrations_before(i) {
             if out.len() >= STEP_CANDIDATES || seen.len() >= queued.len() {
                 break;
             }
-            let Some(EventKind::SchedMigrateTask {
-                tid: x,
-                orig_cpu,
-                dest_cpu,
-            }) = self.ev(j).map(|e| e.kind)
-            else {
-                continue;
-            };
             // the wakeup whose enqueue is still queued: its task's last migration, recorded
             // before the switch-in
             if seen.contains(&x) || !queued.contains(&(dest_cpu, x)) {
