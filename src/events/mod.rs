@@ -30,4 +30,4 @@ pub use tgid::{TgidTrack, tgid_at};
 pub use tid_map::TidMap;
 pub use tid_pages::{NO_ROW, TidPages};
 pub use time_column::TimeColumn;
-pub use trace::{TaskMeta, TaskTable, TgidChange, Trace, TraceDelta, Warning};
+pub use trace::{TaskMeta, TaskTable, TgidChange, Trace, TraceDelta, Warning, keep_least};

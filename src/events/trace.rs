@@ -14,6 +14,12 @@ pub struct Warning {
     pub message: String,
 }
 
+/// Keeps in `least` the lesser of it and `o` ([`Trace::mono_offset`] over chunks and deltas: the
+/// tick recorded soonest after it read the clock).
+pub fn keep_least(least: &mut Option<i64>, o: i64) {
+    *least = Some(least.map_or(o, |m| m.min(o)));
+}
+
 impl Warning {
     /// Code of a capture whose records (some or all) name no CPU (`perf script` without its
     /// cpu field, perf.data samples without PERF_SAMPLE_CPU): readers put them on CPU 0.
@@ -149,7 +155,7 @@ impl Trace {
             self.kernel_scan_batch = d.kernel_scan_batch;
         }
         if let Some(o) = d.mono_offset.take() {
-            self.mono_offset = Some(self.mono_offset.map_or(o, |m| m.min(o)));
+            keep_least(&mut self.mono_offset, o);
         }
         if let Some(f) = d.format {
             self.origin = Origin::File(f);

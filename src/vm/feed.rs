@@ -101,7 +101,7 @@ impl Feed {
                 }
                 hint = hint.or(d.ncpus_hint);
                 if let Some(o) = d.mono_offset.take() {
-                    *mono_offset = Some(mono_offset.map_or(o, |m| m.min(o)));
+                    crate::events::keep_least(mono_offset, o);
                 }
                 tgid_changes.append(&mut d.tgid_changes);
                 let re = |id: StrId| remap.get(id.0 as usize).copied().unwrap_or_default();

@@ -530,7 +530,7 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
         delta.kernel_scan_batch = chunk.kernel_scan_batch;
     }
     if let Some(o) = chunk.mono_offset {
-        delta.mono_offset = Some(delta.mono_offset.map_or(o, |m| m.min(o)));
+        crate::events::keep_least(&mut delta.mono_offset, o);
     }
     st.saw_header |= chunk.saw_header;
     st.perf.add(&chunk.perf);

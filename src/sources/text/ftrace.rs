@@ -336,7 +336,7 @@ fn modelled_event(h: Head, kind: EventKind, out: &mut Chunk) -> Result<(), Expec
         && let Some(now) = payload::hrtimer_now(h.rest)
     {
         let off = h.ts as i64 - now.min(i64::MAX as u64) as i64;
-        out.mono_offset = Some(out.mono_offset.map_or(off, |o| o.min(off)));
+        crate::events::keep_least(&mut out.mono_offset, off);
     }
     let comm = strip_buffer_prefix(h.comm);
     out.note_task(h.cpu, h.tid, comm, h.tgid.flatten());

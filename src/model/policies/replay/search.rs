@@ -283,20 +283,14 @@ pub fn search_placements(
                             // steps: each of their placements replays that stretch again)
                             let [near, far] = s.fork_windows(&r, i, mm);
                             let mut cand = None;
-                            for tier in 0..3 {
-                                if s.budget == 0 {
-                                    break;
-                                }
-                                cand = match tier {
-                                    0 if near.is_empty() => continue,
-                                    0 => s.try_forks(&r, (i, who), mm, target, near.clone()),
-                                    1 => s.try_steps(&r, i, who, mm, target, &tried),
-                                    _ if far.is_empty() => None,
-                                    _ => s.try_forks(&r, (i, who), mm, target, far.clone()),
-                                };
-                                if cand.is_some() {
-                                    break;
-                                }
+                            if !near.is_empty() && s.budget > 0 {
+                                cand = s.try_forks(&r, (i, who), mm, target, near);
+                            }
+                            if cand.is_none() && s.budget > 0 {
+                                cand = s.try_steps(&r, i, who, mm, target, &tried);
+                            }
+                            if cand.is_none() && !far.is_empty() && s.budget > 0 {
+                                cand = s.try_forks(&r, (i, who), mm, target, far);
                             }
                             cand
                         }
@@ -478,16 +472,6 @@ impl Search<'_> {
         }
         self.budget -= steps;
         true
-    }
-
-    /// The switch-in of `tid` on `cpu` last before event `i`, within the lookback.
-    fn switch_in(&self, i: usize, (cpu, tid): (u16, Tid)) -> Option<usize> {
-        (i.saturating_sub(SEARCH_LOOKBACK)..i).rev().find(|&j| {
-            self.events.get(j).copied().is_some_and(|e| {
-                e.cpu == cpu
-                    && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. } if next_tid == tid)
-            })
-        })
     }
 
     /// The candidates a search draws from the capture for the disagreement at `i`.

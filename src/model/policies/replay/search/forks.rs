@@ -162,7 +162,7 @@ impl Search<'_> {
         let EventKind::RseqUpdate { mm_cid, .. } = self.events.get(i)?.kind else {
             return None;
         };
-        let sw = self.switch_in(i, who)?;
+        let sw = self.source().switch_in(i, who)?;
         let core = &r.engine.core;
         let holder = core
             .tasks
@@ -360,7 +360,7 @@ impl Search<'_> {
         target: u64,
         cands: Vec<usize>,
     ) -> Option<Candidate> {
-        let sw = self.switch_in(i, who);
+        let sw = self.source().switch_in(i, who);
         for k in cands {
             self.tried.insert(k);
             let w = self.windows[k];

@@ -253,7 +253,7 @@ impl StepSource<'_> {
             return Vec::new();
         }
         let from_cpu = |j: usize| {
-            self.events.get(j).is_some_and(|e| {
+            self.ev(j).is_some_and(|e| {
                 matches!(e.kind, EventKind::SchedMigrateTask { orig_cpu, .. } if orig_cpu == cpu)
             })
         };
