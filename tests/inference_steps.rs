@@ -448,3 +448,23 @@ fn a_fork_far_back_is_tried_after_the_steps() {
         "{a}"
     );
 }
+
+/// A remote wakeup's enqueue held back past the woken CPU's switch to idle (docs/models.md
+/// §5.3 T1, *an idle pick holds the enqueue back*): the first 1000 events of a fresh 6.18.15
+/// 24-vCPU `workers` boot (traces/inference/README.md). 303 (CID 9 on CPU 15) is woken from
+/// CPU 15 to idle CPU 16 at 10.856493; CPU 16 then runs 304 (10.856807–10.857243) and goes
+/// idle, so 303 was not on its runqueue yet; its next record (10.871928, `N`) comes after 317's
+/// fork made `mm_users` 24, and the enqueue there finds CPU 16's slot set and returns early,
+/// leaving CPU 15's 9 in place. 317, pulled to CPU 15, reports that 9 at 10.871564 (the model
+/// had stolen and dropped it at 10.856807, and expanded to 19). The plain replay predicts
+/// every update of the cut, with no step placed (124 of 140 before).
+#[test]
+fn a_wakeup_is_not_enqueued_before_the_woken_cpu_goes_idle() {
+    let file = "inference/k6.18.15-c24-workers-idle-pick.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (140, 140), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 140, "{a}");
+    assert!(placed(&a).is_empty(), "{a}");
+}

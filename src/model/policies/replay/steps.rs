@@ -487,8 +487,10 @@ impl StepSource<'_> {
             near.extend(far);
             near
         };
-        // T1: a remote wakeup of the mm whose enqueue on dst ran at once
-        let wakes = migrations(&p.prompt_wakes);
+        // T1: a remote wakeup of the mm whose enqueue on dst ran at once (not one dst went
+        // idle after: it was not enqueued by then, `Untraced::idle_holds`)
+        let mut wakes = migrations(&p.prompt_wakes);
+        wakes.retain(|(j, _)| !r.untraced.idle_holds.contains_key(j));
         let touching: Vec<usize> = wakes
             .iter()
             .filter(|&&(_, touches)| touches)
