@@ -468,3 +468,29 @@ fn a_wakeup_is_not_enqueued_before_the_woken_cpu_goes_idle() {
     assert_eq!(u(&a["predicted_fresh"], "agreed"), 140, "{a}");
     assert!(placed(&a).is_empty(), "{a}");
 }
+
+/// A switch's CID step deferred (T5) but run before a later switch-in of the mm, not at its
+/// CPU's next record (docs/models.md §5.3 T5, *a deferred step that ran between two later
+/// switch-ins*): the first 1300 events of a fresh 6.18.15 48-vCPU `workers` boot
+/// (traces/inference/README.md). 487–490 are switched in on CPUs 34–37 at 24.302244,
+/// 24.302450, 24.302709 and 24.302945 and report 26, 24, 25 and 27: 487's step came after
+/// 489's and before 490's. Deferred to CPU 34's tick (24.315122) it explains 488's 24 but gives
+/// 490 26.
+#[test]
+fn a_deferred_switch_step_ran_before_a_later_switch_in() {
+    let file = "inference/k6.18.15-c48-workers-step-between.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (169, 169), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 166, "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "switch_step_at".to_string(),
+            487,
+            24_302_244_000,
+            24_302_945_000
+        )),
+        "{a}"
+    );
+}

@@ -546,6 +546,28 @@ impl StepSource<'_> {
                 n: switches.len(),
             });
         }
+        // T5, a switch already deferred to its CPU's next record: its CID step ran before the
+        // disagreeing switch-in (anywhere in its window; the latest end that can matter)
+        if !probed.switch {
+            let held = back
+                .clone()
+                .rev()
+                .filter(|&j| {
+                    p.deferred_switches.contains(&j)
+                        && self.ev(j).is_some_and(|e| match e.kind {
+                            EventKind::SchedSwitch { next_tid, .. } => {
+                                e.cpu != cpu
+                                    && self.next_on_cpu.get(j).is_some_and(|q| q > sw)
+                                    && r.task_mm(next_tid) == Some(mm)
+                            }
+                            _ => false,
+                        })
+                })
+                .filter_map(|j| self.ev(j))
+                .map(|e| Step::SwitchStepAt { at: sw, cpu: e.cpu })
+                .take(STEP_CANDIDATES);
+            steps.extend(held);
+        }
         if !probed.mm_put {
             steps.extend(early_puts.map(Step::EarlyPut).chain(late_puts));
         }
