@@ -448,3 +448,49 @@ fn a_fork_far_back_is_tried_after_the_steps() {
         "{a}"
     );
 }
+
+/// A remote wakeup's enqueue held back past the woken CPU's switch to idle (docs/models.md
+/// §5.3 T1, *an idle pick holds the enqueue back*): the first 1000 events of a fresh 6.18.15
+/// 24-vCPU `workers` boot (traces/inference/README.md). 303 (CID 9 on CPU 15) is woken from
+/// CPU 15 to idle CPU 16 at 10.856493; CPU 16 then runs 304 (10.856807–10.857243) and goes
+/// idle, so 303 was not on its runqueue yet; its next record (10.871928, `N`) comes after 317's
+/// fork made `mm_users` 24, and the enqueue there finds CPU 16's slot set and returns early,
+/// leaving CPU 15's 9 in place. 317, pulled to CPU 15, reports that 9 at 10.871564 (the model
+/// had stolen and dropped it at 10.856807, and expanded to 19). The plain replay predicts
+/// every update of the cut, with no step placed (124 of 140 before).
+#[test]
+fn a_wakeup_is_not_enqueued_before_the_woken_cpu_goes_idle() {
+    let file = "inference/k6.18.15-c24-workers-idle-pick.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (140, 140), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 140, "{a}");
+    assert!(placed(&a).is_empty(), "{a}");
+}
+
+/// A switch's CID step deferred (T5) but run before a later switch-in of the mm, not at its
+/// CPU's next record (docs/models.md §5.3 T5, *a deferred step that ran between two later
+/// switch-ins*): the first 1300 events of a fresh 6.18.15 48-vCPU `workers` boot
+/// (traces/inference/README.md). 487–490 are switched in on CPUs 34–37 at 24.302244,
+/// 24.302450, 24.302709 and 24.302945 and report 26, 24, 25 and 27: 487's step came after
+/// 489's and before 490's. Deferred to CPU 34's tick (24.315122) it explains 488's 24 but gives
+/// 490 26.
+#[test]
+fn a_deferred_switch_step_ran_before_a_later_switch_in() {
+    let file = "inference/k6.18.15-c48-workers-step-between.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (169, 169), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 166, "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "switch_step_at".to_string(),
+            487,
+            24_302_244_000,
+            24_302_945_000
+        )),
+        "{a}"
+    );
+}

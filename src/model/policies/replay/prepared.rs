@@ -29,6 +29,7 @@ pub(super) struct Prepared<'a> {
     pub plan: probes::Plan,
     pre: PrePass,
     stoppers: FxHashSet<Tid>,
+    idle_holds: std::sync::Arc<rustc_hash::FxHashMap<usize, usize>>,
 }
 
 impl<'a> Prepared<'a> {
@@ -68,6 +69,7 @@ impl<'a> Prepared<'a> {
             .filter(|(_, m)| trace.strings.get_str(m.comm).starts_with("migration/"))
             .map(|(&t, _)| t)
             .collect();
+        let idle_holds = std::sync::Arc::new(pre.idle_holds.clone());
         Prepared {
             trace,
             policy,
@@ -76,6 +78,7 @@ impl<'a> Prepared<'a> {
             plan,
             pre,
             stoppers,
+            idle_holds,
         }
     }
 
@@ -106,6 +109,7 @@ impl<'a> Prepared<'a> {
             plan: self.plan.clone(),
             pre: self.pre.clone(),
             stoppers: self.stoppers.clone(),
+            idle_holds: self.idle_holds.clone(),
         }
     }
 
@@ -136,6 +140,7 @@ impl<'a> Prepared<'a> {
         // (reused tids: the observed resolution's mm ids are the timeline's)
         r.tgid_changes = self.trace.tgid_changes.clone();
         r.untraced.stoppers = self.stoppers.clone();
+        r.untraced.idle_holds = self.idle_holds.clone();
         r.quiet = self.pre.quiet.clone();
         let t0 = self.trace.events.first().map_or(0, |e| e.ts);
         for &(tid, mm) in &self.pre.tasks {

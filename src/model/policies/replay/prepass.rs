@@ -4,7 +4,7 @@
 use crate::events::{EventKind, TID_UNKNOWN, Tid, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::tasks::{MmId, MmInfo, MmOrigin};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The mms the observed resolution creates, in order.
 #[derive(Clone, Default)]
@@ -27,6 +27,66 @@ pub struct PrePass {
     /// something to seed: without one, a replay without seeding checks what the seeded one
     /// checks, with the same figures).
     pub seeding_matters: bool,
+    /// Per `sched_migrate_task` record (index): the last switch of its dst CPU to idle
+    /// between it and the moved task's next record ([`IdleHolds`]).
+    pub idle_holds: FxHashMap<usize, usize>,
+}
+
+/// Remote wakeups whose enqueue on dst came after dst went idle (docs/models.md §5.3 T1, *an
+/// idle pick holds the enqueue back*): `__schedule` picks the idle task only with nothing
+/// runnable queued (`kernel/sched/core.c` @6.18.15 `__pick_next_task` l.5954–5985: the idle
+/// task when `pick_next_task_fair` finds none, `kernel/sched/fair.c` l.8834, l.8887–8904, not
+/// even by a newidle pull), so a task queued on dst's wakelist was not enqueued there
+/// (`sched_ttwu_pending`, `core.c` l.3790–3825) before a switch of dst to idle that comes
+/// between the wakeup's record and the task's next record.
+#[derive(Default)]
+struct IdleHolds {
+    /// Per moved task: its migration record not yet followed by a record of the task, and
+    /// the last idle switch of dst since.
+    open: FxHashMap<Tid, (usize, u16, Option<usize>)>,
+    /// Per CPU: the tasks moved to it whose migration is open (some may be closed since).
+    to: FxHashMap<u16, Vec<Tid>>,
+    holds: FxHashMap<usize, usize>,
+}
+
+impl IdleHolds {
+    fn see(&mut self, i: usize, ev: &crate::events::Event) {
+        let close = |s: &mut Self, t: Tid| {
+            if let Some((m, _, Some(idle))) = s.open.remove(&t) {
+                s.holds.insert(m, idle);
+            }
+        };
+        if !self.open.is_empty() {
+            close(self, ev.tid);
+        }
+        match ev.kind {
+            EventKind::SchedSwitch { next_tid: 0, .. } => {
+                if let Some(v) = self.to.get_mut(&ev.cpu) {
+                    let open = &mut self.open;
+                    v.retain(|t| match open.get_mut(t) {
+                        Some(o) if o.1 == ev.cpu => {
+                            o.2 = Some(i);
+                            true
+                        }
+                        _ => false,
+                    });
+                }
+            }
+            EventKind::SchedSwitch { next_tid, .. } => close(self, next_tid),
+            EventKind::SchedMigrateTask {
+                tid,
+                orig_cpu,
+                dest_cpu,
+            } => {
+                close(self, tid);
+                if orig_cpu != dest_cpu && tid != 0 && tid != TID_UNKNOWN {
+                    self.open.insert(tid, (i, dest_cpu, None));
+                    self.to.entry(dest_cpu).or_default().push(tid);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Tasks the capture shows that existed before it began (not created by a fork inside it),
@@ -49,7 +109,9 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
         }
     };
     let mut reporting: FxHashSet<MmId> = FxHashSet::default();
-    for ev in &trace.events {
+    let mut holds = IdleHolds::default();
+    for (i, ev) in trace.events.iter().enumerate() {
+        holds.see(i, &ev);
         match ev.kind {
             EventKind::TaskNewtask { tid, .. } => {
                 created.insert(tid);
@@ -120,5 +182,6 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
         tasks,
         quiet,
         seeding_matters,
+        idle_holds: holds.holds,
     }
 }

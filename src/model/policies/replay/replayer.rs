@@ -303,6 +303,7 @@ impl Replayer {
     /// 8. [`Self::record`]: the record's own driver events (`records.rs`), then the
     ///    `exit_mm` stage 6 left for after a joiner's wake.
     pub fn apply(&mut self, idx: usize, ev: &Event, tasks: &crate::events::TaskTable) {
+        self.untraced.now = idx;
         self.observe(ev, tasks);
         self.placed_before(idx, ev.ts);
         // a record on no known CPU places no task: the model has nothing to step

@@ -487,8 +487,10 @@ impl StepSource<'_> {
             near.extend(far);
             near
         };
-        // T1: a remote wakeup of the mm whose enqueue on dst ran at once
-        let wakes = migrations(&p.prompt_wakes);
+        // T1: a remote wakeup of the mm whose enqueue on dst ran at once (not one dst went
+        // idle after: it was not enqueued by then, `Untraced::idle_holds`)
+        let mut wakes = migrations(&p.prompt_wakes);
+        wakes.retain(|(j, _)| !r.untraced.idle_holds.contains_key(j));
         let touching: Vec<usize> = wakes
             .iter()
             .filter(|&&(_, touches)| touches)
@@ -543,6 +545,28 @@ impl StepSource<'_> {
                 at,
                 n: switches.len(),
             });
+        }
+        // T5, a switch already deferred to its CPU's next record: its CID step ran before the
+        // disagreeing switch-in (anywhere in its window; the latest end that can matter)
+        if !probed.switch {
+            let held = back
+                .clone()
+                .rev()
+                .filter(|&j| {
+                    p.deferred_switches.contains(&j)
+                        && self.ev(j).is_some_and(|e| match e.kind {
+                            EventKind::SchedSwitch { next_tid, .. } => {
+                                e.cpu != cpu
+                                    && self.next_on_cpu.get(j).is_some_and(|q| q > sw)
+                                    && r.task_mm(next_tid) == Some(mm)
+                            }
+                            _ => false,
+                        })
+                })
+                .filter_map(|j| self.ev(j))
+                .map(|e| Step::SwitchStepAt { at: sw, cpu: e.cpu })
+                .take(STEP_CANDIDATES);
+            steps.extend(held);
         }
         if !probed.mm_put {
             steps.extend(early_puts.map(Step::EarlyPut).chain(late_puts));

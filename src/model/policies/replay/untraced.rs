@@ -218,10 +218,18 @@ pub struct Untraced {
     /// Tasks whose affinity was inferred from a stopper's move: undone if they exec next (the
     /// move was exec balancing).
     pinned: FxHashSet<Tid>,
-    /// Enqueues left to dst (T1): (dst CPU, task, by IPI). A remote wakeup queued on an idle
-    /// CPU's wakelist (by IPI) is enqueued before anything else that CPU records; a pull whose
-    /// attach ran late (`Step::LateEnqueue`) by dst's next switch (or the task's next record).
-    wakelist: Vec<(u16, Tid, bool)>,
+    /// Enqueues left to dst (T1): (dst CPU, task, by IPI, held until). A remote wakeup queued
+    /// on an idle CPU's wakelist (by IPI) is enqueued before anything else that CPU records
+    /// after the last switch of dst to idle before the task's next record (the event index it
+    /// is held until, [`Untraced::idle_holds`]); a pull whose attach ran late
+    /// (`Step::LateEnqueue`) by dst's next switch (or the task's next record).
+    wakelist: Vec<(u16, Tid, bool, Option<usize>)>,
+    /// Per `sched_migrate_task` record: the last switch of dst to idle before the moved
+    /// task's next record (`prepass::IdleHolds`): a wakeup queued on dst's wakelist was not
+    /// enqueued before it (T1, *an idle pick holds the enqueue back*).
+    pub idle_holds: std::sync::Arc<FxHashMap<usize, usize>>,
+    /// The index of the event the replay is at (a held enqueue waits for a later one).
+    pub now: usize,
     /// Children forked early: their record does not fork them again.
     forked_early: FxHashSet<Tid>,
     /// Tasks whose exit released its CID early: their record does not release it again.
@@ -459,7 +467,7 @@ impl Untraced {
 
     /// The queued enqueue of `tid`'s remote wakeup, placed here by the search ([`Placements::wakes_by`]).
     pub fn wake_by(&mut self, engine: &mut Engine, ts: u64, tid: Tid) {
-        if self.wakelist.iter().any(|&(_, t, _)| t == tid) {
+        if self.wakelist.iter().any(|&(_, t, _, _)| t == tid) {
             self.gap(tid, ts, ts, WAKE_REASON);
             self.flush_wakelist(engine, ts, None, Some(tid));
         }
@@ -470,11 +478,12 @@ impl Untraced {
     pub fn queued_wakes(&self) -> impl Iterator<Item = (u16, Tid)> + '_ {
         self.wakelist
             .iter()
-            .filter(|&&(_, _, ipi)| ipi)
-            .map(|&(dst, t, _)| (dst, t))
+            .filter(|&&(_, _, ipi, _)| ipi)
+            .map(|&(dst, t, _, _)| (dst, t))
     }
 
-    /// Runs the deferred enqueues (`sched_ttwu_pending`) queued on `cpu`, or of `tid`.
+    /// Runs the deferred enqueues (`sched_ttwu_pending`) queued on `cpu` (and not held past
+    /// this event), or of `tid`.
     pub fn flush_wakelist(
         &mut self,
         engine: &mut Engine,
@@ -482,23 +491,36 @@ impl Untraced {
         cpu: Option<u16>,
         tid: Option<Tid>,
     ) {
-        self.run_wakelist(engine, ts, |dst, t, _| Some(dst) == cpu || Some(t) == tid);
+        let now = self.now;
+        self.run_wakelist(engine, ts, |dst, t, _, hold| {
+            (Some(dst) == cpu && hold.is_none_or(|h| h < now)) || Some(t) == tid
+        });
     }
 
     /// A record of `cpu`: the remote wakeups queued on its wakelist ran first, in the IPI's
     /// `sched_ttwu_pending` (`kernel/sched/core.c` @6.18.15 l.3790–3825, called from
     /// `__flush_smp_call_function_queue`, `kernel/smp.c` l.593) or the idle loop's flush
     /// (`kernel/sched/idle.c` l.357).
+    /// A wakeup held past an idle switch of dst waits for dst's first record after it.
     pub fn flush_ipi_wakelist(&mut self, engine: &mut Engine, ts: u64, cpu: u16) {
-        self.run_wakelist(engine, ts, |dst, _, ipi| ipi && dst == cpu);
+        let now = self.now;
+        self.run_wakelist(engine, ts, |dst, _, ipi, hold| {
+            ipi && dst == cpu && hold.is_none_or(|h| h < now)
+        });
     }
 
-    /// Runs the enqueues of the wakelist that `due(dst, task, by_ipi)` picks, in their order.
-    fn run_wakelist(&mut self, engine: &mut Engine, ts: u64, due: impl Fn(u16, Tid, bool) -> bool) {
+    /// Runs the enqueues of the wakelist that `due(dst, task, by_ipi, held_until)` picks, in
+    /// their order.
+    fn run_wakelist(
+        &mut self,
+        engine: &mut Engine,
+        ts: u64,
+        due: impl Fn(u16, Tid, bool, Option<usize>) -> bool,
+    ) {
         let mut i = 0;
         while i < self.wakelist.len() {
-            let (dst, t, ipi) = self.wakelist[i];
-            if due(dst, t, ipi) {
+            let (dst, t, ipi, hold) = self.wakelist[i];
+            if due(dst, t, ipi, hold) {
                 self.wakelist.remove(i);
                 engine.step(ts, &DriverEvent::MigrateTo { tid: t, dst });
             } else {
@@ -579,7 +601,11 @@ impl Untraced {
             self.probed_moves.insert(tid, dst);
         } else if (asleep && idle_dst && !prompt) || late {
             engine.step(ts, &DriverEvent::MigrateFrom { tid, src, dst });
-            self.wakelist.push((dst, tid, !late));
+            // (dst picked idle before the task's next record: not enqueued by then)
+            let hold = (!late)
+                .then(|| self.idle_holds.get(&idx).copied())
+                .flatten();
+            self.wakelist.push((dst, tid, !late, hold));
         } else {
             engine.step(ts, &DriverEvent::Migrate { tid, src, dst });
         }

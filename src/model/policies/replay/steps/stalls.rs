@@ -122,16 +122,18 @@ impl StepSource<'_> {
             {
                 continue;
             }
-            // dst's next record (where the replay runs the queued enqueue) and the source's
-            // switch into another task of the mm before it
-            let Some(n) = (j + 1..i + 1).find(|&q| {
+            // dst's next record (where the replay runs the queued enqueue; after dst's idle
+            // switch that holds it) and the source's switch into another task of the mm
+            // before it
+            let from = r.untraced.idle_holds.get(&j).map_or(j, |&h| h.max(j));
+            let Some(n) = (from + 1..i + 1).find(|&q| {
                 self.ev(q).is_some_and(|e| {
                     e.cpu == dest_cpu && !matches!(e.kind, EventKind::TickStop { .. })
                 })
             }) else {
                 continue;
             };
-            let switch = (j + 1..n).find(|&q| {
+            let switch = (from + 1..n).find(|&q| {
                 self.ev(q).is_some_and(|e| {
                     e.cpu == orig_cpu
                         && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
@@ -212,8 +214,10 @@ impl StepSource<'_> {
             if j >= sw || orig_cpu == dest_cpu {
                 continue;
             }
-            // the source's next switch away from the mm, before the switch-in
-            let away = (j + 1..sw).find(|&q| {
+            // the source's next switch away from the mm, before the switch-in (and after
+            // dst's idle switch that holds the enqueue)
+            let from = r.untraced.idle_holds.get(&j).map_or(j, |&h| h.max(j));
+            let away = (from + 1..sw).find(|&q| {
                 self.ev(q).is_some_and(|e| {
                     e.cpu == orig_cpu
                         && matches!(e.kind, EventKind::SchedSwitch { prev_tid, next_tid, .. }
