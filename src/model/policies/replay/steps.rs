@@ -552,19 +552,17 @@ impl StepSource<'_> {
             let held = back
                 .clone()
                 .rev()
-                .filter(|&j| {
-                    p.deferred_switches.contains(&j)
-                        && self.ev(j).is_some_and(|e| match e.kind {
-                            EventKind::SchedSwitch { next_tid, .. } => {
-                                e.cpu != cpu
-                                    && self.next_on_cpu.get(j).is_some_and(|q| q > sw)
-                                    && r.task_mm(next_tid) == Some(mm)
-                            }
-                            _ => false,
-                        })
+                .filter(|j| p.deferred_switches.contains(j))
+                .filter_map(|j| {
+                    let e = self.ev(j)?;
+                    let EventKind::SchedSwitch { next_tid, .. } = e.kind else {
+                        return None;
+                    };
+                    (e.cpu != cpu
+                        && self.next_on_cpu.get(j).is_some_and(|q| q > sw)
+                        && r.task_mm(next_tid) == Some(mm))
+                    .then_some(Step::SwitchStepAt { at: sw, cpu: e.cpu })
                 })
-                .filter_map(|j| self.ev(j))
-                .map(|e| Step::SwitchStepAt { at: sw, cpu: e.cpu })
                 .take(STEP_CANDIDATES);
             steps.extend(held);
         }

@@ -473,6 +473,12 @@ impl Untraced {
         }
     }
 
+    /// The event after which the enqueue of the wakeup recorded at `j` could have run on its
+    /// dst: `j` itself, or dst's idle switch that held it back ([`Untraced::idle_holds`]).
+    pub fn enqueue_not_before(&self, j: usize) -> usize {
+        self.idle_holds.get(&j).map_or(j, |&h| h.max(j))
+    }
+
     /// The remote wakeups still queued on an idle CPU's wakelist (dst CPU, task): their
     /// enqueue runs at dst's next record unless placed before it.
     pub fn queued_wakes(&self) -> impl Iterator<Item = (u16, Tid)> + '_ {

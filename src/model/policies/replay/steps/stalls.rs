@@ -125,7 +125,7 @@ impl StepSource<'_> {
             // dst's next record (where the replay runs the queued enqueue; after dst's idle
             // switch that holds it) and the source's switch into another task of the mm
             // before it
-            let from = r.untraced.idle_holds.get(&j).map_or(j, |&h| h.max(j));
+            let from = r.untraced.enqueue_not_before(j);
             let Some(n) = (from + 1..i + 1).find(|&q| {
                 self.ev(q).is_some_and(|e| {
                     e.cpu == dest_cpu && !matches!(e.kind, EventKind::TickStop { .. })
@@ -216,7 +216,7 @@ impl StepSource<'_> {
             }
             // the source's next switch away from the mm, before the switch-in (and after
             // dst's idle switch that holds the enqueue)
-            let from = r.untraced.idle_holds.get(&j).map_or(j, |&h| h.max(j));
+            let from = r.untraced.enqueue_not_before(j);
             let away = (from + 1..sw).find(|&q| {
                 self.ev(q).is_some_and(|e| {
                     e.cpu == orig_cpu
