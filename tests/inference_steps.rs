@@ -494,3 +494,61 @@ fn a_deferred_switch_step_ran_before_a_later_switch_in() {
         "{a}"
     );
 }
+
+/// `rq->curr` set ahead of a switch record that comes only after the disagreement (docs/models.md
+/// §5.6, *`rq->curr` ahead of its record*, a stall across the disagreement): the first 1300
+/// events of a fresh 6.18.15 24-vCPU `workers` boot (traces/inference/README.md). 297 is woken
+/// to idle CPU 13 (10.720994) and enqueued there by CPU 13's interrupt (10.722739, `dNh3`), in
+/// which CPU 13 wakes 296 (CID 4, CPU 13's slot) to idle CPU 14. CPU 13 records its switch to
+/// 297 only at 10.729262, but 296's enqueue on CPU 14 (before its switch-in at 10.722969) saw
+/// 297 current on CPU 13 already, left CPU 13's 4 alone and 296 allocated 7, the first free
+/// CID; 297 then reports 4 on CPU 13. The plain replay moved 4 along to CPU 14.
+#[test]
+fn a_current_set_before_a_stall_across_the_disagreement_kept_the_sources_cid() {
+    let file = "inference/k6.18.15-c24-workers-curr-across.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (197, 197), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 189, "{a}");
+    assert!(
+        placed(&a).contains(&(
+            "curr_early".to_string(),
+            297,
+            10_729_262_000,
+            10_722_739_000
+        )),
+        "{a}"
+    );
+}
+
+/// A queued wakeup's steal from the disagreeing CPU together with the futex hash's reference
+/// gone by an earlier switch-in (docs/models.md §11 item 9, §2.3): the first 1800 events of a
+/// fresh 6.18.15 48-vCPU `workers` boot (traces/inference/README.md). 471 (CID 6 on CPU 31)
+/// is woken to idle CPU 33 at 13.810729, and CPU 33 records nothing until 13.824663; 470 runs
+/// on CPU 31 with that 6 until 13.811158 and reports 2 there at 13.824012. The enqueue stole
+/// and dropped 6 after 470 left; 486's switch-in at 13.813768, without the reference, took 0
+/// (`max_nr_cid` shrunk to the users), so 470 allocated 2. Either step alone gives 470 6 or 0.
+#[test]
+fn a_steal_and_the_futex_reference_gone_together_explain_an_allocation() {
+    let file = "inference/k6.18.15-c48-workers-steal-and-put.ftrace.txt.zst";
+    let (a, m) = model(file, &["--check-invariants"]);
+    assert_eq!(u(&m, "violations"), 0, "{m}");
+    let fresh = &a["fresh"];
+    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (269, 269), "{a}");
+    assert_eq!(u(&a["predicted_fresh"], "agreed"), 263, "{a}");
+    let steps = placed(&a);
+    assert!(
+        steps.contains(&(
+            "prompt_wake".to_string(),
+            471,
+            13_810_729_000,
+            13_811_188_000
+        )),
+        "{a}"
+    );
+    assert!(
+        steps.contains(&("futex_put".to_string(), 486, 13_803_189_000, 13_813_768_000)),
+        "{a}"
+    );
+}

@@ -184,6 +184,13 @@ impl<'a> Context<'a> {
             Step::FutexPutDeferring { at, switch, .. } => {
                 vec![self.futex_put(at), deferred(switch)]
             }
+            Step::FutexPutWaking { at, wake, by, .. } => vec![
+                self.futex_put(at),
+                Placed {
+                    placed: by,
+                    ..self.wake("prompt_wake", wake, true)
+                },
+            ],
             Step::PromptWake(s) => vec![self.wake("prompt_wake", s, true)],
             Step::LateEnqueue(s) => vec![self.wake("late_enqueue", s, false)],
             Step::WakeBy { wake, at, .. } => vec![Placed {

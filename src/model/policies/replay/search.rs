@@ -10,7 +10,8 @@
 //!    (T5), `exit_mm` of an exit of the mm right at its record (T6), a remote wakeup of the
 //!    mm enqueued at once (T1), or the CID release of an exit of the mm earlier in `do_exit`
 //!    (T7); only when none of these explains it, the futex hash's reference gone before an
-//!    earlier switch-in of the mm (`StepSource::earlier_futex_puts`);
+//!    earlier switch-in of the mm (`StepSource::earlier_futex_puts`), and last each of those
+//!    together with each steal from the disagreeing CPU tried before (`Step::FutexPutWaking`);
 //! 3. else the forks of the first kind recorded more than [`SEARCH_AHEAD`] events before the
 //!    update (each of their placements replays that stretch again: they come last).
 //!
@@ -529,11 +530,29 @@ impl Search<'_> {
         let source = self.source();
         let mut cands = source.step_candidates(r, i, who, mm);
         // (tried only when none of those explains it)
-        let mut fallback = source.earlier_futex_puts(r, i, who, mm);
+        let puts = source.earlier_futex_puts(r, i, who, mm);
+        let mut fallback = puts.clone();
         fallback.extend(source.short_stalls(r, i, who, mm));
         fallback.extend(source.wakes_by(r, i, who, mm));
         fallback.extend(source.wakes_after_source_left(r, i, who, mm));
         fallback.retain(|s| !skip.contains(s));
+        // (last: a steal from the disagreeing CPU tried alone emptied its slot, and the
+        // allocation there read fewer users, as an earlier allocation without the futex
+        // reference left `max_nr_cid`: neither step alone explains it)
+        for steal in skip {
+            if let Step::WakeBy { wake, tid, at: by } = *steal {
+                fallback.extend(puts.iter().filter_map(|p| match *p {
+                    Step::FutexPut { at, mm } => Some(Step::FutexPutWaking {
+                        at,
+                        mm,
+                        wake,
+                        tid,
+                        by,
+                    }),
+                    _ => None,
+                }));
+            }
+        }
         // the smallest change first: the step that moves the least of the capture before the
         // disagreement (and costs the least to replay)
         cands.sort_by_key(|s| std::cmp::Reverse(s.order()));

@@ -53,6 +53,17 @@ pub(super) enum Step {
     FutexPut { at: usize, mm: MmId },
     /// [`Step::FutexPut`] with the CID step of the switch record `switch` deferred (T5).
     FutexPutDeferring { at: usize, mm: MmId, switch: usize },
+    /// [`Step::FutexPut`] before the event at `at` with [`Step::WakeBy`] of the wakeup `wake`
+    /// (of `tid`) enqueued before the event at `by`: a queued wakeup's steal emptied the
+    /// disagreeing CPU's slot, and the allocation there read the fewer users an earlier
+    /// allocation had shrunk `max_nr_cid` to (docs/models.md §11 item 9).
+    FutexPutWaking {
+        at: usize,
+        mm: MmId,
+        wake: usize,
+        tid: Tid,
+        by: usize,
+    },
     /// T6: [`Step::LatePut`] for each of the first `n` exit records of `at`.
     LatePuts {
         at: [usize; STEP_CANDIDATES],
@@ -153,6 +164,7 @@ impl Step {
             }
             Step::PromptWakes(a, b) => a.min(b),
             Step::FutexPutDeferring { at, switch, .. } => at.min(switch),
+            Step::FutexPutWaking { at, wake, .. } => at.min(wake),
             Step::LateProbePrompt { probe, switch } => probe.min(switch),
             Step::LateProbeBefore { probe, .. } | Step::ProbeAtResume { probe, .. } => probe,
             Step::ExitInFlight {
@@ -201,6 +213,12 @@ impl Step {
             Step::FutexPutDeferring { at, mm, switch } => {
                 p.futex_puts.entry(at).or_default().push(mm);
                 p.deferred_switches.insert(switch);
+            }
+            Step::FutexPutWaking {
+                at, mm, tid, by, ..
+            } => {
+                p.futex_puts.entry(at).or_default().push(mm);
+                p.wakes_by.entry(by).or_default().push(tid);
             }
             Step::PromptWake(s) => {
                 p.prompt_wakes.insert(s);

@@ -268,9 +268,11 @@ impl StepSource<'_> {
     }
 
     /// [`Step::CurrEarly`]: migrations of the mm from a CPU whose next switch is to a task of
-    /// the mm, before the disagreeing update `i`, placed after that CPU's last record before
-    /// the switch; those from the disagreeing update's CPU first (the CPU whose CID a steal
-    /// took), then the others, nearest first.
+    /// the mm, placed after that CPU's last record before the switch, when that is before the
+    /// disagreeing update `i` (the switch itself may be recorded after it: a vCPU stalled
+    /// between `rq->curr = next` and the record across the disagreement, `kernel/sched/core.c`
+    /// @6.18.15 l.6897, l.6931); those from the disagreeing update's CPU first (the CPU whose
+    /// CID a steal took), then the others, nearest first.
     pub(super) fn early_currents(
         &self,
         r: &Replayer,
@@ -307,7 +309,10 @@ impl StepSource<'_> {
             // (`kernel/sched/core.c` @6.18.15 l.6897, l.6931): a record of the CPU in between
             // (the tick of the interrupt that woke an idle CPU) was written before `rq->curr`
             // changed, so the earliest place is right after its last record before the switch
-            let q = (j + 1..i).find(|&q| {
+            // (the switch may also come after the disagreeing update, when the CPU records
+            // nothing from there on until it: its vCPU stalled across the disagreement with
+            // `rq->curr` already set, so the step is still placed before the update)
+            let q = (j + 1..(i + SEARCH_LOOKBACK).min(self.events.len())).find(|&q| {
                 self.ev(q)
                     .is_some_and(|e| e.cpu == c && matches!(e.kind, EventKind::SchedSwitch { .. }))
             });
@@ -316,7 +321,7 @@ impl StepSource<'_> {
                 .rev()
                 .find(|&k| self.ev(k).is_some_and(|e| e.cpu == c))
                 .map_or(j, |k| k + 1);
-            if at >= q || self.found.early_currs.contains_key(&at) {
+            if at >= q || at > i || self.found.early_currs.contains_key(&at) {
                 continue;
             }
             if let Some(EventKind::SchedSwitch { next_tid, .. }) = self.ev(q).map(|e| e.kind)
