@@ -199,6 +199,8 @@ impl ModelArgs {
             futex_hash_ref: false,
             // a property of the capture: set by the replay when it holds the scan probes
             observed_scans: false,
+            // a property of the capture: set by the replay when it records migrations
+            migrations_traced: false,
             mono_jiffies: self.mono_jiffies,
         }
     }

@@ -441,6 +441,7 @@ impl<P: CidPolicy> Driver<'_, P> {
         {
             let t = core.ensure(tid);
             t.cpu = cpu;
+            t.placed = true;
             t.ids_changed |= fast;
         }
         // the policy releases on the old mm (still the task's) and joins the new one
@@ -496,6 +497,22 @@ impl<P: CidPolicy> Driver<'_, P> {
         {
             self.switch(d, 0);
         }
+        // A task is switched in only on the CPU it is queued on, and every `set_task_cpu` to
+        // another CPU is traced (`sched_migrate_task`, `kernel/sched/core.c` @6.18.15 l.3312):
+        // a model that has `next` placed on another CPU missed its migration (the source CPU's
+        // ring buffer was overwritten, docs/models.md §5.3 T8). Do it now, both halves.
+        if next != 0
+            && self.core.params.migrations_traced
+            && let Some(src) = self
+                .core
+                .task(next)
+                .filter(|t| t.placed && !t.running && t.mm.is_some())
+                .map(|t| t.cpu)
+            && src != cpu
+            && self.migrate_from(next, src, cpu)
+        {
+            self.migrate_to(next, cpu);
+        }
         let core = &mut *self.core;
         if next != 0 {
             core.ensure(next);
@@ -514,6 +531,7 @@ impl<P: CidPolicy> Driver<'_, P> {
         if let Some(t) = core.task_mut(next) {
             t.running = true;
             t.cpu = cpu;
+            t.placed = true;
             t.switched_in = now;
         }
         if core.defer_switch {
@@ -577,6 +595,7 @@ impl<P: CidPolicy> Driver<'_, P> {
         self.policy.migrate_from(core, tid, src, dst);
         if let Some(t) = core.task_mut(tid) {
             t.cpu = dst;
+            t.placed = true;
         }
         core.mark_task(tid);
         true
@@ -601,6 +620,7 @@ impl<P: CidPolicy> Driver<'_, P> {
             if let Some(t) = core.task_mut(tid) {
                 if !t.running {
                     t.cpu = cpu;
+                    t.placed = true;
                 }
                 // __set_task_cpu sets ids_changed unconditionally
                 t.ids_changed |= fast;

@@ -202,6 +202,11 @@ pub struct Params {
     /// §5.6): the compaction's slot clears are observed ([`super::DriverEvent::ObservedClear`]),
     /// the policy runs no scan of its own.
     pub observed_scans: bool,
+    /// Replay of a capture that records `sched_migrate_task`: a task switched in away from the
+    /// CPU the model placed it on was migrated by a record the capture lost (an overwritten
+    /// ring buffer), and the switch-in runs that migration first (docs/models.md §5.3 T8).
+    /// Without the event nothing says where a task is queued.
+    pub migrations_traced: bool,
     /// Replay: the jiffies' boundaries from the ticks' CLOCK_MONOTONIC `now=` (whole multiples
     /// of TICK_NSEC there) instead of the earliest phase of the ticks' record times
     /// (`--mono-jiffies`, docs/models.md §5.4).
@@ -226,6 +231,7 @@ impl Default for Params {
             kernel_policy: None,
             futex_hash_ref: false,
             observed_scans: false,
+            migrations_traced: false,
             mono_jiffies: false,
         }
     }

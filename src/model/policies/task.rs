@@ -30,6 +30,9 @@ pub struct Task {
     pub mm: Option<MmId>,
     /// CPU it runs on or last ran / was placed on.
     pub cpu: u16,
+    /// `cpu` comes from a record (a switch-in, a migration, `wake_up_new_task`, an exec), not
+    /// a guess (a task that existed before the capture, a child not yet woken).
+    pub placed: bool,
     pub running: bool,
     pub kthread: bool,
     pub exiting: bool,
@@ -65,6 +68,7 @@ impl Task {
             key,
             mm: None,
             cpu: 0,
+            placed: false,
             running: false,
             kthread: false,
             exiting: false,

@@ -56,13 +56,20 @@ impl<'a> Prepared<'a> {
         };
         // (the compaction a probe saw is that kernel's policy's: another policy replayed on
         // the capture decides its own, or the comparison would only repeat the kernel's)
-        let kernels_own = trace
-            .kernel_release
-            .as_deref()
-            .and_then(|r| crate::model::kernel::model_for_kernel(r, trace.kernel_scan_batch))
-            .and_then(|m| m.policy)
-            == Some(policy);
+        // (the kernel as `--kernel-version` names it, else as the capture's header does: a
+        // capture without that header replayed with the flag observes its scans too)
+        let kernels_own = params.kernel_policy.or_else(|| {
+            trace
+                .kernel_release
+                .as_deref()
+                .and_then(|r| crate::model::kernel::model_for_kernel(r, trace.kernel_scan_batch))
+                .and_then(|m| m.policy)
+        }) == Some(policy);
         params.observed_scans = plan.probed.scan && kernels_own;
+        params.migrations_traced = trace
+            .events
+            .iter()
+            .any(|e| matches!(e.kind, crate::events::EventKind::SchedMigrateTask { .. }));
         let stoppers = trace
             .tasks
             .iter()
