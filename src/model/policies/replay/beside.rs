@@ -120,6 +120,20 @@ pub(super) struct Beside {
 /// Runs the final replay's first round beside the plain replay feeding `misses` and the
 /// search feeding `feed`; `None` when the search placed no step or the replay had to give up.
 pub(super) fn final_beside(prep: &Prepared, misses: &MissFeed, feed: &StepFeed) -> Option<Beside> {
+    // (nothing is replayed before the plain replay's first miss a search may explain: a
+    // capture it replays without one needs no final replay, and following it there would
+    // double the replay's work for nothing)
+    let mut progress = 0;
+    loop {
+        let (p, start_at, plain_done) = misses.progress_past(progress);
+        if start_at.is_some() {
+            break;
+        }
+        if plain_done {
+            return None;
+        }
+        progress = p;
+    }
     let mut r = prep.replayer();
     r.outcomes = Some(Vec::new());
     let checks_all = prep.checks_all();
