@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::agreement::{model, placed, u};
+use common::agreement::{checked_cut, model, u};
 use common::cidscope;
 use serde_json::Value;
 
@@ -159,16 +159,14 @@ fn a_wakeup_is_enqueued_at_the_woken_cpus_first_record() {
 #[test]
 fn a_switch_in_flight_across_the_mode_flip_meets_the_walk() {
     let file = "inference/k7.3.4-c24-workers-walk.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    let fresh = &a["fresh"];
-    assert_eq!(u(fresh, "agreed"), u(fresh, "checked"), "{a}");
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let steps = a["inferred_steps"].as_array().expect("inferred_steps");
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh.1, c.fresh.0, "{}", c.a);
     assert!(
-        steps
+        c.steps
             .iter()
-            .any(|s| s["kind"] == "deferred_switch" && s["tid"] == 266),
-        "{steps:?}"
+            .any(|s| s.0 == "deferred_switch" && s.1 == 266),
+        "{:?}",
+        c.steps
     );
 }
 
@@ -181,21 +179,12 @@ fn a_switch_in_flight_across_the_mode_flip_meets_the_walk() {
 /// 8.509331: T5) was found but never judged.
 #[test]
 fn a_forks_window_costs_only_the_placements_that_differ() {
-    let (a, m) = model(
-        "k6.18.15-c24-vm-workers-cut.ftrace.txt.zst",
-        &["--check-invariants"],
-    );
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (210, 204), "{a}");
+    let c = checked_cut("k6.18.15-c24-vm-workers-cut.ftrace.txt.zst", &[]);
+    assert_eq!(c.fresh, (210, 204), "{}", c.a);
     assert!(
-        placed(&a).contains(&(
-            "deferred_switch".to_string(),
-            309,
-            8_502_876_000,
-            8_509_331_000
-        )),
-        "{a}"
+        c.placed("deferred_switch", 309, 8_502_876_000, 8_509_331_000),
+        "{}",
+        c.a
     );
 }
 
@@ -206,18 +195,14 @@ fn a_forks_window_costs_only_the_placements_that_differ() {
 /// 342 expands to 2 at 10.193268; the model, still holding it, had 3 there and gave 342 3.
 #[test]
 fn the_futex_reference_may_be_gone_before_an_earlier_allocation() {
-    let (a, m) = model(
-        "k6.18.15-c24-vm-churn-cut.ftrace.txt.zst",
-        &["--check-invariants"],
-    );
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (90, 90), "{a}");
+    let c = checked_cut("k6.18.15-c24-vm-churn-cut.ftrace.txt.zst", &[]);
+    assert_eq!(c.fresh, (90, 90), "{}", c.a);
     assert!(
-        placed(&a)
+        c.steps
             .iter()
             .any(|s| s.0 == "futex_put" && s.3 == 10_171_955_000),
-        "{a}"
+        "{}",
+        c.a
     );
 }
 
@@ -257,12 +242,9 @@ fn a_late_put_moved_before_an_allocation_is_reported_once() {
 #[test]
 fn a_long_walk_is_placed_lazily_behind_the_walks_at_once() {
     let file = "inference/k7.3.4-c48-workers-walk.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    let fresh = &a["fresh"];
-    assert_eq!(u(fresh, "agreed"), u(fresh, "checked"), "{a}");
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let steps = a["inferred_steps"].as_array().expect("inferred_steps");
-    assert!(steps.iter().any(|s| s["kind"] == "walk_mark"), "{steps:?}");
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh.1, c.fresh.0, "{}", c.a);
+    assert!(c.steps.iter().any(|s| s.0 == "walk_mark"), "{:?}", c.steps);
 }
 
 /// A fork's flip placed where a sleeping user's own CID was freed (docs/models.md §5.3 T3): a
@@ -276,15 +258,14 @@ fn a_long_walk_is_placed_lazily_behind_the_walks_at_once() {
 #[test]
 fn a_sleeping_users_freed_cid_places_the_flip_before_its_switch_in() {
     let file = "inference/k7.3.4-c48-workers-early-flip.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    assert_eq!(u(&a["predicted_fresh"], "agreed"), 619, "{a}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (753, 746), "{a}");
-    let fork = placed(&a)
-        .into_iter()
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.predicted, 619, "{}", c.a);
+    assert_eq!(c.fresh, (753, 746), "{}", c.a);
+    let fork = c
+        .steps
+        .iter()
         .find(|s| s.0 == "early_fork" && s.1 == 485)
-        .unwrap_or_else(|| panic!("{a}"));
+        .unwrap_or_else(|| panic!("{}", c.a));
     assert!(fork.3 < 34_303_595_000, "{fork:?}");
 }
 
@@ -299,19 +280,13 @@ fn a_sleeping_users_freed_cid_places_the_flip_before_its_switch_in() {
 #[test]
 fn a_stall_that_ended_before_the_switch_in_still_moved_the_cid_step() {
     let file = "inference/k6.18.15-c48-churn-short-stall.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (67, 60), "{a}");
-    assert_eq!(u(&a["predicted_fresh"], "agreed"), 43, "{a}");
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (67, 60), "{}", c.a);
+    assert_eq!(c.predicted, 43, "{}", c.a);
     assert!(
-        placed(&a).contains(&(
-            "deferred_switch".to_string(),
-            474,
-            41_983_371_000,
-            41_989_809_000
-        )),
-        "{a}"
+        c.placed("deferred_switch", 474, 41_983_371_000, 41_989_809_000),
+        "{}",
+        c.a
     );
 }
 
@@ -325,18 +300,12 @@ fn a_stall_that_ended_before_the_switch_in_still_moved_the_cid_step() {
 #[test]
 fn a_wakeup_enqueued_while_the_source_ran_the_mm_stole_nothing() {
     let file = "inference/k6.18.15-c48-workers-wake-by.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (792, 792), "{a}");
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (792, 792), "{}", c.a);
     assert!(
-        placed(&a).contains(&(
-            "prompt_wake".to_string(),
-            494,
-            30_639_039_000,
-            30_639_164_000
-        )),
-        "{a}"
+        c.placed("prompt_wake", 494, 30_639_039_000, 30_639_164_000),
+        "{}",
+        c.a
     );
 }
 
@@ -350,19 +319,13 @@ fn a_wakeup_enqueued_while_the_source_ran_the_mm_stole_nothing() {
 #[test]
 fn a_wakeup_enqueued_after_the_source_went_idle_dropped_its_cid() {
     let file = "inference/k6.18.15-c24-workers-wake-after-idle.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (150, 150), "{a}");
-    assert_eq!(u(&a["predicted_fresh"], "agreed"), 147, "{a}");
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (150, 150), "{}", c.a);
+    assert_eq!(c.predicted, 147, "{}", c.a);
     assert!(
-        placed(&a).contains(&(
-            "prompt_wake".to_string(),
-            295,
-            13_400_612_000,
-            13_401_348_000
-        )),
-        "{a}"
+        c.placed("prompt_wake", 295, 13_400_612_000, 13_401_348_000),
+        "{}",
+        c.a
     );
 }
 
@@ -376,19 +339,13 @@ fn a_wakeup_enqueued_after_the_source_went_idle_dropped_its_cid() {
 #[test]
 fn a_wakeup_enqueued_after_the_source_went_idle_emptied_the_disagreeing_cpus_slot() {
     let file = "inference/k6.18.15-c24-workers-steal-from-cpu.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (179, 179), "{a}");
-    assert_eq!(u(&a["predicted_fresh"], "agreed"), 167, "{a}");
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (179, 179), "{}", c.a);
+    assert_eq!(c.predicted, 167, "{}", c.a);
     assert!(
-        placed(&a).contains(&(
-            "prompt_wake".to_string(),
-            303,
-            13_464_391_000,
-            13_465_042_000
-        )),
-        "{a}"
+        c.placed("prompt_wake", 303, 13_464_391_000, 13_465_042_000),
+        "{}",
+        c.a
     );
 }
 
@@ -436,16 +393,15 @@ fn the_jiffies_follow_the_ticks_monotonic_clock() {
 #[test]
 fn a_fork_far_back_is_tried_after_the_steps() {
     let file = "inference/k6.18.15-c24-workers-far-fork.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    assert_eq!(u(&a["predicted_fresh"], "agreed"), 200, "{a}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (234, 234), "{a}");
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.predicted, 200, "{}", c.a);
+    assert_eq!(c.fresh, (234, 234), "{}", c.a);
     assert!(
-        placed(&a)
+        c.steps
             .iter()
             .any(|s| s.0 == "futex_put" && s.1 == 318 && s.3 == 13_555_394_000),
-        "{a}"
+        "{}",
+        c.a
     );
 }
 
@@ -461,12 +417,10 @@ fn a_fork_far_back_is_tried_after_the_steps() {
 #[test]
 fn a_wakeup_is_not_enqueued_before_the_woken_cpu_goes_idle() {
     let file = "inference/k6.18.15-c24-workers-idle-pick.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (140, 140), "{a}");
-    assert_eq!(u(&a["predicted_fresh"], "agreed"), 140, "{a}");
-    assert!(placed(&a).is_empty(), "{a}");
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (140, 140), "{}", c.a);
+    assert_eq!(c.predicted, 140, "{}", c.a);
+    assert!(c.steps.is_empty(), "{}", c.a);
 }
 
 /// A switch's CID step deferred (T5) but run before a later switch-in of the mm, not at its
@@ -479,19 +433,13 @@ fn a_wakeup_is_not_enqueued_before_the_woken_cpu_goes_idle() {
 #[test]
 fn a_deferred_switch_step_ran_before_a_later_switch_in() {
     let file = "inference/k6.18.15-c48-workers-step-between.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (169, 169), "{a}");
-    assert_eq!(u(&a["predicted_fresh"], "agreed"), 166, "{a}");
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (169, 169), "{}", c.a);
+    assert_eq!(c.predicted, 166, "{}", c.a);
     assert!(
-        placed(&a).contains(&(
-            "switch_step_at".to_string(),
-            487,
-            24_302_244_000,
-            24_302_945_000
-        )),
-        "{a}"
+        c.placed("switch_step_at", 487, 24_302_244_000, 24_302_945_000),
+        "{}",
+        c.a
     );
 }
 
@@ -506,19 +454,13 @@ fn a_deferred_switch_step_ran_before_a_later_switch_in() {
 #[test]
 fn a_current_set_before_a_stall_across_the_disagreement_kept_the_sources_cid() {
     let file = "inference/k6.18.15-c24-workers-curr-across.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (197, 197), "{a}");
-    assert_eq!(u(&a["predicted_fresh"], "agreed"), 189, "{a}");
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (197, 197), "{}", c.a);
+    assert_eq!(c.predicted, 189, "{}", c.a);
     assert!(
-        placed(&a).contains(&(
-            "curr_early".to_string(),
-            297,
-            10_729_262_000,
-            10_722_739_000
-        )),
-        "{a}"
+        c.placed("curr_early", 297, 10_729_262_000, 10_722_739_000),
+        "{}",
+        c.a
     );
 }
 
@@ -532,24 +474,18 @@ fn a_current_set_before_a_stall_across_the_disagreement_kept_the_sources_cid() {
 #[test]
 fn a_steal_and_the_futex_reference_gone_together_explain_an_allocation() {
     let file = "inference/k6.18.15-c48-workers-steal-and-put.ftrace.txt.zst";
-    let (a, m) = model(file, &["--check-invariants"]);
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (269, 269), "{a}");
-    assert_eq!(u(&a["predicted_fresh"], "agreed"), 263, "{a}");
-    let steps = placed(&a);
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (269, 269), "{}", c.a);
+    assert_eq!(c.predicted, 263, "{}", c.a);
     assert!(
-        steps.contains(&(
-            "prompt_wake".to_string(),
-            471,
-            13_810_729_000,
-            13_811_188_000
-        )),
-        "{a}"
+        c.placed("prompt_wake", 471, 13_810_729_000, 13_811_188_000),
+        "{}",
+        c.a
     );
     assert!(
-        steps.contains(&("futex_put".to_string(), 486, 13_803_189_000, 13_813_768_000)),
-        "{a}"
+        c.placed("futex_put", 486, 13_803_189_000, 13_813_768_000),
+        "{}",
+        c.a
     );
 }
 
@@ -565,25 +501,21 @@ fn a_steal_and_the_futex_reference_gone_together_explain_an_allocation() {
 #[test]
 fn a_switch_in_away_from_the_tasks_cpu_migrated_it_first() {
     let file = "inference/k6.18.15-c50-migrate-lost-cpu.ftrace.txt.zst";
-    let (a, m) = model(
-        file,
-        &[
-            "--check-invariants",
-            "--kernel-version",
-            "6.18.15",
-            "--hz",
-            "250",
-            "--infer-steps",
-            "off",
-        ],
-    );
-    assert_eq!(u(&m, "violations"), 0, "{m}");
-    let fresh = &a["fresh"];
-    assert_eq!((u(fresh, "checked"), u(fresh, "agreed")), (48, 48), "{a}");
-    let probes = &a["probe_checks"];
+    let args = [
+        "--kernel-version",
+        "6.18.15",
+        "--hz",
+        "250",
+        "--infer-steps",
+        "off",
+    ];
+    let c = checked_cut(file, &args);
+    assert_eq!(c.fresh, (48, 48), "{}", c.a);
+    let probes = &c.a["probe_checks"];
     assert_eq!(
         (u(probes, "checked"), u(probes, "matched")),
         (30, 29),
-        "{a}"
+        "{}",
+        c.a
     );
 }

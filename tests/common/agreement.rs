@@ -37,3 +37,40 @@ pub fn placed(a: &Value) -> Vec<(String, u64, u64, u64)> {
         })
         .collect()
 }
+
+/// A capture replayed with every invariant checked, none of them broken: the figures the tests
+/// on cuts of fresh boots compare.
+pub struct Cut {
+    /// `model_agreement`, whole (for the failure messages).
+    pub a: Value,
+    /// The processes begun in the capture: (checked, agreed), with the inferred steps.
+    pub fresh: (u64, u64),
+    /// Of those, what the plain replay agrees with (no inferred step).
+    pub predicted: u64,
+    /// The inferred steps: (kind, tid, record ts, placed ts).
+    pub steps: Vec<(String, u64, u64, u64)>,
+}
+
+impl Cut {
+    /// Whether a step of `kind` for `tid`, recorded at `record` (ns), was placed at `at`.
+    pub fn placed(&self, kind: &str, tid: u64, record: u64, at: u64) -> bool {
+        self.steps
+            .iter()
+            .any(|s| s.0 == kind && (s.1, s.2, s.3) == (tid, record, at))
+    }
+}
+
+/// `model(file, ["--check-invariants", more...])`, asserting that no invariant broke.
+pub fn checked_cut(file: &str, more: &[&str]) -> Cut {
+    let mut args = vec!["--check-invariants"];
+    args.extend_from_slice(more);
+    let (a, m) = model(file, &args);
+    assert_eq!(u(&m, "violations"), 0, "{file}: {m}");
+    let f = &a["fresh"];
+    Cut {
+        fresh: (u(f, "checked"), u(f, "agreed")),
+        predicted: u(&a["predicted_fresh"], "agreed"),
+        steps: placed(&a),
+        a,
+    }
+}
