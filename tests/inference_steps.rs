@@ -349,6 +349,27 @@ fn a_wakeup_enqueued_after_the_source_went_idle_emptied_the_disagreeing_cpus_slo
     );
 }
 
+/// The same kind of enqueue, the source CPU having run the mm again after it first went idle
+/// (docs/models.md §5.3 T1): a fresh 6.18.15 48-vCPU `workers` boot (traces/inference/README.md).
+/// 473 (CID 9 on CPU 15) is woken from idle CPU 15 to idle CPU 16 at 34.608288; CPU 15 runs 472
+/// (which reports 9) until 34.609075 and again from 34.633924 (9 again) to 34.634381, and CPU 16
+/// records nothing until 34.653640. 472's next switch-in on CPU 15 at 34.653101 reports 25, an
+/// expansion: the enqueue ran after 472's second switch-out, stole CPU 15's 9 (clearing its
+/// `recent_cid`) and, CPU 16's slot set and `mm_users` below 48, dropped it. After the first
+/// switch-out, the only place tried before, 472 would have lost 9 at 34.633924.
+#[test]
+fn a_wakeup_enqueued_after_the_source_ran_the_mm_again_emptied_the_disagreeing_cpus_slot() {
+    let file = "inference/k6.18.15-c48-workers-steal-late.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (239, 239), "{}", c.a);
+    assert_eq!(c.predicted, 238, "{}", c.a);
+    assert!(
+        c.placed("prompt_wake", 473, 34_608_288_000, 34_634_596_000),
+        "{}",
+        c.a
+    );
+}
+
 /// The jiffies' boundaries by the capture's CLOCK_MONOTONIC (docs/models.md §5.4): a fresh
 /// 6.18.15 48-vCPU `churn` boot (traces/inference/README.md). The ticks' `now=` put the
 /// boundaries at 42.436750 + k·4 ms in the capture's clock; the ticks' earliest phase put them

@@ -175,7 +175,11 @@ impl StepSource<'_> {
     /// 24-vCPU `workers` boot: 295 (CID 1 on CPU 13) is woken from CPU 13 to idle CPU 16 at
     /// 13.400612; CPU 13 runs 311 (which reports 1) and goes idle at 13.401306; CPU 16 records
     /// nothing until 13.419702; 301 reports 1 at 13.415000 (dropped by the steal), not the 6
-    /// the model had, and 311 then 6. Nearest first; a fallback like [`Self::short_stalls`].
+    /// the model had, and 311 then 6. Also right after the source's last such switch before
+    /// `sw` when the source ran the mm again in between (a fresh 48-vCPU boot: 473 woken from
+    /// CPU 15 to idle CPU 16 at 34.608288, 472 reports CPU 15's 9 at 34.608597 and 34.633956,
+    /// and 25 at 34.653131: the steal came after 472's second switch-out, 34.634381). Nearest
+    /// first; a fallback like [`Self::short_stalls`].
     pub(in crate::model::policies::replay) fn wakes_after_source_left(
         &self,
         r: &Replayer,
@@ -215,16 +219,21 @@ impl StepSource<'_> {
                 continue;
             }
             // the source's next switch away from the mm, before the switch-in (and after
-            // dst's idle switch that holds the enqueue)
+            // dst's idle switch that holds the enqueue); then its last one before the
+            // switch-in, when the source ran the mm again in between (the enqueue came after
+            // that: a steal at the first would have taken the CID the source's task then
+            // found in its slot)
             let from = r.untraced.enqueue_not_before(j);
-            let away = (from + 1..sw).find(|&q| {
-                self.ev(q).is_some_and(|e| {
+            let away = |q: &usize| {
+                self.ev(*q).is_some_and(|e| {
                     e.cpu == orig_cpu
                         && matches!(e.kind, EventKind::SchedSwitch { prev_tid, next_tid, .. }
                             if r.in_mm(prev_tid, mm) && !r.in_mm(next_tid, mm))
                 })
-            });
-            if let Some(q) = away {
+            };
+            let first = (from + 1..sw).find(away);
+            let last = first.and_then(|f| (f + 1..sw).rev().find(away));
+            for q in first.into_iter().chain(last) {
                 out.push(Step::WakeBy {
                     wake: j,
                     tid: x,
