@@ -319,6 +319,11 @@ fn duration(s: &[u8]) -> Option<Option<u64>> {
         _ => s,
     };
     let num = trim_end(s.strip_suffix(b"us")?);
+    // (a unit without its number: a line the tracer printed torn, seen at 4 vCPUs under TCG
+    // with `funcgraph-abstime` and `funcgraph-proc`; the call's duration is not known)
+    if num.is_empty() {
+        return Some(None);
+    }
     let ns = crate::sources::text::scan::parse_ts(num)?;
     // parse_ts reads seconds: µs are a thousandth of that
     Some(Some(ns / 1_000_000))
@@ -560,6 +565,16 @@ mod tests {
         .unwrap();
         assert_eq!((glued.ts, glued.cpu), (Some(12_475_324_000), 4));
         assert!(glued_graph_line(b" 0)  platfor-3210  =>  vmstat-2854  ").is_none());
+        let g = graph(b"   12.137763 |   3)     init-1     |              us |                }")
+            .unwrap();
+        assert_eq!(
+            (g.ts, g.task, g.body),
+            (
+                Some(12_137_763_000),
+                Some((&b"init"[..], 1)),
+                GraphBody::Exit { us_ns: None }
+            )
+        );
         let g = graph(b" 0)   ==========> |").unwrap();
         assert_eq!(g.body, GraphBody::IrqMark);
         let g = graph(b" 0)   1.583 us    |          } /* load_TLS_descriptor */").unwrap();
