@@ -540,3 +540,27 @@ fn a_switch_in_away_from_the_tasks_cpu_migrated_it_first() {
         c.a
     );
 }
+
+/// docs/models.md §5.3 T6, *a clone in progress and a held put together*: a fresh 6.18.15
+/// 50-vCPU `churn` boot (traces/inference/README.md). main (476) forks 486-491 by 15.888640
+/// and records 492's clone only at 15.901609/15.901635; 489 records its exit at 15.893000 and
+/// leaves CPU 40 only at 15.903726. 490's switch-in on CPU 41 at 15.893144 expands to 5: the
+/// allocation read 6 users (main, 489, 490, 491, the futex hash's reference and 492's
+/// `copy_mm`), where 492's fork placed early or 489's `exit_mm` held, each alone, leaves 5.
+#[test]
+fn a_clone_in_progress_and_a_held_put_together_expand_the_cids() {
+    let file = "inference/k6.18.15-c50-churn-fork-and-held-put.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (37, 37), "{}", c.a);
+    assert_eq!(c.predicted, 33, "{}", c.a);
+    assert!(
+        c.placed("early_fork", 492, 15_901_635_000, 15_893_144_000),
+        "{}",
+        c.a
+    );
+    assert!(
+        c.placed("late_put", 489, 15_893_000_000, 15_903_021_000),
+        "{}",
+        c.a
+    );
+}

@@ -268,7 +268,7 @@ pub fn search_placements(
                         None if s.budget > 0 => {
                             let [near, far] = s.fork_windows(&r, i, mm);
                             let all = near.into_iter().chain(far).collect();
-                            s.try_forks(&r, (i, who), mm, target, all)
+                            s.try_forks(&r, (i, who), mm, target, (all, None))
                         }
                         None => None,
                     }
@@ -285,13 +285,17 @@ pub fn search_placements(
                             let [near, far] = s.fork_windows(&r, i, mm);
                             let mut cand = None;
                             if !near.is_empty() && s.budget > 0 {
-                                cand = s.try_forks(&r, (i, who), mm, target, near);
+                                cand = s.try_forks(&r, (i, who), mm, target, (near.clone(), None));
                             }
                             if cand.is_none() && s.budget > 0 {
                                 cand = s.try_steps(&r, i, who, mm, target, &tried);
                             }
+                            // (a clone in progress and a held exit_mm together)
+                            if cand.is_none() && s.budget > 0 {
+                                cand = s.try_forks_holding(&r, (i, who), mm, target, &near);
+                            }
                             if cand.is_none() && !far.is_empty() && s.budget > 0 {
-                                cand = s.try_forks(&r, (i, who), mm, target, far);
+                                cand = s.try_forks(&r, (i, who), mm, target, (far, None));
                             }
                             cand
                         }

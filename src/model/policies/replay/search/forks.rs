@@ -27,6 +27,9 @@ enum Reading {
 /// the lazy walk needs, a little further back, is reached.
 const LAZY_CANDIDATES: usize = 2;
 
+/// Held puts (T6) a search places with the recent forks ([`Search::try_forks_holding`]).
+const HELD_PUTS: usize = 2;
+
 /// Whether a candidate places a fork with a lazy walk (T3).
 fn lazy(c: &Candidate) -> bool {
     matches!(c.steps.first(), Some(Step::EarlyFork { fork, .. }) if fork.lazy)
@@ -352,13 +355,16 @@ impl Search<'_> {
 
     /// T2/T3: a recent fork of `mm` (one of `cands`, windows in the order to try) placed
     /// earlier in its window.
+    ///
+    /// `extra`: a step placed with each placement (a held `exit_mm`, T6: see
+    /// [`Search::try_forks_holding`]); its replay starts before that step too.
     pub(super) fn try_forks(
         &mut self,
         r: &Replayer,
         (i, who): (usize, (u16, Tid)),
         mm: MmId,
         target: u64,
-        cands: Vec<usize>,
+        (cands, extra): (Vec<usize>, Option<Step>),
     ) -> Option<Candidate> {
         let sw = self.source().switch_in(i, who);
         for k in cands {
@@ -439,11 +445,16 @@ impl Search<'_> {
             // the evidence bounds the flip to that stretch, and at 48 vCPUs their walks at once
             // and even ones took the disagreement's whole share, the later disagreements of the
             // walk none)
-            let positions = if spent || !found.is_empty() {
+            let mut positions = if spent || !found.is_empty() {
                 Vec::new()
             } else {
                 positions
             };
+            // (with a held put, only the latest: the least the allocation needs, and each
+            // pairing replays from before the exit)
+            if extra.is_some() {
+                positions.truncate(1);
+            }
             'place: for p in positions {
                 let t0 = self.events.get(p).copied().map_or(0, |e| e.ts);
                 // (inside the probed function the walk ends at its return: one placement)
@@ -458,7 +469,12 @@ impl Search<'_> {
                     ends.clear();
                 }
                 for walk_end in ends {
-                    let Some((b, snap)) = self.fork_snapshot(w, p) else {
+                    // (with a held put, from before its exit record too)
+                    let snap = match (self.fork_snapshot(w, p), extra) {
+                        (Some((b, _)), Some(x)) if x.start() < b => self.snapshot_before(x.start()),
+                        (snap, _) => snap,
+                    };
+                    let Some((b, snap)) = snap else {
                         break 'place;
                     };
                     // (what judging the candidates found so far takes is kept back)
@@ -498,18 +514,23 @@ impl Search<'_> {
                         },
                     };
                     step.set(&mut placements);
+                    if let Some(x) = extra {
+                        x.set(&mut placements);
+                    }
                     t.untraced.placements = placements.clone();
                     self.replay_to(&mut t, b, i);
                     if self.verbose {
                         eprintln!(
-                            "search: fork of {} before {p} (window {}..{}) for {i}: misses {} (to beat: {target})",
+                            "search: fork of {} before {p} (window {}..{}){} for {i}: misses {} (to beat: {target})",
                             w.child,
                             w.first,
                             w.record,
+                            extra.map_or(String::new(), |x| format!(" with {x:?}")),
                             t.misses()
                         );
                     }
-                    if let Some(c) = Candidate::if_explains(t, placements, vec![step], b, target) {
+                    let steps = std::iter::once(step).chain(extra).collect();
+                    if let Some(c) = Candidate::if_explains(t, placements, steps, b, target) {
                         found.push(c);
                         if others_full(&found) {
                             break;
@@ -535,6 +556,70 @@ impl Search<'_> {
             let horizon = self.fork_horizon(&found, w, i);
             if let Some(c) = self.best(&found, i, horizon) {
                 return Some(found.swap_remove(c));
+            }
+        }
+        None
+    }
+
+    /// T2 with T6, for an update above the model's CID once neither a fork placed alone nor a
+    /// step of the second kind explains it: a clone in progress (its `copy_mm` `mmget`, long
+    /// before the fork's record) and an exit whose `exit_mm` is still pending both counted
+    /// in the `mm_users` the disagreeing allocation read (`__mm_cid_try_get` expands while
+    /// `cid < mm_users`, `kernel/sched/sched.h` @6.18.15 l.3655-3662): each alone leaves it
+    /// one user short. The near windows `cands` (tried alone already), each fork at its
+    /// latest position only, with each held put the second kind proposes for it whose exit
+    /// was recorded inside that fork's window (both pending at once; a put held from before
+    /// the clone began is the long hold this does not chase: on the seed kernel's c16 churn
+    /// and c64 burst pairings with exits 170-850 events back spent the budget later steps
+    /// needed); the one that leaves fewer misses than the replay `r` without them a little
+    /// further on.
+    pub(super) fn try_forks_holding(
+        &mut self,
+        r: &Replayer,
+        (i, who): (usize, (u16, Tid)),
+        mm: MmId,
+        target: u64,
+        cands: &[usize],
+    ) -> Option<Candidate> {
+        if cands.is_empty() || self.policy == PolicyKind::OwnerMode {
+            return None;
+        }
+        let above = self.events.get(i).is_some_and(|e| match e.kind {
+            EventKind::RseqUpdate { mm_cid, .. } => {
+                r.engine.task_cid(who.1).is_some_and(|p| mm_cid > p)
+            }
+            _ => false,
+        });
+        if !above {
+            return None;
+        }
+        let puts: Vec<Step> = self
+            .source()
+            .step_candidates(r, i, who, mm)
+            .into_iter()
+            .filter(|s| matches!(s, Step::LatePut(_) | Step::LatePuts { .. }))
+            .take(HELD_PUTS)
+            .collect();
+        for put in puts {
+            if self.budget == 0 {
+                break;
+            }
+            // (the windows the exit was recorded in)
+            let first = put.start();
+            let inside: Vec<usize> = cands
+                .iter()
+                .copied()
+                .filter(|&k| self.windows[k].first <= first)
+                .collect();
+            if inside.is_empty() {
+                continue;
+            }
+            let Some(c) = self.try_forks(r, (i, who), mm, target, (inside, Some(put))) else {
+                continue;
+            };
+            let horizon = (i + SEARCH_AHEAD).min(self.events.len() - 1);
+            if self.ahead_at(&c.at, r, i, horizon) {
+                return Some(c);
             }
         }
         None
