@@ -123,16 +123,8 @@ pub(super) fn final_beside(prep: &Prepared, misses: &MissFeed, feed: &StepFeed) 
     // (nothing is replayed before the plain replay's first miss a search may explain: a
     // capture it replays without one needs no final replay, and following it there would
     // double the replay's work for nothing)
-    let mut progress = 0;
-    loop {
-        let (p, start_at, plain_done) = misses.progress_past(progress);
-        if start_at.is_some() {
-            break;
-        }
-        if plain_done {
-            return None;
-        }
-        progress = p;
+    if !misses.first_miss() {
+        return None;
     }
     let mut r = prep.replayer();
     r.outcomes = Some(Vec::new());

@@ -104,6 +104,15 @@ impl MissFeed {
         (g.progress, g.start_at, g.done)
     }
 
+    /// Waits until the plain replay has had its first miss a search may explain (true) or has
+    /// ended without one (false).
+    pub fn first_miss(&self) -> bool {
+        self.0
+            .when(|g| g.done || g.start_at.is_some())
+            .start_at
+            .is_some()
+    }
+
     /// The plain replay's side; it ends the feed when dropped, whatever happened.
     pub fn producer(&self) -> Producer<'_> {
         Producer {

@@ -332,6 +332,21 @@ impl StepSource<'_> {
         self.events.get(j).copied()
     }
 
+    /// How the CID the update at event `i` reports compares with the model's CID of its task
+    /// `tid` (`Greater`: above the model's); `None` when event `i` is no update or the model
+    /// gives the task no CID.
+    pub(in crate::model::policies::replay) fn update_vs_model(
+        &self,
+        r: &Replayer,
+        i: usize,
+        tid: Tid,
+    ) -> Option<std::cmp::Ordering> {
+        match self.ev(i)?.kind {
+            EventKind::RseqUpdate { mm_cid, .. } => Some(mm_cid.cmp(&r.engine.task_cid(tid)?)),
+            _ => None,
+        }
+    }
+
     /// The migrations (wakeups placing a task, as `sched_migrate_task` records them) within
     /// [`SEARCH_LOOKBACK`] before event `i`, latest first: (event, task, from CPU, to CPU).
     pub(super) fn migrations_before(
@@ -439,12 +454,7 @@ impl StepSource<'_> {
         // first-zero fallback), so only an update above the model's CID is tried this way,
         // and only the nearest such exit (any later allocation may shrink `max_nr_cid` again;
         // one candidate, replayed from before its exit record, bounds the cost)
-        let above = self.ev(i).is_some_and(|e| match e.kind {
-            EventKind::RseqUpdate { mm_cid, .. } => {
-                r.engine.task_cid(tid).is_some_and(|p| mm_cid > p)
-            }
-            _ => false,
-        });
+        let above = self.update_vs_model(r, i, tid) == Some(std::cmp::Ordering::Greater);
         let held = (above && self.policy != PolicyKind::OwnerMode)
             .then(|| {
                 self.held_across_allocation(r, back.clone(), sw, mm)

@@ -584,13 +584,7 @@ impl Search<'_> {
         if cands.is_empty() || self.policy == PolicyKind::OwnerMode {
             return None;
         }
-        let above = self.events.get(i).is_some_and(|e| match e.kind {
-            EventKind::RseqUpdate { mm_cid, .. } => {
-                r.engine.task_cid(who.1).is_some_and(|p| mm_cid > p)
-            }
-            _ => false,
-        });
-        if !above {
+        if self.source().update_vs_model(r, i, who.1) != Some(std::cmp::Ordering::Greater) {
             return None;
         }
         let puts: Vec<Step> = self

@@ -33,12 +33,7 @@ impl StepSource<'_> {
         if !r.engine.futex_ref_held(mm) || r.untraced.probed.futex_put {
             return Vec::new();
         }
-        let below = self.ev(i).is_some_and(|e| match e.kind {
-            EventKind::RseqUpdate { mm_cid, .. } => {
-                r.engine.task_cid(tid).is_some_and(|p| mm_cid < p)
-            }
-            _ => false,
-        });
+        let below = self.update_vs_model(r, i, tid) == Some(std::cmp::Ordering::Less);
         let Some(sw) = self.switch_in(i, (cpu, tid)).filter(|_| below) else {
             return Vec::new();
         };
