@@ -335,7 +335,7 @@ impl StepSource<'_> {
     /// How the CID the update at event `i` reports compares with the model's CID of its task
     /// `tid` (`Greater`: above the model's); `None` when event `i` is no update or the model
     /// gives the task no CID.
-    pub(in crate::model::policies::replay) fn update_vs_model(
+    pub(super) fn update_vs_model(
         &self,
         r: &Replayer,
         i: usize,
