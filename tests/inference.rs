@@ -202,6 +202,38 @@ fn inference_does_not_rescue_the_wrong_family() {
     }
 }
 
+/// Where the capture's kernel is not named and the other family predicts every observed CID by
+/// itself, no step could make the asked policy beat it (its steps would all be dropped): the
+/// search does not run, says so, and the figures are those of the plain replay.
+#[test]
+fn no_search_where_the_other_family_predicts_every_cid() {
+    let file = "kernels-plain/k7.2.13-c4-migrate.ftrace.txt";
+    let (own, _) = model(file, &["--policy", "owner-mode", "--hz", "250"]);
+    assert_eq!(u(&own, "predicted"), u(&own, "checked"), "{own}");
+    let (a, _) = model(file, &["--policy", "lazy-compact", "--hz", "250"]);
+    let why = a["inference"].as_str().unwrap();
+    assert!(
+        why.starts_with("not run: owner-mode") && why.contains("predicts every observed CID"),
+        "{why}"
+    );
+    let (off, _) = model(
+        file,
+        &[
+            "--policy",
+            "lazy-compact",
+            "--hz",
+            "250",
+            "--infer-steps",
+            "off",
+        ],
+    );
+    for k in ["checked", "predicted", "agreed"] {
+        assert_eq!(a[k], off[k], "{k}");
+    }
+    assert!(u(&a, "agreed") < u(&a, "checked"), "{a}");
+    assert_eq!(a["inferred_steps"].as_array().map(Vec::len), Some(0));
+}
+
 /// The text form says both figures the way the TUI's title does.
 #[test]
 fn stats_text_says_predicted_and_agreed() {

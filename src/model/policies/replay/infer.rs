@@ -8,7 +8,7 @@
 //! [`InferredStep`] with the window it lies in and the updates it changed.
 
 use super::super::kind::PolicyKind;
-use super::super::run::{InferredStep, PolicyRun};
+use super::super::run::{Agreement, InferredStep, PolicyRun};
 use super::beside::{Beside, StepFeed, Windows};
 use super::feed::Misses;
 use super::inferred::{self, CHECK_AFTER, Context};
@@ -31,11 +31,26 @@ pub(super) struct Proposal {
     /// The mms whose misses they explain.
     mms: Vec<MmId>,
     windows: Windows,
+    /// The other family's plain replay, where it ran before the search ([`rival_first`]).
+    pub rival: Option<Agreement>,
+    /// Why no search ran although the plain replay missed: the other family predicts every
+    /// observed CID ([`rival_first`]).
+    pub refused: Option<String>,
 }
 
 impl Proposal {
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
+    }
+
+    fn empty(windows: Windows) -> Proposal {
+        Proposal {
+            steps: Vec::new(),
+            mms: Vec::new(),
+            windows,
+            rival: None,
+            refused: None,
+        }
     }
 }
 
@@ -84,30 +99,28 @@ pub(super) fn beats_other_family(
     prep: &Prepared,
     run: &PolicyRun,
     steps: &[Step],
+    rival_plain: Option<&Agreement>,
 ) -> Result<(), String> {
     if kernel_policy(prep).is_some() {
         return Ok(());
     }
     let asked = prep.policy;
-    let rival = match asked {
-        PolicyKind::OwnerMode => PolicyKind::LazyCompact,
-        _ => PolicyKind::OwnerMode,
-    };
+    let rival = rival_policy(asked);
     let Some(a) = run.agreement.as_ref() else {
         return Ok(());
     };
     let mut lean = prep.for_policy(rival);
     lean.lean();
     let pct = |x: u64, n: u64| 100.0 * x as f64 / n.max(1) as f64;
-    // the rival's plain replay first: the steps of the second only when it is beaten
+    // the rival's plain replay first (it may have run before the search): the steps of the
+    // second only when it is beaten
     for with_steps in [false, true] {
-        let at = if with_steps {
-            placements(&lean, steps)
-        } else {
-            lean.plan.placements.clone()
+        let r = match (with_steps, rival_plain) {
+            (false, Some(b)) => Some(b.clone()),
+            (false, None) => lean.run(&lean.plan.placements, false, None).0.agreement,
+            (true, _) => lean.run(&placements(&lean, steps), false, None).0.agreement,
         };
-        let (r, _) = lean.run(&at, false, None);
-        let Some(b) = r.agreement.as_ref() else {
+        let Some(b) = r.as_ref() else {
             return Ok(());
         };
         // (as shares: the two replays may check a seed more or less)
@@ -131,6 +144,38 @@ pub(super) fn beats_other_family(
         });
     }
     Ok(())
+}
+
+/// The family [`beats_other_family`] holds a policy against.
+fn rival_policy(asked: PolicyKind) -> PolicyKind {
+    match asked {
+        PolicyKind::OwnerMode => PolicyKind::LazyCompact,
+        _ => PolicyKind::OwnerMode,
+    }
+}
+
+/// The other family's plain replay, run before the search where the capture's kernel is not
+/// named and that replay costs no more than the search may spend (a small capture: most of
+/// what inference costs there is the search). When it predicts every observed CID, no step
+/// can make `prep`'s policy beat it ([`beats_other_family`] would drop them all), so no search
+/// is needed: `Err` says why. Otherwise [`beats_other_family`] reuses it.
+fn rival_first(prep: &Prepared) -> Result<Option<Agreement>, String> {
+    let n = prep.trace.events.len() as u64;
+    if kernel_policy(prep).is_some() || n > search::budget(n) {
+        return Ok(None);
+    }
+    let rival = rival_policy(prep.policy);
+    let mut lean = prep.for_policy(rival);
+    lean.lean();
+    let b = lean.run(&lean.plan.placements, false, None).0.agreement;
+    match &b {
+        Some(b) if b.checked > 0 && b.agreed == b.checked => Err(format!(
+            "not run: {rival} ({}) predicts every observed CID of this capture without any step, so no step could make {} explain it better (its kernel is not named: --kernel-version would say)",
+            family(rival),
+            prep.policy
+        )),
+        _ => Ok(b),
+    }
 }
 
 /// The windows of the capture's forks and exits, narrowed by its probes: a probed step ran by
@@ -182,11 +227,17 @@ pub(super) fn propose(
     // (nothing is decoded before the plain replay's first miss a search may explain: there
     // may be none)
     let Some(start) = misses.start() else {
-        return Proposal {
-            steps: Vec::new(),
-            mms: Vec::new(),
-            windows: Arc::new((Vec::new(), Vec::new())),
-        };
+        return Proposal::empty(Arc::new((Vec::new(), Vec::new())));
+    };
+    // (where the other family leaves no room, the search would only find steps to drop)
+    let rival = match rival_first(prep) {
+        Ok(r) => r,
+        Err(why) => {
+            return Proposal {
+                refused: Some(why),
+                ..Proposal::empty(Arc::new((Vec::new(), Vec::new())))
+            };
+        }
     };
     // (decoded once: the windows, the search and its candidates read them again and again)
     let events: Vec<Event> = prep.trace.events.iter().collect();
@@ -207,6 +258,8 @@ pub(super) fn propose(
         steps,
         mms,
         windows,
+        rival,
+        refused: None,
     }
 }
 

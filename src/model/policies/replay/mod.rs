@@ -198,7 +198,11 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
             "nothing to infer: the plain replay agrees with every observed CID".to_string()
         }
         Some(Err(why)) => why,
+        Some(Ok((proposal, _))) if proposal.refused.is_some() => {
+            proposal.refused.unwrap_or_default()
+        }
         Some(Ok((proposal, beside))) => {
+            let rival = proposal.rival.clone();
             let mut run = if proposal.is_empty() {
                 plain
             } else {
@@ -208,7 +212,7 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
                     .agreement
                     .as_ref()
                     .is_some_and(|a| !a.inferred_steps.is_empty());
-                match steps.then(|| infer::beats_other_family(prep, &run, &kept)) {
+                match steps.then(|| infer::beats_other_family(prep, &run, &kept, rival.as_ref())) {
                     Some(Err(why)) => {
                         note("final+family");
                         if let Some(a) = &mut plain.agreement {

@@ -54,6 +54,11 @@ const SEARCH_BUDGET_EVENTS_PER_UNIT: u64 = 2;
 /// with 1,000 the unprobed k6.18.15-c16-churn, 3.8 K events, found no step: 178/221, with
 /// 20,000 it finds 4: 216/221, what its CID probes show).
 const SEARCH_BUDGET_BASE: u64 = 20_000;
+/// What a search may spend on a capture of `n` events, in replayed events.
+pub(super) fn budget(n: u64) -> u64 {
+    n / SEARCH_BUDGET_EVENTS_PER_UNIT + SEARCH_BUDGET_BASE
+}
+
 /// Events between the snapshots of a search at up to 16 CPUs (more CPUs: more state to copy,
 /// proportionally fewer snapshots), and the stretch of the capture they cover.
 const CHECKPOINT_EVERY: usize = 64;
@@ -200,7 +205,7 @@ pub fn search_placements(
         periodic: BTreeMap::new(),
         every: CHECKPOINT_EVERY * (r.engine.core.params.cpus as usize / 16).max(1),
         tried: FxHashSet::default(),
-        budget: n as u64 / SEARCH_BUDGET_EVENTS_PER_UNIT + SEARCH_BUDGET_BASE,
+        budget: budget(n as u64),
         verbose: std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some(),
         verbose_state: std::env::var("CIDSCOPE_SEARCH_TRACE").is_ok_and(|v| v == "2"),
         out,
