@@ -15,17 +15,26 @@ use rustc_hash::FxHashMap;
 #[derive(Clone, Default)]
 pub struct Recorder {
     last_slot: FxHashMap<(MmId, u16), (Tid, Option<i32>, SlotFlags)>,
-    last_task: FxHashMap<Tid, (MmId, Option<i32>)>,
+    /// Per task, in one map (one lookup per dirty task and event: this runs after every event).
+    tasks: FxHashMap<Tid, TaskRecord>,
     last_weight: FxHashMap<MmId, u32>,
     /// (mm, CID) → the running task holding it, for the ABI alarms.
     holders: FxHashMap<(MmId, u32), Tid>,
-    held: FxHashMap<Tid, (MmId, u32)>,
+}
+
+/// What the recorder knows of one task.
+#[derive(Clone, Copy, Default)]
+struct TaskRecord {
+    /// The mm and visible CID recorded last (a full recording's).
+    last: Option<(MmId, Option<i32>)>,
+    /// The CID it holds while running, for the ABI alarms.
+    held: Option<(MmId, u32)>,
 }
 
 impl Recorder {
     /// The task went away (its pid is reused or renamed): it holds no CID any more.
     pub fn forget(&mut self, tid: Tid) {
-        if let Some(h) = self.held.remove(&tid) {
+        if let Some(h) = self.tasks.get_mut(&tid).and_then(|r| r.held.take()) {
             self.holders.remove(&h);
         }
     }
@@ -76,8 +85,17 @@ impl Recorder {
                 }
             }
             let cpu = t.cpu;
-            if history && self.last_task.get(&tid) != Some(&(mm, vis)) {
-                self.last_task.insert(tid, (mm, vis));
+            // (a summary keeps no record of a task that never held a CID)
+            let rec = if history || want.is_some() {
+                Some(self.tasks.entry(tid).or_default())
+            } else {
+                self.tasks.get_mut(&tid)
+            };
+            let Some(rec) = rec else {
+                continue;
+            };
+            if history && rec.last != Some((mm, vis)) {
+                rec.last = Some((mm, vis));
                 core.run.task_cids.push(TaskCidChange {
                     ts: now,
                     tid,
@@ -85,8 +103,8 @@ impl Recorder {
                     cid: vis,
                 });
             }
-            if self.held.get(&tid).copied() != want {
-                if let Some(h) = self.held.remove(&tid)
+            if rec.held != want {
+                if let Some(h) = rec.held.take()
                     && self.holders.get(&h) == Some(&tid)
                 {
                     self.holders.remove(&h);
@@ -99,7 +117,7 @@ impl Recorder {
         for (tid, m, n, cpu) in acquire {
             if let Some(&other) = self.holders.get(&(m, n))
                 && other != tid
-                && self.held.get(&other) == Some(&(m, n))
+                && self.tasks.get(&other).and_then(|r| r.held) == Some((m, n))
             {
                 core.run.alarms.push(Alarm {
                     ts: now,
@@ -124,7 +142,7 @@ impl Recorder {
                 });
             }
             self.holders.insert((m, n), tid);
-            self.held.insert(tid, (m, n));
+            self.tasks.entry(tid).or_default().held = Some((m, n));
         }
         tasks.clear();
         core.dirty.tasks = tasks;
