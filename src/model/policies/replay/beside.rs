@@ -1,10 +1,11 @@
 //! The final replay (stage 3) beside the search, on a capture small enough for three model
 //! states at once: the search hands over each step it accepts and how far back a later one can
 //! reach (`frontier`: the oldest snapshot it may still start a candidate from), and the final
-//! replay follows a good stretch behind, placing each step before it gets to it. Before the
-//! plain replay's first miss it follows the plain replay (no step goes before the search's
-//! start, a look-back before that miss). Its first round is then done soon after the plain
-//! replay, instead of starting after the search.
+//! replay follows a good stretch behind, placing each step before it gets to it. It starts at
+//! the search's first step (a search that finds none needs no final replay), from the
+//! capture's start; before the plain replay's first miss it follows the plain replay (no step
+//! goes before the search's start, a look-back before that miss). Its first round is then done
+//! soon after the plain replay, instead of starting after the search.
 //!
 //! It must be the replay [`super::infer::settle`] would run: a step that reaches back behind
 //! where it already is (a window starting far before the step) or more invariant breaks than a
@@ -63,6 +64,15 @@ impl StepFeed {
             frontier: g.frontier,
             done: g.done,
         }
+    }
+
+    /// Waits until the search has accepted a step or ended: whether it has a step.
+    fn first_step(&self) -> bool {
+        !self
+            .0
+            .when(|g| g.done || !g.steps.is_empty())
+            .steps
+            .is_empty()
     }
 
     /// Whether the search has ended without a step (nothing to replay for).
@@ -124,6 +134,11 @@ pub(super) fn final_beside(prep: &Prepared, misses: &MissFeed, feed: &StepFeed) 
     // capture it replays without one needs no final replay, and following it there would
     // double the replay's work for nothing)
     if !misses.first_miss() {
+        return None;
+    }
+    // (nor before the search's first step: where it finds none, following the plain replay
+    // would be a replay for nothing; it catches up from the capture's start)
+    if !feed.first_step() {
         return None;
     }
     let mut r = prep.replayer();
