@@ -234,6 +234,40 @@ fn no_search_where_the_other_family_predicts_every_cid() {
     assert_eq!(a["inferred_steps"].as_array().map(Vec::len), Some(0));
 }
 
+/// Where the capture lost events and the model misses, the model's section of the text says
+/// what the loss means for the misses; where it lost none, it says nothing of it (both replayed
+/// by lazy-compact without the kernel named, which misses on both).
+#[test]
+fn stats_text_says_a_lossy_capture_limits_the_model() {
+    let say = "the capture lost events";
+    for (file, lossy) in [
+        (
+            "inference/k6.18.15-c50-migrate-lost-cpu.ftrace.txt.zst",
+            true,
+        ),
+        ("kernels-plain/k7.2.13-c8-churn.ftrace.txt", false),
+    ] {
+        let path = traces().join(file);
+        let (code, out, err) = cidscope(&[
+            "stats",
+            "--policy",
+            "lazy-compact",
+            "--hz",
+            "250",
+            "--infer-steps",
+            "off",
+            path.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let model = out.split("\nmodel ").nth(1).expect("a model section");
+        assert!(
+            !model.contains("(100.0%), "),
+            "{file}: the model must miss: {model}"
+        );
+        assert_eq!(model.contains(say), lossy, "{file}: {model}");
+    }
+}
+
 /// The text form says both figures the way the TUI's title does.
 #[test]
 fn stats_text_says_predicted_and_agreed() {
