@@ -10,6 +10,17 @@ use common::agreement::{model, u};
 use common::{cidscope, traces};
 use serde_json::Value;
 
+/// The text form of `stats ARGS FILE` (FILE under traces/), which must succeed.
+fn stats_text(file: &str, args: &[&str]) -> String {
+    let path = traces().join(file);
+    let mut all = vec!["stats"];
+    all.extend_from_slice(args);
+    all.push(path.to_str().expect("a UTF-8 path"));
+    let (code, out, err) = cidscope(&all);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
 /// `model_agreement` without the keys that say how the model was chosen.
 fn without_choice(mut a: Value) -> Value {
     let o = a.as_object_mut().expect("model_agreement");
@@ -247,18 +258,17 @@ fn stats_text_says_a_lossy_capture_limits_the_model() {
         ),
         ("kernels-plain/k7.2.13-c8-churn.ftrace.txt", false),
     ] {
-        let path = traces().join(file);
-        let (code, out, err) = cidscope(&[
-            "stats",
-            "--policy",
-            "lazy-compact",
-            "--hz",
-            "250",
-            "--infer-steps",
-            "off",
-            path.to_str().unwrap(),
-        ]);
-        assert_eq!(code, 0, "{err}");
+        let out = stats_text(
+            file,
+            &[
+                "--policy",
+                "lazy-compact",
+                "--hz",
+                "250",
+                "--infer-steps",
+                "off",
+            ],
+        );
         let model = out.split("\nmodel ").nth(1).expect("a model section");
         assert!(
             !model.contains("(100.0%), "),
@@ -271,16 +281,10 @@ fn stats_text_says_a_lossy_capture_limits_the_model() {
 /// The text form says both figures the way the TUI's title does.
 #[test]
 fn stats_text_says_predicted_and_agreed() {
-    let path = traces().join("kernels-plain/k7.2.13-c8-churn.ftrace.txt");
-    let (code, out, err) = cidscope(&[
-        "stats",
-        "--kernel-version",
-        "7.2.13",
-        "--hz",
-        "250",
-        path.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let out = stats_text(
+        "kernels-plain/k7.2.13-c8-churn.ftrace.txt",
+        &["--kernel-version", "7.2.13", "--hz", "250"],
+    );
     let line = out
         .lines()
         .find(|l| l.starts_with("model owner-mode"))

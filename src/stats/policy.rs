@@ -253,15 +253,13 @@ pub fn figures_brief(predicted: u64, agreed: u64, checked: u64, steps: usize) ->
     )
 }
 
-/// What a capture that lost events means for the model's misses, when it did: the model
-/// replays what is left, so a fork, exec or migration in a lost stretch is missing from it.
-fn lossy(s: &Stats) -> Option<String> {
-    let overwritten = s.warnings.iter().any(|w| w.starts_with("overwritten:"));
-    (overwritten || s.lost_events > 0 || s.lost_markers > 0).then(|| {
-        "the capture lost events (see lost and overwritten above): a fork, exec or migration in a \
-         lost stretch is not in the replay, so a miss there may be the capture's, not the model's"
-            .to_string()
-    })
+/// Whether the capture lost events (lost-event markers, an overwritten ring buffer: the
+/// warning's code leads its text): the model replays what is left, so a fork, exec or
+/// migration in a lost stretch is missing from it.
+fn lost_events(s: &Stats) -> bool {
+    s.lost_events > 0
+        || s.lost_markers > 0
+        || s.warnings.iter().any(|w| w.starts_with("overwritten:"))
 }
 
 /// Lines appended to the text form of `stats` for a model.
@@ -299,8 +297,13 @@ pub fn render_text(s: &Stats) -> String {
             let _ = writeln!(o, "  without seeding: {}/{}", u.agreed, u.checked);
         }
         let _ = writeln!(o, "  inference: {}", a.inference);
-        if let Some(why) = lossy(s).filter(|_| a.agreed < a.checked) {
-            let _ = writeln!(o, "  {why}");
+        if lost_events(s) && a.agreed < a.checked {
+            let _ = writeln!(
+                o,
+                "  the capture lost events (see lost and overwritten above): a fork, exec or \
+                 migration in a lost stretch is not in the replay, so a miss there may be the \
+                 capture's, not the model's"
+            );
         }
         for st in a.inferred_steps.iter().take(INFERRED_SHOWN) {
             let _ = writeln!(

@@ -74,12 +74,6 @@ impl StepFeed {
             .steps
             .is_empty()
     }
-
-    /// Whether the search has ended without a step (nothing to replay for).
-    fn ended_empty(&self) -> bool {
-        let g = self.0.lock();
-        g.done && g.steps.is_empty()
-    }
 }
 
 /// What a final replay beside learns from the search.
@@ -185,9 +179,6 @@ pub(super) fn final_beside(prep: &Prepared, misses: &MissFeed, feed: &StepFeed) 
                 }
                 spans = merged(std::mem::take(&mut spans));
                 k = 0;
-            }
-            if feed.ended_empty() {
-                return None;
             }
         }
         if !checks_all {

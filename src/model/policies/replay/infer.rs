@@ -33,9 +33,6 @@ pub(super) struct Proposal {
     windows: Windows,
     /// The other family's plain replay, where it ran before the search ([`rival_first`]).
     pub rival: Option<Agreement>,
-    /// Why no search ran although the plain replay missed: the other family predicts every
-    /// observed CID ([`rival_first`]).
-    pub refused: Option<String>,
 }
 
 impl Proposal {
@@ -49,7 +46,6 @@ impl Proposal {
             mms: Vec::new(),
             windows,
             rival: None,
-            refused: None,
         }
     }
 }
@@ -109,15 +105,14 @@ pub(super) fn beats_other_family(
     let Some(a) = run.agreement.as_ref() else {
         return Ok(());
     };
-    let mut lean = prep.for_policy(rival);
-    lean.lean();
+    let lean = rival_prepared(prep);
     let pct = |x: u64, n: u64| 100.0 * x as f64 / n.max(1) as f64;
     // the rival's plain replay first (it may have run before the search): the steps of the
     // second only when it is beaten
     for with_steps in [false, true] {
         let r = match (with_steps, rival_plain) {
             (false, Some(b)) => Some(b.clone()),
-            (false, None) => lean.run(&lean.plan.placements, false, None).0.agreement,
+            (false, None) => plain_agreement(&lean),
             (true, _) => lean.run(&placements(&lean, steps), false, None).0.agreement,
         };
         let Some(b) = r.as_ref() else {
@@ -154,6 +149,18 @@ fn rival_policy(asked: PolicyKind) -> PolicyKind {
     }
 }
 
+/// `prep` for the family [`beats_other_family`] holds its policy against, its figures only.
+fn rival_prepared<'a>(prep: &Prepared<'a>) -> Prepared<'a> {
+    let mut lean = prep.for_policy(rival_policy(prep.policy));
+    lean.lean();
+    lean
+}
+
+/// The figures of `prep`'s plain replay.
+fn plain_agreement(prep: &Prepared) -> Option<Agreement> {
+    prep.run(&prep.plan.placements, false, None).0.agreement
+}
+
 /// The other family's plain replay, run before the search where the capture's kernel is not
 /// named and that replay costs no more than the search may spend (a small capture: most of
 /// what inference costs there is the search). When it predicts every observed CID, no step
@@ -165,9 +172,7 @@ fn rival_first(prep: &Prepared) -> Result<Option<Agreement>, String> {
         return Ok(None);
     }
     let rival = rival_policy(prep.policy);
-    let mut lean = prep.for_policy(rival);
-    lean.lean();
-    let b = lean.run(&lean.plan.placements, false, None).0.agreement;
+    let b = plain_agreement(&rival_prepared(prep));
     match &b {
         Some(b) if b.checked > 0 && b.agreed == b.checked => Err(format!(
             "not run: {rival} ({}) predicts every observed CID of this capture without any step, so no step could make {} explain it better (its kernel is not named: --kernel-version would say)",
@@ -216,29 +221,22 @@ fn windows(prep: &Prepared, events: &[Event]) -> (Vec<ForkWindow>, Vec<ExitWindo
 /// Stage 2: the steps that explain misses of the plain replay, each inside its window.
 /// `misses`: the plain replay's misses a search may explain (event indices) and its model
 /// state before the first, where the search may start; all known, or published by a plain
-/// replay running beside.
+/// replay running beside. `Err` says why no search ran although the plain replay missed (the
+/// other family predicts every observed CID: [`rival_first`]).
 pub(super) fn propose(
     prep: &Prepared,
     mut misses: Misses<'_>,
     beside: Option<&StepFeed>,
-) -> Proposal {
+) -> Result<Proposal, String> {
     // (a final replay beside learns the search ended from this, whatever happens)
     let mut out = beside.map(|f| f.publisher());
     // (nothing is decoded before the plain replay's first miss a search may explain: there
     // may be none)
     let Some(start) = misses.start() else {
-        return Proposal::empty(Arc::new((Vec::new(), Vec::new())));
+        return Ok(Proposal::empty(Arc::new((Vec::new(), Vec::new()))));
     };
     // (where the other family leaves no room, the search would only find steps to drop)
-    let rival = match rival_first(prep) {
-        Ok(r) => r,
-        Err(why) => {
-            return Proposal {
-                refused: Some(why),
-                ..Proposal::empty(Arc::new((Vec::new(), Vec::new())))
-            };
-        }
-    };
+    let rival = rival_first(prep)?;
     // (decoded once: the windows, the search and its candidates read them again and again)
     let events: Vec<Event> = prep.trace.events.iter().collect();
     let windows: Windows = Arc::new(windows(prep, &events));
@@ -254,13 +252,12 @@ pub(super) fn propose(
         (&windows.0, &windows.1),
         (misses, out),
     );
-    Proposal {
+    Ok(Proposal {
         steps,
         mms,
         windows,
         rival,
-        refused: None,
-    }
+    })
 }
 
 /// The placements of the probes with `steps` added in order.
@@ -354,6 +351,11 @@ mod tests {
     use super::*;
     use crate::events::{EventKind, EventStore, TaskMeta, Trace};
 
+    /// A proposal of a capture whose kernel is named (a search always runs there).
+    fn searched(p: Result<Proposal, String>) -> Proposal {
+        p.expect("the kernel is named: no rival refuses the search")
+    }
+
     /// A corpus capture whose plain replay misses and whose search places steps, behind a
     /// prelude of `n` updates of a one-thread process (so that its first miss lies far in).
     fn late_misses(n: usize) -> Trace {
@@ -419,8 +421,8 @@ mod tests {
             "start {} first miss {first_miss}",
             start.at
         );
-        let from_start = propose(&prep, Misses::all(misses.clone(), None), None);
-        let from_state = propose(&prep, Misses::all(misses, Some(start)), None);
+        let from_start = searched(propose(&prep, Misses::all(misses.clone(), None), None));
+        let from_state = searched(propose(&prep, Misses::all(misses, Some(start)), None));
         assert!(!from_start.steps.is_empty(), "the search places steps");
         assert_eq!(from_start.steps, from_state.steps);
         assert_eq!(from_start.mms, from_state.mms);
@@ -435,7 +437,7 @@ mod tests {
         let trace = late_misses(30_000);
         let prep = kernels_own(&trace);
         let (plain, outcomes, misses) = prep.run_plain();
-        let proposal = propose(&prep, misses, None);
+        let proposal = searched(propose(&prep, misses, None));
         let (after, after_steps) = settle(&prep, proposal, plain.clone(), &outcomes, None);
         let (misses, steps) = (MissFeed::default(), StepFeed::default());
         let (proposal, beside) = std::thread::scope(|sc| {
@@ -443,7 +445,7 @@ mod tests {
             let fin = sc.spawn(|| final_beside(&prep, &misses, &steps));
             let _ = prep.run_plain_beside(&misses);
             (
-                search.join().expect("the search"),
+                searched(search.join().expect("the search")),
                 fin.join().expect("the final replay"),
             )
         });
@@ -465,12 +467,12 @@ mod tests {
         let trace = late_misses(30_000);
         let prep = kernels_own(&trace);
         let (_, _, misses) = prep.run_plain();
-        let after = propose(&prep, misses, None);
+        let after = searched(propose(&prep, misses, None));
         let feed = super::super::feed::MissFeed::default();
         let beside = std::thread::scope(|sc| {
             let side = sc.spawn(|| propose(&prep, Misses::fed(&feed), None));
             let _ = prep.run_plain_beside(&feed);
-            side.join().expect("the search beside")
+            searched(side.join().expect("the search beside"))
         });
         assert!(!after.steps.is_empty(), "the search places steps");
         assert_eq!(after.steps, beside.steps);

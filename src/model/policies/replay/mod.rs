@@ -149,7 +149,8 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
     let infer = prep.params().infer == InferSteps::Auto;
     let family = infer.then(|| infer::family_allows(prep));
     let plain_only = || prep.run(&prep.plan.placements, false, None);
-    // (stage 2's result: `None` with inference off, `Err` why the family refuses it)
+    // (stage 2's result: `None` with inference off, `Err` why the family refuses it or why
+    // no search ran)
     let (plain, outcomes, stage2) = match family {
         Some(Ok(())) if prep.keeps_model_copies() => {
             // three threads: the plain replay, the search behind it, the final replay's
@@ -160,13 +161,14 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
                     sc.spawn(|| infer::propose(prep, feed::Misses::fed(&misses), Some(&steps)));
                 let fin = sc.spawn(|| beside::final_beside(prep, &misses, &steps));
                 let (plain, outcomes) = prep.run_plain_beside(&misses);
-                (plain, outcomes, Some(Ok((joined(search), joined(fin)))))
+                let (proposal, fin) = (joined(search), joined(fin));
+                (plain, outcomes, Some(proposal.map(|p| (p, fin))))
             })
         }
         Some(Ok(())) => {
             let (plain, outcomes, misses) = prep.run_plain();
             let proposal = infer::propose(prep, misses, None);
-            (plain, outcomes, Some(Ok((proposal, None))))
+            (plain, outcomes, Some(proposal.map(|p| (p, None))))
         }
         Some(Err(why)) => {
             let (run, o) = plain_only();
@@ -198,9 +200,6 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
             "nothing to infer: the plain replay agrees with every observed CID".to_string()
         }
         Some(Err(why)) => why,
-        Some(Ok((proposal, _))) if proposal.refused.is_some() => {
-            proposal.refused.unwrap_or_default()
-        }
         Some(Ok((proposal, beside))) => {
             let rival = proposal.rival.clone();
             let mut run = if proposal.is_empty() {
