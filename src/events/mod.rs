@@ -28,6 +28,6 @@ pub use store::EventStore;
 pub use strings::{StrId, Strings, same};
 pub use tgid::{TgidTrack, tgid_at};
 pub use tid_map::TidMap;
-pub use tid_pages::{NO_ROW, TidPages};
+pub use tid_pages::{NO_ROW, TidPages, TidSet};
 pub use time_column::TimeColumn;
 pub use trace::{TaskMeta, TaskTable, TgidChange, Trace, TraceDelta, Warning, keep_least};

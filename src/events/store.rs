@@ -302,6 +302,17 @@ impl EventStore {
 
     /// Event `i` (panics if out of range, like indexing).
     pub fn at(&self, i: usize) -> Event {
+        self.decode(i, true)
+    }
+
+    /// Event `i` as the models read it: a switch's `next_comm` and `next_prio` are left at
+    /// `StrId(0)` and 0 (no model reads them, and finding them is two hash lookups of
+    /// every switch, a third of a replay's decoding).
+    pub fn at_sched(&self, i: usize) -> Event {
+        self.decode(i, false)
+    }
+
+    fn decode(&self, i: usize, meta: bool) -> Event {
         let (ts, tid, cpu) = (self.ts(i), self.tids[i], self.cpu(i));
         let p = self.payload[i];
         let kind = match self.tags[i] {
@@ -312,7 +323,11 @@ impl EventStore {
             },
             tag::RSEQ_IP_FIXUP => EventKind::RseqIpFixup,
             tag::SWITCH => {
-                let (next_comm, next_prio) = self.next_meta(meta_key(p, cpu), i as u32);
+                let (next_comm, next_prio) = if meta {
+                    self.next_meta(meta_key(p, cpu), i as u32)
+                } else {
+                    (StrId(0), 0)
+                };
                 EventKind::SchedSwitch {
                     prev_tid: tid,
                     next_tid: p,
@@ -354,6 +369,15 @@ impl EventStore {
             store: self,
             i: 0,
             end: self.len(),
+            meta: true,
+        }
+    }
+
+    /// [`Self::iter`] as the models read the events ([`Self::at_sched`]).
+    pub fn iter_sched(&self) -> Iter<'_> {
+        Iter {
+            meta: false,
+            ..self.iter()
         }
     }
 
@@ -364,6 +388,7 @@ impl EventStore {
             store: self,
             i: r.start.min(end),
             end,
+            meta: true,
         }
     }
 
@@ -448,6 +473,8 @@ pub struct Iter<'a> {
     store: &'a EventStore,
     i: usize,
     end: usize,
+    /// Whether a switch's `next_comm` and `next_prio` are looked up ([`EventStore::at_sched`]).
+    meta: bool,
 }
 
 impl Iterator for Iter<'_> {
@@ -455,7 +482,7 @@ impl Iterator for Iter<'_> {
     fn next(&mut self) -> Option<Event> {
         (self.i < self.end).then(|| {
             self.i += 1;
-            self.store.at(self.i - 1)
+            self.store.decode(self.i - 1, self.meta)
         })
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -473,7 +500,7 @@ impl DoubleEndedIterator for Iter<'_> {
     fn next_back(&mut self) -> Option<Event> {
         (self.i < self.end).then(|| {
             self.end -= 1;
-            self.store.at(self.end)
+            self.store.decode(self.end, self.meta)
         })
     }
 }

@@ -87,9 +87,41 @@ impl TidPages {
     }
 }
 
+/// A set of tids through [`TidPages`]: a page lookup, not a hash, per test (a pass over
+/// every event tests the tids of each).
+#[derive(Clone, Default)]
+pub struct TidSet(TidPages);
+
+impl TidSet {
+    #[inline]
+    pub fn contains(&self, tid: Tid) -> bool {
+        self.0.get(tid) != NO_ROW
+    }
+
+    /// Adds `tid`; whether it was new.
+    #[inline]
+    pub fn insert(&mut self, tid: Tid) -> bool {
+        let new = !self.contains(tid);
+        if new {
+            self.0.set(tid, 0);
+        }
+        new
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tid_set_says_whether_a_tid_was_new() {
+        let mut s = TidSet::default();
+        assert!(!s.contains(7));
+        assert!(s.insert(7));
+        assert!(!s.insert(7));
+        assert!(s.insert(u32::MAX));
+        assert!(s.contains(7) && s.contains(u32::MAX) && !s.contains(8));
+    }
 
     #[test]
     fn rows_are_found_set_and_forgotten_for_near_and_far_tids() {

@@ -20,6 +20,9 @@ pub struct Recorder {
     last_weight: FxHashMap<MmId, u32>,
     /// (mm, CID) → the running task holding it, for the ABI alarms.
     holders: FxHashMap<(MmId, u32), Tid>,
+    /// The CIDs taken by the last event's tasks, checked once every release is done (kept to
+    /// reuse its allocation: this runs after every event).
+    acquire: Vec<(Tid, MmId, u32, u16)>,
 }
 
 /// What the recorder knows of one task.
@@ -66,7 +69,7 @@ impl Recorder {
         let mut tasks = std::mem::take(&mut core.dirty.tasks);
         tasks.sort_unstable();
         tasks.dedup();
-        let mut acquire: Vec<(Tid, MmId, u32, u16)> = Vec::new();
+        let mut acquire = std::mem::take(&mut self.acquire);
         for &tid in &tasks {
             let Some(t) = core.tasks.get(&tid) else {
                 self.forget(tid);
@@ -114,7 +117,7 @@ impl Recorder {
                 }
             }
         }
-        for (tid, m, n, cpu) in acquire {
+        for &(tid, m, n, cpu) in &acquire {
             if let Some(&other) = self.holders.get(&(m, n))
                 && other != tid
                 && self.tasks.get(&other).and_then(|r| r.held) == Some((m, n))
@@ -144,6 +147,8 @@ impl Recorder {
             self.holders.insert((m, n), tid);
             self.tasks.entry(tid).or_default().held = Some((m, n));
         }
+        acquire.clear();
+        self.acquire = acquire;
         tasks.clear();
         core.dirty.tasks = tasks;
     }

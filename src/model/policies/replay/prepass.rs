@@ -1,7 +1,7 @@
 //! The first pass of a replay over the capture: which tasks existed before it began, with their
 //! mm, and which pre-existing mms never report a CID (not modelled).
 
-use crate::events::{EventKind, TID_UNKNOWN, Tid, Trace};
+use crate::events::{EventKind, TID_UNKNOWN, Tid, TidSet, Trace};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::tasks::{MmId, MmInfo, MmOrigin};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -99,18 +99,20 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
     };
     let mut obs = ObservedState::new(ncpus as usize);
     let mut infos = Infos::default();
-    let mut created: FxHashSet<Tid> = FxHashSet::default();
-    let mut seen: FxHashSet<Tid> = FxHashSet::default();
+    // (tested for every tid of every event: pages of tids, not hashes)
+    let mut created = TidSet::default();
+    let mut seen = TidSet::default();
     let mut pending: Vec<Tid> = Vec::new();
     let mut out: Vec<(Tid, Option<MmId>)> = Vec::new();
-    let mut note = |t: Tid, created: &FxHashSet<Tid>, pending: &mut Vec<Tid>| {
-        if t != 0 && t != TID_UNKNOWN && !created.contains(&t) && seen.insert(t) {
+    let mut note = |t: Tid, created: &TidSet, pending: &mut Vec<Tid>| {
+        if t != 0 && t != TID_UNKNOWN && !created.contains(t) && seen.insert(t) {
             pending.push(t);
         }
     };
-    let mut reporting: FxHashSet<MmId> = FxHashSet::default();
+    // (per mm id, whether it reported a CID: one per update, so indexed, not hashed)
+    let mut reporting: Vec<bool> = Vec::new();
     let mut holds = IdleHolds::default();
-    for (i, ev) in trace.events.iter().enumerate() {
+    for (i, ev) in trace.events.iter_sched().enumerate() {
         holds.see(i, &ev);
         match ev.kind {
             EventKind::TaskNewtask { tid, .. } => {
@@ -123,7 +125,14 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
         }
         obs.apply(&ev, &ctx, &mut infos);
         if let EventKind::RseqUpdate { .. } = ev.kind {
-            reporting.insert(obs.mm_of(ev.tid));
+            let m = obs.mm_of(ev.tid);
+            if m.is_real() {
+                let k = m.0 as usize;
+                if reporting.len() <= k {
+                    reporting.resize(k + 1, false);
+                }
+                reporting[k] = true;
+            }
         }
         note(ev.tid, &created, &mut pending);
         match ev.kind {
@@ -155,8 +164,8 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
     let mut leaders: Vec<(Tid, Option<MmId>)> = Vec::new();
     for (i, info) in infos.0.iter().enumerate() {
         if let (Some(g), MmOrigin::Tgid) = (info.tgid, info.origin)
-            && !seen.contains(&g)
-            && !created.contains(&g)
+            && !seen.contains(g)
+            && !created.contains(g)
         {
             leaders.push((g, Some(MmId(i as u32))));
         }
@@ -170,10 +179,11 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
             .filter(|(_, info)| !info.begins_in_capture())
             .map(|(i, _)| MmId(i as u32))
     };
+    let reported = |m: &MmId| reporting.get(m.0 as usize).copied().unwrap_or(false);
     let quiet = older()
-        .filter(|m| !reporting.contains(m))
+        .filter(|m| !reported(m))
         .collect::<FxHashSet<MmId>>();
-    let seeding_matters = older().any(|m| reporting.contains(&m));
+    let seeding_matters = older().any(|m| reported(&m));
     let tasks = out
         .into_iter()
         .map(|(t, m)| (t, m.filter(|m| !quiet.contains(m))))

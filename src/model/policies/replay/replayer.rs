@@ -209,27 +209,28 @@ impl Replayer {
         if tid == 0 || tid == TID_UNKNOWN || self.created.contains(&tid) {
             return;
         }
-        if self.quiet_tids.contains(&tid)
+        if !self.quiet_tids.is_empty()
+            && self.quiet_tids.contains(&tid)
             && let Some(m) = self.obs_mm(tid)
         {
             self.quiet.insert(m);
         }
         let have = self.engine.core.task(tid).map(|t| t.mm);
+        // (a task the model knows with its mm, nearly every record's: nothing to look up)
+        if let Some(Some(_)) = have {
+            return;
+        }
         let obs = self.model_mm(tid);
-        match (have, obs) {
-            (Some(Some(_)), _) => {}
-            (Some(None), None) => {}
-            (None, _) | (Some(None), Some(_)) => {
-                self.engine.step(
-                    ts,
-                    &DriverEvent::Existing {
-                        tid,
-                        mm: obs,
-                        cpu: 0,
-                        has_rseq: true,
-                    },
-                );
-            }
+        if have.is_none() || obs.is_some() {
+            self.engine.step(
+                ts,
+                &DriverEvent::Existing {
+                    tid,
+                    mm: obs,
+                    cpu: 0,
+                    has_rseq: true,
+                },
+            );
         }
     }
 
