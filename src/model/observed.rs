@@ -119,6 +119,8 @@ pub struct ObservedState {
     /// raises what is still held at the end.
     held: Vec<(Alarm, Tid)>,
     pub exiting_holders: u64, // duplicates whose holder's next record was its exit
+    /// Follow which mm each task belongs to only ([`Self::mm_only`]).
+    mm_only: bool,
 }
 
 impl ObservedState {
@@ -127,6 +129,19 @@ impl ObservedState {
             cpus: vec![CpuSlot::IDLE; ncpus],
             twice: vec![false; ncpus],
             ..Default::default()
+        }
+    }
+
+    /// A state that resolves tasks to mms only, as a model's replay reads them: the same tasks
+    /// and mms, made in the same order, as [`Self::new`]'s (the mm ids are the capture's), but
+    /// no CID is followed, so no slot is confirmed, no duplicate or task on two CPUs is found
+    /// and no alarm raised (and a task's `incarnation` does not count a TGID change after a
+    /// report). A replay applies every event to one of these, where the CID
+    /// bookkeeping (a look at every CPU per `rseq_update`) is most of the cost.
+    pub fn mm_only(ncpus: usize) -> ObservedState {
+        ObservedState {
+            mm_only: true,
+            ..ObservedState::new(ncpus)
         }
     }
 
@@ -181,6 +196,7 @@ impl ObservedState {
             return;
         }
         if ev.cpu != CPU_UNKNOWN
+            && !self.mm_only
             && self.cpus[c].tid == ev.tid
             && ev.tid != 0
             && ev.tid != TID_UNKNOWN
@@ -202,6 +218,11 @@ impl ObservedState {
             EventKind::SchedSwitch { next_tid, .. } => {
                 self.switch_in(ev.ts, ev.cpu, next_tid, ctx, sink);
             }
+            // (a report of no known task does nothing below either)
+            EventKind::RseqUpdate { .. } if self.mm_only && ev.tid != TID_UNKNOWN => {
+                self.task(ev.tid, ctx, sink);
+            }
+            EventKind::RseqUpdate { .. } if self.mm_only => {}
             EventKind::RseqUpdate { mm_cid, cpu_id, .. } => {
                 if cpu_id != ev.cpu as i32 && ev.tid != TID_UNKNOWN {
                     sink.anomaly(Anomaly {
@@ -239,6 +260,19 @@ impl ObservedState {
         let c = cpu as usize;
         let prev = self.cpus[c].tid;
         if prev == tid {
+            return;
+        }
+        if self.mm_only {
+            // (the task is made here, as below; what it reported is not followed)
+            self.cpus[c] = if tid == 0 {
+                CpuSlot::IDLE
+            } else {
+                CpuSlot {
+                    tid,
+                    mm: self.task(tid, ctx, sink).mm,
+                    ..CpuSlot::IDLE
+                }
+            };
             return;
         }
         if let Some(p) = self.tasks.get_mut(&prev) {

@@ -97,7 +97,7 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
         tgid_changes: &trace.tgid_changes,
         ncpus,
     };
-    let mut obs = ObservedState::new(ncpus as usize);
+    let mut obs = ObservedState::mm_only(ncpus as usize);
     let mut infos = Infos::default();
     // (tested for every tid of every event: pages of tids, not hashes)
     let mut created = TidSet::default();

@@ -28,6 +28,7 @@ struct Since {
 #[derive(Clone)]
 pub struct Replayer {
     pub engine: Engine,
+    /// The capture's tasks resolved to mms (`ObservedState::mm_only`: no CID followed).
     obs: ObservedState,
     infos: Infos,
     ncpus: u32,
@@ -87,7 +88,7 @@ impl Replayer {
         engine.core.jiffy_phase = jiffy_phase;
         Replayer {
             engine,
-            obs: ObservedState::new(ncpus as usize),
+            obs: ObservedState::mm_only(ncpus as usize),
             infos: Infos::default(),
             ncpus,
             pending_clone: FxHashMap::default(),
@@ -154,10 +155,6 @@ impl Replayer {
             self.untraced.fork_early(&mut self.engine, ts, f);
             self.since.remove(&f.child);
         }
-    }
-
-    pub fn observed(&self) -> &ObservedState {
-        &self.obs
     }
 
     /// Whether `mm` began inside the capture (a fork without CLONE_VM, an exec): the model
