@@ -305,13 +305,6 @@ impl EventStore {
         self.decode(i, true)
     }
 
-    /// Event `i` as the models read it: a switch's `next_comm` and `next_prio` are left at
-    /// `StrId(0)` and 0 (no model reads them, and finding them is two hash lookups of
-    /// every switch, a third of a replay's decoding).
-    pub fn at_sched(&self, i: usize) -> Event {
-        self.decode(i, false)
-    }
-
     fn decode(&self, i: usize, meta: bool) -> Event {
         let (ts, tid, cpu) = (self.ts(i), self.tids[i], self.cpu(i));
         let p = self.payload[i];
@@ -373,8 +366,10 @@ impl EventStore {
         }
     }
 
-    /// [`Self::iter`] as the models read the events ([`Self::at_sched`]).
-    pub fn iter_sched(&self) -> Iter<'_> {
+    /// [`Self::iter`] as the models read the events: a switch's `next_comm` and `next_prio`
+    /// are left at `StrId(0)` and 0 (no model reads them, and finding them is two hash lookups
+    /// of every switch, a third of a replay's decoding).
+    pub fn iter_model(&self) -> Iter<'_> {
         Iter {
             meta: false,
             ..self.iter()
@@ -473,7 +468,7 @@ pub struct Iter<'a> {
     store: &'a EventStore,
     i: usize,
     end: usize,
-    /// Whether a switch's `next_comm` and `next_prio` are looked up ([`EventStore::at_sched`]).
+    /// Whether a switch's `next_comm` and `next_prio` are looked up ([`EventStore::iter_model`]).
     meta: bool,
 }
 
@@ -591,6 +586,15 @@ mod tests {
             }
             prop_assert!(store.iter().eq(events.iter().copied()));
             prop_assert!(store.iter().rev().eq(events.iter().rev().copied()));
+            // the models' view: the same events, a packed switch's next_comm/next_prio left out
+            let model = |e: &Event| match e.kind {
+                EventKind::SchedSwitch { prev_tid, next_tid, prev_state, .. } if prev_tid == e.tid => Event {
+                    kind: EventKind::SchedSwitch { prev_tid, next_tid, next_comm: StrId(0), next_prio: 0, prev_state },
+                    ..*e
+                },
+                _ => *e,
+            };
+            prop_assert!(store.iter_model().eq(events.iter().map(model)));
             for k in [0, 1, events.len() / 3, events.len(), events.len() + 5] {
                 prop_assert!(store.iter().skip(k).eq(events.iter().skip(k).copied()));
                 prop_assert_eq!(store.iter().nth(k), events.get(k).copied());

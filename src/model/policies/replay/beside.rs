@@ -147,7 +147,7 @@ pub(super) fn final_beside(prep: &Prepared, misses: &MissFeed, feed: &StepFeed) 
     let (mut bound, mut seen, mut done) = (0, 0, false);
     let mut k = 0;
     let before_start = prep.search_start_lookback();
-    for (j, ev) in prep.trace.events.iter_sched().enumerate() {
+    for (j, ev) in prep.trace.events.iter_model().enumerate() {
         while !done && j + LAG >= bound {
             let (progress, start_at, plain_done) = misses.progress_past(j + LAG + before_start);
             let Some(at) = start_at.or(plain_done.then_some(0)) else {

@@ -238,7 +238,7 @@ pub(super) fn propose(
     // (where the other family leaves no room, the search would only find steps to drop)
     let rival = rival_first(prep)?;
     // (decoded once: the windows, the search and its candidates read them again and again)
-    let events: Vec<Event> = prep.trace.events.iter_sched().collect();
+    let events: Vec<Event> = prep.trace.events.iter_model().collect();
     let windows: Windows = Arc::new(windows(prep, &events));
     if let Some(o) = out.as_mut() {
         o.windows(windows.clone());

@@ -262,7 +262,7 @@ impl<'a> Prepared<'a> {
         let mut producer = search.map(|s| s.0.producer());
         let mut missed = false;
         let mut k = 0;
-        for (i, ev) in self.trace.events.iter_sched().enumerate() {
+        for (i, ev) in self.trace.events.iter_model().enumerate() {
             if !spans.is_empty() {
                 while spans.get(k).is_some_and(|s| s.1 < i) {
                     k += 1;

@@ -112,7 +112,7 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
     // (per mm id, whether it reported a CID: one per update, so indexed, not hashed)
     let mut reporting: Vec<bool> = Vec::new();
     let mut holds = IdleHolds::default();
-    for (i, ev) in trace.events.iter_sched().enumerate() {
+    for (i, ev) in trace.events.iter_model().enumerate() {
         holds.see(i, &ev);
         match ev.kind {
             EventKind::TaskNewtask { tid, .. } => {
