@@ -1012,4 +1012,64 @@ mod tests {
         let (st, _) = run(&evs, &meta);
         assert_eq!(st.mm_and_incarnation(11).1, 1);
     }
+
+    proptest::proptest! {
+        /// `mm_only` makes the same tasks and mms as the full state whatever the events: forks
+        /// with and without CLONE_VM, execs that take over another tid, TGID changes, exits,
+        /// lost markers and records on no known CPU, among switches and updates of few tids.
+        #[test]
+        fn mm_only_resolves_tasks_as_the_full_state(
+            evs in proptest::collection::vec((0u8..10, 0u32..9, 0u32..9, 0u16..4, any_flags()), 0..300),
+            tgid_of in proptest::collection::vec(proptest::option::of(1u32..9), 9),
+            changes in proptest::collection::vec((0u64..300, 1u32..9, 1u32..9), 0..4),
+        ) {
+            let meta: crate::events::TaskTable = tgid_of
+                .iter()
+                .enumerate()
+                .filter_map(|(t, g)| g.map(|g| (t as Tid, crate::events::TaskMeta { tgid: Some(g), comm: StrId(0) })))
+                .collect();
+            let mut changes: Vec<TgidChange> = changes
+                .iter()
+                .map(|&(ts, tid, tgid)| TgidChange { ts: ts * 10, tid, tgid })
+                .collect();
+            changes.sort_by_key(|c| c.ts);
+            let ctx = Context { tasks: &meta, tgid_changes: &changes, ncpus: 4 };
+            let (mut full, mut lean) = (ObservedState::new(4), ObservedState::mm_only(4));
+            let (mut a, mut b) = (Rec::default(), Rec::default());
+            for (i, &(k, t, u, cpu, flags)) in evs.iter().enumerate() {
+                let cpu = if k == 9 { CPU_UNKNOWN } else { cpu };
+                let kind = match k {
+                    0 | 1 => EventKind::SchedSwitch {
+                        prev_tid: t,
+                        next_tid: u,
+                        next_comm: StrId(0),
+                        next_prio: 120,
+                        prev_state: PrevState::from_text(b"S"),
+                    },
+                    2 | 3 => EventKind::RseqUpdate { cpu_id: cpu as i32, node_id: 0, mm_cid: u as i32 },
+                    4 => EventKind::TaskNewtask { tid: u, clone_flags: flags },
+                    5 => EventKind::SchedProcessFork { parent: t, child: u },
+                    6 => EventKind::SchedProcessExec { tid: t, old_tid: u },
+                    7 => EventKind::SchedProcessExit { tid: u },
+                    8 => EventKind::Lost { count: Some(1) },
+                    _ => EventKind::SchedProcessFork { parent: t, child: u },
+                };
+                let e = ev(i as u64 * 10, cpu, t, kind);
+                full.apply(&e, &ctx, &mut a);
+                lean.apply(&e, &ctx, &mut b);
+                for x in 0..9 {
+                    proptest::prop_assert_eq!(full.mm_of(x), lean.mm_of(x), "event {}: {:?}, tid {}", i, e, x);
+                }
+            }
+            proptest::prop_assert_eq!(a.mms, b.mms);
+            proptest::prop_assert!(b.alarms.is_empty());
+        }
+    }
+
+    fn any_flags() -> impl proptest::strategy::Strategy<Value = u64> {
+        proptest::prop_oneof![
+            proptest::strategy::Just(CLONE_VM),
+            proptest::strategy::Just(0u64)
+        ]
+    }
 }
