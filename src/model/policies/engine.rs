@@ -153,15 +153,16 @@ impl Engine {
         let Some(mut t) = core.tasks.remove(&old) else {
             return;
         };
-        if let Some(leader) = core.tasks.remove(&new)
-            && leader.running
-            && let Some(c) = core.curr.get_mut(leader.cpu as usize)
+        let leader = core.tasks.remove(&new);
+        if let Some(l) = &leader
+            && l.running
+            && let Some(c) = core.curr.get_mut(l.cpu as usize)
             && *c == new
         {
             *c = 0;
         }
-        for tid in [old, new] {
-            self.recorder.forget(tid);
+        for gone in std::iter::once(&t).chain(leader.as_ref()) {
+            self.recorder.forget(gone);
         }
         t.tid = new;
         if t.running
@@ -401,7 +402,7 @@ impl<P: CidPolicy> Driver<'_, P> {
             {
                 *c = 0;
             }
-            self.recorder.forget(child);
+            self.recorder.forget(&old);
         }
         let (parent_cpu, parent_mm, parent_rseq, parent_kthread, parent_mask) =
             match core.task(parent) {

@@ -5,6 +5,7 @@
 use super::core::Core;
 use super::policy::CidPolicy;
 use super::run::{SlotChange, TaskCidChange, WeightChange};
+use super::task::{PerTask, Task};
 use crate::events::Tid;
 use crate::model::alarm::{Alarm, AlarmKind};
 use crate::model::lane::{Segment, SlotFlags};
@@ -12,32 +13,39 @@ use crate::model::tasks::MmId;
 use rustc_hash::FxHashMap;
 
 /// What was recorded last, per slot, task and mm, and who holds which CID.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Recorder {
     last_slot: FxHashMap<(MmId, u16), (Tid, Option<i32>, SlotFlags)>,
-    /// Per task, in one map (one lookup per dirty task and event: this runs after every event).
-    tasks: FxHashMap<Tid, TaskRecord>,
+    /// Per task, the mm and visible CID recorded last (a full recording's).
+    last_task: FxHashMap<Tid, (MmId, Option<i32>)>,
     last_weight: FxHashMap<MmId, u32>,
     /// (mm, CID) → the running task holding it, for the ABI alarms.
     holders: FxHashMap<(MmId, u32), Tid>,
+    /// Per task, the CID it holds while running, for the ABI alarms: by the task's key, not
+    /// hashed by tid (a summary's replay looks it up for every dirty task of every step).
+    held: PerTask<Option<(MmId, u32)>>,
     /// The CIDs taken by the last event's tasks, checked once every release is done (kept to
     /// reuse its allocation: this runs after every event).
     acquire: Vec<(Tid, MmId, u32, u16)>,
 }
 
-/// What the recorder knows of one task.
-#[derive(Clone, Copy, Default)]
-struct TaskRecord {
-    /// The mm and visible CID recorded last (a full recording's).
-    last: Option<(MmId, Option<i32>)>,
-    /// The CID it holds while running, for the ABI alarms.
-    held: Option<(MmId, u32)>,
+impl Default for Recorder {
+    fn default() -> Recorder {
+        Recorder {
+            last_slot: FxHashMap::default(),
+            last_task: FxHashMap::default(),
+            last_weight: FxHashMap::default(),
+            holders: FxHashMap::default(),
+            held: PerTask::new(None),
+            acquire: Vec::new(),
+        }
+    }
 }
 
 impl Recorder {
-    /// The task went away (its pid is reused or renamed): it holds no CID any more.
-    pub fn forget(&mut self, tid: Tid) {
-        if let Some(h) = self.tasks.get_mut(&tid).and_then(|r| r.held.take()) {
+    /// The task went away (its pid is reused, or it is renamed): it holds no CID any more.
+    pub fn forget(&mut self, task: &Task) {
+        if let Some(h) = self.held.get_mut(task).take() {
             self.holders.remove(&h);
         }
     }
@@ -71,8 +79,8 @@ impl Recorder {
         tasks.dedup();
         let mut acquire = std::mem::take(&mut self.acquire);
         for &tid in &tasks {
+            // (a task gone was forgotten where it went: `Engine::rename`, a reused pid's fork)
             let Some(t) = core.tasks.get(&tid) else {
-                self.forget(tid);
                 continue;
             };
             let vis = policy.visible_cid(t);
@@ -87,18 +95,8 @@ impl Recorder {
                     core.dirty.slots.push((m, t.cpu));
                 }
             }
-            let cpu = t.cpu;
-            // (a summary keeps no record of a task that never held a CID)
-            let rec = if history || want.is_some() {
-                Some(self.tasks.entry(tid).or_default())
-            } else {
-                self.tasks.get_mut(&tid)
-            };
-            let Some(rec) = rec else {
-                continue;
-            };
-            if history && rec.last != Some((mm, vis)) {
-                rec.last = Some((mm, vis));
+            if history && self.last_task.get(&tid) != Some(&(mm, vis)) {
+                self.last_task.insert(tid, (mm, vis));
                 core.run.task_cids.push(TaskCidChange {
                     ts: now,
                     tid,
@@ -106,21 +104,27 @@ impl Recorder {
                     cid: vis,
                 });
             }
-            if rec.held != want {
-                if let Some(h) = rec.held.take()
+            let held = self.held.get_mut(t);
+            if *held != want {
+                if let Some(h) = held.take()
                     && self.holders.get(&h) == Some(&tid)
                 {
                     self.holders.remove(&h);
                 }
                 if let Some((m, n)) = want {
-                    acquire.push((tid, m, n, cpu));
+                    *held = Some((m, n));
+                    acquire.push((tid, m, n, t.cpu));
                 }
             }
         }
+        // (every release of this step is done: a CID handed on in it is no duplicate)
         for &(tid, m, n, cpu) in &acquire {
             if let Some(&other) = self.holders.get(&(m, n))
                 && other != tid
-                && self.tasks.get(&other).and_then(|r| r.held) == Some((m, n))
+                && core
+                    .tasks
+                    .get(&other)
+                    .is_some_and(|o| *self.held.get(o) == Some((m, n)))
             {
                 core.run.alarms.push(Alarm {
                     ts: now,
@@ -145,7 +149,6 @@ impl Recorder {
                 });
             }
             self.holders.insert((m, n), tid);
-            self.tasks.entry(tid).or_default().held = Some((m, n));
         }
         acquire.clear();
         self.acquire = acquire;
