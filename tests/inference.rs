@@ -213,6 +213,16 @@ fn inference_does_not_rescue_the_wrong_family() {
     }
 }
 
+/// lazy-compact, HZ 250, inference off (the kernel not named).
+const LAZY_COMPACT_OFF: &[&str] = &[
+    "--policy",
+    "lazy-compact",
+    "--hz",
+    "250",
+    "--infer-steps",
+    "off",
+];
+
 /// Where the capture's kernel is not named and the other family predicts every observed CID by
 /// itself, no step could make the asked policy beat it (its steps would all be dropped): the
 /// search does not run, says so, and the figures are those of the plain replay.
@@ -227,17 +237,7 @@ fn no_search_where_the_other_family_predicts_every_cid() {
         why.starts_with("not run: owner-mode") && why.contains("predicts every observed CID"),
         "{why}"
     );
-    let (off, _) = model(
-        file,
-        &[
-            "--policy",
-            "lazy-compact",
-            "--hz",
-            "250",
-            "--infer-steps",
-            "off",
-        ],
-    );
+    let (off, _) = model(file, LAZY_COMPACT_OFF);
     for k in ["checked", "predicted", "agreed"] {
         assert_eq!(a[k], off[k], "{k}");
     }
@@ -258,17 +258,7 @@ fn stats_text_says_a_lossy_capture_limits_the_model() {
         ),
         ("kernels-plain/k7.2.13-c8-churn.ftrace.txt", false),
     ] {
-        let out = stats_text(
-            file,
-            &[
-                "--policy",
-                "lazy-compact",
-                "--hz",
-                "250",
-                "--infer-steps",
-                "off",
-            ],
-        );
+        let out = stats_text(file, LAZY_COMPACT_OFF);
         let model = out.split("\nmodel ").nth(1).expect("a model section");
         assert!(
             !model.contains("(100.0%), "),

@@ -13,7 +13,7 @@ use crate::model::tasks::MmId;
 use rustc_hash::FxHashMap;
 
 /// What was recorded last, per slot, task and mm, and who holds which CID.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Recorder {
     last_slot: FxHashMap<(MmId, u16), (Tid, Option<i32>, SlotFlags)>,
     /// Per task, the mm and visible CID recorded last (a full recording's).
@@ -27,19 +27,6 @@ pub struct Recorder {
     /// The CIDs taken by the last event's tasks, checked once every release is done (kept to
     /// reuse its allocation: this runs after every event).
     acquire: Vec<(Tid, MmId, u32, u16)>,
-}
-
-impl Default for Recorder {
-    fn default() -> Recorder {
-        Recorder {
-            last_slot: FxHashMap::default(),
-            last_task: FxHashMap::default(),
-            last_weight: FxHashMap::default(),
-            holders: FxHashMap::default(),
-            held: PerTask::new(None),
-            acquire: Vec::new(),
-        }
-    }
 }
 
 impl Recorder {

@@ -104,6 +104,16 @@ pub struct PerTask<T> {
     init: T,
 }
 
+/// A table whose rows start as `T`'s default.
+impl<T: Default> Default for PerTask<T> {
+    fn default() -> PerTask<T> {
+        PerTask {
+            rows: Vec::new(),
+            init: T::default(),
+        }
+    }
+}
+
 impl<T: Clone> PerTask<T> {
     /// A table whose rows start as `init` (the state of a new task).
     pub fn new(init: T) -> PerTask<T> {

@@ -206,8 +206,7 @@ impl Replayer {
         if tid == 0 || tid == TID_UNKNOWN || self.created.contains(&tid) {
             return;
         }
-        if !self.quiet_tids.is_empty()
-            && self.quiet_tids.contains(&tid)
+        if self.quiet_tids.contains(&tid)
             && let Some(m) = self.obs_mm(tid)
         {
             self.quiet.insert(m);
