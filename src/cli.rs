@@ -202,6 +202,8 @@ impl ModelArgs {
             // a property of the capture: set by the replay when it records migrations
             migrations_traced: false,
             mono_jiffies: self.mono_jiffies,
+            // a property of the capture: set when its load ran the first pass beside
+            first_pass: None,
         }
     }
 

@@ -236,9 +236,14 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
         // (CIDSCOPE_TIMING: the load's and the model's wall time on stderr, as the replay's)
         let timing = std::env::var_os("CIDSCOPE_TIMING").is_some();
         let t0 = std::time::Instant::now();
-        let trace = opened.load(&opts)?;
+        // (the replay's first pass runs beside the load's last stage where the format can: a
+        // binary capture's merge or packing, instead of after it)
+        let (trace, first) = opened.load_beside(
+            &opts,
+            cidscope::model::policies::replay::FirstPassOf::beside,
+        )?;
         let loaded = t0.elapsed();
-        let s = stats_with_model(&trace, &a.model, a.json);
+        let s = stats_with_model(&trace, &a.model, a.json, first);
         if timing {
             eprintln!(
                 "stats: load {loaded:?}, model and summary {:?}",
@@ -268,17 +273,25 @@ fn kernel_facts(trace: &cidscope::events::Trace) -> cidscope::model::kernel::Ker
 }
 
 /// `stats` with the chosen model (`--policy`, else the kernel's) and the `--compare` ones;
-/// `per_task` false: the text summary's form.
+/// `per_task` false: the text summary's form; `first_pass`: the replay's first pass, run beside the load.
 fn stats_with_model(
     trace: &cidscope::events::Trace,
     m: &cli::ModelArgs,
     per_task: bool,
+    first_pass: Option<cidscope::model::policies::replay::FirstPassOf>,
 ) -> cidscope::stats::Stats {
     let models = m.models();
     match cidscope::model::kernel::choose(&m.asked(), &kernel_facts(trace)) {
-        Some(c) => cidscope::stats::policy::compute_chosen(trace, &c, &models, per_task),
+        Some(mut c) => {
+            c.params.first_pass = first_pass;
+            cidscope::stats::policy::compute_chosen(trace, &c, &models, per_task)
+        }
         None if !models.is_empty() => {
-            cidscope::stats::policy::compute_with_models(trace, &models, &m.params(), per_task)
+            let params = cidscope::model::policies::Params {
+                first_pass,
+                ..m.params()
+            };
+            cidscope::stats::policy::compute_with_models(trace, &models, &params, per_task)
         }
         None => cidscope::stats::compute_with(trace, per_task),
     }

@@ -6,6 +6,7 @@
 //! [`StrId`], so an event never owns heap memory.
 
 mod aux;
+mod chunks;
 mod event;
 mod origin;
 mod probe;
@@ -18,6 +19,7 @@ mod time_column;
 mod trace;
 
 pub use aux::EventAux;
+pub use chunks::{ChannelChunks, EventChunks, SliceChunks};
 pub use event::{
     CLONE_THREAD, CLONE_VM, CPU_UNKNOWN, Event, EventKind, MAX_TS, PrevState, TID_UNKNOWN, Tid,
     cpu_name, fmt_dur, fmt_ts,

@@ -2,7 +2,7 @@
 //! memory reading it takes. Each format is one type implementing [`FileFormat`], in its own file
 //! under `formats/`, listed once in [`crate::sources::formats::FORMATS`].
 
-use crate::events::{Format, Trace, TraceDelta};
+use crate::events::{EventChunks, Format, Trace, TraceDelta};
 use crate::sources::error::SourceError;
 use crate::sources::options::LoadOptions;
 use crate::sources::text::bom::strip_bom;
@@ -113,4 +113,24 @@ pub trait FileFormat: Sync {
             self.stream(name, data, opts, sink)
         })
     }
+
+    /// [`FileFormat::load`], running `beside` on another thread over the events in time order
+    /// while the load's last stage packs them into the trace's store (a first pass that need
+    /// not wait for the store). The second value: `beside` ran, and saw the trace's events in
+    /// the trace's order (false: this format does not run it, or the events came out of
+    /// order and were sorted after it saw them). A format whose events are ready only in the
+    /// store runs nothing beside.
+    fn load_beside(
+        &self,
+        name: &str,
+        data: &[u8],
+        opts: &LoadOptions,
+        _beside: &BesidePass<'_>,
+    ) -> Result<(Trace, bool), SourceError> {
+        Ok((self.load(name, data, opts)?, false))
+    }
 }
+
+/// A pass over a capture's events beside its load: the trace's metadata (tasks, TGID changes;
+/// no events yet) and the events in time order, in pieces.
+pub type BesidePass<'a> = dyn Fn(&Trace, &mut dyn EventChunks) + Sync + 'a;

@@ -457,25 +457,7 @@ impl Opened {
             {
                 Trace::from_deltas(&self.name, self.format, |sink| self.stream(&opts, sink))
             }
-            Body::Bytes(b) => {
-                let r = load_bytes(&self.name, b, &opts);
-                if let Some(e) = b.shrunk_error(&self.name) {
-                    return Err(e);
-                }
-                let trace = r?;
-                // (binary readers hand over their tasks at the end: checked before any index)
-                if let Some(budget) = &self.budget {
-                    let processes = trace
-                        .tasks
-                        .iter()
-                        .filter(|(t, m)| m.tgid == Some(**t))
-                        .count();
-                    budget
-                        .check(trace.tasks.len() as u64, processes as u64)
-                        .map_err(|e| SourceError::file(&self.name, e.to_string()))?;
-                }
-                Ok(trace)
-            }
+            Body::Bytes(b) => self.checked(b, load_bytes(&self.name, b, &opts)),
             Body::Stream(_) if self.reader.text(&[]).is_some() => {
                 Trace::from_deltas(&self.name, self.format, |sink| self.stream(&opts, sink))
             }
@@ -491,6 +473,65 @@ impl Opened {
                 Ok(trace)
             }
         }
+    }
+
+    /// [`Opened::load`], with `beside` run on another thread over the events in time order as
+    /// the load packs them, where the format can (a binary capture in memory: see
+    /// [`crate::sources::file_format::FileFormat::load_beside`]). Its result when it ran over
+    /// the trace's events in the trace's order; else `None`, and the caller runs its pass on
+    /// the trace.
+    pub fn load_beside<R: Send>(
+        &self,
+        opts: &LoadOptions,
+        beside: impl Fn(&Trace, &mut dyn crate::events::EventChunks) -> R + Sync,
+    ) -> Result<(Trace, Option<R>), SourceError> {
+        let text = |b: &Bytes| self.reader.text(b).is_some();
+        let Body::Bytes(b) = &self.body else {
+            return Ok((self.load(opts)?, None));
+        };
+        if text(b) {
+            return Ok((self.load(opts)?, None));
+        }
+        let opts = LoadOptions {
+            format: Some(self.format),
+            ..opts.clone()
+        };
+        let out = std::sync::Mutex::new(None);
+        let pass = |t: &Trace, c: &mut dyn crate::events::EventChunks| {
+            let r = beside(t, c);
+            *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        };
+        let r = load_bytes_with(&self.name, b, &opts, |reader, name, data, opts| {
+            reader.load_beside(name, data, opts, &pass)
+        });
+        let (trace, in_order) = match r {
+            Ok((t, in_order)) => (Ok(t), in_order),
+            Err(e) => (Err(e), false),
+        };
+        let trace = self.checked(b, trace)?;
+        let r = out.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok((trace, r.filter(|_| in_order)))
+    }
+
+    /// A load of the bytes `b` held whole, checked: the file shrinking under the map, and the
+    /// memory budget's tasks (binary readers hand over their tasks at the end: checked before
+    /// any index).
+    fn checked(&self, b: &Bytes, r: Result<Trace, SourceError>) -> Result<Trace, SourceError> {
+        if let Some(e) = b.shrunk_error(&self.name) {
+            return Err(e);
+        }
+        let trace = r?;
+        if let Some(budget) = &self.budget {
+            let processes = trace
+                .tasks
+                .iter()
+                .filter(|(t, m)| m.tgid == Some(**t))
+                .count();
+            budget
+                .check(trace.tasks.len() as u64, processes as u64)
+                .map_err(|e| SourceError::file(&self.name, e.to_string()))?;
+        }
+        Ok(trace)
     }
 }
 
@@ -533,17 +574,29 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Trace, SourceError> {
 
 /// Loads a capture held in memory (`name` is used in messages).
 pub fn load_bytes(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
+    load_bytes_with(name, data, opts, |reader, name, data, opts| {
+        reader.load(name, data, opts)
+    })
+}
+
+/// [`load_bytes`] with the reader's call given.
+fn load_bytes_with<T>(
+    name: &str,
+    data: &[u8],
+    opts: &LoadOptions,
+    read: impl FnOnce(&dyn FileFormat, &str, &[u8], &LoadOptions) -> Result<T, SourceError>,
+) -> Result<T, SourceError> {
     if let Some(p) = &opts.progress {
         p.total.store(data.len() as u64, Ordering::Relaxed);
     }
     if data.is_empty() {
         return Err(SourceError::file(name, "empty input: expected a capture"));
     }
-    let trace = reader_of(name, data, opts)?.load(name, data, opts)?;
+    let r = read(reader_of(name, data, opts)?, name, data, opts)?;
     if let Some(p) = &opts.progress {
         p.done.store(data.len() as u64, Ordering::Relaxed);
     }
-    Ok(trace)
+    Ok(r)
 }
 
 #[cfg(test)]

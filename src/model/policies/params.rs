@@ -211,6 +211,9 @@ pub struct Params {
     /// of TICK_NSEC there) instead of the earliest phase of the ticks' record times
     /// (`--mono-jiffies`, docs/models.md §5.4).
     pub mono_jiffies: bool,
+    /// Replay: the first pass over this capture, when its load ran it beside (what a replay
+    /// of another capture ignores: `FirstPassOf` knows the events it saw).
+    pub first_pass: Option<crate::model::policies::replay::FirstPassOf>,
 }
 
 impl Default for Params {
@@ -233,6 +236,7 @@ impl Default for Params {
             observed_scans: false,
             migrations_traced: false,
             mono_jiffies: false,
+            first_pass: None,
         }
     }
 }

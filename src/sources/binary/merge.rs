@@ -4,7 +4,7 @@
 //! their CPU's next event, as `trace-cmd report` prints them, and take the time of the event
 //! before them in the merged list.
 
-use crate::events::{Event, EventStore, Trace, TraceDelta};
+use crate::events::{ChannelChunks, Event, EventStore, Trace, TraceDelta};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -76,6 +76,34 @@ pub fn merge_store(streams: Vec<Vec<Event>>) -> EventStore {
         true
     });
     store
+}
+
+/// Merged pieces a pass beside [`merge_store_beside`] may have unread (the merge waits past
+/// that: memory stays bounded).
+const BESIDE_DEPTH: usize = 8;
+
+/// [`merge_store`], handing each merged piece, once packed, to `beside` on another thread: a
+/// pass over the events in time order that need not wait for the whole store.
+pub fn merge_store_beside<R: Send>(
+    streams: Vec<Vec<Event>>,
+    beside: impl FnOnce(&mut ChannelChunks) -> R + Send,
+) -> (EventStore, R) {
+    let total = streams.iter().map(Vec::len).sum::<usize>();
+    let mut store = EventStore::with_capacity(total);
+    let (tx, mut rx) = ChannelChunks::channel(BESIDE_DEPTH);
+    std::thread::scope(|sc| {
+        let pass = sc.spawn(move || beside(&mut rx));
+        merge_chunks(streams, STORE_CHUNK, &mut |buf| {
+            store.extend(buf.iter());
+            let piece = std::mem::replace(buf, Vec::with_capacity(STORE_CHUNK));
+            // (a pass that stopped reading leaves the merge to go on alone)
+            let _ = tx.send(piece);
+            true
+        });
+        drop(tx);
+        let r = pass.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (store, r)
+    })
 }
 
 /// The merged list handed to `sink` in pieces of at most `chunk` events, in one reused buffer
@@ -198,6 +226,35 @@ mod tests {
         let store = merge_store(vec![a, b]);
         assert_eq!(store.iter().collect::<Vec<_>>(), whole);
         assert_eq!(merge_store(vec![]).len(), 0);
+        // a pass beside the store sees the same events in the same order
+        let (store, seen) = merge_store_beside(vec![whole.clone()], |c| {
+            let mut v = Vec::new();
+            while let Some(p) = crate::events::EventChunks::next_chunk(c) {
+                v.extend_from_slice(p);
+            }
+            v
+        });
+        assert_eq!(seen, whole);
+        assert_eq!(store.iter().collect::<Vec<_>>(), whole);
+    }
+
+    #[test]
+    fn a_pass_beside_sees_the_store_s_events_in_its_order() {
+        // (more than a piece of each CPU, with untimed markers and ties)
+        let a: Vec<Event> = (0..9000u64)
+            .map(|t| ev(if t % 1000 == 7 { u64::MAX } else { t * 3 }, 0))
+            .collect();
+        let b: Vec<Event> = (0..7000u64).map(|t| ev(t * 5, 1)).collect();
+        let whole = merge(vec![a.clone(), b.clone()]);
+        let (store, seen) = merge_store_beside(vec![a, b], |c| {
+            let mut v = Vec::new();
+            while let Some(p) = crate::events::EventChunks::next_chunk(c) {
+                v.extend_from_slice(p);
+            }
+            v
+        });
+        assert_eq!(seen, whole);
+        assert_eq!(store.iter().collect::<Vec<_>>(), whole);
     }
 
     #[test]

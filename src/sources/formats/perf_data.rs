@@ -3,7 +3,7 @@
 use crate::events::{Format, Trace, TraceDelta};
 use crate::sources::binary::merge::stream_merged;
 use crate::sources::error::SourceError;
-use crate::sources::file_format::{FileFormat, Priority, Sample};
+use crate::sources::file_format::{BesidePass, FileFormat, Priority, Sample};
 use crate::sources::options::LoadOptions;
 use crate::sources::perf_data;
 
@@ -49,5 +49,15 @@ impl FileFormat for PerfData {
     }
     fn load(&self, name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
         perf_data::load(name, data, opts)
+    }
+
+    fn load_beside(
+        &self,
+        name: &str,
+        data: &[u8],
+        opts: &LoadOptions,
+        beside: &BesidePass<'_>,
+    ) -> Result<(Trace, bool), SourceError> {
+        perf_data::load_beside(name, data, opts, beside)
     }
 }

@@ -66,6 +66,38 @@ pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, Source
     Ok(trace)
 }
 
+/// [`load`] with `beside` run over the events while they are packed into the store (see
+/// [`crate::sources::file_format::FileFormat::load_beside`]).
+pub fn load_beside(
+    name: &str,
+    data: &[u8],
+    opts: &LoadOptions,
+    beside: &crate::sources::file_format::BesidePass<'_>,
+) -> Result<(Trace, bool), SourceError> {
+    let (mut trace, events) = decode(name, data, opts)?;
+    trace.sort_tgid_changes();
+    let meta = &trace;
+    let store = std::thread::scope(|sc| {
+        let pass = sc.spawn(|| {
+            beside(
+                meta,
+                &mut crate::events::SliceChunks::new(&events, BESIDE_PIECE),
+            )
+        });
+        let mut store = crate::events::EventStore::with_capacity(events.len());
+        store.extend(events.iter());
+        pass.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        store
+    });
+    drop(events);
+    trace.events = store;
+    let sorted = trace.ensure_sorted();
+    Ok((trace, !sorted))
+}
+
+/// Events a pass beside the store's packing reads at a time.
+const BESIDE_PIECE: usize = 4096;
+
 /// Reads a perf.data held in memory into its metadata (strings, tasks, warnings; no events)
 /// and its events in perf's delivery order (time order unless records came late).
 pub fn decode(

@@ -38,6 +38,23 @@ pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, Source
     Ok(trace)
 }
 
+/// [`load`] with `beside` run over the events as they are merged (see
+/// [`crate::sources::file_format::FileFormat::load_beside`]).
+pub fn load_beside(
+    name: &str,
+    data: &[u8],
+    opts: &LoadOptions,
+    beside: &crate::sources::file_format::BesidePass<'_>,
+) -> Result<(Trace, bool), SourceError> {
+    let (mut trace, cpus) = decode(name, data, opts)?;
+    trace.sort_tgid_changes();
+    let meta = &trace;
+    let (store, ()) = merge::merge_store_beside(cpus, |chunks| beside(meta, chunks));
+    trace.events = store;
+    let sorted = trace.ensure_sorted();
+    Ok((trace, !sorted))
+}
+
 /// Reads a trace.dat held in memory into its metadata (strings, tasks, warnings; no events)
 /// and each CPU's events in ring order, to be merged in time order by [`merge`].
 pub fn decode(

@@ -44,7 +44,11 @@ impl<'a> Prepared<'a> {
         let others = || (resolve_params(trace, &given), probes::plan(trace));
         // (the first pass replays the observed state over every event: on a large capture it
         // runs beside the others, which read only the rare events and the ticks)
-        let (((mut params, phase), plan), pre) = if trace.events.len() < PREPASS_BESIDE_EVENTS {
+        // (the first pass its load ran beside, when it did)
+        let ready = params.first_pass.as_ref().and_then(|f| f.of(trace));
+        let (((mut params, phase), plan), pre) = if let Some(pre) = ready {
+            (others(), pre.clone())
+        } else if trace.events.len() < PREPASS_BESIDE_EVENTS {
             (others(), preexisting_tasks(trace, cpus))
         } else {
             std::thread::scope(|sc| {

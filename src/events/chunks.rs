@@ -1,0 +1,107 @@
+//! A capture's events in time order, a piece at a time: what a first pass over them reads
+//! while a load is still packing them into the trace's store (the store's own walk would have
+//! to wait for the whole of it).
+
+use super::Event;
+use std::sync::mpsc::{Receiver, SyncSender};
+
+/// Events in time order, in pieces: each piece is lent until the next is asked for.
+pub trait EventChunks {
+    fn next_chunk(&mut self) -> Option<&[Event]>;
+}
+
+/// The pieces of a list held whole.
+pub struct SliceChunks<'a> {
+    rest: &'a [Event],
+    size: usize,
+}
+
+impl<'a> SliceChunks<'a> {
+    pub fn new(events: &'a [Event], size: usize) -> SliceChunks<'a> {
+        SliceChunks {
+            rest: events,
+            size: size.max(1),
+        }
+    }
+}
+
+impl EventChunks for SliceChunks<'_> {
+    fn next_chunk(&mut self) -> Option<&[Event]> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (c, rest) = self.rest.split_at(self.size.min(self.rest.len()));
+        self.rest = rest;
+        Some(c)
+    }
+}
+
+/// Pieces sent from another thread, over a bounded channel (the sender waits while `depth`
+/// pieces are unread: memory stays bounded whichever side is faster).
+pub struct ChannelChunks {
+    rx: Receiver<Vec<Event>>,
+    current: Vec<Event>,
+}
+
+impl ChannelChunks {
+    pub fn channel(depth: usize) -> (SyncSender<Vec<Event>>, ChannelChunks) {
+        let (tx, rx) = std::sync::mpsc::sync_channel(depth);
+        (
+            tx,
+            ChannelChunks {
+                rx,
+                current: Vec::new(),
+            },
+        )
+    }
+}
+
+impl EventChunks for ChannelChunks {
+    fn next_chunk(&mut self) -> Option<&[Event]> {
+        // (the sender gone: every piece has come)
+        self.current = self.rx.recv().ok()?;
+        Some(&self.current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::EventKind;
+
+    fn evs(n: u64) -> Vec<Event> {
+        (0..n)
+            .map(|ts| Event {
+                ts,
+                tid: 1,
+                cpu: 0,
+                kind: EventKind::Tick,
+            })
+            .collect()
+    }
+
+    fn drain(c: &mut dyn EventChunks) -> Vec<u64> {
+        let mut out = Vec::new();
+        while let Some(p) = c.next_chunk() {
+            assert!(!p.is_empty(), "no empty piece");
+            out.extend(p.iter().map(|e| e.ts));
+        }
+        out
+    }
+
+    #[test]
+    fn slices_and_channels_hand_over_every_event_in_order() {
+        let all = evs(10);
+        let want: Vec<u64> = (0..10).collect();
+        assert_eq!(drain(&mut SliceChunks::new(&all, 3)), want);
+        assert_eq!(drain(&mut SliceChunks::new(&[], 3)), Vec::<u64>::new());
+        let (tx, mut rx) = ChannelChunks::channel(1);
+        let h = std::thread::spawn(move || {
+            for c in all.chunks(4) {
+                tx.send(c.to_vec()).expect("the reader waits");
+            }
+        });
+        assert_eq!(drain(&mut rx), want);
+        h.join().expect("the sender ends");
+    }
+}
