@@ -1,12 +1,14 @@
 //! `ObservedState::mm_only` (what a model's replay and its first pass apply every event to)
 //! resolves the same tasks to the same mms, made in the same order, as the full observed state
 //! the timeline and `stats` use: on every capture of the corpus and the odd ones of traces/,
-//! after every event, for each task the event names.
+//! after every event, for each task the event names; and so does the history of the tasks'
+//! mms that a replay's first pass records for every replay of the capture to read.
 
 mod common;
 
 use cidscope::events::{EventKind, Tid, Trace};
 use cidscope::model::MmId;
+use cidscope::model::observed::mm_history::MmLog;
 use cidscope::model::observed::{Context, ObservedState, Sink};
 use cidscope::model::tasks::MmInfo;
 use cidscope::sources::{self, LoadOptions};
@@ -49,6 +51,16 @@ fn same_mms(name: &str, trace: &Trace) {
         tgid_changes: &trace.tgid_changes,
         ncpus: ncpus as u32,
     };
+    // the history a replay reads (recorded by its first pass) says what the state says
+    let history = {
+        let mut log = MmLog::default();
+        let mut s = ObservedState::mm_only(ncpus);
+        for (i, ev) in trace.events.iter().enumerate() {
+            log.at = i as u32;
+            s.apply(&ev, &ctx, &mut log);
+        }
+        log.history()
+    };
     let (mut full, mut lean) = (ObservedState::new(ncpus), ObservedState::mm_only(ncpus));
     let (mut made_full, mut made_lean) = (Made::default(), Made::default());
     for (i, ev) in trace.events.iter().enumerate() {
@@ -60,6 +72,11 @@ fn same_mms(name: &str, trace: &Trace) {
                 lean.mm_of(t),
                 "{name}: event {i} ({ev:?}): the mm of {t}"
             );
+            assert_eq!(
+                history.mm_at(t, i),
+                lean.tasks.get(&t).map(|s| s.mm),
+                "{name}: event {i} ({ev:?}): the history's mm of {t}"
+            );
         }
         assert_eq!(made_full.0.len(), made_lean.0.len(), "{name}: event {i}");
     }
@@ -70,6 +87,11 @@ fn same_mms(name: &str, trace: &Trace) {
             lean.tasks.get(t).map(|l| l.mm),
             Some(s.mm),
             "{name}: the mm of {t} at the end"
+        );
+        assert_eq!(
+            history.mm_at(*t, usize::MAX),
+            Some(s.mm),
+            "{name}: the history's mm of {t} at the end"
         );
     }
 }

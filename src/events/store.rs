@@ -457,9 +457,7 @@ impl EventStore {
 
     /// Number of places where time goes backwards.
     pub fn backward_steps(&self) -> usize {
-        (1..self.len())
-            .filter(|&i| self.ts(i) < self.ts(i - 1))
-            .count()
+        self.times.backward_steps()
     }
 }
 

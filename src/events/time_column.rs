@@ -59,7 +59,10 @@ impl TimeColumn {
         let base = self.bases[i / BLOCK];
         match ts.checked_sub(base).and_then(|d| u32::try_from(d).ok()) {
             Some(d) if d != FAR => {
-                self.far.remove(&(i as u32));
+                // (a time set again may have been far: the map is nearly always empty)
+                if !self.far.is_empty() {
+                    self.far.remove(&(i as u32));
+                }
                 d
             }
             _ => {
@@ -93,6 +96,24 @@ impl TimeColumn {
             FAR => self.far.get(&(i as u32)).copied().unwrap_or(0),
             d => self.bases[i / BLOCK] + d as u64,
         }
+    }
+
+    /// How many times are below the one before them (0: sorted). One pass down the column,
+    /// not a lookup per time: every load asks it of every event.
+    pub fn backward_steps(&self) -> usize {
+        let mut n = 0;
+        let mut prev = 0u64;
+        for (i, &d) in self.offs.iter().enumerate() {
+            let t = match d {
+                FAR => self.far.get(&(i as u32)).copied().unwrap_or(0),
+                d => self.bases[i / BLOCK] + d as u64,
+            };
+            if i > 0 && t < prev {
+                n += 1;
+            }
+            prev = t;
+        }
+        n
     }
 
     /// The first index whose time does not satisfy `pred` (times must be sorted).

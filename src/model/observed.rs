@@ -11,6 +11,7 @@ use super::tasks::{MmId, MmInfo, MmOrigin};
 use crate::events::{CLONE_VM, CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, TgidChange, Tid};
 use rustc_hash::FxHashMap;
 
+pub mod mm_history;
 mod two_cpus;
 
 /// Tid → its task.
@@ -83,6 +84,10 @@ pub trait Sink {
     fn alarm(&mut self, _alarm: Alarm) {}
     /// An impossible state: damage in the capture, counted where it is noticed.
     fn anomaly(&mut self, _anomaly: Anomaly) {}
+    /// `tid` now belongs to `mm` ([`MmId::UNKNOWN`]: no task of that tid any more, or its mm
+    /// is not known): each change of what [`ObservedState::mm_of`] says of a task, as it is
+    /// made (a replay's history of the tasks' mms is built from these).
+    fn task_mm(&mut self, _tid: Tid, _mm: MmId) {}
 }
 
 /// A sink that ignores everything.
@@ -397,11 +402,13 @@ impl ObservedState {
         let mm = if self.tasks.contains_key(&tid) {
             MmId::UNKNOWN // (not used: the task is there)
         } else {
-            match self.tgid_of_tid(tid, ctx) {
+            let mm = match self.tgid_of_tid(tid, ctx) {
                 _ if tid == 0 => MmId::NONE,
                 Some(g) => self.mm_of_tgid(g, tid, 0, sink),
                 None => MmId::UNKNOWN,
-            }
+            };
+            sink.task_mm(tid, mm);
+            mm
         };
         self.tasks.get_or_insert_with(tid, || TaskState {
             mm,
@@ -500,6 +507,7 @@ impl ObservedState {
                 since: ts,
             },
         );
+        sink.task_mm(child, mm);
     }
 
     /// The TGID the capture gives `tid` as of the events applied: its latest changed one, else
@@ -545,6 +553,7 @@ impl ObservedState {
                 since: ts,
             },
         );
+        sink.task_mm(tid, mm);
         self.flag_shown(tid);
         for c in 0..self.cpus.len() {
             if self.cpus[c].tid == tid {
@@ -570,11 +579,13 @@ impl ObservedState {
         if old_tid != tid
             && let Some(mut t) = self.tasks.remove(&old_tid)
         {
+            sink.task_mm(old_tid, MmId::UNKNOWN);
             self.flag_shown(old_tid);
             self.flag_shown(tid);
             if let Some(leader) = self.tasks.remove(&tid) {
                 t.on_cpu = t.on_cpu.or(leader.on_cpu);
             }
+            sink.task_mm(tid, t.mm);
             self.tasks.insert(tid, t);
         }
         self.task(tid, ctx, sink);
@@ -595,6 +606,7 @@ impl ObservedState {
             return;
         };
         t.mm = mm;
+        sink.task_mm(tid, mm);
         // The CID reported for the old mm means nothing in the new one.
         t.cid = None;
         t.confirmed = false;

@@ -405,13 +405,14 @@ fn read_cpu(
 /// One `TaskMeta` per task that recorded an event: comm from the saved cmdlines, as
 /// `trace-cmd report` prints it (`<idle>` for 0, `<...>` when unknown).
 fn note_tasks(trace: &mut Trace, layout: &Layout, cpus: &[Vec<Event>]) {
-    let mut seen = rustc_hash::FxHashSet::default();
+    // (a test per event: pages of tids, not hashes)
+    let mut set = crate::events::TidSet::default();
+    let mut seen = Vec::new();
     for e in cpus.iter().flatten() {
-        if !e.kind.is_lost() {
-            seen.insert(e.tid);
+        if !e.kind.is_lost() && set.insert(e.tid) {
+            seen.push(e.tid);
         }
     }
-    let mut seen: Vec<_> = seen.into_iter().collect();
     seen.sort_unstable();
     for tid in seen {
         let comm: &[u8] = match layout.cmdlines.get(&tid) {

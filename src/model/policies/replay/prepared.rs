@@ -153,6 +153,7 @@ impl<'a> Prepared<'a> {
         r.untraced.stoppers = self.stoppers.clone();
         r.untraced.idle_holds = self.idle_holds.clone();
         r.quiet = self.pre.quiet.clone();
+        r.share_observed(self.pre.observed.clone());
         let t0 = self.trace.events.first().map_or(0, |e| e.ts);
         for &(tid, mm) in &self.pre.tasks {
             r.declare_existing(t0, tid, mm);

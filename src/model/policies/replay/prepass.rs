@@ -2,13 +2,14 @@
 //! mm, and which pre-existing mms never report a CID (not modelled).
 
 use crate::events::{Event, EventChunks, EventKind, TID_UNKNOWN, Tid, TidSet, Trace};
+use crate::model::observed::mm_history::{MmHistory, MmLog};
 use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
 use crate::model::tasks::{MmId, MmInfo, MmOrigin};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The mms the observed resolution creates, in order.
-#[derive(Clone, Default)]
-pub(super) struct Infos(pub(super) Vec<MmInfo>);
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Infos(pub Vec<MmInfo>);
 impl Sink for Infos {
     fn new_mm(&mut self, _id: MmId, info: MmInfo) {
         self.0.push(info);
@@ -30,6 +31,9 @@ pub struct PrePass {
     /// Per `sched_migrate_task` record (index): the last switch of its dst CPU to idle
     /// between it and the moved task's next record ([`IdleHolds`]).
     pub idle_holds: FxHashMap<usize, usize>,
+    /// What the observed state says of each task's mm over the capture, and the mms it makes:
+    /// what a replay of the capture reads instead of following an observed state itself.
+    pub observed: std::sync::Arc<(MmHistory, Infos)>,
 }
 
 /// Remote wakeups whose enqueue on dst came after dst went idle (docs/models.md §5.3 T1, *an
@@ -181,7 +185,8 @@ impl EventChunks for Counted<'_> {
 struct FirstPass<'a> {
     ctx: Context<'a>,
     obs: ObservedState,
-    infos: Infos,
+    /// The mms made and each change of a task's mm.
+    log: MmLog,
     /// Event index.
     i: usize,
     // (tested for every tid of every event: pages of tids, not hashes)
@@ -203,7 +208,7 @@ impl<'a> FirstPass<'a> {
                 ncpus,
             },
             obs: ObservedState::mm_only(ncpus as usize),
-            infos: Infos::default(),
+            log: MmLog::default(),
             i: 0,
             created: TidSet::default(),
             seen: TidSet::default(),
@@ -222,6 +227,7 @@ impl<'a> FirstPass<'a> {
 
     fn see(&mut self, ev: &Event) {
         self.holds.see(self.i, ev);
+        self.log.at = u32::try_from(self.i).unwrap_or(u32::MAX);
         self.i += 1;
         match ev.kind {
             EventKind::TaskNewtask { tid, .. } => {
@@ -232,7 +238,7 @@ impl<'a> FirstPass<'a> {
             }
             _ => {}
         }
-        self.obs.apply(ev, &self.ctx, &mut self.infos);
+        self.obs.apply(ev, &self.ctx, &mut self.log);
         if let EventKind::RseqUpdate { .. } = ev.kind {
             let m = self.obs.mm_of(ev.tid);
             if m.is_real() {
@@ -270,9 +276,10 @@ impl<'a> FirstPass<'a> {
         }
     }
 
-    fn finish(self) -> PrePass {
+    fn finish(mut self) -> PrePass {
+        let history = self.log.history();
+        let infos = Infos(std::mem::take(&mut self.log.infos));
         let FirstPass {
-            infos,
             created,
             seen,
             pending,
@@ -316,6 +323,7 @@ impl<'a> FirstPass<'a> {
             quiet,
             seeding_matters,
             idle_holds: holds.holds,
+            observed: std::sync::Arc::new((history, infos)),
         }
     }
 }

@@ -9,6 +9,7 @@ use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, ProbeCh
 use super::prepass::Infos;
 use super::untraced::Untraced;
 use crate::events::{CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, Tid};
+use crate::model::observed::mm_history::MmHistory;
 use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::{MmId, MmInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -28,9 +29,14 @@ struct Since {
 #[derive(Clone)]
 pub struct Replayer {
     pub engine: Engine,
-    /// The capture's tasks resolved to mms (`ObservedState::mm_only`: no CID followed).
+    /// The capture's tasks resolved to mms (`ObservedState::mm_only`: no CID followed), and the
+    /// mms it made; not followed where `shared` is set.
     obs: ObservedState,
     infos: Infos,
+    /// The tasks' mms over the whole capture and the mms made, from the replay's first pass
+    /// (a replay of a capture reads these instead of following an observed state: the
+    /// simulator, whose events are made as it goes, follows its own).
+    shared: Option<std::sync::Arc<(MmHistory, Infos)>>,
     ncpus: u32,
     pending_clone: FxHashMap<Tid, u64>,
     since: FxHashMap<Tid, Since>,
@@ -90,6 +96,7 @@ impl Replayer {
             engine,
             obs: ObservedState::mm_only(ncpus as usize),
             infos: Infos::default(),
+            shared: None,
             ncpus,
             pending_clone: FxHashMap::default(),
             since: FxHashMap::default(),
@@ -160,23 +167,34 @@ impl Replayer {
     /// Whether `mm` began inside the capture (a fork without CLONE_VM, an exec): the model
     /// knows all of its history.
     pub fn begins_in_capture(&self, mm: MmId) -> bool {
-        self.infos
-            .0
-            .get(mm.0 as usize)
+        self.mm_info(mm.0 as usize)
             .is_some_and(|i| i.begins_in_capture())
     }
 
-    /// The mms the observed resolution has created so far.
-    pub fn mm_infos(&self) -> &[MmInfo] {
-        &self.infos.0
+    /// The mm of this index the observed resolution has made (ids are handed out in event
+    /// order: one a replay has met is made by then).
+    pub(super) fn mm_info(&self, i: usize) -> Option<&MmInfo> {
+        match &self.shared {
+            Some(s) => s.1.0.get(i),
+            None => self.infos.0.get(i),
+        }
+    }
+
+    /// Follows the tasks' mms from the first pass's `observed` history instead of an observed
+    /// state of its own (every replay of the capture reads the one history).
+    pub fn share_observed(&mut self, observed: std::sync::Arc<(MmHistory, Infos)>) {
+        self.shared = Some(observed);
+        self.obs = ObservedState::mm_only(0);
+        self.infos = Infos::default();
     }
 
     fn obs_mm(&self, tid: Tid) -> Option<MmId> {
-        self.obs
-            .tasks
-            .get(&tid)
-            .map(|t| t.mm)
-            .filter(|m| m.is_real())
+        match &self.shared {
+            // (as of the event being applied)
+            Some(s) => s.0.mm_at(tid, self.untraced.now),
+            None => self.obs.tasks.get(&tid).map(|t| t.mm),
+        }
+        .filter(|m| m.is_real())
     }
 
     /// The mm the model gives a task: the observed one unless it is not modelled.
@@ -335,6 +353,9 @@ impl Replayer {
                 self.created.insert(child);
             }
             _ => {}
+        }
+        if self.shared.is_some() {
+            return;
         }
         let changes = std::mem::take(&mut self.tgid_changes);
         let ctx = Context {
@@ -538,11 +559,7 @@ impl Replayer {
                 first_disagreement: None,
             });
         }
-        let fresh = self
-            .infos
-            .0
-            .get(i)
-            .is_some_and(|info| info.begins_in_capture());
+        let fresh = self.mm_info(i).is_some_and(|info| info.begins_in_capture());
         let a = &mut self.per_mm[i];
         a.mm = id;
         a.begins_in_capture = fresh;

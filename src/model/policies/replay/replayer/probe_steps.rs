@@ -15,9 +15,7 @@ impl Replayer {
         let fresh = |r: &Replayer, tid: Tid| {
             r.created.contains(&tid)
                 && r.obs_mm(tid).is_some_and(|m| {
-                    r.infos
-                        .0
-                        .get(m.0 as usize)
+                    r.mm_info(m.0 as usize)
                         .is_some_and(|i| i.begins_in_capture())
                 })
         };
