@@ -78,6 +78,15 @@ pub fn merge_store(streams: Vec<Vec<Event>>) -> EventStore {
     store
 }
 
+/// A binary load's end once its store is made beside a pass over its events: the trace with
+/// its store, and whether the pass saw the trace's order (false: the events went back in time
+/// and were sorted after it; see [`crate::sources::file_format::FileFormat::load_beside`]).
+pub fn stored_beside(mut trace: Trace, store: EventStore) -> (Trace, bool) {
+    trace.events = store;
+    let sorted = trace.ensure_sorted();
+    (trace, !sorted)
+}
+
 /// Merged pieces a pass beside [`merge_store_beside`] may have unread (the merge waits past
 /// that: memory stays bounded).
 const BESIDE_DEPTH: usize = 8;
@@ -226,16 +235,19 @@ mod tests {
         let store = merge_store(vec![a, b]);
         assert_eq!(store.iter().collect::<Vec<_>>(), whole);
         assert_eq!(merge_store(vec![]).len(), 0);
-        // a pass beside the store sees the same events in the same order
-        let (store, seen) = merge_store_beside(vec![whole.clone()], |c| {
-            let mut v = Vec::new();
-            while let Some(p) = crate::events::EventChunks::next_chunk(c) {
-                v.extend_from_slice(p);
-            }
-            v
-        });
+        // a pass beside the store sees the same events in the same order (one CPU: no merge)
+        let (store, seen) = merge_store_beside(vec![whole.clone()], drained);
         assert_eq!(seen, whole);
         assert_eq!(store.iter().collect::<Vec<_>>(), whole);
+    }
+
+    /// What a pass beside is handed, whole.
+    fn drained(c: &mut ChannelChunks) -> Vec<Event> {
+        let mut v = Vec::new();
+        while let Some(p) = crate::events::EventChunks::next_chunk(c) {
+            v.extend_from_slice(p);
+        }
+        v
     }
 
     #[test]
@@ -246,13 +258,7 @@ mod tests {
             .collect();
         let b: Vec<Event> = (0..7000u64).map(|t| ev(t * 5, 1)).collect();
         let whole = merge(vec![a.clone(), b.clone()]);
-        let (store, seen) = merge_store_beside(vec![a, b], |c| {
-            let mut v = Vec::new();
-            while let Some(p) = crate::events::EventChunks::next_chunk(c) {
-                v.extend_from_slice(p);
-            }
-            v
-        });
+        let (store, seen) = merge_store_beside(vec![a, b], drained);
         assert_eq!(seen, whole);
         assert_eq!(store.iter().collect::<Vec<_>>(), whole);
     }

@@ -90,9 +90,7 @@ pub fn load_beside(
         store
     });
     drop(events);
-    trace.events = store;
-    let sorted = trace.ensure_sorted();
-    Ok((trace, !sorted))
+    Ok(crate::sources::binary::merge::stored_beside(trace, store))
 }
 
 /// Events a pass beside the store's packing reads at a time.

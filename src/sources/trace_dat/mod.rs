@@ -50,9 +50,7 @@ pub fn load_beside(
     trace.sort_tgid_changes();
     let meta = &trace;
     let (store, ()) = merge::merge_store_beside(cpus, |chunks| beside(meta, chunks));
-    trace.events = store;
-    let sorted = trace.ensure_sorted();
-    Ok((trace, !sorted))
+    Ok(merge::stored_beside(trace, store))
 }
 
 /// Reads a trace.dat held in memory into its metadata (strings, tasks, warnings; no events)
