@@ -58,6 +58,39 @@ fn parallel_equals_serial_on_every_capture() {
     }
 }
 
+/// A trace.dat's CPUs read on several threads give the serial read's events and strings: the
+/// strings each thread adds are numbered as the events show them, CPU by CPU, whichever thread
+/// read which CPU.
+#[test]
+fn a_trace_dat_read_on_threads_equals_the_serial_read() {
+    for f in [
+        "traces/cyclictest.trace.dat",
+        "traces/cyclictest-v7.trace.dat",
+        "traces/lost.trace.dat",
+    ] {
+        let serial = load_with(
+            f,
+            LoadOptions {
+                serial: true,
+                ..Default::default()
+            },
+        );
+        for threads in [2, 3, 7] {
+            // (which thread takes which CPU is a race: try it a few times)
+            for _ in 0..5 {
+                let par = load_with(
+                    f,
+                    LoadOptions {
+                        threads: Some(threads),
+                        ..Default::default()
+                    },
+                );
+                same(&serial, &par, &format!("{f} with {threads} threads"));
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     #[test]

@@ -228,7 +228,8 @@ fn count_others(data: &[u8], layout: &mut Layout, walk: &Walk, opts: &LoadOption
 }
 
 /// Reads every CPU, on up to as many threads as there are cores (each with its own copy of the
-/// string table, merged back in CPU order, so the result does not depend on the threads).
+/// string table; the strings they add are numbered in the order the CPUs' events show them, so
+/// the result does not depend on which thread read which CPU).
 fn read_cpus(
     data: &[u8],
     layout: &Layout,
@@ -240,8 +241,8 @@ fn read_cpus(
     let threads = if opts.serial {
         1
     } else {
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
+        opts.threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .min(cpus.len())
             .max(1)
     };
@@ -271,39 +272,58 @@ fn read_cpus(
     } else {
         std::thread::scope(|s| {
             let hs: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
-            hs.into_iter().filter_map(|h| h.join().ok()).collect()
+            // (a thread's panic goes on here: its CPUs are not dropped unsaid)
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
         })
     };
-    let mut slots: Vec<Option<CpuOut>> = (0..cpus.len()).map(|_| None).collect();
-    let known = base.len() as u32;
+    // Each CPU's events with the table of the thread that read it.
+    let mut tables: Vec<Strings> = Vec::with_capacity(results.len());
+    let mut slots: Vec<Option<(usize, CpuOut)>> = (0..cpus.len()).map(|_| None).collect();
     for (done, local) in results {
-        // Strings a thread added after the shared ones get ids in the trace's table.
-        let remap: Vec<StrId> = (known..local.len() as u32)
-            .map(|i| strings.intern(local.get(StrId(i))))
-            .collect();
-        let re = |id: StrId| {
-            if id.0 < known {
-                id
-            } else {
-                remap
-                    .get((id.0 - known) as usize)
-                    .copied()
-                    .unwrap_or_default()
+        for (i, out) in done {
+            slots[i] = Some((tables.len(), out));
+        }
+        tables.push(local);
+    }
+    // Strings a thread added after the shared ones get ids in the trace's table in the order
+    // the events show them, CPU by CPU: which thread read which CPU changes no id.
+    let known = base.len() as u32;
+    let mut remaps: Vec<Vec<Option<StrId>>> = tables
+        .iter()
+        .map(|l| vec![None; (l.len() as u32).saturating_sub(known) as usize])
+        .collect();
+    for (t, out) in slots.iter_mut().flatten() {
+        let (local, remap) = (&tables[*t], &mut remaps[*t]);
+        if remap.is_empty() {
+            continue;
+        }
+        let mut re = |id: &mut StrId| {
+            if let Some(slot) =
+                id.0.checked_sub(known)
+                    .and_then(|k| remap.get_mut(k as usize))
+            {
+                *id = *slot.get_or_insert_with(|| strings.intern(local.get(*id)));
             }
         };
-        for (i, mut out) in done {
-            if !remap.is_empty() {
-                for e in out.events.iter_mut() {
-                    match &mut e.kind {
-                        EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
-                        EventKind::Other { name } => *name = re(*name),
-                        _ => {}
-                    }
-                }
+        for e in out.events.iter_mut() {
+            match &mut e.kind {
+                EventKind::SchedSwitch { next_comm, .. } => re(next_comm),
+                EventKind::Other { name } => re(name),
+                _ => {}
             }
-            slots[i] = Some(out);
         }
     }
+    // (and those no event names, after them: the table holds what the threads read)
+    for (local, remap) in tables.iter().zip(&remaps) {
+        for (k, r) in remap.iter().enumerate() {
+            if r.is_none() {
+                strings.intern(local.get(StrId(known + k as u32)));
+            }
+        }
+    }
+    let slots: Vec<Option<CpuOut>> = slots.into_iter().map(|o| o.map(|(_, out)| out)).collect();
     cpus.iter()
         .zip(slots)
         .map(|(c, o)| (c.cpu, o.unwrap_or_default()))
