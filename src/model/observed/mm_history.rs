@@ -8,10 +8,21 @@ use super::Sink;
 use crate::events::Tid;
 use crate::model::tasks::{MmId, MmInfo};
 
-/// Per task, its mm from each event on, sorted by tid, then by event index.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The mms the observed resolution makes, in order (their ids are their indices).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Infos(pub Vec<MmInfo>);
+
+impl Sink for Infos {
+    fn new_mm(&mut self, _id: MmId, info: MmInfo) {
+        self.0.push(info);
+    }
+}
+
+/// Per task, its mm from each event on (sorted by tid, then by event index), and the mms made.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MmHistory {
     rows: Vec<(Tid, u32, MmId)>,
+    pub infos: Infos,
 }
 
 impl MmHistory {
@@ -27,29 +38,20 @@ impl MmHistory {
             _ => None,
         }
     }
-
-    /// Entries held (a row per change).
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
 }
 
 /// A sink that records each change of a task's mm with the index of the event being applied
-/// (set [`Self::at`] before each), and the mms made, in order.
+/// (set [`Self::at`] before each), and the mms made.
 #[derive(Default)]
 pub struct MmLog {
     pub at: u32,
     rows: Vec<(Tid, u32, MmId)>,
-    pub infos: Vec<MmInfo>,
+    infos: Infos,
 }
 
 impl Sink for MmLog {
-    fn new_mm(&mut self, _id: MmId, info: MmInfo) {
-        self.infos.push(info);
+    fn new_mm(&mut self, id: MmId, info: MmInfo) {
+        self.infos.new_mm(id, info);
     }
     fn task_mm(&mut self, tid: Tid, mm: MmId) {
         self.rows.push((tid, self.at, mm));
@@ -57,12 +59,15 @@ impl Sink for MmLog {
 }
 
 impl MmLog {
-    /// The history (the mms made are left in `infos`).
-    pub fn history(&mut self) -> MmHistory {
-        let mut rows = std::mem::take(&mut self.rows);
+    /// The history of what was recorded.
+    pub fn history(self) -> MmHistory {
+        let mut rows = self.rows;
         // (stable: the changes of one event stay in the order they were made)
         rows.sort_by_key(|&(t, at, _)| (t, at));
-        MmHistory { rows }
+        MmHistory {
+            rows,
+            infos: self.infos,
+        }
     }
 }
 

@@ -78,11 +78,17 @@ pub fn merge_store(streams: Vec<Vec<Event>>) -> EventStore {
     store
 }
 
-/// A binary load's end once its store is made beside a pass over its events: the trace with
-/// its store, and whether the pass saw the trace's order (false: the events went back in time
-/// and were sorted after it; see [`crate::sources::file_format::FileFormat::load_beside`]).
-pub fn stored_beside(mut trace: Trace, store: EventStore) -> (Trace, bool) {
-    trace.events = store;
+/// A binary load's last stage with a pass beside it (see
+/// [`crate::sources::file_format::FileFormat::load_beside`]): the decoded trace's TGID changes
+/// put in order (the pass reads them), its `events` packed into the store by `pack`, which runs
+/// the pass, and the trace with whether the pass saw its order (false: the events went back in
+/// time and were sorted after it).
+pub fn pack_beside<E>(
+    (mut trace, events): (Trace, E),
+    pack: impl FnOnce(&Trace, E) -> EventStore,
+) -> (Trace, bool) {
+    trace.sort_tgid_changes();
+    trace.events = pack(&trace, events);
     let sorted = trace.ensure_sorted();
     (trace, !sorted)
 }

@@ -74,23 +74,24 @@ pub fn load_beside(
     opts: &LoadOptions,
     beside: &crate::sources::file_format::BesidePass<'_>,
 ) -> Result<(Trace, bool), SourceError> {
-    let (mut trace, events) = decode(name, data, opts)?;
-    trace.sort_tgid_changes();
-    let meta = &trace;
-    let store = std::thread::scope(|sc| {
-        let pass = sc.spawn(|| {
-            beside(
-                meta,
-                &mut crate::events::SliceChunks::new(&events, BESIDE_PIECE),
-            )
-        });
-        let mut store = crate::events::EventStore::with_capacity(events.len());
-        store.extend(events.iter());
-        pass.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        store
-    });
-    drop(events);
-    Ok(crate::sources::binary::merge::stored_beside(trace, store))
+    let pack = |meta: &Trace, events: Vec<Event>| {
+        std::thread::scope(|sc| {
+            let pass = sc.spawn(|| {
+                beside(
+                    meta,
+                    &mut crate::events::SliceChunks::new(&events, BESIDE_PIECE),
+                )
+            });
+            let mut store = crate::events::EventStore::with_capacity(events.len());
+            store.extend(events.iter());
+            pass.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            store
+        })
+    };
+    Ok(crate::sources::binary::merge::pack_beside(
+        decode(name, data, opts)?,
+        pack,
+    ))
 }
 
 /// Events a pass beside the store's packing reads at a time.

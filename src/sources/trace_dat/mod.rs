@@ -46,11 +46,10 @@ pub fn load_beside(
     opts: &LoadOptions,
     beside: &crate::sources::file_format::BesidePass<'_>,
 ) -> Result<(Trace, bool), SourceError> {
-    let (mut trace, cpus) = decode(name, data, opts)?;
-    trace.sort_tgid_changes();
-    let meta = &trace;
-    let (store, ()) = merge::merge_store_beside(cpus, |chunks| beside(meta, chunks));
-    Ok(merge::stored_beside(trace, store))
+    Ok(merge::pack_beside(
+        decode(name, data, opts)?,
+        |meta, cpus| merge::merge_store_beside(cpus, |chunks| beside(meta, chunks)).0,
+    ))
 }
 
 /// Reads a trace.dat held in memory into its metadata (strings, tasks, warnings; no events)
@@ -323,10 +322,9 @@ fn read_cpus(
             }
         }
     }
-    let slots: Vec<Option<CpuOut>> = slots.into_iter().map(|o| o.map(|(_, out)| out)).collect();
     cpus.iter()
         .zip(slots)
-        .map(|(c, o)| (c.cpu, o.unwrap_or_default()))
+        .map(|(c, o)| (c.cpu, o.map(|(_, out)| out).unwrap_or_default()))
         .collect()
 }
 

@@ -44,7 +44,7 @@ mod untraced;
 mod windows;
 
 pub use hz::{HZ_CANDIDATES, HzInference, infer_hz, infer_hz_detail, resolve_params, tick_phase};
-pub use prepass::{FirstPassOf, PrePass, preexisting_tasks, preexisting_tasks_of};
+pub use prepass::{FirstPassOf, PrePass, preexisting_tasks};
 pub use probed::Probed;
 pub use replayer::Replayer;
 pub use untraced::{EarlyExit, EarlyFork, Placements};

@@ -3,19 +3,9 @@
 
 use crate::events::{Event, EventChunks, EventKind, TID_UNKNOWN, Tid, TidSet, Trace};
 use crate::model::observed::mm_history::{MmHistory, MmLog};
-use crate::model::observed::{Context, CpuSlot, ObservedState, Sink};
-use crate::model::tasks::{MmId, MmInfo, MmOrigin};
+use crate::model::observed::{Context, ObservedState};
+use crate::model::tasks::{MmId, MmOrigin};
 use rustc_hash::{FxHashMap, FxHashSet};
-
-/// The mms the observed resolution creates, in order.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Infos(pub Vec<MmInfo>);
-impl Sink for Infos {
-    fn new_mm(&mut self, _id: MmId, info: MmInfo) {
-        self.0.push(info);
-    }
-    fn cpu_changed(&mut self, _ts: u64, _cpu: u16, _slot: &CpuSlot) {}
-}
 
 /// What a replay learns from a first pass over the capture.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,7 +23,7 @@ pub struct PrePass {
     pub idle_holds: FxHashMap<usize, usize>,
     /// What the observed state says of each task's mm over the capture, and the mms it makes:
     /// what a replay of the capture reads instead of following an observed state itself.
-    pub observed: std::sync::Arc<(MmHistory, Infos)>,
+    pub observed: std::sync::Arc<MmHistory>,
 }
 
 /// Remote wakeups whose enqueue on dst came after dst went idle (docs/models.md §5.3 T1, *an
@@ -106,7 +96,7 @@ pub fn preexisting_tasks(trace: &Trace, ncpus: u32) -> PrePass {
 /// [`preexisting_tasks`] over the capture's events as a load hands them over, in pieces, before
 /// its store is made (`trace` has the capture's tasks; its events are not read). The same
 /// result, given the same events in the same order.
-pub fn preexisting_tasks_of(trace: &Trace, chunks: &mut dyn EventChunks) -> PrePass {
+fn preexisting_tasks_of(trace: &Trace, chunks: &mut dyn EventChunks) -> PrePass {
     // (the observed state grows to the CPUs the events name: the count does not change
     // which tasks and mms it makes; a header's count is not trusted, a damaged one can
     // name billions)
@@ -276,10 +266,9 @@ impl<'a> FirstPass<'a> {
         }
     }
 
-    fn finish(mut self) -> PrePass {
-        let history = self.log.history();
-        let infos = Infos(std::mem::take(&mut self.log.infos));
+    fn finish(self) -> PrePass {
         let FirstPass {
+            log,
             created,
             seen,
             pending,
@@ -288,6 +277,8 @@ impl<'a> FirstPass<'a> {
             holds,
             ..
         } = self;
+        let history = log.history();
+        let infos = &history.infos;
         out.extend(pending.into_iter().map(|t| (t, None)));
         // A process's main thread holds its mm even when it never runs in the capture (blocked
         // in a join or wait): count the leader named by the TGID column.
@@ -323,7 +314,7 @@ impl<'a> FirstPass<'a> {
             quiet,
             seeding_matters,
             idle_holds: holds.holds,
-            observed: std::sync::Arc::new((history, infos)),
+            observed: std::sync::Arc::new(history),
         }
     }
 }

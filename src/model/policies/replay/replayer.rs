@@ -6,10 +6,9 @@ use super::super::kind::PolicyKind;
 use super::super::params::Params;
 use super::super::policy::ObservedUpdate;
 use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, ProbeChecks, Tally};
-use super::prepass::Infos;
 use super::untraced::Untraced;
 use crate::events::{CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, Tid};
-use crate::model::observed::mm_history::MmHistory;
+use crate::model::observed::mm_history::{Infos, MmHistory};
 use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::{MmId, MmInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -29,14 +28,8 @@ struct Since {
 #[derive(Clone)]
 pub struct Replayer {
     pub engine: Engine,
-    /// The capture's tasks resolved to mms (`ObservedState::mm_only`: no CID followed), and the
-    /// mms it made; not followed where `shared` is set.
-    obs: ObservedState,
-    infos: Infos,
-    /// The tasks' mms over the whole capture and the mms made, from the replay's first pass
-    /// (a replay of a capture reads these instead of following an observed state: the
-    /// simulator, whose events are made as it goes, follows its own).
-    shared: Option<std::sync::Arc<(MmHistory, Infos)>>,
+    /// Where it learns the tasks' mms.
+    observed: Observed,
     ncpus: u32,
     pending_clone: FxHashMap<Tid, u64>,
     since: FxHashMap<Tid, Since>,
@@ -86,6 +79,17 @@ pub struct Replayer {
     pub outcomes: Option<Vec<(usize, bool)>>,
 }
 
+/// Where a replayer learns which mm each task belongs to.
+#[derive(Clone)]
+enum Observed {
+    /// An observed state of its own (`ObservedState::mm_only`: no CID followed), with the mms
+    /// it made: the simulator's, whose events are made as it goes.
+    Own(Box<ObservedState>, Infos),
+    /// The capture's history from the replay's first pass, read at the event being applied
+    /// (every replay of a capture reads the one history).
+    Shared(std::sync::Arc<MmHistory>),
+}
+
 impl Replayer {
     /// `params.cpus` and `params.hz` must be resolved (> 0).
     pub fn new(kind: PolicyKind, params: Params, jiffy_phase: u64) -> Replayer {
@@ -94,9 +98,10 @@ impl Replayer {
         engine.core.jiffy_phase = jiffy_phase;
         Replayer {
             engine,
-            obs: ObservedState::mm_only(ncpus as usize),
-            infos: Infos::default(),
-            shared: None,
+            observed: Observed::Own(
+                Box::new(ObservedState::mm_only(ncpus as usize)),
+                Infos::default(),
+            ),
             ncpus,
             pending_clone: FxHashMap::default(),
             since: FxHashMap::default(),
@@ -174,25 +179,23 @@ impl Replayer {
     /// The mm of this index the observed resolution has made (ids are handed out in event
     /// order: one a replay has met is made by then).
     pub(super) fn mm_info(&self, i: usize) -> Option<&MmInfo> {
-        match &self.shared {
-            Some(s) => s.1.0.get(i),
-            None => self.infos.0.get(i),
+        match &self.observed {
+            Observed::Own(_, infos) => infos.0.get(i),
+            Observed::Shared(h) => h.infos.0.get(i),
         }
     }
 
     /// Follows the tasks' mms from the first pass's `observed` history instead of an observed
     /// state of its own (every replay of the capture reads the one history).
-    pub fn share_observed(&mut self, observed: std::sync::Arc<(MmHistory, Infos)>) {
-        self.shared = Some(observed);
-        self.obs = ObservedState::mm_only(0);
-        self.infos = Infos::default();
+    pub fn share_observed(&mut self, history: std::sync::Arc<MmHistory>) {
+        self.observed = Observed::Shared(history);
     }
 
     fn obs_mm(&self, tid: Tid) -> Option<MmId> {
-        match &self.shared {
+        match &self.observed {
+            Observed::Own(obs, _) => obs.tasks.get(&tid).map(|t| t.mm),
             // (as of the event being applied)
-            Some(s) => s.0.mm_at(tid, self.untraced.now),
-            None => self.obs.tasks.get(&tid).map(|t| t.mm),
+            Observed::Shared(h) => h.mm_at(tid, self.untraced.now),
         }
         .filter(|m| m.is_real())
     }
@@ -354,17 +357,15 @@ impl Replayer {
             }
             _ => {}
         }
-        if self.shared.is_some() {
+        let Observed::Own(obs, infos) = &mut self.observed else {
             return;
-        }
-        let changes = std::mem::take(&mut self.tgid_changes);
+        };
         let ctx = Context {
             tasks,
-            tgid_changes: &changes,
+            tgid_changes: &self.tgid_changes,
             ncpus: self.ncpus,
         };
-        self.obs.apply(ev, &ctx, &mut self.infos);
-        self.tgid_changes = changes;
+        obs.apply(ev, &ctx, infos);
     }
 
     /// Stage 2: steps placed before event `idx` that need no CPU of the record: a CPU's
@@ -487,12 +488,15 @@ impl Replayer {
     /// An `rseq_update` the model itself just emitted (simulator): updates the observed
     /// state only.
     pub fn observe_own_update(&mut self, ev: &Event, tasks: &crate::events::TaskTable) {
-        let ctx = Context {
-            tasks,
-            tgid_changes: &self.tgid_changes,
-            ncpus: self.ncpus,
-        };
-        self.obs.apply(ev, &ctx, &mut self.infos);
+        // (a simulator's replayer follows its own state: its events are made as it goes)
+        if let Observed::Own(obs, infos) = &mut self.observed {
+            let ctx = Context {
+                tasks,
+                tgid_changes: &self.tgid_changes,
+                ncpus: self.ncpus,
+            };
+            obs.apply(ev, &ctx, infos);
+        }
         self.since.insert(ev.tid, Since::default());
     }
 
