@@ -60,36 +60,56 @@ impl Recorder {
     /// [`Recorder::tasks`]; `history`: also each task's CID changes and the slots and lanes
     /// they touch.
     fn tasks_with<P: CidPolicy>(&mut self, core: &mut Core, policy: &P, history: bool) {
-        let now = core.now;
+        // (this runs after every event, mostly for the two tasks of a switch or the one of an
+        // update: no work for none, and no sort for one or two)
         let mut tasks = std::mem::take(&mut core.dirty.tasks);
-        tasks.sort_unstable();
-        tasks.dedup();
-        let mut acquire = std::mem::take(&mut self.acquire);
+        match tasks.len() {
+            0 => {
+                core.dirty.tasks = tasks;
+                return;
+            }
+            1 => {}
+            2 => {
+                if tasks[0] > tasks[1] {
+                    tasks.swap(0, 1);
+                }
+                if tasks[0] == tasks[1] {
+                    tasks.pop();
+                }
+            }
+            _ => {
+                tasks.sort_unstable();
+                tasks.dedup();
+            }
+        }
+        let now = core.now;
         for &tid in &tasks {
             // (a task gone was forgotten where it went: `Engine::rename`, a reused pid's fork)
             let Some(t) = core.tasks.get(&tid) else {
                 continue;
             };
             let vis = policy.visible_cid(t);
-            let mm = t.mm.unwrap_or(MmId::UNKNOWN);
             let want = match (t.running && t.active, t.mm, vis) {
                 (true, Some(m), Some(n)) if n >= 0 => Some((m, n as u32)),
                 _ => None,
             };
-            if t.running && history {
-                core.dirty.cpus.push(t.cpu);
-                if let Some(m) = t.mm {
-                    core.dirty.slots.push((m, t.cpu));
+            if history {
+                let mm = t.mm.unwrap_or(MmId::UNKNOWN);
+                if t.running {
+                    core.dirty.cpus.push(t.cpu);
+                    if let Some(m) = t.mm {
+                        core.dirty.slots.push((m, t.cpu));
+                    }
                 }
-            }
-            if history && self.last_task.get(&tid) != Some(&(mm, vis)) {
-                self.last_task.insert(tid, (mm, vis));
-                core.run.task_cids.push(TaskCidChange {
-                    ts: now,
-                    tid,
-                    mm,
-                    cid: vis,
-                });
+                if self.last_task.get(&tid) != Some(&(mm, vis)) {
+                    self.last_task.insert(tid, (mm, vis));
+                    core.run.task_cids.push(TaskCidChange {
+                        ts: now,
+                        tid,
+                        mm,
+                        cid: vis,
+                    });
+                }
             }
             let held = self.held.get_mut(t);
             if *held != want {
@@ -100,12 +120,22 @@ impl Recorder {
                 }
                 if let Some((m, n)) = want {
                     *held = Some((m, n));
-                    acquire.push((tid, m, n, t.cpu));
+                    self.acquire.push((tid, m, n, t.cpu));
                 }
             }
         }
-        // (every release of this step is done: a CID handed on in it is no duplicate)
-        for &(tid, m, n, cpu) in &acquire {
+        tasks.clear();
+        core.dirty.tasks = tasks;
+        if !self.acquire.is_empty() {
+            self.acquired(core);
+        }
+    }
+
+    /// The CIDs the last event's tasks took, checked once every release of it is done (a CID
+    /// handed on in it is no duplicate).
+    fn acquired(&mut self, core: &mut Core) {
+        let now = core.now;
+        for &(tid, m, n, cpu) in &self.acquire {
             if let Some(&other) = self.holders.get(&(m, n))
                 && other != tid
                 && core
@@ -137,10 +167,7 @@ impl Recorder {
             }
             self.holders.insert((m, n), tid);
         }
-        acquire.clear();
-        self.acquire = acquire;
-        tasks.clear();
-        core.dirty.tasks = tasks;
+        self.acquire.clear();
     }
 
     fn slots<P: CidPolicy>(&mut self, core: &mut Core, policy: &P) {
