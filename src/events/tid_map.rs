@@ -107,7 +107,21 @@ impl<V> TidMap<V> {
         &mut self.rows[r].1
     }
 
-    fn push(&mut self, tid: Tid, v: V) -> usize {
+    /// The row of `tid` (valid until the next [`Self::remove`]): one lookup where a caller
+    /// must do something else between finding a value missing and adding it.
+    #[inline]
+    pub fn row_of(&self, tid: Tid) -> Option<usize> {
+        self.row(tid)
+    }
+
+    /// The value in row `r` (from [`Self::row_of`] or [`Self::push`]).
+    #[inline]
+    pub fn at_mut(&mut self, r: usize) -> &mut V {
+        &mut self.rows[r].1
+    }
+
+    /// Adds `tid`, which has no value yet; returns its row.
+    pub fn push(&mut self, tid: Tid, v: V) -> usize {
         let r = self.rows.len();
         self.rows.push((tid, v));
         self.index_mut().set(tid, r as u32);

@@ -399,26 +399,31 @@ impl ObservedState {
 
     /// The state of `tid`, created on first sight with the mm its TGID names (or unknown).
     fn task(&mut self, tid: Tid, ctx: &Context, sink: &mut impl Sink) -> &mut TaskState {
-        let mm = if self.tasks.contains_key(&tid) {
-            MmId::UNKNOWN // (not used: the task is there)
-        } else {
-            let mm = match self.tgid_of_tid(tid, ctx) {
-                _ if tid == 0 => MmId::NONE,
-                Some(g) => self.mm_of_tgid(g, tid, 0, sink),
-                None => MmId::UNKNOWN,
-            };
-            sink.task_mm(tid, mm);
-            mm
+        // (one lookup: this runs for most events)
+        let r = match self.tasks.row_of(tid) {
+            Some(r) => r,
+            None => {
+                let mm = match self.tgid_of_tid(tid, ctx) {
+                    _ if tid == 0 => MmId::NONE,
+                    Some(g) => self.mm_of_tgid(g, tid, 0, sink),
+                    None => MmId::UNKNOWN,
+                };
+                sink.task_mm(tid, mm);
+                self.tasks.push(
+                    tid,
+                    TaskState {
+                        mm,
+                        cid: None,
+                        on_cpu: None,
+                        confirmed: false,
+                        exited: false,
+                        incarnation: 0,
+                        since: 0,
+                    },
+                )
+            }
         };
-        self.tasks.get_or_insert_with(tid, || TaskState {
-            mm,
-            cid: None,
-            on_cpu: None,
-            confirmed: false,
-            exited: false,
-            incarnation: 0,
-            since: 0,
-        })
+        self.tasks.at_mut(r)
     }
 
     fn new_mm(&mut self, info: MmInfo, sink: &mut impl Sink) -> MmId {
