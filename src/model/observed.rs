@@ -65,6 +65,21 @@ pub struct TaskState {
     pub since: u64,
 }
 
+impl TaskState {
+    /// A task of `mm` first seen (or made anew on its tid) at `since`, running on `on_cpu`.
+    fn new(mm: MmId, on_cpu: Option<u16>, incarnation: u32, since: u64) -> TaskState {
+        TaskState {
+            mm,
+            cid: None,
+            on_cpu,
+            confirmed: false,
+            exited: false,
+            incarnation,
+            since,
+        }
+    }
+}
+
 /// Read-only facts the capture gives about tasks.
 pub struct Context<'a> {
     pub tasks: &'a crate::events::TaskTable,
@@ -409,18 +424,7 @@ impl ObservedState {
                     None => MmId::UNKNOWN,
                 };
                 sink.task_mm(tid, mm);
-                self.tasks.push(
-                    tid,
-                    TaskState {
-                        mm,
-                        cid: None,
-                        on_cpu: None,
-                        confirmed: false,
-                        exited: false,
-                        incarnation: 0,
-                        since: 0,
-                    },
-                )
+                self.tasks.push(tid, TaskState::new(mm, None, 0, 0))
             }
         };
         self.tasks.at_mut(r)
@@ -500,18 +504,8 @@ impl ObservedState {
             .get(&child)
             .map_or(0, |t| t.incarnation + t.exited as u32);
         self.flag_shown(child);
-        self.tasks.insert(
-            child,
-            TaskState {
-                mm,
-                cid: None,
-                on_cpu: None,
-                confirmed: false,
-                exited: false,
-                incarnation,
-                since: ts,
-            },
-        );
+        self.tasks
+            .insert(child, TaskState::new(mm, None, incarnation, ts));
         sink.task_mm(child, mm);
     }
 
@@ -546,18 +540,8 @@ impl ObservedState {
             .position(|s| s.tid == tid)
             .map(|c| c as u16);
         let incarnation = t.incarnation + (t.cid.is_some() || t.exited) as u32;
-        self.tasks.insert(
-            tid,
-            TaskState {
-                mm,
-                cid: None,
-                on_cpu,
-                confirmed: false,
-                exited: false,
-                incarnation,
-                since: ts,
-            },
-        );
+        self.tasks
+            .insert(tid, TaskState::new(mm, on_cpu, incarnation, ts));
         sink.task_mm(tid, mm);
         self.flag_shown(tid);
         for c in 0..self.cpus.len() {
