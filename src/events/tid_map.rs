@@ -107,21 +107,20 @@ impl<V> TidMap<V> {
         &mut self.rows[r].1
     }
 
-    /// The row of `tid` (valid until the next [`Self::remove`]): one lookup where a caller
-    /// must do something else between finding a value missing and adding it.
+    /// The row of `tid` (valid until the next insert or [`Self::remove`]): a caller that returns
+    /// the value it found, and makes one otherwise, looks it up once on the path it takes most.
     #[inline]
     pub fn row_of(&self, tid: Tid) -> Option<usize> {
         self.row(tid)
     }
 
-    /// The value in row `r` (from [`Self::row_of`] or [`Self::push`]).
+    /// The value in row `r` (from [`Self::row_of`]).
     #[inline]
     pub fn at_mut(&mut self, r: usize) -> &mut V {
         &mut self.rows[r].1
     }
 
-    /// Adds `tid`, which has no value yet; returns its row.
-    pub fn push(&mut self, tid: Tid, v: V) -> usize {
+    fn push(&mut self, tid: Tid, v: V) -> usize {
         let r = self.rows.len();
         self.rows.push((tid, v));
         self.index_mut().set(tid, r as u32);

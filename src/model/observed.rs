@@ -414,20 +414,18 @@ impl ObservedState {
 
     /// The state of `tid`, created on first sight with the mm its TGID names (or unknown).
     fn task(&mut self, tid: Tid, ctx: &Context, sink: &mut impl Sink) -> &mut TaskState {
-        // (one lookup: this runs for most events)
-        let r = match self.tasks.row_of(tid) {
-            Some(r) => r,
-            None => {
-                let mm = match self.tgid_of_tid(tid, ctx) {
-                    _ if tid == 0 => MmId::NONE,
-                    Some(g) => self.mm_of_tgid(g, tid, 0, sink),
-                    None => MmId::UNKNOWN,
-                };
-                sink.task_mm(tid, mm);
-                self.tasks.push(tid, TaskState::new(mm, None, 0, 0))
-            }
+        // (one lookup for a task already there: this runs for most events)
+        if let Some(r) = self.tasks.row_of(tid) {
+            return self.tasks.at_mut(r);
+        }
+        let mm = match self.tgid_of_tid(tid, ctx) {
+            _ if tid == 0 => MmId::NONE,
+            Some(g) => self.mm_of_tgid(g, tid, 0, sink),
+            None => MmId::UNKNOWN,
         };
-        self.tasks.at_mut(r)
+        sink.task_mm(tid, mm);
+        self.tasks
+            .get_or_insert_with(tid, || TaskState::new(mm, None, 0, 0))
     }
 
     fn new_mm(&mut self, info: MmInfo, sink: &mut impl Sink) -> MmId {

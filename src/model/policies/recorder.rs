@@ -60,27 +60,14 @@ impl Recorder {
     /// [`Recorder::tasks`]; `history`: also each task's CID changes and the slots and lanes
     /// they touch.
     fn tasks_with<P: CidPolicy>(&mut self, core: &mut Core, policy: &P, history: bool) {
-        // (this runs after every event, mostly for the two tasks of a switch or the one of an
-        // update: no work for none, and no sort for one or two)
+        // (this runs after every event: no work when it marked no task, no sort for one)
+        if core.dirty.tasks.is_empty() {
+            return;
+        }
         let mut tasks = std::mem::take(&mut core.dirty.tasks);
-        match tasks.len() {
-            0 => {
-                core.dirty.tasks = tasks;
-                return;
-            }
-            1 => {}
-            2 => {
-                if tasks[0] > tasks[1] {
-                    tasks.swap(0, 1);
-                }
-                if tasks[0] == tasks[1] {
-                    tasks.pop();
-                }
-            }
-            _ => {
-                tasks.sort_unstable();
-                tasks.dedup();
-            }
+        if tasks.len() > 1 {
+            tasks.sort_unstable();
+            tasks.dedup();
         }
         let now = core.now;
         for &tid in &tasks {
