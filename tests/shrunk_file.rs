@@ -1,6 +1,7 @@
 //! A capture cut short (truncated by another program) while cidscope has it mapped and reads it:
 //! an error naming the file and the byte offset, never SIGBUS; the TUI shows it, `q` still
-//! quits, the terminal is restored and the message is said again on stderr.
+//! quits, the terminal is restored and the message is said again on stderr. The same for a
+//! parser that fails in the middle of a load.
 
 mod common;
 
@@ -214,4 +215,46 @@ fn tui_on_cut_file(p: &Path) -> Result<(), String> {
     assert_eq!(flag("#{mouse_any_flag}"), "0");
     assert_eq!(flag("#{mouse_button_flag}"), "0");
     Ok(())
+}
+
+/// A parser bug in a late chunk of a large file (the 21st of ~30, long after the TUI took the
+/// terminal; summoned by `CIDSCOPE_TEST_PARSER_PANIC`, as the race of a cut file once raised
+/// one): the panic is contained, so the TUI keeps the terminal,
+/// says where the load stopped and why, `q` quits with status 2 and the terminal is restored.
+/// Nothing of the panic is printed over the screen.
+#[test]
+fn the_tui_on_a_parser_failure_mid_load_keeps_the_terminal_and_says_so() {
+    let p = scratch("big-parser-panic.ftrace.txt");
+    big_text(&p, 100);
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    let t = Tmux::start_sized(
+        "parserpanic",
+        "env CIDSCOPE_TEST_PARSER_PANIC=20 PS1='$ ' bash --norc --noprofile",
+        240,
+        40,
+    );
+    let flag = |f: &str| t.tmux(&["display", "-p", "-t", "t", f]).trim().to_string();
+    t.keys(&[
+        &format!("{bin} {} 2>&1; echo EXIT=$?", p.display()),
+        "Enter",
+    ]);
+    let s = t.wait_for("load stopped");
+    assert!(s.contains("the parser failed"), "{s}");
+    assert!(
+        !s.contains("panicked at"),
+        "the panic was printed over the TUI:\n{s}"
+    );
+    assert_eq!(
+        flag("#{alternate_on}"),
+        "1",
+        "the TUI gave the terminal back:\n{s}"
+    );
+    t.keys(&["q"]);
+    let s = t.wait_for("\nEXIT=").replace('\n', "");
+    assert!(s.contains("EXIT=2"), "{s}");
+    assert!(s.contains("on purpose"), "{s}");
+    assert!(!s.contains("panicked at"), "{s}");
+    assert_eq!(flag("#{alternate_on}"), "0");
+    assert_eq!(flag("#{cursor_flag}"), "1");
+    let _ = std::fs::remove_file(&p);
 }

@@ -198,6 +198,12 @@ fn install_panic_hook() {
     ONCE.call_once(|| {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            // A panic caught on purpose (a parser's chunk) is the catcher's to report: the
+            // TUI goes on, so the terminal stays its.
+            if crate::panics::contained() {
+                prev(info);
+                return;
+            }
             // Restore first, so the message lands on the normal screen in cooked mode.
             restore();
             prev(info);

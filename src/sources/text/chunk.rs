@@ -45,8 +45,9 @@ pub enum BadLine {
         found: Option<String>,
         excerpt: String,
     },
-    #[error("internal error: the parser failed in the chunk starting here")]
-    ParserFailed,
+    /// The parser panicked in this chunk (a bug): what it said, and where.
+    #[error("internal error: the parser failed in the chunk starting here ({0})")]
+    ParserFailed(String),
 }
 
 /// Well-formed lines that are not events of their own, counted (said in warnings at the end).

@@ -241,8 +241,10 @@ pub fn stream_pieces<'a>(
     if n_threads == 1 {
         let mut buf = Vec::new();
         let never = AtomicBool::new(false);
+        let mut i = 0;
         while let Some(piece) = pieces.next_piece(&never)? {
-            let chunk = parse_chunk(&piece, parser, opts, buf);
+            let chunk = parse_chunk_contained(i, &piece, parser, opts, buf);
+            i += 1;
             let (back, go) = consume(chunk)?;
             if !go {
                 return Ok(());
@@ -303,14 +305,7 @@ pub fn stream_pieces<'a>(
                         };
                         shared.lock().pulled = i + 1;
                         drop(src);
-                        let chunk = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            parse_chunk(&piece, parser, opts, buf)
-                        }))
-                        .unwrap_or_else(|_| {
-                            let mut c = Chunk::new();
-                            c.error = Some((1, BadLine::ParserFailed));
-                            c
-                        });
+                        let chunk = parse_chunk_contained(i, &piece, parser, opts, buf);
                         drop(piece);
                         shared.lock().ready.insert(i, Ok(chunk));
                         shared.changed.notify_all();
@@ -462,6 +457,36 @@ fn recording_cut(path: &str, st: &Stitch) -> Warning {
 const PREFETCH_AHEAD: usize = 2048;
 
 /// Parses whole lines into a chunk whose events go into `buf` (a reused buffer).
+/// [`parse_chunk`] of the `i`th piece, a panic in it (a bug) made an error at the chunk's first
+/// line: the load stops there with what came before kept, and the terminal stays the TUI's.
+fn parse_chunk_contained(
+    i: usize,
+    data: &[u8],
+    parser: &dyn LineParser,
+    opts: &LoadOptions,
+    buf: Vec<Event>,
+) -> Chunk {
+    crate::panics::contain(|| {
+        // the end-to-end test of this path: a real parser bug cannot be summoned on demand
+        // (CIDSCOPE_TEST_PARSER_PANIC=N: the Nth piece, counted from 0, panics)
+        static INJECT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+        let at = INJECT.get_or_init(|| {
+            std::env::var("CIDSCOPE_TEST_PARSER_PANIC")
+                .ok()
+                .and_then(|v| v.parse().ok())
+        });
+        if *at == Some(i) {
+            panic!("CIDSCOPE_TEST_PARSER_PANIC is set: panicking in chunk {i} on purpose");
+        }
+        parse_chunk(data, parser, opts, buf)
+    })
+    .unwrap_or_else(|why| {
+        let mut c = Chunk::new();
+        c.error = Some((1, BadLine::ParserFailed(why)));
+        c
+    })
+}
+
 fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Vec<Event>) -> Chunk {
     let mut out = Chunk::new();
     out.bytes = data.len() as u64;

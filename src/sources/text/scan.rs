@@ -18,12 +18,14 @@ fn parse_ts_with(s: &[u8], whole_ok: bool) -> Option<u64> {
     // eight bytes at a time.
     let mut v: u64 = 0;
     let mut i = 0;
-    while i < s.len() && s[i].is_ascii_digit() {
+    // each byte read once: a mapped file cut while it is read turns bytes to zeros between two
+    // reads of the same place
+    while let Some(d) = s.get(i).map(|b| b.wrapping_sub(b'0')).filter(|d| *d <= 9) {
         if i == 10 {
             // more than ten digits of seconds: no clock of ours
             return None;
         }
-        v = v * 10 + (s[i] - b'0') as u64;
+        v = v * 10 + d as u64;
         i += 1;
     }
     if i == 0 {
