@@ -10,7 +10,6 @@ pub mod events;
 pub mod export;
 pub mod live_cli;
 pub mod model;
-pub mod panics;
 pub mod sim;
 pub mod sources;
 pub mod stats;

@@ -200,7 +200,7 @@ fn install_panic_hook() {
         std::panic::set_hook(Box::new(move |info| {
             // A panic caught on purpose (a parser's chunk) is the catcher's to report: the
             // TUI goes on, so the terminal stays its.
-            if crate::panics::contained() {
+            if crate::sources::sys::panics::contained() {
                 prev(info);
                 return;
             }

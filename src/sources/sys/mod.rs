@@ -1,10 +1,12 @@
-//! Every `unsafe` block of the sources and every raw system call, one small module per concern,
-//! each a thin safe wrapper: the callers hold no unsafe code.
+//! Every `unsafe` block of the sources, every raw system call and every process-wide handler
+//! (SIGBUS, contained panics), one small module per concern, each a thin safe wrapper: the
+//! callers hold no unsafe code.
 
 pub mod alloc;
 pub mod clock;
 pub mod mmap;
 pub mod mount;
+pub mod panics;
 pub mod perf;
 pub mod poll;
 pub mod prefetch;

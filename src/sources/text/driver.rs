@@ -7,9 +7,9 @@
 use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Tid, TraceDelta, Warning};
 use crate::sources::error::{Location, SourceError};
 use crate::sources::options::LoadOptions;
-use crate::sources::sys::prefetch::prefetch;
 use crate::sources::text::bom::SkipBom;
 use crate::sources::text::chunk::{BadLine, Chunk, LineParser, Skipped, UNKNOWN_COMM};
+use crate::sources::text::parse::parse_piece;
 use crate::sources::text::pieces::{Pieces, SlicePieces};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -243,7 +243,7 @@ pub fn stream_pieces<'a>(
         let never = AtomicBool::new(false);
         let mut i = 0;
         while let Some(piece) = pieces.next_piece(&never)? {
-            let chunk = parse_chunk_contained(i, &piece, parser, opts, buf);
+            let chunk = parse_piece(i, &piece, parser, opts, buf);
             i += 1;
             let (back, go) = consume(chunk)?;
             if !go {
@@ -305,7 +305,7 @@ pub fn stream_pieces<'a>(
                         };
                         shared.lock().pulled = i + 1;
                         drop(src);
-                        let chunk = parse_chunk_contained(i, &piece, parser, opts, buf);
+                        let chunk = parse_piece(i, &piece, parser, opts, buf);
                         drop(piece);
                         shared.lock().ready.insert(i, Ok(chunk));
                         shared.changed.notify_all();
@@ -452,94 +452,6 @@ fn recording_cut(path: &str, st: &Stitch) -> Warning {
             "{path}: the recording was cut: it has no \"# cidscope-record: end\" line (the recorder was killed, crashed or could not write); {chunks}{after}"
         ),
     }
-}
-
-const PREFETCH_AHEAD: usize = 2048;
-
-/// Parses whole lines into a chunk whose events go into `buf` (a reused buffer).
-/// [`parse_chunk`] of the `i`th piece, a panic in it (a bug) made an error at the chunk's first
-/// line: the load stops there with what came before kept, and the terminal stays the TUI's.
-fn parse_chunk_contained(
-    i: usize,
-    data: &[u8],
-    parser: &dyn LineParser,
-    opts: &LoadOptions,
-    buf: Vec<Event>,
-) -> Chunk {
-    crate::panics::contain(|| {
-        // the end-to-end test of this path: a real parser bug cannot be summoned on demand
-        // (CIDSCOPE_TEST_PARSER_PANIC=N: the Nth piece, counted from 0, panics)
-        static INJECT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-        let at = INJECT.get_or_init(|| {
-            std::env::var("CIDSCOPE_TEST_PARSER_PANIC")
-                .ok()
-                .and_then(|v| v.parse().ok())
-        });
-        if *at == Some(i) {
-            panic!("CIDSCOPE_TEST_PARSER_PANIC is set: panicking in chunk {i} on purpose");
-        }
-        parse_chunk(data, parser, opts, buf)
-    })
-    .unwrap_or_else(|why| {
-        let mut c = Chunk::new();
-        c.error = Some((1, BadLine::ParserFailed(why)));
-        c
-    })
-}
-
-fn parse_chunk(data: &[u8], parser: &dyn LineParser, opts: &LoadOptions, buf: Vec<Event>) -> Chunk {
-    let mut out = Chunk::new();
-    out.bytes = data.len() as u64;
-    out.events = buf;
-    out.events.clear();
-    out.events.reserve(data.len() / 90);
-    let mut start = 0usize;
-    let mut since_progress = 0usize;
-    let mut fetched = 0usize;
-    for nl in memchr::memchr_iter(b'\n', data) {
-        // Ask for the bytes a few lines ahead: the first pass over a large mapped file waits on
-        // memory, not on parsing.
-        while fetched < (nl + PREFETCH_AHEAD).min(data.len()) {
-            prefetch(&data[fetched]);
-            fetched += 64;
-        }
-        let mut line = &data[start..nl];
-        if line.last() == Some(&b'\r') {
-            line = &line[..line.len() - 1];
-        }
-        out.lines += 1;
-        if let Err(expected) = parser.line(line, &mut out) {
-            let msg = BadLine::Unparsed {
-                expected,
-                found: expected.found_in(line),
-                excerpt: crate::sources::error::excerpt(line, 120),
-            };
-            if opts.skip_bad_lines {
-                out.bad_lines += 1;
-                if out.first_bad.is_none() {
-                    out.first_bad = Some((out.lines, msg));
-                }
-            } else {
-                out.error = Some((out.lines, msg));
-                return out;
-            }
-        }
-        since_progress += nl + 1 - start;
-        start = nl + 1;
-        if since_progress >= 1 << 22 {
-            if let Some(p) = &opts.progress {
-                p.done.fetch_add(since_progress as u64, Ordering::Relaxed);
-                if p.cancel.load(Ordering::Relaxed) {
-                    return out;
-                }
-            }
-            since_progress = 0;
-        }
-    }
-    if let Some(p) = &opts.progress {
-        p.done.fetch_add(since_progress as u64, Ordering::Relaxed);
-    }
-    out
 }
 
 /// Turns a parsed chunk into its delta: string ids made global, lost-marker times

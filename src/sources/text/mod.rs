@@ -11,6 +11,7 @@ pub mod dups;
 pub mod ftrace;
 pub mod header;
 pub mod html;
+pub mod parse;
 pub mod payload;
 pub mod perf_script;
 pub mod perf_tally;
