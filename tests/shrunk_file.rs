@@ -218,7 +218,7 @@ fn tui_on_cut_file(p: &Path) -> Result<(), String> {
 }
 
 /// A parser bug in a late chunk of a large file (the 21st of ~30, long after the TUI took the
-/// terminal; summoned by `CIDSCOPE_TEST_PARSER_PANIC`, as the race of a cut file once raised
+/// terminal; summoned by `CIDSCOPE_TEST_PANIC_IN`, as the race of a cut file once raised
 /// one): the panic is contained, so the TUI keeps the terminal,
 /// says where the load stopped and why, `q` quits with status 2 and the terminal is restored.
 /// Nothing of the panic is printed over the screen.
@@ -229,7 +229,7 @@ fn the_tui_on_a_parser_failure_mid_load_keeps_the_terminal_and_says_so() {
     let bin = env!("CARGO_BIN_EXE_cidscope");
     let t = Tmux::start_sized(
         "parserpanic",
-        "env CIDSCOPE_TEST_PARSER_PANIC=20 PS1='$ ' bash --norc --noprofile",
+        "env CIDSCOPE_TEST_PANIC_IN=parser:20 PS1='$ ' bash --norc --noprofile",
         240,
         40,
     );

@@ -160,6 +160,51 @@ EXIT=",
     sh.assert_restored("101");
 }
 
+/// A panic in the TUI's model thread (a bug, summoned by `CIDSCOPE_TEST_PANIC_IN=model:0`): the
+/// TUI goes on with the terminal its own and says so on the message line; `q` exits 0 and
+/// restores the terminal. Nothing of the panic is printed over the screen.
+#[test]
+fn a_panic_in_the_model_thread_leaves_the_tui_running() {
+    let sh = Shell::start("CIDSCOPE_TEST_PANIC_IN=model:0");
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    sh.send(&[
+        &format!("{bin} --policy lazy-compact traces/hog-threads.ftrace.txt; echo EXIT=$?"),
+        "Enter",
+    ]);
+    let s = sh.wait_for("models: internal error");
+    assert!(s.contains("per-CPU CID slots"), "{s}");
+    assert!(!s.contains("panicked at"), "printed over the TUI:\n{s}");
+    assert_eq!(
+        sh.tmux(&["display", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "1",
+        "the TUI gave the terminal back:\n{s}"
+    );
+    sh.send(&["q"]);
+    sh.assert_restored("0");
+}
+
+/// A panic in a worker decoding a trace.dat's CPU while the TUI loads it (a bug, summoned by
+/// `CIDSCOPE_TEST_PANIC_IN=decoder:1`): the load is an error that says so (exit 2), and the
+/// terminal is restored.
+#[test]
+fn a_panic_in_a_decoder_is_a_load_error() {
+    let sh = Shell::start("CIDSCOPE_TEST_PANIC_IN=decoder:1");
+    let bin = env!("CARGO_BIN_EXE_cidscope");
+    sh.send(&[
+        &format!("{bin} traces/cyclictest.trace.dat; echo EXIT=$?"),
+        "Enter",
+    ]);
+    let s = sh.wait_for(
+        "
+EXIT=",
+    );
+    let joined = s.replace('\n', "");
+    assert!(joined.contains("the reader failed"), "{s}");
+    assert!(joined.contains("panicking on purpose"), "{s}");
+    sh.assert_restored("2");
+}
+
 #[test]
 fn exits_when_its_terminal_hangs_up() {
     let sh = Shell::start("");

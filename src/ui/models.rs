@@ -22,8 +22,8 @@ pub struct Models {
     /// it.
     pub chosen: Option<ChosenModel>,
     /// The models replaying in a thread of their own (the drawing goes on meanwhile): taken in
-    /// by the tick that finds them done.
-    pub running: Option<std::sync::mpsc::Receiver<Vec<PolicyRun>>>,
+    /// by the tick that finds them done (the runs, or what panicked in the thread).
+    pub running: Option<std::sync::mpsc::Receiver<Result<Vec<PolicyRun>, String>>>,
     /// A demo's narration talks about these lane sets: the stack brings them into view.
     pub focus: Vec<crate::demo::Shows>,
     /// Presenter mode (`demo --present`): only the sets of `focus` are shown.

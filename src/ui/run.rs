@@ -56,8 +56,17 @@ pub fn run_opened(
     std::thread::Builder::new()
         .name("loader".into())
         .spawn(move || {
-            let r = opened.stream(&lopts, &mut |d| {
-                tx.send(LoadMsg::Delta(std::mem::take(d))).is_ok()
+            // a bug in a reader stops the load with what it read kept, said in the status bar
+            let r = crate::sources::sys::panics::contain(|| {
+                opened.stream(&lopts, &mut |d| {
+                    tx.send(LoadMsg::Delta(std::mem::take(d))).is_ok()
+                })
+            })
+            .unwrap_or_else(|why| {
+                Err(crate::sources::SourceError::file(
+                    &opened.name,
+                    format!("internal error (a bug; please report it): the reader failed: {why}"),
+                ))
             });
             let _ = tx.send(LoadMsg::Done(r));
         })

@@ -132,7 +132,11 @@ impl State {
             let trace = Arc::clone(&self.trace);
             let (tx, rx) = std::sync::mpsc::channel();
             std::thread::spawn(move || {
-                let _ = tx.send(crate::model::policies::replay_all(&trace, &kinds, &params));
+                // a bug in a model is said on the message line; the capture stays shown
+                let _ = tx.send(crate::sources::sys::panics::contain(|| {
+                    crate::sources::sys::panics::inject("model", 0);
+                    crate::model::policies::replay_all(&trace, &kinds, &params)
+                }));
             });
             self.models.running = Some(rx);
         }
@@ -153,9 +157,17 @@ impl State {
             }
         };
         self.models.running = None;
-        if let Some(runs) = runs {
-            self.set_models(runs);
-            self.refresh_models();
+        match runs {
+            Some(Ok(runs)) => {
+                self.set_models(runs);
+                self.refresh_models();
+            }
+            Some(Err(why)) => {
+                self.overlays.message = Some(format!(
+                    "models: internal error (a bug; please report it), shown without them: {why}"
+                ));
+            }
+            None => {}
         }
     }
 

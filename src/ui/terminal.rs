@@ -11,8 +11,9 @@ use crossterm::{
 };
 use ratatui::{Terminal, backend::CrosstermBackend};
 use std::io::{self, Stdout};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 
 pub type Term = Terminal<CrosstermBackend<Stdout>>;
 
@@ -133,6 +134,7 @@ impl TerminalGuard {
                 return Err(e);
             }
         };
+        *lock(&UI_THREAD) = Some(std::thread::current().id());
         Ok(TerminalGuard {
             terminal,
             flags,
@@ -190,6 +192,52 @@ impl Drop for TerminalGuard {
         self.signals.close();
         self.flags.left.store(true, Ordering::Relaxed);
         restore();
+        *lock(&UI_THREAD) = None;
+        say_background_panics();
+    }
+}
+
+/// The thread drawing the TUI while a guard holds the terminal: only its panic ends the TUI.
+static UI_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
+
+/// Panics of other threads while the TUI ran (a loader, a model run, their workers): the TUI
+/// goes on (what they fed it says it stopped), and these are said once the terminal is back.
+static BACKGROUND_PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The most kept; more are counted.
+const BACKGROUND_PANICS_KEPT: usize = 8;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Says the background threads' panics on stderr (the terminal restored before).
+fn say_background_panics() {
+    let said = std::mem::take(&mut *lock(&BACKGROUND_PANICS));
+    for p in &said {
+        eprintln!("cidscope: internal error (a bug; please report it): {p}");
+    }
+}
+
+/// What the panic hook does with a panic.
+#[derive(Debug, PartialEq, Eq)]
+enum OnPanic {
+    /// Caught on purpose (a parser's chunk, a loader, a model run): the catcher reports it.
+    LeaveToCatcher,
+    /// Another thread's while the TUI runs: kept and said once the terminal is back (printed
+    /// now, it would land on the TUI's screen; a restore would leave the TUI drawing on a
+    /// cooked terminal).
+    KeepForLater,
+    /// The TUI's own thread's, or any while no TUI runs: the terminal is restored first, so
+    /// the message lands on the normal screen in cooked mode.
+    RestoreAndSay,
+}
+
+fn on_panic(contained: bool, ui: Option<ThreadId>, me: ThreadId) -> OnPanic {
+    match ui {
+        _ if contained => OnPanic::LeaveToCatcher,
+        Some(ui) if ui != me => OnPanic::KeepForLater,
+        _ => OnPanic::RestoreAndSay,
     }
 }
 
@@ -198,15 +246,44 @@ fn install_panic_hook() {
     ONCE.call_once(|| {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            // A panic caught on purpose (a parser's chunk) is the catcher's to report: the
-            // TUI goes on, so the terminal stays its.
-            if crate::sources::sys::panics::contained() {
-                prev(info);
-                return;
+            let me = std::thread::current();
+            let ui = *lock(&UI_THREAD);
+            match on_panic(crate::sources::sys::panics::contained(), ui, me.id()) {
+                OnPanic::LeaveToCatcher => prev(info),
+                OnPanic::KeepForLater => {
+                    let mut kept = lock(&BACKGROUND_PANICS);
+                    if kept.len() < BACKGROUND_PANICS_KEPT {
+                        let name = me.name().unwrap_or("a worker");
+                        kept.push(format!(
+                            "thread {name} panicked: {}",
+                            crate::sources::sys::panics::describe(info)
+                        ));
+                    }
+                }
+                OnPanic::RestoreAndSay => {
+                    restore();
+                    say_background_panics();
+                    prev(info);
+                }
             }
-            // Restore first, so the message lands on the normal screen in cooked mode.
-            restore();
-            prev(info);
         }));
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_tuis_own_panic_restores_the_terminal() {
+        let ui = std::thread::current().id();
+        let other = std::thread::spawn(|| std::thread::current().id())
+            .join()
+            .unwrap();
+        assert_eq!(on_panic(false, Some(ui), ui), OnPanic::RestoreAndSay);
+        assert_eq!(on_panic(false, Some(ui), other), OnPanic::KeepForLater);
+        assert_eq!(on_panic(false, None, other), OnPanic::RestoreAndSay);
+        assert_eq!(on_panic(true, Some(ui), ui), OnPanic::LeaveToCatcher);
+        assert_eq!(on_panic(true, Some(ui), other), OnPanic::LeaveToCatcher);
+    }
 }

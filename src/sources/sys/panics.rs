@@ -26,14 +26,43 @@ pub fn contain<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     let r = panic::catch_unwind(AssertUnwindSafe(f));
     DEPTH.with(|d| d.set(d.get() - 1));
     r.map_err(|payload| {
-        LAST.with(|l| l.borrow_mut().take()).unwrap_or_else(|| {
-            payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into())
-        })
+        LAST.with(|l| l.borrow_mut().take())
+            .unwrap_or_else(|| payload_text(payload.as_ref()))
     })
+}
+
+/// What a panic said (its payload, when it is text).
+fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// A panic's message and where it was raised: `MESSAGE at FILE:LINE`.
+pub fn describe(info: &panic::PanicHookInfo<'_>) -> String {
+    let at = info
+        .location()
+        .map(|l| format!(" at {}:{}", l.file(), l.line()))
+        .unwrap_or_default();
+    format!("{}{at}", payload_text(info.payload()))
+}
+
+/// The end-to-end tests of these paths: a real bug cannot be summoned on demand.
+/// `CIDSCOPE_TEST_PANIC_IN=PLACE:N` makes `PLACE` panic the `N`th time it asks (from 0):
+/// `parser` (a text capture's pieces), `decoder` (a trace.dat's CPUs), `model` (the TUI's
+/// model thread).
+pub fn inject(place: &str, n: usize) {
+    static WANTED: std::sync::OnceLock<Option<(String, usize)>> = std::sync::OnceLock::new();
+    let wanted = WANTED.get_or_init(|| {
+        let v = std::env::var("CIDSCOPE_TEST_PANIC_IN").ok()?;
+        let (p, k) = v.split_once(':')?;
+        Some((p.to_string(), k.parse().ok()?))
+    });
+    if wanted.as_ref().is_some_and(|(p, k)| p == place && *k == n) {
+        panic!("CIDSCOPE_TEST_PANIC_IN={place}:{n}: panicking on purpose");
+    }
 }
 
 fn install_hook() {
@@ -42,17 +71,7 @@ fn install_hook() {
         let prev = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
             if contained() {
-                let at = info
-                    .location()
-                    .map(|l| format!(" at {}:{}", l.file(), l.line()))
-                    .unwrap_or_default();
-                let msg = info
-                    .payload()
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic without a message".into());
-                LAST.with(|l| *l.borrow_mut() = Some(format!("{msg}{at}")));
+                LAST.with(|l| *l.borrow_mut() = Some(describe(info)));
             } else {
                 prev(info);
             }

@@ -19,17 +19,7 @@ pub(super) fn parse_piece(
     buf: Vec<Event>,
 ) -> Chunk {
     crate::sources::sys::panics::contain(|| {
-        // the end-to-end test of this path: a real parser bug cannot be summoned on demand
-        // (CIDSCOPE_TEST_PARSER_PANIC=N: the Nth piece, counted from 0, panics)
-        static INJECT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-        let at = INJECT.get_or_init(|| {
-            std::env::var("CIDSCOPE_TEST_PARSER_PANIC")
-                .ok()
-                .and_then(|v| v.parse().ok())
-        });
-        if *at == Some(i) {
-            panic!("CIDSCOPE_TEST_PARSER_PANIC is set: panicking in chunk {i} on purpose");
-        }
+        crate::sources::sys::panics::inject("parser", i);
         parse_chunk(data, parser, opts, buf)
     })
     .unwrap_or_else(|why| {

@@ -256,6 +256,7 @@ fn read_cpus(
             if opts.cancelled() {
                 break;
             }
+            crate::sources::sys::panics::inject("decoder", i);
             let mut out = CpuOut::default();
             read_cpu(data, layout, cref, walk, &mut local, &mut out);
             if let Some(p) = &opts.progress {
