@@ -14,9 +14,10 @@ use super::feed::Misses;
 use super::inferred::{self, CHECK_AFTER, Context};
 use super::prepared::Prepared;
 use super::search;
+use super::steps::NextOnCpuScan;
 use super::steps::Step;
 use super::untraced::Placements;
-use super::windows::{ExitWindow, ForkWindow, exit_windows, fork_windows};
+use super::windows::{ExitScan, ExitWindow, ForkScan, ForkWindow};
 use crate::events::Event;
 use crate::model::tasks::MmId;
 use std::sync::Arc;
@@ -185,9 +186,12 @@ fn rival_first(prep: &Prepared) -> Result<Option<Agreement>, String> {
 
 /// The windows of the capture's forks and exits, narrowed by its probes: a probed step ran by
 /// its probe (docs/models.md §5.6).
-fn windows(prep: &Prepared, events: &[Event]) -> (Vec<ForkWindow>, Vec<ExitWindow>) {
+fn windows(
+    prep: &Prepared,
+    mut forks: Vec<ForkWindow>,
+    mut exits: Vec<ExitWindow>,
+) -> (Vec<ForkWindow>, Vec<ExitWindow>) {
     let plan = &prep.plan;
-    let mut forks = fork_windows(events);
     for w in &mut forks {
         if let Some(&p) = plan.fork_probe.get(&w.child) {
             w.probed = true;
@@ -207,7 +211,6 @@ fn windows(prep: &Prepared, events: &[Event]) -> (Vec<ForkWindow>, Vec<ExitWindo
             }
         }
     }
-    let mut exits = exit_windows(events);
     for w in &mut exits {
         // (the release runs inside the probed function: at the probe, or late)
         if let Some(&p) = plan.exit_probe.get(&w.tid) {
@@ -237,16 +240,26 @@ pub(super) fn propose(
     };
     // (where the other family leaves no room, the search would only find steps to drop)
     let rival = rival_first(prep)?;
-    // (decoded once: the windows, the search and its candidates read them again and again)
-    let events: Vec<Event> = prep.trace.events.iter_model().collect();
-    let windows: Windows = Arc::new(windows(prep, &events));
+    // (decoded once: the search and its candidates read them again and again; the windows
+    // and the next record on each CPU found in the same pass, the event at hand)
+    let n = prep.trace.events.len();
+    let mut events: Vec<Event> = Vec::with_capacity(n);
+    let (mut forks, mut exits) = (ForkScan::default(), ExitScan::default());
+    let mut next = NextOnCpuScan::new(n);
+    for (i, ev) in prep.trace.events.iter_model().enumerate() {
+        forks.see(i, &ev);
+        exits.see(i, &ev);
+        next.see(i, &ev);
+        events.push(ev);
+    }
+    let windows: Windows = Arc::new(windows(prep, forks.out, exits.out));
     if let Some(o) = out.as_mut() {
         o.windows(windows.clone());
     }
     // (the misses are those of processes begun in the capture, the only ones it searches)
     let (steps, mms) = search::search_placements(
         prep.trace,
-        events,
+        (events, next.done()),
         prep.policy,
         start.map_or_else(|| (prep.replayer(), 0), |s| (s.replayer, s.at)),
         (&windows.0, &windows.1),

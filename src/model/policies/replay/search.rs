@@ -180,14 +180,13 @@ struct Search<'a> {
 /// enough before its first miss).
 pub fn search_placements(
     trace: &Trace,
-    events: Vec<Event>,
+    (events, next_on_cpu): (Vec<Event>, NextOnCpu),
     policy: PolicyKind,
     (mut r, from): (Replayer, usize),
     (windows, exits): (&[ForkWindow], &[ExitWindow]),
     (mut misses, out): (Misses<'_>, Option<Publisher<'_>>),
 ) -> (Vec<Step>, Vec<MmId>) {
     let n = events.len();
-    let next_on_cpu = NextOnCpu::of(&events);
     // (the search compares predictions only)
     r.engine.core.recording = Recording::Off;
     r.engine.core.params.check_invariants = false;

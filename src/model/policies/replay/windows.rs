@@ -29,11 +29,26 @@ pub struct ForkWindow {
 /// outside clone() (its return to user, the end of a previous clone, an exec, a switch-in after
 /// sleeping; not a tick or a migration, which interrupt it anywhere) to the fork's record.
 pub fn fork_windows(events: &[Event]) -> Vec<ForkWindow> {
-    let mut last: FxHashMap<Tid, usize> = FxHashMap::default();
-    let mut slept: FxHashSet<Tid> = FxHashSet::default();
-    let mut vm: FxHashMap<Tid, bool> = FxHashMap::default();
-    let mut out = Vec::new();
+    let mut scan = ForkScan::default();
     for (i, ev) in events.iter().enumerate() {
+        scan.see(i, ev);
+    }
+    scan.out
+}
+
+/// [`fork_windows`] one event at a time (a pass that does more with each event feeds it).
+#[derive(Default)]
+pub struct ForkScan {
+    last: FxHashMap<Tid, usize>,
+    slept: FxHashSet<Tid>,
+    vm: FxHashMap<Tid, bool>,
+    pub out: Vec<ForkWindow>,
+}
+
+impl ForkScan {
+    #[inline]
+    pub fn see(&mut self, i: usize, ev: &Event) {
+        let (last, slept, vm) = (&mut self.last, &mut self.slept, &mut self.vm);
         match ev.kind {
             EventKind::TaskNewtask { tid, clone_flags } if clone_flags & CLONE_VM != 0 => {
                 vm.insert(tid, clone_flags & CLONE_THREAD != 0);
@@ -42,7 +57,7 @@ pub fn fork_windows(events: &[Event]) -> Vec<ForkWindow> {
                 if let Some(thread) = vm.remove(&child)
                     && let Some(&l) = last.get(&parent)
                 {
-                    out.push(ForkWindow {
+                    self.out.push(ForkWindow {
                         parent,
                         child,
                         first: l + 1,
@@ -54,7 +69,7 @@ pub fn fork_windows(events: &[Event]) -> Vec<ForkWindow> {
                     });
                 }
                 last.insert(parent, i);
-                continue;
+                return;
             }
             _ => {}
         }
@@ -83,7 +98,6 @@ pub fn fork_windows(events: &[Event]) -> Vec<ForkWindow> {
             }
         }
     }
-    out
 }
 
 /// The untraced window of an exit's CID release (docs/models.md §5.3 T7): `do_exit` releases
@@ -102,19 +116,33 @@ pub struct ExitWindow {
 
 /// The exit windows of `trace`, in record order.
 pub fn exit_windows(events: &[Event]) -> Vec<ExitWindow> {
-    let mut last: FxHashMap<Tid, usize> = FxHashMap::default();
-    let mut out = Vec::new();
+    let mut scan = ExitScan::default();
     for (i, ev) in events.iter().enumerate() {
+        scan.see(i, ev);
+    }
+    scan.out
+}
+
+/// [`exit_windows`] one event at a time.
+#[derive(Default)]
+pub struct ExitScan {
+    last: FxHashMap<Tid, usize>,
+    pub out: Vec<ExitWindow>,
+}
+
+impl ExitScan {
+    #[inline]
+    pub fn see(&mut self, i: usize, ev: &Event) {
         match ev.kind {
             EventKind::RseqUpdate { .. } | EventKind::SchedProcessExec { .. } => {
-                last.insert(ev.tid, i);
+                self.last.insert(ev.tid, i);
             }
             EventKind::SchedProcessFork { child, .. } => {
-                last.insert(child, i);
+                self.last.insert(child, i);
             }
             EventKind::SchedProcessExit { tid } => {
-                if let Some(l) = last.remove(&tid) {
-                    out.push(ExitWindow {
+                if let Some(l) = self.last.remove(&tid) {
+                    self.out.push(ExitWindow {
                         tid,
                         first: l + 1,
                         record: i,
@@ -125,5 +153,4 @@ pub fn exit_windows(events: &[Event]) -> Vec<ExitWindow> {
             _ => {}
         }
     }
-    out
 }
