@@ -300,6 +300,12 @@ impl EventStore {
         (i < self.len()).then(|| self.at(i))
     }
 
+    /// Event `i` as the models read it (see [`Self::iter_model`]), if there is one.
+    #[inline]
+    pub fn get_model(&self, i: usize) -> Option<Event> {
+        (i < self.len()).then(|| self.decode(i, false))
+    }
+
     /// Event `i` (panics if out of range, like indexing).
     pub fn at(&self, i: usize) -> Event {
         self.decode(i, true)

@@ -14,11 +14,10 @@ use super::feed::Misses;
 use super::inferred::{self, CHECK_AFTER, Context};
 use super::prepared::Prepared;
 use super::search;
-use super::steps::NextOnCpuScan;
 use super::steps::Step;
+use super::steps::{EventsAt, NextOnCpuScan};
 use super::untraced::Placements;
 use super::windows::{ExitScan, ExitWindow, ForkScan, ForkWindow};
-use crate::events::Event;
 use crate::model::tasks::MmId;
 use std::sync::Arc;
 
@@ -240,17 +239,15 @@ pub(super) fn propose(
     };
     // (where the other family leaves no room, the search would only find steps to drop)
     let rival = rival_first(prep)?;
-    // (decoded once: the search and its candidates read them again and again; the windows
-    // and the next record on each CPU found in the same pass, the event at hand)
+    // (the windows and the next record on each CPU in one pass; the search decodes the
+    // events it reads as it reads them)
     let n = prep.trace.events.len();
-    let mut events: Vec<Event> = Vec::with_capacity(n);
     let (mut forks, mut exits) = (ForkScan::default(), ExitScan::default());
     let mut next = NextOnCpuScan::new(n);
     for (i, ev) in prep.trace.events.iter_model().enumerate() {
         forks.see(i, &ev);
         exits.see(i, &ev);
         next.see(i, &ev);
-        events.push(ev);
     }
     let windows: Windows = Arc::new(windows(prep, forks.out, exits.out));
     if let Some(o) = out.as_mut() {
@@ -259,7 +256,7 @@ pub(super) fn propose(
     // (the misses are those of processes begun in the capture, the only ones it searches)
     let (steps, mms) = search::search_placements(
         prep.trace,
-        (events, next.done()),
+        (EventsAt(&prep.trace.events), next.done()),
         prep.policy,
         start.map_or_else(|| (prep.replayer(), 0), |s| (s.replayer, s.at)),
         (&windows.0, &windows.1),
@@ -362,7 +359,7 @@ pub(super) fn settle(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{EventKind, EventStore, TaskMeta, Trace};
+    use crate::events::{Event, EventKind, EventStore, TaskMeta, Trace};
 
     /// A proposal of a capture whose kernel is named (a search always runs there).
     fn searched(p: Result<Proposal, String>) -> Proposal {

@@ -38,10 +38,12 @@ use super::super::run::PolicyRun;
 use super::beside::{AHEAD_OF_PLAIN, Publisher};
 use super::feed::{Misses, PUBLISH_EVERY};
 use super::replayer::Replayer;
-use super::steps::{NextOnCpu, SEARCH_LOOKBACK, SNAPSHOT_AHEAD_OF_MISS, Step, StepSource};
+use super::steps::{
+    EventsAt, NextOnCpu, SEARCH_LOOKBACK, SNAPSHOT_AHEAD_OF_MISS, Step, StepSource,
+};
 use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow};
-use crate::events::{Event, EventKind, Tid, Trace};
+use crate::events::{EventKind, Tid, Trace};
 use crate::model::tasks::MmId;
 use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
@@ -143,8 +145,7 @@ impl Candidate {
 
 struct Search<'a> {
     trace: &'a Trace,
-    /// The capture's events decoded once (the candidates read them again and again).
-    events: Vec<Event>,
+    events: EventsAt<'a>,
     policy: PolicyKind,
     windows: &'a [ForkWindow],
     exits: &'a [ExitWindow],
@@ -180,7 +181,7 @@ struct Search<'a> {
 /// enough before its first miss).
 pub fn search_placements(
     trace: &Trace,
-    (events, next_on_cpu): (Vec<Event>, NextOnCpu),
+    (events, next_on_cpu): (EventsAt<'_>, NextOnCpu),
     policy: PolicyKind,
     (mut r, from): (Replayer, usize),
     (windows, exits): (&[ForkWindow], &[ExitWindow]),
@@ -238,7 +239,7 @@ pub fn search_placements(
         {
             s.checkpoint(i, &mut r);
         }
-        let Some(ev) = s.events.get(i).copied() else {
+        let Some(ev) = s.events.get(i) else {
             break;
         };
         let before = r.misses();
@@ -385,7 +386,7 @@ impl Search<'_> {
             if j > from {
                 self.checkpoint(j, &mut t);
             }
-            let Some(ev) = self.events.get(j).copied() else {
+            let Some(ev) = self.events.get(j) else {
                 break;
             };
             t.apply(j, &ev, &self.trace.tasks);
@@ -397,7 +398,7 @@ impl Search<'_> {
     /// Replays `t` over events `from..=to`.
     fn replay_to(&self, t: &mut Replayer, from: usize, to: usize) {
         for j in from..=to {
-            let Some(ev) = self.events.get(j).copied() else {
+            let Some(ev) = self.events.get(j) else {
                 break;
             };
             t.apply(j, &ev, &self.trace.tasks);
@@ -445,7 +446,7 @@ impl Search<'_> {
         let mut a = snapshot_ref(cand);
         let mut b = snapshot_ref(plain);
         for j in i + 1..=horizon {
-            let Some(ev) = self.events.get(j).copied() else {
+            let Some(ev) = self.events.get(j) else {
                 break;
             };
             let (ma, mb) = (a.misses(), b.misses());
@@ -486,7 +487,7 @@ impl Search<'_> {
     /// The candidates a search draws from the capture for the disagreement at `i`.
     fn source(&self) -> StepSource<'_> {
         StepSource {
-            events: &self.events,
+            events: self.events,
             policy: self.policy,
             exits: self.exits,
             next_on_cpu: &self.next_on_cpu,

@@ -347,11 +347,28 @@ impl NextOnCpuScan {
     }
 }
 
+/// The capture's events by index, each decoded as the models read it when it is asked for (a
+/// search reads stretches around the misses, not the whole capture; decoding all of it first
+/// cost more than the search on a capture of millions of events).
+#[derive(Clone, Copy)]
+pub(super) struct EventsAt<'a>(pub &'a crate::events::EventStore);
+
+impl EventsAt<'_> {
+    #[inline]
+    pub fn get(&self, j: usize) -> Option<crate::events::Event> {
+        self.0.get_model(j)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
 /// What the candidates of a disagreement are drawn from: the capture and the placements the
 /// search has accepted so far.
 pub(super) struct StepSource<'a> {
-    /// The capture's events, decoded.
-    pub events: &'a [crate::events::Event],
+    /// The capture's events.
+    pub events: EventsAt<'a>,
     pub policy: PolicyKind,
     pub exits: &'a [ExitWindow],
     pub next_on_cpu: &'a NextOnCpu,
@@ -361,7 +378,7 @@ pub(super) struct StepSource<'a> {
 impl StepSource<'_> {
     /// Event `j`, if the capture has one.
     pub(super) fn ev(&self, j: usize) -> Option<crate::events::Event> {
-        self.events.get(j).copied()
+        self.events.get(j)
     }
 
     /// How the CID the update at event `i` reports compares with the model's CID of its task
@@ -669,7 +686,7 @@ impl StepSource<'_> {
                 }
             }
             let step = (sw + 1..=i)
-                .find(|&q| self.events.get(q).copied().is_some_and(|e| e.cpu == cpu))
+                .find(|&q| self.events.get(q).is_some_and(|e| e.cpu == cpu))
                 .filter(|_| probed.switch);
             if let Some(step) = step {
                 steps.extend((done + 1..=tasks).map(|done| Step::WalkMark { at: step, done }));

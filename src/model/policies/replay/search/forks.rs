@@ -215,7 +215,7 @@ impl Search<'_> {
         let mut pending: FxHashSet<u16> = FxHashSet::default();
         let mut out = Vec::new();
         for j in w.first.saturating_sub(SEARCH_AHEAD)..end {
-            let Some(e) = self.events.get(j).copied() else {
+            let Some(e) = self.events.get(j) else {
                 break;
             };
             let mut sees = member(e.tid) || pending.remove(&e.cpu);
@@ -281,7 +281,7 @@ impl Search<'_> {
         t.untraced.placements = self.found.clone();
         let mut out = Vec::new();
         for j in b..end {
-            let Some(ev) = self.events.get(j).copied() else {
+            let Some(ev) = self.events.get(j) else {
                 break;
             };
             let before = t.engine.mm_users_reads(mm);
@@ -391,7 +391,7 @@ impl Search<'_> {
                     .take(INSIDE_POSITIONS)
                     .collect()
             } else if w.probed {
-                let cpu = self.events.get(w.record).copied().map(|e| e.cpu);
+                let cpu = self.events.get(w.record).map(|e| e.cpu);
                 (w.first..w.record.min(i + 1))
                     .rev()
                     .filter(|&j| {
@@ -456,7 +456,7 @@ impl Search<'_> {
                 positions.truncate(1);
             }
             'place: for p in positions {
-                let t0 = self.events.get(p).copied().map_or(0, |e| e.ts);
+                let t0 = self.events.get(p).map_or(0, |e| e.ts);
                 // (inside the probed function the walk ends at its return: one placement)
                 let spans = if w.inside { &[][..] } else { spans };
                 // (spans capped at the record alike are one placement, replayed once)
@@ -495,7 +495,7 @@ impl Search<'_> {
                     // inside the probed function, the walk still ends at its return and
                     // visits where the probes say
                     let (walk_end, lazy) = if w.inside {
-                        let end = self.events.get(w.record).copied().map_or(0, |e| e.ts);
+                        let end = self.events.get(w.record).map_or(0, |e| e.ts);
                         (end, true)
                     } else {
                         (walk_end, false)

@@ -140,7 +140,7 @@ impl StepSource<'_> {
         });
         for (w, exit) in near {
             let earlier = (w.first..sw).rev().filter(|&j| {
-                self.events.get(j).copied().is_some_and(|e| {
+                self.events.get(j).is_some_and(|e| {
                     matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
                         if next_tid != w.tid && r.task_mm(next_tid) == Some(mm))
                 })

@@ -94,7 +94,7 @@ impl StepSource<'_> {
             if n == IN_FLIGHT {
                 break;
             }
-            let Some(e) = self.events.get(j).copied() else {
+            let Some(e) = self.events.get(j) else {
                 continue;
             };
             if let EventKind::SchedSwitch { next_tid, .. } = e.kind
