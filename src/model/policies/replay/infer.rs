@@ -15,7 +15,7 @@ use super::inferred::{self, CHECK_AFTER, Context};
 use super::prepared::Prepared;
 use super::search;
 use super::steps::Step;
-use super::steps::{EventsAt, NextOnCpuScan};
+use super::steps::{EventsAt, NextOnCpuScan, SEARCH_LOOKBACK};
 use super::untraced::Placements;
 use super::windows::{ExitScan, ExitWindow, ForkScan, ForkWindow};
 use crate::model::tasks::MmId;
@@ -239,15 +239,18 @@ pub(super) fn propose(
     };
     // (where the other family leaves no room, the search would only find steps to drop)
     let rival = rival_first(prep)?;
-    // (the windows and the next record on each CPU in one pass; the search decodes the
-    // events it reads as it reads them)
+    // (one pass: the windows, the next record on each CPU, and the events from the search's
+    // start on decoded once, the search and its candidates reading them again and again)
     let n = prep.trace.events.len();
+    let from = start.as_ref().map_or(0, |s| s.at);
+    let mut events = EventsAt::new(&prep.trace.events, from.saturating_sub(2 * SEARCH_LOOKBACK));
     let (mut forks, mut exits) = (ForkScan::default(), ExitScan::default());
     let mut next = NextOnCpuScan::new(n);
     for (i, ev) in prep.trace.events.iter_model().enumerate() {
         forks.see(i, &ev);
         exits.see(i, &ev);
         next.see(i, &ev);
+        events.see(i, &ev);
     }
     let windows: Windows = Arc::new(windows(prep, forks.out, exits.out));
     if let Some(o) = out.as_mut() {
@@ -256,7 +259,7 @@ pub(super) fn propose(
     // (the misses are those of processes begun in the capture, the only ones it searches)
     let (steps, mms) = search::search_placements(
         prep.trace,
-        (EventsAt(&prep.trace.events), next.done()),
+        (events, next.done()),
         prep.policy,
         start.map_or_else(|| (prep.replayer(), 0), |s| (s.replayer, s.at)),
         (&windows.0, &windows.1),

@@ -487,7 +487,7 @@ impl Search<'_> {
     /// The candidates a search draws from the capture for the disagreement at `i`.
     fn source(&self) -> StepSource<'_> {
         StepSource {
-            events: self.events,
+            events: &self.events,
             policy: self.policy,
             exits: self.exits,
             next_on_cpu: &self.next_on_cpu,

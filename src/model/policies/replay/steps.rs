@@ -347,20 +347,45 @@ impl NextOnCpuScan {
     }
 }
 
-/// The capture's events by index, each decoded as the models read it when it is asked for (a
-/// search reads stretches around the misses, not the whole capture; decoding all of it first
-/// cost more than the search on a capture of millions of events).
-#[derive(Clone, Copy)]
-pub(super) struct EventsAt<'a>(pub &'a crate::events::EventStore);
+/// The capture's events by index, as the models read them: those from `base` (where the search
+/// starts, less its look-back) decoded once, the candidates read them again and again; those
+/// before it decoded from the store when asked for (a window's start, rarely). On a capture of
+/// millions of events whose first miss comes late, decoding all of it cost more than the search.
+pub(super) struct EventsAt<'a> {
+    store: &'a crate::events::EventStore,
+    base: usize,
+    near: Vec<crate::events::Event>,
+}
 
-impl EventsAt<'_> {
+impl<'a> EventsAt<'a> {
+    /// Events of `store` from `base` on, to be handed over in order by [`Self::see`].
+    pub fn new(store: &'a crate::events::EventStore, base: usize) -> EventsAt<'a> {
+        let base = base.min(store.len());
+        EventsAt {
+            store,
+            base,
+            near: Vec::with_capacity(store.len() - base),
+        }
+    }
+
+    /// Event `i`, seen in a pass over the capture in order.
+    #[inline]
+    pub fn see(&mut self, i: usize, ev: &crate::events::Event) {
+        if i >= self.base {
+            self.near.push(*ev);
+        }
+    }
+
     #[inline]
     pub fn get(&self, j: usize) -> Option<crate::events::Event> {
-        self.0.get_model(j)
+        match j.checked_sub(self.base) {
+            Some(k) => self.near.get(k).copied(),
+            None => self.store.get_model(j),
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.store.len()
     }
 }
 
@@ -368,7 +393,7 @@ impl EventsAt<'_> {
 /// search has accepted so far.
 pub(super) struct StepSource<'a> {
     /// The capture's events.
-    pub events: EventsAt<'a>,
+    pub events: &'a EventsAt<'a>,
     pub policy: PolicyKind,
     pub exits: &'a [ExitWindow],
     pub next_on_cpu: &'a NextOnCpu,
