@@ -1,8 +1,10 @@
 //! Panics a caller catches on purpose. A parser worker wraps each chunk in [`contain`], so a
-//! bug on one odd input becomes an error at that chunk instead of a dead load. Such a panic
-//! must not act like a fatal one: the TUI's hook would hand the terminal back to the shell
-//! while the TUI goes on, and the default hook's message would land on the screen. Inside
-//! [`contain`], the hook installed here only keeps the message and where it was raised.
+//! bug on one odd input becomes an error at that chunk instead of a dead load; the TUI's
+//! loader and model threads are contained the same way (a load that stops, models said
+//! missing). Such a panic must not act like a fatal one: the TUI's hook would hand the
+//! terminal back to the shell while the TUI goes on, and the default hook's message would land
+//! on the screen. Inside [`contain`], the hook installed here only keeps the message and where
+//! it was raised.
 
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
