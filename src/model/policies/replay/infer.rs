@@ -17,7 +17,7 @@ use super::search;
 use super::steps::Step;
 use super::steps::{EventsAt, NextOnCpuScan, SEARCH_LOOKBACK};
 use super::untraced::Placements;
-use super::windows::{ExitScan, ExitWindow, ForkScan, ForkWindow};
+use super::windows::{ExitWindow, ForkWindow, WindowScan};
 use crate::model::tasks::MmId;
 use std::sync::Arc;
 
@@ -244,15 +244,14 @@ pub(super) fn propose(
     let n = prep.trace.events.len();
     let from = start.as_ref().map_or(0, |s| s.at);
     let mut events = EventsAt::new(&prep.trace.events, from.saturating_sub(2 * SEARCH_LOOKBACK));
-    let (mut forks, mut exits) = (ForkScan::default(), ExitScan::default());
+    let mut scan = WindowScan::default();
     let mut next = NextOnCpuScan::new(n);
     for (i, ev) in prep.trace.events.iter_model().enumerate() {
-        forks.see(i, &ev);
-        exits.see(i, &ev);
+        scan.see(i, &ev);
         next.see(i, &ev);
         events.see(i, &ev);
     }
-    let windows: Windows = Arc::new(windows(prep, forks.out, exits.out));
+    let windows: Windows = Arc::new(windows(prep, scan.forks, scan.exits));
     if let Some(o) = out.as_mut() {
         o.windows(windows.clone());
     }
