@@ -2,7 +2,7 @@
 //! fork's or an exit's CID step may run before its record.
 
 use crate::events::{CLONE_THREAD, CLONE_VM, Event, EventKind, Tid};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 /// The untraced window of a CLONE_VM fork's CID step (docs/models.md §5.3 T2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,75 +29,16 @@ pub struct ForkWindow {
 /// outside clone() (its return to user, the end of a previous clone, an exec, a switch-in after
 /// sleeping; not a tick or a migration, which interrupt it anywhere) to the fork's record.
 pub fn fork_windows(events: &[Event]) -> Vec<ForkWindow> {
-    let mut scan = ForkScan::default();
+    scan(events).forks
+}
+
+/// The windows of every event in `events`, both kinds in one pass.
+fn scan(events: &[Event]) -> WindowScan {
+    let mut scan = WindowScan::default();
     for (i, ev) in events.iter().enumerate() {
         scan.see(i, ev);
     }
-    scan.out
-}
-
-/// [`fork_windows`] one event at a time.
-#[derive(Default)]
-struct ForkScan {
-    last: FxHashMap<Tid, usize>,
-    slept: FxHashSet<Tid>,
-    vm: FxHashMap<Tid, bool>,
-    out: Vec<ForkWindow>,
-}
-
-impl ForkScan {
-    #[inline]
-    fn see(&mut self, i: usize, ev: &Event) {
-        let (last, slept, vm) = (&mut self.last, &mut self.slept, &mut self.vm);
-        match ev.kind {
-            EventKind::TaskNewtask { tid, clone_flags } if clone_flags & CLONE_VM != 0 => {
-                vm.insert(tid, clone_flags & CLONE_THREAD != 0);
-            }
-            EventKind::SchedProcessFork { parent, child } => {
-                if let Some(thread) = vm.remove(&child)
-                    && let Some(&l) = last.get(&parent)
-                {
-                    self.out.push(ForkWindow {
-                        parent,
-                        child,
-                        first: l + 1,
-                        record: i,
-                        record_ts: ev.ts,
-                        thread,
-                        probed: false,
-                        inside: false,
-                    });
-                }
-                last.insert(parent, i);
-                return;
-            }
-            _ => {}
-        }
-        match ev.kind {
-            EventKind::Tick
-            | EventKind::SchedMigrateTask { .. }
-            | EventKind::TaskNewtask { .. }
-            | EventKind::Other { .. }
-            | EventKind::Probe { .. }
-            | EventKind::Lost { .. } => {}
-            EventKind::SchedSwitch {
-                prev_tid,
-                next_tid,
-                prev_state,
-                ..
-            } => {
-                if !prev_state.runnable() {
-                    slept.insert(prev_tid);
-                }
-                if slept.remove(&next_tid) {
-                    last.insert(next_tid, i);
-                }
-            }
-            _ => {
-                last.insert(ev.tid, i);
-            }
-        }
-    }
+    scan
 }
 
 /// The untraced window of an exit's CID release (docs/models.md §5.3 T7): `do_exit` releases
@@ -116,48 +57,12 @@ pub struct ExitWindow {
 
 /// The exit windows of `trace`, in record order.
 pub fn exit_windows(events: &[Event]) -> Vec<ExitWindow> {
-    let mut scan = ExitScan::default();
-    for (i, ev) in events.iter().enumerate() {
-        scan.see(i, ev);
-    }
-    scan.out
+    scan(events).exits
 }
 
-/// [`exit_windows`] one event at a time.
-#[derive(Default)]
-struct ExitScan {
-    last: FxHashMap<Tid, usize>,
-    out: Vec<ExitWindow>,
-}
-
-impl ExitScan {
-    #[inline]
-    fn see(&mut self, i: usize, ev: &Event) {
-        match ev.kind {
-            EventKind::RseqUpdate { .. } | EventKind::SchedProcessExec { .. } => {
-                self.last.insert(ev.tid, i);
-            }
-            EventKind::SchedProcessFork { child, .. } => {
-                self.last.insert(child, i);
-            }
-            EventKind::SchedProcessExit { tid } => {
-                if let Some(l) = self.last.remove(&tid) {
-                    self.out.push(ExitWindow {
-                        tid,
-                        first: l + 1,
-                        record: i,
-                        record_ts: ev.ts,
-                    });
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// [`ForkScan`] and [`ExitScan`] in one: one lookup of the task's record for an event both
-/// read (an update is a record of both), instead of one in each of their maps. The proposal
-/// runs it over every event of the capture.
+/// The fork and exit windows, one event at a time, for a pass that does more with each event
+/// (the proposal's): one record per task serves both kinds (an update is a record of both, one
+/// lookup of it instead of one in each of two maps).
 #[derive(Default)]
 pub struct WindowScan {
     tasks: FxHashMap<Tid, Seen>,
@@ -170,11 +75,11 @@ pub struct WindowScan {
 /// What [`WindowScan`] keeps of a task.
 #[derive(Clone, Copy)]
 struct Seen {
-    /// Its last record outside a clone ([`ForkScan`]'s `last`).
+    /// Its last record outside a clone (where a fork window starts).
     outside_clone: u32,
-    /// Its last record that shows it had its CID ([`ExitScan`]'s `last`).
+    /// Its last record that shows it had its CID (where an exit window starts).
     had_cid: u32,
-    /// Switched out asleep, not yet back ([`ForkScan`]'s `slept`).
+    /// Switched out asleep, not yet back.
     slept: bool,
 }
 
@@ -272,7 +177,98 @@ impl WindowScan {
 mod tests {
     use super::*;
 
-    /// The one-pass scan finds the windows the two scans find, on corpus captures of every
+    /// The two scans the one-pass scan replaced, as they were: one map per kind of window.
+    mod two_scans {
+        use super::*;
+        use rustc_hash::FxHashSet;
+
+        pub fn fork_windows(events: &[Event]) -> Vec<ForkWindow> {
+            let mut last: FxHashMap<Tid, usize> = FxHashMap::default();
+            let mut slept: FxHashSet<Tid> = FxHashSet::default();
+            let mut vm: FxHashMap<Tid, bool> = FxHashMap::default();
+            let mut out = Vec::new();
+            for (i, ev) in events.iter().enumerate() {
+                match ev.kind {
+                    EventKind::TaskNewtask { tid, clone_flags } if clone_flags & CLONE_VM != 0 => {
+                        vm.insert(tid, clone_flags & CLONE_THREAD != 0);
+                    }
+                    EventKind::SchedProcessFork { parent, child } => {
+                        if let Some(thread) = vm.remove(&child)
+                            && let Some(&l) = last.get(&parent)
+                        {
+                            out.push(ForkWindow {
+                                parent,
+                                child,
+                                first: l + 1,
+                                record: i,
+                                record_ts: ev.ts,
+                                thread,
+                                probed: false,
+                                inside: false,
+                            });
+                        }
+                        last.insert(parent, i);
+                        continue;
+                    }
+                    _ => {}
+                }
+                match ev.kind {
+                    EventKind::Tick
+                    | EventKind::SchedMigrateTask { .. }
+                    | EventKind::TaskNewtask { .. }
+                    | EventKind::Other { .. }
+                    | EventKind::Probe { .. }
+                    | EventKind::Lost { .. } => {}
+                    EventKind::SchedSwitch {
+                        prev_tid,
+                        next_tid,
+                        prev_state,
+                        ..
+                    } => {
+                        if !prev_state.runnable() {
+                            slept.insert(prev_tid);
+                        }
+                        if slept.remove(&next_tid) {
+                            last.insert(next_tid, i);
+                        }
+                    }
+                    _ => {
+                        last.insert(ev.tid, i);
+                    }
+                }
+            }
+            out
+        }
+
+        pub fn exit_windows(events: &[Event]) -> Vec<ExitWindow> {
+            let mut last: FxHashMap<Tid, usize> = FxHashMap::default();
+            let mut out = Vec::new();
+            for (i, ev) in events.iter().enumerate() {
+                match ev.kind {
+                    EventKind::RseqUpdate { .. } | EventKind::SchedProcessExec { .. } => {
+                        last.insert(ev.tid, i);
+                    }
+                    EventKind::SchedProcessFork { child, .. } => {
+                        last.insert(child, i);
+                    }
+                    EventKind::SchedProcessExit { tid } => {
+                        if let Some(l) = last.remove(&tid) {
+                            out.push(ExitWindow {
+                                tid,
+                                first: l + 1,
+                                record: i,
+                                record_ts: ev.ts,
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            out
+        }
+    }
+
+    /// The one-pass scan finds the windows the two scans found, on corpus captures of every
     /// kernel and workload kind with forks and exits.
     #[test]
     fn one_scan_finds_what_the_two_find() {
@@ -292,8 +288,8 @@ mod tests {
             for (i, ev) in events.iter().enumerate() {
                 one.see(i, ev);
             }
-            assert_eq!(one.forks, fork_windows(&events), "{name}");
-            assert_eq!(one.exits, exit_windows(&events), "{name}");
+            assert_eq!(one.forks, two_scans::fork_windows(&events), "{name}");
+            assert_eq!(one.exits, two_scans::exit_windows(&events), "{name}");
             seen += one.forks.len() + one.exits.len();
         }
         assert!(
