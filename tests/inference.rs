@@ -285,3 +285,43 @@ fn stats_text_says_predicted_and_agreed() {
     );
     assert!(out.contains("  inference: auto: "), "{out}");
 }
+
+/// The search copies the model's state at one snapshot in so many, more the more tasks the
+/// model has, and makes the others from the copy before when a candidate asks for one
+/// (`search/snapshots.rs`). On these captures, whose few tasks copy every snapshot, copying
+/// one in 2 or in 16 (`CIDSCOPE_SNAPSHOT_SPACING`) must give the same steps and figures: the
+/// snapshots made later are the states the copies were.
+#[test]
+fn snapshots_made_from_an_earlier_copy_give_the_same_steps() {
+    let files = [
+        "kernels-plain/k6.18.15-cidscope-seed000-c16-churn.ftrace.txt",
+        "kernels/k6.18.15-c32-workers.ftrace.txt.zst",
+        "kernels/k7.3.4-c16-churn.ftrace.txt.zst",
+        "kernels/k6.12.117-c64-workers.ftrace.txt.zst",
+    ];
+    for file in files {
+        let path = traces().join(file);
+        let args = ["stats", "--json", path.to_str().expect("a UTF-8 path")];
+        let (code, every, err) = cidscope(&args);
+        assert_eq!(code, 0, "{err}");
+        let a: Value = serde_json::from_str(&every).expect("JSON");
+        assert!(
+            !a["model_agreement"]["inferred_steps"]
+                .as_array()
+                .expect("inferred_steps")
+                .is_empty(),
+            "{file}: the search places steps here (what this test is about)"
+        );
+        for k in ["2", "16"] {
+            let (code, sparse, err) =
+                common::cidscope_env(&args, &[("CIDSCOPE_SNAPSHOT_SPACING", k)]);
+            assert_eq!(code, 0, "{err}");
+            let b: Value = serde_json::from_str(&sparse).expect("JSON");
+            assert_eq!(
+                a["model_agreement"], b["model_agreement"],
+                "{file}: a copy every {k} snapshots"
+            );
+            assert_eq!(a, b, "{file}: a copy every {k} snapshots");
+        }
+    }
+}

@@ -393,6 +393,14 @@ impl EventStore {
         }
     }
 
+    /// Events `[a, b)` as the models read them ([`Self::iter_model`]).
+    pub fn range_model(&self, r: std::ops::Range<usize>) -> Iter<'_> {
+        Iter {
+            meta: false,
+            ..self.range(r)
+        }
+    }
+
     /// Indices of the tick events (`hrtimer_expire_entry` of the tick), found in the kind
     /// column without decoding an event: a pass that reads the ticks alone (HZ) need not
     /// decode the other 95 %.

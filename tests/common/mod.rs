@@ -44,8 +44,14 @@ pub fn truth(name: &str) -> serde_json::Value {
 
 /// Runs `cidscope ARGS`; returns (exit code, stdout, stderr).
 pub fn cidscope(args: &[&str]) -> (i32, String, String) {
+    cidscope_env(args, &[])
+}
+
+/// [`cidscope`] with variables added to its environment.
+pub fn cidscope_env(args: &[&str], vars: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_cidscope"))
         .args(args)
+        .envs(vars.iter().copied())
         .output()
         .expect("run cidscope");
     (

@@ -200,6 +200,11 @@ impl<'a> Misses<'a> {
         }
     }
 
+    /// Whether a plain replay running beside publishes them (rather than all known at once).
+    pub fn is_fed(&self) -> bool {
+        self.feed.is_some()
+    }
+
     /// Waits for the search's start (`None` inside: from the capture's start); `None` when the
     /// plain replay ended without a miss.
     pub fn start(&mut self) -> Option<Option<SearchStart>> {

@@ -9,6 +9,7 @@
 
 use super::super::kind::PolicyKind;
 use super::super::run::{Agreement, InferredStep, PolicyRun};
+use super::ahead;
 use super::beside::{Beside, StepFeed, Windows};
 use super::feed::Misses;
 use super::inferred::{self, CHECK_AFTER, Context};
@@ -20,6 +21,7 @@ use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow, WindowScan};
 use crate::model::tasks::MmId;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Final replays that may drop a step that broke an invariant before all are dropped.
 const VETTING_ROUNDS: usize = 3;
@@ -232,43 +234,60 @@ pub(super) fn propose(
 ) -> Result<Proposal, String> {
     // (a final replay beside learns the search ended from this, whatever happens)
     let mut out = beside.map(|f| f.publisher());
-    // (nothing is decoded before the plain replay's first miss a search may explain: there
-    // may be none)
-    let Some(start) = misses.start() else {
-        return Ok(Proposal::empty(Arc::new((Vec::new(), Vec::new()))));
-    };
-    // (where the other family leaves no room, the search would only find steps to drop)
-    let rival = rival_first(prep)?;
-    // (one pass: the windows, the next record on each CPU, and the events from the search's
-    // start on decoded once, the search and its candidates reading them again and again)
-    let n = prep.trace.events.len();
-    let from = start.as_ref().map_or(0, |s| s.at);
-    let mut events = EventsAt::new(&prep.trace.events, from.saturating_sub(2 * SEARCH_LOOKBACK));
-    let mut scan = WindowScan::default();
-    let mut next = NextOnCpuScan::new(n);
-    for (i, ev) in prep.trace.events.iter_model().enumerate() {
-        scan.see(i, &ev);
-        next.see(i, &ev);
-        events.see(i, &ev);
-    }
-    let windows: Windows = Arc::new(windows(prep, scan.forks, scan.exits));
-    if let Some(o) = out.as_mut() {
-        o.windows(windows.clone());
-    }
-    // (the misses are those of processes begun in the capture, the only ones it searches)
-    let (steps, mms) = search::search_placements(
-        prep.trace,
-        (events, next.done()),
-        prep.policy,
-        start.map_or_else(|| (prep.replayer(), 0), |s| (s.replayer, s.at)),
-        (&windows.0, &windows.1),
-        (misses, out),
-    );
-    Ok(Proposal {
-        steps,
-        mms,
-        windows,
-        rival,
+    let store = &prep.trace.events;
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        // (on a large capture with the plain replay beside, the pass over the capture runs
+        // ahead of the first miss on a core the plain replay leaves idle: `ahead.rs`)
+        let early = ahead::worth_it(store.len(), misses.is_fed())
+            .then(|| sc.spawn(|| ahead::scan_ahead(store, &stop)));
+        let give_up = || stop.store(true, Ordering::Relaxed);
+        // (nothing else is decoded before the plain replay's first miss a search may explain:
+        // there may be none)
+        let Some(start) = misses.start() else {
+            give_up();
+            return Ok(Proposal::empty(Arc::new((Vec::new(), Vec::new()))));
+        };
+        // (where the other family leaves no room, the search would only find steps to drop)
+        let rival = rival_first(prep).inspect_err(|_| give_up())?;
+        // (the events from the search's start on are decoded once, the search and its
+        // candidates reading them again and again)
+        let from = start.as_ref().map_or(0, |s| s.at);
+        let base = from.saturating_sub(2 * SEARCH_LOOKBACK);
+        let (scan, next, events) = match early.and_then(|h| super::joined(h)) {
+            Some(s) => (s.windows, s.next, EventsAt::decoded(store, base)),
+            None => {
+                // (one pass: the windows, the next record on each CPU, and those events)
+                let mut events = EventsAt::new(store, base);
+                let mut scan = WindowScan::default();
+                let mut next = NextOnCpuScan::new(store.len());
+                for (i, ev) in store.iter_model().enumerate() {
+                    scan.see(i, &ev);
+                    next.see(i, &ev);
+                    events.see(i, &ev);
+                }
+                (scan, next.done(), events)
+            }
+        };
+        let windows: Windows = Arc::new(windows(prep, scan.forks, scan.exits));
+        if let Some(o) = out.as_mut() {
+            o.windows(windows.clone());
+        }
+        // (the misses are those of processes begun in the capture, the only ones it searches)
+        let (steps, mms) = search::search_placements(
+            prep.trace,
+            (events, next),
+            prep.policy,
+            start.map_or_else(|| (prep.replayer(), 0), |s| (s.replayer, s.at)),
+            (&windows.0, &windows.1),
+            (misses, out),
+        );
+        Ok(Proposal {
+            steps,
+            mms,
+            windows,
+            rival,
+        })
     })
 }
 
@@ -489,5 +508,27 @@ mod tests {
         assert!(!after.steps.is_empty(), "the search places steps");
         assert_eq!(after.steps, beside.steps);
         assert_eq!(after.mms, beside.mms);
+    }
+
+    /// On a capture large enough for the pass over it to run ahead of the first miss
+    /// (`ahead.rs`), the search beside places the steps and draws the windows a search after
+    /// the plain replay does.
+    #[test]
+    fn a_pass_run_ahead_of_the_first_miss_gives_the_same_proposal() {
+        let trace = late_misses(super::ahead::AHEAD_EVENTS_MIN);
+        assert!(super::ahead::worth_it(trace.events.len(), true));
+        let prep = kernels_own(&trace);
+        let (_, _, misses) = prep.run_plain();
+        let after = searched(propose(&prep, misses, None));
+        let feed = super::super::feed::MissFeed::default();
+        let beside = std::thread::scope(|sc| {
+            let side = sc.spawn(|| propose(&prep, Misses::fed(&feed), None));
+            let _ = prep.run_plain_beside(&feed);
+            searched(side.join().expect("the search beside"))
+        });
+        assert!(!after.steps.is_empty(), "the search places steps");
+        assert_eq!(after.steps, beside.steps);
+        assert_eq!(after.mms, beside.mms);
+        assert_eq!(after.windows, beside.windows);
     }
 }

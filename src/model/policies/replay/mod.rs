@@ -28,6 +28,7 @@
 //! replay disagrees, `search.rs` looks for placements of those steps that explain the observed
 //! CIDs; the replay is run again with them, and each is reported in `Agreement::trace_gaps`.
 
+mod ahead;
 mod beside;
 mod feed;
 mod hz;

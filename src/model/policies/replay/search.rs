@@ -34,6 +34,7 @@ use super::super::kind::PolicyKind;
 use super::super::params::Recording;
 
 mod forks;
+mod snapshots;
 use super::super::run::PolicyRun;
 use super::beside::{AHEAD_OF_PLAIN, Publisher};
 use super::feed::{Misses, PUBLISH_EVERY};
@@ -46,7 +47,8 @@ use super::windows::{ExitWindow, ForkWindow};
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::tasks::MmId;
 use rustc_hash::FxHashSet;
-use std::collections::BTreeMap;
+use snapshots::Snapshots;
+use std::rc::Rc;
 
 /// Events a search may replay (or read, at an eighth, or copy in a snapshot) in all: one per
 /// this many events of the capture (bounds its cost, with the final replay, to about half of
@@ -156,10 +158,9 @@ struct Search<'a> {
     accepted: Vec<Step>,
     /// The mms they were accepted for.
     mms: Vec<MmId>,
-    /// Snapshots every `every` events over the last [`CHECKPOINTS_SPAN`]: every candidate's
+    /// Snapshots every so many events over the last [`CHECKPOINTS_SPAN`]: every candidate's
     /// replay starts from the last one before its step.
-    periodic: BTreeMap<usize, Box<Replayer>>,
-    every: usize,
+    periodic: Snapshots,
     /// Windows tried already.
     tried: FxHashSet<usize>,
     budget: u64,
@@ -202,8 +203,9 @@ pub fn search_placements(
         found: r.untraced.placements.clone(),
         accepted: Vec::new(),
         mms: Vec::new(),
-        periodic: BTreeMap::new(),
-        every: CHECKPOINT_EVERY * (r.engine.core.params.cpus as usize / 16).max(1),
+        periodic: Snapshots::new(
+            CHECKPOINT_EVERY * (r.engine.core.params.cpus as usize / 16).max(1),
+        ),
         tried: FxHashSet::default(),
         budget: budget(n as u64),
         verbose: std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some(),
@@ -345,28 +347,20 @@ impl Search<'_> {
     /// No step accepted from now on changes an event before this index (but for its window):
     /// a candidate starts from a snapshot kept, or from one taken at `i` or later.
     fn frontier(&self, i: usize) -> usize {
-        self.periodic
-            .first_key_value()
-            .map_or(i, |(&b, _)| b.min(i))
+        self.periodic.first().map_or(i, |b| b.min(i))
     }
 
     /// Keeps the snapshots a later candidate may start from: every `every` events.
     fn checkpoint(&mut self, i: usize, r: &mut Replayer) {
-        if i.is_multiple_of(self.every) {
+        if i.is_multiple_of(self.periodic.every()) {
             self.budget = self.budget.saturating_sub(SNAPSHOT_COST);
-            self.periodic.insert(i, Box::new(r.model_copy()));
-            while self.periodic.len() * self.every > CHECKPOINTS_SPAN {
-                self.periodic.pop_first();
-            }
+            self.periodic.take(i, r, |t, a, b| self.replay_to(t, a, b));
         }
     }
 
-    /// The last snapshot at or before event `j`.
-    fn snapshot_before(&self, j: usize) -> Option<(usize, &Replayer)> {
-        self.periodic
-            .range(..=j)
-            .next_back()
-            .map(|(&b, r)| (b, r.as_ref()))
+    /// The last snapshot at or before event `j`, and its place.
+    fn snapshot_before(&self, j: usize) -> Option<(usize, Rc<Replayer>)> {
+        self.periodic.before(j, |t, a, b| self.replay_to(t, a, b))
     }
 
     /// Takes `cand`, found for the disagreement at `i`: its steps join the accepted ones, and
@@ -375,12 +369,16 @@ impl Search<'_> {
         self.found = cand.placements;
         self.accepted.extend(cand.steps);
         let from = cand.from;
-        let Some(snap) = self.periodic.get(&from).map(|s| snapshot_ref(s)) else {
+        let snap = self
+            .periodic
+            .has(from)
+            .then(|| self.snapshot_before(from))
+            .flatten();
+        let Some(mut t) = snap.map(|(_, s)| snapshot_ref(&s)) else {
             return cand.at;
         };
         // the snapshots after its start were taken without the step
-        let _ = self.periodic.split_off(&(from + 1));
-        let mut t = snap;
+        self.periodic.restart_at(from, &self.found);
         t.untraced.placements = self.found.clone();
         for j in from..=i {
             if j > from {
@@ -621,7 +619,7 @@ impl Search<'_> {
             let (mut t, start) = match (shared, mark) {
                 (Some((at, _, _, p)), _) => (p.clone(), *at),
                 (None, Some((at, deferred))) => {
-                    let mut p = checked(snap, mm);
+                    let mut p = checked(&snap, mm);
                     p.untraced.placements = self.found.clone();
                     if let Some(d) = deferred {
                         d.set(&mut p.untraced.placements);
@@ -634,7 +632,7 @@ impl Search<'_> {
                     prefixes.push((at, b, deferred, p));
                     (t, at)
                 }
-                (None, None) => (checked(snap, mm), b),
+                (None, None) => (checked(&snap, mm), b),
             };
             if !self.spend((i + 1 - start) as u64) {
                 break;

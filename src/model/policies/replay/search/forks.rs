@@ -14,6 +14,7 @@ use crate::model::policies::replay::untraced::EarlyFork;
 use crate::model::policies::replay::windows::ForkWindow;
 use crate::model::tasks::MmId;
 use rustc_hash::FxHashSet;
+use std::rc::Rc;
 
 /// A window's placements that differ ([`Search::reading_positions`]).
 enum Reading {
@@ -42,16 +43,21 @@ impl Search<'_> {
     /// last before the window (a parent asleep for 360 events of a 24-vCPU capture left a
     /// window whose placements, each replayed from its start, took a disagreement's whole
     /// share of the budget).
-    fn fork_snapshot(&self, w: ForkWindow, p: usize) -> Option<(usize, &Replayer)> {
+    fn fork_snapshot(&self, w: ForkWindow, p: usize) -> Option<(usize, Rc<Replayer>)> {
+        self.snapshot_before(self.fork_snapshot_at(w, p))
+    }
+
+    /// The event [`Self::fork_snapshot`] takes the last snapshot before.
+    fn fork_snapshot_at(&self, w: ForkWindow, p: usize) -> usize {
         let placed = self
             .found
             .early_forks
             .values()
             .any(|v| v.iter().any(|f| f.child == w.child));
         if placed || w.probed || w.inside {
-            self.snapshot_before(w.first)
+            w.first
         } else {
-            self.snapshot_before(p.max(w.first))
+            p.max(w.first)
         }
     }
 
@@ -103,7 +109,7 @@ impl Search<'_> {
         if self.budget < (i + 1 - b + reserve) as u64 {
             return false;
         }
-        let mut t = checked(snap, mm);
+        let mut t = checked(&snap, mm);
         if !self.spend((to + 1 - b) as u64) {
             return false;
         }
@@ -274,7 +280,7 @@ impl Search<'_> {
         let end = w.record.min(i + 1);
         let (b, snap) = self.snapshot_before(w.first)?;
         snap.engine.mm_users_reads(mm)?;
-        let mut t = snapshot_ref(snap);
+        let mut t = snapshot_ref(&snap);
         if !self.spend(end.saturating_sub(b) as u64) {
             return Some(Reading::OutOfBudget);
         }
@@ -315,7 +321,7 @@ impl Search<'_> {
                 !self.tried.contains(k)
                     && w.first <= i
                     && w.record + SEARCH_LOOKBACK >= i
-                    && self.snapshot_before(w.first).is_some()
+                    && self.periodic.place_before(w.first).is_some()
                     && r.engine.core.task(w.parent).and_then(|t| t.mm) == Some(mm)
             })
             .map(|(k, _)| k)
@@ -341,7 +347,7 @@ impl Search<'_> {
                         w.record,
                         w.inside,
                         self.tried.contains(&k),
-                        self.snapshot_before(w.first).is_some(),
+                        self.periodic.place_before(w.first).is_some(),
                     )
                 })
                 .collect();
@@ -470,10 +476,12 @@ impl Search<'_> {
                 }
                 for walk_end in ends {
                     // (with a held put, from before its exit record too)
-                    let snap = match (self.fork_snapshot(w, p), extra) {
-                        (Some((b, _)), Some(x)) if x.start() < b => self.snapshot_before(x.start()),
-                        (snap, _) => snap,
+                    let j = self.fork_snapshot_at(w, p);
+                    let j = match (self.periodic.place_before(j), extra) {
+                        (Some(b), Some(x)) if x.start() < b => x.start(),
+                        _ => j,
                     };
+                    let snap = self.snapshot_before(j);
                     let Some((b, snap)) = snap else {
                         break 'place;
                     };
@@ -487,7 +495,7 @@ impl Search<'_> {
                     if self.budget < (i + 1 - b + reserve) as u64 {
                         break 'place;
                     }
-                    let mut t = checked(snap, mm);
+                    let mut t = checked(&snap, mm);
                     if !self.spend((i + 1 - b) as u64) {
                         break 'place;
                     }

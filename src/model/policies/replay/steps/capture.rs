@@ -88,6 +88,14 @@ impl<'a> EventsAt<'a> {
         }
     }
 
+    /// Events of `store` from `base` on, decoded at once (a pass that ran before `base` was
+    /// known).
+    pub(crate) fn decoded(store: &'a crate::events::EventStore, base: usize) -> EventsAt<'a> {
+        let mut at = EventsAt::new(store, base);
+        at.near.extend(store.range_model(at.base..store.len()));
+        at
+    }
+
     /// Event `i`, seen in a pass over the capture in order.
     #[inline]
     pub(crate) fn see(&mut self, i: usize, ev: &crate::events::Event) {
