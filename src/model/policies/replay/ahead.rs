@@ -8,7 +8,7 @@
 //! from the plain replay itself; it stops at its next check when the plain replay ends without
 //! a miss.
 
-use super::steps::{NextOnCpu, NextOnCpuScan};
+use super::steps::{EventsAt, NextOnCpu, NextOnCpuScan};
 use super::windows::WindowScan;
 use crate::events::EventStore;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,11 +37,16 @@ pub(super) fn worth_it(n: usize, beside: bool) -> bool {
 /// The pass over `store`, at low priority; `None` once `stop` is set.
 pub(super) fn scan_ahead(store: &EventStore, stop: &AtomicBool) -> Option<Scanned> {
     low_priority();
-    scan(store, Some(stop))
+    scan(store, Some(stop), None)
 }
 
-/// The pass over `store` (stopped when `stop` is set at one of its checks).
-pub(super) fn scan(store: &EventStore, stop: Option<&AtomicBool>) -> Option<Scanned> {
+/// The pass over `store` (stopped when `stop` is set at one of its checks); `events`, when
+/// the search's start is known, keeps its decoded events in the same pass.
+pub(super) fn scan(
+    store: &EventStore,
+    stop: Option<&AtomicBool>,
+    mut events: Option<&mut EventsAt<'_>>,
+) -> Option<Scanned> {
     let mut windows = WindowScan::default();
     let mut next = NextOnCpuScan::new(store.len());
     for (i, ev) in store.iter_model().enumerate() {
@@ -50,6 +55,9 @@ pub(super) fn scan(store: &EventStore, stop: Option<&AtomicBool>) -> Option<Scan
         }
         windows.see(i, &ev);
         next.see(i, &ev);
+        if let Some(e) = events.as_mut() {
+            e.see(i, &ev);
+        }
     }
     Some(Scanned {
         windows,
@@ -92,8 +100,8 @@ mod tests {
             kind: crate::events::EventKind::Tick,
         });
         let stop = AtomicBool::new(true);
-        assert!(scan(&store, Some(&stop)).is_none());
-        let done = scan(&store, None).expect("a pass nothing stops ends");
+        assert!(scan(&store, Some(&stop), None).is_none());
+        let done = scan(&store, None, None).expect("a pass nothing stops ends");
         assert_eq!(done.next.get(0), None);
     }
 

@@ -7,6 +7,11 @@
 use super::replayer::Replayer;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
+/// A scoped thread's result (its panic goes on in the caller): a stage run beside another.
+pub(super) fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
 /// A state one thread changes and others wait on (the feeds between the stages of a replay).
 /// A panic on the other side poisons nothing this state could not be read from.
 pub(super) struct Board<S> {

@@ -11,14 +11,14 @@ use super::super::kind::PolicyKind;
 use super::super::run::{Agreement, InferredStep, PolicyRun};
 use super::ahead;
 use super::beside::{Beside, StepFeed, Windows};
-use super::feed::Misses;
+use super::feed::{self, Misses};
 use super::inferred::{self, CHECK_AFTER, Context};
 use super::prepared::Prepared;
 use super::search;
 use super::steps::Step;
-use super::steps::{EventsAt, NextOnCpuScan, SEARCH_LOOKBACK};
+use super::steps::{EventsAt, SEARCH_LOOKBACK};
 use super::untraced::Placements;
-use super::windows::{ExitWindow, ForkWindow, WindowScan};
+use super::windows::{ExitWindow, ForkWindow};
 use crate::model::tasks::MmId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -254,19 +254,14 @@ pub(super) fn propose(
         // candidates reading them again and again)
         let from = start.as_ref().map_or(0, |s| s.at);
         let base = from.saturating_sub(2 * SEARCH_LOOKBACK);
-        let (scan, next, events) = match early.and_then(|h| super::joined(h)) {
+        let (scan, next, events) = match early.and_then(|h| feed::joined(h)) {
             Some(s) => (s.windows, s.next, EventsAt::decoded(store, base)),
             None => {
                 // (one pass: the windows, the next record on each CPU, and those events)
                 let mut events = EventsAt::new(store, base);
-                let mut scan = WindowScan::default();
-                let mut next = NextOnCpuScan::new(store.len());
-                for (i, ev) in store.iter_model().enumerate() {
-                    scan.see(i, &ev);
-                    next.see(i, &ev);
-                    events.see(i, &ev);
-                }
-                (scan, next.done(), events)
+                let s = ahead::scan(store, None, Some(&mut events));
+                let s = s.expect("a pass nothing stops ends");
+                (s.windows, s.next, events)
             }
         };
         let windows: Windows = Arc::new(windows(prep, scan.forks, scan.exits));

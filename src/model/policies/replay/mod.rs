@@ -120,11 +120,6 @@ pub fn replay_with_unseeded(
     })
 }
 
-/// A scoped thread's result (its panic goes on in the caller).
-fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
-}
-
 /// The plain replay's figures of a seeded run that seeded nothing (what a replay without
 /// seeding gives); `None` when it checked an mm that existed before the capture.
 fn plain_figures(a: &run::Agreement) -> Option<run::Agreement> {
@@ -162,7 +157,7 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
                     sc.spawn(|| infer::propose(prep, feed::Misses::fed(&misses), Some(&steps)));
                 let fin = sc.spawn(|| beside::final_beside(prep, &misses, &steps));
                 let (plain, outcomes) = prep.run_plain_beside(&misses);
-                let (proposal, fin) = (joined(search), joined(fin));
+                let (proposal, fin) = (feed::joined(search), feed::joined(fin));
                 (plain, outcomes, Some(proposal.map(|p| (p, fin))))
             })
         }

@@ -35,7 +35,6 @@ use super::super::params::Recording;
 
 mod forks;
 mod snapshots;
-use super::super::run::PolicyRun;
 use super::beside::{AHEAD_OF_PLAIN, Publisher};
 use super::feed::{Misses, PUBLISH_EVERY};
 use super::replayer::Replayer;
@@ -47,7 +46,7 @@ use super::windows::{ExitWindow, ForkWindow};
 use crate::events::{EventKind, Tid, Trace};
 use crate::model::tasks::MmId;
 use rustc_hash::FxHashSet;
-use snapshots::Snapshots;
+use snapshots::{Snapshots, snapshot_ref};
 use std::rc::Rc;
 
 /// Events a search may replay (or read, at an eighth, or copy in a snapshot) in all: one per
@@ -64,9 +63,8 @@ pub(super) fn budget(n: u64) -> u64 {
 }
 
 /// Events between the snapshots of a search at up to 16 CPUs (more CPUs: more state to copy,
-/// proportionally fewer snapshots), and the stretch of the capture they cover.
+/// proportionally fewer snapshots; the stretch they cover: `snapshots::CHECKPOINTS_SPAN`).
 const CHECKPOINT_EVERY: usize = 64;
-const CHECKPOINTS_SPAN: usize = 8192;
 /// What a snapshot costs, in replayed events (its copy of the model's state).
 const SNAPSHOT_COST: u64 = 64;
 /// The share of the budget one disagreement may spend (the others get a chance too).
@@ -103,13 +101,6 @@ struct Candidate {
     steps: Vec<Step>,
     /// The snapshot its replay started from.
     from: usize,
-}
-
-/// A copy of `r` without its recording (a search only needs the model state).
-fn snapshot_ref(r: &Replayer) -> Replayer {
-    let mut c = r.clone();
-    c.engine.core.run = PolicyRun::new(r.engine.core.kind, r.engine.core.params.clone());
-    c
 }
 
 /// A candidate's replayer: from a snapshot, its invariant checks on `mm` (a placement that
@@ -158,7 +149,7 @@ struct Search<'a> {
     accepted: Vec<Step>,
     /// The mms they were accepted for.
     mms: Vec<MmId>,
-    /// Snapshots every so many events over the last [`CHECKPOINTS_SPAN`]: every candidate's
+    /// Snapshots every so many events over the last `snapshots::CHECKPOINTS_SPAN`: every candidate's
     /// replay starts from the last one before its step.
     periodic: Snapshots,
     /// Windows tried already.

@@ -10,12 +10,22 @@
 //! the last copy before it replayed to it. Which snapshots there are, where each lies, and so
 //! the search's budget and what it finds, are the same as with a copy at each.
 
-use super::{CHECKPOINTS_SPAN, snapshot_ref};
 use crate::model::policies::replay::replayer::Replayer;
 use crate::model::policies::replay::untraced::Placements;
+use crate::model::policies::run::PolicyRun;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+
+/// The stretch of the capture the snapshots cover, in events.
+pub(super) const CHECKPOINTS_SPAN: usize = 8192;
+
+/// A copy of `r` without its recording (a search only needs the model state).
+pub(super) fn snapshot_ref(r: &Replayer) -> Replayer {
+    let mut c = r.clone();
+    c.engine.core.run = PolicyRun::new(r.engine.core.kind, r.engine.core.params.clone());
+    c
+}
 
 /// Tasks of the model per snapshot between two copies: a copy costs about as much as
 /// replaying one event per task (callgrind and wall time on the bench trace.dat), and the
