@@ -419,16 +419,19 @@ mod tests {
         t
     }
 
-    /// The capture prepared for its kernel's model, as `stats` chooses it.
-    fn kernels_own(trace: &Trace) -> Prepared<'_> {
-        let facts = crate::model::kernel::KernelFacts {
-            release: trace.kernel_release.clone(),
-            hz: trace.kernel_hz,
-            scan_batch: trace.kernel_scan_batch,
-        };
-        let chosen = crate::model::kernel::choose(&Default::default(), &facts)
-            .expect("the capture names its kernel");
-        Prepared::new(trace, chosen.policy, &chosen.params)
+    /// A search after the plain replay, and one beside it on the misses it publishes, on
+    /// `trace` prepared for its kernel's model.
+    fn after_and_beside(trace: &Trace) -> (Proposal, Proposal) {
+        let prep = Prepared::for_its_kernel(trace);
+        let (_, _, misses) = prep.run_plain();
+        let after = searched(propose(&prep, misses, None));
+        let feed = super::super::feed::MissFeed::default();
+        let beside = std::thread::scope(|sc| {
+            let side = sc.spawn(|| propose(&prep, Misses::fed(&feed), None));
+            let _ = prep.run_plain_beside(&feed);
+            searched(side.join().expect("the search beside"))
+        });
+        (after, beside)
     }
 
     /// A search started from the plain replay's model state before its first miss places the
@@ -437,7 +440,7 @@ mod tests {
     #[test]
     fn a_search_from_the_plain_replays_state_places_the_same_steps() {
         let trace = late_misses(30_000);
-        let prep = kernels_own(&trace);
+        let prep = Prepared::for_its_kernel(&trace);
         let (_, misses) = prep.run_plain_every(256);
         let (misses, start) = misses.into_parts();
         let start = start.expect("a start before the first miss");
@@ -461,7 +464,7 @@ mod tests {
         use super::super::beside::{StepFeed, final_beside};
         use super::super::feed::MissFeed;
         let trace = late_misses(30_000);
-        let prep = kernels_own(&trace);
+        let prep = Prepared::for_its_kernel(&trace);
         let (plain, outcomes, misses) = prep.run_plain();
         let proposal = searched(propose(&prep, misses, None));
         let (after, after_steps) = settle(&prep, proposal, plain.clone(), &outcomes, None);
@@ -490,16 +493,7 @@ mod tests {
     /// them, and it stops where the last one's look-ahead ends).
     #[test]
     fn a_search_beside_the_plain_replay_places_the_same_steps() {
-        let trace = late_misses(30_000);
-        let prep = kernels_own(&trace);
-        let (_, _, misses) = prep.run_plain();
-        let after = searched(propose(&prep, misses, None));
-        let feed = super::super::feed::MissFeed::default();
-        let beside = std::thread::scope(|sc| {
-            let side = sc.spawn(|| propose(&prep, Misses::fed(&feed), None));
-            let _ = prep.run_plain_beside(&feed);
-            searched(side.join().expect("the search beside"))
-        });
+        let (after, beside) = after_and_beside(&late_misses(30_000));
         assert!(!after.steps.is_empty(), "the search places steps");
         assert_eq!(after.steps, beside.steps);
         assert_eq!(after.mms, beside.mms);
@@ -512,15 +506,7 @@ mod tests {
     fn a_pass_run_ahead_of_the_first_miss_gives_the_same_proposal() {
         let trace = late_misses(super::ahead::AHEAD_EVENTS_MIN);
         assert!(super::ahead::worth_it(trace.events.len(), true));
-        let prep = kernels_own(&trace);
-        let (_, _, misses) = prep.run_plain();
-        let after = searched(propose(&prep, misses, None));
-        let feed = super::super::feed::MissFeed::default();
-        let beside = std::thread::scope(|sc| {
-            let side = sc.spawn(|| propose(&prep, Misses::fed(&feed), None));
-            let _ = prep.run_plain_beside(&feed);
-            searched(side.join().expect("the search beside"))
-        });
+        let (after, beside) = after_and_beside(&trace);
         assert!(!after.steps.is_empty(), "the search places steps");
         assert_eq!(after.steps, beside.steps);
         assert_eq!(after.mms, beside.mms);

@@ -223,6 +223,20 @@ impl<'a> Prepared<'a> {
         self.trace.tasks.len() <= SEARCH_START_TASKS_MAX
     }
 
+    /// The capture prepared for its kernel's model, as `stats` chooses it (the capture names
+    /// its kernel).
+    #[cfg(test)]
+    pub fn for_its_kernel(trace: &'a Trace) -> Prepared<'a> {
+        let facts = crate::model::kernel::KernelFacts {
+            release: trace.kernel_release.clone(),
+            hz: trace.kernel_hz,
+            scan_batch: trace.kernel_scan_batch,
+        };
+        let chosen = crate::model::kernel::choose(&Default::default(), &facts)
+            .expect("the capture names its kernel");
+        Prepared::new(trace, chosen.policy, &chosen.params)
+    }
+
     /// [`Prepared::run_plain`] with a start kept every `every` events.
     #[cfg(test)]
     pub fn run_plain_every(&self, every: usize) -> (Vec<(usize, bool)>, Misses<'static>) {

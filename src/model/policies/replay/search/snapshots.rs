@@ -198,14 +198,7 @@ mod tests {
     #[test]
     fn a_snapshot_made_from_the_copy_before_is_the_state_the_replay_had() {
         let trace = load("traces/kernels/k6.18.15-cidscope-seed000-c16-burst.ftrace.txt.zst");
-        let facts = crate::model::kernel::KernelFacts {
-            release: trace.kernel_release.clone(),
-            hz: trace.kernel_hz,
-            scan_batch: trace.kernel_scan_batch,
-        };
-        let chosen = crate::model::kernel::choose(&Default::default(), &facts)
-            .expect("the capture names its kernel");
-        let prep = Prepared::new(&trace, chosen.policy, &chosen.params);
+        let prep = Prepared::for_its_kernel(&trace);
         let mut r = prep.replayer();
         let events = &trace.events;
         let replay = |t: &mut Replayer, a: usize, b: usize| {
