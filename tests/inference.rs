@@ -325,3 +325,41 @@ fn snapshots_made_from_an_earlier_copy_give_the_same_steps() {
         }
     }
 }
+
+/// The search's budget is what bounds it: with none (`CIDSCOPE_SEARCH_BUDGET_BASE=0` and one
+/// budgeted event per billion of the capture) a capture whose search places steps gets none,
+/// the plain figures unchanged, and says the budget is why.
+#[test]
+fn a_search_without_budget_places_no_step() {
+    let path = traces().join("kernels-plain/k6.18.15-cidscope-seed000-c16-churn.ftrace.txt");
+    let args = ["stats", "--json", path.to_str().expect("a UTF-8 path")];
+    let (code, out, err) = cidscope(&args);
+    assert_eq!(code, 0, "{err}");
+    let a: Value = serde_json::from_str(&out).expect("JSON");
+    let a = &a["model_agreement"];
+    let steps = |m: &Value| {
+        m["inferred_steps"]
+            .as_array()
+            .expect("inferred_steps")
+            .len()
+    };
+    assert!(
+        steps(a) > 0,
+        "the search places steps here (what this test is about)"
+    );
+    let (code, out, err) = common::cidscope_env(
+        &args,
+        &[
+            ("CIDSCOPE_SEARCH_BUDGET_BASE", "0"),
+            ("CIDSCOPE_SEARCH_BUDGET_PER", "1000000000"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let b: Value = serde_json::from_str(&out).expect("JSON");
+    let b = &b["model_agreement"];
+    assert_eq!(steps(b), 0);
+    assert_eq!(a["predicted"], b["predicted"]);
+    assert_eq!(b["agreed"], b["predicted"], "{b}");
+    let why = b["inference"].as_str().expect("inference");
+    assert!(why.contains("budget"), "{why}");
+}

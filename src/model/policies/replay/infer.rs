@@ -23,6 +23,11 @@ use crate::model::tasks::MmId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// The largest capture whose other family's plain replay runs before the search
+/// ([`rival_first`]): where it costs no more than the search may spend by default
+/// (`search::default_budget`, n/2 + 20,000 events).
+const RIVAL_FIRST_EVENTS: u64 = 40_000;
+
 /// Final replays that may drop a step that broke an invariant before all are dropped.
 const VETTING_ROUNDS: usize = 3;
 
@@ -170,7 +175,7 @@ fn plain_agreement(prep: &Prepared) -> Option<Agreement> {
 /// is needed: `Err` says why. Otherwise [`beats_other_family`] reuses it.
 fn rival_first(prep: &Prepared) -> Result<Option<Agreement>, String> {
     let n = prep.trace.events.len() as u64;
-    if kernel_policy(prep).is_some() || n > search::budget(n) {
+    if kernel_policy(prep).is_some() || n > RIVAL_FIRST_EVENTS {
         return Ok(None);
     }
     let rival = rival_policy(prep.policy);
@@ -432,6 +437,15 @@ mod tests {
             searched(side.join().expect("the search beside"))
         });
         (after, beside)
+    }
+
+    /// The rival's plain replay runs first exactly where it costs no more than the search's
+    /// default budget (the bound is a constant: an experiment's budget must not move it).
+    #[test]
+    fn the_rival_runs_first_where_it_costs_no_more_than_the_default_search() {
+        for n in [0, 1_000, 39_999, 40_000, 40_001, 80_000, 1 << 20] {
+            assert_eq!(n > RIVAL_FIRST_EVENTS, n > search::default_budget(n), "{n}");
+        }
     }
 
     /// A search started from the plain replay's model state before its first miss places the

@@ -58,8 +58,34 @@ const SEARCH_BUDGET_EVENTS_PER_UNIT: u64 = 2;
 /// 20,000 it finds 4: 216/221, what its CID probes show).
 const SEARCH_BUDGET_BASE: u64 = 20_000;
 /// What a search may spend on a capture of `n` events, in replayed events.
+///
+/// `CIDSCOPE_SEARCH_BUDGET_BASE=B` and `CIDSCOPE_SEARCH_BUDGET_PER=K` replace the base and the
+/// events of the capture per budgeted event (an experiment: what a smaller or larger search
+/// costs and finds, `scripts/infer-budget.py`; not for a result one reports).
 pub(super) fn budget(n: u64) -> u64 {
+    match budget_override() {
+        (None, None) => default_budget(n),
+        (base, per) => {
+            n / per.unwrap_or(SEARCH_BUDGET_EVENTS_PER_UNIT) + base.unwrap_or(SEARCH_BUDGET_BASE)
+        }
+    }
+}
+
+/// [`budget`] without the environment's override.
+pub(super) fn default_budget(n: u64) -> u64 {
     n / SEARCH_BUDGET_EVENTS_PER_UNIT + SEARCH_BUDGET_BASE
+}
+
+/// The budget's base and its events per unit from the environment, read once.
+fn budget_override() -> (Option<u64>, Option<u64>) {
+    static SET: std::sync::OnceLock<(Option<u64>, Option<u64>)> = std::sync::OnceLock::new();
+    *SET.get_or_init(|| {
+        let var = |name| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+        (
+            var("CIDSCOPE_SEARCH_BUDGET_BASE"),
+            var("CIDSCOPE_SEARCH_BUDGET_PER").filter(|&k| k >= 1),
+        )
+    })
 }
 
 /// Events between the snapshots of a search at up to 16 CPUs (more CPUs: more state to copy,
