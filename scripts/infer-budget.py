@@ -21,21 +21,11 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from corpus_readme import readme_hz
+
 here = os.path.dirname(os.path.abspath(__file__))
 binary = os.environ.get("CIDSCOPE", os.path.join(here, "..", "target", "release", "cidscope"))
 POLICIES = ["lazy-compact", "resume-batch", "owner-mode"]
-
-
-def readme_hz(d):
-    hz = {}
-    try:
-        for line in open(os.path.join(d, "README.md")):
-            if line.startswith("| `k"):
-                c = [x.strip() for x in line.split("|")]
-                hz[c[1].strip("`")] = c[3]
-    except OSError:
-        pass
-    return hz
 
 
 def own_policy(name):
