@@ -209,6 +209,11 @@ impl Engine {
         with_policy!(&self.policy, policy => policy.probe_view(&self.core, tid))
     }
 
+    /// What a probe reads of an mm just made (`mm_init_cid`), as the model makes one.
+    pub fn new_mm_view(&self) -> super::policy::ProbeView {
+        with_policy!(&self.policy, policy => policy.new_mm_view(&self.core))
+    }
+
     /// The model's view of one mm, for disagreement reports.
     pub fn describe_mm(&self, mm: MmId) -> String {
         with_policy!(&self.policy, policy => policy.describe(&self.core, mm))

@@ -598,6 +598,10 @@ impl CidPolicy for OwnerMode {
         self.mm_view(core, tid)
     }
 
+    fn new_mm_view(&self, core: &Core) -> crate::model::policies::policy::ProbeView {
+        Mm::new(core.params.cpus, None).probe_view()
+    }
+
     fn walk_left(&self, id: MmId) -> usize {
         self.mm(id).map_or(0, |m| {
             m.walk.len()

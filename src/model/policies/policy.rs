@@ -228,6 +228,11 @@ pub trait CidPolicy: Clone {
         ProbeView::default()
     }
 
+    /// What a CID probe reads of an mm just made (`mm_init_cid`), as the policy makes one.
+    fn new_mm_view(&self, _core: &Core) -> ProbeView {
+        ProbeView::default()
+    }
+
     /// Replay: make the state of a pre-existing mm agree with an observed update it could not
     /// have predicted (§5). Returns whether the observation was used as a seed (then it is not
     /// checked).

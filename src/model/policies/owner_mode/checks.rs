@@ -1,8 +1,8 @@
 //! The invariants of §4.6 (O1–O5; O6 is checked inside `SCHEDIN`) and the model's
 //! description of an mm for disagreement reports.
 
-use super::OwnerMode;
 use super::word::{ONCPU, TRANSIT, UNSET, in_transit, on_cpu, on_task, plain, visible, word};
+use super::{Mm, OwnerMode};
 use crate::events::Tid;
 use crate::model::policies::core::Core;
 use crate::model::policies::invariant::{Finding, Invariant};
@@ -199,11 +199,20 @@ impl OwnerMode {
         let Some(m) = core.task(tid).and_then(|t| t.mm).and_then(|id| self.mm(id)) else {
             return ProbeView::default();
         };
+        m.probe_view()
+    }
+}
+
+impl Mm {
+    /// What a 7.x `cid_fork_users`/`cid_exit_users` probe reads of this mm.
+    pub(crate) fn probe_view(&self) -> ProbeView {
         ProbeView {
-            cid_users: Some(m.users),
-            max_cids: Some(m.max_cids),
-            pcpu_thrs: Some(m.pcpu_thrs),
-            mode_bits: Some(((m.mode & ONCPU != 0) as u32) << 1 | (m.mode & TRANSIT != 0) as u32),
+            cid_users: Some(self.users),
+            max_cids: Some(self.max_cids),
+            pcpu_thrs: Some(self.pcpu_thrs),
+            mode_bits: Some(
+                ((self.mode & ONCPU != 0) as u32) << 1 | (self.mode & TRANSIT != 0) as u32,
+            ),
             ..ProbeView::default()
         }
     }

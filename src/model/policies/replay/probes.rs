@@ -30,6 +30,9 @@ pub struct Plan {
     pub vm_forks: FxHashSet<usize>,
     /// Per task, the time of its `sched_process_exit` record.
     pub exit_records: FxHashMap<Tid, u64>,
+    /// The probes of forks of a new process (no CLONE_VM) whose step a 7.x `cid_fork_users`
+    /// reads: `sched_mm_cid_fork(t)` reads `t->mm`, the child's new mm, not the parent's.
+    pub new_mm_forks: FxHashSet<usize>,
     /// The `cid_fork` and `cid_fork_users` probes of execs (7.x `bprm_execve` calls
     /// `sched_mm_cid_fork` for the new mm after `sched_process_exec`): no clone's.
     pub exec_forks: FxHashSet<usize>,
@@ -55,6 +58,7 @@ pub fn plan(trace: &Trace) -> Plan {
     // tasks past their sched_process_exec whose exec has not joined its new mm yet
     let mut execing: FxHashSet<Tid> = FxHashSet::default();
     let mut exec_forks = FxHashSet::default();
+    let mut new_mm_forks = FxHashSet::default();
     // (only rare kinds matter here, and an update while an exec is pending: the kind column
     // skips the rest without decoding it)
     let mut from = 0;
@@ -141,14 +145,18 @@ pub fn plan(trace: &Trace) -> Plan {
                     owner.insert(mm, who);
                 }
                 let done = open_done.remove(&ev.tid);
-                if let Some((at, _, walk_end)) = open.remove(&ev.tid)
-                    && clone_flags & CLONE_VM != 0
-                {
-                    child_of.insert(tid, (at, walk_end, clone_flags));
-                    vm_forks.insert(at);
-                    if let Some(d) = done {
-                        fork_done.insert(tid, d);
+                match open.remove(&ev.tid) {
+                    Some((at, _, walk_end)) if clone_flags & CLONE_VM != 0 => {
+                        child_of.insert(tid, (at, walk_end, clone_flags));
+                        vm_forks.insert(at);
+                        if let Some(d) = done {
+                            fork_done.insert(tid, d);
+                        }
                     }
+                    Some((at, ..)) => {
+                        new_mm_forks.insert(at);
+                    }
+                    None => {}
                 }
             }
             EventKind::SchedProcessExit { tid } if probed.exit => {
@@ -186,5 +194,6 @@ pub fn plan(trace: &Trace) -> Plan {
         vm_forks,
         exit_records,
         exec_forks,
+        new_mm_forks,
     }
 }

@@ -71,6 +71,8 @@ pub struct Replayer {
     pub exit_records: FxHashMap<Tid, u64>,
     /// The `cid_fork` probes of execs (`probes::Plan::exec_forks`).
     pub exec_forks: FxHashSet<usize>,
+    /// The probes of forks of a new process (`probes::Plan::new_mm_forks`).
+    pub new_mm_forks: FxHashSet<usize>,
     /// Per exiting task, the model's state at its `cid_exit` probe, before the release (what
     /// its `cid_exit_users` read).
     exit_entry: FxHashMap<Tid, crate::model::policies::policy::ProbeView>,
@@ -125,6 +127,7 @@ impl Replayer {
             exit_records: FxHashMap::default(),
             outcomes: None,
             exec_forks: FxHashSet::default(),
+            new_mm_forks: FxHashSet::default(),
             exit_entry: FxHashMap::default(),
         }
     }
@@ -433,7 +436,8 @@ impl Replayer {
             // the exec record)
             let clone_fork = probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx);
             if clone_fork && !self.exec_forks.contains(&idx) {
-                self.check_probe(ev.ts, ev.tid, probe, num, ptr);
+                let new_mm = self.new_mm_forks.contains(&idx);
+                self.check_probe(ev.ts, ev.tid, (probe, new_mm), num, ptr);
             }
             match self.untraced.late_probe(idx, who, ev.ts) {
                 Some(late) => Some(late),

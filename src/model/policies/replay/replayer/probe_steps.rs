@@ -8,8 +8,16 @@ use crate::model::policies::run::ProbeMismatch;
 
 impl Replayer {
     /// Holds the model's state against what the probe read of the kernel's, before its step
-    /// runs (each value a [`ProbeMismatch`] when they differ).
-    pub(super) fn check_probe(&mut self, ts: u64, by: Tid, probe: Probe, num: u32, ptr: u64) {
+    /// runs (each value a [`ProbeMismatch`] when they differ). `new_mm`: a fork of a new
+    /// process, whose 7.x `cid_fork_users` reads the child's new mm.
+    pub(super) fn check_probe(
+        &mut self,
+        ts: u64,
+        by: Tid,
+        (probe, new_mm): (Probe, bool),
+        num: u32,
+        ptr: u64,
+    ) {
         // (only tasks begun in the capture, of mms begun in it: the model knows all of their
         // history; a vfork child shares its parent's older mm)
         let fresh = |r: &Replayer, tid: Tid| {
@@ -89,8 +97,11 @@ impl Replayer {
                 let k = MmCidState::from_ptr(ptr);
                 // (an exit's release runs at its cid_exit probe, which fires first at the same
                 // function entry: the state read is the one before it)
+                // (a new process's fork reads its child's new mm, which the model makes at the
+                // fork's record: as `mm_init_cid` leaves it)
                 let m = match probe {
                     Probe::ExitUsers => self.exit_entry.remove(&by),
+                    _ if new_mm => Some(self.engine.new_mm_view()),
                     _ => None,
                 }
                 .unwrap_or_else(|| self.engine.probe_view(by));
