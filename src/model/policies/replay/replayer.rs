@@ -73,6 +73,8 @@ pub struct Replayer {
     pub exec_forks: FxHashSet<usize>,
     /// The probes of forks of a new process (`probes::Plan::new_mm_forks`).
     pub new_mm_forks: FxHashSet<usize>,
+    /// The child of each probed CLONE_VM fork, by its probe (`probes::Plan::fork_probe`).
+    pub fork_probe_child: FxHashMap<usize, Tid>,
     /// Per exiting task, the model's state at its `cid_exit` probe, before the release (what
     /// its `cid_exit_users` read).
     exit_entry: FxHashMap<Tid, crate::model::policies::policy::ProbeView>,
@@ -128,6 +130,7 @@ impl Replayer {
             outcomes: None,
             exec_forks: FxHashSet::default(),
             new_mm_forks: FxHashSet::default(),
+            fork_probe_child: FxHashMap::default(),
             exit_entry: FxHashMap::default(),
         }
     }
@@ -436,8 +439,7 @@ impl Replayer {
             // the exec record)
             let clone_fork = probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx);
             if clone_fork && !self.exec_forks.contains(&idx) {
-                let new_mm = self.new_mm_forks.contains(&idx);
-                self.check_probe(ev.ts, ev.tid, (probe, new_mm), num, ptr);
+                self.check_probe(ev.ts, ev.tid, (probe, idx), num, ptr);
             }
             match self.untraced.late_probe(idx, who, ev.ts) {
                 Some(late) => Some(late),

@@ -8,16 +8,23 @@ use crate::model::policies::run::ProbeMismatch;
 
 impl Replayer {
     /// Holds the model's state against what the probe read of the kernel's, before its step
-    /// runs (each value a [`ProbeMismatch`] when they differ). `new_mm`: a fork of a new
-    /// process, whose 7.x `cid_fork_users` reads the child's new mm.
+    /// runs (each value a [`ProbeMismatch`] when they differ); `idx` is the probe's event.
     pub(super) fn check_probe(
         &mut self,
         ts: u64,
         by: Tid,
-        (probe, new_mm): (Probe, bool),
+        (probe, idx): (Probe, usize),
         num: u32,
         ptr: u64,
     ) {
+        // (a fork of a new process, whose 7.x `cid_fork_users` reads the child's new mm)
+        let new_mm = self.new_mm_forks.contains(&idx);
+        // (a CLONE_VM fork whose step a search placed before its probe: the vCPU stalled
+        // between copy_mm's mmget and the probe's timestamp, and the model has its child)
+        let ran_early = self
+            .fork_probe_child
+            .get(&idx)
+            .is_some_and(|&c| self.engine.core.task(c).is_some_and(|t| t.mm.is_some()));
         // (only tasks begun in the capture, of mms begun in it: the model knows all of their
         // history; a vfork child shares its parent's older mm)
         let fresh = |r: &Replayer, tid: Tid| {
@@ -134,7 +141,7 @@ impl Replayer {
                 let m = self.engine.probe_view(tid);
                 // a fork's count has its child already (copy_mm's mmget), not yet a futex
                 // hash reference the same clone takes later in copy_process
-                let child = i64::from(probe == Probe::Fork);
+                let child = i64::from(probe == Probe::Fork && !ran_early);
                 cmp(
                     tid,
                     "mm_users",
