@@ -164,6 +164,7 @@ impl<'a> Prepared<'a> {
         r.exec_forks = self.plan.exec_forks.clone();
         r.new_mm_forks = self.plan.new_mm_forks.clone();
         r.fork_probe_child = self.plan.fork_probe.iter().map(|(&c, &i)| (i, c)).collect();
+        r.exits_read = self.plan.exits_read.clone();
         r.untraced.placements = self.plan.placements.clone();
         r
     }

@@ -23,8 +23,13 @@ pub struct Plan {
     /// Per child: the index of its fork's `cid_fork_done` (7.x: the step runs inside
     /// `sched_mm_cid_fork`, between the two).
     pub fork_done: FxHashMap<Tid, usize>,
-    /// Per exiting task: the index of its `cid_exit` probe (its CID release runs from there).
+    /// Per exiting task: the index of its `cid_exit` probe (its CID release runs from there),
+    /// or of its `cid_exit_users` where one follows (`exits_read`).
     pub exit_probe: FxHashMap<Tid, usize>,
+    /// 7.x exits whose `cid_exit_users` follows their `cid_exit`: both fire at the entry of
+    /// `sched_mm_cid_exit`, the release comes after both in its body, and a vCPU can stall
+    /// between the two handlers' timestamps, so the release runs at the later one.
+    pub exits_read: FxHashSet<Tid>,
     /// The `cid_fork` probes of CLONE_VM forks (the `mm_users` they read is the parent's mm's;
     /// another fork's is its child's new mm).
     pub vm_forks: FxHashSet<usize>,
@@ -59,6 +64,9 @@ pub fn plan(trace: &Trace) -> Plan {
     let mut execing: FxHashSet<Tid> = FxHashSet::default();
     let mut exec_forks = FxHashSet::default();
     let mut new_mm_forks = FxHashSet::default();
+    // exits probed whose cid_exit_users has not come yet
+    let mut exit_open: FxHashSet<Tid> = FxHashSet::default();
+    let mut exits_read = FxHashSet::default();
     // (only rare kinds matter here, and an update while an exec is pending: the kind column
     // skips the rest without decoding it)
     let mut from = 0;
@@ -107,6 +115,7 @@ pub fn plan(trace: &Trace) -> Plan {
                     probed.exit = true;
                     owner.insert(ptr, num);
                     exit_probe.entry(num).or_insert(i);
+                    exit_open.insert(if num == 0 { ev.tid } else { num });
                 }
                 Probe::MmPut => {
                     probed.mm_put = true;
@@ -127,7 +136,12 @@ pub fn plan(trace: &Trace) -> Plan {
                 Probe::Scan | Probe::RemoteClear => probed.scan = true,
                 Probe::FixupBack => {}
                 // (state read for the checks alone: no step runs there)
-                Probe::ExitUsers => {}
+                Probe::ExitUsers => {
+                    if exit_open.remove(&ev.tid) {
+                        exits_read.insert(ev.tid);
+                        exit_probe.insert(ev.tid, i);
+                    }
+                }
                 Probe::RqLock => probed.walk = true,
                 Probe::TaskLock => {
                     probed.walk = true;
@@ -160,6 +174,7 @@ pub fn plan(trace: &Trace) -> Plan {
                 }
             }
             EventKind::SchedProcessExit { tid } if probed.exit => {
+                exit_open.remove(&tid);
                 exit_records.insert(tid, ev.ts);
             }
             EventKind::SchedProcessFork { parent, child } => {
@@ -195,5 +210,6 @@ pub fn plan(trace: &Trace) -> Plan {
         exit_records,
         exec_forks,
         new_mm_forks,
+        exits_read,
     }
 }

@@ -75,6 +75,10 @@ pub struct Replayer {
     pub new_mm_forks: FxHashSet<usize>,
     /// The child of each probed CLONE_VM fork, by its probe (`probes::Plan::fork_probe`).
     pub fork_probe_child: FxHashMap<usize, Tid>,
+    /// The exits released at their `cid_exit_users` (`probes::Plan::exits_read`), and the mm
+    /// address each one's `cid_exit` named until then.
+    pub exits_read: FxHashSet<Tid>,
+    exit_addr: FxHashMap<Tid, u64>,
     /// Per exiting task, the model's state at its `cid_exit` probe, before the release (what
     /// its `cid_exit_users` read).
     exit_entry: FxHashMap<Tid, crate::model::policies::policy::ProbeView>,
@@ -131,6 +135,8 @@ impl Replayer {
             exec_forks: FxHashSet::default(),
             new_mm_forks: FxHashSet::default(),
             fork_probe_child: FxHashMap::default(),
+            exits_read: FxHashSet::default(),
+            exit_addr: FxHashMap::default(),
             exit_entry: FxHashMap::default(),
         }
     }

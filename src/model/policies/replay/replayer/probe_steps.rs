@@ -119,7 +119,8 @@ impl Replayer {
                 cmp(by, "mm_cid.pcpu_thrs", as_i(k.pcpu_thrs), of(m.pcpu_thrs));
                 cmp(by, "mm_cid.mode", as_i(k.mode), of(m.mode_bits));
             }
-            Probe::Exit => {
+            // (an exit released at its cid_exit_users is read there, before its release)
+            Probe::Exit if !self.exits_read.contains(&if num == 0 { by } else { num }) => {
                 let t = if num == 0 { by } else { num };
                 let view = self.engine.probe_view(t);
                 self.exit_entry.insert(t, view);
@@ -207,6 +208,20 @@ impl Replayer {
         }
     }
 
+    /// The CID release of `tid`'s exit (T7) at its probe: `ptr` is the mm its `cid_exit` named.
+    fn release_exit(&mut self, ts: u64, tid: Tid, ptr: u64) {
+        self.know(ts, tid);
+        let end = self.exit_records.get(&tid).copied().unwrap_or(ts);
+        self.untraced
+            .exit_probed(&mut self.engine, (ts, end), tid, ptr);
+        // exit_mm's mmput is probed too: not at a switch-out before it
+        if self.untraced.probed.mm_put
+            && let Some(t) = self.engine.core.task_mut(tid)
+        {
+            t.exit_mm_held = true;
+        }
+    }
+
     /// A CID probe (docs/models.md §5.6): the step it marks runs here. (A switch's pending CID
     /// step ran before, as before any record of its CPU; a fork's and a futex reference's are
     /// placed by `probes::plan`.)
@@ -219,15 +234,16 @@ impl Replayer {
             Probe::Exit => {
                 // (the exiting task is current: its record names it where no BTF does)
                 let num = if num == 0 { by } else { num };
-                self.know(ts, num);
-                let end = self.exit_records.get(&num).copied().unwrap_or(ts);
-                self.untraced
-                    .exit_probed(&mut self.engine, (ts, end), num, ptr);
-                // exit_mm's mmput is probed too: not at a switch-out before it
-                if self.untraced.probed.mm_put
-                    && let Some(t) = self.engine.core.task_mut(num)
-                {
-                    t.exit_mm_held = true;
+                if self.exits_read.contains(&num) {
+                    // (7.x: released after the cid_exit_users read at the same entry)
+                    self.exit_addr.insert(num, ptr);
+                } else {
+                    self.release_exit(ts, num, ptr);
+                }
+            }
+            Probe::ExitUsers => {
+                if let Some(ptr) = self.exit_addr.remove(&by) {
+                    self.release_exit(ts, by, ptr);
                 }
             }
             Probe::MmPut if u.probed.mm_put && u.mm_put_probed(&mut self.engine, ts, by, ptr) => {
