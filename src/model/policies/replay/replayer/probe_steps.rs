@@ -154,25 +154,40 @@ impl Replayer {
         }
     }
 
-    /// A `cid_migrate_to` probe that read a higher `mm_users` than the model holds at its
-    /// timestamp: the probe's CPU stalled between taking the timestamp and reading its
-    /// arguments, and the function ran after forks the trace shows later (docs/models.md
-    /// §5.6); its step runs at that CPU's next record, as a late probe's.
+    /// A probe that read its mm's `mm_users` from after its timestamp: the probe's CPU stalled
+    /// between taking the timestamp and reading its arguments, and the function ran after
+    /// steps the trace shows later (docs/models.md §5.6); its step runs at that CPU's next
+    /// record, as a late probe's. A `cid_migrate_to` that read more users than the model holds
+    /// (forks ran first); an exit_mm's `cid_mmput` that read at least two fewer (other exits'
+    /// puts ran first: one fewer is also what a reference the model holds too long gives, the
+    /// futex hash's).
     pub(super) fn read_ahead(&self, ev: &Event) -> bool {
-        let EventKind::Probe {
-            probe: Probe::MigrateTo,
-            num,
-            ptr,
-        } = ev.kind
-        else {
-            return false;
-        };
-        if !self.created.contains(&num) {
-            return false;
+        match ev.kind {
+            EventKind::Probe {
+                probe: Probe::MigrateTo,
+                num,
+                ptr,
+            } => {
+                if !self.created.contains(&num) {
+                    return false;
+                }
+                let read = MigrateState::from_ptr(ptr).mm_users;
+                let held = self.engine.probe_view(num).mm_users;
+                matches!((read, held), (Some(k), Some(m)) if k > m as i32)
+            }
+            EventKind::Probe {
+                probe: Probe::MmPut,
+                num,
+                ptr,
+            } if num > 0 => {
+                if !self.created.contains(&ev.tid) || !self.untraced.exit_put_pending(ev.tid, ptr) {
+                    return false;
+                }
+                let held = self.engine.probe_view(ev.tid).mm_users;
+                held.is_some_and(|m| num + 2 <= m)
+            }
+            _ => false,
         }
-        let read = MigrateState::from_ptr(ptr).mm_users;
-        let held = self.engine.probe_view(num).mm_users;
-        matches!((read, held), (Some(k), Some(m)) if k > m as i32)
     }
 
     /// The held `__mm_cid_put`s of remote clears probed on `cpu` run before its next record.
