@@ -75,10 +75,11 @@ pub struct Replayer {
     pub new_mm_forks: FxHashSet<usize>,
     /// The child of each probed CLONE_VM fork, by its probe (`probes::Plan::fork_probe`).
     pub fork_probe_child: FxHashMap<usize, Tid>,
-    /// The exits released at their `cid_exit_users` (`probes::Plan::exits_read`), and the mm
-    /// address each one's `cid_exit` named until then.
+    /// The exits released at the later of their `cid_exit` and `cid_exit_users`
+    /// (`probes::Plan::exits_read`), and of each the half run so far: its `cid_exit` (the mm
+    /// address it named) or its `cid_exit_users` (`None`).
     pub exits_read: FxHashSet<Tid>,
-    exit_addr: FxHashMap<Tid, u64>,
+    exit_half: FxHashMap<Tid, Option<u64>>,
     /// Per exiting task, the model's state at its `cid_exit` probe, before the release (what
     /// its `cid_exit_users` read).
     exit_entry: FxHashMap<Tid, crate::model::policies::policy::ProbeView>,
@@ -136,7 +137,7 @@ impl Replayer {
             new_mm_forks: FxHashSet::default(),
             fork_probe_child: FxHashMap::default(),
             exits_read: FxHashSet::default(),
-            exit_addr: FxHashMap::default(),
+            exit_half: FxHashMap::default(),
             exit_entry: FxHashMap::default(),
         }
     }

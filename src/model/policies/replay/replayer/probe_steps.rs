@@ -249,18 +249,20 @@ impl Replayer {
             Probe::Exit => {
                 // (the exiting task is current: its record names it where no BTF does)
                 let num = if num == 0 { by } else { num };
-                if self.exits_read.contains(&num) {
-                    // (7.x: released after the cid_exit_users read at the same entry)
-                    self.exit_addr.insert(num, ptr);
-                } else {
+                // (7.x: released after the cid_exit_users read at the same entry; whichever of
+                // the two runs last releases, a search may move either)
+                if !self.exits_read.contains(&num) || self.exit_half.remove(&num) == Some(None) {
                     self.release_exit(ts, num, ptr);
+                } else {
+                    self.exit_half.insert(num, Some(ptr));
                 }
             }
-            Probe::ExitUsers => {
-                if let Some(ptr) = self.exit_addr.remove(&by) {
-                    self.release_exit(ts, by, ptr);
+            Probe::ExitUsers if self.exits_read.contains(&by) => match self.exit_half.remove(&by) {
+                Some(Some(ptr)) => self.release_exit(ts, by, ptr),
+                _ => {
+                    self.exit_half.insert(by, None);
                 }
-            }
+            },
             Probe::MmPut if u.probed.mm_put && u.mm_put_probed(&mut self.engine, ts, by, ptr) => {
                 self.exiting.remove(&by);
             }
@@ -286,6 +288,42 @@ impl Replayer {
                     .set_cpus_probed(&mut self.engine, ts, num, ptr);
             }
             _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::policies::kind::PolicyKind;
+    use crate::model::policies::params::Params;
+
+    /// A 7.x exit read at both entry probes is released by whichever of the two runs last (a
+    /// search may move either to a CPU's next record): never by the first, never not at all.
+    #[test]
+    fn an_exit_read_at_both_entry_probes_is_released_by_the_last() {
+        const TID: Tid = 5;
+        const MM: u64 = 0xabc0;
+        for users_first in [false, true] {
+            let mut r = Replayer::new(PolicyKind::OwnerMode, Params::with_cpus(4), 0);
+            r.exits_read.insert(TID);
+            let (first, second) = if users_first {
+                ((Probe::ExitUsers, 0), (Probe::Exit, TID))
+            } else {
+                ((Probe::Exit, TID), (Probe::ExitUsers, 0))
+            };
+            r.probe(1_000, TID, first.0, first.1, MM);
+            assert!(
+                !r.untraced.exit_put_pending(TID, MM),
+                "released at the first probe ({users_first})"
+            );
+            // (cid_exit_users names no mm: the one cid_exit named is kept)
+            let ptr = if second.0 == Probe::Exit { MM } else { 0 };
+            r.probe(2_000, TID, second.0, second.1, ptr);
+            assert!(
+                r.untraced.exit_put_pending(TID, MM),
+                "not released at the second ({users_first})"
+            );
         }
     }
 }
