@@ -239,3 +239,27 @@ fn a_put_that_read_after_a_stall_runs_at_its_cpus_next_record() {
         m["fresh"]
     );
 }
+
+/// A 7.x `cid_exit_users` stamped before a stall of its CPU reads the users count of after it:
+/// another exit's release ran first, and this one's comes at that CPU's next record (as an
+/// exit_mm put's that read after a stall). A cut of a fresh 7.3.4 40-vCPU `burst` boot
+/// (traces/inference/README.md): 407 reads 8 at 12.604026, 400 reads 9 at 12.605771; with 407
+/// released at its probe the model had 8 at 400's. Only 407's own reading differs now.
+#[test]
+fn an_exit_that_read_after_a_stall_is_released_at_its_cpus_next_record() {
+    let path = common::traces().join("inference/k7.3.4-c40-burst-late-read.ftrace.txt.zst");
+    let v = common::stats(&path);
+    let m = &v["model_agreement"];
+    let pc = &m["probe_checks"];
+    let left = pc["mismatches"].as_array().expect("mismatches");
+    assert!(pc["checked"].as_u64().is_some_and(|n| n > 150), "{pc}");
+    assert!(
+        !left.is_empty() && left.iter().all(|x| x["tid"] == 407),
+        "{pc}"
+    );
+    assert_eq!(
+        m["fresh"]["agreed"], m["fresh"]["checked"],
+        "{}",
+        m["fresh"]
+    );
+}

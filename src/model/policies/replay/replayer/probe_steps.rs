@@ -160,7 +160,7 @@ impl Replayer {
     /// record, as a late probe's. A `cid_migrate_to` that read more users than the model holds
     /// (forks ran first); an exit_mm's `cid_mmput` that read at least two fewer (other exits'
     /// puts ran first: one fewer is also what a reference the model holds too long gives, the
-    /// futex hash's).
+    /// futex hash's); a 7.x `cid_exit_users` that read fewer (other exits' releases ran first).
     pub(super) fn read_ahead(&self, ev: &Event) -> bool {
         match ev.kind {
             EventKind::Probe {
@@ -185,6 +185,17 @@ impl Replayer {
                 }
                 let held = self.engine.probe_view(ev.tid).mm_users;
                 held.is_some_and(|m| num + 2 <= m)
+            }
+            // (a 7.x exit whose `cid_exit_users` read fewer users than the model holds: other
+            // exits' releases ran first; owner-mode counts its users itself, so one is enough)
+            EventKind::Probe {
+                probe: Probe::ExitUsers,
+                ptr,
+                ..
+            } if self.exits_read.contains(&ev.tid) => {
+                let read = MmCidState::from_ptr(ptr).users;
+                let held = self.engine.probe_view(ev.tid).cid_users;
+                matches!((read, held), (Some(k), Some(m)) if k < m as i32)
             }
             _ => false,
         }
