@@ -263,3 +263,35 @@ fn an_exit_that_read_after_a_stall_is_released_at_its_cpus_next_record() {
         m["fresh"]
     );
 }
+
+/// 6.x exec balancing: `bprm_execve` runs `sched_mm_cid_before_execve` (the CID released on
+/// the CPU the task ran on) before `sched_exec` has the stopper move it, so the move's
+/// `cid_migrate_to` reads `last_mm_cid` -1 while the exec record comes later. A whole fresh
+/// 6.18.15 4-vCPU mcwork `churn` capture (traces/inference/README.md): 311's move at 5.843112
+/// reads -1; released at its exec record the model had 0 there.
+#[test]
+fn an_exec_balance_reads_the_release_before_it() {
+    let path = common::traces().join("inference/k6.18.15-c4-churn-exec-balance.ftrace.txt.zst");
+    let p = path.to_str().expect("utf-8 path");
+    let (code, out, err) = common::cidscope(&[
+        "stats",
+        "--json",
+        "--check-invariants",
+        "--kernel-version",
+        "6.18.15+deb13-cloud-amd64",
+        "--hz",
+        "250",
+        p,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let m = &v["model_agreement"];
+    let pc = &m["probe_checks"];
+    assert!(pc["checked"].as_u64().is_some_and(|n| n > 250), "{pc}");
+    assert_eq!(pc["matched"], pc["checked"], "{pc}");
+    assert_eq!(
+        m["fresh"]["agreed"], m["fresh"]["checked"],
+        "{}",
+        m["fresh"]
+    );
+}

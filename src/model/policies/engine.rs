@@ -39,6 +39,9 @@ pub enum DriverEvent {
     },
     /// Successful execve on `cpu` (after exec balancing) into the fresh mm `new_mm`.
     Exec { tid: Tid, cpu: u16, new_mm: MmId },
+    /// 6.x `sched_mm_cid_before_execve` of `tid`, run on `cpu` before exec balancing moved it
+    /// (the exec's own release then finds nothing to release).
+    BeforeExecve { tid: Tid, cpu: u16 },
     /// Thread exit (CID release, then the mm reference is dropped).
     Exit { tid: Tid },
     /// Context switch on `cpu`. `prev` is informative: the engine switches out whoever it
@@ -304,6 +307,12 @@ impl<P: CidPolicy> Driver<'_, P> {
             } => self.fork(parent, child, shares_mm, new_mm, thread),
             DriverEvent::Exec { tid, cpu, new_mm } => self.exec(tid, cpu, new_mm),
             DriverEvent::Exit { tid } => self.exit(tid),
+            DriverEvent::BeforeExecve { tid, cpu } => {
+                if core.task(tid).is_some() && (cpu as u32) < core.params.cpus {
+                    self.policy.before_execve(core, tid, cpu);
+                    core.mark_task(tid);
+                }
+            }
             DriverEvent::Switch { cpu, next, .. } => self.switch(cpu, next),
             DriverEvent::Migrate { tid, src, dst } => {
                 if self.migrate_from(tid, src, dst) {

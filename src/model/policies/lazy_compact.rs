@@ -149,6 +149,8 @@ pub struct TaskState {
     pub holds_mm_users: bool,
     /// The task is counted in its mm's `nr_threads` (`mm_users.rs`).
     pub in_nr_threads: bool,
+    /// `sched_mm_cid_before_execve` ran ahead of its exec's record (exec balancing).
+    pub released_for_exec: bool,
 }
 
 impl TaskState {
@@ -158,6 +160,7 @@ impl TaskState {
         migrate_from_cpu: None,
         cid_work_pending: false,
         last_cid_reset: 0,
+        released_for_exec: false,
         holds_mm_users: false,
         in_nr_threads: false,
     };
@@ -333,7 +336,15 @@ impl LazyCompact {
     /// EXIT-style release on `t.cpu` (`sched_mm_cid_exit_signals` / `_before_execve`).
     fn release(&mut self, core: &mut Core, tid: Tid) {
         let Some(t) = core.task(tid) else { return };
-        let (Some(id), c) = (t.mm, t.cpu) else { return };
+        let c = t.cpu;
+        self.release_on(core, tid, c);
+    }
+
+    /// The release of [`Self::release`] on `c`, the CPU `tid` runs on in the kernel
+    /// (`mm_cid_put` reads this CPU's `pcpu_cid`).
+    fn release_on(&mut self, core: &mut Core, tid: Tid, c: u16) {
+        let Some(t) = core.task(tid) else { return };
+        let Some(id) = t.mm else { return };
         let m = self.slot(core, id);
         if m.live {
             let s = &mut m.pcpu_cid[c as usize];
@@ -455,8 +466,32 @@ impl CidPolicy for LazyCompact {
         }
     }
 
+    fn before_execve(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
+        // (only a CID the task left on that CPU: nothing ran there of its mm since)
+        let Some(t) = core.task(tid) else { return };
+        let (Some(id), last) = (t.mm, self.tasks.get(t).last_mm_cid) else {
+            return;
+        };
+        let on_cpu = self
+            .mm(id)
+            .and_then(|m| m.pcpu_cid.get(cpu as usize))
+            .and_then(|s| s.cid.number());
+        if t.active && last.is_some() && on_cpu == last {
+            self.release_on(core, tid, cpu);
+            if let Some(t) = core.task(tid) {
+                self.tasks.get_mut(t).released_for_exec = true;
+            }
+        }
+    }
+
     fn exec(&mut self, core: &mut Core, tid: Tid, new_mm: MmId) {
-        self.release(core, tid);
+        // (released already where `before_execve` ran ahead of exec balancing)
+        let released = core
+            .task(tid)
+            .is_some_and(|t| std::mem::take(&mut self.tasks.get_mut(t).released_for_exec));
+        if !released {
+            self.release(core, tid);
+        }
         self.leave_thread_group(core, tid);
         // exec_mmap drops the old mm
         if let Some(t) = core.task(tid)
@@ -818,6 +853,40 @@ mod tests {
         s.step(crate::model::policies::DriverEvent::MmPut { tid: 101 });
         s.switch(1, 100);
         assert_eq!(s.cid(100), Some(1));
+    }
+
+    /// 6.x exec balancing: `sched_mm_cid_before_execve` releases on the CPU the task ran on,
+    /// before the stopper moves it; the exec on the destination then releases nothing more
+    /// (a thread of the old mm keeps the CID it left on that CPU).
+    #[test]
+    fn a_release_before_exec_balancing_is_not_repeated_at_the_exec() {
+        let mut s = Script::new(PolicyKind::LazyCompact, 2, 1000);
+        s.process(50, 0);
+        let mm = s.fork_exec(50, 100, 0);
+        s.thread(100, 101, 1).run(1, 101);
+        assert_eq!((s.cid(100), s.cid(101)), (Some(0), Some(1)));
+        s.switch(1, 0).switch(0, 0); // 101 sleeps; 100 is switched out to the stopper
+        s.step(DriverEvent::BeforeExecve { tid: 100, cpu: 0 });
+        let m = s.lc(mm).unwrap();
+        assert_eq!(m.pcpu_cid[0].cid, Cid::Unset);
+        assert_eq!(m.cidmask.iter().collect::<Vec<_>>(), vec![1]);
+        assert_eq!(s.lc_task(100).unwrap().last_mm_cid, None);
+        s.migrate(100, 0, 1);
+        let new = s.new_mm_id();
+        s.step(DriverEvent::Exec {
+            tid: 100,
+            cpu: 1,
+            new_mm: new,
+        });
+        let m = s.lc(mm).unwrap();
+        assert_eq!(
+            slots(&s, mm),
+            vec![Cid::Unset, Cid::Valid(1)],
+            "101's CID stays"
+        );
+        assert_eq!(m.cidmask.iter().collect::<Vec<_>>(), vec![1]);
+        assert_eq!(s.cid(100), Some(0), "the new mm's first CID");
+        assert!(s.violations().is_empty(), "{:?}", s.violations());
     }
 
     /// docs/models.md §5.3 T5: a switch recorded first but whose CID step runs later gets the

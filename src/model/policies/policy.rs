@@ -90,6 +90,11 @@ pub trait CidPolicy: Clone {
     /// policy that allocates in the new mm here sets `t.mm` itself first.
     fn exec(&mut self, _core: &mut Core, _tid: Tid, _new_mm: MmId) {}
 
+    /// 6.x `sched_mm_cid_before_execve` of `tid` on `cpu`, the CPU it ran on before exec
+    /// balancing moved it (the model has it on the destination by now). Its `exec` later
+    /// releases nothing more. (7.x runs `sched_mm_cid_exit` there, probed as an exit.)
+    fn before_execve(&mut self, _core: &mut Core, _tid: Tid, _cpu: u16) {}
+
     /// `EXIT(t)`: the task still has its mm; the engine marks it exiting afterwards.
     fn exit(&mut self, _core: &mut Core, _tid: Tid) {}
 

@@ -269,6 +269,10 @@ impl CidPolicy for ResumeBatch {
         self.slots.exec(core, tid, new_mm);
     }
 
+    fn before_execve(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
+        self.slots.before_execve(core, tid, cpu);
+    }
+
     fn exit(&mut self, core: &mut Core, tid: Tid) {
         self.slots.exit(core, tid);
     }

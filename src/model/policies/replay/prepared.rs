@@ -162,6 +162,7 @@ impl<'a> Prepared<'a> {
         r.exit_records = self.plan.exit_records.clone();
         r.untraced.vm_fork_probes = self.plan.vm_forks.clone();
         r.exec_forks = self.plan.exec_forks.clone();
+        r.exec_balances = self.plan.exec_balances.clone();
         r.new_mm_forks = self.plan.new_mm_forks.clone();
         r.fork_probe_child = self.plan.fork_probe.iter().map(|(&c, &i)| (i, c)).collect();
         r.exits_read = self.plan.exits_read.clone();

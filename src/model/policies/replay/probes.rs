@@ -7,7 +7,7 @@
 
 use super::probed::Probed;
 use super::untraced::{EarlyFork, Placements};
-use crate::events::{CLONE_THREAD, CLONE_VM, EventKind, Probe, Tid, Trace};
+use crate::events::{CLONE_THREAD, CLONE_VM, EventKind, MigrateState, Probe, Tid, Trace};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What the probes of a capture fix beforehand.
@@ -41,6 +41,11 @@ pub struct Plan {
     /// The `cid_fork` and `cid_fork_users` probes of execs (7.x `bprm_execve` calls
     /// `sched_mm_cid_fork` for the new mm after `sched_process_exec`): no clone's.
     pub exec_forks: FxHashSet<usize>,
+    /// 6.x exec balancing: the `cid_migrate_to` probes that read `last_mm_cid` -1 of a task
+    /// whose next record of its own is its `sched_process_exec`. `bprm_execve` runs
+    /// `sched_mm_cid_before_execve` (the CID released on the CPU the task ran on) before
+    /// `sched_exec` has the stopper move it, so the release runs before that move's enqueue.
+    pub exec_balances: FxHashSet<usize>,
 }
 
 /// The probes `trace` holds, and the steps they place.
@@ -67,15 +72,35 @@ pub fn plan(trace: &Trace) -> Plan {
     // exits probed whose cid_exit_users has not come yet
     let mut exit_open: FxHashSet<Tid> = FxHashSet::default();
     let mut exits_read = FxHashSet::default();
+    // per task: its cid_migrate_to that read last_mm_cid -1, until its next update or exec
+    let mut balancing: FxHashMap<Tid, usize> = FxHashMap::default();
+    let mut exec_balances = FxHashSet::default();
     // (only rare kinds matter here, and an update while an exec is pending: the kind column
     // skips the rest without decoding it)
     let mut from = 0;
-    while let Some(i) = trace.events.next_rare(from, !execing.is_empty()) {
+    while let Some(i) = trace
+        .events
+        .next_rare(from, !execing.is_empty() || !balancing.is_empty())
+    {
         from = i + 1;
         let ev = trace.events.at(i);
+        if !balancing.is_empty()
+            && let EventKind::RseqUpdate { .. } = ev.kind
+        {
+            balancing.remove(&ev.tid);
+        }
+        if let EventKind::SchedProcessExit { tid } = ev.kind {
+            balancing.remove(&tid);
+        }
         match ev.kind {
-            EventKind::SchedProcessExec { tid, .. } => {
+            EventKind::SchedProcessExec { tid, old_tid } => {
                 execing.insert(tid);
+                if let Some(at) = balancing
+                    .remove(&tid)
+                    .or_else(|| balancing.remove(&old_tid))
+                {
+                    exec_balances.insert(at);
+                }
             }
             // (back in user space, or cloning: the exec joined its mm without a probe, as
             // 6.x does in sched_mm_cid_after_execve)
@@ -93,7 +118,14 @@ pub fn plan(trace: &Trace) -> Plan {
             } if execing.remove(&ev.tid) => {}
             EventKind::Probe { probe, num, ptr } => match probe {
                 Probe::SwitchDone => probed.switch = true,
-                Probe::MigrateTo => probed.migrate_to = true,
+                Probe::MigrateTo => {
+                    probed.migrate_to = true;
+                    if MigrateState::from_ptr(ptr).last_mm_cid == Some(-1) {
+                        balancing.insert(num, i);
+                    } else {
+                        balancing.remove(&num);
+                    }
+                }
                 Probe::Fork => {
                     probed.fork = true;
                     open.insert(ev.tid, (i, ev.ts, 0));
@@ -209,6 +241,7 @@ pub fn plan(trace: &Trace) -> Plan {
         vm_forks,
         exit_records,
         exec_forks,
+        exec_balances,
         new_mm_forks,
         exits_read,
     }

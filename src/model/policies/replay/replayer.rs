@@ -71,6 +71,8 @@ pub struct Replayer {
     pub exit_records: FxHashMap<Tid, u64>,
     /// The `cid_fork` probes of execs (`probes::Plan::exec_forks`).
     pub exec_forks: FxHashSet<usize>,
+    /// The `cid_migrate_to` probes of exec balancing (`probes::Plan::exec_balances`).
+    pub exec_balances: FxHashSet<usize>,
     /// The probes of forks of a new process (`probes::Plan::new_mm_forks`).
     pub new_mm_forks: FxHashSet<usize>,
     /// The child of each probed CLONE_VM fork, by its probe (`probes::Plan::fork_probe`).
@@ -134,6 +136,7 @@ impl Replayer {
             exit_records: FxHashMap::default(),
             outcomes: None,
             exec_forks: FxHashSet::default(),
+            exec_balances: FxHashSet::default(),
             new_mm_forks: FxHashSet::default(),
             fork_probe_child: FxHashMap::default(),
             exits_read: FxHashSet::default(),
@@ -445,6 +448,9 @@ impl Replayer {
             // cid_fork_users the new mm before the exec joins it: the model's exec joins at
             // the exec record)
             let clone_fork = probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx);
+            if probe == Probe::MigrateTo && self.exec_balances.contains(&idx) {
+                self.before_execve(ev.ts, num, ptr);
+            }
             if clone_fork && !self.exec_forks.contains(&idx) {
                 self.check_probe(ev.ts, ev.tid, (probe, idx), num, ptr);
             }

@@ -201,6 +201,20 @@ impl Replayer {
         }
     }
 
+    /// 6.x exec balancing (`probes::Plan::exec_balances`): `tid`'s `cid_migrate_to` read the
+    /// `last_mm_cid` that `sched_mm_cid_before_execve` left, on the CPU the stopper moved it
+    /// from; the release runs there first, before the probe's reading is held against it.
+    pub(super) fn before_execve(&mut self, ts: u64, tid: Tid, ptr: u64) {
+        let from = MigrateState::from_ptr(ptr)
+            .src
+            .and_then(|c| u16::try_from(c).ok());
+        let model_from = self.engine.probe_view(tid).migrate_from_cpu.flatten();
+        if let Some(cpu) = from.or(model_from) {
+            self.engine
+                .step(ts, &DriverEvent::BeforeExecve { tid, cpu });
+        }
+    }
+
     /// The held `__mm_cid_put`s of remote clears probed on `cpu` run before its next record.
     pub(super) fn put_held_clears(&mut self, cpu: u16, ts: u64) {
         let mut k = 0;
