@@ -120,7 +120,10 @@ pub fn plan(trace: &Trace) -> Plan {
                 Probe::SwitchDone => probed.switch = true,
                 Probe::MigrateTo => {
                     probed.migrate_to = true;
-                    if MigrateState::from_ptr(ptr).last_mm_cid == Some(-1) {
+                    // (a task with an mm: a kernel thread's reads -1 at every move, and
+                    // never execs)
+                    let k = MigrateState::from_ptr(ptr);
+                    if k.last_mm_cid == Some(-1) && k.mm_users != Some(0) {
                         balancing.insert(num, i);
                     } else {
                         balancing.remove(&num);
