@@ -295,3 +295,19 @@ fn an_exec_balance_reads_the_release_before_it() {
         m["fresh"]
     );
 }
+
+/// 7.x: an exit that enters `sched_mm_cid_exit` while a fixup walk holds `mm_cid.mutex` (its
+/// mm in TRANSIT) releases only when it gets the mutex, at the latest right before its
+/// `sched_process_exit` record. A cut of a fresh 7.3.4 24-vCPU `workers` boot
+/// (traces/inference/README.md): 273 and 275 read `mode=1` at 9.595846 and 9.596982; released at
+/// their probes, the model had 10 and 9 users where 275 and 280 read 11.
+#[test]
+fn an_exit_that_waits_for_the_fixups_mutex_releases_at_its_record() {
+    let path = common::traces().join("inference/k7.3.4-c24-workers-mutex-wait.ftrace.txt.zst");
+    let v = common::stats(&path);
+    let m = &v["model_agreement"];
+    let pc = &m["probe_checks"];
+    assert!(pc["checked"].as_u64().is_some_and(|n| n > 150), "{pc}");
+    assert_eq!(pc["matched"], pc["checked"], "{pc}");
+    assert_eq!(m["predicted"], m["checked"], "{m}");
+}

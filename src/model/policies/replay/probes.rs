@@ -35,6 +35,8 @@ pub struct Plan {
     pub vm_forks: FxHashSet<usize>,
     /// Per task, the time of its `sched_process_exit` record.
     pub exit_records: FxHashMap<Tid, u64>,
+    /// Per task, the index of its `sched_process_exit` record.
+    pub exit_record_at: FxHashMap<Tid, usize>,
     /// The probes of forks of a new process (no CLONE_VM) whose step a 7.x `cid_fork_users`
     /// reads: `sched_mm_cid_fork(t)` reads `t->mm`, the child's new mm, not the parent's.
     pub new_mm_forks: FxHashSet<usize>,
@@ -56,6 +58,7 @@ pub fn plan(trace: &Trace) -> Plan {
     let mut exit_probe = FxHashMap::default();
     let mut vm_forks = FxHashSet::default();
     let mut exit_records = FxHashMap::default();
+    let mut exit_record_at = FxHashMap::default();
     // per parent: its cid_fork probe not yet paired (index, time), and the end of its walk
     let mut open: FxHashMap<Tid, (usize, u64, u64)> = FxHashMap::default();
     let mut open_done: FxHashMap<Tid, usize> = FxHashMap::default();
@@ -211,6 +214,7 @@ pub fn plan(trace: &Trace) -> Plan {
             EventKind::SchedProcessExit { tid } if probed.exit => {
                 exit_open.remove(&tid);
                 exit_records.insert(tid, ev.ts);
+                exit_record_at.insert(tid, i);
             }
             EventKind::SchedProcessFork { parent, child } => {
                 if let Some((at, walk_end, flags)) = child_of.remove(&child) {
@@ -243,6 +247,7 @@ pub fn plan(trace: &Trace) -> Plan {
         exit_probe,
         vm_forks,
         exit_records,
+        exit_record_at,
         exec_forks,
         exec_balances,
         new_mm_forks,

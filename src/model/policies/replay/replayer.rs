@@ -69,6 +69,8 @@ pub struct Replayer {
     /// Per task, the time of its `sched_process_exit` record (a probed walk back its exit
     /// starts is done by then).
     pub exit_records: FxHashMap<Tid, u64>,
+    /// Per task, the index of its `sched_process_exit` record (`probes::Plan`).
+    pub exit_record_at: FxHashMap<Tid, usize>,
     /// The `cid_fork` probes of execs (`probes::Plan::exec_forks`).
     pub exec_forks: FxHashSet<usize>,
     /// The `cid_migrate_to` probes of exec balancing (`probes::Plan::exec_balances`).
@@ -134,6 +136,7 @@ impl Replayer {
             held_clears: Vec::new(),
             probe_checks: ProbeChecks::default(),
             exit_records: FxHashMap::default(),
+            exit_record_at: FxHashMap::default(),
             outcomes: None,
             exec_forks: FxHashSet::default(),
             exec_balances: FxHashSet::default(),
@@ -456,7 +459,8 @@ impl Replayer {
             }
             match self.untraced.late_probe(idx, who, ev.ts) {
                 Some(late) => Some(late),
-                None => self.read_ahead(ev).then_some((None, false)),
+                None if self.read_ahead(ev) => Some((None, false)),
+                None => self.waits_for_mutex(idx, ev).map(|at| (Some(at), true)),
             }
         } else {
             None

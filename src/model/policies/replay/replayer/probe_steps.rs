@@ -215,6 +215,33 @@ impl Replayer {
         }
     }
 
+    /// 7.x: an exit that enters `sched_mm_cid_exit` while its mm is in a TRANSIT phase waits
+    /// there for `mm_cid.mutex`, which the fixup's owner holds until the phase ends; when it
+    /// got the mutex the trace does not show, so its release runs right before its
+    /// `sched_process_exit` record, the latest the kernel can have run it (docs/models.md
+    /// §5.6). The mode is the kernel's where a `cid_exit_users` read it, else the model's.
+    /// Returns that record's index.
+    pub(super) fn waits_for_mutex(&self, idx: usize, ev: &Event) -> Option<usize> {
+        let EventKind::Probe { probe, num, ptr } = ev.kind else {
+            return None;
+        };
+        let (tid, mode) = match probe {
+            Probe::ExitUsers if self.exits_read.contains(&ev.tid) => {
+                (ev.tid, MmCidState::from_ptr(ptr).mode?)
+            }
+            Probe::Exit => {
+                let t = if num == 0 { ev.tid } else { num };
+                if self.exits_read.contains(&t) {
+                    return None;
+                }
+                (t, self.engine.probe_view(t).mode_bits? as i32)
+            }
+            _ => return None,
+        };
+        let at = *self.exit_record_at.get(&tid)?;
+        (at > idx && mode & 1 != 0).then_some(at)
+    }
+
     /// The held `__mm_cid_put`s of remote clears probed on `cpu` run before its next record.
     pub(super) fn put_held_clears(&mut self, cpu: u16, ts: u64) {
         let mut k = 0;
