@@ -84,6 +84,9 @@ pub struct Replayer {
     /// address it named) or its `cid_exit_users` (`None`).
     pub exits_read: FxHashSet<Tid>,
     exit_half: FxHashMap<Tid, Option<u64>>,
+    /// 7.x: parents inside `sched_mm_cid_fork` of a CLONE_VM fork (between its entry probes
+    /// and its `cid_fork_done`), with their mm: they hold that mm's `mm_cid.mutex`.
+    pub(super) in_fork: FxHashMap<Tid, MmId>,
     /// Per exiting task, the model's state at its `cid_exit` probe, before the release (what
     /// its `cid_exit_users` read).
     exit_entry: FxHashMap<Tid, crate::model::policies::policy::ProbeView>,
@@ -144,6 +147,7 @@ impl Replayer {
             fork_probe_child: FxHashMap::default(),
             exits_read: FxHashSet::default(),
             exit_half: FxHashMap::default(),
+            in_fork: FxHashMap::default(),
             exit_entry: FxHashMap::default(),
         }
     }
@@ -441,6 +445,7 @@ impl Replayer {
     /// the model), as (the event it runs before at the latest, held up in the function). A
     /// record that is no late probe drops the futex references placed before it.
     fn read_probe(&mut self, idx: usize, ev: &Event) -> Option<(Option<usize>, bool)> {
+        self.note_fork_mutex(idx, ev);
         let who = match ev.kind {
             EventKind::SchedSwitch { next_tid, .. } => next_tid,
             _ => ev.tid,

@@ -239,7 +239,41 @@ impl Replayer {
             _ => return None,
         };
         let at = *self.exit_record_at.get(&tid)?;
-        (at > idx && mode & 1 != 0).then_some(at)
+        if at <= idx {
+            return None;
+        }
+        // (or a CLONE_VM fork of the same mm is inside `sched_mm_cid_fork`, which holds the
+        // mutex for its body; owner-mode only: 6.x exits take no mutex)
+        let mm = self.engine.core.task(tid).and_then(|t| t.mm);
+        let forking = self.engine.probe_view(tid).mode_bits.is_some()
+            && mm.is_some_and(|mm| self.in_fork.iter().any(|(&p, &m)| p != tid && m == mm));
+        (mode & 1 != 0 || forking).then_some(at)
+    }
+
+    /// Follows the parents inside a CLONE_VM fork's `sched_mm_cid_fork` (`in_fork`): from the
+    /// fork's entry probe to its `cid_fork_done`, or the child's `task_newtask` where that
+    /// probe was lost.
+    pub(super) fn note_fork_mutex(&mut self, idx: usize, ev: &Event) {
+        match ev.kind {
+            EventKind::Probe {
+                probe: Probe::Fork | Probe::ForkUsers,
+                ..
+            } if self.untraced.vm_fork_probes.contains(&idx) => {
+                if let Some(mm) = self.engine.core.task(ev.tid).and_then(|t| t.mm) {
+                    self.in_fork.insert(ev.tid, mm);
+                }
+            }
+            EventKind::Probe {
+                probe: Probe::ForkDone,
+                ..
+            }
+            | EventKind::TaskNewtask { .. }
+                if !self.in_fork.is_empty() =>
+            {
+                self.in_fork.remove(&ev.tid);
+            }
+            _ => {}
+        }
     }
 
     /// The held `__mm_cid_put`s of remote clears probed on `cpu` run before its next record.
