@@ -159,6 +159,37 @@ fn the_probe_script_is_a_shell_script() {
     assert!(sh.success(), "sh -n rejects the script");
 }
 
+/// The `model_agreement` of `cidscope stats --json ARGS traces/FILE`.
+fn agreement(file: &str, args: &[&str]) -> serde_json::Value {
+    let path = common::traces().join(file);
+    let p = path.to_str().expect("utf-8 path");
+    let all: Vec<&str> = ["stats", "--json"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .chain([p])
+        .collect();
+    let (code, out, err) = common::cidscope(&all);
+    assert_eq!(code, 0, "cidscope {all:?} failed: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    v["model_agreement"].clone()
+}
+
+/// The probe checks' mismatches of `m`, of more than `floor` values compared.
+fn mismatches(m: &serde_json::Value, floor: u64) -> Vec<serde_json::Value> {
+    let pc = &m["probe_checks"];
+    assert!(pc["checked"].as_u64().is_some_and(|n| n > floor), "{pc}");
+    pc["mismatches"].as_array().expect("mismatches").clone()
+}
+
+/// Every update of a task begun in the capture agreed.
+fn all_fresh_agreed(m: &serde_json::Value) {
+    assert_eq!(
+        m["fresh"]["agreed"], m["fresh"]["checked"],
+        "{}",
+        m["fresh"]
+    );
+}
+
 /// A 7.x fork of a new process (no CLONE_VM): `sched_mm_cid_fork(t)` reads `t->mm`, the
 /// child's new mm as `mm_init_cid` left it (users 0, max_cids 0), not the parent's. A cut of a
 /// fresh 7.3.4 24-vCPU `forks` boot whose main forks four processes and whose other clones
@@ -166,12 +197,10 @@ fn the_probe_script_is_a_shell_script() {
 /// 48 values compared differed (each process fork's users and max_cids: kernel 0, model 1).
 #[test]
 fn a_new_process_fork_reads_its_childs_new_mm() {
-    let path = common::traces().join("inference/k7.3.4-c24-forks-new-mm.ftrace.txt.zst");
-    let v = common::stats(&path);
-    let pc = &v["model_agreement"]["probe_checks"];
+    let m = agreement("inference/k7.3.4-c24-forks-new-mm.ftrace.txt.zst", &[]);
     // (16 of them the process forks' four values each: skipping them would leave 32)
-    assert_eq!(pc["checked"], 48, "{pc}");
-    assert_eq!(pc["matched"], pc["checked"], "{pc}");
+    assert_eq!(m["probe_checks"]["checked"], 48, "{m}");
+    assert_eq!(mismatches(&m, 0), Vec::<serde_json::Value>::new());
 }
 
 /// A CLONE_VM fork whose vCPU stalled between `copy_mm`'s `mmget` and its `cid_fork` probe's
@@ -181,8 +210,7 @@ fn a_new_process_fork_reads_its_childs_new_mm() {
 /// its probe at 81.832074, which read 3 where the check had added the child a second time (4).
 #[test]
 fn a_fork_placed_before_its_probe_is_not_counted_twice() {
-    let v = common::stats(&common::traces().join("kernels/k6.18.15-c64-churn.ftrace.txt.zst"));
-    let m = &v["model_agreement"];
+    let m = agreement("kernels/k6.18.15-c64-churn.ftrace.txt.zst", &[]);
     let early = m["inferred_steps"]
         .as_array()
         .expect("inferred_steps")
@@ -192,9 +220,7 @@ fn a_fork_placed_before_its_probe_is_not_counted_twice() {
         early,
         "the search places 613's fork early (what this test is about): {m}"
     );
-    let pc = &m["probe_checks"];
-    assert!(pc["checked"].as_u64().is_some_and(|n| n > 100), "{pc}");
-    assert_eq!(pc["matched"], pc["checked"], "{pc}");
+    assert_eq!(mismatches(&m, 100), Vec::<serde_json::Value>::new());
 }
 
 /// 7.x: `cid_exit` and `cid_exit_users` both fire at the entry of `sched_mm_cid_exit`, and the
@@ -205,17 +231,10 @@ fn a_fork_placed_before_its_probe_is_not_counted_twice() {
 /// the kernel read 18, 17 and 16 (6 of 160 values).
 #[test]
 fn an_exit_is_released_after_both_probes_at_its_entry() {
-    let path = common::traces().join("inference/k7.3.4-c24-workers-exit-read.ftrace.txt.zst");
-    let v = common::stats(&path);
-    let m = &v["model_agreement"];
-    let pc = &m["probe_checks"];
-    assert_eq!(pc["checked"], 160, "{pc}");
-    assert_eq!(pc["matched"], pc["checked"], "{pc}");
-    assert_eq!(
-        m["fresh"]["agreed"], m["fresh"]["checked"],
-        "{}",
-        m["fresh"]
-    );
+    let m = agreement("inference/k7.3.4-c24-workers-exit-read.ftrace.txt.zst", &[]);
+    assert_eq!(m["probe_checks"]["checked"], 160, "{m}");
+    assert_eq!(mismatches(&m, 0), Vec::<serde_json::Value>::new());
+    all_fresh_agreed(&m);
 }
 
 /// An exit_mm's `cid_mmput` stamped before a stall of its CPU reads `mm_users` from after it:
@@ -225,19 +244,12 @@ fn an_exit_is_released_after_both_probes_at_its_entry() {
 /// the model held 27, and with the put at its probe the next 21 readings were each one below.
 #[test]
 fn a_put_that_read_after_a_stall_runs_at_its_cpus_next_record() {
-    let v = common::stats(&common::traces().join("kernels/k6.18.15-c64-hogs.ftrace.txt.zst"));
-    let m = &v["model_agreement"];
-    let pc = &m["probe_checks"];
-    assert!(pc["checked"].as_u64().is_some_and(|n| n > 200), "{pc}");
+    let m = agreement("kernels/k6.18.15-c64-hogs.ftrace.txt.zst", &[]);
     // (the stalled read itself still differs: it is held against the model at its timestamp)
-    let left = pc["mismatches"].as_array().expect("mismatches");
-    assert_eq!(left.len(), 1, "{pc}");
-    assert_eq!(left[0]["tid"], 636, "{pc}");
-    assert_eq!(
-        m["fresh"]["agreed"], m["fresh"]["checked"],
-        "{}",
-        m["fresh"]
-    );
+    let left = mismatches(&m, 200);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0]["tid"], 636, "{left:?}");
+    all_fresh_agreed(&m);
 }
 
 /// A 7.x `cid_exit_users` stamped before a stall of its CPU reads the users count of after it:
@@ -247,21 +259,13 @@ fn a_put_that_read_after_a_stall_runs_at_its_cpus_next_record() {
 /// released at its probe the model had 8 at 400's. Only 407's own reading differs now.
 #[test]
 fn an_exit_that_read_after_a_stall_is_released_at_its_cpus_next_record() {
-    let path = common::traces().join("inference/k7.3.4-c40-burst-late-read.ftrace.txt.zst");
-    let v = common::stats(&path);
-    let m = &v["model_agreement"];
-    let pc = &m["probe_checks"];
-    let left = pc["mismatches"].as_array().expect("mismatches");
-    assert!(pc["checked"].as_u64().is_some_and(|n| n > 150), "{pc}");
+    let m = agreement("inference/k7.3.4-c40-burst-late-read.ftrace.txt.zst", &[]);
+    let left = mismatches(&m, 150);
     assert!(
         !left.is_empty() && left.iter().all(|x| x["tid"] == 407),
-        "{pc}"
+        "{left:?}"
     );
-    assert_eq!(
-        m["fresh"]["agreed"], m["fresh"]["checked"],
-        "{}",
-        m["fresh"]
-    );
+    all_fresh_agreed(&m);
 }
 
 /// 6.x exec balancing: `bprm_execve` runs `sched_mm_cid_before_execve` (the CID released on
@@ -271,29 +275,19 @@ fn an_exit_that_read_after_a_stall_is_released_at_its_cpus_next_record() {
 /// reads -1; released at its exec record the model had 0 there.
 #[test]
 fn an_exec_balance_reads_the_release_before_it() {
-    let path = common::traces().join("inference/k6.18.15-c4-churn-exec-balance.ftrace.txt.zst");
-    let p = path.to_str().expect("utf-8 path");
-    let (code, out, err) = common::cidscope(&[
-        "stats",
-        "--json",
+    let args = [
         "--check-invariants",
         "--kernel-version",
         "6.18.15+deb13-cloud-amd64",
         "--hz",
         "250",
-        p,
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
-    let m = &v["model_agreement"];
-    let pc = &m["probe_checks"];
-    assert!(pc["checked"].as_u64().is_some_and(|n| n > 250), "{pc}");
-    assert_eq!(pc["matched"], pc["checked"], "{pc}");
-    assert_eq!(
-        m["fresh"]["agreed"], m["fresh"]["checked"],
-        "{}",
-        m["fresh"]
+    ];
+    let m = agreement(
+        "inference/k6.18.15-c4-churn-exec-balance.ftrace.txt.zst",
+        &args,
     );
+    assert_eq!(mismatches(&m, 250), Vec::<serde_json::Value>::new());
+    all_fresh_agreed(&m);
 }
 
 /// 7.x: an exit that enters `sched_mm_cid_exit` while a fixup walk holds `mm_cid.mutex` (its
@@ -303,12 +297,11 @@ fn an_exec_balance_reads_the_release_before_it() {
 /// their probes, the model had 10 and 9 users where 275 and 280 read 11.
 #[test]
 fn an_exit_that_waits_for_the_fixups_mutex_releases_at_its_record() {
-    let path = common::traces().join("inference/k7.3.4-c24-workers-mutex-wait.ftrace.txt.zst");
-    let v = common::stats(&path);
-    let m = &v["model_agreement"];
-    let pc = &m["probe_checks"];
-    assert!(pc["checked"].as_u64().is_some_and(|n| n > 150), "{pc}");
-    assert_eq!(pc["matched"], pc["checked"], "{pc}");
+    let m = agreement(
+        "inference/k7.3.4-c24-workers-mutex-wait.ftrace.txt.zst",
+        &[],
+    );
+    assert_eq!(mismatches(&m, 150), Vec::<serde_json::Value>::new());
     assert_eq!(m["predicted"], m["checked"], "{m}");
 }
 
@@ -319,11 +312,7 @@ fn an_exit_that_waits_for_the_fixups_mutex_releases_at_its_record() {
 /// the model's users where 589 and four later probes read them still counted (494/512).
 #[test]
 fn an_exit_that_enters_during_a_fork_waits_for_its_mutex() {
-    let path = common::traces().join("inference/k7.3.4-c62-burst-fork-mutex.ftrace.txt.zst");
-    let v = common::stats(&path);
-    let m = &v["model_agreement"];
-    let pc = &m["probe_checks"];
-    assert!(pc["checked"].as_u64().is_some_and(|n| n > 500), "{pc}");
-    assert_eq!(pc["matched"], pc["checked"], "{pc}");
+    let m = agreement("inference/k7.3.4-c62-burst-fork-mutex.ftrace.txt.zst", &[]);
+    assert_eq!(mismatches(&m, 500), Vec::<serde_json::Value>::new());
     assert_eq!(m["agreed"], m["checked"], "{m}");
 }
