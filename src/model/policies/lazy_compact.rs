@@ -8,6 +8,7 @@
 //! ([`checks`]) and the replay seeding ([`seed`]) are shared.
 
 mod checks;
+mod exit_exec;
 mod migrate;
 mod mm_users;
 mod scan;
@@ -330,37 +331,6 @@ impl LazyCompact {
         core.mark_slot(id, c);
         n
     }
-
-    // ------------------------------------------------------------------ mm references
-
-    /// EXIT-style release on `t.cpu` (`sched_mm_cid_exit_signals` / `_before_execve`).
-    fn release(&mut self, core: &mut Core, tid: Tid) {
-        let Some(t) = core.task(tid) else { return };
-        let c = t.cpu;
-        self.release_on(core, tid, c);
-    }
-
-    /// The release of [`Self::release`] on `c`, the CPU `tid` runs on in the kernel
-    /// (`mm_cid_put` reads this CPU's `pcpu_cid`).
-    fn release_on(&mut self, core: &mut Core, tid: Tid, c: u16) {
-        let Some(t) = core.task(tid) else { return };
-        let Some(id) = t.mm else { return };
-        let m = self.slot(core, id);
-        if m.live {
-            let s = &mut m.pcpu_cid[c as usize];
-            if let Some(n) = s.cid.number() {
-                s.cid = Cid::Unset;
-                m.cidmask.clear(n);
-            }
-            core.mark_slot(id, c);
-        }
-        if let Some(t) = core.task_mut(tid) {
-            t.active = false;
-            let st = self.tasks.get_mut(t);
-            st.mm_cid = None;
-            st.last_mm_cid = None;
-        }
-    }
 }
 
 impl CidPolicy for LazyCompact {
@@ -467,51 +437,11 @@ impl CidPolicy for LazyCompact {
     }
 
     fn before_execve(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
-        // (only a CID the task left on that CPU: nothing ran there of its mm since)
-        let Some(t) = core.task(tid) else { return };
-        let (Some(id), last) = (t.mm, self.tasks.get(t).last_mm_cid) else {
-            return;
-        };
-        let on_cpu = self
-            .mm(id)
-            .and_then(|m| m.pcpu_cid.get(cpu as usize))
-            .and_then(|s| s.cid.number());
-        if t.active && last.is_some() && on_cpu == last {
-            self.release_on(core, tid, cpu);
-            if let Some(t) = core.task(tid) {
-                self.tasks.get_mut(t).released_for_exec = true;
-            }
-        }
+        self.release_before_exec(core, tid, cpu);
     }
 
     fn exec(&mut self, core: &mut Core, tid: Tid, new_mm: MmId) {
-        // (released already where `before_execve` ran ahead of exec balancing)
-        let released = core
-            .task(tid)
-            .is_some_and(|t| std::mem::take(&mut self.tasks.get_mut(t).released_for_exec));
-        if !released {
-            self.release(core, tid);
-        }
-        self.leave_thread_group(core, tid);
-        // exec_mmap drops the old mm
-        if let Some(t) = core.task(tid)
-            && self.tasks.get(t).holds_mm_users
-            && let Some(id) = t.mm
-        {
-            self.drop_user(core, id);
-        }
-        let cpu = core.task(tid).map_or(0, |t| t.cpu);
-        self.new_mm(core, new_mm, tid); // mm_alloc zeroes next_scan
-        if let Some(t) = core.task_mut(tid) {
-            t.mm = Some(new_mm);
-            t.active = true;
-            let st = self.tasks.get_mut(t);
-            st.cid_work_pending = false;
-            st.holds_mm_users = true;
-            st.in_nr_threads = true;
-        }
-        let n = self.get(core, new_mm, tid, cpu);
-        self.hold(core, tid, n);
+        self.exec_into(core, tid, new_mm);
     }
 
     /// `EXIT(t)`: the CID is released now; `mm_users` drops at `exit_mm`, after the exit's
