@@ -85,6 +85,13 @@ impl Probe {
         Probe::ExitUsers,
     ];
 
+    /// The task a `cid_exit` probe is of: the `pid` it read, or, where the probe reads no
+    /// arguments (a kernel without BTF: `num` 0), the task that recorded it, the exiting task
+    /// itself (an exit runs in the task that exits).
+    pub fn exiting_task(recorder: crate::events::Tid, num: u32) -> crate::events::Tid {
+        if num == 0 { recorder } else { num }
+    }
+
     /// The event's name in the trace.
     pub fn name(self) -> &'static str {
         match self {

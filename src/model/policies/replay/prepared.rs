@@ -160,7 +160,6 @@ impl<'a> Prepared<'a> {
         }
         r.untraced.probed = self.plan.probed;
         r.exit_records = self.plan.exit_records.clone();
-        r.exit_record_at = self.plan.exit_record_at.clone();
         r.untraced.vm_fork_probes = self.plan.vm_forks.clone();
         r.exec_forks = self.plan.exec_forks.clone();
         r.exec_balances = self.plan.exec_balances.clone();

@@ -33,10 +33,8 @@ pub struct Plan {
     /// The `cid_fork` probes of CLONE_VM forks (the `mm_users` they read is the parent's mm's;
     /// another fork's is its child's new mm).
     pub vm_forks: FxHashSet<usize>,
-    /// Per task, the time of its `sched_process_exit` record.
-    pub exit_records: FxHashMap<Tid, u64>,
-    /// Per task, the index of its `sched_process_exit` record.
-    pub exit_record_at: FxHashMap<Tid, usize>,
+    /// Per task, its `sched_process_exit` record: its time and its index.
+    pub exit_records: FxHashMap<Tid, (u64, usize)>,
     /// The probes of forks of a new process (no CLONE_VM) whose step a 7.x `cid_fork_users`
     /// reads: `sched_mm_cid_fork(t)` reads `t->mm`, the child's new mm, not the parent's.
     pub new_mm_forks: FxHashSet<usize>,
@@ -58,7 +56,6 @@ pub fn plan(trace: &Trace) -> Plan {
     let mut exit_probe = FxHashMap::default();
     let mut vm_forks = FxHashSet::default();
     let mut exit_records = FxHashMap::default();
-    let mut exit_record_at = FxHashMap::default();
     // per parent: its cid_fork probe not yet paired (index, time), and the end of its walk
     let mut open: FxHashMap<Tid, (usize, u64, u64)> = FxHashMap::default();
     let mut open_done: FxHashMap<Tid, usize> = FxHashMap::default();
@@ -91,9 +88,6 @@ pub fn plan(trace: &Trace) -> Plan {
             && let EventKind::RseqUpdate { .. } = ev.kind
         {
             balancing.remove(&ev.tid);
-        }
-        if let EventKind::SchedProcessExit { tid } = ev.kind {
-            balancing.remove(&tid);
         }
         match ev.kind {
             EventKind::SchedProcessExec { tid, old_tid } => {
@@ -153,7 +147,7 @@ pub fn plan(trace: &Trace) -> Plan {
                     probed.exit = true;
                     owner.insert(ptr, num);
                     exit_probe.entry(num).or_insert(i);
-                    exit_open.insert(if num == 0 { ev.tid } else { num });
+                    exit_open.insert(Probe::exiting_task(ev.tid, num));
                 }
                 Probe::MmPut => {
                     probed.mm_put = true;
@@ -211,10 +205,12 @@ pub fn plan(trace: &Trace) -> Plan {
                     None => {}
                 }
             }
-            EventKind::SchedProcessExit { tid } if probed.exit => {
-                exit_open.remove(&tid);
-                exit_records.insert(tid, ev.ts);
-                exit_record_at.insert(tid, i);
+            EventKind::SchedProcessExit { tid } => {
+                balancing.remove(&tid);
+                if probed.exit {
+                    exit_open.remove(&tid);
+                    exit_records.insert(tid, (ev.ts, i));
+                }
             }
             EventKind::SchedProcessFork { parent, child } => {
                 if let Some((at, walk_end, flags)) = child_of.remove(&child) {
@@ -247,7 +243,6 @@ pub fn plan(trace: &Trace) -> Plan {
         exit_probe,
         vm_forks,
         exit_records,
-        exit_record_at,
         exec_forks,
         exec_balances,
         new_mm_forks,

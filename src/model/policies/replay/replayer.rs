@@ -66,11 +66,9 @@ pub struct Replayer {
     held_clears: Vec<(u16, Tid, u16)>,
     /// The model's state held against what the probes read (§5.6).
     probe_checks: ProbeChecks,
-    /// Per task, the time of its `sched_process_exit` record (a probed walk back its exit
-    /// starts is done by then).
-    pub exit_records: FxHashMap<Tid, u64>,
-    /// Per task, the index of its `sched_process_exit` record (`probes::Plan`).
-    pub exit_record_at: FxHashMap<Tid, usize>,
+    /// Per task, its `sched_process_exit` record: its time (a probed walk back its exit starts
+    /// is done by then) and its index (a release held up until it, `waits_for_mutex`).
+    pub exit_records: FxHashMap<Tid, (u64, usize)>,
     /// The `cid_fork` probes of execs (`probes::Plan::exec_forks`).
     pub exec_forks: FxHashSet<usize>,
     /// The `cid_migrate_to` probes of exec balancing (`probes::Plan::exec_balances`).
@@ -139,7 +137,6 @@ impl Replayer {
             held_clears: Vec::new(),
             probe_checks: ProbeChecks::default(),
             exit_records: FxHashMap::default(),
-            exit_record_at: FxHashMap::default(),
             outcomes: None,
             exec_forks: FxHashSet::default(),
             exec_balances: FxHashSet::default(),

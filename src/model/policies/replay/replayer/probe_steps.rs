@@ -66,7 +66,7 @@ impl Replayer {
                 // must have dropped its mm too; a kernel thread (a kworker born in the
                 // capture) never had one, and the model does not hold one for it
                 if k.mm_users == Some(0) && k.nr_cpus_allowed == Some(0) {
-                    if self.exit_records.get(&num).is_some_and(|&t| t <= ts) {
+                    if self.exit_records.get(&num).is_some_and(|&(t, _)| t <= ts) {
                         let held = self.exiting.contains_key(&num);
                         cmp(num, "mm", Some(0), Some(i64::from(held)));
                     }
@@ -120,8 +120,8 @@ impl Replayer {
                 cmp(by, "mm_cid.mode", as_i(k.mode), of(m.mode_bits));
             }
             // (an exit released at its cid_exit_users is read there, before its release)
-            Probe::Exit if !self.exits_read.contains(&if num == 0 { by } else { num }) => {
-                let t = if num == 0 { by } else { num };
+            Probe::Exit if !self.exits_read.contains(&Probe::exiting_task(by, num)) => {
+                let t = Probe::exiting_task(by, num);
                 let view = self.engine.probe_view(t);
                 self.exit_entry.insert(t, view);
             }
@@ -230,7 +230,7 @@ impl Replayer {
                 (ev.tid, MmCidState::from_ptr(ptr).mode?)
             }
             Probe::Exit => {
-                let t = if num == 0 { ev.tid } else { num };
+                let t = Probe::exiting_task(ev.tid, num);
                 if self.exits_read.contains(&t) {
                     return None;
                 }
@@ -238,7 +238,7 @@ impl Replayer {
             }
             _ => return None,
         };
-        let at = *self.exit_record_at.get(&tid)?;
+        let (_, at) = *self.exit_records.get(&tid)?;
         if at <= idx {
             return None;
         }
@@ -312,7 +312,7 @@ impl Replayer {
     /// The CID release of `tid`'s exit (T7) at its probe: `ptr` is the mm its `cid_exit` named.
     fn release_exit(&mut self, ts: u64, tid: Tid, ptr: u64) {
         self.know(ts, tid);
-        let end = self.exit_records.get(&tid).copied().unwrap_or(ts);
+        let end = self.exit_records.get(&tid).map_or(ts, |&(t, _)| t);
         self.untraced
             .exit_probed(&mut self.engine, (ts, end), tid, ptr);
         // exit_mm's mmput is probed too: not at a switch-out before it
@@ -333,8 +333,7 @@ impl Replayer {
                 u.migrate_to_probed(&mut self.engine, ts, num);
             }
             Probe::Exit => {
-                // (the exiting task is current: its record names it where no BTF does)
-                let num = if num == 0 { by } else { num };
+                let num = Probe::exiting_task(by, num);
                 // (7.x: released after the cid_exit_users read at the same entry; whichever of
                 // the two runs last releases, a search may move either)
                 if !self.exits_read.contains(&num) || self.exit_half.remove(&num) == Some(None) {

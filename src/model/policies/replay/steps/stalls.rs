@@ -468,7 +468,7 @@ impl StepSource<'_> {
                 && resumes < STEP_CANDIDATES
                 && !p.late_probes.contains_key(&j)
             {
-                let t = if num == 0 { e.tid } else { num };
+                let t = Probe::exiting_task(e.tid, num);
                 let exit_record = (j + 1..j + SEARCH_LOOKBACK).find(|&q| {
                     self.ev(q).is_some_and(
                         |e| matches!(e.kind, EventKind::SchedProcessExit { tid } if tid == t),
