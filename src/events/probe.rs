@@ -87,8 +87,9 @@ impl Probe {
 
     /// The task a `cid_exit` probe is of: the `pid` it read, or, where the probe reads no
     /// arguments (a kernel without BTF: `num` 0), the task that recorded it, the exiting task
-    /// itself (an exit runs in the task that exits).
-    pub fn exiting_task(recorder: crate::events::Tid, num: u32) -> crate::events::Tid {
+    /// itself (an exit runs in the task that exits). Tids are `u32` here: this file names no
+    /// type of `event.rs`, which names `Probe`.
+    pub fn exiting_task(recorder: u32, num: u32) -> u32 {
         if num == 0 { recorder } else { num }
     }
 
