@@ -33,6 +33,7 @@
 use super::super::kind::PolicyKind;
 use super::super::params::Recording;
 
+mod budget;
 mod forks;
 mod snapshots;
 use super::beside::{AHEAD_OF_PLAIN, Publisher};
@@ -429,7 +430,11 @@ impl Search<'_> {
                 break;
             }
             let mut a = snapshot_ref(&cand.at);
-            self.replay_to(&mut a, i + 1, horizon);
+            // (only fewer misses than the best so far could replace it)
+            let below = best.map_or(u64::MAX, |b| b.0);
+            if !self.replay_below(&mut a, i + 1, horizon, below) {
+                continue;
+            }
             if broke(&a) {
                 if self.verbose {
                     eprintln!(
@@ -486,17 +491,6 @@ impl Search<'_> {
             );
         }
         a.misses() < b.misses() && !broke(&a)
-    }
-
-    /// Takes `steps` replayed events from the budget; false (and the budget spent) when it
-    /// has not that many left.
-    fn spend(&mut self, steps: u64) -> bool {
-        if self.budget < steps {
-            self.budget = 0;
-            return false;
-        }
-        self.budget -= steps;
-        true
     }
 
     /// The candidates a search draws from the capture for the disagreement at `i`.
@@ -657,7 +651,7 @@ impl Search<'_> {
             let mut placements = self.found.clone();
             step.set(&mut placements);
             t.untraced.placements = placements.clone();
-            self.replay_to(&mut t, start, i);
+            self.replay_below(&mut t, start, i, target);
             if self.verbose {
                 eprintln!(
                     "step at {i}: {step:?} misses {} target {target}",

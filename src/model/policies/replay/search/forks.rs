@@ -114,11 +114,12 @@ impl Search<'_> {
             return false;
         }
         t.untraced.placements = placements.clone();
-        self.replay_to(&mut t, b, to);
         let Some(s) = split else {
+            self.replay_below(&mut t, b, to, target);
             found.extend(Candidate::if_explains(t, placements, vec![step], b, target));
             return true;
         };
+        self.replay_to(&mut t, b, to);
         let Some((done, tasks)) = t.untraced.lazy_walk(mm) else {
             return true;
         };
@@ -132,8 +133,7 @@ impl Search<'_> {
             let mark = Step::WalkMark { at: s, done: k };
             mark.set(&mut with_mark);
             c.untraced.placements = with_mark.clone();
-            self.replay_to(&mut c, s, i);
-            if c.misses() < target && !broke(&c) {
+            if self.replay_below(&mut c, s, i, target) && !broke(&c) {
                 // the fewest visits that explain it: the walk only moves on
                 found.push(Candidate {
                     at: c,
@@ -526,7 +526,7 @@ impl Search<'_> {
                         x.set(&mut placements);
                     }
                     t.untraced.placements = placements.clone();
-                    self.replay_to(&mut t, b, i);
+                    self.replay_below(&mut t, b, i, target);
                     if self.verbose {
                         eprintln!(
                             "search: fork of {} before {p} (window {}..{}){} for {i}: misses {} (to beat: {target})",
