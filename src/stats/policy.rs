@@ -123,7 +123,10 @@ pub fn compute_with_models(
     // states are not held at once.
     let (mut s, (unseeded, runs)) = if few_tasks {
         std::thread::scope(|sc| {
-            let side = sc.spawn(side);
+            let side = sc.spawn(|| {
+                policies::replay::side_priority();
+                side()
+            });
             let runs = replays();
             (
                 side.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),

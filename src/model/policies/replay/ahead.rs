@@ -83,6 +83,23 @@ fn low_priority() {
     }
 }
 
+/// A thread beside the plain replay whose result is waited for at the end (the replay
+/// without seeding, the summary): nice 5, so that on a machine of few cores the plain replay,
+/// the longest of them, keeps a core to itself.
+pub fn side_priority() {
+    // SAFETY: as in low_priority.
+    let tid = unsafe { libc::gettid() } as libc::id_t;
+    // SAFETY: getpriority and setpriority take plain integers (this thread's id).
+    unsafe {
+        if libc::getpriority(libc::PRIO_PROCESS, tid) < SIDE_NICE {
+            let _ = libc::setpriority(libc::PRIO_PROCESS, tid, SIDE_NICE);
+        }
+    }
+}
+
+/// [`side_priority`]'s nice value.
+const SIDE_NICE: libc::c_int = 5;
+
 /// The pass's nice value: a tenth of a normal thread's share of a contended core.
 const LOW_NICE: libc::c_int = 10;
 
@@ -125,5 +142,22 @@ mod tests {
         .expect("the thread");
         assert_eq!(policy, libc::SCHED_OTHER);
         assert!(nice >= LOW_NICE, "nice {nice}");
+    }
+
+    /// A thread beside the plain replay gives way to it.
+    #[test]
+    fn a_side_thread_runs_below_the_replay_and_above_the_pass() {
+        let nice = std::thread::spawn(|| {
+            side_priority();
+            // SAFETY: as above.
+            unsafe {
+                *libc::__errno_location() = 0;
+                libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t)
+            }
+        })
+        .join()
+        .expect("the thread");
+        // (a thread already nicer keeps its value)
+        assert!(nice >= SIDE_NICE, "nice {nice}");
     }
 }

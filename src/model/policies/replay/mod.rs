@@ -44,6 +44,7 @@ mod steps;
 mod untraced;
 mod windows;
 
+pub use ahead::side_priority;
 pub use hz::{HZ_CANDIDATES, HzInference, infer_hz, infer_hz_detail, resolve_params, tick_phase};
 pub use prepass::{FirstPassOf, PrePass, preexisting_tasks};
 pub use probed::Probed;
@@ -113,7 +114,10 @@ pub fn replay_with_unseeded(
         return (replay_prepared(&prep, t0), u);
     }
     std::thread::scope(|sc| {
-        let side = sc.spawn(unseeded_figures);
+        let side = sc.spawn(|| {
+            ahead::side_priority();
+            unseeded_figures()
+        });
         let run = replay_prepared(&prep, t0);
         let side = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         (run, side)
