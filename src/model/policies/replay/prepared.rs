@@ -166,6 +166,7 @@ impl<'a> Prepared<'a> {
         r.new_mm_forks = self.plan.new_mm_forks.clone();
         r.fork_probe_child = self.plan.fork_probe.iter().map(|(&c, &i)| (i, c)).collect();
         r.exits_read = self.plan.exits_read.clone();
+        r.held_exits = self.plan.held_exits.clone();
         r.untraced.placements = self.plan.placements.clone();
         r
     }

@@ -243,11 +243,14 @@ impl Replayer {
             return None;
         }
         // (or a CLONE_VM fork of the same mm is inside `sched_mm_cid_fork`, which holds the
-        // mutex for its body; owner-mode only: 6.x exits take no mutex)
+        // mutex for its body, or a later exit's reading shows it unreleased: it held the mutex
+        // or waited for it, `probes::Plan::held_exits`; owner-mode only: 6.x exits take no
+        // mutex)
         let mm = self.engine.core.task(tid).and_then(|t| t.mm);
-        let forking = self.engine.probe_view(tid).mode_bits.is_some()
-            && mm.is_some_and(|mm| self.in_fork.iter().any(|(&p, &m)| p != tid && m == mm));
-        (mode & 1 != 0 || forking).then_some(at)
+        let owner_mode = self.engine.probe_view(tid).mode_bits.is_some();
+        let forking = mm.is_some_and(|mm| self.in_fork.iter().any(|(&p, &m)| p != tid && m == mm));
+        let held = self.held_exits.contains(&tid);
+        (mode & 1 != 0 || (owner_mode && (forking || held))).then_some(at)
     }
 
     /// Follows the parents inside a CLONE_VM fork's `sched_mm_cid_fork` (`in_fork`): from the
