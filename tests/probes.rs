@@ -333,4 +333,12 @@ fn exits_that_queue_for_the_mutex_release_in_turn() {
     assert_eq!(mismatches(&m, 250), Vec::<serde_json::Value>::new());
     assert!(m["predicted"].as_u64() >= Some(76), "{m}");
     assert_eq!(m["agreed"], m["checked"], "{m}");
+    // and one whose release a later exit's reading shows done before its record released
+    // there: a fresh 7.3.4 44-vCPU mcwork `workers` capture, where 477 and 445 waited out a
+    // walk back and released before 482 read 13 users (392/400 when released at their records)
+    let m = agreement(
+        "inference/k7.3.4-c44-workers-exit-released.ftrace.txt.zst",
+        &["--kernel-version", "7.3.4+deb13-cloud-amd64", "--hz", "250"],
+    );
+    assert_eq!(mismatches(&m, 350), Vec::<serde_json::Value>::new());
 }

@@ -30,6 +30,7 @@
 
 mod ahead;
 mod beside;
+mod exit_queue;
 mod feed;
 mod hz;
 mod infer;

@@ -5,6 +5,7 @@
 //! which only the parent's next `task_newtask` names (6.x runs `sched_mm_cid_fork` before the
 //! child has a pid), so [`plan`] pairs them beforehand.
 
+pub use super::exit_queue::ExitQueue;
 use super::probed::Probed;
 use super::untraced::{EarlyFork, Placements};
 use crate::events::{CLONE_THREAD, CLONE_VM, EventKind, MigrateState, Probe, Tid, Trace};
@@ -46,12 +47,10 @@ pub struct Plan {
     /// `sched_mm_cid_before_execve` (the CID released on the CPU the task ran on) before
     /// `sched_exec` has the stopper move it, so the release runs before that move's enqueue.
     pub exec_balances: FxHashSet<usize>,
-    /// 7.x exits whose release had not run when a later exit of their mm entered, as the
-    /// users that exit's `cid_exit_users` read show ([`HeldExits`]): `sched_mm_cid_exit`
-    /// removes the user under `mm_cid.mutex`, and the exits of an mm queue there. Their
-    /// release runs right before their `sched_process_exit` record, the latest the kernel can
-    /// have run it.
-    pub held_exits: FxHashSet<Tid>,
+    /// 7.x exits whose release had not run when a later exit of their mm entered, and those
+    /// whose release had run by a later exit's entry before their record, as the users the
+    /// exits' `cid_exit_users` read show ([`ExitQueue`]).
+    pub exit_queue: ExitQueue,
 }
 
 /// The probes `trace` holds, and the steps they place.
@@ -83,7 +82,7 @@ pub fn plan(trace: &Trace) -> Plan {
     let mut exec_balances = FxHashSet::default();
     // per exiting task, the mm address its cid_exit named
     let mut exit_mm: FxHashMap<Tid, u64> = FxHashMap::default();
-    let mut held = HeldExits::default();
+    let mut queue = ExitQueue::default();
     // (only rare kinds matter here, and an update while an exec is pending: the kind column
     // skips the rest without decoding it)
     let mut from = 0;
@@ -139,7 +138,7 @@ pub fn plan(trace: &Trace) -> Plan {
                     probed.fork = true;
                     open.insert(ev.tid, (i, ev.ts, 0));
                     fork_mm.insert(ev.tid, ptr);
-                    held.fork(ptr);
+                    queue.fork(ptr);
                 }
                 // (7.x: the state it reads is before the fork joins; its step runs after)
                 Probe::ForkUsers => {
@@ -177,7 +176,13 @@ pub fn plan(trace: &Trace) -> Plan {
                 }
                 Probe::SetCpus => probed.set_cpus = true,
                 Probe::Scan | Probe::RemoteClear => probed.scan = true,
-                Probe::FixupBack => {}
+                // (7.x: the walk back runs in the body of the exit that flipped the mode, after
+                // it removed its user)
+                Probe::FixupBack => {
+                    if let Some(&mm) = exit_mm.get(&ev.tid) {
+                        queue.released(mm, ev.tid, true);
+                    }
+                }
                 // (state read for the checks alone: no step runs there)
                 Probe::ExitUsers => {
                     if exit_open.remove(&ev.tid) {
@@ -186,7 +191,7 @@ pub fn plan(trace: &Trace) -> Plan {
                     }
                     let users = crate::events::MmCidState::from_ptr(ptr).users;
                     if let (Some(&mm), Some(u)) = (exit_mm.get(&ev.tid), users) {
-                        held.entry(mm, ev.tid, u);
+                        queue.entry(mm, ev.tid, u, i);
                     }
                 }
                 Probe::RqLock => probed.walk = true,
@@ -223,7 +228,7 @@ pub fn plan(trace: &Trace) -> Plan {
             EventKind::SchedProcessExit { tid } => {
                 balancing.remove(&tid);
                 if let Some(mm) = exit_mm.remove(&tid) {
-                    held.record(mm, tid);
+                    queue.released(mm, tid, false);
                 }
                 if probed.exit {
                     exit_open.remove(&tid);
@@ -265,93 +270,6 @@ pub fn plan(trace: &Trace) -> Plan {
         exec_balances,
         new_mm_forks,
         exits_read,
-        held_exits: held.found,
-    }
-}
-
-/// Which 7.x exits of an mm had not released their CID when a later exit of the mm entered
-/// ([`Plan::held_exits`]), from the `mm_cid.users` their `cid_exit_users` read. An exit's
-/// release removes its user, so between two readings of the mm (no CLONE_VM fork between) the
-/// count falls by the releases run in between. The exits known to be unreleased at the last
-/// reading (`open`: that reading's own exit at least) whose `sched_process_exit` came in
-/// between have released by then; when the count fell by exactly that many, no other exit
-/// released, and every exit still open is unreleased at the new reading too: held. Otherwise
-/// (a release the records do not show: an exit that took the mutex ahead of those waiting)
-/// only the new reading's exit is known open.
-#[derive(Default)]
-struct HeldExits {
-    per_mm: FxHashMap<u64, MmExits>,
-    found: FxHashSet<Tid>,
-}
-
-#[derive(Default)]
-struct MmExits {
-    users: i32,
-    open: Vec<Tid>,
-    /// Exits of `open` whose record came since the last reading.
-    recorded: i32,
-}
-
-impl HeldExits {
-    /// `tid`'s `cid_exit_users` read `users` of the mm at `mm`.
-    fn entry(&mut self, mm: u64, tid: Tid, users: i32) {
-        let m = self.per_mm.entry(mm).or_default();
-        if !m.open.is_empty() && m.users - users == m.recorded {
-            self.found.extend(m.open.iter().copied());
-        } else {
-            m.open.clear();
-        }
-        m.open.push(tid);
-        m.users = users;
-        m.recorded = 0;
-    }
-
-    /// `tid`'s `sched_process_exit`: its release ran by then.
-    fn record(&mut self, mm: u64, tid: Tid) {
-        if let Some(m) = self.per_mm.get_mut(&mm)
-            && let Some(k) = m.open.iter().position(|&t| t == tid)
-        {
-            m.open.remove(k);
-            m.recorded += 1;
-        }
-    }
-
-    /// A fork of the mm at `mm` adds a user: the count says nothing across it.
-    fn fork(&mut self, mm: u64) {
-        self.per_mm.remove(&mm);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Readings that fall by exactly the exits recorded in between carry the exits still open
-    /// over as held; a fall the records do not explain (an exit ahead of the queue) or a fork
-    /// of the mm starts again from the new reading's exit.
-    #[test]
-    fn exits_are_held_while_the_readings_count_them() {
-        let mut h = HeldExits::default();
-        let mm = 0xabc;
-        h.entry(mm, 1, 28); // holds the mutex
-        h.entry(mm, 2, 28); // 1 still counted
-        h.entry(mm, 3, 28);
-        assert_eq!(h.found, [1, 2].into_iter().collect());
-        h.record(mm, 1);
-        h.entry(mm, 4, 27); // 1 gone, 2 and 3 not
-        assert_eq!(h.found, [1, 2, 3].into_iter().collect());
-        // a release no record shows: 5 took the mutex ahead; only 5 is known open now
-        h.entry(mm, 5, 25);
-        assert!(!h.found.contains(&4));
-        h.entry(mm, 6, 25);
-        assert!(h.found.contains(&5));
-        // a fork adds a user: the next reading says nothing of 6
-        h.fork(mm);
-        h.entry(mm, 7, 25);
-        assert!(!h.found.contains(&6));
-        // another mm's readings are its own
-        h.entry(0xdef, 8, 3);
-        h.entry(0xdef, 9, 2);
-        assert!(!h.found.contains(&8));
+        exit_queue: queue,
     }
 }

@@ -82,9 +82,9 @@ pub struct Replayer {
     /// address it named) or its `cid_exit_users` (`None`).
     pub exits_read: FxHashSet<Tid>,
     exit_half: FxHashMap<Tid, Option<u64>>,
-    /// 7.x exits that held `mm_cid.mutex` when the next exit of their mm entered
-    /// (`probes::Plan::held_exits`).
-    pub held_exits: FxHashSet<Tid>,
+    /// 7.x exits queueing for `mm_cid.mutex`, as the exits' readings show
+    /// (`probes::Plan::exit_queue`).
+    pub exit_queue: std::sync::Arc<super::exit_queue::ExitQueue>,
     /// 7.x: parents inside `sched_mm_cid_fork` of a CLONE_VM fork (between its entry probes
     /// and its `cid_fork_done`), with their mm: they hold that mm's `mm_cid.mutex`.
     pub(super) in_fork: FxHashMap<Tid, MmId>,
@@ -147,7 +147,7 @@ impl Replayer {
             fork_probe_child: FxHashMap::default(),
             exits_read: FxHashSet::default(),
             exit_half: FxHashMap::default(),
-            held_exits: FxHashSet::default(),
+            exit_queue: Default::default(),
             in_fork: FxHashMap::default(),
             exit_entry: FxHashMap::default(),
         }

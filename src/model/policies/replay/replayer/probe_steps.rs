@@ -249,7 +249,10 @@ impl Replayer {
         let mm = self.engine.core.task(tid).and_then(|t| t.mm);
         let owner_mode = self.engine.probe_view(tid).mode_bits.is_some();
         let forking = mm.is_some_and(|mm| self.in_fork.iter().any(|(&p, &m)| p != tid && m == mm));
-        let held = self.held_exits.contains(&tid);
+        let q = &self.exit_queue;
+        let held = q.held.contains(&tid);
+        // (where a later exit's reading shows it released before its record, there)
+        let at = q.released_by.get(&tid).map_or(at, |&by| by.min(at));
         (mode & 1 != 0 || (owner_mode && (forking || held))).then_some(at)
     }
 
