@@ -71,28 +71,26 @@ pub(super) fn scan(
 /// other work would barely run (an unprivileged thread cannot raise itself again). Where the
 /// change is refused the pass runs at the priority it has: only its timing differs.
 fn low_priority() {
-    // SAFETY: gettid takes no argument and cannot fail.
-    let tid = unsafe { libc::gettid() } as libc::id_t;
-    // (a thread already nicer, `nice -n 15 cidscope ...`, is left as it is)
-    // SAFETY: getpriority and setpriority take plain integers; `tid` is this thread's id
-    // (Linux applies PRIO_PROCESS with a thread id to that thread only).
-    unsafe {
-        if libc::getpriority(libc::PRIO_PROCESS, tid) < LOW_NICE {
-            let _ = libc::setpriority(libc::PRIO_PROCESS, tid, LOW_NICE);
-        }
-    }
+    nice_at_least(LOW_NICE);
 }
 
 /// A thread beside the plain replay whose result is waited for at the end (the replay
 /// without seeding, the summary): nice 5, so that on a machine of few cores the plain replay,
 /// the longest of them, keeps a core to itself.
 pub fn side_priority() {
-    // SAFETY: as in low_priority.
+    nice_at_least(SIDE_NICE);
+}
+
+/// Sets the calling thread's nice value to `nice` unless it is nicer already (`nice -n 15
+/// cidscope ...` is left as it is); a refusal leaves it as it is.
+fn nice_at_least(nice: libc::c_int) {
+    // SAFETY: gettid takes no argument and cannot fail.
     let tid = unsafe { libc::gettid() } as libc::id_t;
-    // SAFETY: getpriority and setpriority take plain integers (this thread's id).
+    // SAFETY: getpriority and setpriority take plain integers; `tid` is this thread's id
+    // (Linux applies PRIO_PROCESS with a thread id to that thread only).
     unsafe {
-        if libc::getpriority(libc::PRIO_PROCESS, tid) < SIDE_NICE {
-            let _ = libc::setpriority(libc::PRIO_PROCESS, tid, SIDE_NICE);
+        if libc::getpriority(libc::PRIO_PROCESS, tid) < nice {
+            let _ = libc::setpriority(libc::PRIO_PROCESS, tid, nice);
         }
     }
 }
