@@ -30,7 +30,6 @@ pub(super) struct Prepared<'a> {
     pre: PrePass,
     stoppers: FxHashSet<Tid>,
     idle_holds: std::sync::Arc<rustc_hash::FxHashMap<usize, usize>>,
-    exit_queue: std::sync::Arc<super::exit_queue::ExitQueue>,
 }
 
 impl<'a> Prepared<'a> {
@@ -82,7 +81,6 @@ impl<'a> Prepared<'a> {
             .map(|(&t, _)| t)
             .collect();
         let idle_holds = std::sync::Arc::new(pre.idle_holds.clone());
-        let exit_queue = std::sync::Arc::new(plan.exit_queue.clone());
         Prepared {
             trace,
             policy,
@@ -92,7 +90,6 @@ impl<'a> Prepared<'a> {
             pre,
             stoppers,
             idle_holds,
-            exit_queue,
         }
     }
 
@@ -124,7 +121,6 @@ impl<'a> Prepared<'a> {
             pre: self.pre.clone(),
             stoppers: self.stoppers.clone(),
             idle_holds: self.idle_holds.clone(),
-            exit_queue: self.exit_queue.clone(),
         }
     }
 
@@ -170,7 +166,7 @@ impl<'a> Prepared<'a> {
         r.new_mm_forks = self.plan.new_mm_forks.clone();
         r.fork_probe_child = self.plan.fork_probe.iter().map(|(&c, &i)| (i, c)).collect();
         r.exits_read = self.plan.exits_read.clone();
-        r.exit_queue = self.exit_queue.clone();
+        r.exit_queue = self.plan.exit_queue.clone();
         r.untraced.placements = self.plan.placements.clone();
         r
     }

@@ -49,8 +49,8 @@ pub struct Plan {
     pub exec_balances: FxHashSet<usize>,
     /// 7.x exits whose release had not run when a later exit of their mm entered, and those
     /// whose release had run by a later exit's entry before their record, as the users the
-    /// exits' `cid_exit_users` read show ([`ExitQueue`]).
-    pub exit_queue: ExitQueue,
+    /// exits' `cid_exit_users` read show ([`ExitQueue`]); shared by every replayer.
+    pub exit_queue: std::sync::Arc<ExitQueue>,
 }
 
 /// The probes `trace` holds, and the steps they place.
@@ -270,6 +270,6 @@ pub fn plan(trace: &Trace) -> Plan {
         exec_balances,
         new_mm_forks,
         exits_read,
-        exit_queue: queue,
+        exit_queue: std::sync::Arc::new(queue),
     }
 }

@@ -244,7 +244,7 @@ impl Replayer {
         }
         // (or a CLONE_VM fork of the same mm is inside `sched_mm_cid_fork`, which holds the
         // mutex for its body, or a later exit's reading shows it unreleased: it held the mutex
-        // or waited for it, `probes::Plan::held_exits`; owner-mode only: 6.x exits take no
+        // or waited for it, `probes::Plan::exit_queue`; owner-mode only: 6.x exits take no
         // mutex)
         let mm = self.engine.core.task(tid).and_then(|t| t.mm);
         let owner_mode = self.engine.probe_view(tid).mode_bits.is_some();
