@@ -29,7 +29,7 @@ pub fn summary(run: &PolicyRun) -> ModelSummary {
         hz: run.params.hz,
         cpus: run.params.cpus,
         model_events: run.model_events,
-        rseq_updates_predicted: run.updates.len() as u64,
+        rseq_updates_predicted: run.predicted_updates(),
         compactions: counts(run, None, true),
         compaction_attempts: counts(run, None, false),
         complete_scans: run.scans.iter().filter(|s| s.end_ts.is_some()).count() as u64,
@@ -146,6 +146,9 @@ pub fn compute_with_models(
             rustc_hash::FxHashMap::default();
         for u in &run.updates {
             cids_of.entry(u.mm).or_default().push(u.cid);
+        }
+        for (mm, cids) in &run.folded.cids {
+            cids_of.entry(*mm).or_default().extend(cids);
         }
         let mut attempts: rustc_hash::FxHashMap<
             crate::model::MmId,

@@ -343,6 +343,11 @@ pub struct PolicyRun {
     pub compactions: Vec<Compaction>,
     pub scans: Vec<ScanCycle>,
     pub updates: Vec<PredictedUpdate>,
+    /// The predicted updates a summary's recording counted and let go (`Recording::Summary`:
+    /// their number and each mm's CIDs are all it reports; a list of every update held 34 MB
+    /// for the 1.4 M updates of the bench capture).
+    #[serde(skip)]
+    pub folded: FoldedUpdates,
     pub modes: Vec<ModeChange>,
     /// The two ABI guarantees (unique CID among running threads of an mm, CID < P).
     #[serde(skip)]
@@ -378,7 +383,33 @@ pub struct ScanProgress {
     pub complete: bool,
 }
 
+/// Predicted updates counted and let go: how many, and the CIDs each mm was given.
+#[derive(Clone, Debug, Default)]
+pub struct FoldedUpdates {
+    pub count: u64,
+    /// Per mm, its predicted CIDs, sorted, each once.
+    pub cids: FxHashMap<MmId, Vec<i32>>,
+}
+
+impl FoldedUpdates {
+    /// Counts `updates` and keeps their CIDs.
+    pub fn fold(&mut self, updates: &[PredictedUpdate]) {
+        self.count += updates.len() as u64;
+        for u in updates {
+            let v = self.cids.entry(u.mm).or_default();
+            if let Err(k) = v.binary_search(&u.cid) {
+                v.insert(k, u.cid);
+            }
+        }
+    }
+}
+
 impl PolicyRun {
+    /// Predicted updates, those kept and those let go (`PolicyRun::folded`).
+    pub fn predicted_updates(&self) -> u64 {
+        self.updates.len() as u64 + self.folded.count
+    }
+
     pub fn new(policy: PolicyKind, params: Params) -> PolicyRun {
         PolicyRun {
             policy,
@@ -389,6 +420,7 @@ impl PolicyRun {
             compactions: Vec::new(),
             scans: Vec::new(),
             updates: Vec::new(),
+            folded: FoldedUpdates::default(),
             modes: Vec::new(),
             alarms: Vec::new(),
             violations: Vec::new(),

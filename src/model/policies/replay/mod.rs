@@ -82,6 +82,10 @@ pub fn replay(trace: &Trace, policy: PolicyKind, params: &Params) -> PolicyRun {
 /// `without_seeding`). Both start from one preparation (HZ, probes, the tasks that existed
 /// before the capture): the two runs differ in seeding and inference only. `beside` false runs
 /// them one after the other (a capture of many tasks: their states are not held at once).
+///
+/// Seeding changes only the mms that existed before the capture, and a policy's state is per
+/// mm: the replay without seeding models those only ([`Prepared::unseeded_older`]), and the
+/// figures of the mms begun in the capture are the seeded plain replay's ([`without_seeding`]).
 pub fn replay_with_unseeded(
     trace: &Trace,
     policy: PolicyKind,
@@ -93,36 +97,67 @@ pub fn replay_with_unseeded(
     if !params.seed {
         return (replay_prepared(&prep, t0), None);
     }
-    let unseeded = prep.unseeded();
-    let unseeded_figures = || {
-        unseeded
-            .run(&unseeded.plan.placements, false, None)
-            .0
-            .agreement
-    };
+    let older = prep.unseeded_older();
+    let older_figures = || older.run(&older.plan.placements, false, None).0.agreement;
     if !prep.seeding_matters() {
         // no mm that existed before the capture reports a CID: seeding changes no figure,
         // and the plain replay's are those without it (run it when that proves wrong)
         let run = replay_prepared(&prep, t0);
-        let same = run.agreement.as_ref().and_then(plain_figures);
-        return match same {
-            Some(u) => (run, Some(u)),
-            None => (run, unseeded_figures()),
+        let u = match run.agreement.as_ref().and_then(plain_figures) {
+            Some(u) => Some(u),
+            None => combine(older_figures(), &run),
         };
+        return (run, u);
     }
-    if !beside {
-        let u = unseeded_figures();
-        return (replay_prepared(&prep, t0), u);
+    let (run, u) = if !beside {
+        let u = older_figures();
+        (replay_prepared(&prep, t0), u)
+    } else {
+        std::thread::scope(|sc| {
+            let side = sc.spawn(|| {
+                ahead::side_priority();
+                older_figures()
+            });
+            let run = replay_prepared(&prep, t0);
+            let side = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (run, side)
+        })
+    };
+    let u = combine(u, &run);
+    (run, u)
+}
+
+/// [`without_seeding`] of a replay of the older mms and the seeded run, where both have
+/// figures.
+fn combine(older: Option<run::Agreement>, run: &PolicyRun) -> Option<run::Agreement> {
+    Some(without_seeding(older?, run.agreement.as_ref()?))
+}
+
+/// The figures of the plain replay without seeding: those of the mms that existed before the
+/// capture from `older` (a replay modelling those only), those of the mms begun in it from
+/// `seeded`'s plain replay (seeding never touches them).
+fn without_seeding(older: run::Agreement, seeded: &run::Agreement) -> run::Agreement {
+    let fresh = seeded.predicted_fresh;
+    let pre = older.preexisting;
+    let total = run::Tally {
+        checked: fresh.checked + pre.checked,
+        agreed: fresh.agreed + pre.agreed,
+    };
+    run::Agreement {
+        checked: total.checked,
+        agreed: total.agreed,
+        fresh,
+        predicted: total,
+        predicted_fresh: fresh,
+        unmodelled: seeded.unmodelled,
+        per_mm: older
+            .per_mm
+            .into_iter()
+            .filter(|a| !a.begins_in_capture)
+            .collect(),
+        first_disagreement: None,
+        ..older
     }
-    std::thread::scope(|sc| {
-        let side = sc.spawn(|| {
-            ahead::side_priority();
-            unseeded_figures()
-        });
-        let run = replay_prepared(&prep, t0);
-        let side = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (run, side)
-    })
 }
 
 /// The plain replay's figures of a seeded run that seeded nothing (what a replay without
@@ -256,15 +291,55 @@ mod tests {
         crate::sources::load(&path, &Default::default()).expect("the capture loads")
     }
 
-    /// Where no mm that existed before the capture reports a CID, the figures without seeding
-    /// are taken from the seeded plain replay: they must be those of a replay run without it.
+    /// A summary's recording keeps of the predicted updates only their number and each mm's
+    /// CIDs: those a full recording's list gives.
+    #[test]
+    fn a_summary_counts_the_updates_a_full_recording_lists() {
+        use crate::model::policies::params::Recording;
+        let trace = load("traces/kernels/k6.18.15-c16-churn.ftrace.txt.zst");
+        let run = |recording| {
+            let params = Params {
+                recording,
+                ..Params::default()
+            };
+            replay(&trace, PolicyKind::LazyCompact, &params)
+        };
+        let (full, summary) = (run(Recording::Full), run(Recording::Summary));
+        assert!(
+            full.folded.count == 0 && full.updates.len() > 100,
+            "{}",
+            full.updates.len()
+        );
+        assert!(summary.folded.count > 0, "nothing folded");
+        assert_eq!(summary.predicted_updates(), full.updates.len() as u64);
+        let mut cids: rustc_hash::FxHashMap<_, Vec<i32>> = Default::default();
+        for u in &full.updates {
+            cids.entry(u.mm).or_default().push(u.cid);
+        }
+        let mut folded = summary.folded.cids.clone();
+        for u in &summary.updates {
+            folded.entry(u.mm).or_default().push(u.cid);
+        }
+        for v in cids.values_mut().chain(folded.values_mut()) {
+            v.sort_unstable();
+            v.dedup();
+        }
+        assert_eq!(cids, folded);
+    }
+
+    /// The figures without seeding are the seeded plain replay's where no mm that existed
+    /// before the capture reports a CID, and otherwise its figures of the mms begun in the
+    /// capture with a replay's of the older mms alone: they must be those of a whole replay
+    /// run without seeding, also where that replay misses most updates of the older mms (the
+    /// per-mm split must hold where the figures are not all agreement).
     #[test]
     fn figures_without_seeding_are_the_unseeded_replays() {
-        let mut shortcuts = 0;
+        let (mut shortcuts, mut older_misses) = (0, false);
         for name in [
             "traces/kernels/k6.18.15-c16-churn.ftrace.txt.zst",
             "traces/kernels/k6.12.117-c16-exec.ftrace.txt.zst",
             "traces/cyclictest.ftrace.txt",
+            "traces/cyclictest-pipe.perf.data",
         ] {
             let trace = load(name);
             let policy = PolicyKind::LazyCompact;
@@ -277,11 +352,16 @@ mod tests {
             let (a, b) = (quick.expect("figures"), run.agreement.expect("figures"));
             let figures = |a: &run::Agreement| (a.checked, a.agreed, a.fresh, a.preexisting);
             assert_eq!(figures(&a), figures(&b), "{name}");
+            older_misses |= b.preexisting.agreed < b.preexisting.checked;
         }
         // (both kinds of capture are among them)
         assert!(
-            (1..3).contains(&shortcuts),
-            "{shortcuts} of 3 without seeding"
+            (1..4).contains(&shortcuts),
+            "{shortcuts} of 4 without seeding"
+        );
+        assert!(
+            older_misses,
+            "no capture whose older mms the replay without seeding misses"
         );
     }
 }

@@ -30,6 +30,8 @@ pub(super) struct Prepared<'a> {
     pre: PrePass,
     stoppers: FxHashSet<Tid>,
     idle_holds: std::sync::Arc<rustc_hash::FxHashMap<usize, usize>>,
+    /// Its replays model only the mms that existed before the capture (`Replayer::older_only`).
+    older_only: bool,
 }
 
 impl<'a> Prepared<'a> {
@@ -90,6 +92,7 @@ impl<'a> Prepared<'a> {
             pre,
             stoppers,
             idle_holds,
+            older_only: false,
         }
     }
 
@@ -110,6 +113,16 @@ impl<'a> Prepared<'a> {
         self.with(self.policy, params)
     }
 
+    /// [`Prepared::unseeded`] modelling only the mms that existed before the capture: its
+    /// figures of those mms are the whole unseeded replay's (a policy's state is per mm, and
+    /// seeding changes no other), for a share of its cost. Of the mms begun in the capture it
+    /// counts nothing.
+    pub fn unseeded_older(&self) -> Prepared<'a> {
+        let mut u = self.unseeded();
+        u.older_only = true;
+        u
+    }
+
     /// This preparation with another policy and parameters (what the capture gave is kept).
     fn with(&self, policy: PolicyKind, params: Params) -> Prepared<'a> {
         Prepared {
@@ -121,6 +134,7 @@ impl<'a> Prepared<'a> {
             pre: self.pre.clone(),
             stoppers: self.stoppers.clone(),
             idle_holds: self.idle_holds.clone(),
+            older_only: false,
         }
     }
 
@@ -153,6 +167,7 @@ impl<'a> Prepared<'a> {
         r.untraced.stoppers = self.stoppers.clone();
         r.untraced.idle_holds = self.idle_holds.clone();
         r.quiet = self.pre.quiet.clone();
+        r.older_only = self.older_only;
         r.share_observed(self.pre.observed.clone());
         let t0 = self.trace.events.first().map_or(0, |e| e.ts);
         for &(tid, mm) in &self.pre.tasks {

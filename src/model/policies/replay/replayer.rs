@@ -3,7 +3,7 @@
 
 use super::super::engine::{DriverEvent, Engine};
 use super::super::kind::PolicyKind;
-use super::super::params::Params;
+use super::super::params::{Params, Recording};
 use super::super::policy::ObservedUpdate;
 use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, ProbeChecks, Tally};
 use super::untraced::Untraced;
@@ -53,6 +53,10 @@ pub struct Replayer {
     /// Tasks whose pre-existing mm is known to stay quiet (streaming use: the simulator's
     /// launching shell).
     pub quiet_tids: FxHashSet<Tid>,
+    /// Models only the mms that existed before the capture (`Prepared::unseeded_older`): an
+    /// mm begun in it is not modelled, its tasks run as tasks without one. A policy's state is
+    /// per mm, so what the older mms do is what a whole replay gives them.
+    pub older_only: bool,
     /// Where the untraced kernel steps run (docs/models.md §5.3).
     pub untraced: Untraced,
     /// The trace's TGID changes (reused tids), for the observed resolution (its mm ids are
@@ -134,6 +138,7 @@ impl Replayer {
             exiting: FxHashMap::default(),
             quiet: FxHashSet::default(),
             quiet_tids: FxHashSet::default(),
+            older_only: false,
             tgid_changes: Vec::new(),
             untraced: Untraced::default(),
             late_probes: Vec::new(),
@@ -226,7 +231,13 @@ impl Replayer {
 
     /// The mm the model gives a task: the observed one unless it is not modelled.
     fn model_mm(&self, tid: Tid) -> Option<MmId> {
-        self.obs_mm(tid).filter(|m| !self.quiet.contains(m))
+        self.obs_mm(tid)
+            .filter(|m| !self.quiet.contains(m) && !self.outside_older(*m))
+    }
+
+    /// Whether `mm` is left unmodelled as one begun in the capture ([`Self::older_only`]).
+    fn outside_older(&self, mm: MmId) -> bool {
+        self.older_only && self.begins_in_capture(mm)
     }
 
     /// Declares a task that existed before the first event (its mm as the capture names it).
@@ -576,10 +587,16 @@ impl Replayer {
             Some(u) => Some(u.cid),
             None => self.engine.task_cid(tid),
         };
-        // (a replay that records nothing keeps no predicted update past its comparison)
-        let lean = self.engine.core.recording == super::super::params::Recording::Off;
+        // (a replay that records nothing keeps no predicted update past its comparison; a
+        // summary's keeps their number and CIDs only)
+        let recording = self.engine.core.recording;
+        let lean = recording == Recording::Off;
         if lean {
             self.engine.core.run.updates.truncate(before);
+        } else if recording == Recording::Summary {
+            let run = &mut self.engine.core.run;
+            run.folded.fold(&run.updates);
+            run.updates.clear();
         }
         let i = id.0 as usize;
         if self.per_mm.len() <= i {

@@ -81,7 +81,7 @@ impl Replayer {
             EventKind::SchedProcessFork { parent, child } => {
                 self.know(ts, parent);
                 let pmm = self.model_mm(parent);
-                let cmm = self.obs_mm(child);
+                let cmm = self.obs_mm(child).filter(|m| !self.outside_older(*m));
                 let flags = self.pending_clone.remove(&child);
                 let shares = match flags {
                     Some(f) => f & CLONE_VM != 0,
@@ -127,7 +127,11 @@ impl Replayer {
             }
             EventKind::SchedProcessExec { tid, .. } => {
                 self.untraced.exec(&mut self.engine, ts, tid);
-                if let Some(new_mm) = self.obs_mm(tid) {
+                // (where only the older mms are modelled, a task outside them stays outside:
+                // its exec changes none of them)
+                let outside =
+                    self.older_only && self.engine.core.task(tid).is_none_or(|t| t.mm.is_none());
+                if let Some(new_mm) = self.obs_mm(tid).filter(|_| !outside) {
                     self.engine.step(
                         ts,
                         &DriverEvent::Exec {
