@@ -142,14 +142,7 @@ pub fn compute_with_models(
         }
         s.model = Some(summary(run));
         // per mm once (a pass per process over every update grows as processes x updates)
-        let mut cids_of: rustc_hash::FxHashMap<crate::model::MmId, Vec<i32>> =
-            rustc_hash::FxHashMap::default();
-        for u in &run.updates {
-            cids_of.entry(u.mm).or_default().push(u.cid);
-        }
-        for (mm, cids) in &run.folded.cids {
-            cids_of.entry(*mm).or_default().extend(cids);
-        }
+        let mut cids_of = run.predicted_cids();
         let mut attempts: rustc_hash::FxHashMap<
             crate::model::MmId,
             (CompactionCounts, CompactionCounts),
@@ -189,10 +182,7 @@ pub fn compute_with_models(
                 m.agreed = a.agreed;
                 m.seeds = a.seeds;
             }
-            let mut cids = cids_of.remove(&mm).unwrap_or_default();
-            cids.sort_unstable();
-            cids.dedup();
-            m.predicted_cids = cids;
+            m.predicted_cids = cids_of.remove(&mm).unwrap_or_default();
             p.compactions = Some(Box::new(scanned));
             p.model = Some(Box::new(m));
         }

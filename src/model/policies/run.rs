@@ -410,6 +410,20 @@ impl PolicyRun {
         self.updates.len() as u64 + self.folded.count
     }
 
+    /// Per mm, the CIDs its predicted updates gave, sorted, each once (those kept and those
+    /// let go).
+    pub fn predicted_cids(&self) -> FxHashMap<MmId, Vec<i32>> {
+        let mut by_mm = self.folded.cids.clone();
+        for u in &self.updates {
+            by_mm.entry(u.mm).or_default().push(u.cid);
+        }
+        for v in by_mm.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        by_mm
+    }
+
     pub fn new(policy: PolicyKind, params: Params) -> PolicyRun {
         PolicyRun {
             policy,
