@@ -423,6 +423,20 @@ impl EventStore {
         k.map(|k| from + k)
     }
 
+    /// The last index of an `rseq_update` whose task `by` accepts, found from the end in the
+    /// kind column (only updates and the side list's events are decoded).
+    pub fn last_update_by(&self, by: impl Fn(Tid) -> bool) -> Option<usize> {
+        memchr::memchr2_iter(tag::ESCAPED, tag::RSEQ_UPDATE, &self.tags)
+            .rev()
+            .find(|&i| {
+                if self.tags[i] == tag::RSEQ_UPDATE {
+                    return by(self.tids[i]);
+                }
+                let e = self.decode(i, false);
+                matches!(e.kind, EventKind::RseqUpdate { .. }) && by(e.tid)
+            })
+    }
+
     /// The first index whose time does not satisfy `pred` (times must be sorted).
     pub fn partition_point_ts(&self, pred: impl Fn(u64) -> bool) -> usize {
         self.times.partition_point(pred)
@@ -616,6 +630,11 @@ mod tests {
             // the passes that skip by the kind column see every event they read
             let ticks: Vec<usize> = (0..events.len()).filter(|&i| events[i].kind == EventKind::Tick).collect();
             prop_assert_eq!(store.ticks().collect::<Vec<_>>(), ticks);
+            // (the last update of some tasks, escaped ones included)
+            for by in [|t: Tid| t % 7 == 3, |t: Tid| t == 49, |_: Tid| true] {
+                let last = events.iter().rposition(|e| matches!(e.kind, EventKind::RseqUpdate { .. }) && by(e.tid));
+                prop_assert_eq!(store.last_update_by(by), last);
+            }
             for updates in [false, true] {
                 let mut seen = Vec::new();
                 let mut i = 0;

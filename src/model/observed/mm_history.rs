@@ -38,6 +38,18 @@ impl MmHistory {
             _ => None,
         }
     }
+
+    /// Every tid that had, at some event, an mm `of` accepts (sorted, each once).
+    pub fn tids_ever_in(&self, of: impl Fn(MmId) -> bool) -> Vec<Tid> {
+        let mut tids: Vec<Tid> = self
+            .rows
+            .iter()
+            .filter(|&&(_, _, mm)| of(mm))
+            .map(|&(t, _, _)| t)
+            .collect();
+        tids.dedup();
+        tids
+    }
 }
 
 /// A sink that records each change of a task's mm with the index of the event being applied
@@ -88,6 +100,8 @@ mod tests {
         // (two changes in one event: the later one)
         assert_eq!(h.mm_at(5, 2), Some(MmId(4)));
         assert_eq!(h.mm_at(5, 9), Some(MmId::UNKNOWN));
+        assert_eq!(h.tids_ever_in(|m| m == MmId(3) || m == MmId(4)), vec![5, 7]);
+        assert_eq!(h.tids_ever_in(|m| m == MmId(9)), Vec::<Tid>::new());
         assert_eq!(h.mm_at(7, 1), None);
         assert_eq!(h.mm_at(7, 100), Some(MmId(3)));
         assert_eq!(h.mm_at(6, 100), None);

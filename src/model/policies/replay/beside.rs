@@ -15,6 +15,7 @@
 
 use super::feed::{Board, MissFeed};
 use super::inferred::{CHECK_AFTER, Context, merged};
+use super::outcomes::Outcomes;
 use super::prepared::Prepared;
 use super::steps::Step;
 use super::windows::{ExitWindow, ForkWindow};
@@ -117,7 +118,7 @@ impl Drop for Publisher<'_> {
 /// update's outcome, and the steps it placed (those inside their windows, in order).
 pub(super) struct Beside {
     pub run: PolicyRun,
-    pub outcomes: Vec<(usize, bool)>,
+    pub outcomes: Outcomes,
     pub steps: Vec<Step>,
 }
 
@@ -136,7 +137,7 @@ pub(super) fn final_beside(prep: &Prepared, misses: &MissFeed, feed: &StepFeed) 
         return None;
     }
     let mut r = prep.replayer();
-    r.outcomes = Some(Vec::new());
+    r.outcomes = Some(Outcomes::default());
     let checks_all = prep.checks_all();
     let mut cx: Option<Context> = None;
     // (set once: the context borrows it)

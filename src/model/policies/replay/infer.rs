@@ -13,6 +13,7 @@ use super::ahead;
 use super::beside::{Beside, StepFeed, Windows};
 use super::feed::{self, Misses};
 use super::inferred::{self, CHECK_AFTER, Context};
+use super::outcomes::Outcomes;
 use super::prepared::Prepared;
 use super::search;
 use super::steps::Step;
@@ -309,7 +310,7 @@ pub(super) fn settle(
     prep: &Prepared,
     proposal: Proposal,
     plain: PolicyRun,
-    plain_outcomes: &[(usize, bool)],
+    plain_outcomes: &Outcomes,
     beside: Option<Beside>,
 ) -> (PolicyRun, Vec<Step>) {
     let cx = Context::new(prep.trace, &proposal.windows.0, &proposal.windows.1);

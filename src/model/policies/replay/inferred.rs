@@ -2,6 +2,7 @@
 //! [`Step`] with its kind, its record, where it was placed, and the window of traced events in
 //! which the kernel could have run it; and what each changed against the plain replay.
 
+use super::outcomes::Outcomes;
 use super::steps::Step;
 use super::windows::{ExitWindow, ForkWindow};
 use crate::events::{Event, EventKind, Tid, Trace};
@@ -400,8 +401,8 @@ impl<'a> Context<'a> {
 pub(super) fn describe_all(
     cx: &Context,
     steps: &[Step],
-    plain: &[(usize, bool)],
-    fin: &[(usize, bool)],
+    plain: &Outcomes,
+    fin: &Outcomes,
 ) -> Vec<InferredStep> {
     let mut placed: Vec<Placed> = steps.iter().flat_map(|&s| cx.expand(s)).collect();
     placed.sort_by_key(|p| (p.placed, p.record));
@@ -416,8 +417,8 @@ pub(super) fn describe_all(
     }
     // (both in event order: one walk pairs them, where a map of every update cost 20 ms on a
     // capture of 440 K updates)
-    let mut before = plain.iter().copied().peekable();
-    for &(idx, ok) in fin {
+    let mut before = plain.iter().peekable();
+    for (idx, ok) in fin.iter() {
         while before.next_if(|&(j, _)| j < idx).is_some() {}
         let Some((_, was)) = before.next_if(|&(j, _)| j == idx) else {
             continue;

@@ -35,6 +35,7 @@ mod feed;
 mod hz;
 mod infer;
 mod inferred;
+mod outcomes;
 mod prepared;
 mod prepass;
 mod probed;
@@ -97,8 +98,11 @@ pub fn replay_with_unseeded(
     if !params.seed {
         return (replay_prepared(&prep, t0), None);
     }
-    let older = prep.unseeded_older();
-    let older_figures = || older.run(&older.plan.placements, false, None).0.agreement;
+    // (made where it runs: finding its end reads the capture's updates from the end)
+    let older_figures = || {
+        let older = prep.unseeded_older();
+        older.run(&older.plan.placements, false, None).0.agreement
+    };
     if !prep.seeding_matters() {
         // no mm that existed before the capture reports a CID: seeding changes no figure,
         // and the plain replay's are those without it (run it when that proves wrong)
@@ -323,7 +327,7 @@ mod tests {
     /// per-mm split must hold where the figures are not all agreement).
     #[test]
     fn figures_without_seeding_are_the_unseeded_replays() {
-        let (mut shortcuts, mut older_misses) = (0, false);
+        let (mut shortcuts, mut older_misses, mut cut_short) = (0, false, false);
         for name in [
             "traces/kernels/k6.18.15-c16-churn.ftrace.txt.zst",
             "traces/kernels/k6.12.117-c16-exec.ftrace.txt.zst",
@@ -342,6 +346,9 @@ mod tests {
             let figures = |a: &run::Agreement| (a.checked, a.agreed, a.fresh, a.preexisting);
             assert_eq!(figures(&a), figures(&b), "{name}");
             older_misses |= b.preexisting.agreed < b.preexisting.checked;
+            // (the replay of the older mms ends at their last update)
+            let end = prep.unseeded_older().end();
+            cut_short |= b.preexisting.checked > 0 && end < trace.events.len();
         }
         // (both kinds of capture are among them)
         assert!(
@@ -351,6 +358,10 @@ mod tests {
         assert!(
             older_misses,
             "no capture whose older mms the replay without seeding misses"
+        );
+        assert!(
+            cut_short,
+            "no capture whose older mms report CIDs and stop before its end"
         );
     }
 }

@@ -3,6 +3,7 @@
 
 use super::feed::{MissFeed, Misses, PUBLISH_EVERY, SearchStart};
 use super::hz::resolved_cpus;
+use super::outcomes::Outcomes;
 use super::prepass::{PrePass, preexisting_tasks};
 use super::probes;
 use super::steps::SNAPSHOT_AHEAD_OF_MISS;
@@ -32,6 +33,9 @@ pub(super) struct Prepared<'a> {
     idle_holds: std::sync::Arc<rustc_hash::FxHashMap<usize, usize>>,
     /// Its replays model only the mms that existed before the capture (`Replayer::older_only`).
     older_only: bool,
+    /// Its replays stop before this event (the whole capture but for a replay whose figures
+    /// no later event changes).
+    end: usize,
 }
 
 impl<'a> Prepared<'a> {
@@ -93,6 +97,7 @@ impl<'a> Prepared<'a> {
             stoppers,
             idle_holds,
             older_only: false,
+            end: trace.events.len(),
         }
     }
 
@@ -117,10 +122,34 @@ impl<'a> Prepared<'a> {
     /// figures of those mms are the whole unseeded replay's (a policy's state is per mm, and
     /// seeding changes no other), for a share of its cost. Of the mms begun in the capture it
     /// counts nothing.
+    ///
+    /// It ends at the last `rseq_update` of a task that ever had such an mm: its figures
+    /// change only at their updates (each is checked as its record is applied), and the model
+    /// gives a task only an mm the observed history gives it.
     pub fn unseeded_older(&self) -> Prepared<'a> {
         let mut u = self.unseeded();
         u.older_only = true;
+        let infos = &self.pre.observed.infos;
+        let tids = self.pre.observed.tids_ever_in(|m| {
+            // (as `Replayer::outside_older` tells them: an mm without its origin is older)
+            m.is_real()
+                && !infos
+                    .0
+                    .get(m.0 as usize)
+                    .is_some_and(|i| i.begins_in_capture())
+        });
+        u.end = self
+            .trace
+            .events
+            .last_update_by(|t| tids.binary_search(&t).is_ok())
+            .map_or(0, |i| i + 1);
         u
+    }
+
+    /// The events its replays run through (`[0, end)`).
+    #[cfg(test)]
+    pub fn end(&self) -> usize {
+        self.end
     }
 
     /// This preparation with another policy and parameters (what the capture gave is kept).
@@ -135,6 +164,7 @@ impl<'a> Prepared<'a> {
             stoppers: self.stoppers.clone(),
             idle_holds: self.idle_holds.clone(),
             older_only: false,
+            end: self.end,
         }
     }
 
@@ -196,7 +226,7 @@ impl<'a> Prepared<'a> {
         placements: &Placements,
         outcomes: bool,
         check: Option<CheckScope<'_>>,
-    ) -> (PolicyRun, Vec<(usize, bool)>) {
+    ) -> (PolicyRun, Outcomes) {
         self.run_inner(placements, outcomes, check, None)
     }
 
@@ -206,7 +236,7 @@ impl<'a> Prepared<'a> {
     /// seeding) with where the search may start: the replayer's model state at an event index
     /// far enough before the first of them (`None`: at the capture's start). Until then a
     /// search's replay is this one, so it need not run that stretch again.
-    pub fn run_plain(&self) -> (PolicyRun, Vec<(usize, bool)>, Misses<'static>) {
+    pub fn run_plain(&self) -> (PolicyRun, Outcomes, Misses<'static>) {
         let feed = MissFeed::default();
         let (run, outcomes) = self.run_plain_beside(&feed);
         (run, outcomes, feed.into_misses())
@@ -214,7 +244,7 @@ impl<'a> Prepared<'a> {
 
     /// [`Prepared::run_plain`] for a search running beside it: the misses and the start go to
     /// `feed` as they come.
-    pub fn run_plain_beside(&self, feed: &MissFeed) -> (PolicyRun, Vec<(usize, bool)>) {
+    pub fn run_plain_beside(&self, feed: &MissFeed) -> (PolicyRun, Outcomes) {
         let every = self.start_every();
         let keep = self.keeps_model_copies();
         self.run_inner(
@@ -259,7 +289,7 @@ impl<'a> Prepared<'a> {
 
     /// [`Prepared::run_plain`] with a start kept every `every` events.
     #[cfg(test)]
-    pub fn run_plain_every(&self, every: usize) -> (Vec<(usize, bool)>, Misses<'static>) {
+    pub fn run_plain_every(&self, every: usize) -> (Outcomes, Misses<'static>) {
         let feed = MissFeed::default();
         let (_, outcomes) = self.run_inner(
             &self.plan.placements,
@@ -278,11 +308,11 @@ impl<'a> Prepared<'a> {
         outcomes: bool,
         check: Option<CheckScope<'_>>,
         search: Option<(&MissFeed, Option<usize>)>,
-    ) -> (PolicyRun, Vec<(usize, bool)>) {
+    ) -> (PolicyRun, Outcomes) {
         let mut r = self.replayer();
         r.untraced.placements = placements.clone();
         if outcomes || search.is_some() {
-            r.outcomes = Some(Vec::new());
+            r.outcomes = Some(Outcomes::default());
         }
         let spans = match check {
             Some((mms, spans)) if !r.engine.core.params.check_invariants => {
@@ -297,11 +327,13 @@ impl<'a> Prepared<'a> {
         let mut start: Option<SearchStart> = None;
         let mut pending: std::collections::VecDeque<SearchStart> = Default::default();
         let every = start_every.unwrap_or(usize::MAX).max(1);
+        // (the next copy's event: a count, not a division on every event)
+        let mut copy_at = every;
         let mut searching_from = start_every.is_some();
         let mut producer = search.map(|s| s.0.producer());
         let mut missed = false;
         let mut k = 0;
-        for (i, ev) in self.trace.events.iter_model().enumerate() {
+        for (i, ev) in self.trace.events.range_model(0..self.end).enumerate() {
             if !spans.is_empty() {
                 while spans.get(k).is_some_and(|s| s.1 < i) {
                     k += 1;
@@ -315,7 +347,8 @@ impl<'a> Prepared<'a> {
                 {
                     start = pending.pop_front();
                 }
-                if i > 0 && i.is_multiple_of(every) {
+                if i == copy_at {
+                    copy_at = copy_at.saturating_add(every);
                     pending.push_back(SearchStart {
                         at: i,
                         replayer: r.model_copy(),
@@ -327,10 +360,7 @@ impl<'a> Prepared<'a> {
             let Some(p) = producer.as_mut() else {
                 continue;
             };
-            let new = r
-                .outcomes
-                .as_ref()
-                .map_or(&[][..], |o| &o[seen.min(o.len())..]);
+            let missed_here = r.outcomes.as_ref().is_some_and(|o| o.missed_from(seen));
             // (as the search tells them: the update's task's mm begun in the capture)
             let searchable = || {
                 r.engine
@@ -339,7 +369,7 @@ impl<'a> Prepared<'a> {
                     .and_then(|t| t.mm)
                     .is_some_and(|m| r.begins_in_capture(m))
             };
-            if new.iter().any(|o| !o.1) && searchable() {
+            if missed_here && searchable() {
                 if !missed {
                     missed = true;
                     searching_from = false;
@@ -355,7 +385,7 @@ impl<'a> Prepared<'a> {
         // (every miss is known: the search beside need not wait for the recording's end)
         drop(producer);
         let (run, o) = r.finish_with_outcomes();
-        (run, if outcomes { o } else { Vec::new() })
+        (run, if outcomes { o } else { Outcomes::default() })
     }
 }
 

@@ -97,7 +97,7 @@ pub struct Replayer {
     exit_entry: FxHashMap<Tid, crate::model::policies::policy::ProbeView>,
     /// When kept: each checked `rseq_update` (event index) and whether the model agreed, in
     /// order (what an inferred step changed is read from two of these).
-    pub outcomes: Option<Vec<(usize, bool)>>,
+    pub outcomes: Option<super::outcomes::Outcomes>,
 }
 
 /// Where a replayer learns which mm each task belongs to.
@@ -620,7 +620,7 @@ impl Replayer {
         }
         let ok = predicted == Some(observed);
         if let Some(o) = &mut self.outcomes {
-            o.push((idx, ok));
+            o.push(idx, ok);
         }
         a.checked += 1;
         a.agreed += ok as u64;
@@ -683,7 +683,7 @@ impl Replayer {
     }
 
     /// Ends the replay, handing over what it kept of the outcomes too.
-    pub fn finish_with_outcomes(mut self) -> (PolicyRun, Vec<(usize, bool)>) {
+    pub fn finish_with_outcomes(mut self) -> (PolicyRun, super::outcomes::Outcomes) {
         let o = self.outcomes.take().unwrap_or_default();
         (self.finish(), o)
     }
