@@ -164,7 +164,8 @@ impl<'a> Prepared<'a> {
             stoppers: self.stoppers.clone(),
             idle_holds: self.idle_holds.clone(),
             older_only: false,
-            end: self.end,
+            // (it models every mm again: to the capture's end)
+            end: self.trace.events.len(),
         }
     }
 
