@@ -12,6 +12,15 @@ use crate::model::tasks::{MmId, MmInfo};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Infos(pub Vec<MmInfo>);
 
+impl Infos {
+    /// Whether `mm` began inside the capture (an mm it never made did not).
+    pub fn begins_in_capture(&self, mm: MmId) -> bool {
+        self.0
+            .get(mm.0 as usize)
+            .is_some_and(|i| i.begins_in_capture())
+    }
+}
+
 impl Sink for Infos {
     fn new_mm(&mut self, _id: MmId, info: MmInfo) {
         self.0.push(info);

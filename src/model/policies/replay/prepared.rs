@@ -132,11 +132,7 @@ impl<'a> Prepared<'a> {
         let infos = &self.pre.observed.infos;
         let tids = self.pre.observed.tids_ever_in(|m| {
             // (as `Replayer::outside_older` tells them: an mm without its origin is older)
-            m.is_real()
-                && !infos
-                    .0
-                    .get(m.0 as usize)
-                    .is_some_and(|i| i.begins_in_capture())
+            m.is_real() && !infos.begins_in_capture(m)
         });
         u.end = self
             .trace

@@ -10,7 +10,7 @@ use super::untraced::Untraced;
 use crate::events::{CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, Tid};
 use crate::model::observed::mm_history::{Infos, MmHistory};
 use crate::model::observed::{Context, ObservedState};
-use crate::model::tasks::{MmId, MmInfo};
+use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 mod probe_steps;
@@ -201,16 +201,15 @@ impl Replayer {
     /// Whether `mm` began inside the capture (a fork without CLONE_VM, an exec): the model
     /// knows all of its history.
     pub fn begins_in_capture(&self, mm: MmId) -> bool {
-        self.mm_info(mm.0 as usize)
-            .is_some_and(|i| i.begins_in_capture())
+        self.infos().begins_in_capture(mm)
     }
 
-    /// The mm of this index the observed resolution has made (ids are handed out in event
-    /// order: one a replay has met is made by then).
-    pub(super) fn mm_info(&self, i: usize) -> Option<&MmInfo> {
+    /// The mms the observed resolution has made (ids are handed out in event order: one a
+    /// replay has met is made by then).
+    fn infos(&self) -> &Infos {
         match &self.observed {
-            Observed::Own(_, infos) => infos.0.get(i),
-            Observed::Shared(h) => h.infos.0.get(i),
+            Observed::Own(_, infos) => infos,
+            Observed::Shared(h) => &h.infos,
         }
     }
 
@@ -609,7 +608,7 @@ impl Replayer {
                 first_disagreement: None,
             });
         }
-        let fresh = self.mm_info(i).is_some_and(|info| info.begins_in_capture());
+        let fresh = self.begins_in_capture(id);
         let a = &mut self.per_mm[i];
         a.mm = id;
         a.begins_in_capture = fresh;

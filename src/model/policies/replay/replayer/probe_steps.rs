@@ -28,11 +28,7 @@ impl Replayer {
         // (only tasks begun in the capture, of mms begun in it: the model knows all of their
         // history; a vfork child shares its parent's older mm)
         let fresh = |r: &Replayer, tid: Tid| {
-            r.created.contains(&tid)
-                && r.obs_mm(tid).is_some_and(|m| {
-                    r.mm_info(m.0 as usize)
-                        .is_some_and(|i| i.begins_in_capture())
-                })
+            r.created.contains(&tid) && r.obs_mm(tid).is_some_and(|m| r.begins_in_capture(m))
         };
         let subject = match probe {
             Probe::MigrateTo => num,
