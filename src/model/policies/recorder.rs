@@ -12,6 +12,9 @@ use crate::model::lane::{Segment, SlotFlags};
 use crate::model::tasks::MmId;
 use rustc_hash::FxHashMap;
 
+mod holders;
+use holders::Holders;
+
 /// What was recorded last, per slot, task and mm, and who holds which CID.
 #[derive(Clone, Default)]
 pub struct Recorder {
@@ -20,7 +23,7 @@ pub struct Recorder {
     last_task: FxHashMap<Tid, (MmId, Option<i32>)>,
     last_weight: FxHashMap<MmId, u32>,
     /// (mm, CID) → the running task holding it, for the ABI alarms.
-    holders: FxHashMap<(MmId, u32), Tid>,
+    holders: Holders,
     /// Per task, the CID it holds while running, for the ABI alarms: by the task's key, not
     /// hashed by tid (a summary's replay looks it up for every dirty task of every step).
     held: PerTask<Option<(MmId, u32)>>,
@@ -33,7 +36,7 @@ impl Recorder {
     /// The task went away (its pid is reused, or it is renamed): it holds no CID any more.
     pub fn forget(&mut self, task: &Task) {
         if let Some(h) = self.held.get_mut(task).take() {
-            self.holders.remove(&h);
+            self.holders.remove(h);
         }
     }
 
@@ -101,9 +104,9 @@ impl Recorder {
             let held = self.held.get_mut(t);
             if *held != want {
                 if let Some(h) = held.take()
-                    && self.holders.get(&h) == Some(&tid)
+                    && self.holders.get(h) == Some(tid)
                 {
-                    self.holders.remove(&h);
+                    self.holders.remove(h);
                 }
                 if let Some((m, n)) = want {
                     *held = Some((m, n));
@@ -123,7 +126,7 @@ impl Recorder {
     fn acquired(&mut self, core: &mut Core) {
         let now = core.now;
         for &(tid, m, n, cpu) in &self.acquire {
-            if let Some(&other) = self.holders.get(&(m, n))
+            if let Some(other) = self.holders.get((m, n))
                 && other != tid
                 && core
                     .tasks

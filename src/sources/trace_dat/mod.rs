@@ -179,8 +179,8 @@ pub fn decode(
             ),
         );
     }
+    note_tasks(&mut trace, &layout, &outs);
     let cpus: Vec<Vec<Event>> = outs.into_iter().map(|(_, o)| o.events).collect();
-    note_tasks(&mut trace, &layout, &cpus);
     Ok((trace, cpus))
 }
 
@@ -246,6 +246,7 @@ fn read_cpus(
             .max(1)
     };
     let base = strings.clone();
+    let known = base.len() as u32;
     let next = std::sync::atomic::AtomicUsize::new(0);
     let work = || {
         let mut local = base.clone();
@@ -259,6 +260,7 @@ fn read_cpus(
             crate::sources::sys::panics::inject("decoder", i);
             let mut out = CpuOut::default();
             read_cpu(data, layout, cref, walk, &mut local, &mut out);
+            survey(&mut out, known, local.len());
             if let Some(p) = &opts.progress {
                 p.done
                     .fetch_add(cref.size, std::sync::atomic::Ordering::Relaxed);
@@ -289,31 +291,49 @@ fn read_cpus(
     }
     // Strings a thread added after the shared ones get ids in the trace's table in the order
     // the events show them, CPU by CPU: which thread read which CPU changes no id.
-    let known = base.len() as u32;
     let mut remaps: Vec<Vec<Option<StrId>>> = tables
         .iter()
         .map(|l| vec![None; (l.len() as u32).saturating_sub(known) as usize])
         .collect();
-    for (t, out) in slots.iter_mut().flatten() {
-        let (local, remap) = (&tables[*t], &mut remaps[*t]);
-        if remap.is_empty() {
-            continue;
-        }
-        let mut re = |id: &mut StrId| {
+    for (t, out) in slots.iter().flatten() {
+        for &id in &out.added {
             if let Some(slot) =
-                id.0.checked_sub(known)
-                    .and_then(|k| remap.get_mut(k as usize))
+                (id.0.checked_sub(known)).and_then(|k| remaps[*t].get_mut(k as usize))
             {
-                *id = *slot.get_or_insert_with(|| strings.intern(local.get(*id)));
-            }
-        };
-        for e in out.events.iter_mut() {
-            match &mut e.kind {
-                EventKind::SchedSwitch { next_comm, .. } => re(next_comm),
-                EventKind::Other { name } => re(name),
-                _ => {}
+                slot.get_or_insert_with(|| strings.intern(tables[*t].get(id)));
             }
         }
+    }
+    // Only a table whose ids moved is applied, each CPU on the thread count that read them.
+    let moved: Vec<bool> = (remaps.iter())
+        .map(|r| (r.iter().enumerate()).any(|(k, g)| g.is_some_and(|g| g.0 != known + k as u32)))
+        .collect();
+    let rewrite = |slot: &mut Option<(usize, CpuOut)>| {
+        let Some((t, out)) = slot else { return };
+        if !moved[*t] {
+            return;
+        }
+        let remap = &remaps[*t];
+        for e in out.events.iter_mut() {
+            let id = match &mut e.kind {
+                EventKind::SchedSwitch { next_comm, .. } => next_comm,
+                EventKind::Other { name } => name,
+                _ => continue,
+            };
+            if let Some(Some(g)) = (id.0.checked_sub(known)).and_then(|k| remap.get(k as usize)) {
+                *id = *g;
+            }
+        }
+    };
+    if threads == 1 || !moved.contains(&true) {
+        slots.iter_mut().for_each(rewrite);
+    } else {
+        let per = slots.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            for part in slots.chunks_mut(per) {
+                s.spawn(|| part.iter_mut().for_each(rewrite));
+            }
+        });
     }
     // (and those no event names, after them: the table holds what the threads read)
     for (local, remap) in tables.iter().zip(&remaps) {
@@ -327,6 +347,30 @@ fn read_cpus(
         .zip(slots)
         .map(|(c, o)| (c.cpu, o.map(|(_, out)| out).unwrap_or_default()))
         .collect()
+}
+
+/// What a CPU's events name, gathered on the thread that read it (no pass over every event on
+/// the loading thread): its tasks, and the strings its thread's table holds past the first
+/// `known` (the shared ones), each once in the order they show.
+fn survey(out: &mut CpuOut, known: u32, table_len: usize) {
+    let mut tids = crate::events::TidSet::default();
+    let mut seen = vec![false; table_len.saturating_sub(known as usize)];
+    for e in &out.events {
+        if !e.kind.is_lost() && tids.insert(e.tid) {
+            out.tids.push(e.tid);
+        }
+        let id = match &e.kind {
+            EventKind::SchedSwitch { next_comm, .. } => *next_comm,
+            EventKind::Other { name } => *name,
+            _ => continue,
+        };
+        if let Some(s) = (id.0.checked_sub(known)).and_then(|k| seen.get_mut(k as usize))
+            && !*s
+        {
+            *s = true;
+            out.added.push(id);
+        }
+    }
 }
 
 /// Reads one CPU's pages into `out`; compressed data is decompressed chunk by chunk (chunks
@@ -421,16 +465,12 @@ fn read_cpu(
 
 /// One `TaskMeta` per task that recorded an event: comm from the saved cmdlines, as
 /// `trace-cmd report` prints it (`<idle>` for 0, `<...>` when unknown).
-fn note_tasks(trace: &mut Trace, layout: &Layout, cpus: &[Vec<Event>]) {
-    // (a test per event: pages of tids, not hashes)
-    let mut set = crate::events::TidSet::default();
-    let mut seen = Vec::new();
-    for e in cpus.iter().flatten() {
-        if !e.kind.is_lost() && set.insert(e.tid) {
-            seen.push(e.tid);
-        }
-    }
+fn note_tasks(trace: &mut Trace, layout: &Layout, outs: &[(u16, CpuOut)]) {
+    let mut seen: Vec<crate::events::Tid> = (outs.iter())
+        .flat_map(|(_, o)| o.tids.iter().copied())
+        .collect();
     seen.sort_unstable();
+    seen.dedup();
     for tid in seen {
         let comm: &[u8] = match layout.cmdlines.get(&tid) {
             Some(c) => c,

@@ -59,6 +59,11 @@ pub struct CpuOut {
     pub past_commit: (u64, Option<String>),
     /// `kernel_stack` / `user_stack` records, counted and not kept.
     pub stack_traces: u64,
+    /// The tasks of its events (lost markers apart), each once, in the order they show.
+    pub tids: Vec<crate::events::Tid>,
+    /// The strings its events name that the reading thread added to its table, each once, in
+    /// the order they show.
+    pub added: Vec<crate::events::StrId>,
 }
 
 pub struct Walk<'d> {

@@ -15,13 +15,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 mod probe_steps;
 mod records;
-
-/// Per task, what happened since its previous `rseq_update` (tick-scan signature).
-#[derive(Clone, Copy, Debug, Default)]
-struct Since {
-    switched: bool,
-    ticked: bool,
-}
+use since::Since;
+mod since;
 
 /// Streams canonical events into a model (used by `replay` and by the simulator). A copy is a
 /// snapshot (the search for untraced placements goes back to one).
@@ -32,7 +27,7 @@ pub struct Replayer {
     observed: Observed,
     ncpus: u32,
     pending_clone: FxHashMap<Tid, u64>,
-    since: FxHashMap<Tid, Since>,
+    since: Since,
     created: FxHashSet<Tid>,
     per_mm: Vec<MmAgreement>,
     total: Tally,
@@ -125,7 +120,7 @@ impl Replayer {
             ),
             ncpus,
             pending_clone: FxHashMap::default(),
-            since: FxHashMap::default(),
+            since: Since::default(),
             created: FxHashSet::default(),
             per_mm: Vec::new(),
             total: Tally::default(),
@@ -194,7 +189,7 @@ impl Replayer {
             self.know(ts, f.parent);
             self.created.insert(f.child);
             self.untraced.fork_early(&mut self.engine, ts, f);
-            self.since.remove(&f.child);
+            self.since.forget(f.child);
         }
     }
 
@@ -302,7 +297,7 @@ impl Replayer {
                     next: tid,
                 },
             );
-            self.since.entry(tid).or_default().switched = true;
+            self.since.mark(tid, Since::SWITCHED);
         }
     }
 
@@ -536,7 +531,7 @@ impl Replayer {
             };
             obs.apply(ev, &ctx, infos);
         }
-        self.since.insert(ev.tid, Since::default());
+        self.since.take_tick_scan(ev.tid);
     }
 
     /// Applies a signal delivery (the simulator, or `signal_deliver` records).
@@ -549,7 +544,7 @@ impl Replayer {
         if tid == 0 || tid == TID_UNKNOWN {
             return;
         }
-        let since = self.since.insert(tid, Since::default()).unwrap_or_default();
+        let after_tick_scan = self.since.take_tick_scan(tid);
         let mm = self.engine.core.task(tid).and_then(|t| t.mm);
         let mut seeded = false;
         if let Some(id) = mm
@@ -560,7 +555,7 @@ impl Replayer {
                 cpu,
                 mm: id,
                 cid: observed,
-                after_tick_scan: !since.switched && since.ticked,
+                after_tick_scan,
             });
         }
         let before = self.engine.core.run.updates.len();

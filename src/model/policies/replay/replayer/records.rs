@@ -2,6 +2,7 @@
 //! record's own driver events (docs/models.md §5.1).
 
 use super::Replayer;
+use super::since::Since;
 use crate::events::{CLONE_THREAD, CLONE_VM, Event, EventKind, Probe, Tid};
 use crate::model::policies::engine::DriverEvent;
 
@@ -73,7 +74,7 @@ impl Replayer {
                     .flush_wakelist(&mut self.engine, ts, None, Some(tid));
                 self.untraced
                     .migrate(&mut self.engine, (idx, ts, ev.tid), tid, orig_cpu, dest_cpu);
-                self.since.entry(tid).or_default().switched = true;
+                self.since.mark(tid, Since::SWITCHED);
             }
             EventKind::SchedProcessFork { child, .. } if self.untraced.forked_early(child) => {
                 self.pending_clone.remove(&child);
@@ -114,7 +115,7 @@ impl Replayer {
                         thread,
                     },
                 );
-                self.since.remove(&child);
+                self.since.forget(child);
             }
             EventKind::SchedWakeupNew { tid, target_cpu } => {
                 self.engine.step(
@@ -141,7 +142,7 @@ impl Replayer {
                         },
                     );
                 }
-                self.since.entry(tid).or_default().switched = true;
+                self.since.mark(tid, Since::SWITCHED);
             }
             EventKind::SchedProcessExit { tid } => {
                 if !self.untraced.exited_early(tid) {
@@ -164,7 +165,7 @@ impl Replayer {
                 self.engine.step(ts, &DriverEvent::Tick { cpu: ev.cpu });
                 let curr = self.engine.core.curr.get(ev.cpu as usize).copied();
                 if let Some(c) = curr.filter(|&c| c != 0) {
-                    self.since.entry(c).or_default().ticked = true;
+                    self.since.mark(c, Since::TICKED);
                 }
             }
             EventKind::TickStop { success: true } => {
