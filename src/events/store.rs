@@ -372,9 +372,9 @@ impl EventStore {
         }
     }
 
-    /// [`Self::iter`] as the models read the events: a switch's `next_comm` and `next_prio`
-    /// are left at `StrId(0)` and 0 (no model reads them, and finding them is two hash lookups
-    /// of every switch, a third of a replay's decoding).
+    /// [`Self::iter`] as the models (and the summaries) read the events: a switch's
+    /// `next_comm` and `next_prio` are left at `StrId(0)` and 0 (neither reads them, and
+    /// finding them is two hash lookups of every switch, a third of a replay's decoding).
     pub fn iter_model(&self) -> Iter<'_> {
         Iter {
             meta: false,

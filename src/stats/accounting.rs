@@ -45,7 +45,7 @@ fn finish(a: &mut Account, span_ns: u64, has_exits: bool) {
 /// Accounting over events `[from, to)` of the trace.
 pub fn compute(trace: &Trace, from: usize, to: usize) -> Accounting {
     let mut acc = Accumulator::default();
-    acc.feed(trace.events.range(from..to), trace);
+    acc.feed(trace.events.range_model(from..to), trace);
     acc.finish()
 }
 
