@@ -389,6 +389,9 @@ pub struct FoldedUpdates {
     pub count: u64,
     /// Per mm, its predicted CIDs, sorted, each once.
     pub cids: FxHashMap<MmId, Vec<i32>>,
+    /// Per mm (by id), the CIDs below 64 in `cids`: most updates fold nothing new, found
+    /// without a hash.
+    low: Vec<u64>,
 }
 
 impl FoldedUpdates {
@@ -396,6 +399,17 @@ impl FoldedUpdates {
     pub fn fold(&mut self, updates: &[PredictedUpdate]) {
         self.count += updates.len() as u64;
         for u in updates {
+            if (0..64).contains(&u.cid) && u.mm.is_real() {
+                let m = u.mm.0 as usize;
+                if self.low.len() <= m {
+                    self.low.resize(m + 1, 0);
+                }
+                let bit = 1u64 << u.cid;
+                if self.low[m] & bit != 0 {
+                    continue;
+                }
+                self.low[m] |= bit;
+            }
             let v = self.cids.entry(u.mm).or_default();
             if let Err(k) = v.binary_search(&u.cid) {
                 v.insert(k, u.cid);
@@ -531,5 +545,41 @@ impl PolicyRun {
         let mut v: Vec<SlotChange> = by_cpu.into_values().collect();
         v.sort_by_key(|s| s.cpu);
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Folding in pieces keeps what sorting every update's CID per mm gives: CIDs past the
+    /// low bits, negative ones, mms past the ids and unknown ones included.
+    #[test]
+    fn folded_cids_are_every_updates_cids_sorted_once() {
+        let mms = [MmId(0), MmId(3), MmId(70_000), MmId::UNKNOWN];
+        let cids = [0, 1, 63, 64, 200, -1, 5];
+        let updates: Vec<PredictedUpdate> = (0..500u32)
+            .map(|i| PredictedUpdate {
+                ts: i as u64,
+                tid: i % 9,
+                mm: mms[(i as usize * 7) % mms.len()],
+                cpu: 0,
+                cid: cids[(i as usize * 5 + i as usize / 11) % cids.len()],
+            })
+            .collect();
+        let mut f = FoldedUpdates::default();
+        for piece in updates.chunks(37) {
+            f.fold(piece);
+        }
+        let mut want: FxHashMap<MmId, Vec<i32>> = FxHashMap::default();
+        for u in &updates {
+            want.entry(u.mm).or_default().push(u.cid);
+        }
+        for v in want.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        assert_eq!(f.count, 500);
+        assert_eq!(f.cids, want);
     }
 }

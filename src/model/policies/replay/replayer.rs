@@ -110,6 +110,7 @@ impl Replayer {
     /// `params.cpus` and `params.hz` must be resolved (> 0).
     pub fn new(kind: PolicyKind, params: Params, jiffy_phase: u64) -> Replayer {
         let ncpus = params.cpus.max(1);
+        let since = Since::new(params.seed);
         let mut engine = Engine::new(kind, params);
         engine.core.jiffy_phase = jiffy_phase;
         Replayer {
@@ -120,7 +121,7 @@ impl Replayer {
             ),
             ncpus,
             pending_clone: FxHashMap::default(),
-            since: Since::default(),
+            since,
             created: FxHashSet::default(),
             per_mm: Vec::new(),
             total: Tally::default(),

@@ -7,30 +7,45 @@ use crate::events::{NO_ROW, Tid, TidPages};
 /// Per task, what happened since its previous `rseq_update` (tick-scan signature): bits in
 /// pages of tids, no hash per switch and per update.
 #[derive(Clone, Default)]
-pub(super) struct Since(TidPages);
+pub(super) struct Since {
+    tids: TidPages,
+    /// Whether anything is noted: only seeding reads it.
+    on: bool,
+}
 
 impl Since {
+    pub(super) fn new(on: bool) -> Since {
+        Since {
+            tids: TidPages::default(),
+            on,
+        }
+    }
+
     pub(super) const SWITCHED: u32 = 1;
     pub(super) const TICKED: u32 = 2;
 
     pub(super) fn mark(&mut self, tid: Tid, bit: u32) {
-        let was = self.0.get(tid);
-        self.0.set(tid, if was == NO_ROW { bit } else { was | bit });
+        if !self.on {
+            return;
+        }
+        let was = self.tids.get(tid);
+        self.tids
+            .set(tid, if was == NO_ROW { bit } else { was | bit });
     }
 
     /// What happened since the last update, now forgotten: whether its CPU ticked while it
     /// ran with no switch in between.
     pub(super) fn take_tick_scan(&mut self, tid: Tid) -> bool {
-        let was = self.0.get(tid);
+        let was = self.tids.get(tid);
         if was != NO_ROW && was != 0 {
-            self.0.set(tid, 0);
+            self.tids.set(tid, 0);
         }
         was != NO_ROW && was & (Self::SWITCHED | Self::TICKED) == Self::TICKED
     }
 
     pub(super) fn forget(&mut self, tid: Tid) {
-        if self.0.get(tid) != NO_ROW {
-            self.0.set(tid, NO_ROW);
+        if self.tids.get(tid) != NO_ROW {
+            self.tids.set(tid, NO_ROW);
         }
     }
 }
@@ -41,7 +56,14 @@ mod tests {
 
     #[test]
     fn a_tick_with_no_switch_since_the_last_update_is_a_tick_scan() {
-        let mut s = Since::default();
+        assert!(!Since::default().take_tick_scan(5));
+        let mut off = Since::new(false);
+        off.mark(5, Since::TICKED);
+        assert!(
+            !off.take_tick_scan(5),
+            "nothing noted when no seeding reads it"
+        );
+        let mut s = Since::new(true);
         assert!(!s.take_tick_scan(5), "nothing happened yet");
         s.mark(5, Since::TICKED);
         assert!(s.take_tick_scan(5));
