@@ -164,7 +164,7 @@ fn inferred_tick_is_tick_nohz_handler_of_the_same_boot() {
     // perf.data has no kallsyms; the trace.dat recorded in the same run has.
     let dat = std::fs::read(capture("cyclictest-v7.trace.dat")).unwrap();
     let layout = cidscope::sources::trace_dat::layout::read(&dat).unwrap();
-    let ticks = (layout.read_tick_functions(&dat).unwrap()).expect("kallsyms in the trace.dat");
+    let ticks = layout.tick_functions.expect("kallsyms in the trace.dat");
     assert_eq!(ticks.len(), 1);
     let b = load("cyclictest-pipe.perf.data");
     let w = b

@@ -73,11 +73,7 @@ pub struct Layout {
     pub page: PageHeader,
     pub formats: Vec<EventFormat>,
     /// Addresses of the tick callbacks from the embedded kallsyms; `None` when it has none.
-    /// A version-7 file's kallsyms section is read by [`Layout::read_tick_functions`] instead.
     pub tick_functions: Option<Vec<u64>>,
-    /// Where a version-7 file's kallsyms section is: not read with the layout (decompressing
-    /// it is most of the layout's time, which the reading of the CPUs need not wait for).
-    pub kallsyms_at: Option<u64>,
     pub cmdlines: FxHashMap<u32, Vec<u8>>,
     pub ncpus: Option<u32>,
     pub ts_offset: i64,
@@ -99,21 +95,7 @@ struct Meta {
     page: Option<PageHeader>,
     formats: Vec<EventFormat>,
     tick_functions: Option<Vec<u64>>,
-    kallsyms_at: Option<u64>,
     cmdlines: FxHashMap<u32, Vec<u8>>,
-}
-
-impl Layout {
-    /// The tick callbacks' addresses from the embedded kallsyms (`None` when it names none),
-    /// reading a version-7 file's kallsyms section now.
-    pub fn read_tick_functions(&self, data: &[u8]) -> BinResult<Option<Vec<u64>>> {
-        let Some(off) = self.kallsyms_at else {
-            return Ok(self.tick_functions.clone());
-        };
-        let big = self.initial.big_endian;
-        let sec = section(data, off, OPT_KALLSYMS, self.codec, big, "kallsyms")?;
-        Ok(ticks(meta::read_kallsyms(&mut sec.cursor(big))?))
-    }
 }
 
 /// Reads the layout; an error names the byte offset and what was expected there.
@@ -289,7 +271,6 @@ fn read_v6(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         codec: Codec::None,
         formats: m.formats,
         tick_functions: m.tick_functions,
-        kallsyms_at: m.kallsyms_at,
         cmdlines: m.cmdlines,
         ncpus: Some(opts.cpucount.unwrap_or(ncpus)),
         ts_offset: opts.ts_offset,
@@ -555,10 +536,10 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
                 m.formats.extend(meta::read_event_formats(c)?);
                 Ok(())
             }),
-            OPT_KALLSYMS => {
-                m.kallsyms_at = Some(off);
-                continue;
-            }
+            OPT_KALLSYMS => ("kallsyms", |c, _, m| {
+                m.tick_functions = ticks(meta::read_kallsyms(c)?);
+                Ok(())
+            }),
             OPT_PRINTK => ("printk formats", |c, _, _| meta::read_printk(c)),
             OPT_CMDLINES => ("saved cmdlines", |c, _, m| {
                 m.cmdlines = meta::parse_cmdlines(meta::read_cmdlines(c)?);
@@ -641,7 +622,6 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         codec,
         formats: m.formats,
         tick_functions: m.tick_functions,
-        kallsyms_at: m.kallsyms_at,
         cmdlines: m.cmdlines,
         ncpus: opts.cpucount,
         ts_offset: opts.ts_offset,

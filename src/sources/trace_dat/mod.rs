@@ -81,24 +81,7 @@ pub fn decode(
         big_endian: layout.initial.big_endian,
         ts_offset: layout.ts_offset,
     };
-    // (a version-7 kallsyms is decompressed beside the CPUs' reading: the decoder then keeps
-    // every hrtimer record's callback, and those of the tick's are marked below)
-    let (mut outs, late_ticks) = if layout.kallsyms_at.is_some() {
-        std::thread::scope(|s| {
-            let kallsyms = s.spawn(|| layout.read_tick_functions(data));
-            let outs = read_cpus(data, &layout, &walk, &mut trace.strings, opts);
-            let ticks = kallsyms
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (outs, ticks)
-        })
-    } else {
-        (
-            read_cpus(data, &layout, &walk, &mut trace.strings, opts),
-            Ok(None),
-        )
-    };
-    let late_ticks = late_ticks.map_err(err)?;
+    let mut outs = read_cpus(data, &layout, &walk, &mut trace.strings, opts);
     if opts.cancelled() {
         return Err(SourceError::file(name, "load cancelled"));
     }
@@ -114,19 +97,8 @@ pub fn decode(
             format!("{name}: the format of {d} lacks a field cidscope decodes; its events are counted as other events"),
         );
     }
-    if let Some(functions) = &late_ticks {
-        for (_, o) in outs.iter_mut() {
-            let samples = std::mem::take(&mut o.ticks);
-            for &f in functions {
-                samples.apply_with(f, |_, i| {
-                    (o.events.get_mut(i))
-                        .map(|e| e.kind = EventKind::Tick)
-                        .is_some()
-                });
-            }
-        }
-    } else if !decoder.tick_known() {
-        // The tick without kallsyms.
+    // The tick without kallsyms.
+    if !decoder.tick_known() {
         let mut ticks = tick::TickInfer::default();
         for (_, o) in outs.iter_mut() {
             ticks.extend(std::mem::take(&mut o.ticks));
