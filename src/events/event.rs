@@ -129,6 +129,16 @@ pub const CLONE_THREAD: u64 = 0x10000;
 const _: () = assert!(std::mem::size_of::<Event>() <= 32);
 
 impl EventKind {
+    /// The string-table id the event names (a switch's `next_comm`, an other event's or a
+    /// function's name): what a reader remaps when it joins string tables.
+    pub fn string_mut(&mut self) -> Option<&mut StrId> {
+        match self {
+            EventKind::SchedSwitch { next_comm, .. } => Some(next_comm),
+            EventKind::Other { name } | EventKind::Function { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+
     /// The event's name without its system, as in `stats`' `event_counts`.
     pub fn name<'a>(&self, strings: &'a Strings) -> &'a str {
         match *self {

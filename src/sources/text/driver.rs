@@ -515,10 +515,8 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
             *s = s.saturating_add(e.ts).min(crate::events::MAX_TS);
             e.ts = *s;
         }
-        match &mut e.kind {
-            EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
-            EventKind::Other { name } | EventKind::Function { name, .. } => *name = re(*name),
-            _ => {}
+        if let Some(id) = e.kind.string_mut() {
+            *id = re(*id);
         }
         // Lost markers noted before any event of their chunk take the time of the event before
         // them in the whole stream (or the first event, at the start of the file).

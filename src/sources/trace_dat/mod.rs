@@ -304,7 +304,7 @@ fn read_cpus(
             }
         }
     }
-    // Only a table whose ids moved is applied, each CPU on the thread count that read them.
+    // Only a table whose ids moved is applied, its CPUs spread over the reading's threads.
     let moved: Vec<bool> = (remaps.iter())
         .map(|r| (r.iter().enumerate()).any(|(k, g)| g.is_some_and(|g| g.0 != known + k as u32)))
         .collect();
@@ -314,12 +314,7 @@ fn read_cpus(
             return;
         }
         let remap = &remaps[*t];
-        for e in out.events.iter_mut() {
-            let id = match &mut e.kind {
-                EventKind::SchedSwitch { next_comm, .. } => next_comm,
-                EventKind::Other { name } => name,
-                _ => continue,
-            };
+        for id in out.events.iter_mut().filter_map(|e| e.kind.string_mut()) {
             if let Some(Some(g)) = (id.0.checked_sub(known)).and_then(|k| remap.get(k as usize)) {
                 *id = *g;
             }
@@ -355,14 +350,12 @@ fn read_cpus(
 fn survey(out: &mut CpuOut, known: u32, table_len: usize) {
     let mut tids = crate::events::TidSet::default();
     let mut seen = vec![false; table_len.saturating_sub(known as usize)];
-    for e in &out.events {
+    for e in out.events.iter_mut() {
         if !e.kind.is_lost() && tids.insert(e.tid) {
             out.tids.push(e.tid);
         }
-        let id = match &e.kind {
-            EventKind::SchedSwitch { next_comm, .. } => *next_comm,
-            EventKind::Other { name } => *name,
-            _ => continue,
+        let Some(&mut id) = e.kind.string_mut() else {
+            continue;
         };
         if let Some(s) = (id.0.checked_sub(known)).and_then(|k| seen.get_mut(k as usize))
             && !*s
