@@ -162,9 +162,10 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             // capture's schedule too
             let mut kinds = cli.model.models();
             let mut params = cli.model.params();
-            if let Some(c) =
-                cidscope::model::kernel::choose(&cli.model.asked(), &kernel_facts(&trace))
-            {
+            if let Some(c) = cidscope::model::kernel::choose(
+                &cli.model.asked(),
+                &cidscope::model::kernel::KernelFacts::of(&trace),
+            ) {
                 kinds.retain(|&k| k != c.policy);
                 kinds.insert(0, c.policy);
                 params = c.params;
@@ -222,13 +223,15 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
     let progress = cli::capture::StderrProgress::start(&mut opts, &a.file.display().to_string());
     let opened = cli::capture::open(&a.file, &opts)?;
     let models = a.model.models();
-    // the model of the capture's kernel when --kernel-version or the capture names it (a
-    // binary capture is decoded whole anyway: its trace says, from a file or a pipe alike)
-    // (`--policy observed`: no model at all, so the capture is streamed)
+    // the model of the capture's kernel when --kernel-version or the capture names it, or its
+    // first lines show its family (a binary capture is decoded whole anyway: its trace says,
+    // from a file or a pipe alike) (`--policy observed`: no model at all, so the capture is
+    // streamed)
     let named = !a.model.asked().observed_only
-        && (a.model.kernel_version.is_some()
-            || !opened.is_text()
-            || opened.kernel_facts(&opts).0.is_some());
+        && (a.model.kernel_version.is_some() || !opened.is_text() || {
+            let head = opened.kernel_facts(&opts);
+            head.release.is_some() || head.rseq_irqs_off > 0
+        });
     let s = if models.is_empty() && !named {
         // a stream: memory stays flat whatever the capture's size
         cidscope::stats::compute_streaming_with(&opened, &opts, a.json)?
@@ -263,15 +266,6 @@ fn run_stats(a: &StatsArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The capture's model facts (its kernel and HZ, when it names them).
-fn kernel_facts(trace: &cidscope::events::Trace) -> cidscope::model::kernel::KernelFacts {
-    cidscope::model::kernel::KernelFacts {
-        release: trace.kernel_release.clone(),
-        hz: trace.kernel_hz,
-        scan_batch: trace.kernel_scan_batch,
-    }
-}
-
 /// `stats` with the chosen model (`--policy`, else the kernel's) and the `--compare` ones;
 /// `per_task` false: the text summary's form; `first_pass`: the replay's first pass, run beside the load.
 fn stats_with_model(
@@ -281,7 +275,10 @@ fn stats_with_model(
     first_pass: Option<cidscope::model::policies::replay::FirstPassOf>,
 ) -> cidscope::stats::Stats {
     let models = m.models();
-    match cidscope::model::kernel::choose(&m.asked(), &kernel_facts(trace)) {
+    match cidscope::model::kernel::choose(
+        &m.asked(),
+        &cidscope::model::kernel::KernelFacts::of(trace),
+    ) {
         Some(mut c) => {
             c.params.first_pass = first_pass;
             cidscope::stats::policy::compute_chosen(trace, &c, &models, per_task)

@@ -29,6 +29,9 @@ fn close(a: &Value, b: f64) -> bool {
 /// - the level (most threads at once over 100 ms) falls from 4 to 1 at 1.150 s, dated back to
 ///   1.050 s; the CIDs are below 1 at 1.300 s: one fall, 250 ms;
 /// - one CID change (103: 3 → 0) over 0.3 s of thread life (the others reported once): 3.333/s.
+///
+/// Its rseq_update lines read `.....`, as a kernel before 6.19 prints them: one with
+/// interrupts off (`d`) would show the 6.19+ family, whose model `stats` would then run.
 #[test]
 fn hand_computed_values_of_a_burst() {
     let v = common::stats(&common::capture("metrics-burst.ftrace.txt"));

@@ -21,6 +21,13 @@ fn stats_text(file: &str, args: &[&str]) -> String {
     out
 }
 
+/// `stats --json ARGS FILE` whole.
+fn stats_json(file: &str, args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&stats_text(file, &all)).expect("stats --json is JSON")
+}
+
 /// `model_agreement` without the keys that say how the model was chosen.
 fn without_choice(mut a: Value) -> Value {
     let o = a.as_object_mut().expect("model_agreement");
@@ -228,21 +235,98 @@ const LAZY_COMPACT_OFF: &[&str] = &[
 /// search does not run, says so, and the figures are those of the plain replay.
 #[test]
 fn no_search_where_the_other_family_predicts_every_cid() {
-    let file = "kernels-plain/k7.2.13-c4-migrate.ftrace.txt";
-    let (own, _) = model(file, &["--policy", "owner-mode", "--hz", "250"]);
+    // (a 6.x capture: its records do not show the family, as a 6.19+ one's may)
+    let file = "kernels-plain/k6.18.15-c4-migrate.ftrace.txt";
+    let (own, _) = model(file, &["--policy", "lazy-compact", "--hz", "250"]);
     assert_eq!(u(&own, "predicted"), u(&own, "checked"), "{own}");
-    let (a, _) = model(file, &["--policy", "lazy-compact", "--hz", "250"]);
+    let (a, _) = model(file, &["--policy", "owner-mode", "--hz", "250"]);
     let why = a["inference"].as_str().unwrap();
     assert!(
-        why.starts_with("not run: owner-mode") && why.contains("predicts every observed CID"),
+        why.starts_with("not run: lazy-compact") && why.contains("predicts every observed CID"),
+        "{why}"
+    );
+    let (off, _) = model(
+        file,
+        &[
+            "--policy",
+            "owner-mode",
+            "--hz",
+            "250",
+            "--infer-steps",
+            "off",
+        ],
+    );
+    for k in ["checked", "predicted", "agreed"] {
+        assert_eq!(a[k], off[k], "{k}");
+    }
+    assert!(u(&a, "agreed") < u(&a, "checked"), "{a}");
+    assert_eq!(a["inferred_steps"].as_array().map(Vec::len), Some(0));
+}
+
+/// A capture that does not name its kernel may still show its family: an `rseq_update`
+/// traced with interrupts off comes only from 6.19+'s exit-to-user fast path
+/// (docs/models.md §5.7). There, inference does not run for a 6.x policy (as where the
+/// kernel is named: its figures are the plain replay's), and owner-mode's steps are not held
+/// against the other family's replays. A 6.x capture shows no such record.
+#[test]
+fn records_with_interrupts_off_show_the_6_19_family() {
+    let file = "kernels-plain/k7.2.13-c8-churn.ftrace.txt";
+    let s = stats_json(file, &["--policy", "lazy-compact", "--hz", "250"]);
+    let a = &s["model_agreement"];
+    assert!(u(&s, "rseq_irqs_off") > 0, "{}", s["rseq_irqs_off"]);
+    let shown = s["kernel_family_shown"].as_str().unwrap_or_default();
+    assert!(shown.starts_with("6.19+ (owner-mode): "), "{shown}");
+    let why = a["inference"].as_str().unwrap();
+    assert!(
+        why.starts_with("not run: the capture's kernel is 6.19+") && why.contains("interrupts off"),
         "{why}"
     );
     let (off, _) = model(file, LAZY_COMPACT_OFF);
     for k in ["checked", "predicted", "agreed"] {
         assert_eq!(a[k], off[k], "{k}");
     }
-    assert!(u(&a, "agreed") < u(&a, "checked"), "{a}");
-    assert_eq!(a["inferred_steps"].as_array().map(Vec::len), Some(0));
+    // owner-mode infers as where its kernel is named
+    let (own, _) = model(file, &["--policy", "owner-mode", "--hz", "250"]);
+    let named = model(
+        file,
+        &[
+            "--kernel-version",
+            "7.2.13+deb14-cloud-amd64",
+            "--hz",
+            "250",
+        ],
+    )
+    .0;
+    assert!(u(&own, "agreed") > u(&own, "predicted"), "{own}");
+    assert_eq!(own["inferred_steps"], named["inferred_steps"]);
+    let s = stats_json(
+        "kernels-plain/k6.18.15-c4-migrate.ftrace.txt",
+        &["--policy", "lazy-compact", "--hz", "250"],
+    );
+    assert_eq!(u(&s, "rseq_irqs_off"), 0);
+    assert!(s.get("kernel_family_shown").is_none(), "{s}");
+}
+
+/// Without `--policy` or a release, `stats` replays the model of the family the records show
+/// (owner-mode, HZ from the tick), and says why; a capture that shows none gets no model.
+#[test]
+fn the_family_the_records_show_chooses_the_model() {
+    let file = "kernels-plain/k7.2.13-c8-churn.ftrace.txt";
+    let a = &stats_json(file, &[])["model_agreement"];
+    assert_eq!(a["policy"], "owner-mode", "{a}");
+    let why = a["chosen_because"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("6.19+") && why.contains("release unknown"),
+        "{why}"
+    );
+    let (given, _) = model(file, &["--policy", "owner-mode"]);
+    assert_eq!(without_choice(a.clone()), without_choice(given));
+    let s = stats_json("kernels-plain/k6.18.15-c4-migrate.ftrace.txt", &[]);
+    assert!(
+        s.get("model_agreement").is_none(),
+        "{}",
+        s["model_agreement"]
+    );
 }
 
 /// Where the capture lost events and the model misses, the model's section of the text says

@@ -75,6 +75,12 @@ pub struct Trace {
     /// That kernel's CONFIG_RSEQ_CID_SCAN_BATCH, when the capture says it: the kernel has the
     /// compaction-in-batches patches (resume-batch, docs/models.md §3).
     pub kernel_scan_batch: Option<u32>,
+    /// `rseq_update` records traced with interrupts disabled (the irq-flags column's `d`,
+    /// `common_flags` bit 0 of a binary record). Only the exit-to-user fast path of 6.19+ runs
+    /// with interrupts disabled; before 6.19 the update runs from `resume_user_mode_work`
+    /// with them enabled, so one such record names the kernel's family (`model::kernel::
+    /// family_shown`). 0 also where the reader has no irq flags (perf script text).
+    pub rseq_irqs_off: u64,
     /// The capture's clock minus CLOCK_MONOTONIC, from the ticks' `hrtimer_expire_entry`
     /// `now=`: the least difference of a tick's record time and its `now` (the tick recorded
     /// soonest after it read the clock). The jiffies' boundaries are whole multiples of
@@ -100,6 +106,8 @@ pub struct TraceDelta {
     pub kernel_release: Option<String>,
     pub kernel_hz: Option<u32>,
     pub kernel_scan_batch: Option<u32>,
+    /// `rseq_update` records with interrupts disabled in the delta ([`Trace::rseq_irqs_off`]).
+    pub rseq_irqs_off: u64,
     /// The least tick record time minus `now=` of the delta's ticks ([`Trace::mono_offset`]).
     pub mono_offset: Option<i64>,
     pub warnings: Vec<Warning>,
@@ -123,6 +131,7 @@ impl TraceDelta {
             kernel_release: t.kernel_release,
             kernel_hz: t.kernel_hz,
             kernel_scan_batch: t.kernel_scan_batch,
+            rseq_irqs_off: t.rseq_irqs_off,
             mono_offset: t.mono_offset,
             warnings: t.warnings,
             tgid_changes: t.tgid_changes,
@@ -154,6 +163,7 @@ impl Trace {
         if d.kernel_scan_batch.is_some() {
             self.kernel_scan_batch = d.kernel_scan_batch;
         }
+        self.rseq_irqs_off += std::mem::take(&mut d.rseq_irqs_off);
         if let Some(o) = d.mono_offset.take() {
             keep_least(&mut self.mono_offset, o);
         }
@@ -194,6 +204,7 @@ impl Trace {
             kernel_release: None,
             kernel_hz: None,
             kernel_scan_batch: None,
+            rseq_irqs_off: 0,
             mono_offset: None,
             warnings: Vec::new(),
             tgid_changes: Vec::new(),

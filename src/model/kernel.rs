@@ -226,6 +226,35 @@ pub fn model_for_kernel(release: &str, scan_batch: Option<u32>) -> Option<Kernel
     })
 }
 
+/// A kernel family the capture shows by itself, without naming its release.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FamilyShown {
+    /// The family, as its releases: "6.19+".
+    pub family: &'static str,
+    /// The policy of that family's kernels.
+    pub policy: PolicyKind,
+    /// What in the capture shows it, in words.
+    pub because: String,
+}
+
+/// The family a capture's records show, where they show one (docs/models.md §5.7): an
+/// `rseq_update` traced with interrupts disabled comes only from 6.19+, whose exit-to-user
+/// fast path writes the IDs with interrupts off (`include/linux/rseq_entry.h`: "the fast
+/// path runs with interrupts disabled"). Before 6.19 the update runs only from
+/// `resume_user_mode_work` (and signal delivery), with interrupts enabled. The converse
+/// proves nothing: 6.19+ takes the slow path, interrupts on, now and then, and a capture may
+/// hold no irq flags at all (perf script's text).
+pub fn family_shown(trace: &crate::events::Trace) -> Option<FamilyShown> {
+    let n = trace.rseq_irqs_off;
+    (n > 0).then(|| FamilyShown {
+        family: "6.19+",
+        policy: PolicyKind::OwnerMode,
+        because: format!(
+            "{n} of its rseq_update records ran with interrupts off, which only the 6.19+ exit-to-user fast path does"
+        ),
+    })
+}
+
 /// What the user asked of the model (`--policy`, `--kernel`, `--hz`, `--kernel-version`), and
 /// the rest of the parameters.
 #[derive(Clone, Debug, Default)]
@@ -251,6 +280,20 @@ pub struct KernelFacts {
     pub hz: Option<u32>,
     /// CONFIG_RSEQ_CID_SCAN_BATCH: the kernel has the compaction-in-batches patches.
     pub scan_batch: Option<u32>,
+    /// The family its records show ([`family_shown`]): the model where no release is named.
+    pub family: Option<FamilyShown>,
+}
+
+impl KernelFacts {
+    /// What `trace` says of its kernel.
+    pub fn of(trace: &crate::events::Trace) -> KernelFacts {
+        KernelFacts {
+            release: trace.kernel_release.clone(),
+            hz: trace.kernel_hz,
+            scan_batch: trace.kernel_scan_batch,
+            family: family_shown(trace),
+        }
+    }
 }
 
 /// The model a capture is replayed through, and why.
@@ -301,7 +344,17 @@ pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
         ),
         (Some(p), None) => (p, format!("--policy {p} (kernel version unknown)")),
         (None, Some(k)) => (k.policy?, format!("{} (release from {from})", k.reason)),
-        (None, None) => return None,
+        (None, None) => match &capture.family {
+            // (no release: the family's policy, which has no variants to choose between)
+            Some(f) if release.is_none() => (
+                f.policy,
+                format!(
+                    "the capture's kernel is {} ({}), its release unknown",
+                    f.family, f.because
+                ),
+            ),
+            _ => return None,
+        },
     };
     let variant = if has_variants(policy) {
         let v = match asked.variant {
@@ -444,9 +497,33 @@ mod tests {
         let facts = |r: &str, hz| KernelFacts {
             release: Some(r.into()),
             hz,
-            scan_batch: None,
+            ..Default::default()
         };
         assert_eq!(choose(&none, &KernelFacts::default()), None);
+        // no release, but records that show the 6.19+ family: its policy, HZ from the tick
+        let shown = KernelFacts {
+            family: Some(FamilyShown {
+                family: "6.19+",
+                policy: PolicyKind::OwnerMode,
+                because: "3 of its rseq_update records ran with interrupts off".into(),
+            }),
+            ..Default::default()
+        };
+        let c = choose(&none, &shown).expect("the family's model");
+        assert_eq!(
+            (c.policy, c.variant, c.params.hz),
+            (PolicyKind::OwnerMode, None, 0)
+        );
+        assert!(c.chosen_because.contains("6.19+"), "{}", c.chosen_because);
+        // a named release outweighs what the records show
+        let named = KernelFacts {
+            family: shown.family.clone(),
+            ..facts("6.12.117+deb13-cloud-amd64", Some(250))
+        };
+        assert_eq!(
+            choose(&none, &named).map(|c| c.policy),
+            Some(PolicyKind::LazyCompact)
+        );
         let c = choose(&none, &facts("6.12.117+deb13-cloud-amd64", Some(250))).unwrap();
         assert_eq!(
             (c.policy, c.variant, c.params.hz, c.params.hz_source),
@@ -569,6 +646,7 @@ mod tests {
             release: Some("6.18.15".into()),
             hz: Some(250),
             scan_batch: Some(8),
+            family: None,
         };
         let c = choose(&Asked::default(), &seed).unwrap();
         assert_eq!(

@@ -70,6 +70,17 @@ impl std::ops::Deref for Bytes {
     }
 }
 
+/// What the start of a text capture says of its kernel ([`Opened::kernel_facts`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HeadFacts {
+    /// The release a `# cidscope-vm:` header names.
+    pub release: Option<String>,
+    /// Its CONFIG_HZ.
+    pub hz: Option<u32>,
+    /// `rseq_update` lines with interrupts off among the first (`Trace::rseq_irqs_off`).
+    pub rseq_irqs_off: u64,
+}
+
 /// A capture that passed every check that needs no parsing: it exists, is not empty, fits in
 /// memory (as far as its size is known), and its format is known. Parsing may still find a
 /// bad record.
@@ -403,14 +414,15 @@ impl Opened {
         }
     }
 
-    /// What the capture says of its kernel (`Trace::kernel_release`, `Trace::kernel_hz`),
-    /// read from its first delta only, where the reader streams by segment: a text capture's
-    /// header (`cidscope vm --record`). Binary captures say nothing here: they are decoded
-    /// whole, and their trace carries the release their header names.
-    pub fn kernel_facts(&self, opts: &LoadOptions) -> (Option<String>, Option<u32>) {
+    /// What the capture says of its kernel (`Trace::kernel_release`, `Trace::kernel_hz`,
+    /// `Trace::rseq_irqs_off`), read from its first delta only, where the reader streams by
+    /// segment: a text capture's header (`cidscope vm --record`) and its first lines. Binary
+    /// captures say nothing here: they are decoded whole, and their trace carries the release
+    /// their header names.
+    pub fn kernel_facts(&self, opts: &LoadOptions) -> HeadFacts {
         // a text format hands its first segment over before reading the rest
         if !self.is_text() {
-            return (None, None);
+            return HeadFacts::default();
         }
         let mut meta = Trace::new(&self.name, self.format);
         // one small piece, read on this thread: the header is at the start (workers would parse
@@ -440,7 +452,11 @@ impl Opened {
             meta.apply(d);
             false
         });
-        (meta.kernel_release, meta.kernel_hz)
+        HeadFacts {
+            release: meta.kernel_release,
+            hz: meta.kernel_hz,
+            rseq_irqs_off: meta.rseq_irqs_off,
+        }
     }
 
     /// Parses the whole capture into a trace.

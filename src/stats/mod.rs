@@ -519,6 +519,9 @@ impl Summarizer {
             duration_ns: last.unwrap_or(0) - first.unwrap_or(0),
             lost_events,
             lost_markers,
+            rseq_irqs_off: trace.rseq_irqs_off,
+            kernel_family_shown: crate::model::kernel::family_shown(trace)
+                .map(|f| format!("{} ({}): {}", f.family, f.policy, f.because)),
             tasks,
             reused_tasks,
             processes,

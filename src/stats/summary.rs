@@ -69,6 +69,13 @@ pub struct Stats {
     pub lost_events: u64,
     /// Lost-event markers, including those without a count.
     pub lost_markers: u64,
+    /// `rseq_update` records traced with interrupts disabled (0 where the capture has no irq
+    /// flags): only a 6.19+ kernel's exit-to-user fast path makes them.
+    pub rseq_irqs_off: u64,
+    /// The kernel family the capture's records show without naming its release
+    /// (`model::kernel::family_shown`): "6.19+: why", or none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_family_shown: Option<String>,
     /// By tid (JSON object keys are the tids as strings, in numeric order).
     pub tasks: BTreeMap<Tid, TaskSummary>,
     /// Later tasks of reused tids (a fork after the tid's exit, or a TGID column that changed):

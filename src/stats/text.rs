@@ -38,6 +38,9 @@ pub fn write_text(s: &Stats, o: &mut (impl std::fmt::Write + ?Sized)) -> std::fm
         "lost        {} events in {} markers",
         s.lost_events, s.lost_markers
     )?;
+    if let Some(f) = &s.kernel_family_shown {
+        writeln!(o, "kernel      {f}")?;
+    }
     writeln!(o, "\nevent counts")?;
     for (k, v) in &s.event_counts {
         writeln!(o, "  {k:<24} {v:>10}")?;

@@ -106,11 +106,7 @@ impl State {
         let Some(req) = self.models.request.take() else {
             return;
         };
-        let facts = crate::model::kernel::KernelFacts {
-            release: self.trace.kernel_release.clone(),
-            hz: self.trace.kernel_hz,
-            scan_batch: self.trace.kernel_scan_batch,
-        };
+        let facts = crate::model::kernel::KernelFacts::of(&self.trace);
         let chosen = crate::model::kernel::choose(&req.asked, &facts);
         let (kinds, params) = match &chosen {
             Some(c) => {

@@ -35,6 +35,9 @@ pub struct Feed {
     /// The least tick record time minus `now=` read since the last delta
     /// ([`crate::events::Trace::mono_offset`]).
     mono_offset: Option<i64>,
+    /// `rseq_update` lines with interrupts off since the last delta
+    /// ([`crate::events::Trace::rseq_irqs_off`]).
+    rseq_irqs_off: u64,
 }
 
 impl Feed {
@@ -55,6 +58,7 @@ impl Feed {
             warnings: Vec::new(),
             tgid_changes: Vec::new(),
             mono_offset: None,
+            rseq_irqs_off: 0,
         }
     }
 
@@ -80,6 +84,7 @@ impl Feed {
         let mut hint = None;
         let tgid_changes = &mut self.tgid_changes;
         let mono_offset = &mut self.mono_offset;
+        let irqs_off = &mut self.rseq_irqs_off;
         let (strings, tasks, changed, pending, bad, first_bad, warnings) = (
             &mut self.strings,
             &mut self.tasks,
@@ -100,6 +105,7 @@ impl Feed {
                     remap.push(strings.intern(&s));
                 }
                 hint = hint.or(d.ncpus_hint);
+                *irqs_off += d.rseq_irqs_off;
                 if let Some(o) = d.mono_offset.take() {
                     crate::events::keep_least(mono_offset, o);
                 }
@@ -197,6 +203,7 @@ impl Feed {
             kernel_release: None,
             kernel_hz: None,
             kernel_scan_batch: None,
+            rseq_irqs_off: std::mem::take(&mut self.rseq_irqs_off),
             mono_offset: self.mono_offset.take(),
             warnings: std::mem::take(&mut self.warnings),
             tgid_changes: std::mem::take(&mut self.tgid_changes),

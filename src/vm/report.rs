@@ -25,6 +25,7 @@ pub fn guest_facts(h: &RecordHeader) -> KernelFacts {
         release: Some(h.kernel_version.clone()).filter(|r| !r.is_empty()),
         hz: h.hz,
         scan_batch: h.scan_batch,
+        family: None,
     }
 }
 

@@ -235,6 +235,7 @@ impl Capture {
         let mut events = Vec::with_capacity(ready.len());
         let mut aux = Vec::with_capacity(ready.len());
         let mut task_updates: Vec<(Tid, TaskMeta)> = Vec::new();
+        let mut irqs_off = 0;
         for st in &ready {
             let ev = st.decoded.event;
             for (t, c) in st.decoded.comms.iter().flatten() {
@@ -248,6 +249,11 @@ impl Capture {
             if let Some(m) = self.note_task(st) {
                 task_updates.push(m);
             }
+            // (Trace::rseq_irqs_off: the 6.19+ fast path's mark)
+            irqs_off += u64::from(
+                matches!(ev.kind, EventKind::RseqUpdate { .. })
+                    && st.decoded.aux.irq_flags & 1 != 0,
+            );
             events.push(ev);
             aux.push(st.decoded.aux);
         }
@@ -258,6 +264,7 @@ impl Capture {
             s.trace.strings.intern(self.strings.get(StrId(i as u32)));
         }
         self.synced_strings = self.strings.len();
+        s.trace.rseq_irqs_off += irqs_off;
         for (tid, m) in task_updates {
             s.trace.tasks.insert(tid, m);
             s.task_log.push(tid);

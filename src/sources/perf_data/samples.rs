@@ -147,7 +147,12 @@ impl Reader<'_> {
         let strings = &mut self.trace.strings;
         let (kind, hr) = match (attr.tracepoint_id(), &self.decoder, raw) {
             (Some(id), Some(d), Some(raw)) => match d.decode(id, raw, strings) {
-                Ok(k) => k,
+                Ok(k) => {
+                    if let EventKind::RseqUpdate { .. } = k.0 {
+                        self.trace.rseq_irqs_off += u64::from(d.irqs_off(raw));
+                    }
+                    k
+                }
                 Err(e) => {
                     let msg = format!("{}: sample of tracepoint {id}: {e}", self.place(at.offset));
                     self.bad(msg);

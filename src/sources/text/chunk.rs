@@ -157,6 +157,9 @@ pub struct Chunk {
     pub kernel_release: Option<String>,
     pub kernel_hz: Option<u32>,
     pub kernel_scan_batch: Option<u32>,
+    /// `rseq_update` lines whose irq-flags column says interrupts were disabled
+    /// ([`Trace::rseq_irqs_off`](crate::events::Trace::rseq_irqs_off)).
+    pub rseq_irqs_off: u64,
     /// Lines of a `#` header were seen (tracefs `trace`, not `trace_pipe`).
     pub saw_header: bool,
     /// Skipped bad lines (with `skip_bad_lines`): count, first (local line, what it was).
@@ -236,6 +239,7 @@ impl Chunk {
             kernel_release: None,
             kernel_hz: None,
             kernel_scan_batch: None,
+            rseq_irqs_off: 0,
             saw_header: false,
             bad_lines: 0,
             first_bad: None,

@@ -469,6 +469,7 @@ fn merge_chunk(st: &mut Stitch, delta: &mut TraceDelta, mut chunk: Chunk) {
     if let Some(o) = chunk.mono_offset {
         crate::events::keep_least(&mut delta.mono_offset, o);
     }
+    delta.rseq_irqs_off += chunk.rseq_irqs_off;
     st.saw_header |= chunk.saw_header;
     st.perf.add(&chunk.perf);
     st.skipped.add(&chunk.skipped);

@@ -332,6 +332,14 @@ fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
 #[inline(always)]
 fn modelled_event(h: Head, kind: EventKind, out: &mut Chunk) -> Result<(), Expected> {
     out.skipped.unknown_tid += u64::from(h.tid == crate::events::TID_UNKNOWN);
+    // (the first irq-flags column: `d` interrupts off, `D` off in an NMI)
+    if let EventKind::RseqUpdate { .. } = kind
+        && h.flags
+            .and_then(|f| f.first())
+            .is_some_and(|c| b"dD".contains(c))
+    {
+        out.rseq_irqs_off += 1;
+    }
     if kind == EventKind::Tick
         && let Some(now) = payload::hrtimer_now(h.rest)
     {
@@ -840,6 +848,35 @@ mod tests {
         );
         assert_eq!(lost_marker(b"CPU:3 [EVENTS DROPPED]"), Some((3, None)));
         assert_eq!(lost_marker(b"CPU:x [LOST 1 EVENTS]"), None);
+    }
+
+    /// `rseq_update` lines whose irq-flags column says interrupts were off are counted
+    /// (6.19+'s fast path: `Trace::rseq_irqs_off`), in the tracefs layout and after the
+    /// fast paths of the exact payloads alike; other events with interrupts off, and lines
+    /// without the column, are not.
+    #[test]
+    fn rseq_updates_with_interrupts_off_are_counted() {
+        let lines = [
+            "            init-1     [000] d....     1.000000: rseq_update: cpu_id=0 node_id=0 mm_cid=0",
+            "            init-1     [000] D....     1.000001: rseq_update: cpu_id=0 node_id=0 mm_cid=1",
+            "            init-1     [000] .....     1.000002: rseq_update: cpu_id=0 node_id=0 mm_cid=0",
+            "            init-1     [000] d..2.     1.000003: sched_switch: prev_comm=init prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120",
+            "            init-1     [000]     1.000004: rseq_update: cpu_id=0 node_id=0 mm_cid=0",
+            "            init-1     [000] dN...     1.000005: rseq_update: cpu_id=0 node_id=0 mm_cid=0",
+        ];
+        let text = format!("# tracer: nop\n#\n{}\n", lines.join("\n"));
+        let t = crate::sources::load_bytes("t.txt", text.as_bytes(), &Default::default())
+            .expect("the lines load");
+        assert_eq!(t.rseq_irqs_off, 3);
+        assert_eq!(
+            crate::model::kernel::family_shown(&t).map(|f| f.family),
+            Some("6.19+")
+        );
+        let on = text.replace("] d", "] .").replace("] D", "] .");
+        let t = crate::sources::load_bytes("t.txt", on.as_bytes(), &Default::default())
+            .expect("the lines load");
+        assert_eq!(t.rseq_irqs_off, 0);
+        assert_eq!(crate::model::kernel::family_shown(&t), None);
     }
 
     /// A `cidscope vm --record` capture names its kernel; the trace carries it for the model

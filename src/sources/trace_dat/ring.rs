@@ -59,6 +59,9 @@ pub struct CpuOut {
     pub past_commit: (u64, Option<String>),
     /// `kernel_stack` / `user_stack` records, counted and not kept.
     pub stack_traces: u64,
+    /// `rseq_update` records traced with interrupts disabled
+    /// ([`Trace::rseq_irqs_off`](crate::events::Trace::rseq_irqs_off)).
+    pub rseq_irqs_off: u64,
     /// The tasks of its events (lost markers apart), each once, in the order they show.
     pub tids: Vec<crate::events::Tid>,
     /// The strings its events name that the reading thread added to its table, each once, in
@@ -310,6 +313,9 @@ impl Walk<'_> {
             Ok((kind, hr)) => {
                 if let Some(s) = hr {
                     out.ticks.push(out.events.len(), cpu, s);
+                }
+                if let EventKind::RseqUpdate { .. } = kind {
+                    out.rseq_irqs_off += u64::from(d.irqs_off(raw));
                 }
                 out.events.push(Event {
                     ts,

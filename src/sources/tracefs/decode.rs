@@ -192,6 +192,15 @@ impl Decoder {
         self.get(raw, self.common_pid)
     }
 
+    /// Whether record `raw` was traced with interrupts disabled: bit 0 of `common_flags`
+    /// (TRACE_FLAG_IRQS_OFF, kernel/trace/trace.h; the `d` of the text's irq-flags column).
+    /// `false` where the format has no `common_flags`.
+    pub fn irqs_off(&self, raw: &[u8]) -> bool {
+        self.common_flags
+            .and_then(|f| self.get(raw, f))
+            .is_some_and(|v| v & 1 != 0)
+    }
+
     fn slot(&self, id: u32) -> Slot {
         self.specs
             .get(id as usize)
@@ -553,6 +562,13 @@ mod tests {
         );
         assert!(d.decode(7, &raw[..10], &mut s).is_err());
         assert!(d.decode(8, &raw, &mut s).is_err());
+        // common_flags (byte 2): bit 0 is TRACE_FLAG_IRQS_OFF, the others are not
+        assert!(!d.irqs_off(&raw));
+        for (flags, off) in [(0x01u8, true), (0x0d, true), (0x0c, false), (0x02, false)] {
+            raw[2] = flags;
+            assert_eq!(d.irqs_off(&raw), off, "{flags:#x}");
+        }
+        assert!(!d.irqs_off(&raw[..2]), "a record cut before its flags");
     }
 
     #[test]

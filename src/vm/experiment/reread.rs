@@ -96,11 +96,7 @@ fn run(dir: &Path, r: &Value, model: &ModelOverride) -> RunRecord {
             rec.kernel_release = rec.kernel_release.or_else(|| trace.kernel_release.clone());
             rec.hz = rec.hz.or(trace.kernel_hz);
             rec.scan_batch = rec.scan_batch.or(trace.kernel_scan_batch);
-            let facts = crate::model::kernel::KernelFacts {
-                release: trace.kernel_release.clone(),
-                hz: trace.kernel_hz,
-                scan_batch: trace.kernel_scan_batch,
-            };
+            let facts = crate::model::kernel::KernelFacts::of(&trace);
             let stats = match crate::model::kernel::choose(model, &facts) {
                 Some(c) => crate::stats::policy::compute_chosen(&trace, &c, &[], true),
                 None => crate::stats::compute(&trace),

@@ -79,15 +79,31 @@ fn kernel_policy(prep: &Prepared) -> Option<PolicyKind> {
     })
 }
 
+/// The family of the capture's kernel where it is known: from its release (the policy it
+/// runs), else from what the capture shows of it ([`crate::model::kernel::family_shown`]),
+/// with why in words.
+fn known_family(prep: &Prepared) -> Option<(&'static str, String)> {
+    if let Some(k) = kernel_policy(prep) {
+        return Some((
+            family(k),
+            format!("the capture's kernel runs {k} ({})", family(k)),
+        ));
+    }
+    crate::model::kernel::family_shown(prep.trace).map(|shown| {
+        let f = family(shown.policy);
+        (f, format!("the capture's kernel is {f}: {}", shown.because))
+    })
+}
+
 /// Whether inference may refine `prep`'s policy on this capture at all: steps are timings of
 /// the kernel's own code, and a policy of another family than the capture's kernel (its
-/// release known) has steps that kernel never runs. `Err` says why inference does not run.
+/// release known, or its family shown by the capture) has steps that kernel never runs.
+/// `Err` says why inference does not run.
 pub(super) fn family_allows(prep: &Prepared) -> Result<(), String> {
     let asked = prep.policy;
-    match kernel_policy(prep) {
-        Some(k) if family(k) != family(asked) => Err(format!(
-            "not run: the capture's kernel runs {k} ({}); the steps {asked} would place are not that kernel's",
-            family(k)
+    match known_family(prep) {
+        Some((f, why)) if f != family(asked) => Err(format!(
+            "not run: {why}; the steps {asked} would place are not that kernel's"
         )),
         _ => Ok(()),
     }
@@ -105,7 +121,7 @@ pub(super) fn beats_other_family(
     steps: &[Step],
     rival_plain: Option<&Agreement>,
 ) -> Result<(), String> {
-    if kernel_policy(prep).is_some() {
+    if known_family(prep).is_some() {
         return Ok(());
     }
     let asked = prep.policy;
@@ -176,7 +192,7 @@ fn plain_agreement(prep: &Prepared) -> Option<Agreement> {
 /// is needed: `Err` says why. Otherwise [`beats_other_family`] reuses it.
 fn rival_first(prep: &Prepared) -> Result<Option<Agreement>, String> {
     let n = prep.trace.events.len() as u64;
-    if kernel_policy(prep).is_some() || n > RIVAL_FIRST_EVENTS {
+    if known_family(prep).is_some() || n > RIVAL_FIRST_EVENTS {
         return Ok(None);
     }
     let rival = rival_policy(prep.policy);

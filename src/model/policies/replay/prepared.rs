@@ -274,11 +274,7 @@ impl<'a> Prepared<'a> {
     /// its kernel).
     #[cfg(test)]
     pub fn for_its_kernel(trace: &'a Trace) -> Prepared<'a> {
-        let facts = crate::model::kernel::KernelFacts {
-            release: trace.kernel_release.clone(),
-            hz: trace.kernel_hz,
-            scan_batch: trace.kernel_scan_batch,
-        };
+        let facts = crate::model::kernel::KernelFacts::of(trace);
         let chosen = crate::model::kernel::choose(&Default::default(), &facts)
             .expect("the capture names its kernel");
         Prepared::new(trace, chosen.policy, &chosen.params)
