@@ -195,10 +195,15 @@ impl Decoder {
     /// Whether record `raw` was traced with interrupts disabled: bit 0 of `common_flags`
     /// (TRACE_FLAG_IRQS_OFF, kernel/trace/trace.h; the `d` of the text's irq-flags column).
     /// `false` where the format has no `common_flags`.
+    #[inline]
     pub fn irqs_off(&self, raw: &[u8]) -> bool {
-        self.common_flags
-            .and_then(|f| self.get(raw, f))
-            .is_some_and(|v| v & 1 != 0)
+        match self.common_flags {
+            // (an `unsigned char` in every format: its byte, whatever the byte order; read on
+            // every rseq_update of a capture, so without the general reader)
+            Some(f) if f.size == 1 => raw.get(f.offset as usize).is_some_and(|b| b & 1 != 0),
+            Some(f) => self.get(raw, f).is_some_and(|v| v & 1 != 0),
+            None => false,
+        }
     }
 
     fn slot(&self, id: u32) -> Slot {
