@@ -122,8 +122,8 @@ pub fn decode(
     let mut first_bad = None;
     let mut skipped = (0u64, 0u64, None);
     let mut past = (0u64, None);
-    let stacks: u64 = outs.iter().map(|(_, o)| o.stack_traces).sum();
-    trace.rseq_irqs_off = outs.iter().map(|(_, o)| o.rseq_irqs_off).sum();
+    let stacks: u64 = outs.iter().map(|(_, o)| u64::from(o.stack_traces)).sum();
+    trace.rseq_irqs_off = outs.iter().map(|(_, o)| u64::from(o.rseq_irqs_off)).sum();
     if stacks > 0 {
         trace.warn(
             "stack-traces-skipped",
