@@ -265,7 +265,7 @@ fn no_search_where_the_other_family_predicts_every_cid() {
 
 /// A capture that does not name its kernel may still show its family: an `rseq_update`
 /// traced with interrupts off comes only from 6.19+'s exit-to-user fast path
-/// (docs/models.md §5.7). There, inference does not run for a 6.x policy (as where the
+/// (docs/models.md §5.8). There, inference does not run for a 6.x policy (as where the
 /// kernel is named: its figures are the plain replay's), and owner-mode's steps are not held
 /// against the other family's replays. A 6.x capture shows no such record.
 #[test]

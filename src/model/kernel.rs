@@ -237,7 +237,7 @@ pub struct FamilyShown {
     pub because: String,
 }
 
-/// The family a capture's records show, where they show one (docs/models.md §5.7): an
+/// The family a capture's records show, where they show one (docs/models.md §5.8): an
 /// `rseq_update` traced with interrupts disabled comes only from 6.19+, whose exit-to-user
 /// fast path writes the IDs with interrupts off (`include/linux/rseq_entry.h`: "the fast
 /// path runs with interrupts disabled"). Before 6.19 the update runs only from
