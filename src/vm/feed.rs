@@ -7,7 +7,7 @@
 //! [`SLACK_NS`] of trace time before they are handed out in time order, and one older than
 //! what was already handed out is placed at that point (counted in a warning).
 
-use crate::events::{Event, EventKind, StrId, Strings, TaskMeta, Tid, TraceDelta, Warning};
+use crate::events::{Event, StrId, Strings, TaskMeta, Tid, TraceDelta, Warning};
 use crate::sources::LoadOptions;
 use crate::sources::formats::FTRACE;
 use crate::sources::text::{driver::stream_text, ftrace::FtraceText};
@@ -112,10 +112,9 @@ impl Feed {
                 tgid_changes.append(&mut d.tgid_changes);
                 let re = |id: StrId| remap.get(id.0 as usize).copied().unwrap_or_default();
                 for mut e in d.events.drain(..) {
-                    match &mut e.kind {
-                        EventKind::SchedSwitch { next_comm, .. } => *next_comm = re(*next_comm),
-                        EventKind::Other { name } => *name = re(*name),
-                        _ => {}
+                    // (function_graph's names too: `cidscope vm --graph-function`)
+                    if let Some(id) = e.kind.string_mut() {
+                        *id = re(*id);
                     }
                     pending.push(e);
                 }
@@ -276,6 +275,40 @@ mod tests {
             assert_eq!(n.tgid, m.tgid);
             assert_eq!(trace.strings.get(n.comm), whole.strings.get(m.comm));
         }
+    }
+
+    /// A function_graph capture fed in pieces names the functions a whole load names: a
+    /// function event's name is remapped to the stream's strings like a switch's comm.
+    #[test]
+    fn function_events_keep_their_names_across_pieces() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/traces/metrics-graph-seed.ftrace.txt"
+        );
+        let text = std::fs::read(path).expect("the capture");
+        let whole = crate::sources::load_bytes("g", &text, &LoadOptions::default()).unwrap();
+        let mut feed = Feed::new("vm");
+        let mut trace = Trace::new("vm", FTRACE);
+        // (a piece of its own for the second half, whose strings start again at 1)
+        let mid = memchr::memchr(b'\n', &text[text.len() / 2..])
+            .map_or(text.len(), |p| text.len() / 2 + p + 1);
+        for piece in [&text[..mid], &text[mid..]] {
+            feed.push(piece);
+            trace.apply(&mut feed.take(false));
+        }
+        trace.apply(&mut feed.take(true));
+        let names = |t: &Trace| -> Vec<String> {
+            t.events
+                .iter()
+                .map(|e| e.kind.name(&t.strings).to_string())
+                .collect()
+        };
+        let (a, b) = (names(&whole), names(&trace));
+        assert!(
+            a.iter().any(|n| n == "task_mm_cid_work"),
+            "the capture has function events"
+        );
+        assert_eq!(a, b);
     }
 
     #[test]
