@@ -20,3 +20,14 @@ pub struct EventAux {
     /// `child_comm` (fork).
     pub text2: StrId,
 }
+
+impl EventAux {
+    /// TRACE_FLAG_IRQS_OFF of `common_flags` (kernel/trace/trace.h): the record was traced with
+    /// interrupts disabled, the `d` (or `D`) of the text's irq-flags column.
+    pub const IRQS_OFF: u8 = 0x01;
+
+    /// Whether the event was traced with interrupts disabled.
+    pub fn irqs_off(&self) -> bool {
+        self.irq_flags & Self::IRQS_OFF != 0
+    }
+}

@@ -82,7 +82,8 @@ pub struct Line<'a> {
 
 /// The 5-character latency column (`d.h2.`), as `trace_print_lat_fmt` prints it.
 pub fn lat_flags(flags: u8, preempt: u8) -> [u8; 5] {
-    const IRQS_OFF: u8 = 0x01;
+    use crate::events::EventAux;
+    const IRQS_OFF: u8 = EventAux::IRQS_OFF;
     const RESCHED_LAZY: u8 = 0x02;
     const RESCHED: u8 = 0x04;
     const HARDIRQ: u8 = 0x08;

@@ -251,8 +251,7 @@ impl Capture {
             }
             // (Trace::rseq_irqs_off: the 6.19+ fast path's mark)
             irqs_off += u64::from(
-                matches!(ev.kind, EventKind::RseqUpdate { .. })
-                    && st.decoded.aux.irq_flags & 1 != 0,
+                matches!(ev.kind, EventKind::RseqUpdate { .. }) && st.decoded.aux.irqs_off(),
             );
             events.push(ev);
             aux.push(st.decoded.aux);

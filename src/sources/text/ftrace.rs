@@ -332,7 +332,7 @@ fn event_line(h: Head, out: &mut Chunk) -> Result<(), Expected> {
 #[inline(always)]
 fn modelled_event(h: Head, kind: EventKind, out: &mut Chunk) -> Result<(), Expected> {
     out.skipped.unknown_tid += u64::from(h.tid == crate::events::TID_UNKNOWN);
-    // (the first irq-flags column: `d` interrupts off, `D` off in an NMI)
+    // (the first irq-flags column: `d` interrupts off, `D` interrupts and bottom halves off)
     if let EventKind::RseqUpdate { .. } = kind
         && h.flags
             .and_then(|f| f.first())

@@ -200,8 +200,12 @@ impl Decoder {
         match self.common_flags {
             // (an `unsigned char` in every format: its byte, whatever the byte order; read on
             // every rseq_update of a capture, so without the general reader)
-            Some(f) if f.size == 1 => raw.get(f.offset as usize).is_some_and(|b| b & 1 != 0),
-            Some(f) => self.get(raw, f).is_some_and(|v| v & 1 != 0),
+            Some(f) if f.size == 1 => raw
+                .get(f.offset as usize)
+                .is_some_and(|b| b & EventAux::IRQS_OFF != 0),
+            Some(f) => self
+                .get(raw, f)
+                .is_some_and(|v| v & i64::from(EventAux::IRQS_OFF) != 0),
             None => false,
         }
     }
