@@ -13,6 +13,7 @@ use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+mod late_reads;
 mod probe_steps;
 mod records;
 use since::Since;
@@ -65,6 +66,8 @@ pub struct Replayer {
     held_clears: Vec<(u16, Tid, u16)>,
     /// The model's state held against what the probes read (§5.6).
     probe_checks: ProbeChecks,
+    /// Readings of `mm_users` that may have been read after their stamp (`late_reads.rs`).
+    late_reads: late_reads::LateReads,
     /// Per task, its `sched_process_exit` record: its time (a probed walk back its exit starts
     /// is done by then) and its index (a release held up until it, `waits_for_mutex`).
     pub exit_records: FxHashMap<Tid, (u64, usize)>,
@@ -140,6 +143,7 @@ impl Replayer {
             late_probes: Vec::new(),
             held_clears: Vec::new(),
             probe_checks: ProbeChecks::default(),
+            late_reads: Default::default(),
             exit_records: FxHashMap::default(),
             outcomes: None,
             exec_forks: FxHashSet::default(),
@@ -337,7 +341,8 @@ impl Replayer {
 
     /// Applies one canonical event. `idx` is its index in the trace (for disagreements).
     ///
-    /// The stages, in the order the kernel ran what they stand for:
+    /// First the probe readings held back (`late_reads.rs`) see the state the events before
+    /// left. Then the stages, in the order the kernel ran what they stand for:
     /// 1. [`Self::observe`]: what the capture shows (the observed state, clones announced);
     /// 2. [`Self::placed_before`]: steps placed before this record by event index;
     /// 3. [`Self::due_on_cpu`]: what the record's CPU ran before it could record anything
@@ -352,6 +357,9 @@ impl Replayer {
     ///    `exit_mm` stage 6 left for after a joiner's wake.
     pub fn apply(&mut self, idx: usize, ev: &Event, tasks: &crate::events::TaskTable) {
         self.untraced.now = idx;
+        if !self.late_reads.is_empty() {
+            self.follow_late_reads(ev.cpu);
+        }
         self.observe(ev, tasks);
         self.placed_before(idx, ev.ts);
         // a record on no known CPU places no task: the model has nothing to step
@@ -467,7 +475,7 @@ impl Replayer {
                 self.before_execve(ev.ts, num, ptr);
             }
             if clone_fork && !self.exec_forks.contains(&idx) {
-                self.check_probe(ev.ts, ev.tid, (probe, idx), num, ptr);
+                self.check_probe((ev.ts, ev.cpu), ev.tid, (probe, idx), num, ptr);
             }
             match self.untraced.late_probe(idx, who, ev.ts) {
                 Some(late) => Some(late),
@@ -673,7 +681,11 @@ impl Replayer {
             inferred_steps: Vec::new(),
             inference: String::new(),
             trace_gaps: self.untraced.gaps().to_vec(),
-            probe_checks: self.probe_checks.clone(),
+            probe_checks: {
+                let mut checks = self.probe_checks.clone();
+                self.late_reads.settle_into(&mut checks);
+                checks
+            },
         }
     }
 

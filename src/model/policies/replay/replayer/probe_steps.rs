@@ -8,10 +8,12 @@ use crate::model::policies::run::ProbeMismatch;
 
 impl Replayer {
     /// Holds the model's state against what the probe read of the kernel's, before its step
-    /// runs (each value a [`ProbeMismatch`] when they differ); `idx` is the probe's event.
+    /// runs (each value a [`ProbeMismatch`] when they differ); `idx` is the probe's event, `ts`
+    /// and `cpu` its stamp and CPU. An `mm_users` may have been read after the stamp
+    /// (`late_reads.rs`).
     pub(super) fn check_probe(
         &mut self,
-        ts: u64,
+        (ts, cpu): (u64, u16),
         by: Tid,
         (probe, idx): (Probe, usize),
         num: u32,
@@ -69,12 +71,7 @@ impl Replayer {
                     return;
                 }
                 let m = self.engine.probe_view(num);
-                cmp(
-                    num,
-                    "mm_users",
-                    k.mm_users.map(i64::from),
-                    m.mm_users.map(i64::from),
-                );
+                let users = (k.mm_users.map(i64::from), m.mm_users.map(i64::from));
                 cmp(
                     num,
                     "nr_cpus_allowed",
@@ -93,6 +90,19 @@ impl Replayer {
                     k.last_mm_cid.map(i64::from),
                     opt(m.last_mm_cid),
                 );
+                if let (Some(kernel), Some(model)) = users {
+                    self.compare_users(
+                        cpu,
+                        ProbeMismatch {
+                            ts,
+                            tid: num,
+                            probe: probe.name(),
+                            value: "mm_users",
+                            kernel,
+                            model,
+                        },
+                    );
+                }
             }
             // 7.x: the mm's owner-mode state before the fork joins it or the exit leaves it
             // (the step runs inside the probed function, after the probe)
@@ -139,12 +149,28 @@ impl Replayer {
                 // a fork's count has its child already (copy_mm's mmget), not yet a futex
                 // hash reference the same clone takes later in copy_process
                 let child = i64::from(probe == Probe::Fork && !ran_early);
-                cmp(
-                    tid,
-                    "mm_users",
-                    Some(i64::from(num)),
-                    m.mm_users.map(|u| i64::from(u) + child),
-                );
+                let model = m.mm_users.map(|u| i64::from(u) + child);
+                // (a count read after the stamp, other exits' puts run first: a fork's, whose
+                // step runs at the probe and after which the model's count has the child; an
+                // exit_mm put's that read at least two fewer, whose put waits for its CPU's
+                // next record, `read_ahead`, so the model's count until then is before it)
+                let late_put = probe == Probe::MmPut
+                    && self.created.contains(&by)
+                    && model.is_some_and(|m| i64::from(num) + 2 <= m);
+                match model {
+                    Some(model) if probe == Probe::Fork || late_put => self.compare_users(
+                        cpu,
+                        ProbeMismatch {
+                            ts,
+                            tid,
+                            probe: probe.name(),
+                            value: "mm_users",
+                            kernel: i64::from(num),
+                            model,
+                        },
+                    ),
+                    _ => cmp(tid, "mm_users", Some(i64::from(num)), model),
+                }
             }
             _ => {}
         }
