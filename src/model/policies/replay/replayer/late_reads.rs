@@ -1,36 +1,80 @@
-//! A probe's `mm_users` read after its timestamp (docs/models.md §5.6, *a reading from after
-//! its timestamp*): a kprobe event takes its timestamp when it reserves its ring-buffer entry
-//! and reads its arguments after that (`__kprobe_trace_func`: `trace_event_buffer_reserve`,
-//! then `store_trace_args`), so a vCPU that stalls in between records the stamp of one moment
-//! and the count of a later one, as late as its CPU's next record. A reading the model held
-//! otherwise at the stamp is compared with every count the model's mm passes through until that
-//! record; the count moves by one at a time (an `mmget` or an `mmput`), so a reading between
-//! the least and the most of them is one the mm had then.
+//! A probe's state read after its timestamp (docs/models.md §5.6, *a reading from after its
+//! timestamp*): a kprobe event takes its timestamp when it reserves its ring-buffer entry and
+//! reads its arguments after that (`__kprobe_trace_func`: `trace_event_buffer_reserve`, then
+//! `store_trace_args`), so a vCPU that stalls in between records the stamp of one moment and the
+//! state of a later one, as late as its CPU's next record. A reading the model held otherwise at
+//! the stamp is compared with every value the model's mm passes through until that record. A
+//! count (`mm_users`, owner-mode's `users`) moves by one at a time, so a reading between the
+//! least and the most of them is one the mm had then; another value must have been seen.
 
 use super::Replayer;
 use crate::events::Tid;
+use crate::model::policies::policy::ProbeView;
 use crate::model::policies::run::{ProbeChecks, ProbeMismatch};
+
+/// The value of the task's mm a reading is followed by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Watched {
+    /// `mm_users` (a count).
+    MmUsers,
+    /// owner-mode's `mm_cid.users` (a count).
+    CidUsers,
+    MaxCids,
+    PcpuThrs,
+    Mode,
+}
+
+impl Watched {
+    fn of(self, v: &ProbeView) -> Option<u32> {
+        match self {
+            Watched::MmUsers => v.mm_users,
+            Watched::CidUsers => v.cid_users,
+            Watched::MaxCids => v.max_cids,
+            Watched::PcpuThrs => v.pcpu_thrs,
+            Watched::Mode => v.mode_bits,
+        }
+    }
+
+    /// Whether the value moves by one at a time, passing through every value between two.
+    fn counts(self) -> bool {
+        matches!(self, Watched::MmUsers | Watched::CidUsers)
+    }
+}
 
 /// A reading held back until its CPU's next record.
 #[derive(Clone, Debug)]
 struct LateRead {
     cpu: u16,
+    watched: Watched,
     /// As the model held it at the stamp (`model` there) and as the kernel read it.
     at_stamp: ProbeMismatch,
-    /// The least and the most `mm_users` of the task's mm the model held since the probe's
-    /// event (its own step included).
-    seen: Option<(i64, i64)>,
+    /// The values the model's mm had since the probe's event (its own step included), in the
+    /// order they came, each once in a row.
+    seen: Vec<i64>,
 }
 
 impl LateRead {
     /// The comparison as it stands: the reading matches when the mm passed through it.
     fn settled(&self) -> ProbeMismatch {
         let k = self.at_stamp.kernel;
+        let passed = if self.watched.counts() {
+            let lo = self.seen.iter().min();
+            let hi = self.seen.iter().max();
+            lo.zip(hi).is_some_and(|(&lo, &hi)| lo <= k && k <= hi)
+        } else {
+            self.seen.contains(&k)
+        };
         let mut m = self.at_stamp.clone();
-        if self.seen.is_some_and(|(lo, hi)| lo <= k && k <= hi) {
+        if passed {
             m.model = k;
         }
         m
+    }
+
+    fn see(&mut self, v: i64) {
+        if self.seen.last() != Some(&v) {
+            self.seen.push(v);
+        }
     }
 }
 
@@ -53,27 +97,28 @@ impl LateReads {
 }
 
 impl Replayer {
-    /// Compares an `mm_users` a probe on `cpu` read with the model's (`m.model`, at the stamp):
-    /// now where they agree, else at the CPU's next record ([`Replayer::follow_late_reads`]).
-    pub(super) fn compare_users(&mut self, cpu: u16, m: ProbeMismatch) {
+    /// Compares a value a probe on `cpu` read with the model's (`m.model`, at the stamp): now
+    /// where they agree, else at the CPU's next record ([`Replayer::follow_late_reads`]).
+    pub(super) fn compare_read(&mut self, cpu: u16, watched: Watched, m: ProbeMismatch) {
         if m.kernel == m.model {
             self.probe_checks.compare(m);
         } else {
             self.late_reads.0.push(LateRead {
                 cpu,
+                watched,
                 at_stamp: m,
-                seen: None,
+                seen: Vec::new(),
             });
         }
     }
 
-    /// Before each record (on `cpu`): the readings held back follow their mm's `mm_users`, and
+    /// Before each record (on `cpu`): the readings held back follow their mm's values, and
     /// those of `cpu` are compared (their reading was done before this record was stamped).
     pub(super) fn follow_late_reads(&mut self, cpu: u16) {
         let mut reads = std::mem::take(&mut self.late_reads.0);
         reads.retain_mut(|r| {
-            if let Some(u) = self.users_of(r.at_stamp.tid) {
-                r.seen = Some(r.seen.map_or((u, u), |(lo, hi)| (lo.min(u), hi.max(u))));
+            if let Some(v) = self.value_of(r.at_stamp.tid, r.watched) {
+                r.see(v);
             }
             if r.cpu != cpu {
                 return true;
@@ -84,9 +129,9 @@ impl Replayer {
         self.late_reads.0 = reads;
     }
 
-    fn users_of(&self, tid: Tid) -> Option<i64> {
+    fn value_of(&self, tid: Tid, watched: Watched) -> Option<i64> {
         self.engine.core.task(tid)?;
-        self.engine.probe_view(tid).mm_users.map(i64::from)
+        watched.of(&self.engine.probe_view(tid)).map(i64::from)
     }
 }
 
@@ -94,9 +139,14 @@ impl Replayer {
 mod tests {
     use super::*;
 
-    fn read(kernel: i64, model: i64, seen: Option<(i64, i64)>) -> LateRead {
+    fn read(kernel: i64, model: i64, seen: &[i64]) -> LateRead {
+        read_of(Watched::MmUsers, kernel, model, seen)
+    }
+
+    fn read_of(watched: Watched, kernel: i64, model: i64, seen: &[i64]) -> LateRead {
         LateRead {
             cpu: 3,
+            watched,
             at_stamp: ProbeMismatch {
                 ts: 1,
                 tid: 7,
@@ -105,22 +155,29 @@ mod tests {
                 kernel,
                 model,
             },
-            seen,
+            seen: seen.to_vec(),
         }
     }
 
     /// A reading matches when the mm passed through it after the stamp, and only then; what
-    /// stays a mismatch keeps the model's count at the stamp.
+    /// stays a mismatch keeps the model's value at the stamp. A count passes through every
+    /// value between two it had; another value only through those it had.
     #[test]
-    fn a_late_reading_matches_a_count_the_mm_passed_through() {
-        assert_eq!(read(2, 6, Some((2, 6))).settled().model, 2);
-        assert_eq!(read(4, 6, Some((2, 6))).settled().model, 4);
-        assert_eq!(read(2, 6, Some((3, 6))).settled().model, 6);
-        assert_eq!(read(7, 6, Some((2, 6))).settled().model, 6);
-        assert_eq!(read(2, 6, None).settled().model, 6);
+    fn a_late_reading_matches_a_value_the_mm_passed_through() {
+        assert_eq!(read(2, 6, &[6, 2]).settled().model, 2);
+        assert_eq!(read(4, 6, &[6, 2]).settled().model, 4);
+        assert_eq!(read(2, 6, &[6, 3]).settled().model, 6);
+        assert_eq!(read(7, 6, &[6, 2]).settled().model, 6);
+        assert_eq!(read(2, 6, &[]).settled().model, 6);
+        assert_eq!(read_of(Watched::MaxCids, 4, 6, &[6, 2]).settled().model, 6);
+        assert_eq!(read_of(Watched::MaxCids, 2, 6, &[6, 2]).settled().model, 2);
+        let mut r = read(2, 6, &[]);
+        for v in [5, 5, 4, 5] {
+            r.see(v);
+        }
+        assert_eq!(r.seen, vec![5, 4, 5]);
         let mut checks = ProbeChecks::default();
-        LateReads(vec![read(2, 6, Some((2, 5))), read(1, 6, Some((2, 5)))])
-            .settle_into(&mut checks);
+        LateReads(vec![read(2, 6, &[5, 2]), read(1, 6, &[5, 2])]).settle_into(&mut checks);
         assert_eq!((checks.checked, checks.matched), (2, 1));
         assert_eq!(checks.mismatches[0].model, 6);
     }

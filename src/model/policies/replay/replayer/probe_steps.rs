@@ -2,6 +2,7 @@
 //! guest kernel ran it, and what the probe read of the kernel's state held against the model's.
 
 use super::Replayer;
+use super::late_reads::Watched;
 use crate::events::{Event, EventKind, MigrateState, MmCidState, Probe, Tid};
 use crate::model::policies::engine::DriverEvent;
 use crate::model::policies::run::ProbeMismatch;
@@ -91,8 +92,9 @@ impl Replayer {
                     opt(m.last_mm_cid),
                 );
                 if let (Some(kernel), Some(model)) = users {
-                    self.compare_users(
+                    self.compare_read(
                         cpu,
+                        Watched::MmUsers,
                         ProbeMismatch {
                             ts,
                             tid: num,
@@ -120,10 +122,51 @@ impl Replayer {
                 .unwrap_or_else(|| self.engine.probe_view(by));
                 let as_i = |v: Option<i32>| v.map(i64::from);
                 let of = |v: Option<u32>| v.map(i64::from);
-                cmp(by, "mm_cid.users", as_i(k.users), of(m.cid_users));
-                cmp(by, "mm_cid.max_cids", as_i(k.max_cids), of(m.max_cids));
-                cmp(by, "mm_cid.pcpu_thrs", as_i(k.pcpu_thrs), of(m.pcpu_thrs));
-                cmp(by, "mm_cid.mode", as_i(k.mode), of(m.mode_bits));
+                let values = [
+                    (
+                        Watched::CidUsers,
+                        "mm_cid.users",
+                        as_i(k.users),
+                        of(m.cid_users),
+                    ),
+                    (
+                        Watched::MaxCids,
+                        "mm_cid.max_cids",
+                        as_i(k.max_cids),
+                        of(m.max_cids),
+                    ),
+                    (
+                        Watched::PcpuThrs,
+                        "mm_cid.pcpu_thrs",
+                        as_i(k.pcpu_thrs),
+                        of(m.pcpu_thrs),
+                    ),
+                    (Watched::Mode, "mm_cid.mode", as_i(k.mode), of(m.mode_bits)),
+                ];
+                // (an exit that read fewer users than the model holds read them after a stall,
+                // and its release waits for its CPU's next record, `read_ahead`: until then the
+                // model's state is before it)
+                let late = probe == Probe::ExitUsers
+                    && self.exits_read.contains(&by)
+                    && matches!(values[0], (_, _, Some(k), Some(m)) if k < m);
+                for (watched, value, kernel, model) in values {
+                    let (Some(kernel), Some(model)) = (kernel, model) else {
+                        continue;
+                    };
+                    let m = ProbeMismatch {
+                        ts,
+                        tid: by,
+                        probe: probe.name(),
+                        value,
+                        kernel,
+                        model,
+                    };
+                    if late {
+                        self.compare_read(cpu, watched, m);
+                    } else {
+                        self.probe_checks.compare(m);
+                    }
+                }
             }
             // (an exit released at its cid_exit_users is read there, before its release)
             Probe::Exit if !self.exits_read.contains(&Probe::exiting_task(by, num)) => {
@@ -158,8 +201,9 @@ impl Replayer {
                     && self.created.contains(&by)
                     && model.is_some_and(|m| i64::from(num) + 2 <= m);
                 match model {
-                    Some(model) if probe == Probe::Fork || late_put => self.compare_users(
+                    Some(model) if probe == Probe::Fork || late_put => self.compare_read(
                         cpu,
+                        Watched::MmUsers,
                         ProbeMismatch {
                             ts,
                             tid,
