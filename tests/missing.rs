@@ -149,3 +149,37 @@ fn stats_names_what_is_missing_in_text_and_json() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["missing"], serde_json::json!([]));
 }
+
+/// A capture whose trace clock stalled: a fresh 7.3.4 20-vCPU `cidscope vm` boot whose guest
+/// marked its TSC unstable and traced with the `global` clock (traces/inference/README.md); a
+/// third of its records share their time with the three before them on their CPU. `stats` says
+/// so in `missing`, its warnings and `coarse_stamp_records`, and the TUI's first screen does; a
+/// boot of the same kind with a stable clock says nothing of it.
+#[test]
+fn a_trace_clock_that_stalls_is_named() {
+    let coarse = "traces/inference/k7.3.4-c20-workers-coarse-clock.ftrace.txt.zst";
+    let out = cidscope(&["stats", "--json", coarse]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        v["coarse_stamp_records"], 857,
+        "{}",
+        v["coarse_stamp_records"]
+    );
+    assert_eq!(v["missing"], serde_json::json!(["coarse-clock"]));
+    let warned = v["warnings"].as_array().expect("warnings").iter().any(|w| {
+        w.as_str()
+            .is_some_and(|w| w.starts_with("coarse-clock: a trace clock that stalls"))
+    });
+    assert!(warned, "{}", v["warnings"]);
+    let t = cidscope::sources::load(std::path::Path::new(coarse), &LoadOptions::default())
+        .expect("load");
+    let s = render(&App::new(t), 160, 40);
+    assert!(s.contains("a trace clock that stalls"), "{s}");
+
+    let stable = "traces/inference/k7.3.4-c24-workers-walk.ftrace.txt.zst";
+    let out = cidscope(&["stats", "--json", stable]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["coarse_stamp_records"], 0);
+    assert_eq!(v["missing"], serde_json::json!([]));
+}

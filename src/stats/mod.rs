@@ -150,6 +150,8 @@ pub struct Summarizer {
     prev_ts: u64,
     /// Timestamps went backwards: the walk of the observed state needs the sorted stream.
     pub out_of_order: bool,
+    /// Runs of records sharing a time on their CPU (a clock that stalls).
+    stamps: crate::model::coverage::StampRuns,
     /// Whether [`Stats::tasks`] is built.
     per_task: bool,
     /// Make the CID metrics of this many processes only, most updates first (the text's).
@@ -184,6 +186,7 @@ impl Summarizer {
             seen_cpus: 0,
             prev_ts: 0,
             out_of_order: false,
+            stamps: Default::default(),
             per_task: true,
             metrics_shown: None,
         }
@@ -229,6 +232,7 @@ impl Summarizer {
                 self.out_of_order = true;
             }
             self.prev_ts = ev.ts;
+            self.stamps.see(ev);
             let known = ev.cpu != crate::events::CPU_UNKNOWN;
             if known {
                 self.seen_cpus = self.seen_cpus.max(ev.cpu as u32 + 1);
@@ -299,6 +303,7 @@ impl Summarizer {
             mut calls,
             per_task,
             metrics_shown,
+            stamps,
             ..
         } = self;
         // (its per-task map goes first: the output is made after it)
@@ -319,6 +324,7 @@ impl Summarizer {
         drop(state);
         sink.alarms.sort_by_key(|a| a.ts);
         let mut coverage = crate::model::Coverage::of_kind_counts(&kind_counts, events);
+        coverage.stamps = stamps;
         coverage.facts(trace);
         let checkable = coverage.checkable();
         let missing = coverage.missing();
@@ -519,6 +525,7 @@ impl Summarizer {
             duration_ns: last.unwrap_or(0) - first.unwrap_or(0),
             lost_events,
             lost_markers,
+            coarse_stamp_records: coverage.stamps.deep,
             rseq_irqs_off: trace.rseq_irqs_off,
             kernel_family_shown: crate::model::kernel::family_shown(trace)
                 .map(|f| format!("{} ({}): {}", f.family, f.policy, f.because)),
@@ -658,6 +665,7 @@ mod tests {
             let mut s = Summarizer::new(&trace);
             s.feed(trace.events.iter(), &trace);
             let mut got = crate::model::Coverage::of_kind_counts(&s.kind_counts, s.events);
+            got.stamps = s.stamps.clone();
             got.facts(&trace);
             let want = crate::model::Coverage::of(&trace);
             assert_eq!(got, want, "{f}");

@@ -69,6 +69,9 @@ pub struct Stats {
     pub lost_events: u64,
     /// Lost-event markers, including those without a count.
     pub lost_markers: u64,
+    /// Records that share their time with the three records before them on their CPU (a trace
+    /// clock that stalls: `missing` has `coarse-clock` from 1 %, `model::coverage::StampRuns`).
+    pub coarse_stamp_records: u64,
     /// `rseq_update` records traced with interrupts disabled (0 where the capture has no irq
     /// flags): only a 6.19+ kernel's exit-to-user fast path makes them.
     pub rseq_irqs_off: u64,

@@ -222,7 +222,7 @@ impl Timeline {
             }
         }
         self.tail.flush(&mut Held(&mut self.alarms));
-        let mut c = self.coverage;
+        let mut c = self.coverage.clone();
         c.facts(trace);
         self.judged = c.checkable();
         self.missing = c.missing();
@@ -338,6 +338,7 @@ impl Timeline {
             }
             tail.apply(&ev, &ctx, &mut rec);
             coverage.count(&ev);
+            coverage.stamps.see(&ev);
             match ev.kind {
                 EventKind::RseqUpdate { mm_cid, .. } => {
                     let mm = tail.mm_of(ev.tid);

@@ -35,6 +35,7 @@ mod feed;
 mod hz;
 mod infer;
 mod inferred;
+mod late_reads;
 mod outcomes;
 mod prepared;
 mod prepass;

@@ -13,7 +13,6 @@ use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-mod late_reads;
 mod probe_steps;
 mod records;
 use since::Since;
@@ -66,8 +65,8 @@ pub struct Replayer {
     held_clears: Vec<(u16, Tid, u16)>,
     /// The model's state held against what the probes read (§5.6).
     probe_checks: ProbeChecks,
-    /// Readings of `mm_users` that may have been read after their stamp (`late_reads.rs`).
-    late_reads: late_reads::LateReads,
+    /// Probe readings that may have been read after their stamp (`late_reads.rs`).
+    late_reads: super::late_reads::LateReads,
     /// Per task, its `sched_process_exit` record: its time (a probed walk back its exit starts
     /// is done by then) and its index (a release held up until it, `waits_for_mutex`).
     pub exit_records: FxHashMap<Tid, (u64, usize)>,
@@ -341,8 +340,8 @@ impl Replayer {
 
     /// Applies one canonical event. `idx` is its index in the trace (for disagreements).
     ///
-    /// First the probe readings held back (`late_reads.rs`) see the state the events before
-    /// left. Then the stages, in the order the kernel ran what they stand for:
+    /// After the probe readings held back (`late_reads.rs`), the stages, in the order the
+    /// kernel ran what they stand for:
     /// 1. [`Self::observe`]: what the capture shows (the observed state, clones announced);
     /// 2. [`Self::placed_before`]: steps placed before this record by event index;
     /// 3. [`Self::due_on_cpu`]: what the record's CPU ran before it could record anything
@@ -681,11 +680,7 @@ impl Replayer {
             inferred_steps: Vec::new(),
             inference: String::new(),
             trace_gaps: self.untraced.gaps().to_vec(),
-            probe_checks: {
-                let mut checks = self.probe_checks.clone();
-                self.late_reads.settle_into(&mut checks);
-                checks
-            },
+            probe_checks: self.probe_checks_now(),
         }
     }
 

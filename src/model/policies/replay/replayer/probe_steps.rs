@@ -1,13 +1,42 @@
 //! The replayer's side of the CID probes (docs/models.md §5.6): a probe's step run where the
 //! guest kernel ran it, and what the probe read of the kernel's state held against the model's.
 
+use super::super::late_reads::Watched;
 use super::Replayer;
-use super::late_reads::Watched;
 use crate::events::{Event, EventKind, MigrateState, MmCidState, Probe, Tid};
 use crate::model::policies::engine::DriverEvent;
-use crate::model::policies::run::ProbeMismatch;
+use crate::model::policies::run::{ProbeChecks, ProbeMismatch};
 
 impl Replayer {
+    /// Compares a value a probe on `cpu` read with the model's (`m.model`, at the stamp): now
+    /// where they agree, else at the CPU's next record, with every value the mm had until
+    /// then (`late_reads.rs`, [`Replayer::follow_late_reads`]).
+    pub(super) fn compare_read(&mut self, cpu: u16, watched: Watched, m: ProbeMismatch) {
+        if m.kernel == m.model {
+            self.probe_checks.compare(m);
+        } else {
+            self.late_reads.hold(cpu, watched, m);
+        }
+    }
+
+    /// Before each record (on `cpu`): the readings held back see the state the records before
+    /// left, and those of `cpu` are compared.
+    pub(super) fn follow_late_reads(&mut self, cpu: u16) {
+        let (engine, reads, checks) = (&self.engine, &mut self.late_reads, &mut self.probe_checks);
+        let value_of = |tid: Tid, w: Watched| {
+            engine.core.task(tid)?;
+            w.of(&engine.probe_view(tid)).map(i64::from)
+        };
+        reads.follow(cpu, value_of, checks);
+    }
+
+    /// The probe checks so far, the readings held back compared as they stand.
+    pub(super) fn probe_checks_now(&self) -> ProbeChecks {
+        let mut checks = self.probe_checks.clone();
+        self.late_reads.settle_into(&mut checks);
+        checks
+    }
+
     /// Holds the model's state against what the probe read of the kernel's, before its step
     /// runs (each value a [`ProbeMismatch`] when they differ); `idx` is the probe's event, `ts`
     /// and `cpu` its stamp and CPU. An `mm_users` may have been read after the stamp

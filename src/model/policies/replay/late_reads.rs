@@ -7,7 +7,6 @@
 //! count (`mm_users`, owner-mode's `users`) moves by one at a time, so a reading between the
 //! least and the most of them is one the mm had then; another value must have been seen.
 
-use super::Replayer;
 use crate::events::Tid;
 use crate::model::policies::policy::ProbeView;
 use crate::model::policies::run::{ProbeChecks, ProbeMismatch};
@@ -25,7 +24,7 @@ pub(super) enum Watched {
 }
 
 impl Watched {
-    fn of(self, v: &ProbeView) -> Option<u32> {
+    pub fn of(self, v: &ProbeView) -> Option<u32> {
         match self {
             Watched::MmUsers => v.mm_users,
             Watched::CidUsers => v.cid_users,
@@ -87,51 +86,43 @@ impl LateReads {
         self.0.is_empty()
     }
 
+    /// Holds back a reading on `cpu` that differs from the model's at its stamp (`m.model`).
+    pub fn hold(&mut self, cpu: u16, watched: Watched, m: ProbeMismatch) {
+        self.0.push(LateRead {
+            cpu,
+            watched,
+            at_stamp: m,
+            seen: Vec::new(),
+        });
+    }
+
+    /// Before a record on `cpu`: each reading held back sees its mm's value now (`value_of`
+    /// the task and what is watched), and those of `cpu` are compared into `checks` (their
+    /// reading was done before this record was stamped).
+    pub fn follow(
+        &mut self,
+        cpu: u16,
+        value_of: impl Fn(Tid, Watched) -> Option<i64>,
+        checks: &mut ProbeChecks,
+    ) {
+        self.0.retain_mut(|r| {
+            if let Some(v) = value_of(r.at_stamp.tid, r.watched) {
+                r.see(v);
+            }
+            if r.cpu != cpu {
+                return true;
+            }
+            checks.compare(r.settled());
+            false
+        });
+    }
+
     /// `checks` with every reading held back compared as it stands (the replay's end, or its
     /// figures so far).
     pub fn settle_into(&self, checks: &mut ProbeChecks) {
         for r in &self.0 {
             checks.compare(r.settled());
         }
-    }
-}
-
-impl Replayer {
-    /// Compares a value a probe on `cpu` read with the model's (`m.model`, at the stamp): now
-    /// where they agree, else at the CPU's next record ([`Replayer::follow_late_reads`]).
-    pub(super) fn compare_read(&mut self, cpu: u16, watched: Watched, m: ProbeMismatch) {
-        if m.kernel == m.model {
-            self.probe_checks.compare(m);
-        } else {
-            self.late_reads.0.push(LateRead {
-                cpu,
-                watched,
-                at_stamp: m,
-                seen: Vec::new(),
-            });
-        }
-    }
-
-    /// Before each record (on `cpu`): the readings held back follow their mm's values, and
-    /// those of `cpu` are compared (their reading was done before this record was stamped).
-    pub(super) fn follow_late_reads(&mut self, cpu: u16) {
-        let mut reads = std::mem::take(&mut self.late_reads.0);
-        reads.retain_mut(|r| {
-            if let Some(v) = self.value_of(r.at_stamp.tid, r.watched) {
-                r.see(v);
-            }
-            if r.cpu != cpu {
-                return true;
-            }
-            self.probe_checks.compare(r.settled());
-            false
-        });
-        self.late_reads.0 = reads;
-    }
-
-    fn value_of(&self, tid: Tid, watched: Watched) -> Option<i64> {
-        self.engine.core.task(tid)?;
-        watched.of(&self.engine.probe_view(tid)).map(i64::from)
     }
 }
 
