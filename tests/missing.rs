@@ -172,6 +172,15 @@ fn a_trace_clock_that_stalls_is_named() {
             .is_some_and(|w| w.starts_with("coarse-clock: a trace clock that stalls"))
     });
     assert!(warned, "{}", v["warnings"]);
+    // which threads run at once rests on the order across CPUs: no duplicate is judged (the
+    // capture's stepping stamps made six)
+    let out = cidscope(&["--check", coarse]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("missing: coarse-clock")
+            && !text.contains("FINDING 9.067763 cpu 0: duplicate"),
+        "{text}"
+    );
     let t = cidscope::sources::load(std::path::Path::new(coarse), &LoadOptions::default())
         .expect("load");
     let s = render(&App::new(t), 160, 40);

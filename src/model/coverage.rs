@@ -136,8 +136,9 @@ impl Missing {
             Missing::CoarseClock => {
                 "a trace clock that stalls: runs of four or more records on one CPU share a \
                  timestamp, so the order of records across CPUs within a stamp is the reader's \
-                 merge, not the kernel's, and the models' figures over such stretches say little \
-                 about the kernel. A guest whose TSC its kernel marked unstable (its log: `tsc: \
+                 merge, not the kernel's: which threads run at once is not known (duplicates are \
+                 not judged), and the models' figures over such stretches say little about the \
+                 kernel. A guest whose TSC its kernel marked unstable (its log: `tsc: \
                  Marking TSC unstable`, `clocksource: ... hpet`) traces with the `global` clock; \
                  record again on a stable clock (`echo local > trace_clock` with a stable TSC, or \
                  `echo counter > trace_clock`: an order, no times)"
@@ -232,11 +233,16 @@ impl Coverage {
         if self.cpu_unknown {
             m.push(Missing::NoCpu);
         }
-        let deep = self.stamps.deep;
-        if deep >= 50 && deep * 100 >= self.events {
+        if self.clock_stalls() {
             m.push(Missing::CoarseClock);
         }
         m
+    }
+
+    /// At least 1 % of the records (and 50) are in runs of one time on their CPU.
+    pub fn clock_stalls(&self) -> bool {
+        let deep = self.stamps.deep;
+        deep >= 50 && deep * 100 >= self.events
     }
 
     pub fn checkable(&self) -> Checkable {
@@ -245,6 +251,7 @@ impl Coverage {
             duplicates: cids
                 && self.sched_switches > 0
                 && !self.cpu_unknown
+                && !self.clock_stalls()
                 && self.processes_known(),
             bound: cids && (!self.cpu_unknown || self.ncpus_stated),
         }
@@ -266,8 +273,7 @@ impl Checkable {
             .iter()
             .filter(|m| match m {
                 Missing::NoEvents | Missing::NoRseqUpdate | Missing::NoCpu => true,
-                Missing::NoSchedSwitch | Missing::NoProcesses => duplicates,
-                Missing::CoarseClock => false,
+                Missing::NoSchedSwitch | Missing::NoProcesses | Missing::CoarseClock => duplicates,
             })
             .map(|m| m.code())
             .collect();
@@ -377,8 +383,11 @@ mod tests {
         };
         c.stamps.deep = 49;
         assert!(c.missing().is_empty());
+        assert!(c.checkable().duplicates && c.checkable().bound);
         c.stamps.deep = 50;
         assert_eq!(c.missing(), vec![Missing::CoarseClock]);
+        // (which threads run at once rests on the order across CPUs)
+        assert!(!c.checkable().duplicates && c.checkable().bound);
         c.events = 5001;
         assert!(c.missing().is_empty());
         assert!(c.checkable().duplicates && c.checkable().bound);
