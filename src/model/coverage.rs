@@ -29,22 +29,29 @@ impl StampRuns {
     /// microsecond, nested calls and returns).
     #[inline]
     pub fn see(&mut self, e: &Event) {
-        if e.cpu == NO_CPU || matches!(e.kind, EventKind::Lost { .. } | EventKind::Function { .. })
-        {
-            return;
-        }
-        let c = e.cpu as usize;
-        if c >= self.last.len() {
-            self.last.resize(c + 1, (u64::MAX, 0));
-        }
-        let (t, n) = &mut self.last[c];
-        if *t == e.ts {
+        // (every record of a summary or an index passes here: the common path is a lookup and
+        // a compare)
+        let Some((t, n)) = self.last.get_mut(e.cpu as usize) else {
+            return self.first_on_cpu(e);
+        };
+        let skipped = || matches!(e.kind, EventKind::Lost { .. } | EventKind::Function { .. });
+        if *t != e.ts {
+            if !skipped() {
+                (*t, *n) = (e.ts, 1);
+            }
+        } else if !skipped() {
             *n += 1;
             if *n >= Self::DEEP {
                 self.deep += 1;
             }
-        } else {
-            (*t, *n) = (e.ts, 1);
+        }
+    }
+
+    #[cold]
+    fn first_on_cpu(&mut self, e: &Event) {
+        if e.cpu != NO_CPU {
+            self.last.resize(e.cpu as usize + 1, (u64::MAX, 0));
+            self.see(e);
         }
     }
 }
