@@ -10,7 +10,7 @@ pub const CPU_UNKNOWN: &str = crate::events::Warning::CPU_UNKNOWN;
 
 /// Runs of records on one CPU that share a timestamp: a trace clock that stalls (a guest whose
 /// TSC the kernel marked unstable traces with the `global` clock, which then moved a tick at a
-/// time in one of 120 `cidscope vm` boots). Two records of a CPU in one microsecond are common
+/// time in one of the 109 sweep boots). Two records of a CPU in one microsecond are common
 /// on a fast machine (10-23 % of the records of this host's own captures); four in a row, outside
 /// function_graph's records, were in no other capture of the corpus, this host's or the public
 /// ones in traces/ (466 read).

@@ -335,8 +335,8 @@ fn clock_facts(trace_clock: &str) -> Vec<String> {
 }
 
 /// What a kernel that marked its TSC unstable means for the capture: its sched_clock is no
-/// longer trusted, tracing moves to the `global` clock, and in one `cidscope vm` boot of about
-/// 120 (a TSC calibrated at 76.5 MHz under TCG) its stamps then moved a tick at a time
+/// longer trusted, tracing moves to the `global` clock, and in one of the 58 `cidscope vm` boots
+/// of the sweeps (a TSC calibrated at 76.5 MHz under TCG) its stamps then moved a tick at a time
 /// (docs/models.md §11, *a trace clock that stalls*).
 fn unstable_tsc_warning(kernel_log: &str, trace_clock: &str) -> Option<String> {
     let unstable = kernel_log.lines().any(|l| {
