@@ -174,7 +174,6 @@ impl Coverage {
         let mut c = Coverage::default();
         for e in trace.events.iter() {
             c.count(&e);
-            c.stamps.see(&e);
         }
         c.facts(trace);
         c
@@ -197,6 +196,7 @@ impl Coverage {
 
     /// Counts one event (a streaming summary feeds them as they come).
     pub fn count(&mut self, e: &Event) {
+        self.stamps.see(e);
         match e.kind {
             EventKind::Lost { .. } => return,
             EventKind::RseqUpdate { .. } => self.rseq_updates += 1,

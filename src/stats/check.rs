@@ -126,7 +126,6 @@ pub fn run(trace: &Trace) -> CheckReport {
     for ev in &trace.events {
         state.apply(&ev, &ctx, &mut sink);
         coverage.count(&ev);
-        coverage.stamps.see(&ev);
         if matches!(ev.kind, crate::events::EventKind::RseqUpdate { .. })
             && state.mm_of(ev.tid) == MmId::UNKNOWN
         {

@@ -338,7 +338,6 @@ impl Timeline {
             }
             tail.apply(&ev, &ctx, &mut rec);
             coverage.count(&ev);
-            coverage.stamps.see(&ev);
             match ev.kind {
                 EventKind::RseqUpdate { mm_cid, .. } => {
                     let mm = tail.mm_of(ev.tid);

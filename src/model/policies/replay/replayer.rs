@@ -473,12 +473,14 @@ impl Replayer {
             if probe == Probe::MigrateTo && self.exec_balances.contains(&idx) {
                 self.before_execve(ev.ts, num, ptr);
             }
+            // (the check holds a reading that was read ahead back as the step waits)
+            let ahead = self.read_ahead(ev);
             if clone_fork && !self.exec_forks.contains(&idx) {
-                self.check_probe((ev.ts, ev.cpu), ev.tid, (probe, idx), num, ptr);
+                self.check_probe((ev.ts, ev.cpu), ev.tid, (probe, idx), (num, ptr), ahead);
             }
             match self.untraced.late_probe(idx, who, ev.ts) {
                 Some(late) => Some(late),
-                None if self.read_ahead(ev) => Some((None, false)),
+                None if ahead => Some((None, false)),
                 None => self.waits_for_mutex(idx, ev).map(|at| (Some(at), true)),
             }
         } else {

@@ -39,15 +39,16 @@ impl Replayer {
 
     /// Holds the model's state against what the probe read of the kernel's, before its step
     /// runs (each value a [`ProbeMismatch`] when they differ); `idx` is the probe's event, `ts`
-    /// and `cpu` its stamp and CPU. An `mm_users` may have been read after the stamp
-    /// (`late_reads.rs`).
+    /// and `cpu` its stamp and CPU. A value may have been read after the stamp
+    /// (`late_reads.rs`); `ahead`: the probe read ahead of the model ([`Replayer::read_ahead`])
+    /// and its step waits for the CPU's next record.
     pub(super) fn check_probe(
         &mut self,
         (ts, cpu): (u64, u16),
         by: Tid,
         (probe, idx): (Probe, usize),
-        num: u32,
-        ptr: u64,
+        (num, ptr): (u32, u64),
+        ahead: bool,
     ) {
         // (a fork of a new process, whose 7.x `cid_fork_users` reads the child's new mm)
         let new_mm = self.new_mm_forks.contains(&idx);
@@ -172,12 +173,6 @@ impl Replayer {
                     ),
                     (Watched::Mode, "mm_cid.mode", as_i(k.mode), of(m.mode_bits)),
                 ];
-                // (an exit that read fewer users than the model holds read them after a stall,
-                // and its release waits for its CPU's next record, `read_ahead`: until then the
-                // model's state is before it)
-                let late = probe == Probe::ExitUsers
-                    && self.exits_read.contains(&by)
-                    && matches!(values[0], (_, _, Some(k), Some(m)) if k < m);
                 for (watched, value, kernel, model) in values {
                     let (Some(kernel), Some(model)) = (kernel, model) else {
                         continue;
@@ -190,7 +185,10 @@ impl Replayer {
                         kernel,
                         model,
                     };
-                    if late {
+                    // (an exit that read fewer users than the model holds read them after a
+                    // stall, and its release waits for its CPU's next record, `read_ahead`:
+                    // until then the model's state is before it)
+                    if ahead {
                         self.compare_read(cpu, watched, m);
                     } else {
                         self.probe_checks.compare(m);
@@ -226,11 +224,8 @@ impl Replayer {
                 // step runs at the probe and after which the model's count has the child; an
                 // exit_mm put's that read at least two fewer, whose put waits for its CPU's
                 // next record, `read_ahead`, so the model's count until then is before it)
-                let late_put = probe == Probe::MmPut
-                    && self.created.contains(&by)
-                    && model.is_some_and(|m| i64::from(num) + 2 <= m);
                 match model {
-                    Some(model) if probe == Probe::Fork || late_put => self.compare_read(
+                    Some(model) if probe == Probe::Fork || ahead => self.compare_read(
                         cpu,
                         Watched::MmUsers,
                         ProbeMismatch {
