@@ -7,7 +7,7 @@ use super::super::params::{Params, Recording};
 use super::super::policy::ObservedUpdate;
 use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, ProbeChecks, Tally};
 use super::untraced::Untraced;
-use crate::events::{CPU_UNKNOWN, Event, EventKind, Probe, TID_UNKNOWN, Tid};
+use crate::events::{CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, Tid};
 use crate::model::observed::mm_history::{Infos, MmHistory};
 use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::MmId;
@@ -452,49 +452,6 @@ impl Replayer {
             self.put_held_clears(ev.cpu, ev.ts);
         }
         self.put_exited_before(ev.ts, ev);
-    }
-
-    /// Stage 4: a probe's reading held against the model where it was read (before its
-    /// step); whether its step runs later (`Placements::late_probes`, or a reading ahead of
-    /// the model), as (the event it runs before at the latest, held up in the function). A
-    /// record that is no late probe drops the futex references placed before it.
-    fn read_probe(&mut self, idx: usize, ev: &Event) -> Option<(Option<usize>, bool)> {
-        self.note_fork_mutex(idx, ev);
-        let who = match ev.kind {
-            EventKind::SchedSwitch { next_tid, .. } => next_tid,
-            _ => ev.tid,
-        };
-        let late = if let EventKind::Probe { probe, num, ptr } = ev.kind {
-            self.probe_checks.probe_events += 1;
-            // (a 6.x cid_fork reads the mm of the clone's child only; an exec's 7.x
-            // cid_fork_users the new mm before the exec joins it: the model's exec joins at
-            // the exec record)
-            let clone_fork = probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx);
-            if probe == Probe::MigrateTo && self.exec_balances.contains(&idx) {
-                self.before_execve(ev.ts, num, ptr);
-            }
-            // (the check holds a reading that was read ahead back as the step waits)
-            let ahead = self.read_ahead(ev);
-            if clone_fork && !self.exec_forks.contains(&idx) {
-                self.check_probe((ev.ts, ev.cpu), ev.tid, (probe, idx), (num, ptr), ahead);
-            }
-            match self.untraced.late_probe(idx, who, ev.ts) {
-                Some(late) => Some(late),
-                None if ahead => Some((None, false)),
-                None => self.waits_for_mutex(idx, ev).map(|at| (Some(at), true)),
-            }
-        } else {
-            None
-        };
-        if let Some((at, resumed)) = late {
-            // (a resumed probe's step waits for its event alone: no record of a CPU runs it)
-            let cpu = if resumed { CPU_UNKNOWN } else { ev.cpu };
-            self.late_probes.push((cpu, at, idx, *ev));
-        } else {
-            self.untraced
-                .put_futex_refs(&mut self.engine, idx, ev.ts, who);
-        }
-        late
     }
 
     /// Stage 5: the exits' releases placed here (T7; a fixup walk one starts completes a
