@@ -47,6 +47,13 @@ pub struct Plan {
     /// `sched_mm_cid_before_execve` (the CID released on the CPU the task ran on) before
     /// `sched_exec` has the stopper move it, so the release runs before that move's enqueue.
     pub exec_balances: FxHashSet<usize>,
+    /// 6.x `exec_mmap`'s put of the old mm: the last `cid_mmput` of a task before its
+    /// `sched_process_exec` (nothing after `exec_mmap` in the exec puts an mm), the task not
+    /// exiting (a transient reference's put, a `/proc` read's, comes earlier). The exec'ing
+    /// task's `mm_users` reference goes there; `exec_binprm` records the exec only after the
+    /// binary is loaded (a vfork parent, woken by the same `exec_mmap`, can fork again before
+    /// that record).
+    pub exec_puts: FxHashSet<usize>,
     /// 7.x exits whose release had not run when a later exit of their mm entered, and those
     /// whose release had run by a later exit's entry before their record, as the users the
     /// exits' `cid_exit_users` read show ([`ExitQueue`]); shared by every replayer.
@@ -80,6 +87,11 @@ pub fn plan(trace: &Trace) -> Plan {
     // per task: its cid_migrate_to that read last_mm_cid -1, until its next update or exec
     let mut balancing: FxHashMap<Tid, usize> = FxHashMap::default();
     let mut exec_balances = FxHashSet::default();
+    // per task: its last cid_mmput while it was not exiting, until its exec; tasks past
+    // their exit record (6.13+ runs exit_mm after it)
+    let mut put_by: FxHashMap<Tid, usize> = FxHashMap::default();
+    let mut exited: FxHashSet<Tid> = FxHashSet::default();
+    let mut exec_puts = FxHashSet::default();
     // per exiting task, the mm address its cid_exit named
     let mut exit_mm: FxHashMap<Tid, u64> = FxHashMap::default();
     let mut queue = ExitQueue::default();
@@ -100,6 +112,10 @@ pub fn plan(trace: &Trace) -> Plan {
         match ev.kind {
             EventKind::SchedProcessExec { tid, old_tid } => {
                 execing.insert(tid);
+                // (a non-leader's exec is recorded under the leader's pid it took over)
+                if let Some(at) = put_by.remove(&old_tid).or_else(|| put_by.remove(&tid)) {
+                    exec_puts.insert(at);
+                }
                 if let Some(at) = balancing
                     .remove(&tid)
                     .or_else(|| balancing.remove(&old_tid))
@@ -161,6 +177,11 @@ pub fn plan(trace: &Trace) -> Plan {
                 }
                 Probe::MmPut => {
                     probed.mm_put = true;
+                    if exit_mm.contains_key(&ev.tid) || exited.contains(&ev.tid) {
+                        put_by.remove(&ev.tid);
+                    } else {
+                        put_by.insert(ev.tid, i);
+                    }
                     // (a kernel without BTF names the mm of no fork or exit: a put by a task
                     // of it names it, an exiting thread's own put being the common one)
                     if ptr != 0 {
@@ -201,6 +222,8 @@ pub fn plan(trace: &Trace) -> Plan {
                 }
             },
             EventKind::TaskNewtask { tid, clone_flags } => {
+                // (a pid used again)
+                exited.remove(&tid);
                 // the mm the probe named: the parent's (CLONE_VM) or the child's new one
                 if let Some(mm) = fork_mm.remove(&ev.tid) {
                     let who = if clone_flags & CLONE_VM != 0 {
@@ -227,6 +250,8 @@ pub fn plan(trace: &Trace) -> Plan {
             }
             EventKind::SchedProcessExit { tid } => {
                 balancing.remove(&tid);
+                put_by.remove(&tid);
+                exited.insert(tid);
                 if let Some(mm) = exit_mm.remove(&tid) {
                     queue.released(mm, tid, false);
                 }
@@ -268,8 +293,66 @@ pub fn plan(trace: &Trace) -> Plan {
         exit_records,
         exec_forks,
         exec_balances,
+        exec_puts,
         new_mm_forks,
         exits_read,
         exit_queue: std::sync::Arc::new(queue),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{Event, Origin};
+
+    fn trace(events: &[(Tid, EventKind)]) -> Trace {
+        let mut t = Trace::new("exec-puts", Origin::Sim);
+        for (k, &(tid, kind)) in events.iter().enumerate() {
+            t.events.push(Event {
+                ts: 1_000 + k as u64 * 1_000,
+                tid,
+                cpu: 0,
+                kind,
+            });
+        }
+        t
+    }
+
+    fn put(mm: u64, users: u32) -> EventKind {
+        EventKind::Probe {
+            probe: Probe::MmPut,
+            num: users,
+            ptr: mm,
+        }
+    }
+
+    /// exec_mmap's put is the exec'ing task's last before its exec record (a transient
+    /// reference's put comes earlier); an exiting task's put is exit_mm's, also where the exit
+    /// record comes first (6.13+), until its pid is used again.
+    #[test]
+    fn the_last_put_before_an_exec_is_exec_mmaps() {
+        let exec = |tid, old_tid| EventKind::SchedProcessExec { tid, old_tid };
+        let exit = |tid| EventKind::SchedProcessExit { tid };
+        let newtask = |tid| EventKind::TaskNewtask {
+            tid,
+            clone_flags: 0,
+        };
+        let t = trace(&[
+            (10, put(0xb, 3)),  // 0: a /proc read's
+            (10, put(0xa, 2)),  // 1: exec_mmap's
+            (10, exec(10, 10)), // 2
+            (11, exit(11)),     // 3
+            (11, put(0xa, 1)),  // 4: exit_mm's, after the record
+            (12, exec(12, 13)), // 5: no put before it
+            (13, put(0xa, 2)),  // 6: a non-leader's, before it takes the leader's pid
+            (12, exec(12, 13)), // 7
+            (9, newtask(11)),   // 8: pid 11 again
+            (11, put(0xc, 1)),  // 9: the new 11's exec_mmap
+            (11, exec(11, 11)), // 10
+        ]);
+        let p = plan(&t);
+        let mut got: Vec<usize> = p.exec_puts.into_iter().collect();
+        got.sort_unstable();
+        assert_eq!(got, [1, 6, 9]);
     }
 }

@@ -74,6 +74,8 @@ pub struct Replayer {
     pub exec_forks: FxHashSet<usize>,
     /// The `cid_migrate_to` probes of exec balancing (`probes::Plan::exec_balances`).
     pub exec_balances: FxHashSet<usize>,
+    /// 6.x `exec_mmap`'s `cid_mmput`s of the old mm (`probes::Plan::exec_puts`).
+    pub exec_puts: FxHashSet<usize>,
     /// The probes of forks of a new process (`probes::Plan::new_mm_forks`).
     pub new_mm_forks: FxHashSet<usize>,
     /// The child of each probed CLONE_VM fork, by its probe (`probes::Plan::fork_probe`).
@@ -147,6 +149,7 @@ impl Replayer {
             outcomes: None,
             exec_forks: FxHashSet::default(),
             exec_balances: FxHashSet::default(),
+            exec_puts: FxHashSet::default(),
             new_mm_forks: FxHashSet::default(),
             fork_probe_child: FxHashMap::default(),
             exits_read: FxHashSet::default(),

@@ -245,7 +245,8 @@ impl Replayer {
                 self.exit_entry.insert(t, view);
             }
             // (only exit_mm's mmput: another is a transient reference the model has not seen)
-            Probe::MmPut if !self.untraced.exit_put_pending(by, ptr) => {}
+            Probe::MmPut
+                if !self.untraced.exit_put_pending(by, ptr) && !self.exec_puts.contains(&idx) => {}
             Probe::MmPut | Probe::MmPutAsync | Probe::Fork if num > 0 => {
                 // (mmput's count is before its decrement; a fork's is after its mmget)
                 let tid = match probe {
@@ -443,7 +444,7 @@ impl Replayer {
             self.untraced
                 .put_futex_refs(&mut self.engine, idx, ts, e.tid);
             if let EventKind::Probe { probe, num, ptr } = e.kind {
-                self.probe(ts, e.tid, probe, num, ptr);
+                self.probe(ts, idx, e.tid, probe, num, ptr);
             }
         }
     }
@@ -462,12 +463,17 @@ impl Replayer {
         }
     }
 
-    /// A CID probe (docs/models.md §5.6): the step it marks runs here. (A switch's pending CID
-    /// step ran before, as before any record of its CPU; a fork's and a futex reference's are
-    /// placed by `probes::plan`.)
-    pub(super) fn probe(&mut self, ts: u64, by: Tid, probe: Probe, num: u32, ptr: u64) {
+    /// A CID probe, event `idx` (docs/models.md §5.6): the step it marks runs here. (A
+    /// switch's pending CID step ran before, as before any record of its CPU; a fork's and a
+    /// futex reference's are placed by `probes::plan`.)
+    pub(super) fn probe(&mut self, ts: u64, idx: usize, by: Tid, probe: Probe, num: u32, ptr: u64) {
         let u = &mut self.untraced;
         match probe {
+            // (6.x exec_mmap: the exec'ing task's reference to its old mm goes before the exec
+            // is recorded; the policy's exec then has none to drop)
+            Probe::MmPut if self.exec_puts.contains(&idx) => {
+                self.engine.step(ts, &DriverEvent::MmPut { tid: by });
+            }
             Probe::MigrateTo if u.probed.migrate_to => {
                 u.migrate_to_probed(&mut self.engine, ts, num);
             }
@@ -536,14 +542,14 @@ mod tests {
             } else {
                 ((Probe::Exit, TID), (Probe::ExitUsers, 0))
             };
-            r.probe(1_000, TID, first.0, first.1, MM);
+            r.probe(1_000, 0, TID, first.0, first.1, MM);
             assert!(
                 !r.untraced.exit_put_pending(TID, MM),
                 "released at the first probe ({users_first})"
             );
             // (cid_exit_users names no mm: the one cid_exit named is kept)
             let ptr = if second.0 == Probe::Exit { MM } else { 0 };
-            r.probe(2_000, TID, second.0, second.1, ptr);
+            r.probe(2_000, 1, TID, second.0, second.1, ptr);
             assert!(
                 r.untraced.exit_put_pending(TID, MM),
                 "not released at the second ({users_first})"

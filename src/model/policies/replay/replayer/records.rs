@@ -175,7 +175,7 @@ impl Replayer {
             EventKind::Probe { probe, num, ptr } if late.is_none() => {
                 let held = probe == Probe::RemoteClear && self.untraced.held_clear(idx, ev.tid, ts);
                 self.engine.core.hold_clear_put = held;
-                self.probe(ts, ev.tid, probe, num, ptr);
+                self.probe(ts, idx, ev.tid, probe, num, ptr);
                 self.engine.core.hold_clear_put = false;
                 if held {
                     let cleared = num.min(u16::MAX as u32) as u16;
