@@ -278,12 +278,21 @@ fn a_fork_count_read_after_a_stall_matches_what_the_mm_passed_through() {
 /// corpus: 245's put at 13.191442 comes 19 ms before its `sched_process_exec`, and main's next
 /// fork (13.195707) reads `mm_users` 2. With the reference dropped at the exec record the
 /// model held 3 there, and 4 at the fork after (2 mismatches of 45 values); at the put, every
-/// value matches, the puts' own readings (taken before their decrement) among them.
+/// value matches, the puts' own readings (taken before their decrement) among them. Past its
+/// put, the task's mm is the new one: a fresh 6.18.15 5-vCPU `exec` boot (traces/inference/
+/// README.md) whose 162 is moved by a wakeup while its exec loads the binary reads the new mm's
+/// one user (the old one had none left); that move reads `last_mm_cid` -1 as the exec
+/// balancing's move before it did, and the exec's release runs at the first (at the second,
+/// the model had 0 at the first).
 #[test]
 fn an_exec_drops_its_old_mm_at_exec_mmaps_put() {
     for (file, checked) in [
         ("kernels/k6.12.117-c16-exec.ftrace.txt.zst", 53),
         ("kernels/k6.18.15-c16-exec.ftrace.txt.zst", 44),
+        (
+            "inference/k6.18.15-c5-exec-balance-twice.ftrace.txt.zst",
+            195,
+        ),
     ] {
         let m = agreement(file, &[]);
         assert_eq!(

@@ -145,7 +145,9 @@ pub fn plan(trace: &Trace) -> Plan {
                     // never execs)
                     let k = MigrateState::from_ptr(ptr);
                     if k.last_mm_cid == Some(-1) && k.mm_users != Some(0) {
-                        balancing.insert(num, i);
+                        // (the first: a task that ran keeps a last_mm_cid until the exec's
+                        // release, and a wakeup's move while the exec sleeps reads -1 again)
+                        balancing.entry(num).or_insert(i);
                     } else {
                         balancing.remove(&num);
                     }

@@ -76,6 +76,9 @@ pub struct Replayer {
     pub exec_balances: FxHashSet<usize>,
     /// 6.x `exec_mmap`'s `cid_mmput`s of the old mm (`probes::Plan::exec_puts`).
     pub exec_puts: FxHashSet<usize>,
+    /// Tasks past their `exec_mmap` put whose exec record is still to come: their `t->mm` is
+    /// the new mm (one user, the task's affinity), which the model makes at that record.
+    past_exec_put: FxHashSet<Tid>,
     /// The probes of forks of a new process (`probes::Plan::new_mm_forks`).
     pub new_mm_forks: FxHashSet<usize>,
     /// The child of each probed CLONE_VM fork, by its probe (`probes::Plan::fork_probe`).
@@ -150,6 +153,7 @@ impl Replayer {
             exec_forks: FxHashSet::default(),
             exec_balances: FxHashSet::default(),
             exec_puts: FxHashSet::default(),
+            past_exec_put: FxHashSet::default(),
             new_mm_forks: FxHashSet::default(),
             fork_probe_child: FxHashMap::default(),
             exits_read: FxHashSet::default(),

@@ -144,7 +144,14 @@ impl Replayer {
                     }
                     return;
                 }
-                let m = self.engine.probe_view(num);
+                let mut m = self.engine.probe_view(num);
+                // (past its exec_mmap, an exec'ing task's mm is the new one, of one user; its
+                // `nr_cpus_allowed` is the task's affinity, which the model may hold pinned by
+                // the exec's balancing move until the exec record: not compared)
+                if self.past_exec_put.contains(&num) {
+                    m.mm_users = Some(1);
+                    m.nr_cpus_allowed = None;
+                }
                 let users = (k.mm_users.map(i64::from), m.mm_users.map(i64::from));
                 cmp(
                     num,
@@ -473,6 +480,7 @@ impl Replayer {
             // is recorded; the policy's exec then has none to drop)
             Probe::MmPut if self.exec_puts.contains(&idx) => {
                 self.engine.step(ts, &DriverEvent::MmPut { tid: by });
+                self.past_exec_put.insert(by);
             }
             Probe::MigrateTo if u.probed.migrate_to => {
                 u.migrate_to_probed(&mut self.engine, ts, num);

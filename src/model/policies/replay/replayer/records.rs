@@ -126,7 +126,11 @@ impl Replayer {
                     },
                 );
             }
-            EventKind::SchedProcessExec { tid, .. } => {
+            EventKind::SchedProcessExec { tid, old_tid } => {
+                if !self.past_exec_put.is_empty() {
+                    self.past_exec_put.remove(&tid);
+                    self.past_exec_put.remove(&old_tid);
+                }
                 self.untraced.exec(&mut self.engine, ts, tid);
                 // (where only the older mms are modelled, a task outside them stays outside:
                 // its exec changes none of them)
