@@ -322,7 +322,7 @@ cmd_fetch() {
 # Install what building a kernel needs, with the system's apt (the one place it is used).
 need_build_deps() {
 	local p miss=() sudo=()
-	for p in build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils patch; do
+	for p in build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils patch dwarves; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || miss+=("$p")
 	done
 	[ ${#miss[@]} = 0 ] && return 0

@@ -279,15 +279,16 @@ pub fn probe_script() -> String {
             s += &format!(" '{d}'");
         }
         s += "; do echo \"$d\" >> \"$T/dynamic_events\" 2>/dev/null && { n=$((n+1)); break; }; done || true\n";
+        // (without BTF a probe that reads an argument by name is refused although its
+        // function is there)
+        let (name, f) = (p.name(), p.function());
         s += &format!(
-            "grep -q '^[fpr]:cidscope/{} ' \"$T/dynamic_events\" || echo \"{}: not in this kernel ({})\" >&2\n",
-            p.name(),
-            p.name(),
-            p.function()
+            "grep -q '^[fpr]:cidscope/{name} ' \"$T/dynamic_events\" || {{ if [ ! -e /sys/kernel/btf/vmlinux ] && grep -qE '^{f}([ .]|$)' \"$T/available_filter_functions\" 2>/dev/null; then echo \"{name}: {f} is there, but this kernel has no BTF (CONFIG_DEBUG_INFO_BTF) for the probe's argument names\"; else echo \"{name}: not in this kernel ({f})\"; fi >&2; }}\n"
         );
     }
     s += "[ \"$n\" -gt 0 ] || { echo \"no CID probe could be defined here (fprobe events with BTF arguments)\" >&2; exit 1; }\n";
     s += "echo 1 > \"$T/events/cidscope/enable\" && echo \"$n CID probes defined and enabled\" >&2\n";
+    s += "[ -e /sys/kernel/btf/vmlinux ] || echo \"this kernel has no BTF (/sys/kernel/btf/vmlinux): the probes read no count or mm, so cidscope's probe checks compare nothing\" >&2\n";
     s
 }
 
