@@ -566,3 +566,31 @@ fn a_clone_in_progress_and_a_held_put_together_expand_the_cids() {
         c.a
     );
 }
+
+/// With the switch probe, a switch whose CPU stalled between its record and its
+/// `cid_switch_done` ran its CID step in between, after the steps of the mm's other switches
+/// that took the CIDs below the one its task reported and before those that took the ones above
+/// (docs/models.md §5.6): a whole fresh 6.18.15 48-vCPU `workers` boot (traces/inference/
+/// README.md). 487 (CPU 34, switched in at 13.093682, `cid_switch_done` at 13.122457) reports
+/// 27, 485 (13.109870) 26 and 490 (13.111588) 28: the step runs right before 490's. At its
+/// probe it gave 34, at its record 23; no step was found before, and the probe checks read
+/// 1173 of 1234.
+#[test]
+fn a_switch_step_ran_between_the_mms_other_switches_by_the_cids_they_took() {
+    let file = "inference/k6.18.15-c48-workers-own-step-between.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (1809, 1809), "{}", c.a);
+    assert_eq!(c.predicted, 1579, "{}", c.a);
+    assert!(
+        c.placed("switch_step_at", 487, 13_093_682_000, 13_111_588_000),
+        "{}",
+        c.a
+    );
+    let probes = &c.a["probe_checks"];
+    assert_eq!(
+        (u(probes, "checked"), u(probes, "matched")),
+        (1234, 1234),
+        "{}",
+        c.a
+    );
+}

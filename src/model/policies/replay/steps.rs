@@ -616,6 +616,11 @@ impl StepSource<'_> {
         }
         // (last: where another step explains as much, that one is kept)
         steps.extend(self.early_currents(r, (sw, i), mm));
+        // (last: where the switch's step at its record or at its probe explains as much, so
+        // does one of these, and those two ends are the plainer account)
+        if probed.switch && !p.prompt_switches.contains(&sw) {
+            steps.extend(self.own_step_between(r, (sw, i), cpu, mm));
+        }
         steps
     }
 }

@@ -8,6 +8,7 @@ use crate::events::{EventKind, MigrateState, Probe, Tid};
 use crate::model::policies::kind::PolicyKind;
 use crate::model::policies::replay::replayer::Replayer;
 use crate::model::tasks::MmId;
+use rustc_hash::FxHashMap;
 
 impl StepSource<'_> {
     /// T5 with the stall ended before the disagreeing switch-in: switches into `mm` on CPUs
@@ -351,6 +352,64 @@ impl StepSource<'_> {
         }
         out.extend(others);
         out.truncate(STEP_CANDIDATES);
+        out
+    }
+
+    /// With the switch probe, the disagreeing task's own switch (record `sw`, CPU `cpu`) whose
+    /// CPU stalled before its `cid_switch_done`: its CID step ran in between, after the steps
+    /// of the mm's other switches that took the CIDs below the one it reported (`obs`) and
+    /// before those that took the ones above. Right after the switch-in (a `cid_switch_done`
+    /// in that window) of the task whose next update reports `obs` - 1, and right before that
+    /// of the task whose next one reports `obs` + 1 ([`Step::SwitchStepAt`]). A fresh 6.18.15
+    /// 48-vCPU `workers` boot: 487 is switched in on CPU 34 at 13.093682 and its
+    /// `cid_switch_done` comes at 13.122457; it reports 27, 485 (switched in at 13.109870)
+    /// 26 and 490 (13.111588) 28, where the model's step at the probe gave 487 34 and at the
+    /// record 23.
+    pub(in crate::model::policies::replay) fn own_step_between(
+        &self,
+        r: &Replayer,
+        (sw, i): (usize, usize),
+        cpu: u16,
+        mm: MmId,
+    ) -> Vec<Step> {
+        let Some(EventKind::RseqUpdate { mm_cid, .. }) = self.ev(i).map(|e| e.kind) else {
+            return Vec::new();
+        };
+        let obs = i64::from(mm_cid);
+        let Some(done) = (sw + 1..i).find(|&q| self.ev(q).is_some_and(|e| e.cpu == cpu)) else {
+            return Vec::new();
+        };
+        // (one pass: each switch-in of the window, paired with its task's next update)
+        let mut open: FxHashMap<Tid, usize> = FxHashMap::default();
+        let mut out = Vec::new();
+        let end = (done + 2 * SEARCH_LOOKBACK).min(self.events.len());
+        for q in sw + 1..end {
+            let Some(e) = self.ev(q) else { break };
+            match e.kind {
+                EventKind::Probe {
+                    probe: Probe::SwitchDone,
+                    ..
+                } if q < done && e.cpu != cpu && r.task_mm(e.tid) == Some(mm) => {
+                    open.insert(e.tid, q);
+                }
+                EventKind::RseqUpdate { mm_cid, .. } => {
+                    let Some(at) = open.remove(&e.tid) else {
+                        continue;
+                    };
+                    let got = i64::from(mm_cid);
+                    if got == obs - 1 {
+                        out.push(Step::SwitchStepAt { at: at + 1, cpu });
+                    } else if got == obs + 1 {
+                        out.push(Step::SwitchStepAt { at, cpu });
+                    }
+                }
+                _ => {}
+            }
+            if open.is_empty() && q >= done {
+                break;
+            }
+        }
+        out.truncate(2);
         out
     }
 
