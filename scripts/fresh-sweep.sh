@@ -16,15 +16,16 @@
 # table (OUTDIR/sweep.tsv, also on stdout) has one row per boot: kernel, vCPUs, source,
 # workload, probes, events, updates checked, predicted (the plain replay), agreed (with the
 # inferred steps), inferred steps, invariant breaks (`--check-invariants`), HZ and its source,
-# probe checks, wall seconds. `cidscope stats` is given the kernel's release and CONFIG_HZ
-# (what a user who booted it knows); a `cidscope vm` capture names both itself.
+# probe checks, wall seconds. `cidscope stats` is given the kernel's release, CONFIG_HZ and
+# CONFIG_RSEQ_CID_SCAN_BATCH where it has one (what a user who booted it knows); a `cidscope vm`
+# capture names them itself.
 #
 # One VM at a time, niced. Needs qemu-system-x86, gcc, cpio and busybox-static (mcwork guests).
 # Environment: CIDSCOPE (the binary, default target/release/cidscope), SWEEP_KERNELS (default
 # 6.12,6.18,7,seed000), SWEEP_CPUS (a list to draw from instead of 3-64), SWEEP_SOURCES
 # (vm,mcwork), SWEEP_WORKLOADS (comma list to draw from), SWEEP_PROBES (yes,no).
 set -u -o pipefail
-[ $# -ge 2 ] || { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 out=$1; boots=$2; seed=${3:-$(date +%s)}
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${CIDSCOPE:-$here/../target/release/cidscope}
@@ -119,6 +120,8 @@ for ((b = 1; b <= boots; b++)); do
 	img=$(awk '{print $2}' <<<"$line")
 	cfg=$(awk '{print $3}' <<<"$line")
 	hz=$(sed -n 's/^CONFIG_HZ=\([0-9]*\)$/\1/p' "$cfg" 2>/dev/null | head -1)
+	# (the seed-000 series' option: such a kernel runs resume-batch; a vm capture names it)
+	batch=$(sed -n 's/^CONFIG_RSEQ_CID_SCAN_BATCH=\([0-9]*\)$/\1/p' "$cfg" 2>/dev/null | head -1)
 	n=$(cpus_pick)
 	src=$(pick "${sources[@]}")
 	pr=$(pick "${probes_choice[@]}")
@@ -151,6 +154,7 @@ for ((b = 1; b <= boots; b++)); do
 		[ -s "$f" ] || { echo "fresh-sweep.sh: boot $b ($release, $n vCPUs, mcwork $w) captured nothing" >&2; continue; }
 		args=(--kernel-version "$release")
 		[ -n "$hz" ] && args+=(--hz "$hz")
+		[ -n "$batch" ] && args+=(--batch "$batch")
 	fi
 	wall=$(echo "$(date +%s.%N) - $start" | bc)
 	"$bin" stats --json --check-invariants "${args[@]}" "$f" >"$f.stats.json" 2>"$f.stats.log" || {

@@ -124,7 +124,9 @@ pub struct ModelArgs {
     #[arg(long)]
     pub hz: Option<u32>,
 
-    /// resume-batch: CPUs per batch (CONFIG_RSEQ_CID_SCAN_BATCH, default 8).
+    /// resume-batch: CPUs per batch (CONFIG_RSEQ_CID_SCAN_BATCH, default 8). With
+    /// --kernel-version on a capture that names no batch (no `cidscope vm` header): the kernel
+    /// has the seed-000 series with this CONFIG_RSEQ_CID_SCAN_BATCH, so it runs resume-batch.
     #[arg(long)]
     pub batch: Option<u32>,
 

@@ -395,3 +395,34 @@ fn exits_that_queue_for_the_mutex_release_in_turn() {
     );
     assert_eq!(mismatches(&m, 350), Vec::<serde_json::Value>::new());
 }
+
+/// A header-less capture of the seed-000 kernel: `--kernel-version` with `--batch` names its
+/// CONFIG_RSEQ_CID_SCAN_BATCH, so it replays under resume-batch (without `--batch` the release
+/// alone reads as Debian's 6.18, lazy-compact), and resume-batch's probe checks hold
+/// lazy-compact's counts against what the probes read (they compared nothing before stop 49).
+/// A fresh 32-vCPU mcwork `hogs` boot of the seed kernel built with BTF (traces/inference/
+/// README.md).
+#[test]
+fn a_seed_kernel_named_with_its_batch_runs_resume_batch_and_its_probes_compare() {
+    let file = "inference/k6.18.15-cidscope-seed000-c32-hogs-btf.ftrace.txt.zst";
+    let named = [
+        "--kernel-version",
+        "6.18.15-cidscope-seed000",
+        "--hz",
+        "250",
+    ];
+    let m = agreement(file, &[&named[..], &["--batch", "8"]].concat());
+    assert_eq!(m["policy"], "resume-batch", "{m}");
+    assert_eq!(m["scan_batch"], 8, "{m}");
+    assert!(
+        m["chosen_because"]
+            .as_str()
+            .is_some_and(|s| s.contains("CONFIG_RSEQ_CID_SCAN_BATCH from --batch")),
+        "{m}"
+    );
+    assert_eq!(mismatches(&m, 100), Vec::<serde_json::Value>::new());
+    assert_eq!(m["probe_checks"]["checked"], 127, "{m}");
+    all_fresh_agreed(&m);
+    let m = agreement(file, &named);
+    assert_eq!(m["policy"], "lazy-compact", "{m}");
+}

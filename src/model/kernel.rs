@@ -330,7 +330,18 @@ pub fn choose(asked: &Asked, capture: &KernelFacts) -> Option<ChosenModel> {
         (None, Some(r)) => (Some(r.as_str()), "the capture"),
         (None, None) => (None, ""),
     };
-    let known = release.and_then(|r| model_for_kernel(r, capture.scan_batch));
+    // (a header-less capture of a kernel with the seed-000 series: `--kernel-version` with
+    // `--batch` names its CONFIG_RSEQ_CID_SCAN_BATCH)
+    let batch_asked = capture.scan_batch.is_none() && asked.kernel_version.is_some();
+    let scan_batch = capture.scan_batch.or(asked.batch.filter(|_| batch_asked));
+    let known = release
+        .and_then(|r| model_for_kernel(r, scan_batch))
+        .map(|mut k| {
+            if batch_asked && k.scan_batch.is_some() {
+                k.reason += " (CONFIG_RSEQ_CID_SCAN_BATCH from --batch)";
+            }
+            k
+        });
     let (policy, mut because) = match (asked.policy, &known) {
         (Some(p), Some(k)) if k.policy == Some(p) => (p, format!("--policy {p}; {}", k.reason)),
         (Some(p), Some(k)) => (

@@ -11,7 +11,7 @@ use super::cpuset::CpuSet;
 use super::invariant::{Finding, Invariant};
 use super::lazy_compact::{Cid, LazyCompact, Mm, SCHED_MM_CID_PERIOD_NS};
 use super::params::{Params, Regime, ScanScope, batches_per_scan};
-use super::policy::{CidPolicy, ObservedUpdate};
+use super::policy::{CidPolicy, ObservedUpdate, ProbeView};
 use super::run::{Compaction, ScanCycle, Trigger};
 use super::task::{PerTask, Task};
 use crate::events::Tid;
@@ -460,6 +460,12 @@ impl CidPolicy for ResumeBatch {
     /// As lazy-compact, but a due scan needs nothing queued: the batch follows the update.
     fn seed_from_update(&mut self, core: &mut Core, update: &ObservedUpdate) -> bool {
         self.slots.seed(core, update).slot
+    }
+
+    /// What the CID probes read is lazy-compact's state (the counts, the task's CIDs): the
+    /// series changes only when and how the scans run.
+    fn probe_view(&self, core: &Core, tid: Tid) -> ProbeView {
+        self.slots.probe_view(core, tid)
     }
 }
 
