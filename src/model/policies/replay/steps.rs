@@ -515,11 +515,12 @@ impl StepSource<'_> {
         // a probed step of the mm that ran only at its CPU's next record (the two ends of a
         // stall of that CPU)
         let mut steps: Vec<Step> = Vec::new();
+        // (the disagreeing task's own switch, its step placed by the search: not yet)
+        let own = probed.switch && !p.prompt_switches.contains(&sw);
         if probed.any() {
             let flips = self.probe_flips(r, (sw, i), (cpu, tid), mm);
             // the disagreeing task's own switch ran its step at the record, alone or with a
             // probed step of another CPU that ran late
-            let own = probed.switch && !p.prompt_switches.contains(&sw);
             if own {
                 steps.push(Step::PromptSwitch(sw));
             }
@@ -618,7 +619,7 @@ impl StepSource<'_> {
         steps.extend(self.early_currents(r, (sw, i), mm));
         // (last: where the switch's step at its record or at its probe explains as much, so
         // does one of these, and those two ends are the plainer account)
-        if probed.switch && !p.prompt_switches.contains(&sw) {
+        if own {
             steps.extend(self.own_step_between(r, (sw, i), cpu, mm));
         }
         steps

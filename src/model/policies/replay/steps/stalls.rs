@@ -376,7 +376,8 @@ impl StepSource<'_> {
             return Vec::new();
         };
         let obs = i64::from(mm_cid);
-        let Some(done) = (sw + 1..i).find(|&q| self.ev(q).is_some_and(|e| e.cpu == cpu)) else {
+        // (the own switch's `cid_switch_done`: its CPU's next record)
+        let Some(done) = self.next_on_cpu.get(sw).filter(|&q| q < i) else {
             return Vec::new();
         };
         // (one pass: each switch-in of the window, paired with its task's next update)
