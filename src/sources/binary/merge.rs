@@ -110,9 +110,9 @@ pub fn merge_store_beside<R: Send>(
         let pass = sc.spawn(move || beside(&mut rx));
         merge_chunks(streams, STORE_CHUNK, &mut |buf| {
             store.extend(buf.iter());
-            let piece = std::mem::replace(buf, Vec::with_capacity(STORE_CHUNK));
+            let piece = std::mem::replace(buf, tx.buffer(STORE_CHUNK));
             // (a pass that stopped reading leaves the merge to go on alone)
-            let _ = tx.send(piece);
+            let _ = tx.tx.send(piece);
             true
         });
         drop(tx);

@@ -416,7 +416,10 @@ impl Replayer {
     /// `rq->curr` set ahead of its switch record, a pending switch step run between its
     /// record and its `cid_switch_done`.
     fn placed_before(&mut self, idx: usize, ts: u64) {
-        if let Some(tids) = self.untraced.placements.late_puts_by.get(&idx).cloned() {
+        // (two lookups per event otherwise: most replays place neither)
+        if !self.untraced.placements.late_puts_by.is_empty()
+            && let Some(tids) = self.untraced.placements.late_puts_by.get(&idx).cloned()
+        {
             for tid in tids {
                 if let Some(Some(record_ts)) = self.exiting.get(&tid).copied() {
                     self.exiting.remove(&tid);
@@ -428,7 +431,9 @@ impl Replayer {
                 }
             }
         }
-        if let Some(tids) = self.untraced.placements.wakes_by.get(&idx).cloned() {
+        if !self.untraced.placements.wakes_by.is_empty()
+            && let Some(tids) = self.untraced.placements.wakes_by.get(&idx).cloned()
+        {
             for tid in tids {
                 self.untraced.wake_by(&mut self.engine, ts, tid);
             }
