@@ -13,6 +13,7 @@ use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+mod pending_puts;
 mod probe_steps;
 mod records;
 use since::Since;
@@ -63,6 +64,8 @@ pub struct Replayer {
     /// Remote clears whose `__mm_cid_put` waits for their CPU's next record
     /// (`Placements::held_clears`): CPU, scanning task, cleared CPU.
     held_clears: Vec<(u16, Tid, u16)>,
+    /// Exit and exec puts whose CPU has not recorded since their probe.
+    pending_puts: pending_puts::PendingPuts,
     /// The model's state held against what the probes read (§5.6).
     probe_checks: ProbeChecks,
     /// Probe readings that may have been read after their stamp (`late_reads.rs`).
@@ -146,6 +149,7 @@ impl Replayer {
             untraced: Untraced::default(),
             late_probes: Vec::new(),
             held_clears: Vec::new(),
+            pending_puts: Default::default(),
             probe_checks: ProbeChecks::default(),
             late_reads: Default::default(),
             exit_records: FxHashMap::default(),
@@ -363,6 +367,7 @@ impl Replayer {
     ///    `exit_mm` stage 6 left for after a joiner's wake.
     pub fn apply(&mut self, idx: usize, ev: &Event, tasks: &crate::events::TaskTable) {
         self.untraced.now = idx;
+        self.pending_puts.recorded(ev.cpu);
         if !self.late_reads.is_empty() {
             self.follow_late_reads(ev.cpu);
         }

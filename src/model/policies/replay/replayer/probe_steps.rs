@@ -58,14 +58,25 @@ impl Replayer {
             }
             // (the check holds a reading that was read ahead back as the step waits)
             let ahead = self.read_ahead(ev);
+            // an exit's or exec's put, whose decrement the model runs (at the probe unless
+            // it runs late); its mm, before the step
+            let put_of = (probe == Probe::MmPut
+                && num > 0
+                && (self.untraced.exit_put_pending(ev.tid, ptr) || self.exec_puts.contains(&idx)))
+            .then(|| self.task_mm(ev.tid))
+            .flatten();
             if clone_fork && !self.exec_forks.contains(&idx) {
                 self.check_probe((ev.ts, ev.cpu), ev.tid, (probe, idx), (num, ptr), ahead);
             }
-            match self.untraced.late_probe(idx, who, ev.ts) {
+            let late = match self.untraced.late_probe(idx, who, ev.ts) {
                 Some(late) => Some(late),
                 None if ahead => Some((None, false)),
                 None => self.waits_for_mutex(idx, ev).map(|at| (Some(at), true)),
+            };
+            if let (Some(mm), None) = (put_of, late) {
+                self.pending_puts.put(ev.cpu, mm);
             }
+            late
         } else {
             None
         };
@@ -114,6 +125,8 @@ impl Replayer {
         if !fresh(self, subject) {
             return;
         }
+        // (the puts whose decrement a reading of the subject's mm may not see yet)
+        let (pending, subject_mm) = (self.pending_puts.clone(), self.task_mm(subject));
         let mut cmp = |tid: Tid, value: &'static str, kernel: Option<i64>, model: Option<i64>| {
             if let (Some(kernel), Some(model)) = (kernel, model) {
                 self.probe_checks.compare(ProbeMismatch {
@@ -153,6 +166,13 @@ impl Replayer {
                     m.nr_cpus_allowed = None;
                 }
                 let users = (k.mm_users.map(i64::from), m.mm_users.map(i64::from));
+                let users = match users {
+                    (Some(kernel), Some(model)) => {
+                        let model = pending.seen(cpu, subject_mm, kernel, model);
+                        (Some(kernel), Some(model))
+                    }
+                    other => other,
+                };
                 cmp(
                     num,
                     "nr_cpus_allowed",
@@ -270,7 +290,10 @@ impl Replayer {
                 // a fork's count has its child already (copy_mm's mmget), not yet a futex
                 // hash reference the same clone takes later in copy_process
                 let child = i64::from(probe == Probe::Fork && !ran_early);
-                let model = m.mm_users.map(|u| i64::from(u) + child);
+                let model = m.mm_users.map(|u| {
+                    let model = i64::from(u) + child;
+                    pending.seen(cpu, subject_mm, i64::from(num), model)
+                });
                 // (a count read after the stamp, other exits' puts run first: a fork's, whose
                 // step runs at the probe and after which the model's count has the child; an
                 // exit_mm put's that read at least two fewer, whose put waits for its CPU's
