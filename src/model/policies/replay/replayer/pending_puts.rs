@@ -12,7 +12,7 @@ use crate::model::tasks::MmId;
 
 /// The puts the model ran at their probe whose CPU has not recorded since: CPU, mm.
 #[derive(Clone, Debug, Default)]
-pub(in crate::model::policies::replay) struct PendingPuts {
+pub(super) struct PendingPuts {
     open: Vec<(u16, MmId)>,
 }
 
