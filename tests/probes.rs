@@ -181,6 +181,12 @@ fn mismatches(m: &serde_json::Value, floor: u64) -> Vec<serde_json::Value> {
     pc["mismatches"].as_array().expect("mismatches").clone()
 }
 
+/// `checked` values were compared, and every one matched.
+fn every_check_matches(m: &serde_json::Value, checked: u64) {
+    assert_eq!(m["probe_checks"]["checked"], checked, "{m}");
+    assert_eq!(mismatches(m, 0), Vec::<serde_json::Value>::new());
+}
+
 /// Every update of a task begun in the capture agreed.
 fn all_fresh_agreed(m: &serde_json::Value) {
     assert_eq!(
@@ -199,8 +205,7 @@ fn all_fresh_agreed(m: &serde_json::Value) {
 fn a_new_process_fork_reads_its_childs_new_mm() {
     let m = agreement("inference/k7.3.4-c24-forks-new-mm.ftrace.txt.zst", &[]);
     // (16 of them the process forks' four values each: skipping them would leave 32)
-    assert_eq!(m["probe_checks"]["checked"], 48, "{m}");
-    assert_eq!(mismatches(&m, 0), Vec::<serde_json::Value>::new());
+    every_check_matches(&m, 48);
 }
 
 /// A CLONE_VM fork whose vCPU stalled between `copy_mm`'s `mmget` and its `cid_fork` probe's
@@ -232,8 +237,7 @@ fn a_fork_placed_before_its_probe_is_not_counted_twice() {
 #[test]
 fn an_exit_is_released_after_both_probes_at_its_entry() {
     let m = agreement("inference/k7.3.4-c24-workers-exit-read.ftrace.txt.zst", &[]);
-    assert_eq!(m["probe_checks"]["checked"], 160, "{m}");
-    assert_eq!(mismatches(&m, 0), Vec::<serde_json::Value>::new());
+    every_check_matches(&m, 160);
     all_fresh_agreed(&m);
 }
 
@@ -283,8 +287,7 @@ fn a_fork_count_read_after_a_stall_matches_what_the_mm_passed_through() {
 #[test]
 fn a_reading_inside_a_puts_window_may_see_it_undone() {
     let m = agreement("kernels/k6.18.15-c16-workers.ftrace.txt.zst", &[]);
-    assert_eq!(m["probe_checks"]["checked"], 1041, "{m}");
-    assert_eq!(mismatches(&m, 0), Vec::<serde_json::Value>::new());
+    every_check_matches(&m, 1041);
     all_fresh_agreed(&m);
 }
 

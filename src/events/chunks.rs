@@ -36,41 +36,74 @@ impl EventChunks for SliceChunks<'_> {
     }
 }
 
-/// Pieces sent from another thread, over a bounded channel (the sender waits while `depth`
-/// pieces are unread: memory stays bounded whichever side is faster).
-pub struct ChannelChunks {
-    rx: Receiver<Vec<Event>>,
-    current: Vec<Event>,
-    /// Pieces read go back to the sender to be filled again (a fresh buffer per piece cost
-    /// the load a page fault every 170 events).
-    back: Sender<Vec<Event>>,
+/// A bounded channel of pieces (the sender waits while `depth` pieces are unread: memory stays
+/// bounded whichever side is faster) whose reader hands each piece's buffer back, emptied, for
+/// the sender to fill again: a fresh buffer per piece cost a load a page fault every few
+/// hundred items.
+pub fn recycling_channel<T>(depth: usize) -> (PieceSender<T>, PieceReceiver<T>) {
+    let (tx, rx) = std::sync::mpsc::sync_channel(depth);
+    let (back_tx, back_rx) = std::sync::mpsc::channel();
+    (
+        PieceSender { tx, back: back_rx },
+        PieceReceiver { rx, back: back_tx },
+    )
 }
 
-/// The sending side of [`ChannelChunks`]: the pieces, and the buffers of those read.
-pub struct ChunkSender {
-    pub tx: SyncSender<Vec<Event>>,
-    back: Receiver<Vec<Event>>,
+/// The sending side of [`recycling_channel`].
+pub struct PieceSender<T> {
+    tx: SyncSender<Vec<T>>,
+    back: Receiver<Vec<T>>,
 }
 
-impl ChunkSender {
+impl<T> PieceSender<T> {
     /// An empty buffer for the next piece: one the reader is done with, else a new one.
-    pub fn buffer(&self, capacity: usize) -> Vec<Event> {
+    pub fn buffer(&self, capacity: usize) -> Vec<T> {
         self.back
             .try_recv()
             .unwrap_or_else(|_| Vec::with_capacity(capacity))
     }
+
+    /// Sends a piece; false once the reader is gone.
+    pub fn send(&self, piece: Vec<T>) -> bool {
+        self.tx.send(piece).is_ok()
+    }
+}
+
+/// The reading side of [`recycling_channel`].
+pub struct PieceReceiver<T> {
+    rx: Receiver<Vec<T>>,
+    back: Sender<Vec<T>>,
+}
+
+impl<T> PieceReceiver<T> {
+    /// The next piece; `None` once the sender is gone and every piece has come.
+    pub fn recv(&self) -> Option<Vec<T>> {
+        self.rx.recv().ok()
+    }
+
+    /// Hands a piece's buffer back to the sender (dropped if the sender is done).
+    pub fn give_back(&self, mut piece: Vec<T>) {
+        if piece.capacity() > 0 {
+            piece.clear();
+            let _ = self.back.send(piece);
+        }
+    }
+}
+
+/// Events in pieces sent from another thread over a [`recycling_channel`].
+pub struct ChannelChunks {
+    pieces: PieceReceiver<Event>,
+    current: Vec<Event>,
 }
 
 impl ChannelChunks {
-    pub fn channel(depth: usize) -> (ChunkSender, ChannelChunks) {
-        let (tx, rx) = std::sync::mpsc::sync_channel(depth);
-        let (back_tx, back_rx) = std::sync::mpsc::channel();
+    pub fn channel(depth: usize) -> (PieceSender<Event>, ChannelChunks) {
+        let (tx, pieces) = recycling_channel(depth);
         (
-            ChunkSender { tx, back: back_rx },
+            tx,
             ChannelChunks {
-                rx,
+                pieces,
                 current: Vec::new(),
-                back: back_tx,
             },
         )
     }
@@ -78,14 +111,9 @@ impl ChannelChunks {
 
 impl EventChunks for ChannelChunks {
     fn next_chunk(&mut self) -> Option<&[Event]> {
-        // (the sender gone: every piece has come)
-        let next = self.rx.recv().ok()?;
-        let mut done = std::mem::replace(&mut self.current, next);
-        if done.capacity() > 0 {
-            done.clear();
-            // (a sender that is done drops it)
-            let _ = self.back.send(done);
-        }
+        let next = self.pieces.recv()?;
+        let done = std::mem::replace(&mut self.current, next);
+        self.pieces.give_back(done);
         Some(&self.current)
     }
 }
@@ -124,7 +152,7 @@ mod tests {
         let (tx, mut rx) = ChannelChunks::channel(1);
         let h = std::thread::spawn(move || {
             for c in all.chunks(4) {
-                tx.tx.send(c.to_vec()).expect("the reader waits");
+                assert!(tx.send(c.to_vec()), "the reader waits");
             }
         });
         assert_eq!(drain(&mut rx), want);
@@ -136,8 +164,8 @@ mod tests {
         let (tx, mut rx) = ChannelChunks::channel(2);
         let first = evs(5);
         let ptr = first.as_ptr();
-        tx.tx.send(first).expect("room for two");
-        tx.tx.send(evs(3)).expect("room for two");
+        assert!(tx.send(first), "room for two");
+        assert!(tx.send(evs(3)), "room for two");
         assert_eq!(rx.next_chunk().map(<[Event]>::len), Some(5));
         assert!(
             tx.buffer(1).is_empty(),

@@ -19,7 +19,9 @@ mod time_column;
 mod trace;
 
 pub use aux::EventAux;
-pub use chunks::{ChannelChunks, EventChunks, SliceChunks};
+pub use chunks::{
+    ChannelChunks, EventChunks, PieceReceiver, PieceSender, SliceChunks, recycling_channel,
+};
 pub use event::{
     CLONE_THREAD, CLONE_VM, CPU_UNKNOWN, Event, EventKind, MAX_TS, PrevState, TID_UNKNOWN, Tid,
     cpu_name, fmt_dur, fmt_ts,

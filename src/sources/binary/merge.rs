@@ -112,7 +112,7 @@ pub fn merge_store_beside<R: Send>(
             store.extend(buf.iter());
             let piece = std::mem::replace(buf, tx.buffer(STORE_CHUNK));
             // (a pass that stopped reading leaves the merge to go on alone)
-            let _ = tx.tx.send(piece);
+            tx.send(piece);
             true
         });
         drop(tx);

@@ -252,10 +252,9 @@ impl<'a> Reader<'a> {
         // may change between records.)
         let (data, big) = (self.data, self.big);
         let mut order = std::mem::take(&mut self.order);
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(16);
         // (batches applied come back to be filled again: a fresh one per batch cost the load a
         // page fault per 128 items, 18 K of them on the 3 M-record bench file)
-        let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<Item>>();
+        let (tx, rx) = crate::events::recycling_channel::<Item>(16);
         let (walked, order) = std::thread::scope(|s| {
             let walker = s.spawn(move || {
                 let mut recs = Records::new(data, start, end, big);
@@ -264,13 +263,10 @@ impl<'a> Reader<'a> {
                 let r = (|| {
                     while let Some(rec) = recs.next() {
                         order.record(rec, 0, &mut batch)?;
-                        if batch.len() >= WALK_BATCH {
-                            let next = back_rx
-                                .try_recv()
-                                .unwrap_or_else(|_| Vec::with_capacity(WALK_BATCH));
-                            if tx.send(std::mem::replace(&mut batch, next)).is_err() {
-                                return Ok(None);
-                            }
+                        if batch.len() >= WALK_BATCH
+                            && !tx.send(std::mem::replace(&mut batch, tx.buffer(WALK_BATCH)))
+                        {
+                            return Ok(None);
                         }
                         n = n.wrapping_add(1);
                         if n.is_multiple_of(65536) {
@@ -289,16 +285,15 @@ impl<'a> Reader<'a> {
                     Ok(recs.stop.clone())
                 })();
                 if r.is_ok() && !batch.is_empty() {
-                    let _ = tx.send(batch);
+                    tx.send(batch);
                 }
                 (r, order)
             });
-            for mut batch in rx {
+            while let Some(mut batch) = rx.recv() {
                 for it in batch.drain(..) {
                     self.process(it.src, it.attr as usize);
                 }
-                // (once the walk is done the batch is dropped here)
-                let _ = back_tx.send(batch);
+                rx.give_back(batch);
             }
             walker.join().unwrap_or_else(|_| {
                 (

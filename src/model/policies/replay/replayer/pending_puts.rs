@@ -29,17 +29,28 @@ impl PendingPuts {
         }
     }
 
-    /// The model's `mm_users` of `mm` as a reading on `cpu` may have seen it: the reading,
-    /// where it lies above the model's by no more than the puts of `mm` still in their window
-    /// on other CPUs; else the model's.
-    pub fn seen(&self, cpu: u16, mm: Option<MmId>, kernel: i64, model: i64) -> i64 {
-        let Some(mm) = mm else { return model };
-        let open = self
-            .open
-            .iter()
-            .filter(|&&(c, m)| c != cpu && m == mm)
-            .count() as i64;
-        if kernel > model && kernel - model <= open {
+    /// The window a reading of `mm` on `cpu` falls in: the puts of `mm` still open on other
+    /// CPUs.
+    pub fn window(&self, cpu: u16, mm: Option<MmId>) -> Window {
+        let open = mm.map_or(0, |mm| {
+            self.open
+                .iter()
+                .filter(|&&(c, m)| c != cpu && m == mm)
+                .count()
+        });
+        Window(open as i64)
+    }
+}
+
+/// The puts whose decrement a reading may not have seen yet.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Window(i64);
+
+impl Window {
+    /// The model's `mm_users` as the reading may have seen it: the reading, where it lies above
+    /// the model's by no more than the window's puts; else the model's.
+    pub fn seen(self, kernel: i64, model: i64) -> i64 {
+        if kernel > model && kernel - model <= self.0 {
             kernel
         } else {
             model
@@ -56,18 +67,20 @@ mod tests {
         let mut p = PendingPuts::default();
         let (a, b) = (MmId(1), MmId(2));
         p.put(3, a);
+        let seen = |p: &PendingPuts, cpu, mm, kernel| p.window(cpu, mm).seen(kernel, 7);
         // another CPU reads one user more: the put's decrement had not run
-        assert_eq!(p.seen(5, Some(a), 8, 7), 8);
-        // nor two more, nor on the put's own CPU, nor of another mm, nor fewer
-        assert_eq!(p.seen(5, Some(a), 9, 7), 7);
-        assert_eq!(p.seen(3, Some(a), 8, 7), 7);
-        assert_eq!(p.seen(5, Some(b), 8, 7), 7);
-        assert_eq!(p.seen(5, Some(a), 6, 7), 7);
+        assert_eq!(seen(&p, 5, Some(a), 8), 8);
+        // nor two more, nor on the put's own CPU, nor of another mm or none, nor fewer
+        assert_eq!(seen(&p, 5, Some(a), 9), 7);
+        assert_eq!(seen(&p, 3, Some(a), 8), 7);
+        assert_eq!(seen(&p, 5, Some(b), 8), 7);
+        assert_eq!(seen(&p, 5, None, 8), 7);
+        assert_eq!(seen(&p, 5, Some(a), 6), 7);
         p.put(4, a);
-        assert_eq!(p.seen(5, Some(a), 9, 7), 9);
+        assert_eq!(seen(&p, 5, Some(a), 9), 9);
         // once the put's CPU records, its decrement is done
         p.recorded(3);
         p.recorded(4);
-        assert_eq!(p.seen(5, Some(a), 8, 7), 7);
+        assert_eq!(seen(&p, 5, Some(a), 8), 7);
     }
 }

@@ -60,11 +60,9 @@ impl Replayer {
             let ahead = self.read_ahead(ev);
             // an exit's or exec's put, whose decrement the model runs (at the probe unless
             // it runs late); its mm, before the step
-            let put_of = (probe == Probe::MmPut
-                && num > 0
-                && (self.untraced.exit_put_pending(ev.tid, ptr) || self.exec_puts.contains(&idx)))
-            .then(|| self.task_mm(ev.tid))
-            .flatten();
+            let put_of = (probe == Probe::MmPut && num > 0 && self.modelled_put(ev.tid, ptr, idx))
+                .then(|| self.task_mm(ev.tid))
+                .flatten();
             if clone_fork && !self.exec_forks.contains(&idx) {
                 self.check_probe((ev.ts, ev.cpu), ev.tid, (probe, idx), (num, ptr), ahead);
             }
@@ -126,7 +124,8 @@ impl Replayer {
             return;
         }
         // (the puts whose decrement a reading of the subject's mm may not see yet)
-        let (pending, subject_mm) = (self.pending_puts.clone(), self.task_mm(subject));
+        let window = self.pending_puts.window(cpu, self.task_mm(subject));
+        let modelled_put = probe == Probe::MmPut && self.modelled_put(by, ptr, idx);
         let mut cmp = |tid: Tid, value: &'static str, kernel: Option<i64>, model: Option<i64>| {
             if let (Some(kernel), Some(model)) = (kernel, model) {
                 self.probe_checks.compare(ProbeMismatch {
@@ -166,13 +165,6 @@ impl Replayer {
                     m.nr_cpus_allowed = None;
                 }
                 let users = (k.mm_users.map(i64::from), m.mm_users.map(i64::from));
-                let users = match users {
-                    (Some(kernel), Some(model)) => {
-                        let model = pending.seen(cpu, subject_mm, kernel, model);
-                        (Some(kernel), Some(model))
-                    }
-                    other => other,
-                };
                 cmp(
                     num,
                     "nr_cpus_allowed",
@@ -201,7 +193,7 @@ impl Replayer {
                             probe: probe.name(),
                             value: "mm_users",
                             kernel,
-                            model,
+                            model: window.seen(kernel, model),
                         },
                     );
                 }
@@ -271,9 +263,8 @@ impl Replayer {
                 let view = self.engine.probe_view(t);
                 self.exit_entry.insert(t, view);
             }
-            // (only exit_mm's mmput: another is a transient reference the model has not seen)
-            Probe::MmPut
-                if !self.untraced.exit_put_pending(by, ptr) && !self.exec_puts.contains(&idx) => {}
+            // (only the puts the model runs are compared)
+            Probe::MmPut if !modelled_put => {}
             Probe::MmPut | Probe::MmPutAsync | Probe::Fork if num > 0 => {
                 // (mmput's count is before its decrement; a fork's is after its mmget)
                 let tid = match probe {
@@ -290,10 +281,9 @@ impl Replayer {
                 // a fork's count has its child already (copy_mm's mmget), not yet a futex
                 // hash reference the same clone takes later in copy_process
                 let child = i64::from(probe == Probe::Fork && !ran_early);
-                let model = m.mm_users.map(|u| {
-                    let model = i64::from(u) + child;
-                    pending.seen(cpu, subject_mm, i64::from(num), model)
-                });
+                let model = m
+                    .mm_users
+                    .map(|u| window.seen(i64::from(num), i64::from(u) + child));
                 // (a count read after the stamp, other exits' puts run first: a fork's, whose
                 // step runs at the probe and after which the model's count has the child; an
                 // exit_mm put's that read at least two fewer, whose put waits for its CPU's
@@ -316,6 +306,13 @@ impl Replayer {
             }
             _ => {}
         }
+    }
+
+    /// Whether the `cid_mmput` at `idx` by `tid` of the mm at `mm_addr` is a put the model
+    /// runs: exit_mm's or exec_mmap's (another is a transient reference the model has not
+    /// seen).
+    fn modelled_put(&self, tid: Tid, mm_addr: u64, idx: usize) -> bool {
+        self.untraced.exit_put_pending(tid, mm_addr) || self.exec_puts.contains(&idx)
     }
 
     /// A probe that read its mm's `mm_users` from after its timestamp: the probe's CPU stalled
