@@ -80,6 +80,8 @@ struct State {
     first: First,
     /// The event index of that start (0: the capture's start), once there is a first miss.
     start_at: Option<usize>,
+    /// Progress at which a waiter wants to be woken before the first miss (the pass ahead).
+    wake_at: Option<usize>,
 }
 
 /// The plain replay's first miss, as far as it is known.
@@ -126,6 +128,16 @@ impl MissFeed {
             .is_some()
     }
 
+    /// Waits until the plain replay has had its first miss a search may explain, has replayed
+    /// `upto` events, or has ended: whether it is still running then.
+    pub fn first_miss_or_past(&self, upto: usize) -> bool {
+        self.0.lock().wake_at = Some(upto);
+        !self
+            .0
+            .when(|g| g.done || g.start_at.is_some() || g.progress >= upto)
+            .done
+    }
+
     /// The plain replay's side; it ends the feed when dropped, whatever happened.
     pub fn producer(&self) -> Producer<'_> {
         Producer {
@@ -151,12 +163,13 @@ impl Producer<'_> {
     /// Events before `progress` are replayed.
     pub fn progress(&mut self, progress: usize) {
         let misses = &mut self.misses;
-        // (before the first miss no one waits on the progress: the search and the final
-        // replay wait for that miss or the end; 730 wakes of both on the bench capture)
+        // (before the first miss only the pass ahead waits on the progress, for one point of
+        // it: the search and the final replay wait for that miss or the end; 730 wakes of
+        // both on the bench capture)
         self.feed.0.set_then_wake_if(|g| {
             g.misses.append(misses);
             g.progress = progress;
-            g.start_at.is_some()
+            g.start_at.is_some() || g.wake_at.is_some_and(|w| progress >= w)
         });
     }
 
@@ -216,9 +229,10 @@ impl<'a> Misses<'a> {
         }
     }
 
-    /// Whether a plain replay running beside publishes them (rather than all known at once).
-    pub fn is_fed(&self) -> bool {
-        self.feed.is_some()
+    /// The feed of the plain replay running beside, if one publishes them (rather than all
+    /// known at once).
+    pub fn feed(&self) -> Option<&'a MissFeed> {
+        self.feed
     }
 
     /// Waits for the search's start (`None` inside: from the capture's start); `None` when the
@@ -335,5 +349,53 @@ mod tests {
         assert!(!started);
         assert!(Misses::all(Vec::new(), None).start().is_none());
         assert!(Misses::all(vec![3], None).start().is_some());
+    }
+
+    /// The pass ahead waits for the first miss or the replay's last stretch, whichever comes
+    /// first, and is told when the replay ended before either.
+    #[test]
+    fn the_pass_ahead_wakes_at_the_first_miss_or_the_last_stretch() {
+        // (progress published every 100 events; the point the pass waits for is 5,000; after
+        // each publication the replay lets the pass look before it goes on)
+        let run = |miss_at: Option<usize>, events: usize| {
+            let feed = MissFeed::default();
+            std::thread::scope(|sc| {
+                let side = sc.spawn(|| {
+                    let wanted = feed.first_miss_or_past(5_000);
+                    let g = feed.0.lock();
+                    (wanted, g.progress, g.start_at.is_some())
+                });
+                let settle = || {
+                    for _ in 0..200 {
+                        if side.is_finished() {
+                            return;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                };
+                let mut p = feed.producer();
+                for i in 0..events {
+                    if Some(i) == miss_at {
+                        p.start(None);
+                        p.miss(i);
+                        settle();
+                    }
+                    if (i + 1) % 100 == 0 {
+                        p.progress(i + 1);
+                        if i + 1 == 5_000 {
+                            settle();
+                        }
+                    }
+                }
+                drop(p);
+                side.join().expect("the pass's side")
+            })
+        };
+        let (wanted, progress, missed) = run(Some(1_234), 10_000);
+        assert!(wanted && missed && progress == 1_200, "{progress}");
+        let (wanted, progress, missed) = run(None, 10_000);
+        assert!(wanted && !missed && progress == 5_000, "{progress}");
+        let (wanted, _, missed) = run(None, 3_000);
+        assert!(!wanted && !missed);
     }
 }
