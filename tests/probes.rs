@@ -291,6 +291,26 @@ fn a_reading_inside_a_puts_window_may_see_it_undone() {
     all_fresh_agreed(&m);
 }
 
+/// The futex hash's reference dropped by an RCU callback (`mmput_async`, in softirq) is a put
+/// the model runs at its probe too, with the same window: a fresh probed 48-vCPU 6.18.15
+/// `churn` boot (traces/inference/README.md) whose async put on CPU 4 at 12.048388 is followed
+/// by silence on CPU 4 until 12.050133; 482's exit put at 12.049516 reads 3, one above the
+/// model's 2. The async put's own reading (2, the model's 3) stays a mismatch: it was read
+/// after 482's put, stamped later, and no check looks ahead for a put a late reading saw.
+#[test]
+fn an_async_puts_window_is_a_puts_window() {
+    let m = agreement("inference/k6.18.15-c48-churn-async-put.ftrace.txt.zst", &[]);
+    assert_eq!(m["probe_checks"]["checked"], 626, "{m}");
+    let left = mismatches(&m, 0);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0]["probe"], "cid_mmput_async", "{left:?}");
+    assert_eq!(
+        (&left[0]["kernel"], &left[0]["model"]),
+        (&2.into(), &3.into())
+    );
+    all_fresh_agreed(&m);
+}
+
 /// 6.x `exec_mmap` puts the exec'ing task's reference to its old mm (`cid_mmput`) before
 /// `exec_binprm` records the exec, once the binary is loaded; a vfork parent, woken by the
 /// same `exec_mmap`, forks again in between. A probed 16-vCPU 6.12.117 `exec` capture of the

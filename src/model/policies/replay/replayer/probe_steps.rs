@@ -6,6 +6,7 @@ use super::Replayer;
 use crate::events::{CPU_UNKNOWN, Event, EventKind, MigrateState, MmCidState, Probe, Tid};
 use crate::model::policies::engine::DriverEvent;
 use crate::model::policies::run::{ProbeChecks, ProbeMismatch};
+use crate::model::tasks::MmId;
 
 impl Replayer {
     /// Compares a value a probe on `cpu` read with the model's (`m.model`, at the stamp): now
@@ -59,10 +60,15 @@ impl Replayer {
             // (the check holds a reading that was read ahead back as the step waits)
             let ahead = self.read_ahead(ev);
             // an exit's or exec's put, whose decrement the model runs (at the probe unless
-            // it runs late); its mm, before the step
-            let put_of = (probe == Probe::MmPut && num > 0 && self.modelled_put(ev.tid, ptr, idx))
-                .then(|| self.task_mm(ev.tid))
-                .flatten();
+            // it runs late), or the futex hash's reference an RCU callback's mmput_async
+            // drops, which the model drops at the probe; its mm, before the step
+            let put_of = match probe {
+                Probe::MmPut if num > 0 && self.modelled_put(ev.tid, ptr, idx) => {
+                    self.task_mm(ev.tid)
+                }
+                Probe::MmPutAsync => self.futex_put_at(idx, ptr),
+                _ => None,
+            };
             if clone_fork && !self.exec_forks.contains(&idx) {
                 self.check_probe((ev.ts, ev.cpu), ev.tid, (probe, idx), (num, ptr), ahead);
             }
@@ -313,6 +319,16 @@ impl Replayer {
     /// seen).
     fn modelled_put(&self, tid: Tid, mm_addr: u64, idx: usize) -> bool {
         self.untraced.exit_put_pending(tid, mm_addr) || self.exec_puts.contains(&idx)
+    }
+
+    /// The mm whose futex hash reference the `cid_mmput_async` at event `idx` (of the mm at
+    /// `mm_addr`) drops in the model, at the probe: a drop placed there whose reference the
+    /// model still holds.
+    fn futex_put_at(&self, idx: usize, mm_addr: u64) -> Option<MmId> {
+        let owner = self.untraced.owner_of(mm_addr)?;
+        let placed = self.untraced.placements.futex_puts_of.get(&idx)?;
+        let mm = self.task_mm(owner)?;
+        (placed.contains(&owner) && self.engine.futex_ref_held(mm)).then_some(mm)
     }
 
     /// A probe that read its mm's `mm_users` from after its timestamp: the probe's CPU stalled
