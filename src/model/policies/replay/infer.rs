@@ -261,21 +261,19 @@ pub(super) fn propose(
     std::thread::scope(|sc| {
         // (on a large capture with the plain replay beside, the pass over the capture runs
         // ahead of the first miss on a core the plain replay leaves idle: `ahead.rs`)
-        let feed = misses.feed();
         let stopped = &stop;
-        let early = ahead::worth_it(store.len(), feed.is_some()).then(|| {
-            sc.spawn(move || {
-                // (not before the first miss or the replay's last stretch: until then the
-                // other core has the summary and the replay without seeding to run)
-                let wanted =
-                    feed.is_none_or(|f| f.first_miss_or_past(ahead::start_point(store.len())));
-                if wanted {
-                    ahead::scan_ahead(store, stopped)
-                } else {
-                    None
-                }
-            })
-        });
+        let early = misses
+            .feed()
+            .filter(|_| ahead::worth_it(store.len(), true))
+            .map(|feed| {
+                sc.spawn(move || {
+                    // (not before the first miss or the replay's last stretch: until then the
+                    // other core has the summary and the replay without seeding to run)
+                    feed.first_miss_or_past(ahead::start_point(store.len()))
+                        .then(|| ahead::scan_ahead(store, stopped))
+                        .flatten()
+                })
+            });
         let give_up = || stop.store(true, Ordering::Relaxed);
         // (nothing else is decoded before the plain replay's first miss a search may explain:
         // there may be none)

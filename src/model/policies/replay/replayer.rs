@@ -64,7 +64,8 @@ pub struct Replayer {
     /// Remote clears whose `__mm_cid_put` waits for their CPU's next record
     /// (`Placements::held_clears`): CPU, scanning task, cleared CPU.
     held_clears: Vec<(u16, Tid, u16)>,
-    /// Exit and exec puts whose CPU has not recorded since their probe.
+    /// Puts the model ran at their probe (an exit's, an exec's, the futex hash's async one)
+    /// whose CPU has not recorded since.
     pending_puts: pending_puts::PendingPuts,
     /// The model's state held against what the probes read (§5.6).
     probe_checks: ProbeChecks,

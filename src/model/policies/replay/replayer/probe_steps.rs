@@ -66,7 +66,7 @@ impl Replayer {
                 Probe::MmPut if num > 0 && self.modelled_put(ev.tid, ptr, idx) => {
                     self.task_mm(ev.tid)
                 }
-                Probe::MmPutAsync => self.futex_put_at(idx, ptr),
+                Probe::MmPutAsync => self.futex_put_at(idx),
                 _ => None,
             };
             if clone_fork && !self.exec_forks.contains(&idx) {
@@ -321,14 +321,17 @@ impl Replayer {
         self.untraced.exit_put_pending(tid, mm_addr) || self.exec_puts.contains(&idx)
     }
 
-    /// The mm whose futex hash reference the `cid_mmput_async` at event `idx` (of the mm at
-    /// `mm_addr`) drops in the model, at the probe: a drop placed there whose reference the
-    /// model still holds.
-    fn futex_put_at(&self, idx: usize, mm_addr: u64) -> Option<MmId> {
-        let owner = self.untraced.owner_of(mm_addr)?;
-        let placed = self.untraced.placements.futex_puts_of.get(&idx)?;
-        let mm = self.task_mm(owner)?;
-        (placed.contains(&owner) && self.engine.futex_ref_held(mm)).then_some(mm)
+    /// The mm whose futex hash reference the model drops at the `cid_mmput_async` at event
+    /// `idx`: the drop placed there whose reference the model still holds, as
+    /// `Untraced::put_futex_refs` runs it.
+    fn futex_put_at(&self, idx: usize) -> Option<MmId> {
+        self.untraced
+            .placements
+            .futex_puts_of
+            .get(&idx)?
+            .iter()
+            .filter_map(|&t| self.task_mm(t))
+            .find(|&mm| self.engine.futex_ref_held(mm))
     }
 
     /// A probe that read its mm's `mm_users` from after its timestamp: the probe's CPU stalled
