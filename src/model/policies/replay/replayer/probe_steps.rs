@@ -59,18 +59,24 @@ impl Replayer {
             }
             // (the check holds a reading that was read ahead back as the step waits)
             let ahead = self.read_ahead(ev);
+            let modelled_put = probe == Probe::MmPut && self.modelled_put(ev.tid, ptr, idx);
             // an exit's or exec's put, whose decrement the model runs (at the probe unless
             // it runs late), or the futex hash's reference an RCU callback's mmput_async
             // drops, which the model drops at the probe; its mm, before the step
             let put_of = match probe {
-                Probe::MmPut if num > 0 && self.modelled_put(ev.tid, ptr, idx) => {
-                    self.task_mm(ev.tid)
-                }
+                Probe::MmPut if num > 0 && modelled_put => self.task_mm(ev.tid),
                 Probe::MmPutAsync => self.futex_put_at(idx),
                 _ => None,
             };
             if clone_fork && !self.exec_forks.contains(&idx) {
-                self.check_probe((ev.ts, ev.cpu), ev.tid, (probe, idx), (num, ptr), ahead);
+                let read = (num, ptr);
+                self.check_probe(
+                    (ev.ts, ev.cpu),
+                    ev.tid,
+                    (probe, idx),
+                    read,
+                    (ahead, modelled_put),
+                );
             }
             let late = match self.untraced.late_probe(idx, who, ev.ts) {
                 Some(late) => Some(late),
@@ -99,14 +105,15 @@ impl Replayer {
     /// runs (each value a [`ProbeMismatch`] when they differ); `idx` is the probe's event, `ts`
     /// and `cpu` its stamp and CPU. A value may have been read after the stamp
     /// (`late_reads.rs`); `ahead`: the probe read ahead of the model ([`Replayer::read_ahead`])
-    /// and its step waits for the CPU's next record.
+    /// and its step waits for the CPU's next record; `modelled_put`: a `cid_mmput` whose put
+    /// the model runs ([`Replayer::modelled_put`]).
     pub(super) fn check_probe(
         &mut self,
         (ts, cpu): (u64, u16),
         by: Tid,
         (probe, idx): (Probe, usize),
         (num, ptr): (u32, u64),
-        ahead: bool,
+        (ahead, modelled_put): (bool, bool),
     ) {
         // (a fork of a new process, whose 7.x `cid_fork_users` reads the child's new mm)
         let new_mm = self.new_mm_forks.contains(&idx);
@@ -131,7 +138,6 @@ impl Replayer {
         }
         // (the puts whose decrement a reading of the subject's mm may not see yet)
         let window = self.pending_puts.window(cpu, self.task_mm(subject));
-        let modelled_put = probe == Probe::MmPut && self.modelled_put(by, ptr, idx);
         let mut cmp = |tid: Tid, value: &'static str, kernel: Option<i64>, model: Option<i64>| {
             if let (Some(kernel), Some(model)) = (kernel, model) {
                 self.probe_checks.compare(ProbeMismatch {
