@@ -463,3 +463,18 @@ fn a_seed_kernel_named_with_its_batch_runs_resume_batch_and_its_probes_compare()
     let m = agreement(file, &named);
     assert_eq!(m["policy"], "lazy-compact", "{m}");
 }
+
+/// A kprobe reads its arguments one after the other (`store_trace_args`), so a vCPU that
+/// stalls between two of them reads the first of one moment and the rest of a later one. A
+/// fresh probed 49-vCPU 7.3.4 `churn` boot (traces/inference/README.md): 447's
+/// `cid_exit_users` on CPU 5 at 12.486736 reads 5 users, as the model holds them, and
+/// `max_cids` 2, where the model has 6. CPU 5 records nothing more until 12.489990; in between
+/// 448, 450 and 454 leave (their readings: 5/6, 4/5, 3/3), and with 2 users `max_cids` is 2.
+/// The exit's release waits for that record as one that read fewer users does, and every
+/// value read is compared with those the mm had until then.
+#[test]
+fn a_reading_torn_by_a_stall_is_compared_up_to_the_next_record() {
+    let m = agreement("inference/k7.3.4-c49-churn-torn-read.ftrace.txt.zst", &[]);
+    every_check_matches(&m, 2884);
+    all_fresh_agreed(&m);
+}

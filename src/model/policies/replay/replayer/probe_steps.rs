@@ -379,9 +379,21 @@ impl Replayer {
                 ptr,
                 ..
             } if self.exits_read.contains(&ev.tid) => {
-                let read = MmCidState::from_ptr(ptr).users;
-                let held = self.engine.probe_view(ev.tid).cid_users;
-                matches!((read, held), (Some(k), Some(m)) if k < m as i32)
+                let read = MmCidState::from_ptr(ptr);
+                let held = self.engine.probe_view(ev.tid);
+                let differs = |k: Option<i32>, m: Option<u32>| matches!((k, m), (Some(k), Some(m)) if k != m as i32);
+                match (read.users, held.cid_users) {
+                    (Some(k), Some(m)) if k < m as i32 => true,
+                    // (the users read as the model holds them, a later value not: the vCPU
+                    // stalled between the probe's reads, `fetch_store_args` reading them in
+                    // order, and the rest are of a moment up to the CPU's next record)
+                    (Some(k), Some(m)) if k == m as i32 => {
+                        differs(read.max_cids, held.max_cids)
+                            || differs(read.pcpu_thrs, held.pcpu_thrs)
+                            || differs(read.mode, held.mode_bits)
+                    }
+                    _ => false,
+                }
             }
             _ => false,
         }
