@@ -58,7 +58,7 @@ impl Replayer {
                 self.before_execve(ev.ts, num, ptr);
             }
             // (the check holds a reading that was read ahead back as the step waits)
-            let ahead = self.read_ahead(ev);
+            let ahead = self.read_ahead(idx, ev);
             let modelled_put = probe == Probe::MmPut && self.modelled_put(ev.tid, ptr, idx);
             // an exit's or exec's put, whose decrement the model runs (at the probe unless
             // it runs late), or the futex hash's reference an RCU callback's mmput_async
@@ -346,8 +346,10 @@ impl Replayer {
     /// record, as a late probe's. A `cid_migrate_to` that read more users than the model holds
     /// (forks ran first); an exit_mm's `cid_mmput` that read at least two fewer (other exits'
     /// puts ran first: one fewer is also what a reference the model holds too long gives, the
-    /// futex hash's); a 7.x `cid_exit_users` that read fewer (other exits' releases ran first).
-    pub(super) fn read_ahead(&self, ev: &Event) -> bool {
+    /// futex hash's); the `cid_mmput_async` of the futex hash's reference the model drops at
+    /// event `idx`, that read fewer (it is that reference: one fewer is enough); a 7.x
+    /// `cid_exit_users` that read fewer (other exits' releases ran first).
+    pub(super) fn read_ahead(&self, idx: usize, ev: &Event) -> bool {
         match ev.kind {
             EventKind::Probe {
                 probe: Probe::MigrateTo,
@@ -371,6 +373,20 @@ impl Replayer {
                 }
                 let held = self.engine.probe_view(ev.tid).mm_users;
                 held.is_some_and(|m| num + 2 <= m)
+            }
+            EventKind::Probe {
+                probe: Probe::MmPutAsync,
+                num,
+                ptr,
+            } if num > 0 => {
+                let Some(owner) = self.untraced.owner_of(ptr) else {
+                    return false;
+                };
+                if self.engine.core.task(owner).is_none() || self.futex_put_at(idx).is_none() {
+                    return false;
+                }
+                let held = self.engine.probe_view(owner).mm_users;
+                held.is_some_and(|m| num < m)
             }
             // (a 7.x exit whose `cid_exit_users` read fewer users than the model holds: other
             // exits' releases ran first; owner-mode counts its users itself, so one is enough)
