@@ -32,6 +32,7 @@ mod ahead;
 mod beside;
 mod exit_queue;
 mod feed;
+mod fork_gets;
 mod hz;
 mod infer;
 mod inferred;

@@ -210,6 +210,7 @@ impl<'a> Prepared<'a> {
         r.fork_probe_child = self.plan.fork_probe.iter().map(|(&c, &i)| (i, c)).collect();
         r.exits_read = self.plan.exits_read.clone();
         r.exit_queue = self.plan.exit_queue.clone();
+        r.fork_gets = self.plan.fork_gets.clone();
         r.untraced.placements = self.plan.placements.clone();
         r
     }

@@ -6,6 +6,7 @@
 //! child has a pid), so [`plan`] pairs them beforehand.
 
 pub use super::exit_queue::ExitQueue;
+use super::fork_gets::{ForkGet, ForkGets};
 use super::probed::Probed;
 use super::untraced::{EarlyFork, Placements};
 use crate::events::{CLONE_THREAD, CLONE_VM, EventKind, MigrateState, Probe, Tid, Trace};
@@ -58,6 +59,9 @@ pub struct Plan {
     /// whose release had run by a later exit's entry before their record, as the users the
     /// exits' `cid_exit_users` read show ([`ExitQueue`]); shared by every replayer.
     pub exit_queue: std::sync::Arc<ExitQueue>,
+    /// The probed CLONE_VM forks whose `mmget` may have run before their probe, each from its
+    /// CPU's previous record ([`ForkGet`]).
+    pub fork_gets: ForkGets,
 }
 
 /// The probes `trace` holds, and the steps they place.
@@ -92,6 +96,7 @@ pub fn plan(trace: &Trace) -> Plan {
     let mut put_by: FxHashMap<Tid, usize> = FxHashMap::default();
     let mut exited: FxHashSet<Tid> = FxHashSet::default();
     let mut exec_puts = FxHashSet::default();
+    let mut fork_gets = Vec::new();
     // per exiting task, the mm address its cid_exit named
     let mut exit_mm: FxHashMap<Tid, u64> = FxHashMap::default();
     let mut queue = ExitQueue::default();
@@ -227,7 +232,8 @@ pub fn plan(trace: &Trace) -> Plan {
                 // (a pid used again)
                 exited.remove(&tid);
                 // the mm the probe named: the parent's (CLONE_VM) or the child's new one
-                if let Some(mm) = fork_mm.remove(&ev.tid) {
+                let named = fork_mm.remove(&ev.tid);
+                if let Some(mm) = named {
                     let who = if clone_flags & CLONE_VM != 0 {
                         ev.tid
                     } else {
@@ -240,6 +246,9 @@ pub fn plan(trace: &Trace) -> Plan {
                     Some((at, _, walk_end)) if clone_flags & CLONE_VM != 0 => {
                         child_of.insert(tid, (at, walk_end, clone_flags));
                         vm_forks.insert(at);
+                        if let Some(mm) = named.filter(|&a| a != 0) {
+                            fork_gets.push(ForkGet::of(&trace.events, at, mm, tid));
+                        }
                         if let Some(d) = done {
                             fork_done.insert(tid, d);
                         }
@@ -299,6 +308,7 @@ pub fn plan(trace: &Trace) -> Plan {
         new_mm_forks,
         exits_read,
         exit_queue: std::sync::Arc::new(queue),
+        fork_gets: ForkGets::new(fork_gets),
     }
 }
 

@@ -67,6 +67,8 @@ pub struct Replayer {
     /// Puts the model ran at their probe (an exit's, an exec's, the futex hash's async one)
     /// whose CPU has not recorded since.
     pending_puts: pending_puts::PendingPuts,
+    /// Forks whose `mmget` may have run before their probe (`probes::Plan::fork_gets`).
+    pub fork_gets: super::fork_gets::ForkGets,
     /// The model's state held against what the probes read (§5.6).
     probe_checks: ProbeChecks,
     /// Probe readings that may have been read after their stamp (`late_reads.rs`).
@@ -151,6 +153,7 @@ impl Replayer {
             late_probes: Vec::new(),
             held_clears: Vec::new(),
             pending_puts: Default::default(),
+            fork_gets: Default::default(),
             probe_checks: ProbeChecks::default(),
             late_reads: Default::default(),
             exit_records: FxHashMap::default(),

@@ -42,11 +42,17 @@ impl PendingPuts {
     }
 }
 
-/// The puts whose decrement a reading may not have seen yet.
+/// The puts whose decrement a reading may not have seen yet (and the forks whose increment
+/// it may have seen already, `fork_gets.rs`).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Window(i64);
 
 impl Window {
+    /// The window with `n` more steps the reading may see one user more for.
+    pub fn and(self, n: usize) -> Window {
+        Window(self.0 + n as i64)
+    }
+
     /// The model's `mm_users` as the reading may have seen it: the reading, where it lies above
     /// the model's by no more than the window's puts; else the model's.
     pub fn seen(self, kernel: i64, model: i64) -> i64 {

@@ -136,8 +136,13 @@ impl Replayer {
         if !fresh(self, subject) {
             return;
         }
-        // (the puts whose decrement a reading of the subject's mm may not see yet)
-        let window = self.pending_puts.window(cpu, self.task_mm(subject));
+        // (the puts whose decrement a reading of the subject's mm may not see yet, and the
+        // forks whose mmget it may see before their probe)
+        let mm = self.task_mm(subject);
+        let window = self
+            .pending_puts
+            .window(cpu, mm)
+            .and(self.forks_ahead(idx, cpu, mm));
         let mut cmp = |tid: Tid, value: &'static str, kernel: Option<i64>, model: Option<i64>| {
             if let (Some(kernel), Some(model)) = (kernel, model) {
                 self.probe_checks.compare(ProbeMismatch {
@@ -325,6 +330,20 @@ impl Replayer {
     /// seen).
     fn modelled_put(&self, tid: Tid, mm_addr: u64, idx: usize) -> bool {
         self.untraced.exit_put_pending(tid, mm_addr) || self.exec_puts.contains(&idx)
+    }
+
+    /// The probed CLONE_VM forks of `mm` on CPUs other than `cpu` whose window a reading at
+    /// event `idx` lies in (`fork_gets.rs`) and whose child the model does not hold yet.
+    fn forks_ahead(&mut self, idx: usize, cpu: u16, mm: Option<MmId>) -> usize {
+        let Some(mm) = mm else {
+            return 0;
+        };
+        let (gets, untraced, engine) = (&mut self.fork_gets, &self.untraced, &self.engine);
+        let mm_of = |t: Tid| engine.core.task(t).and_then(|t| t.mm);
+        gets.around(idx, cpu)
+            .filter(|w| untraced.owner_of(w.mm_addr).and_then(mm_of) == Some(mm))
+            .filter(|w| mm_of(w.child).is_none())
+            .count()
     }
 
     /// The mm whose futex hash reference the model drops at the `cid_mmput_async` at event
