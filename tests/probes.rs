@@ -499,3 +499,19 @@ fn a_reading_torn_by_a_stall_is_compared_up_to_the_next_record() {
     every_check_matches(&m, 2884);
     all_fresh_agreed(&m);
 }
+
+/// The same tear in a 7.x `cid_fork_users`: a fresh probed 24-vCPU 7.3.4 boot of
+/// `traces/mcwork.c` `churn` (traces/inference/README.md). 291's fork of 322 on CPU 10 at
+/// 10.935611 reads `users=2 max=1` where the model holds 2 and 2; CPU 10 is silent until
+/// 10.940477, and 321 leaves in between (10.936645, 2 users before it): `max_cids` 1 is of after
+/// that exit. The fork's reading is compared with the mm's values until that record; its step
+/// is the search's, at the `cid_fork_done` (10.940843), before which the mm passes through 1.
+#[test]
+fn a_forks_reading_torn_by_a_stall_is_compared_up_to_the_next_record() {
+    let m = agreement(
+        "inference/k7.3.4-c24-mcwork-churn-torn-fork-read.ftrace.txt.zst",
+        &["--kernel-version", "7.3.4+deb13-cloud-amd64", "--hz", "250"],
+    );
+    every_check_matches(&m, 1776);
+    all_fresh_agreed(&m);
+}

@@ -5,6 +5,7 @@ use super::super::late_reads::Watched;
 use super::Replayer;
 use crate::events::{CPU_UNKNOWN, Event, EventKind, MigrateState, MmCidState, Probe, Tid};
 use crate::model::policies::engine::DriverEvent;
+use crate::model::policies::policy::ProbeView;
 use crate::model::policies::run::{ProbeChecks, ProbeMismatch};
 use crate::model::tasks::MmId;
 
@@ -229,6 +230,7 @@ impl Replayer {
                     _ => None,
                 }
                 .unwrap_or_else(|| self.engine.probe_view(by));
+                let fork_torn = probe == Probe::ForkUsers && torn(&k, &m);
                 let as_i = |v: Option<i32>| v.map(i64::from);
                 let of = |v: Option<u32>| v.map(i64::from);
                 let values = [
@@ -266,8 +268,9 @@ impl Replayer {
                     };
                     // (an exit that read fewer users than the model holds read them after a
                     // stall, and its release waits for its CPU's next record, `read_ahead`:
-                    // until then the model's state is before it)
-                    if ahead {
+                    // until then the model's state is before it; a fork's reading torn by a
+                    // stall is compared so too, its step where the plan or a search put it)
+                    if ahead || fork_torn {
                         self.compare_read(cpu, watched, m);
                     } else {
                         self.probe_checks.compare(m);
@@ -416,19 +419,8 @@ impl Replayer {
             } if self.exits_read.contains(&ev.tid) => {
                 let read = MmCidState::from_ptr(ptr);
                 let held = self.engine.probe_view(ev.tid);
-                let differs = |k: Option<i32>, m: Option<u32>| matches!((k, m), (Some(k), Some(m)) if k != m as i32);
-                match (read.users, held.cid_users) {
-                    (Some(k), Some(m)) if k < m as i32 => true,
-                    // (the users read as the model holds them, a later value not: the vCPU
-                    // stalled between the probe's reads, `fetch_store_args` reading them in
-                    // order, and the rest are of a moment up to the CPU's next record)
-                    (Some(k), Some(m)) if k == m as i32 => {
-                        differs(read.max_cids, held.max_cids)
-                            || differs(read.pcpu_thrs, held.pcpu_thrs)
-                            || differs(read.mode, held.mode_bits)
-                    }
-                    _ => false,
-                }
+                matches!((read.users, held.cid_users), (Some(k), Some(m)) if k < m as i32)
+                    || torn(&read, &held)
             }
             _ => false,
         }
@@ -620,6 +612,20 @@ impl Replayer {
             _ => {}
         }
     }
+}
+
+/// A 7.x `cid_*_users` reading torn by a stall: the users as the model holds them, another value
+/// not. A kprobe reads its arguments one after the other (`store_trace_args`), so a vCPU that
+/// stopped between two of them read the rest at a moment up to its CPU's next record.
+fn torn(read: &MmCidState, held: &ProbeView) -> bool {
+    let differs = |k: Option<i32>, m: Option<u32>| match (k, m) {
+        (Some(k), Some(m)) => k != m as i32,
+        _ => false,
+    };
+    matches!((read.users, held.cid_users), (Some(k), Some(m)) if k == m as i32)
+        && (differs(read.max_cids, held.max_cids)
+            || differs(read.pcpu_thrs, held.pcpu_thrs)
+            || differs(read.mode, held.mode_bits))
 }
 
 #[cfg(test)]
