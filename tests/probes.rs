@@ -515,3 +515,36 @@ fn a_forks_reading_torn_by_a_stall_is_compared_up_to_the_next_record() {
     every_check_matches(&m, 1776);
     all_fresh_agreed(&m);
 }
+
+/// `sched_exec` moves an exec'ing task with the CPU's stopper (`migration/N`), as
+/// `set_cpus_allowed_ptr` moves a task pinned away from its CPU, but pins nothing: a stopper's
+/// move of a task whose exec is recorded before it returns to user space is exec balancing
+/// (`probes::Plan::exec_moves`). A fresh probed 62-vCPU 6.12.117 `exec` boot
+/// (traces/inference/README.md): vfork child 601 is moved 15 → 18 by `migration/15` at
+/// 17.119081 and execs at 17.133642; its `cid_migrate_to` reads `allowed=62`, the task's own
+/// affinity on 6.12, where the model that pinned it held 1.
+#[test]
+fn an_exec_balancing_stopper_move_pins_nothing() {
+    let m = agreement(
+        "inference/k6.12.117-c62-exec-balance-no-pin.ftrace.txt.zst",
+        &[],
+    );
+    every_check_matches(&m, 111);
+    all_fresh_agreed(&m);
+}
+
+/// `sched_mm_cid_before_execve` ends the exec'ing task's CID (`last_mm_cid` -1) on the CPU it
+/// runs on whatever that CPU's slot holds by then. A fresh probed 32-vCPU 6.18.15 `exec` boot
+/// (traces/inference/README.md): vfork child 367, preempted on CPU 11 by `migration/11` at
+/// 10.444784, is moved to CPU 12; the move's `cid_migrate_to` reads `last=-1`. In the model its
+/// CID 1 had been put from CPU 11's slot already (the slot empty, the cidmask too), and the
+/// release, which looked for that CID in the slot, left `last_mm_cid` 1.
+#[test]
+fn exec_balancing_ends_a_cid_the_slot_no_longer_holds() {
+    let m = agreement(
+        "inference/k6.18.15-c32-exec-balance-cleared.ftrace.txt.zst",
+        &[],
+    );
+    every_check_matches(&m, 128);
+    all_fresh_agreed(&m);
+}

@@ -41,7 +41,9 @@ impl LazyCompact {
     /// `sched_mm_cid_before_execve` of `tid` on `cpu`, run ahead of exec balancing
     /// (`CidPolicy::before_execve`): the exec's [`Self::exec_into`] then releases nothing more.
     pub(super) fn release_before_exec(&mut self, core: &mut Core, tid: Tid, cpu: u16) {
-        // (only a CID the task left on that CPU: nothing ran there of its mm since)
+        // (only a CID the task left on that CPU: nothing ran there of its mm since; or none
+        // left there at all, the CID put since (a scan's clear): `sched_mm_cid_before_execve`
+        // still ends the task's CID, `last_mm_cid` -1, whatever the slot holds)
         let Some(t) = core.task(tid) else { return };
         let (Some(id), last) = (t.mm, self.tasks.get(t).last_mm_cid) else {
             return;
@@ -50,7 +52,7 @@ impl LazyCompact {
             .mm(id)
             .and_then(|m| m.pcpu_cid.get(cpu as usize))
             .and_then(|s| s.cid.number());
-        if t.active && last.is_some() && on_cpu == last {
+        if t.active && last.is_some() && (on_cpu == last || on_cpu.is_none()) {
             self.release_on(core, tid, cpu);
             if let Some(t) = core.task(tid) {
                 self.tasks.get_mut(t).released_for_exec = true;

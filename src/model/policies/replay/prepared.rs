@@ -205,6 +205,7 @@ impl<'a> Prepared<'a> {
         r.untraced.vm_fork_probes = self.plan.vm_forks.clone();
         r.exec_forks = self.plan.exec_forks.clone();
         r.exec_balances = self.plan.exec_balances.clone();
+        r.untraced.exec_moves = self.plan.exec_moves.clone();
         r.exec_puts = self.plan.exec_puts.clone();
         r.new_mm_forks = self.plan.new_mm_forks.clone();
         r.fork_probe_child = self.plan.fork_probe.iter().map(|(&c, &i)| (i, c)).collect();

@@ -48,6 +48,11 @@ pub struct Plan {
     /// `sched_mm_cid_before_execve` (the CID released on the CPU the task ran on) before
     /// `sched_exec` has the stopper move it, so the release runs before that move's enqueue.
     pub exec_balances: FxHashSet<usize>,
+    /// The `sched_migrate_task` records of a CPU stopper (`migration/N`) moving a task whose
+    /// exec is recorded before it returns to user space (no `rseq_update` of it in between):
+    /// `sched_exec`'s balancing, which moves an exec'ing task with the same stopper as
+    /// `set_cpus_allowed_ptr` does, and pins nothing (T4). Probes or none.
+    pub exec_moves: FxHashSet<usize>,
     /// 6.x `exec_mmap`'s put of the old mm: the last `cid_mmput` of a task before its
     /// `sched_process_exec` (nothing after `exec_mmap` in the exec puts an mm), the task not
     /// exiting (a transient reference's put, a `/proc` read's, comes earlier). The exec'ing
@@ -91,6 +96,15 @@ pub fn plan(trace: &Trace) -> Plan {
     // per task: its cid_migrate_to that read last_mm_cid -1, until its next update or exec
     let mut balancing: FxHashMap<Tid, usize> = FxHashMap::default();
     let mut exec_balances = FxHashSet::default();
+    // per task: a stopper's move of it, until its next update, exec or exit
+    let mut stopper_moved: FxHashMap<Tid, usize> = FxHashMap::default();
+    let mut exec_moves = FxHashSet::default();
+    let is_stopper = |t: Tid| {
+        trace
+            .tasks
+            .get(&t)
+            .is_some_and(|m| trace.strings.get_str(m.comm).starts_with("migration/"))
+    };
     // per task: its last cid_mmput while it was not exiting, until its exec; tasks past
     // their exit record (6.13+ runs exit_mm after it)
     let mut put_by: FxHashMap<Tid, usize> = FxHashMap::default();
@@ -103,16 +117,32 @@ pub fn plan(trace: &Trace) -> Plan {
     // (only rare kinds matter here, and an update while an exec is pending: the kind column
     // skips the rest without decoding it)
     let mut from = 0;
-    while let Some(i) = trace
-        .events
-        .next_rare(from, !execing.is_empty() || !balancing.is_empty())
-    {
+    while let Some(i) = trace.events.next_rare(
+        from,
+        !execing.is_empty() || !balancing.is_empty() || !stopper_moved.is_empty(),
+    ) {
         from = i + 1;
         let ev = trace.events.at(i);
-        if !balancing.is_empty()
-            && let EventKind::RseqUpdate { .. } = ev.kind
-        {
-            balancing.remove(&ev.tid);
+        match ev.kind {
+            EventKind::RseqUpdate { .. } => {
+                balancing.remove(&ev.tid);
+                stopper_moved.remove(&ev.tid);
+            }
+            EventKind::SchedMigrateTask { tid, .. } if is_stopper(ev.tid) => {
+                stopper_moved.insert(tid, i);
+            }
+            EventKind::SchedProcessExec { tid, old_tid } => {
+                if let Some(at) = stopper_moved
+                    .remove(&old_tid)
+                    .or_else(|| stopper_moved.remove(&tid))
+                {
+                    exec_moves.insert(at);
+                }
+            }
+            EventKind::SchedProcessExit { tid } => {
+                stopper_moved.remove(&tid);
+            }
+            _ => {}
         }
         match ev.kind {
             EventKind::SchedProcessExec { tid, old_tid } => {
@@ -304,6 +334,7 @@ pub fn plan(trace: &Trace) -> Plan {
         exit_records,
         exec_forks,
         exec_balances,
+        exec_moves,
         exec_puts,
         new_mm_forks,
         exits_read,

@@ -212,6 +212,8 @@ pub struct Untraced {
     addr_owner: FxHashMap<u64, Tid>,
     /// The CPU stopper threads (`migration/N`), by tid (T4).
     pub stoppers: FxHashSet<Tid>,
+    /// Their moves of an exec'ing task (`probes::Plan::exec_moves`): no pinning.
+    pub exec_moves: FxHashSet<usize>,
     /// Tasks whose last switch-out put them to sleep (`prev_state` not runnable): their next
     /// migration is a wakeup's.
     asleep: FxHashSet<Tid>,
@@ -577,8 +579,13 @@ impl Untraced {
     ) {
         // A stopper that moves a task it has just preempted runs migration_cpu_stop for
         // set_cpus_allowed_ptr: the task was pinned away from its CPU (T4); 6.4-6.12's
-        // migrate_to tests the task's own nr_cpus_allowed.
-        if !self.probed.set_cpus && self.stoppers.contains(&by) && !self.asleep.contains(&tid) {
+        // migrate_to tests the task's own nr_cpus_allowed. (sched_exec's balancing moves an
+        // exec'ing task with the same stopper and pins nothing.)
+        if !self.probed.set_cpus
+            && self.stoppers.contains(&by)
+            && !self.asleep.contains(&tid)
+            && !self.exec_moves.contains(&idx)
+        {
             let mut mask = CpuSet::new(engine.core.params.cpus.max(1));
             mask.set(dst as u32);
             engine.step(ts, &DriverEvent::Affinity { tid, mask });
