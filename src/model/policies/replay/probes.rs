@@ -398,4 +398,39 @@ mod tests {
         got.sort_unstable();
         assert_eq!(got, [1, 6, 9]);
     }
+
+    /// A stopper's move of a task whose exec comes before it is back in user space (no update
+    /// of it in between) is exec balancing; one followed by an update first, or by the task's
+    /// exit, is not; another task's move is no stopper's.
+    #[test]
+    fn a_stopper_move_before_the_tasks_exec_is_exec_balancing() {
+        const STOPPER: Tid = 20;
+        let moved = |tid| EventKind::SchedMigrateTask {
+            tid,
+            orig_cpu: 0,
+            dest_cpu: 1,
+        };
+        let exec = |tid| EventKind::SchedProcessExec { tid, old_tid: tid };
+        let update = EventKind::RseqUpdate {
+            cpu_id: 1,
+            node_id: 0,
+            mm_cid: 0,
+        };
+        let mut t = trace(&[
+            (STOPPER, moved(10)),                          // 0: balancing 10's exec
+            (10, exec(10)),                                // 1
+            (STOPPER, moved(11)),                          // 2: a pinning: 11 returns to user first
+            (11, update),                                  // 3
+            (11, exec(11)),                                // 4
+            (STOPPER, moved(12)),                          // 5: 12 exits
+            (12, EventKind::SchedProcessExit { tid: 12 }), // 6
+            (9, moved(13)),                                // 7: a wakeup's move, no stopper's
+            (13, exec(13)),                                // 8
+        ]);
+        let comm = t.strings.intern(b"migration/0");
+        t.tasks
+            .insert(STOPPER, crate::events::TaskMeta { tgid: None, comm });
+        let got: Vec<usize> = plan(&t).exec_moves.into_iter().collect();
+        assert_eq!(got, [0]);
+    }
 }
