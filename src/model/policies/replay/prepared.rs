@@ -9,19 +9,18 @@ use super::probes;
 use super::steps::SNAPSHOT_AHEAD_OF_MISS;
 use super::untraced::Placements;
 use super::{Replayer, resolve_params};
-use crate::events::{Tid, Trace};
+use crate::events::Trace;
 use crate::model::policies::kind::PolicyKind;
 use crate::model::policies::params::Params;
 use crate::model::policies::run::PolicyRun;
-use rustc_hash::FxHashSet;
 
 /// Where a replay with inferred steps checks invariants: the mms the steps can have changed,
 /// and the stretches of event indices (first, last) in which they can have changed them.
 pub(super) type CheckScope<'a> = (&'a [crate::model::tasks::MmId], &'a [(usize, usize)]);
 
 /// What every replay of one capture through one policy starts from, found once: the
-/// parameters resolved from the capture (P, HZ, the jiffies' phase), the CID probes' plan, the
-/// tasks that existed before the capture and the CPU stoppers.
+/// parameters resolved from the capture (P, HZ, the jiffies' phase), the CID probes' plan (the
+/// CPU stoppers with it) and the tasks that existed before the capture.
 pub(super) struct Prepared<'a> {
     pub trace: &'a Trace,
     pub policy: PolicyKind,
@@ -29,7 +28,6 @@ pub(super) struct Prepared<'a> {
     phase: u64,
     pub plan: probes::Plan,
     pre: PrePass,
-    stoppers: FxHashSet<Tid>,
     idle_holds: std::sync::Arc<rustc_hash::FxHashMap<usize, usize>>,
     /// Its replays model only the mms that existed before the capture (`Replayer::older_only`).
     older_only: bool,
@@ -80,12 +78,6 @@ impl<'a> Prepared<'a> {
             .events
             .iter()
             .any(|e| matches!(e.kind, crate::events::EventKind::SchedMigrateTask { .. }));
-        let stoppers = trace
-            .tasks
-            .iter()
-            .filter(|(_, m)| trace.strings.get_str(m.comm).starts_with("migration/"))
-            .map(|(&t, _)| t)
-            .collect();
         let idle_holds = std::sync::Arc::new(pre.idle_holds.clone());
         Prepared {
             trace,
@@ -94,7 +86,6 @@ impl<'a> Prepared<'a> {
             phase,
             plan,
             pre,
-            stoppers,
             idle_holds,
             older_only: false,
             end: trace.events.len(),
@@ -157,7 +148,6 @@ impl<'a> Prepared<'a> {
             phase: self.phase,
             plan: self.plan.clone(),
             pre: self.pre.clone(),
-            stoppers: self.stoppers.clone(),
             idle_holds: self.idle_holds.clone(),
             older_only: false,
             // (it models every mm again: to the capture's end)
@@ -191,7 +181,7 @@ impl<'a> Prepared<'a> {
         let mut r = Replayer::new(self.policy, self.params.clone(), self.phase);
         // (reused tids: the observed resolution's mm ids are the timeline's)
         r.tgid_changes = self.trace.tgid_changes.clone();
-        r.untraced.stoppers = self.stoppers.clone();
+        r.untraced.stoppers = self.plan.stoppers.clone();
         r.untraced.idle_holds = self.idle_holds.clone();
         r.quiet = self.pre.quiet.clone();
         r.older_only = self.older_only;

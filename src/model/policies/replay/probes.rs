@@ -53,6 +53,8 @@ pub struct Plan {
     /// `sched_exec`'s balancing, which moves an exec'ing task with the same stopper as
     /// `set_cpus_allowed_ptr` does, and pins nothing (T4). Probes or none.
     pub exec_moves: FxHashSet<usize>,
+    /// The CPU stopper threads (`migration/N`), by tid (T4).
+    pub stoppers: FxHashSet<Tid>,
     /// 6.x `exec_mmap`'s put of the old mm: the last `cid_mmput` of a task before its
     /// `sched_process_exec` (nothing after `exec_mmap` in the exec puts an mm), the task not
     /// exiting (a transient reference's put, a `/proc` read's, comes earlier). The exec'ing
@@ -99,12 +101,12 @@ pub fn plan(trace: &Trace) -> Plan {
     // per task: a stopper's move of it, until its next update, exec or exit
     let mut stopper_moved: FxHashMap<Tid, usize> = FxHashMap::default();
     let mut exec_moves = FxHashSet::default();
-    let is_stopper = |t: Tid| {
-        trace
-            .tasks
-            .get(&t)
-            .is_some_and(|m| trace.strings.get_str(m.comm).starts_with("migration/"))
-    };
+    let stoppers: FxHashSet<Tid> = trace
+        .tasks
+        .iter()
+        .filter(|(_, m)| trace.strings.get_str(m.comm).starts_with("migration/"))
+        .map(|(&t, _)| t)
+        .collect();
     // per task: its last cid_mmput while it was not exiting, until its exec; tasks past
     // their exit record (6.13+ runs exit_mm after it)
     let mut put_by: FxHashMap<Tid, usize> = FxHashMap::default();
@@ -128,7 +130,7 @@ pub fn plan(trace: &Trace) -> Plan {
                 balancing.remove(&ev.tid);
                 stopper_moved.remove(&ev.tid);
             }
-            EventKind::SchedMigrateTask { tid, .. } if is_stopper(ev.tid) => {
+            EventKind::SchedMigrateTask { tid, .. } if stoppers.contains(&ev.tid) => {
                 stopper_moved.insert(tid, i);
             }
             EventKind::SchedProcessExec { tid, old_tid } => {
@@ -335,6 +337,7 @@ pub fn plan(trace: &Trace) -> Plan {
         exec_forks,
         exec_balances,
         exec_moves,
+        stoppers,
         exec_puts,
         new_mm_forks,
         exits_read,
