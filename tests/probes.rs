@@ -196,6 +196,14 @@ fn all_fresh_agreed(m: &serde_json::Value) {
     );
 }
 
+/// `stats` of `file` with `args`: `checked` probe values compared and every one matched, and
+/// every update of a task begun in the capture agreed.
+fn fully_explained(file: &str, args: &[&str], checked: u64) {
+    let m = agreement(file, args);
+    every_check_matches(&m, checked);
+    all_fresh_agreed(&m);
+}
+
 /// A 7.x fork of a new process (no CLONE_VM): `sched_mm_cid_fork(t)` reads `t->mm`, the
 /// child's new mm as `mm_init_cid` left it (users 0, max_cids 0), not the parent's. A cut of a
 /// fresh 7.3.4 24-vCPU `forks` boot whose main forks four processes and whose other clones
@@ -236,9 +244,11 @@ fn a_fork_placed_before_its_probe_is_not_counted_twice() {
 /// the kernel read 18, 17 and 16 (6 of 160 values).
 #[test]
 fn an_exit_is_released_after_both_probes_at_its_entry() {
-    let m = agreement("inference/k7.3.4-c24-workers-exit-read.ftrace.txt.zst", &[]);
-    every_check_matches(&m, 160);
-    all_fresh_agreed(&m);
+    fully_explained(
+        "inference/k7.3.4-c24-workers-exit-read.ftrace.txt.zst",
+        &[],
+        160,
+    );
 }
 
 /// An exit_mm's `cid_mmput` stamped before a stall of its CPU reads `mm_users` from after it:
@@ -310,9 +320,7 @@ fn a_reading_inside_a_forks_window_may_see_its_child() {
 /// readings are each one above the model's (6 of 1041 values).
 #[test]
 fn a_reading_inside_a_puts_window_may_see_it_undone() {
-    let m = agreement("kernels/k6.18.15-c16-workers.ftrace.txt.zst", &[]);
-    every_check_matches(&m, 1041);
-    all_fresh_agreed(&m);
+    fully_explained("kernels/k6.18.15-c16-workers.ftrace.txt.zst", &[], 1041);
 }
 
 /// The futex hash's reference dropped by an RCU callback (`mmput_async`, in softirq) is a put
@@ -325,9 +333,11 @@ fn a_reading_inside_a_puts_window_may_see_it_undone() {
 /// the counts the mm had until then (with the drop not yet done, 482's put matches at its stamp).
 #[test]
 fn an_async_puts_window_is_a_puts_window() {
-    let m = agreement("inference/k6.18.15-c48-churn-async-put.ftrace.txt.zst", &[]);
-    every_check_matches(&m, 626);
-    all_fresh_agreed(&m);
+    fully_explained(
+        "inference/k6.18.15-c48-churn-async-put.ftrace.txt.zst",
+        &[],
+        626,
+    );
 }
 
 /// 6.x `exec_mmap` puts the exec'ing task's reference to its old mm (`cid_mmput`) before
@@ -495,9 +505,11 @@ fn a_seed_kernel_named_with_its_batch_runs_resume_batch_and_its_probes_compare()
 /// value read is compared with those the mm had until then.
 #[test]
 fn a_reading_torn_by_a_stall_is_compared_up_to_the_next_record() {
-    let m = agreement("inference/k7.3.4-c49-churn-torn-read.ftrace.txt.zst", &[]);
-    every_check_matches(&m, 2884);
-    all_fresh_agreed(&m);
+    fully_explained(
+        "inference/k7.3.4-c49-churn-torn-read.ftrace.txt.zst",
+        &[],
+        2884,
+    );
 }
 
 /// The same tear in a 7.x `cid_fork_users`: a fresh probed 24-vCPU 7.3.4 boot of
@@ -508,12 +520,11 @@ fn a_reading_torn_by_a_stall_is_compared_up_to_the_next_record() {
 /// is the search's, at the `cid_fork_done` (10.940843), before which the mm passes through 1.
 #[test]
 fn a_forks_reading_torn_by_a_stall_is_compared_up_to_the_next_record() {
-    let m = agreement(
+    fully_explained(
         "inference/k7.3.4-c24-mcwork-churn-torn-fork-read.ftrace.txt.zst",
         &["--kernel-version", "7.3.4+deb13-cloud-amd64", "--hz", "250"],
+        1776,
     );
-    every_check_matches(&m, 1776);
-    all_fresh_agreed(&m);
 }
 
 /// `sched_exec` moves an exec'ing task with the CPU's stopper (`migration/N`), as
@@ -525,12 +536,11 @@ fn a_forks_reading_torn_by_a_stall_is_compared_up_to_the_next_record() {
 /// affinity on 6.12, where the model that pinned it held 1.
 #[test]
 fn an_exec_balancing_stopper_move_pins_nothing() {
-    let m = agreement(
+    fully_explained(
         "inference/k6.12.117-c62-exec-balance-no-pin.ftrace.txt.zst",
         &[],
+        111,
     );
-    every_check_matches(&m, 111);
-    all_fresh_agreed(&m);
 }
 
 /// `sched_mm_cid_before_execve` ends the exec'ing task's CID (`last_mm_cid` -1) on the CPU it
@@ -541,10 +551,9 @@ fn an_exec_balancing_stopper_move_pins_nothing() {
 /// release, which looked for that CID in the slot, left `last_mm_cid` 1.
 #[test]
 fn exec_balancing_ends_a_cid_the_slot_no_longer_holds() {
-    let m = agreement(
+    fully_explained(
         "inference/k6.18.15-c32-exec-balance-cleared.ftrace.txt.zst",
         &[],
+        128,
     );
-    every_check_matches(&m, 128);
-    all_fresh_agreed(&m);
 }
