@@ -125,28 +125,15 @@ pub fn plan(trace: &Trace) -> Plan {
     ) {
         from = i + 1;
         let ev = trace.events.at(i);
+        // (back in user space: neither a balancing reading nor a stopper's move was the exec's)
+        if let EventKind::RseqUpdate { .. } = ev.kind {
+            balancing.remove(&ev.tid);
+            stopper_moved.remove(&ev.tid);
+        }
         match ev.kind {
-            EventKind::RseqUpdate { .. } => {
-                balancing.remove(&ev.tid);
-                stopper_moved.remove(&ev.tid);
-            }
             EventKind::SchedMigrateTask { tid, .. } if stoppers.contains(&ev.tid) => {
                 stopper_moved.insert(tid, i);
             }
-            EventKind::SchedProcessExec { tid, old_tid } => {
-                if let Some(at) = stopper_moved
-                    .remove(&old_tid)
-                    .or_else(|| stopper_moved.remove(&tid))
-                {
-                    exec_moves.insert(at);
-                }
-            }
-            EventKind::SchedProcessExit { tid } => {
-                stopper_moved.remove(&tid);
-            }
-            _ => {}
-        }
-        match ev.kind {
             EventKind::SchedProcessExec { tid, old_tid } => {
                 execing.insert(tid);
                 // (a non-leader's exec is recorded under the leader's pid it took over)
@@ -158,6 +145,12 @@ pub fn plan(trace: &Trace) -> Plan {
                     .or_else(|| balancing.remove(&old_tid))
                 {
                     exec_balances.insert(at);
+                }
+                if let Some(at) = stopper_moved
+                    .remove(&old_tid)
+                    .or_else(|| stopper_moved.remove(&tid))
+                {
+                    exec_moves.insert(at);
                 }
             }
             // (back in user space, or cloning: the exec joined its mm without a probe, as
@@ -293,6 +286,7 @@ pub fn plan(trace: &Trace) -> Plan {
             }
             EventKind::SchedProcessExit { tid } => {
                 balancing.remove(&tid);
+                stopper_moved.remove(&tid);
                 put_by.remove(&tid);
                 exited.insert(tid);
                 if let Some(mm) = exit_mm.remove(&tid) {
