@@ -594,3 +594,30 @@ fn a_switch_step_ran_between_the_mms_other_switches_by_the_cids_they_took() {
         c.a
     );
 }
+
+/// docs/models.md §5.6, *a remote clear whose put waits*, with the put still pending at the
+/// disagreement: a whole fresh probed 6.18.15 48-vCPU `workers` boot (traces/inference/
+/// README.md). 507's scan on CPU 24 clears CPU 0's slot (514's 46) at 12.745887, and CPU 24
+/// records nothing more until 12.755974; 514, switched in on CPU 0 at 12.750767, reports 31
+/// (46 still taken, first-zero). The held clear explains it, but was judged by the model's own
+/// invariants as a break ("cidmask bit 46 held by no slot") while its put was pending, so the
+/// search dropped it: 1871 agreed, four `last_mm_cid` probe mismatches after it.
+#[test]
+fn a_pending_held_clear_owns_its_cid_without_a_slot() {
+    let file = "inference/k6.18.15-c48-workers-held-clear-pending.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (1885, 1885), "{}", c.a);
+    assert_eq!(c.predicted, 1871, "{}", c.a);
+    assert!(
+        c.placed("held_clear", 507, 12_745_887_000, 12_755_974_000),
+        "{}",
+        c.a
+    );
+    let probes = &c.a["probe_checks"];
+    assert_eq!(
+        (u(probes, "checked"), u(probes, "matched")),
+        (1329, 1329),
+        "{}",
+        c.a
+    );
+}

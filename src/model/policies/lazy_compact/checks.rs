@@ -93,6 +93,19 @@ impl LazyCompact {
                     }
                 }
             }
+            // (a remote clear stalled before its `__mm_cid_put` owns its CID's bit without a
+            // slot, `Step::HeldClear`: the kernel's "concurrent remote-clear which owns a cid
+            // without holding a rq lock", `__mm_cid_try_get`)
+            for &(_, c, n) in self.held_puts.iter().filter(|&&(m, ..)| m == id) {
+                slots += 1;
+                if held.set(n) {
+                    v.push(Finding::new(
+                        Some(id),
+                        Invariant::L1,
+                        format!("CID {n} held by a slot and by the held clear of CPU {c}"),
+                    ));
+                }
+            }
             for n in m.cidmask.iter() {
                 if !held.test(n) {
                     v.push(Finding::new(

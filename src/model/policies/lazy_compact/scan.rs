@@ -279,6 +279,8 @@ mod tests {
         s.engine.core.hold_clear_put = false;
         let m = s.lc(mm).map(|m| (m.pcpu_cid[1].cid, m.cidmask.test(1)));
         assert_eq!(m, Some((Cid::Unset, true)));
+        // (the held clear owns the bit meanwhile: no slot holds it, and that is no break)
+        assert!(s.violations().is_empty(), "{:?}", s.violations());
         s.run(2, 102); // the bit of 1 is still set: first-zero gives 2
         assert_eq!(s.cid(102), Some(2));
         s.step(DriverEvent::ObservedClearPut { tid: 100, cpu: 1 });

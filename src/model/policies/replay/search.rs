@@ -663,6 +663,9 @@ impl Search<'_> {
                 if let Some(v) = t.engine.core.run.violations.first() {
                     eprintln!("    breaks {} at {}: {}", v.invariant, v.ts, v.detail);
                 }
+                if let Some(v) = t.engine.check_invariants().first() {
+                    eprintln!("    its state breaks {v:?}");
+                }
             }
             found.extend(Candidate::if_explains(t, placements, vec![step], b, target));
         }
