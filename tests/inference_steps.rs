@@ -621,3 +621,25 @@ fn a_pending_held_clear_owns_its_cid_without_a_slot() {
         c.a
     );
 }
+
+/// docs/models.md §5.6, *a move's steal from the disagreeing CPU, late*: a whole fresh probed
+/// 6.12.117 36-vCPU `affinity` boot (traces/inference/README.md). 408's wakeup to CPU 27 reads
+/// `src=31 last=31` at 11.160592 and CPU 27 records nothing more until 11.177041; 397, pinned
+/// to CPU 31, is moved there from CPU 11 at 11.172144 (`last=10`) and reports 31 at 11.179505.
+/// 408's steal ran at the other end of the stall: 397's move found CPU 31's slot still set and
+/// kept 10 on CPU 11 (6.12's `mm_users >= t->nr_cpus_allowed`), then the steal emptied it and
+/// freed 31 (CPU 27's slot was set), which first-zero gave 397. Of the probes before the
+/// switch-in, only the four nearest were tried (all `cid_set_cpus` here), so the search never
+/// reached it: 853 agreed.
+#[test]
+fn a_steal_from_the_disagreeing_cpu_may_run_after_a_later_move_there() {
+    let file = "inference/k6.12.117-c36-affinity-late-steal.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (912, 876), "{}", c.a);
+    assert_eq!(c.predicted, 794, "{}", c.a);
+    assert!(
+        c.placed("late_probe", 408, 11_160_592_000, 11_177_041_000),
+        "{}",
+        c.a
+    );
+}

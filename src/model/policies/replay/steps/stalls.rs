@@ -466,6 +466,7 @@ impl StepSource<'_> {
                 .collect()
         };
         let mut probes = 0;
+        let mut steals = 0;
         let mut resumes = 0;
         // a task preempted right after its probe at j (its next record is its own switch-out
         // as runnable): the index of its next switch-in
@@ -500,6 +501,7 @@ impl StepSource<'_> {
             if switches >= STEP_CANDIDATES
                 && probes >= STEP_CANDIDATES
                 && resumes >= STEP_CANDIDATES
+                && steals >= STEP_CANDIDATES
             {
                 break;
             }
@@ -575,6 +577,24 @@ impl StepSource<'_> {
                         }));
                         straddles += 1;
                     }
+                }
+                // beyond the nearest probes, a move's steal from the disagreeing CPU (its
+                // `cid_migrate_to` reads `src`) whose CPU stalled after the probe: a later move
+                // to that CPU then found its slot still set, and the switch-in there found it
+                // emptied (`sched_mm_cid_migrate_to`, core.c @6.12.117 l.10356-10380)
+                EventKind::Probe {
+                    probe: Probe::MigrateTo,
+                    num,
+                    ptr,
+                } if probes >= STEP_CANDIDATES
+                    && steals < STEP_CANDIDATES
+                    && MigrateState::from_ptr(ptr).src == Some(i32::from(cpu))
+                    && !p.late_probes.contains_key(&j)
+                    && r.task_mm(num) == Some(mm)
+                    && stalled_after(j, e.cpu) =>
+                {
+                    out.push(Step::LateProbe(j));
+                    steals += 1;
                 }
                 // (a probe of the disagreeing task's own CPU too: its step may have run only
                 // at that CPU's next record, after what other CPUs did meanwhile)
