@@ -589,7 +589,7 @@ fn a_switch_step_ran_between_the_mms_other_switches_by_the_cids_they_took() {
     let probes = &c.a["probe_checks"];
     assert_eq!(
         (u(probes, "checked"), u(probes, "matched")),
-        (1234, 1234),
+        (1235, 1235),
         "{}",
         c.a
     );
@@ -616,7 +616,7 @@ fn a_pending_held_clear_owns_its_cid_without_a_slot() {
     let probes = &c.a["probe_checks"];
     assert_eq!(
         (u(probes, "checked"), u(probes, "matched")),
-        (1329, 1329),
+        (1331, 1331),
         "{}",
         c.a
     );

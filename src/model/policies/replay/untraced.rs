@@ -402,7 +402,16 @@ impl Untraced {
             .is_some_and(|&a| a == mm_addr || a == 0)
     }
 
-    /// A task of the mm at `mm_addr`, as the `cid_exit` probes so far name it.
+    /// `tid`'s mm is at `mm_addr` (a CLONE_VM `cid_fork` of it: an mm freed before may have
+    /// had the address, and its last exit named another owner).
+    pub fn note_owner(&mut self, mm_addr: u64, tid: Tid) {
+        if mm_addr != 0 {
+            self.addr_owner.insert(mm_addr, tid);
+        }
+    }
+
+    /// A task of the mm at `mm_addr`, as the `cid_exit` and CLONE_VM `cid_fork` probes so far
+    /// name it.
     pub fn owner_of(&self, mm_addr: u64) -> Option<Tid> {
         self.addr_owner.get(&mm_addr).copied()
     }

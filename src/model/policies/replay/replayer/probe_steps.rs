@@ -55,6 +55,9 @@ impl Replayer {
             // cid_fork_users the new mm before the exec joins it: the model's exec joins at
             // the exec record)
             let clone_fork = probe != Probe::Fork || self.untraced.vm_fork_probes.contains(&idx);
+            if probe == Probe::Fork && clone_fork {
+                self.untraced.note_owner(ptr, ev.tid);
+            }
             if probe == Probe::MigrateTo && self.exec_balances.contains(&idx) {
                 self.before_execve(ev.ts, num, ptr);
             }
