@@ -41,6 +41,18 @@ impl OwnerMode {
             return false;
         }
         let u = m.walk.remove(0);
+        // the visit takes the task's rq lock (`guard(task_rq_lock)(t)` in
+        // `mm_cid_fixup_task_to_cpu`), which a context switch on that CPU holds until its CID
+        // step is done: a switch there whose step is still pending (T5) completes first, in
+        // the walk's TRANSIT mode, as the walk back's visit of a CPU does
+        if let Some(c) = core.task(u).map(|t| t.cpu)
+            && let Some(sw) = core
+                .pending_switch
+                .get_mut(c as usize)
+                .and_then(Option::take)
+        {
+            self.switch_in_walk(m, core, id, c, sw);
+        }
         if let Some(t) = core.task(u)
             && t.active
             && on_task(self.tasks.get(t).cid)
@@ -185,6 +197,37 @@ mod tests {
         // 103 gets the first free CID below max_cids (0 and 1 are held)
         s.run(3, 103);
         assert_eq!(s.cid(103), Some(2));
+        assert!(s.violations().is_empty(), "{:?}", s.violations());
+    }
+
+    /// The per-task → per-CPU walk visits a task under its rq lock (`task_rq_lock` in
+    /// `mm_cid_fixup_task_to_cpu`): a switch into it on its CPU whose CID step is still
+    /// pending (T5) completes first, in the walk's TRANSIT mode, so the visit finds the CID
+    /// handed to the CPU and no task CID of an unvisited task is dropped behind the switch.
+    #[test]
+    fn the_walk_to_cpus_completes_a_pending_switch_before_its_visit() {
+        let mut s = Script::new(PolicyKind::OwnerMode, 4, 1000);
+        let mm = s.process(100, 0);
+        s.run(0, 100);
+        for t in 101..=103 {
+            s.thread(100, t, t as u16);
+        }
+        s.run(1, 101);
+        assert_eq!(s.cid(102), Some(2));
+        s.engine.core.defer_switch = true;
+        s.switch(2, 102); // its CID step waits (the vCPU stalled after the record)
+        s.engine.core.defer_switch = false;
+        s.engine.core.defer_fixup = true;
+        s.thread(100, 104, 0); // the 5th user: per-CPU, the walk left running
+        s.engine.core.defer_fixup = false;
+        assert_eq!(s.om(mm).unwrap().walk, vec![104, 103, 102, 101]);
+        s.step(DriverEvent::FixupStep { mm }); // 104: no CID yet
+        s.step(DriverEvent::FixupStep { mm }); // 103 not running: CID 3 dropped
+        assert!(s.engine.core.pending_switch[2].is_some());
+        s.step(DriverEvent::FixupStep { mm }); // 102: CPU 2's switch completes first
+        assert_eq!(s.engine.core.pending_switch[2], None);
+        assert_eq!(s.om_task(102).unwrap().cid, 2 | TRANSIT);
+        assert_eq!(s.om(mm).unwrap().pcpu_cid[2], 2 | TRANSIT);
         assert!(s.violations().is_empty(), "{:?}", s.violations());
     }
 
