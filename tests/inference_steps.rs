@@ -534,13 +534,7 @@ fn a_switch_in_away_from_the_tasks_cpu_migrated_it_first() {
     ];
     let c = checked_cut(file, &args);
     assert_eq!(c.fresh, (48, 48), "{}", c.a);
-    let probes = &c.a["probe_checks"];
-    assert_eq!(
-        (u(probes, "checked"), u(probes, "matched")),
-        (34, 34),
-        "{}",
-        c.a
-    );
+    assert_eq!(c.probe_checks(), (34, 34), "{}", c.a);
 }
 
 /// docs/models.md §5.3 T6, *a clone in progress and a held put together*: a fresh 6.18.15
@@ -586,13 +580,7 @@ fn a_switch_step_ran_between_the_mms_other_switches_by_the_cids_they_took() {
         "{}",
         c.a
     );
-    let probes = &c.a["probe_checks"];
-    assert_eq!(
-        (u(probes, "checked"), u(probes, "matched")),
-        (1235, 1235),
-        "{}",
-        c.a
-    );
+    assert_eq!(c.probe_checks(), (1235, 1235), "{}", c.a);
 }
 
 /// docs/models.md §5.6, *a remote clear whose put waits*, with the put still pending at the
@@ -613,13 +601,7 @@ fn a_pending_held_clear_owns_its_cid_without_a_slot() {
         "{}",
         c.a
     );
-    let probes = &c.a["probe_checks"];
-    assert_eq!(
-        (u(probes, "checked"), u(probes, "matched")),
-        (1331, 1331),
-        "{}",
-        c.a
-    );
+    assert_eq!(c.probe_checks(), (1331, 1331), "{}", c.a);
 }
 
 /// docs/models.md §5.6, *a move's steal from the disagreeing CPU, late*: a whole fresh probed

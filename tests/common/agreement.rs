@@ -52,6 +52,12 @@ pub struct Cut {
 }
 
 impl Cut {
+    /// The probe checks: (values compared, values matched).
+    pub fn probe_checks(&self) -> (u64, u64) {
+        let p = &self.a["probe_checks"];
+        (u(p, "checked"), u(p, "matched"))
+    }
+
     /// Whether a step of `kind` for `tid`, recorded at `record` (ns), was placed at `at`.
     pub fn placed(&self, kind: &str, tid: u64, record: u64, at: u64) -> bool {
         self.steps

@@ -71,38 +71,36 @@ impl LazyCompact {
             if !core.checks(id) {
                 continue;
             }
-            // L1 bijection
+            // L1 bijection: each CID held once, by a slot or by a remote clear stalled before
+            // its `__mm_cid_put`, which owns the bit without a slot (`Step::HeldClear`: the
+            // kernel's "concurrent remote-clear which owns a cid without holding a rq lock",
+            // `__mm_cid_try_get`)
             let mut held = CpuSet::new(cpus);
             let mut slots = 0;
-            for (c, s) in m.pcpu_cid.iter().enumerate() {
-                if let Some(n) = s.cid.number() {
-                    slots += 1;
-                    if held.set(n) {
-                        v.push(Finding::new(
-                            Some(id),
-                            Invariant::L1,
-                            format!("CID {n} held by two slots (CPU {c})"),
-                        ));
-                    }
-                    if !m.cidmask.test(n) {
-                        v.push(Finding::new(
-                            Some(id),
-                            Invariant::L1,
-                            format!("slot of CPU {c} holds {n}, not set in cidmask"),
-                        ));
-                    }
-                }
-            }
-            // (a remote clear stalled before its `__mm_cid_put` owns its CID's bit without a
-            // slot, `Step::HeldClear`: the kernel's "concurrent remote-clear which owns a cid
-            // without holding a rq lock", `__mm_cid_try_get`)
-            for &(_, c, n) in self.held_puts.iter().filter(|&&(m, ..)| m == id) {
+            let in_slots = m.pcpu_cid.iter().enumerate().filter_map(|(c, s)| {
+                let n = s.cid.number()?;
+                Some((c, n, false))
+            });
+            let in_clears = self
+                .held_puts
+                .iter()
+                .filter(|&&(mm, ..)| mm == id)
+                .map(|&(_, c, n)| (c as usize, n, true));
+            for (c, n, clear) in in_slots.chain(in_clears) {
                 slots += 1;
                 if held.set(n) {
+                    let detail = if clear {
+                        format!("CID {n} held by a slot and by the held clear of CPU {c}")
+                    } else {
+                        format!("CID {n} held by two slots (CPU {c})")
+                    };
+                    v.push(Finding::new(Some(id), Invariant::L1, detail));
+                }
+                if !clear && !m.cidmask.test(n) {
                     v.push(Finding::new(
                         Some(id),
                         Invariant::L1,
-                        format!("CID {n} held by a slot and by the held clear of CPU {c}"),
+                        format!("slot of CPU {c} holds {n}, not set in cidmask"),
                     ));
                 }
             }

@@ -42,16 +42,9 @@ impl OwnerMode {
         }
         let u = m.walk.remove(0);
         // the visit takes the task's rq lock (`guard(task_rq_lock)(t)` in
-        // `mm_cid_fixup_task_to_cpu`), which a context switch on that CPU holds until its CID
-        // step is done: a switch there whose step is still pending (T5) completes first, in
-        // the walk's TRANSIT mode, as the walk back's visit of a CPU does
-        if let Some(c) = core.task(u).map(|t| t.cpu)
-            && let Some(sw) = core
-                .pending_switch
-                .get_mut(c as usize)
-                .and_then(Option::take)
-        {
-            self.switch_in_walk(m, core, id, c, sw);
+        // `mm_cid_fixup_task_to_cpu`), as the walk back's visit of a CPU takes that CPU's
+        if let Some(c) = core.task(u).map(|t| t.cpu) {
+            self.complete_pending_switch(m, core, id, c);
         }
         if let Some(t) = core.task(u)
             && t.active
@@ -103,11 +96,8 @@ impl OwnerMode {
             return false;
         }
         // the walk takes each CPU's rq lock (`guard(rq_lock_irq)`, core.c l.10962-10963
-        // @7.2.13), which a context switch holds until its CID step is done: a switch there
-        // whose step is still pending (T5) completes first, in the walk's TRANSIT mode
-        if let Some((prev, next)) = core.pending_switch.get_mut(c).and_then(Option::take) {
-            self.switch_in_walk(m, core, id, c as u16, (prev, next));
-        }
+        // @7.2.13)
+        self.complete_pending_switch(m, core, id, c16);
         let x = m.pcpu_cid[c];
         let r = core.user_on(id, c as u16);
         let u = core.curr[c];
@@ -140,9 +130,17 @@ impl OwnerMode {
         true
     }
 
-    /// The CID step of a pending switch on `c` while mm `id` (taken out as `m`) is walked.
-    fn switch_in_walk(&mut self, m: &mut Mm, core: &mut Core, id: MmId, c: u16, sw: (Tid, Tid)) {
-        let (prev, next) = sw;
+    /// A walk of mm `id` (taken out as `m`) takes CPU `c`'s rq lock, which a context switch
+    /// holds until its CID step is done: a switch on `c` whose step is still pending (T5)
+    /// completes first, in the walk's TRANSIT mode.
+    fn complete_pending_switch(&mut self, m: &mut Mm, core: &mut Core, id: MmId, c: u16) {
+        let Some((prev, next)) = core
+            .pending_switch
+            .get_mut(c as usize)
+            .and_then(Option::take)
+        else {
+            return;
+        };
         self.sched(core, Some((id, m)), c, prev, true);
         self.sched(core, Some((id, m)), c, next, false);
         core.after_cid_step(c, prev, next);
@@ -156,11 +154,9 @@ mod tests {
     use crate::model::policies::kind::PolicyKind;
     use crate::model::policies::script::Script;
 
-    /// docs/models.md §5.3 T3: a per-task → per-CPU fixup left in progress visits the users
-    /// newest first; an unvisited task hands its own CID over with TRANSIT at schedin and drops
-    /// it at schedout; the mode completes after the last visit.
-    #[test]
-    fn fixup_walk_in_steps() {
+    /// Four CPUs: main (100) on CPU 0 and threads 101-103 of CPUs 1-3, 101 running on CPU 1;
+    /// per-task CIDs 0-3.
+    fn four_users() -> (Script, MmId) {
         let mut s = Script::new(PolicyKind::OwnerMode, 4, 1000);
         let mm = s.process(100, 0);
         s.run(0, 100);
@@ -168,6 +164,15 @@ mod tests {
             s.thread(100, t, t as u16);
         }
         s.run(1, 101);
+        (s, mm)
+    }
+
+    /// docs/models.md §5.3 T3: a per-task → per-CPU fixup left in progress visits the users
+    /// newest first; an unvisited task hands its own CID over with TRANSIT at schedin and drops
+    /// it at schedout; the mode completes after the last visit.
+    #[test]
+    fn fixup_walk_in_steps() {
+        let (mut s, mm) = four_users();
         assert_eq!(
             (s.cid(101), s.cid(102), s.cid(103)),
             (Some(1), Some(2), Some(3))
@@ -206,13 +211,7 @@ mod tests {
     /// handed to the CPU and no task CID of an unvisited task is dropped behind the switch.
     #[test]
     fn the_walk_to_cpus_completes_a_pending_switch_before_its_visit() {
-        let mut s = Script::new(PolicyKind::OwnerMode, 4, 1000);
-        let mm = s.process(100, 0);
-        s.run(0, 100);
-        for t in 101..=103 {
-            s.thread(100, t, t as u16);
-        }
-        s.run(1, 101);
+        let (mut s, mm) = four_users();
         assert_eq!(s.cid(102), Some(2));
         s.engine.core.defer_switch = true;
         s.switch(2, 102); // its CID step waits (the vCPU stalled after the record)

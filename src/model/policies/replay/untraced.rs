@@ -365,9 +365,7 @@ impl Untraced {
         mm_addr: u64,
     ) {
         self.probed_exits.insert(tid, mm_addr);
-        if mm_addr != 0 {
-            self.addr_owner.insert(mm_addr, tid);
-        }
+        self.note_owner(mm_addr, tid);
         if !self.exited_early.insert(tid) {
             return;
         }
@@ -402,8 +400,8 @@ impl Untraced {
             .is_some_and(|&a| a == mm_addr || a == 0)
     }
 
-    /// `tid`'s mm is at `mm_addr` (a CLONE_VM `cid_fork` of it: an mm freed before may have
-    /// had the address, and its last exit named another owner).
+    /// `tid`'s mm is at `mm_addr` (its `cid_exit`, or a CLONE_VM `cid_fork` of it: an mm freed
+    /// before may have had the address, and its last exit named another owner).
     pub fn note_owner(&mut self, mm_addr: u64, tid: Tid) {
         if mm_addr != 0 {
             self.addr_owner.insert(mm_addr, tid);
