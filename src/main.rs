@@ -7,6 +7,10 @@ use cidscope::cli::{self, CliError};
 use cidscope::sources;
 use std::process::ExitCode;
 
+/// The system allocator, asking for huge pages on large blocks (`sources::sys::alloc`).
+#[global_allocator]
+static ALLOC: sources::sys::alloc::HugeBlocks = sources::sys::alloc::HugeBlocks;
+
 /// Writes to stdout; a closed pipe (`cidscope stats ... | head`) is not an error.
 fn emit(bytes: &[u8]) -> Result<(), CliError> {
     cli::stdout::write(bytes).map_err(CliError::Stdout)
