@@ -577,3 +577,35 @@ fn an_async_put_of_a_reused_mm_address_reads_the_new_mm() {
         325,
     );
 }
+
+/// A walk's visit runs after its `cid_task_lock` stamp; when the walker's vCPU records nothing
+/// for a while after it, the visit ran at the far end of that stall (docs/models.md §5.6, *a
+/// visit after a stall*). A fresh probed 24-vCPU 7.3.4 `workers` boot (traces/inference/
+/// README.md): the 25th user's fork (286) switches the mm to per-CPU mode and main walks the
+/// users on CPU 3, ten `cid_task_lock`s from 18.278116 to 18.278199 (277), then nothing until a
+/// tick at 18.287328. 277 kept its per-task CID through the stall, so 282, visited and dropped,
+/// took the next free one, 17, at 18.278674; the model, visiting 277 at its probe, gave 282
+/// 15 and missed 114 more updates of the walk. The plain replay places it, no search.
+#[test]
+fn a_visit_whose_walker_stalled_after_its_probe_runs_after_the_stall() {
+    let file = "inference/k7.3.4-c24-workers-stalled-visit.ftrace.txt.zst";
+    let m = agreement(file, &["--infer-steps", "off", "--check-invariants"]);
+    every_check_matches(&m, 196);
+    assert_eq!(m["fresh"]["agreed"], 880, "{}", m["fresh"]);
+    assert_eq!(m["fresh"]["checked"], 951, "{}", m["fresh"]);
+    let stalled = m["trace_gaps"]
+        .as_array()
+        .expect("trace_gaps")
+        .iter()
+        .filter(|g| {
+            g["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("recorded nothing for 1 ms"))
+        })
+        .map(|g| g["record_ts"].as_u64().unwrap_or(0))
+        .collect::<Vec<_>>();
+    assert!(stalled.contains(&18_278_199_000), "{stalled:?}");
+    // (with inference: the one switch step left, 951 of 951)
+    let m = agreement(file, &[]);
+    all_fresh_agreed(&m);
+}

@@ -93,6 +93,10 @@ pub struct Placements {
     /// `mm_cid.mutex`): the step runs only before the event `late_probes` names (the task's
     /// switch-in, or its exit record), not at its CPU's next record.
     pub resumed_probes: FxHashSet<usize>,
+    /// Late probes placed by the capture's own timing, not by the observed CIDs: a walk's
+    /// visit whose CPU recorded nothing for a while after its `cid_task_lock`
+    /// (`probes::stalled_after`).
+    pub stalled_visits: FxHashSet<usize>,
     /// Before event k, `rq->curr` of a CPU was already the next task of its coming switch
     /// record (CPU, task; `DriverEvent::CurrEarly`, §5.6).
     pub early_currs: FxHashMap<usize, Vec<(u16, Tid)>>,
@@ -120,6 +124,7 @@ impl Placements {
             && self.prompt_switches.is_empty()
             && self.late_probes.is_empty()
             && self.resumed_probes.is_empty()
+            && self.stalled_visits.is_empty()
             && self.early_currs.is_empty()
             && self.held_clears.is_empty()
             && self.switch_steps_at.is_empty()
@@ -169,6 +174,7 @@ impl Placements {
         self.prompt_switches.extend(&other.prompt_switches);
         self.late_probes.extend(&other.late_probes);
         self.resumed_probes.extend(&other.resumed_probes);
+        self.stalled_visits.extend(&other.stalled_visits);
         self.held_clears.extend(&other.held_clears);
         for (&k, v) in &other.switch_steps_at {
             self.switch_steps_at.entry(k).or_default().extend(v);
@@ -349,6 +355,8 @@ impl Untraced {
         let resumed = self.placements.resumed_probes.contains(&idx);
         let reason = if resumed {
             RESUMED_PROBE_REASON
+        } else if self.placements.stalled_visits.contains(&idx) {
+            STALLED_VISIT_REASON
         } else {
             LATE_PROBE_REASON
         };
