@@ -345,6 +345,34 @@ pub fn plan(trace: &Trace) -> Plan {
     }
 }
 
+/// How long a CPU records nothing after a probe before the probe's step is taken to have run
+/// at the far end of a vCPU stall: a thousand times what a walk takes from one visit's probe
+/// to the next, well under a tick. (Any value from 50 µs to 5 ms gives the same figures on
+/// the 7.3.4 sweep boots of stops 51-53.)
+const STALL_NS: u64 = 1_000_000;
+
+/// Whether event `at`'s CPU records nothing for [`STALL_NS`] after it: its vCPU stopped after
+/// the probe's stamp. A walk's visit (`mm_cid_fixup_task_to_cpu`) runs after its
+/// `cid_task_lock` stamp, once the probe has written its record and the task's locks are
+/// taken; a vCPU that stops in between (in the probe's own tail, which is most of that code,
+/// or spinning on an rq lock that a stopped vCPU holds) visits at the far end of the stall,
+/// right before its next record (docs/models.md §5.6, *the two ends of a stall*). The scan
+/// reads at most the records of that span.
+fn stalled_after(trace: &Trace, at: usize) -> bool {
+    let ev = &trace.events;
+    let (cpu, end) = (ev.cpu(at), ev.ts(at).saturating_add(STALL_NS));
+    for j in at + 1..ev.len() {
+        if ev.ts(j) >= end {
+            return true;
+        }
+        if ev.cpu(j) == cpu {
+            return false;
+        }
+    }
+    // (the capture ends first: no record to run it at)
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,32 +463,4 @@ mod tests {
         let got: Vec<usize> = plan(&t).exec_moves.into_iter().collect();
         assert_eq!(got, [0]);
     }
-}
-
-/// How long a CPU records nothing after a probe before the probe's step is taken to have run
-/// at the far end of a vCPU stall: a thousand times what a walk takes from one visit's probe
-/// to the next, well under a tick. (Any value from 50 µs to 5 ms gives the same figures on
-/// the 7.3.4 sweep boots of stops 51-53.)
-const STALL_NS: u64 = 1_000_000;
-
-/// Whether event `at`'s CPU records nothing for [`STALL_NS`] after it: its vCPU stopped after
-/// the probe's stamp. A walk's visit (`mm_cid_fixup_task_to_cpu`) runs after its
-/// `cid_task_lock` stamp, once the probe has written its record and the task's locks are
-/// taken; a vCPU that stops in between (in the probe's own tail, which is most of that code,
-/// or spinning on an rq lock that a stopped vCPU holds) visits at the far end of the stall,
-/// right before its next record (docs/models.md §5.6, *the two ends of a stall*). The scan
-/// reads at most the records of that span.
-fn stalled_after(trace: &Trace, at: usize) -> bool {
-    let ev = &trace.events;
-    let (cpu, end) = (ev.cpu(at), ev.ts(at).saturating_add(STALL_NS));
-    for j in at + 1..ev.len() {
-        if ev.ts(j) >= end {
-            return true;
-        }
-        if ev.cpu(j) == cpu {
-            return false;
-        }
-    }
-    // (the capture ends first: no record to run it at)
-    false
 }

@@ -276,6 +276,16 @@ impl Search<'_> {
     /// the records that may) or the next event is in another jiffy. `None`: the policy does
     /// not count those reads, or no snapshot lies before the window (the caller falls back
     /// on those records).
+    /// The first record of event `probe`'s CPU after it that is not a tick, before `record`:
+    /// where a 7.x fork's step runs when its vCPU stopped between the probe's stamp and the
+    /// `mm_cid.lock` section (a resumed vCPU takes its pending tick first; docs/models.md §5.6,
+    /// *a visit after a stall*). `None` when the next such record is `record` or later.
+    fn resumed_after(&self, probe: usize, record: usize) -> Option<usize> {
+        let ev = &self.trace.events;
+        let cpu = ev.get(probe)?.cpu;
+        (probe + 1..record).find(|&j| ev.cpu(j) == cpu && !matches!(ev.at(j).kind, EventKind::Tick))
+    }
+
     fn reading_positions(&mut self, w: ForkWindow, mm: MmId, i: usize) -> Option<Reading> {
         let end = w.record.min(i + 1);
         let (b, snap) = self.snapshot_before(w.first)?;
@@ -390,11 +400,19 @@ impl Search<'_> {
             // a probed fork ran at its probe or before a stall of the parent's CPU: right after
             // one of that CPU's last records
             let positions: Vec<usize> = if w.inside {
-                // after the probe, up to its return, the latest first (a placement after the
-                // disagreement explains it by the fork not having run yet)
-                (w.first + 1..=w.record)
-                    .rev()
-                    .take(INSIDE_POSITIONS)
+                // the far end of a stall of the parent's CPU right after the probe first (its
+                // first record after it that is not a tick), then after the probe, up to its
+                // return, the latest first (a placement after the disagreement explains it by
+                // the fork not having run yet)
+                let resumed = self.resumed_after(w.first, w.record);
+                resumed
+                    .into_iter()
+                    .chain(
+                        (w.first + 1..=w.record)
+                            .rev()
+                            .filter(|&j| Some(j) != resumed)
+                            .take(INSIDE_POSITIONS),
+                    )
                     .collect()
             } else if w.probed {
                 let cpu = self.events.get(w.record).map(|e| e.cpu);
