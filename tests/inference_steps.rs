@@ -625,3 +625,23 @@ fn a_steal_from_the_disagreeing_cpu_may_run_after_a_later_move_there() {
         c.a
     );
 }
+
+/// docs/models.md §5.6, *a switch out of the mm whose step ran at its record*: a whole fresh
+/// probed 7.3.4 24-vCPU `workers` boot (traces/inference/README.md). 269 (CID 5 in TRANSIT,
+/// the 25th user's walk in progress) leaves CPU 9 for idle at 20.510460, and CPU 9 records
+/// nothing until its `cid_switch_done` at 20.523478; 286 on CPU 10 reports 5 at 20.510767:
+/// 269's schedout (`mm_cid_schedout`, which drops a CID in transit) had run at the switch.
+/// The search tried such a step only for switches into the mm, and placed nothing: 591 of 651.
+#[test]
+fn a_switch_out_of_the_mm_whose_step_ran_at_its_record_freed_the_cid() {
+    let file = "inference/k7.3.4-c24-workers-switch-out-late.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (651, 651), "{}", c.a);
+    assert_eq!(c.predicted, 591, "{}", c.a);
+    assert!(
+        c.placed("prompt_switch", 0, 20_523_478_000, 20_510_460_000),
+        "{}",
+        c.a
+    );
+    assert_eq!(c.probe_checks(), (196, 196), "{}", c.a);
+}

@@ -544,13 +544,16 @@ impl StepSource<'_> {
                 }
             }
             match e.kind {
-                EventKind::SchedSwitch { next_tid, .. }
-                    if switches < STEP_CANDIDATES
-                        && e.cpu != cpu
-                        && r.untraced.probed.switch
-                        && !p.prompt_switches.contains(&j)
-                        && r.task_mm(next_tid) == Some(mm)
-                        && quiet_until_sw(j, e.cpu) =>
+                // (into the mm, or out of it: an owner-mode schedout in TRANSIT mode drops
+                // the task's CID, `mm_cid_schedout`)
+                EventKind::SchedSwitch {
+                    next_tid, prev_tid, ..
+                } if switches < STEP_CANDIDATES
+                    && e.cpu != cpu
+                    && r.untraced.probed.switch
+                    && !p.prompt_switches.contains(&j)
+                    && (r.task_mm(next_tid) == Some(mm) || r.task_mm(prev_tid) == Some(mm))
+                    && quiet_until_sw(j, e.cpu) =>
                 {
                     out.push(Step::PromptSwitch(j));
                     switches += 1;
