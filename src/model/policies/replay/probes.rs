@@ -346,7 +346,7 @@ pub fn plan(trace: &Trace) -> Plan {
 }
 
 /// How long a CPU records nothing after a probe before the probe's step is taken to have run
-/// at the far end of a vCPU stall: a thousand times what a walk takes from one visit's probe
+/// at the far end of a vCPU stall: hundreds of times what a walk takes from one visit's probe
 /// to the next, well under a tick. (Any value from 50 µs to 5 ms gives the same figures on
 /// the 7.3.4 sweep boots of stops 51-53.)
 const STALL_NS: u64 = 1_000_000;
