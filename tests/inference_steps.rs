@@ -645,3 +645,23 @@ fn a_switch_out_of_the_mm_whose_step_ran_at_its_record_freed_the_cid() {
     );
     assert_eq!(c.probe_checks(), (196, 196), "{}", c.a);
 }
+
+/// docs/models.md §5.6, *a visit after a stall* (the fork's step): a whole fresh probed 7.3.4
+/// 24-vCPU `workers` boot (traces/inference/README.md). The 25th user's fork (287) is probed on
+/// CPU 23 at 26.507961-26.507970, and CPU 23 records nothing more until a tick at 26.518862 and
+/// the walk's first `cid_task_lock` at 26.519066; 282 keeps its per-task 19 on CPU 20 at
+/// 26.517815, so the flip to per-CPU mode had not run yet. The search tried the fork's step at
+/// the window's last 64 events only (the window is 830 events long) and placed nothing: 452.
+#[test]
+fn a_forks_step_after_a_stall_of_its_parent_runs_at_the_far_end() {
+    let file = "inference/k7.3.4-c24-workers-fork-resumed.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (518, 463), "{}", c.a);
+    assert_eq!(c.predicted, 452, "{}", c.a);
+    assert!(
+        c.placed("early_fork", 287, 26_587_940_000, 26_519_066_000),
+        "{}",
+        c.a
+    );
+    assert_eq!(c.probe_checks(), (196, 196), "{}", c.a);
+}
