@@ -75,8 +75,9 @@ unsafe impl GlobalAlloc for HugeBlocks {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller's contract, passed on
         let p = unsafe { System.realloc(ptr, layout, new_size) };
-        // (a block that grows past the limit, or moves, is advised again: cheap, and an
-        // mremap'd mapping keeps the mark anyway)
+        // (every growth to the limit or past it is advised: one that crosses it gets the
+        // mark here, and for one already marked the call is cheap, as an mremap'd mapping
+        // keeps the mark anyway)
         if new_size >= HUGE_FROM && layout.size() < new_size {
             Self::advise(p, new_size);
         }

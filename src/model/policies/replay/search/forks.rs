@@ -193,6 +193,16 @@ impl Search<'_> {
         None
     }
 
+    /// The first record of event `probe`'s CPU after it that is not a tick, before `record`:
+    /// where a 7.x fork's step runs when its vCPU stopped between the probe's stamp and the
+    /// `mm_cid.lock` section (a resumed vCPU takes its pending tick first; docs/models.md §5.6,
+    /// *a visit after a stall*). `None` when the next such record is `record` or later.
+    fn resumed_after(&self, probe: usize, record: usize) -> Option<usize> {
+        let ev = &self.trace.events;
+        let cpu = ev.get(probe)?.cpu;
+        (probe + 1..record).find(|&j| ev.cpu(j) == cpu && !matches!(ev.at(j).kind, EventKind::Tick))
+    }
+
     /// The positions of a lazy-compact fork's step in window `w` (before event `i`) that give
     /// different replays, the latest first: before event `p` and before `p + 1` differ only
     /// when event `p` can see the step. The step is `copy_mm`'s `mmget` (and the thread
@@ -276,16 +286,6 @@ impl Search<'_> {
     /// the records that may) or the next event is in another jiffy. `None`: the policy does
     /// not count those reads, or no snapshot lies before the window (the caller falls back
     /// on those records).
-    /// The first record of event `probe`'s CPU after it that is not a tick, before `record`:
-    /// where a 7.x fork's step runs when its vCPU stopped between the probe's stamp and the
-    /// `mm_cid.lock` section (a resumed vCPU takes its pending tick first; docs/models.md §5.6,
-    /// *a visit after a stall*). `None` when the next such record is `record` or later.
-    fn resumed_after(&self, probe: usize, record: usize) -> Option<usize> {
-        let ev = &self.trace.events;
-        let cpu = ev.get(probe)?.cpu;
-        (probe + 1..record).find(|&j| ev.cpu(j) == cpu && !matches!(ev.at(j).kind, EventKind::Tick))
-    }
-
     fn reading_positions(&mut self, w: ForkWindow, mm: MmId, i: usize) -> Option<Reading> {
         let end = w.record.min(i + 1);
         let (b, snap) = self.snapshot_before(w.first)?;
