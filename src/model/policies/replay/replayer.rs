@@ -13,6 +13,7 @@ use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+mod half_fork;
 mod pending_puts;
 mod probe_steps;
 mod records;
@@ -100,6 +101,9 @@ pub struct Replayer {
     /// 7.x: parents inside `sched_mm_cid_fork` of a CLONE_VM fork (between its entry probes
     /// and its `cid_fork_done`), with their mm: they hold that mm's `mm_cid.mutex`.
     pub(super) in_fork: FxHashMap<Tid, MmId>,
+    /// The model's view of an mm before the CID step of a CLONE_VM fork of it still inside
+    /// `sched_mm_cid_fork` (`half_fork.rs`).
+    fork_before: FxHashMap<MmId, crate::model::policies::policy::ProbeView>,
     /// Per exiting task, the model's state at its `cid_exit` probe, before the release (what
     /// its `cid_exit_users` read).
     exit_entry: FxHashMap<Tid, crate::model::policies::policy::ProbeView>,
@@ -168,6 +172,7 @@ impl Replayer {
             exit_half: FxHashMap::default(),
             exit_queue: Default::default(),
             in_fork: FxHashMap::default(),
+            fork_before: FxHashMap::default(),
             exit_entry: FxHashMap::default(),
         }
     }
@@ -207,6 +212,7 @@ impl Replayer {
         for f in forks {
             self.know(ts, f.parent);
             self.created.insert(f.child);
+            self.note_fork_before(f.parent);
             self.untraced.fork_early(&mut self.engine, ts, f);
             self.since.forget(f.child);
         }

@@ -82,10 +82,15 @@ impl Replayer {
                     (ahead, modelled_put),
                 );
             }
+            // (an exit that waits for the mutex runs at its record even where its reading
+            // came ahead of the model: the stalled vCPU then spun on the mutex too)
             let late = match self.untraced.late_probe(idx, who, ev.ts) {
                 Some(late) => Some(late),
-                None if ahead => Some((None, false)),
-                None => self.waits_for_mutex(idx, ev).map(|at| (Some(at), true)),
+                None => match self.waits_for_mutex(idx, ev) {
+                    Some(at) => Some((Some(at), true)),
+                    None if ahead => Some((None, false)),
+                    None => None,
+                },
             };
             if let (Some(mm), None) = (put_of, late) {
                 self.pending_puts.put(ev.cpu, mm);
@@ -233,6 +238,10 @@ impl Replayer {
                     _ => None,
                 }
                 .unwrap_or_else(|| self.engine.probe_view(by));
+                let m = match probe {
+                    Probe::ExitUsers => self.half_forked(&k, m, by),
+                    _ => m,
+                };
                 let fork_torn = probe == Probe::ForkUsers && torn(&k, &m);
                 let as_i = |v: Option<i32>| v.map(i64::from);
                 let of = |v: Option<u32>| v.map(i64::from);
@@ -504,7 +513,9 @@ impl Replayer {
             | EventKind::TaskNewtask { .. }
                 if !self.in_fork.is_empty() =>
             {
-                self.in_fork.remove(&ev.tid);
+                if let Some(mm) = self.in_fork.remove(&ev.tid) {
+                    self.fork_before.remove(&mm);
+                }
             }
             _ => {}
         }

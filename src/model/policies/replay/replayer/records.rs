@@ -105,6 +105,9 @@ impl Replayer {
                         },
                     );
                 }
+                if shares && !self.in_fork.is_empty() {
+                    self.note_fork_before(parent);
+                }
                 self.engine.step(
                     ts,
                     &DriverEvent::Fork {
