@@ -98,7 +98,8 @@ const SNAPSHOT_COST: u64 = 64;
 const PER_MISS_SHARE: u64 = 4;
 /// Placements a search compares for one disagreement.
 const SEARCH_CANDIDATES: usize = 8;
-/// Steps of the second kind that explain a disagreement a search compares (nearest first).
+/// Steps of the second kind that explain a disagreement a search compares (nearest first; the
+/// walk marks of one event count once).
 const STEP_FIXERS: usize = 3;
 /// The most recent forks of the mm a search tries for one disagreement.
 const FORK_WINDOWS: usize = 8;
@@ -598,8 +599,11 @@ impl Search<'_> {
         // switches deferred share theirs, the deferrals placed)
         let mut prefixes: Vec<(usize, usize, Option<Step>, Replayer)> = Vec::new();
         let tiers = cands.len();
+        // (the fixers found, the walk marks of one event counted once: the counts of one walk
+        // at one place are variants of one step, and must not crowd out the other kinds)
+        let (mut fixers, mut marked) = (0, Vec::new());
         for (k, step) in cands.into_iter().chain(fallback).enumerate() {
-            if found.len() >= STEP_FIXERS || (k >= tiers && !found.is_empty()) {
+            if fixers >= STEP_FIXERS || (k >= tiers && !found.is_empty()) {
                 break;
             }
             let s = step.start();
@@ -667,7 +671,19 @@ impl Search<'_> {
                     eprintln!("    its state breaks {v:?}");
                 }
             }
+            let before = found.len();
             found.extend(Candidate::if_explains(t, placements, vec![step], b, target));
+            if found.len() > before {
+                match step {
+                    Step::WalkMark { at, .. } | Step::WalkMarkDeferring { at, .. } => {
+                        if !marked.contains(&at) {
+                            marked.push(at);
+                            fixers += 1;
+                        }
+                    }
+                    _ => fixers += 1,
+                }
+            }
         }
         let horizon = (i + SEARCH_AHEAD).min(n - 1);
         let c = self.best(&found, i, horizon)?;

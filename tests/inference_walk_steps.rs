@@ -1,0 +1,71 @@
+//! Untraced steps around a 7.x fixup walk to per-CPU mode (docs/models.md §5.3 T3, §5.6) that
+//! the search places on whole fresh probed 7.3.4 24-vCPU `workers` boots (traces/inference/
+//! README.md): while the 25th user's fork walks the users, vCPUs that stop between a switch's
+//! record and its CID step, or a fork's probe and its flip, move what the other CPUs are handed.
+//! Each fails on the build before its step was a candidate.
+
+mod common;
+
+use common::agreement::checked_cut;
+
+/// docs/models.md §5.6, *a switch out of the mm whose step ran at its record*: a whole fresh
+/// probed 7.3.4 24-vCPU `workers` boot (traces/inference/README.md). 269 (CID 5 in TRANSIT,
+/// the 25th user's walk in progress) leaves CPU 9 for idle at 20.510460, and CPU 9 records
+/// nothing until its `cid_switch_done` at 20.523478; 286 on CPU 10 reports 5 at 20.510767:
+/// 269's schedout (`mm_cid_schedout`, which drops a CID in transit) had run at the switch.
+/// The search tried such a step only for switches into the mm, and placed nothing: 591 of 651.
+#[test]
+fn a_switch_out_of_the_mm_whose_step_ran_at_its_record_freed_the_cid() {
+    let file = "inference/k7.3.4-c24-workers-switch-out-late.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (651, 651), "{}", c.a);
+    assert_eq!(c.predicted, 591, "{}", c.a);
+    assert!(
+        c.placed("prompt_switch", 0, 20_523_478_000, 20_510_460_000),
+        "{}",
+        c.a
+    );
+    assert_eq!(c.probe_checks(), (196, 196), "{}", c.a);
+}
+
+/// docs/models.md §5.6, *a visit after a stall* (the fork's step): a whole fresh probed 7.3.4
+/// 24-vCPU `workers` boot (traces/inference/README.md). The 25th user's fork (287) is probed on
+/// CPU 23 at 26.507961-26.507970, and CPU 23 records nothing more until a tick at 26.518862 and
+/// the walk's first `cid_task_lock` at 26.519066; 282 keeps its per-task 19 on CPU 20 at
+/// 26.517815, so the flip to per-CPU mode had not run yet. The search tried the fork's step at
+/// the window's last 64 events only (the window is 830 events long) and placed nothing: 452.
+#[test]
+fn a_forks_step_after_a_stall_of_its_parent_runs_at_the_far_end() {
+    let file = "inference/k7.3.4-c24-workers-fork-resumed.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (518, 463), "{}", c.a);
+    assert_eq!(c.predicted, 452, "{}", c.a);
+    assert!(
+        c.placed("early_fork", 287, 26_587_940_000, 26_519_066_000),
+        "{}",
+        c.a
+    );
+    assert_eq!(c.probe_checks(), (196, 196), "{}", c.a);
+}
+
+/// A switch into the mm whose CID step ran at its record, found among the walk's marks: a whole
+/// fresh probed 7.3.4 24-vCPU `workers` boot (traces/inference/README.md). The 25th user's fork
+/// walks the users from 10.410502 to 10.451799 (the mm in ONCPU|TRANSIT); 280 leaves CPU 17 at
+/// 10.443049, dropping its transit CID 1; 276 switches in on CPU 18 at 10.443202, whose vCPU
+/// records nothing more until its `cid_switch_done` at 10.449755, and 284 on CPU 20 is handed 2
+/// at 10.443580: 276 had taken 1 at its switch. Three walk marks of one event also explained the
+/// miss, and counted as three of the three fixers a search compares, so the switch's step was
+/// never tried: 1149 of 1501 with one mark.
+#[test]
+fn a_switch_step_at_its_record_is_tried_beside_the_walks_marks() {
+    let file = "inference/k7.3.4-c24-workers-prompt-switch-in-walk.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (1501, 1501), "{}", c.a);
+    assert_eq!(c.predicted, 977, "{}", c.a);
+    assert!(
+        c.placed("prompt_switch", 276, 10_449_755_000, 10_443_202_000),
+        "{}",
+        c.a
+    );
+    assert_eq!(c.probe_checks(), (196, 196), "{}", c.a);
+}
