@@ -105,8 +105,11 @@ impl Replayer {
                         },
                     );
                 }
-                if shares && !self.in_fork.is_empty() {
-                    self.note_fork_before(parent);
+                // (a CLONE_VM fork recorded has run its step: the state before a fork of the
+                // mm is history unless another one is still inside `sched_mm_cid_fork`)
+                if let Some(mm) = pmm.filter(|&m| shares && !self.in_fork.values().any(|&x| x == m))
+                {
+                    self.fork_before.remove(&mm);
                 }
                 self.engine.step(
                     ts,
