@@ -9,6 +9,7 @@
 use super::Replayer;
 use crate::events::{MmCidState, Tid};
 use crate::model::policies::policy::ProbeView;
+use crate::model::tasks::MmId;
 
 impl Replayer {
     /// Before a CLONE_VM fork's CID step runs (its parent `parent`): the model's view of the
@@ -24,11 +25,10 @@ impl Replayer {
     /// mm is in flight and the reading is exactly the mm before that fork's step, or half way
     /// (`m`'s users, the rest as before the step), that state.
     pub(super) fn half_forked(&self, read: &MmCidState, m: ProbeView, tid: Tid) -> ProbeView {
-        let Some(mm) = self.engine.core.task(tid).and_then(|t| t.mm) else {
-            return m;
-        };
-        let forking = self.in_fork.iter().any(|(&p, &x)| p != tid && x == mm);
-        let Some(before) = self.fork_before.get(&mm).filter(|_| forking) else {
+        let Some(before) = self
+            .forking_mm(tid)
+            .and_then(|mm| self.fork_before.get(&mm))
+        else {
             return m;
         };
         // (the whole fork not run yet: its vCPU stopped before `users++`, spinning on the
@@ -44,19 +44,35 @@ impl Replayer {
             cid_users: m.cid_users,
             ..not_yet
         };
-        let same = |k: Option<i32>, v: Option<u32>| match (k, v) {
-            (Some(k), Some(v)) => k == v as i32,
-            _ => true,
-        };
-        let exactly = |v: &ProbeView| {
-            same(read.users, v.cid_users)
-                && same(read.max_cids, v.max_cids)
-                && same(read.pcpu_thrs, v.pcpu_thrs)
-                && same(read.mode, v.mode_bits)
-        };
-        if exactly(&m) {
+        if reads_as(read, &m) {
             return m;
         }
-        [not_yet, half].into_iter().find(exactly).unwrap_or(m)
+        [not_yet, half]
+            .into_iter()
+            .find(|v| reads_as(read, v))
+            .unwrap_or(m)
     }
+
+    /// `tid`'s mm, where a CLONE_VM fork of it by another task is inside `sched_mm_cid_fork`
+    /// (`in_fork`) and so holds its `mm_cid.mutex`.
+    pub(super) fn forking_mm(&self, tid: Tid) -> Option<MmId> {
+        let mm = self.engine.core.task(tid).and_then(|t| t.mm)?;
+        self.in_fork
+            .iter()
+            .any(|(&p, &x)| p != tid && x == mm)
+            .then_some(mm)
+    }
+}
+
+/// Whether every value of the mm `read` holds is `v`'s (a value missing on either side is not
+/// compared).
+pub(super) fn reads_as(read: &MmCidState, v: &ProbeView) -> bool {
+    let same = |k: Option<i32>, m: Option<u32>| match (k, m) {
+        (Some(k), Some(m)) => k == m as i32,
+        _ => true,
+    };
+    same(read.users, v.cid_users)
+        && same(read.max_cids, v.max_cids)
+        && same(read.pcpu_thrs, v.pcpu_thrs)
+        && same(read.mode, v.mode_bits)
 }

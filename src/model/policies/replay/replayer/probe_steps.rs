@@ -483,9 +483,8 @@ impl Replayer {
         // mutex for its body, or a later exit's reading shows it unreleased: it held the mutex
         // or waited for it, `probes::Plan::exit_queue`; owner-mode only: 6.x exits take no
         // mutex)
-        let mm = self.engine.core.task(tid).and_then(|t| t.mm);
         let owner_mode = self.engine.probe_view(tid).mode_bits.is_some();
-        let forking = mm.is_some_and(|mm| self.in_fork.iter().any(|(&p, &m)| p != tid && m == mm));
+        let forking = self.forking_mm(tid).is_some();
         let q = &self.exit_queue;
         let held = q.held.contains(&tid);
         // (where a later exit's reading shows it released before its record, there)
@@ -632,14 +631,8 @@ impl Replayer {
 /// not. A kprobe reads its arguments one after the other (`store_trace_args`), so a vCPU that
 /// stopped between two of them read the rest at a moment up to its CPU's next record.
 fn torn(read: &MmCidState, held: &ProbeView) -> bool {
-    let differs = |k: Option<i32>, m: Option<u32>| match (k, m) {
-        (Some(k), Some(m)) => k != m as i32,
-        _ => false,
-    };
     matches!((read.users, held.cid_users), (Some(k), Some(m)) if k == m as i32)
-        && (differs(read.max_cids, held.max_cids)
-            || differs(read.pcpu_thrs, held.pcpu_thrs)
-            || differs(read.mode, held.mode_bits))
+        && !super::half_fork::reads_as(read, held)
 }
 
 #[cfg(test)]
