@@ -69,3 +69,30 @@ fn a_switch_step_at_its_record_is_tried_beside_the_walks_marks() {
     );
     assert_eq!(c.probe_checks(), (196, 196), "{}", c.a);
 }
+
+/// docs/models.md §5.6, *a visit after a stall*, its other end: a whole fresh probed 7.3.4
+/// 44-vCPU `workers` boot (traces/inference/README.md). The 45th user's fork walks the users
+/// on CPU 2 from 14.608638 to 14.714108, its vCPU running only at its ticks; its visit of 453
+/// (`cid_task_lock` at 14.608677) is followed by 13.5 ms of silence, so the plain replay runs
+/// it at the tick (14.622205). But 453, switched in on CPU 29 at 14.617924 (whose next record
+/// is its `cid_switch_done` at 14.631652), reports 1, the lowest free CID, not its own 43,
+/// and 415, 411, 421 and 418 take 5 in turn from 14.624852 on: the visit had dropped 43 at the
+/// probe, and 453's switch step took 1 at its record. The search placed nothing: 1141 of 1251.
+#[test]
+fn a_stalled_visit_may_have_run_at_its_probe() {
+    let file = "inference/k7.3.4-c44-workers-visit-at-probe.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (1251, 1214), "{}", c.a);
+    assert_eq!(c.predicted, 1141, "{}", c.a);
+    assert!(
+        c.placed("visit_at_probe", 453, 14_608_677_000, 14_608_677_000),
+        "{}",
+        c.a
+    );
+    assert!(
+        c.placed("prompt_switch", 453, 14_631_652_000, 14_617_924_000),
+        "{}",
+        c.a
+    );
+    assert_eq!(c.probe_checks(), (356, 356), "{}", c.a);
+}

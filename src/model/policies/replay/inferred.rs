@@ -227,6 +227,23 @@ impl<'a> Context<'a> {
                 vec![p("late_probe", probe, at, probe, n)]
             }
             Step::ProbeAtResume { probe, at } => vec![p("probe_at_resume", probe, at, probe, at)],
+            Step::VisitAtProbe { probe, switch } => {
+                // (placed at its probe: the stall's near end, where the plain replay took the far)
+                let n = self.next_on_cpu(probe);
+                let visited = match self.ev(probe).map(|e| e.kind) {
+                    Some(EventKind::Probe { num, .. }) => num,
+                    _ => self.subject(probe),
+                };
+                let mut v = vec![Placed {
+                    tid: visited,
+                    ..p("visit_at_probe", probe, probe, probe, n)
+                }];
+                v.extend(switch.map(|s| {
+                    let b = self.next_on_cpu(s);
+                    p("prompt_switch", b, s, s, b)
+                }));
+                v
+            }
             Step::LateProbePrompt { probe, switch } => {
                 let (a, b) = (self.next_on_cpu(probe), self.next_on_cpu(switch));
                 vec![

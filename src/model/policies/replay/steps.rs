@@ -14,6 +14,7 @@ mod capture;
 mod exits;
 mod in_flight;
 mod stalls;
+mod visits;
 
 pub(super) use capture::{EventsAt, NextOnCpu, NextOnCpuScan};
 
@@ -137,6 +138,12 @@ pub(super) enum Step {
     /// With the switch probe: the CID step of `cpu`'s pending switch ran right before the
     /// event at `at` (between the switch record and its `cid_switch_done`).
     SwitchStepAt { at: usize, cpu: u16 },
+    /// An owner-mode walk's visit at its `cid_task_lock` probe `probe` after all, where the
+    /// plain replay ran it at the walker CPU's next record (the CPU stalled after the visit,
+    /// not before it: the stall's other end); with `switch`, the visited task's switch record
+    /// there ran its CID step at the record too ([`Step::PromptSwitch`]: its CPU stalled
+    /// before `finish_task_switch`).
+    VisitAtProbe { probe: usize, switch: Option<usize> },
 }
 
 /// Switches in flight an [`Step::ExitInFlight`] defers at most.
@@ -170,6 +177,7 @@ impl Step {
             Step::FutexPutWaking { at, wake, .. } => at.min(wake),
             Step::LateProbePrompt { probe, switch } => probe.min(switch),
             Step::LateProbeBefore { probe, .. } | Step::ProbeAtResume { probe, .. } => probe,
+            Step::VisitAtProbe { probe, switch } => switch.map_or(probe, |s| s.min(probe)),
             Step::ExitInFlight {
                 switches, n, at, ..
             }
@@ -277,6 +285,13 @@ impl Step {
             }
             Step::HeldClear(s) => {
                 p.held_clears.insert(s);
+            }
+            Step::VisitAtProbe { probe, switch } => {
+                p.late_probes.remove(&probe);
+                p.stalled_visits.remove(&probe);
+                if let Some(s) = switch {
+                    p.prompt_switches.insert(s);
+                }
             }
             Step::SwitchStepAt { at, cpu } => p.switch_steps_at.entry(at).or_default().push(cpu),
             Step::CurrEarly { at, cpu, tid } => {
@@ -535,6 +550,7 @@ impl StepSource<'_> {
                 .collect();
             steps.extend(flips);
             steps.extend(pairs);
+            steps.extend(self.visits_at_probe(r, sw, mm));
         }
         let futex = r.engine.futex_ref_held(mm) && !probed.futex_put;
         steps.extend(switches.iter().copied().map(Step::DeferredSwitch));
