@@ -467,27 +467,6 @@ fn a_deferred_switch_step_ran_before_a_later_switch_in() {
     );
 }
 
-/// `rq->curr` set ahead of a switch record that comes only after the disagreement (docs/models.md
-/// §5.6, *`rq->curr` ahead of its record*, a stall across the disagreement): the first 1300
-/// events of a fresh 6.18.15 24-vCPU `workers` boot (traces/inference/README.md). 297 is woken
-/// to idle CPU 13 (10.720994) and enqueued there by CPU 13's interrupt (10.722739, `dNh3`), in
-/// which CPU 13 wakes 296 (CID 4, CPU 13's slot) to idle CPU 14. CPU 13 records its switch to
-/// 297 only at 10.729262, but 296's enqueue on CPU 14 (before its switch-in at 10.722969) saw
-/// 297 current on CPU 13 already, left CPU 13's 4 alone and 296 allocated 7, the first free
-/// CID; 297 then reports 4 on CPU 13. The plain replay moved 4 along to CPU 14.
-#[test]
-fn a_current_set_before_a_stall_across_the_disagreement_kept_the_sources_cid() {
-    let file = "inference/k6.18.15-c24-workers-curr-across.ftrace.txt.zst";
-    let c = checked_cut(file, &[]);
-    assert_eq!(c.fresh, (197, 197), "{}", c.a);
-    assert_eq!(c.predicted, 189, "{}", c.a);
-    assert!(
-        c.placed("curr_early", 297, 10_729_262_000, 10_722_739_000),
-        "{}",
-        c.a
-    );
-}
-
 /// A queued wakeup's steal from the disagreeing CPU together with the futex hash's reference
 /// gone by an earlier switch-in (docs/models.md §11 item 9, §2.3): the first 1800 events of a
 /// fresh 6.18.15 48-vCPU `workers` boot (traces/inference/README.md). 471 (CID 6 on CPU 31)

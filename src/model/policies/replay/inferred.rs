@@ -251,6 +251,10 @@ impl<'a> Context<'a> {
                     p("prompt_switch", b, switch, switch, b),
                 ]
             }
+            Step::CurrEarlies { at, n } => at[..n]
+                .iter()
+                .flat_map(|&(at, cpu, tid)| self.expand(Step::CurrEarly { at, cpu, tid }))
+                .collect(),
             Step::CurrEarly { at, cpu, tid } => {
                 // rq->curr was set in __schedule between that CPU's previous record and its
                 // switch record (the first record of the CPU after `at`)

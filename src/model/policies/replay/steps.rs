@@ -144,6 +144,12 @@ pub(super) enum Step {
     /// there ran its CID step at the record too ([`Step::PromptSwitch`]: its CPU stalled
     /// before `finish_task_switch`).
     VisitAtProbe { probe: usize, switch: Option<usize> },
+    /// [`Step::CurrEarly`] for each of the first `n` of `at` (a wave of migrations whose
+    /// source CPUs stalled inside `__schedule` together: one alone leaves the others' steals).
+    CurrEarlies {
+        at: [(usize, u16, Tid); STEP_CANDIDATES],
+        n: usize,
+    },
 }
 
 /// Switches in flight an [`Step::ExitInFlight`] defers at most.
@@ -178,6 +184,7 @@ impl Step {
             Step::LateProbePrompt { probe, switch } => probe.min(switch),
             Step::LateProbeBefore { probe, .. } | Step::ProbeAtResume { probe, .. } => probe,
             Step::VisitAtProbe { probe, switch } => switch.map_or(probe, |s| s.min(probe)),
+            Step::CurrEarlies { at, n } => at[..n].iter().map(|a| a.0).min().unwrap_or(0),
             Step::ExitInFlight {
                 switches, n, at, ..
             }
@@ -296,6 +303,11 @@ impl Step {
             Step::SwitchStepAt { at, cpu } => p.switch_steps_at.entry(at).or_default().push(cpu),
             Step::CurrEarly { at, cpu, tid } => {
                 p.early_currs.entry(at).or_default().push((cpu, tid))
+            }
+            Step::CurrEarlies { at, n } => {
+                for &(a, cpu, tid) in &at[..n] {
+                    p.early_currs.entry(a).or_default().push((cpu, tid));
+                }
             }
         }
     }

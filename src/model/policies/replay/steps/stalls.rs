@@ -282,7 +282,13 @@ impl StepSource<'_> {
     /// disagreeing update `i` (the switch itself may be recorded after it: a vCPU stalled
     /// between `rq->curr = next` and the record across the disagreement, `kernel/sched/core.c`
     /// @6.18.15 l.6897, l.6931); those from the disagreeing update's CPU first (the CPU whose
-    /// CID a steal took), then the others, nearest first.
+    /// CID a steal took), then the others, nearest first; then the first paired with each
+    /// other ([`Step::CurrEarlies`]). A fresh probed 6.18.15 48-vCPU `workers` boot: 482 and
+    /// 481 swap CPUs 28 and 26 (their moves probed at 17.881397 and 17.881703); 481 reports 10
+    /// on CPU 28, the lowest free (482's move put CPU 28's 20, and CPU 26, switching to 482
+    /// already, kept 17), and 483, moved to CPU 31, the 23 that 485 left there (485's move on
+    /// at 17.867988 found CPU 31 running 483 already). With CPU 26's alone, 483's update and
+    /// the next three allocations of the mm disagree, more than without it.
     pub(super) fn early_currents(
         &self,
         r: &Replayer,
@@ -352,6 +358,23 @@ impl StepSource<'_> {
         }
         out.extend(others);
         out.truncate(STEP_CANDIDATES);
+        // (several source CPUs of a wave of migrations stalled inside `__schedule` together:
+        // the first with each of the others, where one alone explains the update but leaves
+        // later ones it explained before)
+        let currs: Vec<(usize, u16, Tid)> = out
+            .iter()
+            .filter_map(|s| match *s {
+                Step::CurrEarly { at, cpu, tid } => Some((at, cpu, tid)),
+                _ => None,
+            })
+            .collect();
+        if let Some((&first, rest)) = currs.split_first() {
+            for &other in rest {
+                let mut at = [(0, 0, 0); STEP_CANDIDATES];
+                at[..2].copy_from_slice(&[first, other]);
+                out.push(Step::CurrEarlies { at, n: 2 });
+            }
+        }
         out
     }
 

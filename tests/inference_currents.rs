@@ -1,0 +1,56 @@
+//! `rq->curr` set ahead of its switch record (docs/models.md §5.6, *`rq->curr` ahead of its
+//! record*): a migration's `sched_mm_cid_migrate_to` that found its source CPU running a task
+//! of the mm already, whose switch record came only later (the vCPU stalled inside
+//! `__schedule`), and left the source's CID alone. Each fails on the build before its step was
+//! a candidate.
+
+mod common;
+
+use common::agreement::checked_cut;
+
+/// `rq->curr` set ahead of a switch record that comes only after the disagreement (docs/models.md
+/// §5.6, *`rq->curr` ahead of its record*, a stall across the disagreement): the first 1300
+/// events of a fresh 6.18.15 24-vCPU `workers` boot (traces/inference/README.md). 297 is woken
+/// to idle CPU 13 (10.720994) and enqueued there by CPU 13's interrupt (10.722739, `dNh3`), in
+/// which CPU 13 wakes 296 (CID 4, CPU 13's slot) to idle CPU 14. CPU 13 records its switch to
+/// 297 only at 10.729262, but 296's enqueue on CPU 14 (before its switch-in at 10.722969) saw
+/// 297 current on CPU 13 already, left CPU 13's 4 alone and 296 allocated 7, the first free
+/// CID; 297 then reports 4 on CPU 13. The plain replay moved 4 along to CPU 14.
+#[test]
+fn a_current_set_before_a_stall_across_the_disagreement_kept_the_sources_cid() {
+    let file = "inference/k6.18.15-c24-workers-curr-across.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (197, 197), "{}", c.a);
+    assert_eq!(c.predicted, 189, "{}", c.a);
+    assert!(
+        c.placed("curr_early", 297, 10_729_262_000, 10_722_739_000),
+        "{}",
+        c.a
+    );
+}
+
+/// Two source CPUs of a wave of migrations stalled inside `__schedule` together (docs/models.md
+/// §5.6, `Step::CurrEarlies`): a whole fresh probed 6.18.15 48-vCPU `workers` boot
+/// (traces/inference/README.md). 482 and 481 swap CPUs 28 and 26 (their moves probed at
+/// 17.881397 and 17.881703); 481 reports 10 on CPU 28, the lowest free CID (482's move put CPU
+/// 28's 20, and CPU 26, switching to 482 already, kept 17), and 483, moved to CPU 31, reports
+/// the 23 that 485 left there when it moved on at 17.867988 (CPU 31 running 483 already). CPU
+/// 26's step alone left more disagreements ahead than none, and was not kept: 1096 of 1310.
+#[test]
+fn two_sources_of_a_migration_wave_ran_their_next_tasks_early() {
+    let file = "inference/k6.18.15-c48-workers-curr-early-pair.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (1310, 1217), "{}", c.a);
+    assert_eq!(c.predicted, 1068, "{}", c.a);
+    assert!(
+        c.placed("curr_early", 482, 17_893_208_000, 17_881_703_000),
+        "{}",
+        c.a
+    );
+    assert!(
+        c.placed("curr_early", 483, 17_882_531_000, 17_867_988_000),
+        "{}",
+        c.a
+    );
+    assert_eq!(c.probe_checks(), (406, 401), "{}", c.a);
+}
