@@ -97,6 +97,9 @@ pub struct Mm {
     pub nr_threads: u32,
     /// Buckets of its process-private futex hash (0: none yet, or not known).
     pub futex_buckets: u32,
+    /// Buckets of the replacement hash waiting for the installed one's references to die
+    /// (`mm->futex_phash_new`; 0: none).
+    pub futex_pending: u32,
     /// `mm_users` references the futex hash holds across RCU grace periods (in `mm_users`).
     pub futex_refs: u32,
 }
@@ -123,6 +126,7 @@ impl Mm {
             preexisting: false,
             nr_threads: 1,
             futex_buckets: 0,
+            futex_pending: 0,
             futex_refs: 0,
         }
     }

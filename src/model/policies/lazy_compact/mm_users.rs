@@ -52,12 +52,21 @@ impl LazyCompact {
                 // the first hash (no old one to drop), or one the model never saw grow
                 m.futex_buckets = want;
             } else if want > m.futex_buckets {
-                m.futex_buckets = want;
-                // a replacement still pending (its reference held) absorbs this one: "two
-                // updates raced; throw out the lesser one" (core.c l.1862-1873), no mmget
-                if m.futex_refs == 0 {
-                    m.futex_refs = 1;
+                // `futex_hash_allocate_default` compares with the installed hash only
+                if m.futex_pending == 0 {
+                    // no replacement yet: `futex_private_hash_put(cur)`'s `futex_ref_drop`
+                    // takes the reference, and the new hash waits for the old one to die
+                    m.futex_pending = want;
+                    m.futex_refs += 1;
                     m.mm_users += 1;
+                } else {
+                    // "two updates raced; throw out the lesser one" (core.c l.1862-1873), no
+                    // mmget; once the old hash is dead (its reference dropped),
+                    // `__futex_pivot_hash` installs the greater one here
+                    m.futex_pending = m.futex_pending.max(want);
+                    if m.futex_refs == 0 {
+                        m.futex_buckets = std::mem::take(&mut m.futex_pending);
+                    }
                 }
             }
         }
@@ -136,7 +145,9 @@ mod tests {
                 (6, 6 + futex as u32),
                 "{futex}"
             );
-            assert_eq!(lc.futex_buckets, if futex { 32 } else { 0 });
+            // 16 installed, 32 waiting for the old hash's references to die
+            let want = if futex { (16, 32) } else { (0, 0) };
+            assert_eq!((lc.futex_buckets, lc.futex_pending), want);
             for (i, t) in (106..=109).enumerate() {
                 s.thread(100, t, 6 + i as u16);
             }
@@ -149,6 +160,43 @@ mod tests {
             s.step(DriverEvent::FutexRefPut { mm });
             assert_eq!(s.lc(mm).unwrap().mm_users, 10, "{futex}");
         }
+    }
+
+    /// The reference's drop does not install the waiting hash (a futex op or the next growing
+    /// clone does, `__futex_pivot_hash`): on 48 CPUs the 34th thread's clone (33 threads, 256
+    /// buckets) after the drop installs the greater of the two and takes no reference. Seen on
+    /// a probed 6.18.15 48-vCPU `workers` boot: `cid_fork` read 35 users there, not 36.
+    #[test]
+    fn the_first_growth_after_the_drop_installs_the_waiting_hash() {
+        let mut s = Script::with_params(
+            PolicyKind::LazyCompact,
+            Params {
+                cpus: 48,
+                hz: 250,
+                version: KernelVersion::V6_14,
+                futex_hash_ref: true,
+                ..Params::default()
+            },
+        );
+        let mm = s.process(100, 0);
+        for (i, t) in (101..=132).enumerate() {
+            s.thread(100, t, 1 + (i % 47) as u16);
+        }
+        let lc = s.lc(mm).unwrap();
+        assert_eq!((lc.nr_threads, lc.mm_users), (33, 34));
+        assert_eq!(
+            (lc.futex_buckets, lc.futex_pending, lc.futex_refs),
+            (16, 128, 1)
+        );
+        s.step(DriverEvent::FutexRefPut { mm });
+        assert_eq!(s.lc(mm).unwrap().mm_users, 33);
+        s.thread(100, 133, 40);
+        let lc = s.lc(mm).unwrap();
+        assert_eq!((lc.nr_threads, lc.mm_users), (34, 34), "no new reference");
+        assert_eq!(
+            (lc.futex_buckets, lc.futex_pending, lc.futex_refs),
+            (256, 0, 0)
+        );
     }
 
     /// kernel/futex/core.c l.1915-1916: roundup_pow_of_two(4 * threads), at least 16.
