@@ -213,7 +213,12 @@ impl Replayer {
             self.know(ts, f.parent);
             self.created.insert(f.child);
             self.note_fork_before(f.parent);
+            let mm = self.task_mm(f.parent);
+            let held = mm.is_some_and(|m| self.engine.futex_ref_held(m));
             self.untraced.fork_early(&mut self.engine, ts, f);
+            if let Some(m) = mm.filter(|&m| !held && self.engine.futex_ref_held(m)) {
+                self.pending_puts.futex_get(f.child, m);
+            }
             self.since.forget(f.child);
         }
     }
