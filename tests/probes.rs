@@ -389,6 +389,23 @@ fn an_exit_that_read_after_a_stall_is_released_at_its_cpus_next_record() {
     all_fresh_agreed(&m);
 }
 
+/// The mirror: a `cid_exit_users` that read more users than the model holds read after forks
+/// of the mm. A whole fresh probed 7.3.4 24-vCPU `churn` boot (traces/inference/README.md):
+/// 424's exit is stamped at 9.930637 and reads users 5, `max_cids` 6, what 428's fork (9.933788)
+/// left, and CPU 3 records again only at 9.939694; the exits read up to 9.939419 still count
+/// 424. Released at its stamp (the model had 2 users there), 6 updates disagreed until a search
+/// placed the release later, and two values mismatched.
+#[test]
+fn an_exit_that_read_after_forks_is_released_at_its_cpus_next_record() {
+    let m = agreement(
+        "inference/k7.3.4-c24-churn-exit-read-after-forks.ftrace.txt.zst",
+        &[],
+    );
+    every_check_matches(&m, 2692);
+    assert_eq!(m["predicted"], m["checked"], "{m}");
+    assert_eq!(m["inferred_steps"], serde_json::json!([]), "{m}");
+}
+
 /// 6.x exec balancing: `bprm_execve` runs `sched_mm_cid_before_execve` (the CID released on
 /// the CPU the task ran on) before `sched_exec` has the stopper move it, so the move's
 /// `cid_migrate_to` reads `last_mm_cid` -1 while the exec record comes later. A whole fresh

@@ -423,7 +423,8 @@ impl Replayer {
                 held.is_some_and(|m| num < m)
             }
             // (a 7.x exit whose `cid_exit_users` read fewer users than the model holds: other
-            // exits' releases ran first; owner-mode counts its users itself, so one is enough)
+            // exits' releases ran first; or more: forks ran first, as a `cid_migrate_to`'s;
+            // owner-mode counts its users itself, so one is enough)
             EventKind::Probe {
                 probe: Probe::ExitUsers,
                 ptr,
@@ -431,7 +432,7 @@ impl Replayer {
             } if self.exits_read.contains(&ev.tid) => {
                 let read = MmCidState::from_ptr(ptr);
                 let held = self.engine.probe_view(ev.tid);
-                matches!((read.users, held.cid_users), (Some(k), Some(m)) if k < m as i32)
+                matches!((read.users, held.cid_users), (Some(k), Some(m)) if k != m as i32)
                     || torn(&read, &held)
             }
             _ => false,
