@@ -617,7 +617,11 @@ impl StepSource<'_> {
             }));
         }
         if !probed.exit {
-            steps.extend(self.exit_candidates(r, sw, tid, mm));
+            let observed = match self.ev(i).map(|e| e.kind) {
+                Some(EventKind::RseqUpdate { mm_cid, .. }) if mm_cid >= 0 => Some(mm_cid),
+                _ => None,
+            };
+            steps.extend(self.exit_candidates(r, sw, (tid, observed), mm));
             steps.extend(self.in_flight_candidates(r, (sw, i), tid, mm));
         }
         // T3: a lazy walk in progress had visited more tasks by the switch-in's step (the fewest

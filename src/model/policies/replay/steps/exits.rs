@@ -92,11 +92,12 @@ impl StepSource<'_> {
     }
 
     /// The exits of other tasks of `mm` (not `tid`) not placed yet whose windows `within`
-    /// accepts, nearest record first, at most [`STEP_CANDIDATES`].
+    /// accepts, nearest record first, at most [`STEP_CANDIDATES`]; the one whose task holds
+    /// `holder_of` (the CID the disagreeing update observed) in the model before all others.
     pub(super) fn exits_near(
         &self,
         r: &Replayer,
-        tid: Tid,
+        (tid, holder_of): (Tid, Option<i32>),
         mm: MmId,
         within: impl Fn(&ExitWindow) -> bool,
     ) -> Vec<(&ExitWindow, EarlyExit)> {
@@ -117,7 +118,10 @@ impl StepSource<'_> {
                     && r.engine.core.task(w.tid).and_then(|t| t.mm) == Some(mm)
             })
             .collect();
-        near.sort_by_key(|w| w.record);
+        // (where many threads of the mm exit, the one that released the CID observed is seldom
+        // among the nearest few)
+        let holds = |w: &ExitWindow| holder_of.is_some() && r.engine.task_cid(w.tid) == holder_of;
+        near.sort_by_key(|w| (!holds(w), w.record));
         near.truncate(STEP_CANDIDATES);
         near.into_iter()
             .map(|w| {
@@ -133,9 +137,15 @@ impl StepSource<'_> {
     /// T7: exits of other tasks of the mm whose window holds the disagreeing task's switch-in
     /// `sw` (the release before that allocation), nearest first; each at `sw` and at earlier
     /// switch-ins into the mm inside its window.
-    pub(super) fn exit_candidates(&self, r: &Replayer, sw: usize, tid: Tid, mm: MmId) -> Vec<Step> {
+    pub(super) fn exit_candidates(
+        &self,
+        r: &Replayer,
+        sw: usize,
+        who: (Tid, Option<i32>),
+        mm: MmId,
+    ) -> Vec<Step> {
         let mut out = Vec::new();
-        let near = self.exits_near(r, tid, mm, |w| {
+        let near = self.exits_near(r, who, mm, |w| {
             w.first <= sw && w.record > sw && w.record <= sw + SEARCH_LOOKBACK
         });
         for (w, exit) in near {

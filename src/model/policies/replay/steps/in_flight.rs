@@ -30,7 +30,7 @@ impl StepSource<'_> {
             return Vec::new();
         }
         let mut out = Vec::new();
-        for (w, exit) in self.exits_near(r, tid, mm, |w| w.first <= i && w.record > sw) {
+        for (w, exit) in self.exits_near(r, (tid, None), mm, |w| w.first <= i && w.record > sw) {
             let lo = w.first.max(sw + 1);
             for at in (lo..=i).rev().take(EXIT_POSITIONS) {
                 let mut switches = [0; IN_FLIGHT];
