@@ -22,3 +22,21 @@ fn a_growth_after_the_drop_installs_the_pending_hash_without_a_reference() {
     assert_eq!(c.predicted, 688, "{}", c.a);
     assert!(c.steps.is_empty(), "{}", c.a);
 }
+
+/// The clone sizes the hash with the thread count of its step, but its `futex_ref_drop` (the
+/// `mmget`) may come much later: a whole fresh probed 6.18.15 48-vCPU mcwork `churn` boot
+/// (traces/inference/README.md). Main's clone of 550 enters `sched_mm_cid_fork` at 13.509071
+/// with nine threads (the hash grows from 32 to 64 buckets), and its CPU records nothing more
+/// until the fork's record at 13.520333; the eight exits in between read `mm_users` without the
+/// reference, the next fork (13.521028) with it. 547's switch-in at 13.517871 allocated with 5
+/// users, so `max_nr_cid` shrank to 5 and it took CID 1, not its recent 5. Counted at the
+/// step, the reference left that update wrong and eight readings one above the kernel's.
+#[test]
+fn a_clones_futex_reference_counts_from_its_mmget_not_its_sizing() {
+    let file = "inference/k6.18.15-c48-mcwork-churn-futex-get-late.ftrace.txt.zst";
+    let c = checked_cut(file, &["--kernel-version", "6.18.15", "--hz", "250"]);
+    assert_eq!(c.probe_checks(), (445, 445), "{}", c.a);
+    assert_eq!(c.fresh, (291, 291), "{}", c.a);
+    assert_eq!(c.predicted, 291, "{}", c.a);
+    assert!(c.steps.is_empty(), "{}", c.a);
+}

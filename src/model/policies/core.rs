@@ -42,6 +42,10 @@ pub struct Core {
     /// per-CPU fixup) for [`super::engine::DriverEvent::FixupStep`]s instead of running it at
     /// once (a fork placed inside its untraced window, docs/models.md §5.3 T3).
     pub defer_fixup: bool,
+    /// A probed thread clone's futex hash reference is counted in `mm_users` only at its
+    /// `mmget` ([`super::engine::DriverEvent::FutexRefGet`]), after the sizing the clone's
+    /// step runs (docs/models.md §2.3).
+    pub defer_futex_get: bool,
     /// Replay: the CID step of a switch is left pending until
     /// [`super::engine::DriverEvent::SchedIn`] (docs/models.md §5.3 T5).
     pub defer_switch: bool,
@@ -84,6 +88,7 @@ impl Core {
             dirty: Dirty::default(),
             created: 0,
             defer_fixup: false,
+            defer_futex_get: false,
             defer_switch: false,
             pending_switch: vec![None; n],
             early_curr: vec![None; n],

@@ -93,6 +93,9 @@ pub enum DriverEvent {
     /// The process-private futex hash's `mm_users` reference on `mm` goes (RCU callbacks,
     /// untraced: lazy_compact/mm_users.rs).
     FutexRefPut { mm: MmId },
+    /// The `mmget` of a futex hash reference a probed clone's step took with
+    /// [`Core::defer_futex_get`](super::core::Core::defer_futex_get) set.
+    FutexRefGet { mm: MmId },
     /// The compaction task work ran in `tid`'s context (a `cid_scan` probe, docs/models.md
     /// §5.6): it starts a compaction record the clears that follow fill.
     ObservedScan { tid: Tid },
@@ -342,6 +345,9 @@ impl<P: CidPolicy> Driver<'_, P> {
             DriverEvent::MmPut { tid } => self.policy.mm_put(core, tid),
             DriverEvent::FutexRefPut { mm } => {
                 self.policy.futex_ref_put(core, mm);
+            }
+            DriverEvent::FutexRefGet { mm } => {
+                self.policy.futex_ref_get(core, mm);
             }
             DriverEvent::Work { mm } => self.policy.work(core, mm),
             DriverEvent::ObservedScan { tid } => self.policy.observed_scan(core, tid),

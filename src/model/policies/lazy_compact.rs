@@ -100,8 +100,12 @@ pub struct Mm {
     /// Buckets of the replacement hash waiting for the installed one's references to die
     /// (`mm->futex_phash_new`; 0: none).
     pub futex_pending: u32,
-    /// `mm_users` references the futex hash holds across RCU grace periods (in `mm_users`).
+    /// `mm_users` references the futex hash holds across RCU grace periods (in `mm_users`
+    /// once their `mmget` ran).
     pub futex_refs: u32,
+    /// Of those, the ones whose `mmget` has not run yet: a clone that sized the hash stalled
+    /// before `futex_ref_drop` (docs/models.md §2.3).
+    pub futex_gets_pending: u32,
 }
 
 impl Mm {
@@ -128,6 +132,7 @@ impl Mm {
             futex_buckets: 0,
             futex_pending: 0,
             futex_refs: 0,
+            futex_gets_pending: 0,
         }
     }
 
@@ -459,6 +464,9 @@ impl CidPolicy for LazyCompact {
     }
     fn futex_ref_put(&mut self, core: &mut Core, mm: MmId) -> bool {
         self.put_futex_ref(core, mm)
+    }
+    fn futex_ref_get(&mut self, core: &mut Core, mm: MmId) -> bool {
+        self.get_futex_ref(core, mm)
     }
     fn observed_scan(&mut self, core: &mut Core, tid: Tid) {
         LazyCompact::observed_scan(self, core, tid);

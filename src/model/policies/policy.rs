@@ -110,6 +110,12 @@ pub trait CidPolicy: Clone {
         false
     }
 
+    /// The `mmget` of a futex hash reference taken by a clone whose step deferred it
+    /// ([`Core::defer_futex_get`]); false if none was pending.
+    fn futex_ref_get(&mut self, _core: &mut Core, _mm: MmId) -> bool {
+        false
+    }
+
     /// Whether the futex hash holds an `mm_users` reference on `mm`.
     fn futex_ref_held(&self, _mm: MmId) -> bool {
         false

@@ -289,6 +289,10 @@ impl CidPolicy for ResumeBatch {
         self.slots.put_futex_ref(core, mm)
     }
 
+    fn futex_ref_get(&mut self, core: &mut Core, mm: MmId) -> bool {
+        self.slots.get_futex_ref(core, mm)
+    }
+
     fn futex_ref_held(&self, mm: MmId) -> bool {
         self.slots.holds_futex_ref(mm)
     }

@@ -41,6 +41,7 @@ impl LazyCompact {
             return;
         };
         let (cpus, futex) = (core.params.cpus, core.params.futex_hash_ref);
+        let defer_get = core.defer_futex_get;
         self.note_users_read(id);
         let m = self.slot(core, id);
         if !m.live {
@@ -58,7 +59,11 @@ impl LazyCompact {
                     // takes the reference, and the new hash waits for the old one to die
                     m.futex_pending = want;
                     m.futex_refs += 1;
-                    m.mm_users += 1;
+                    if defer_get {
+                        m.futex_gets_pending += 1;
+                    } else {
+                        m.mm_users += 1;
+                    }
                 } else {
                     // "two updates raced; throw out the lesser one" (core.c l.1862-1873), no
                     // mmget; once the old hash is dead (its reference dropped),
@@ -98,7 +103,25 @@ impl LazyCompact {
             return false;
         }
         m.futex_refs -= 1;
-        m.mm_users = m.mm_users.saturating_sub(1);
+        if m.futex_gets_pending > 0 {
+            m.futex_gets_pending -= 1;
+        } else {
+            m.mm_users = m.mm_users.saturating_sub(1);
+        }
+        core.mark_mm(id);
+        true
+    }
+
+    /// The `mmget` of a reference on `id` that a clone's sizing took with it deferred
+    /// (`Core::defer_futex_get`): its vCPU stalled between `futex_hash_allocate_default`'s
+    /// thread count and `futex_ref_drop`.
+    pub(crate) fn get_futex_ref(&mut self, core: &mut Core, id: MmId) -> bool {
+        let m = self.slot(core, id);
+        if !m.live || m.futex_gets_pending == 0 {
+            return false;
+        }
+        m.futex_gets_pending -= 1;
+        m.mm_users += 1;
         core.mark_mm(id);
         true
     }
@@ -197,6 +220,33 @@ mod tests {
             (lc.futex_buckets, lc.futex_pending, lc.futex_refs),
             (256, 0, 0)
         );
+    }
+
+    /// With the `mmget` deferred (a probed clone, `Core::defer_futex_get`), the sizing takes
+    /// the reference and the hash state at the step, `mm_users` only at the get.
+    #[test]
+    fn a_deferred_get_counts_the_reference_only_when_it_runs() {
+        let mut s = script(true);
+        let mm = s.process(100, 0);
+        for (i, t) in (101..=104).enumerate() {
+            s.thread(100, t, 1 + i as u16);
+        }
+        s.engine.core.defer_futex_get = true;
+        s.thread(100, 105, 6);
+        s.engine.core.defer_futex_get = false;
+        let lc = s.lc(mm).unwrap();
+        assert_eq!(
+            (lc.mm_users, lc.futex_refs, lc.futex_gets_pending),
+            (6, 1, 1)
+        );
+        assert_eq!(lc.futex_pending, 32, "sized at the step");
+        s.step(DriverEvent::FutexRefGet { mm });
+        let lc = s.lc(mm).unwrap();
+        assert_eq!((lc.mm_users, lc.futex_gets_pending), (7, 0));
+        s.step(DriverEvent::FutexRefGet { mm });
+        assert_eq!(s.lc(mm).unwrap().mm_users, 7, "one get per reference");
+        s.step(DriverEvent::FutexRefPut { mm });
+        assert_eq!(s.lc(mm).unwrap().mm_users, 6);
     }
 
     /// kernel/futex/core.c l.1915-1916: roundup_pow_of_two(4 * threads), at least 16.

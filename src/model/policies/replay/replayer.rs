@@ -90,6 +90,9 @@ pub struct Replayer {
     pub new_mm_forks: FxHashSet<usize>,
     /// The child of each probed CLONE_VM fork, by its probe (`probes::Plan::fork_probe`).
     pub fork_probe_child: FxHashMap<usize, Tid>,
+    /// Probed thread clones whose futex hash reference the model took at their step and
+    /// whose `mmget` has not run yet: child, mm (docs/models.md §2.3).
+    futex_gets: Vec<(Tid, MmId)>,
     /// The exits released at the later of their `cid_exit` and `cid_exit_users`
     /// (`probes::Plan::exits_read`), and of each the half run so far: its `cid_exit` (the mm
     /// address it named) or its `cid_exit_users` (`None`).
@@ -168,6 +171,7 @@ impl Replayer {
             past_exec_put: FxHashSet::default(),
             new_mm_forks: FxHashSet::default(),
             fork_probe_child: FxHashMap::default(),
+            futex_gets: Vec::new(),
             exits_read: FxHashSet::default(),
             exit_half: FxHashMap::default(),
             exit_queue: Default::default(),
@@ -213,11 +217,16 @@ impl Replayer {
             self.know(ts, f.parent);
             self.created.insert(f.child);
             self.note_fork_before(f.parent);
+            // (a probed thread clone sizes the futex hash with the thread count of its step,
+            // but takes the reference late in copy_process: at its record, or where a reading
+            // shows it, `futex_get_seen`)
             let mm = self.task_mm(f.parent);
             let held = mm.is_some_and(|m| self.engine.futex_ref_held(m));
+            self.engine.core.defer_futex_get = f.probed && f.thread;
             self.untraced.fork_early(&mut self.engine, ts, f);
-            if let Some(m) = mm.filter(|&m| !held && self.engine.futex_ref_held(m)) {
-                self.pending_puts.futex_get(f.child, m);
+            self.engine.core.defer_futex_get = false;
+            if let Some(m) = mm.filter(|&m| f.probed && !held && self.engine.futex_ref_held(m)) {
+                self.futex_gets.push((f.child, m));
             }
             self.since.forget(f.child);
         }

@@ -8,17 +8,12 @@
 //! k6.18.15-c4-churn (silent for 6.4 ms, the next reading already one below), so the put stays
 //! at its probe and a reading inside the window is held against both.
 
-use crate::events::Tid;
 use crate::model::tasks::MmId;
 
-/// The puts the model ran at their probe whose CPU has not recorded since: CPU, mm. And the
-/// futex hash references the model took at a clone's probe whose fork has not recorded yet:
-/// `futex_hash_allocate_default` runs late in `copy_process`, after `sched_mm_cid_fork`, so
-/// until the fork's record a reading may come from before its `mmget` (one user fewer).
+/// The puts the model ran at their probe whose CPU has not recorded since: CPU, mm.
 #[derive(Clone, Debug, Default)]
 pub(super) struct PendingPuts {
     open: Vec<(u16, MmId)>,
-    futex_gets: Vec<(Tid, MmId)>,
 }
 
 impl PendingPuts {
@@ -34,53 +29,34 @@ impl PendingPuts {
         }
     }
 
-    /// The clone of `child` took a futex hash reference on `mm` at its probe.
-    pub fn futex_get(&mut self, child: Tid, mm: MmId) {
-        self.futex_gets.push((child, mm));
-    }
-
-    /// The fork of `child` records: its clone is done.
-    pub fn forked(&mut self, child: Tid) {
-        if !self.futex_gets.is_empty() {
-            self.futex_gets.retain(|&(c, _)| c != child);
-        }
-    }
-
     /// The window a reading of `mm` on `cpu` falls in: the puts of `mm` still open on other
-    /// CPUs, and the futex references of its clones still in `copy_process`.
+    /// CPUs.
     pub fn window(&self, cpu: u16, mm: Option<MmId>) -> Window {
-        let Some(mm) = mm else {
-            return Window(0, 0);
-        };
-        let open = self
-            .open
-            .iter()
-            .filter(|&&(c, m)| c != cpu && m == mm)
-            .count();
-        let gets = self.futex_gets.iter().filter(|&&(_, m)| m == mm).count();
-        Window(open as i64, gets as i64)
+        let open = mm.map_or(0, |mm| {
+            self.open
+                .iter()
+                .filter(|&&(c, m)| c != cpu && m == mm)
+                .count()
+        });
+        Window(open as i64)
     }
 }
 
 /// The puts whose decrement a reading may not have seen yet (and the forks whose increment
-/// it may have seen already, `fork_gets.rs`): one user more each; the futex references
-/// taken by clones still in flight: one user fewer each.
+/// it may have seen already, `fork_gets.rs`).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Window(i64, i64);
+pub(super) struct Window(i64);
 
 impl Window {
     /// The window with `n` more steps the reading may see one user more for.
     pub fn and(self, n: usize) -> Window {
-        Window(self.0 + n as i64, self.1)
+        Window(self.0 + n as i64)
     }
 
     /// The model's `mm_users` as the reading may have seen it: the reading, where it lies above
-    /// the model's by no more than the window's puts, or below it by no more than its futex
-    /// references in flight; else the model's.
+    /// the model's by no more than the window's puts; else the model's.
     pub fn seen(self, kernel: i64, model: i64) -> i64 {
-        if (kernel > model && kernel - model <= self.0)
-            || (kernel < model && model - kernel <= self.1)
-        {
+        if kernel > model && kernel - model <= self.0 {
             kernel
         } else {
             model
@@ -112,25 +88,5 @@ mod tests {
         p.recorded(3);
         p.recorded(4);
         assert_eq!(seen(&p, 5, Some(a), 8), 7);
-    }
-
-    /// A clone's futex reference, taken late in copy_process, may not be seen until its fork
-    /// records: a reading one below the model's matches, on any CPU, of that mm only.
-    #[test]
-    fn a_reading_before_a_clones_fork_record_may_miss_its_futex_reference() {
-        let mut p = PendingPuts::default();
-        let (a, b) = (MmId(1), MmId(2));
-        let seen = |p: &PendingPuts, cpu, mm, kernel| p.window(cpu, mm).seen(kernel, 7);
-        assert_eq!(seen(&p, 5, Some(a), 6), 7);
-        p.futex_get(40, a);
-        assert_eq!(seen(&p, 5, Some(a), 6), 6);
-        assert_eq!(seen(&p, 3, Some(a), 6), 6);
-        assert_eq!(seen(&p, 5, Some(a), 5), 7, "one reference, one user");
-        assert_eq!(seen(&p, 5, Some(b), 6), 7);
-        assert_eq!(seen(&p, 5, Some(a), 8), 7);
-        p.forked(41);
-        assert_eq!(seen(&p, 5, Some(a), 6), 6);
-        p.forked(40);
-        assert_eq!(seen(&p, 5, Some(a), 6), 7);
     }
 }

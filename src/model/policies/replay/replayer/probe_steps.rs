@@ -148,6 +148,18 @@ impl Replayer {
         // (the puts whose decrement a reading of the subject's mm may not see yet, and the
         // forks whose mmget it may see before their probe)
         let mm = self.task_mm(subject);
+        // (a reading one above the model's may show a probed clone's futex reference taken)
+        let read = match probe {
+            Probe::MigrateTo => MigrateState::from_ptr(ptr).mm_users.map(i64::from),
+            Probe::MmPut if !modelled_put => None,
+            Probe::MmPut | Probe::MmPutAsync | Probe::Fork if num > 0 => Some(i64::from(num)),
+            _ => None,
+        };
+        if let Some(read) = read.filter(|_| !self.futex_gets.is_empty()) {
+            let child = i64::from(probe == Probe::Fork && !ran_early);
+            let held = self.engine.probe_view(subject).mm_users.map(i64::from);
+            self.futex_get_seen(ts, mm, read, held.map(|u| u + child));
+        }
         let window = self
             .pending_puts
             .window(cpu, mm)
@@ -345,6 +357,30 @@ impl Replayer {
     /// seen).
     fn modelled_put(&self, tid: Tid, mm_addr: u64, idx: usize) -> bool {
         self.untraced.exit_put_pending(tid, mm_addr) || self.exec_puts.contains(&idx)
+    }
+
+    /// A probed thread clone's futex hash reference whose `mmget` is still to run
+    /// (`Replayer::futex_gets`) has it by its fork's record.
+    pub(super) fn futex_get_at_record(&mut self, ts: u64, child: Tid) {
+        if let Some(k) = self.futex_gets.iter().position(|&(c, _)| c == child) {
+            let (_, mm) = self.futex_gets.remove(k);
+            self.engine.step(ts, &DriverEvent::FutexRefGet { mm });
+        }
+    }
+
+    /// A reading of `mm`'s `mm_users` one above the model's while a probed clone's futex
+    /// reference on it is still to be taken: its `mmget` ran before the reading.
+    fn futex_get_seen(&mut self, ts: u64, mm: Option<MmId>, kernel: i64, model: Option<i64>) {
+        let (Some(mm), Some(model)) = (mm, model) else {
+            return;
+        };
+        if kernel != model + 1 {
+            return;
+        }
+        if let Some(k) = self.futex_gets.iter().position(|&(_, m)| m == mm) {
+            self.futex_gets.remove(k);
+            self.engine.step(ts, &DriverEvent::FutexRefGet { mm });
+        }
     }
 
     /// The probed CLONE_VM forks of `mm` on CPUs other than `cpu` whose window a reading at

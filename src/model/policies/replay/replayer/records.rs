@@ -78,7 +78,7 @@ impl Replayer {
             }
             EventKind::SchedProcessFork { child, .. } if self.untraced.forked_early(child) => {
                 self.pending_clone.remove(&child);
-                self.pending_puts.forked(child);
+                self.futex_get_at_record(ts, child);
             }
             EventKind::SchedProcessFork { parent, child } => {
                 self.know(ts, parent);
