@@ -13,6 +13,7 @@ use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+mod futex_gets;
 mod half_fork;
 mod pending_puts;
 mod probe_steps;
@@ -217,17 +218,7 @@ impl Replayer {
             self.know(ts, f.parent);
             self.created.insert(f.child);
             self.note_fork_before(f.parent);
-            // (a probed thread clone sizes the futex hash with the thread count of its step,
-            // but takes the reference late in copy_process: at its record, or where a reading
-            // shows it, `futex_get_seen`)
-            let mm = self.task_mm(f.parent);
-            let held = mm.is_some_and(|m| self.engine.futex_ref_held(m));
-            self.engine.core.defer_futex_get = f.probed && f.thread;
-            self.untraced.fork_early(&mut self.engine, ts, f);
-            self.engine.core.defer_futex_get = false;
-            if let Some(m) = mm.filter(|&m| f.probed && !held && self.engine.futex_ref_held(m)) {
-                self.futex_gets.push((f.child, m));
-            }
+            self.fork_early_deferring_get(ts, f);
             self.since.forget(f.child);
         }
     }

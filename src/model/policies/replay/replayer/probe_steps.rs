@@ -359,30 +359,6 @@ impl Replayer {
         self.untraced.exit_put_pending(tid, mm_addr) || self.exec_puts.contains(&idx)
     }
 
-    /// A probed thread clone's futex hash reference whose `mmget` is still to run
-    /// (`Replayer::futex_gets`) has it by its fork's record.
-    pub(super) fn futex_get_at_record(&mut self, ts: u64, child: Tid) {
-        if let Some(k) = self.futex_gets.iter().position(|&(c, _)| c == child) {
-            let (_, mm) = self.futex_gets.remove(k);
-            self.engine.step(ts, &DriverEvent::FutexRefGet { mm });
-        }
-    }
-
-    /// A reading of `mm`'s `mm_users` one above the model's while a probed clone's futex
-    /// reference on it is still to be taken: its `mmget` ran before the reading.
-    fn futex_get_seen(&mut self, ts: u64, mm: Option<MmId>, kernel: i64, model: Option<i64>) {
-        let (Some(mm), Some(model)) = (mm, model) else {
-            return;
-        };
-        if kernel != model + 1 {
-            return;
-        }
-        if let Some(k) = self.futex_gets.iter().position(|&(_, m)| m == mm) {
-            self.futex_gets.remove(k);
-            self.engine.step(ts, &DriverEvent::FutexRefGet { mm });
-        }
-    }
-
     /// The probed CLONE_VM forks of `mm` on CPUs other than `cpu` whose window a reading at
     /// event `idx` lies in (`fork_gets.rs`) and whose child the model does not hold yet.
     fn forks_ahead(&mut self, idx: usize, cpu: u16, mm: Option<MmId>) -> usize {
