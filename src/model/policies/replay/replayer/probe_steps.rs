@@ -254,7 +254,11 @@ impl Replayer {
                     Probe::ExitUsers => self.half_forked(&k, m, by),
                     _ => m,
                 };
-                let fork_torn = probe == Probe::ForkUsers && torn(&k, &m);
+                // (a fork's reading torn by a stall, or one with fewer users than the model
+                // holds: read after other exits' releases)
+                let fork_late = probe == Probe::ForkUsers
+                    && (torn(&k, &m)
+                        || matches!((k.users, m.cid_users), (Some(r), Some(h)) if r < h as i32));
                 let as_i = |v: Option<i32>| v.map(i64::from);
                 let of = |v: Option<u32>| v.map(i64::from);
                 let values = [
@@ -292,9 +296,9 @@ impl Replayer {
                     };
                     // (an exit that read fewer users than the model holds read them after a
                     // stall, and its release waits for its CPU's next record, `read_ahead`:
-                    // until then the model's state is before it; a fork's reading torn by a
-                    // stall is compared so too, its step where the plan or a search put it)
-                    if ahead || fork_torn {
+                    // until then the model's state is before it; a fork's late reading is
+                    // compared so too, its step where the plan or a search put it)
+                    if ahead || fork_late {
                         self.compare_read(cpu, watched, m);
                     } else {
                         self.probe_checks.compare(m);
