@@ -330,6 +330,14 @@ impl StepSource<'_> {
         self.events.get(j)
     }
 
+    /// The CID the update at event `i` reports (`None`: event `i` is no update).
+    pub(super) fn reported_cid(&self, i: usize) -> Option<i32> {
+        match self.ev(i)?.kind {
+            EventKind::RseqUpdate { mm_cid, .. } => Some(mm_cid),
+            _ => None,
+        }
+    }
+
     /// How the CID the update at event `i` reports compares with the model's CID of its task
     /// `tid` (`Greater`: above the model's); `None` when event `i` is no update or the model
     /// gives the task no CID.
@@ -339,10 +347,7 @@ impl StepSource<'_> {
         i: usize,
         tid: Tid,
     ) -> Option<std::cmp::Ordering> {
-        match self.ev(i)?.kind {
-            EventKind::RseqUpdate { mm_cid, .. } => Some(mm_cid.cmp(&r.engine.task_cid(tid)?)),
-            _ => None,
-        }
+        Some(self.reported_cid(i)?.cmp(&r.engine.task_cid(tid)?))
     }
 
     /// The migrations (wakeups placing a task, as `sched_migrate_task` records them) within
@@ -617,10 +622,7 @@ impl StepSource<'_> {
             }));
         }
         if !probed.exit {
-            let observed = match self.ev(i).map(|e| e.kind) {
-                Some(EventKind::RseqUpdate { mm_cid, .. }) if mm_cid >= 0 => Some(mm_cid),
-                _ => None,
-            };
+            let observed = self.reported_cid(i).filter(|&c| c >= 0);
             steps.extend(self.exit_candidates(r, sw, (tid, observed), mm));
             steps.extend(self.in_flight_candidates(r, (sw, i), tid, mm));
         }

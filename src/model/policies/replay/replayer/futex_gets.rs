@@ -27,10 +27,7 @@ impl Replayer {
     /// A probed thread clone's futex hash reference whose `mmget` is still to run
     /// (`Replayer::futex_gets`) has it by its fork's record.
     pub(super) fn futex_get_at_record(&mut self, ts: u64, child: Tid) {
-        if let Some(k) = self.futex_gets.iter().position(|&(c, _)| c == child) {
-            let (_, mm) = self.futex_gets.remove(k);
-            self.engine.step(ts, &DriverEvent::FutexRefGet { mm });
-        }
+        self.run_futex_get(ts, |&(c, _)| c == child);
     }
 
     /// A reading of `mm`'s `mm_users` one above the model's while a probed clone's futex
@@ -45,11 +42,15 @@ impl Replayer {
         let (Some(mm), Some(model)) = (mm, model) else {
             return;
         };
-        if kernel != model + 1 {
-            return;
+        if kernel == model + 1 {
+            self.run_futex_get(ts, |&(_, m)| m == mm);
         }
-        if let Some(k) = self.futex_gets.iter().position(|&(_, m)| m == mm) {
-            self.futex_gets.remove(k);
+    }
+
+    /// Runs the `mmget` of the first reference still to be taken that `which` picks.
+    fn run_futex_get(&mut self, ts: u64, which: impl Fn(&(Tid, MmId)) -> bool) {
+        if let Some(k) = self.futex_gets.iter().position(which) {
+            let (_, mm) = self.futex_gets.remove(k);
             self.engine.step(ts, &DriverEvent::FutexRefGet { mm });
         }
     }

@@ -155,8 +155,10 @@ impl Replayer {
             Probe::MmPut | Probe::MmPutAsync | Probe::Fork if num > 0 => Some(i64::from(num)),
             _ => None,
         };
+        // (a fork's count has its child already (copy_mm's mmget), not yet a futex hash
+        // reference the same clone takes later in copy_process)
+        let child = i64::from(probe == Probe::Fork && !ran_early);
         if let Some(read) = read.filter(|_| !self.futex_gets.is_empty()) {
-            let child = i64::from(probe == Probe::Fork && !ran_early);
             let held = self.engine.probe_view(subject).mm_users.map(i64::from);
             self.futex_get_seen(ts, mm, read, held.map(|u| u + child));
         }
@@ -326,9 +328,6 @@ impl Replayer {
                     return;
                 }
                 let m = self.engine.probe_view(tid);
-                // a fork's count has its child already (copy_mm's mmget), not yet a futex
-                // hash reference the same clone takes later in copy_process
-                let child = i64::from(probe == Probe::Fork && !ran_early);
                 let model = m
                     .mm_users
                     .map(|u| window.seen(i64::from(num), i64::from(u) + child));

@@ -168,9 +168,7 @@ impl Search<'_> {
         who: (u16, Tid),
         mm: MmId,
     ) -> Option<usize> {
-        let EventKind::RseqUpdate { mm_cid, .. } = self.events.get(i)?.kind else {
-            return None;
-        };
+        let mm_cid = self.source().reported_cid(i)?;
         let sw = self.source().switch_in(i, who)?;
         let core = &r.engine.core;
         let holder = core

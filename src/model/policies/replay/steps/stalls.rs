@@ -395,7 +395,7 @@ impl StepSource<'_> {
         cpu: u16,
         mm: MmId,
     ) -> Vec<Step> {
-        let Some(EventKind::RseqUpdate { mm_cid, .. }) = self.ev(i).map(|e| e.kind) else {
+        let Some(mm_cid) = self.reported_cid(i) else {
             return Vec::new();
         };
         let obs = i64::from(mm_cid);
