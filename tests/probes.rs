@@ -9,6 +9,9 @@ use cidscope::events::{EventKind, Probe, Trace};
 use cidscope::model::kernel::model_for_kernel;
 use cidscope::model::policies::{Params, PolicyRun, replay};
 use cidscope::sources::{LoadOptions, load};
+use common::agreement::{
+    agreement, all_fresh_agreed, every_check_matches, fully_explained, mismatches,
+};
 use std::path::Path;
 
 /// A 16-vCPU 6.18.15 churn capture with every probe of a Debian kernel.
@@ -157,51 +160,6 @@ fn the_probe_script_is_a_shell_script() {
         .expect("sh runs");
     std::fs::remove_file(&path).ok();
     assert!(sh.success(), "sh -n rejects the script");
-}
-
-/// The `model_agreement` of `cidscope stats --json ARGS traces/FILE`.
-fn agreement(file: &str, args: &[&str]) -> serde_json::Value {
-    let path = common::traces().join(file);
-    let p = path.to_str().expect("utf-8 path");
-    let all: Vec<&str> = ["stats", "--json"]
-        .into_iter()
-        .chain(args.iter().copied())
-        .chain([p])
-        .collect();
-    let (code, out, err) = common::cidscope(&all);
-    assert_eq!(code, 0, "cidscope {all:?} failed: {err}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
-    v["model_agreement"].clone()
-}
-
-/// The probe checks' mismatches of `m`, of more than `floor` values compared.
-fn mismatches(m: &serde_json::Value, floor: u64) -> Vec<serde_json::Value> {
-    let pc = &m["probe_checks"];
-    assert!(pc["checked"].as_u64().is_some_and(|n| n > floor), "{pc}");
-    pc["mismatches"].as_array().expect("mismatches").clone()
-}
-
-/// `checked` values were compared, and every one matched.
-fn every_check_matches(m: &serde_json::Value, checked: u64) {
-    assert_eq!(m["probe_checks"]["checked"], checked, "{m}");
-    assert_eq!(mismatches(m, 0), Vec::<serde_json::Value>::new());
-}
-
-/// Every update of a task begun in the capture agreed.
-fn all_fresh_agreed(m: &serde_json::Value) {
-    assert_eq!(
-        m["fresh"]["agreed"], m["fresh"]["checked"],
-        "{}",
-        m["fresh"]
-    );
-}
-
-/// `stats` of `file` with `args`: `checked` probe values compared and every one matched, and
-/// every update of a task begun in the capture agreed.
-fn fully_explained(file: &str, args: &[&str], checked: u64) {
-    let m = agreement(file, args);
-    every_check_matches(&m, checked);
-    all_fresh_agreed(&m);
 }
 
 /// A 7.x fork of a new process (no CLONE_VM): `sched_mm_cid_fork(t)` reads `t->mm`, the
@@ -441,67 +399,6 @@ fn an_exit_that_waits_for_the_fixups_mutex_releases_at_its_record() {
     );
     assert_eq!(mismatches(&m, 150), Vec::<serde_json::Value>::new());
     assert_eq!(m["predicted"], m["checked"], "{m}");
-}
-
-/// 7.x: an exit that enters `sched_mm_cid_exit` while a CLONE_VM fork of its mm is inside
-/// `sched_mm_cid_fork` (which holds `mm_cid.mutex` for its body) waits for the mutex, and
-/// releases at the latest right before its exit record. A cut of a fresh 7.3.4 62-vCPU `burst`
-/// boot (traces/inference/README.md): released at their entry probes, 585-588 were gone from
-/// the model's users where 589 and four later probes read them still counted (494/512). Their
-/// own readings (10 users, `max_cids` 12) are of the mm before the fork's step, which the model
-/// runs at the fork's entry (11 and 13): the fork's vCPU stopped before `users++` (`half_fork.rs`).
-/// Since their releases wait for their records although those readings came ahead of the
-/// model, the plain replay predicts every CID too (stop 55: before, 299 of 305 and a step).
-#[test]
-fn an_exit_that_enters_during_a_fork_waits_for_its_mutex() {
-    let m = agreement("inference/k7.3.4-c62-burst-fork-mutex.ftrace.txt.zst", &[]);
-    every_check_matches(&m, 512);
-    assert_eq!(m["agreed"], m["checked"], "{m}");
-    assert_eq!(m["predicted"], m["checked"], "{m}");
-}
-
-/// The same wait where the fork's vCPU stopped half way through `sched_mm_cid_add_user`: a
-/// fresh probed 36-vCPU 7.3.4 boot of `traces/mcwork.c` `churn` (traces/inference/README.md).
-/// 383's fork of 435 enters at 56.810798 and its `cid_fork_done` comes at 56.842704; 427, 428,
-/// 430, 431 and 432 enter their exits in between (56.824046-56.826294), each reading 10 users
-/// and `max_cids` 11: the user added, `max_cids` not yet recomputed (the model, whose fork step
-/// has run, holds 12). They spin on the mutex, their CPUs recording only ticks, and record
-/// their exits from 56.861331 on; 434 reads 9 users at 56.862226, 429 6 at 56.882661. Before,
-/// a reading that differed from the model took its release to its CPU's next record, a tick
-/// while it spun: the model had 5 users at 434's reading (475/480).
-#[test]
-fn an_exit_behind_a_half_done_fork_waits_for_its_mutex() {
-    fully_explained(
-        "inference/k7.3.4-c36-mcwork-churn-exits-behind-fork.ftrace.txt.zst",
-        &["--kernel-version", "7.3.4+deb13-cloud-amd64", "--hz", "250"],
-        480,
-    );
-}
-
-/// 7.x: the exits of an mm queue for `mm_cid.mutex` in `sched_mm_cid_exit`, and one whose
-/// release had not run when a later exit entered (that exit read as many users) releases at
-/// the latest right before its exit record. A fresh 7.3.4 25-vCPU mcwork `hogs` capture
-/// (traces/inference/README.md): 313 held the mutex while 21 exits entered reading 28 users.
-/// Released at their entry probes, the model counted one user fewer at each (71/77 predicted,
-/// probe checks 233/296); an exit that took the mutex ahead of those waiting (328) still
-/// releases at its entry.
-#[test]
-fn exits_that_queue_for_the_mutex_release_in_turn() {
-    let m = agreement(
-        "inference/k7.3.4-c25-hogs-exit-queue.ftrace.txt.zst",
-        &["--kernel-version", "7.3.4+deb13-cloud-amd64", "--hz", "250"],
-    );
-    assert_eq!(mismatches(&m, 250), Vec::<serde_json::Value>::new());
-    assert!(m["predicted"].as_u64() >= Some(76), "{m}");
-    assert_eq!(m["agreed"], m["checked"], "{m}");
-    // and one whose release a later exit's reading shows done before its record released
-    // there: a fresh 7.3.4 44-vCPU mcwork `workers` capture, where 477 and 445 waited out a
-    // walk back and released before 482 read 13 users (392/400 when released at their records)
-    let m = agreement(
-        "inference/k7.3.4-c44-workers-exit-released.ftrace.txt.zst",
-        &["--kernel-version", "7.3.4+deb13-cloud-amd64", "--hz", "250"],
-    );
-    assert_eq!(mismatches(&m, 350), Vec::<serde_json::Value>::new());
 }
 
 /// A header-less capture of the seed-000 kernel: `--kernel-version` with `--batch` names its

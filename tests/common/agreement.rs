@@ -80,3 +80,48 @@ pub fn checked_cut(file: &str, more: &[&str]) -> Cut {
         a,
     }
 }
+
+/// The `model_agreement` of `cidscope stats --json ARGS traces/FILE`.
+pub fn agreement(file: &str, args: &[&str]) -> serde_json::Value {
+    let path = traces().join(file);
+    let p = path.to_str().expect("utf-8 path");
+    let all: Vec<&str> = ["stats", "--json"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .chain([p])
+        .collect();
+    let (code, out, err) = cidscope(&all);
+    assert_eq!(code, 0, "cidscope {all:?} failed: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    v["model_agreement"].clone()
+}
+
+/// The probe checks' mismatches of `m`, of more than `floor` values compared.
+pub fn mismatches(m: &serde_json::Value, floor: u64) -> Vec<serde_json::Value> {
+    let pc = &m["probe_checks"];
+    assert!(pc["checked"].as_u64().is_some_and(|n| n > floor), "{pc}");
+    pc["mismatches"].as_array().expect("mismatches").clone()
+}
+
+/// `checked` values were compared, and every one matched.
+pub fn every_check_matches(m: &serde_json::Value, checked: u64) {
+    assert_eq!(m["probe_checks"]["checked"], checked, "{m}");
+    assert_eq!(mismatches(m, 0), Vec::<serde_json::Value>::new());
+}
+
+/// Every update of a task begun in the capture agreed.
+pub fn all_fresh_agreed(m: &serde_json::Value) {
+    assert_eq!(
+        m["fresh"]["agreed"], m["fresh"]["checked"],
+        "{}",
+        m["fresh"]
+    );
+}
+
+/// `stats` of `file` with `args`: `checked` probe values compared and every one matched, and
+/// every update of a task begun in the capture agreed.
+pub fn fully_explained(file: &str, args: &[&str], checked: u64) {
+    let m = agreement(file, args);
+    every_check_matches(&m, checked);
+    all_fresh_agreed(&m);
+}

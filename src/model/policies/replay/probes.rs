@@ -116,6 +116,9 @@ pub fn plan(trace: &Trace) -> Plan {
     // per exiting task, the mm address its cid_exit named
     let mut exit_mm: FxHashMap<Tid, u64> = FxHashMap::default();
     let mut queue = ExitQueue::default();
+    // per parent: the mm its cid_fork named, until its cid_fork_users reads it (6.x has none:
+    // until its cid_fork_done or the child's task_newtask)
+    let mut joining: FxHashMap<Tid, u64> = FxHashMap::default();
     // (only rare kinds matter here, and an update while an exec is pending: the kind column
     // skips the rest without decoding it)
     let mut from = 0;
@@ -186,15 +189,25 @@ pub fn plan(trace: &Trace) -> Plan {
                     probed.fork = true;
                     open.insert(ev.tid, (i, ev.ts, 0));
                     fork_mm.insert(ev.tid, ptr);
-                    queue.fork(ptr);
+                    // (the exits of the mm are read again at its 7.x cid_fork_users)
+                    joining.insert(ev.tid, ptr);
                 }
                 // (7.x: the state it reads is before the fork joins; its step runs after)
                 Probe::ForkUsers => {
                     if let Some(o) = open.get_mut(&ev.tid) {
                         o.0 = i;
                     }
+                    let users = crate::events::MmCidState::from_ptr(ptr).users;
+                    match (joining.remove(&ev.tid), users) {
+                        (Some(mm), Some(u)) => queue.fork_read(mm, u, i),
+                        (Some(mm), None) => queue.fork(mm),
+                        _ => {}
+                    }
                 }
                 Probe::ForkDone => {
+                    if let Some(mm) = joining.remove(&ev.tid) {
+                        queue.fork(mm);
+                    }
                     if let Some(o) = open.get_mut(&ev.tid) {
                         o.2 = ev.ts;
                         open_done.insert(ev.tid, i);
@@ -261,6 +274,9 @@ pub fn plan(trace: &Trace) -> Plan {
             EventKind::TaskNewtask { tid, clone_flags } => {
                 // (a pid used again)
                 exited.remove(&tid);
+                if let Some(mm) = joining.remove(&ev.tid) {
+                    queue.fork(mm);
+                }
                 // the mm the probe named: the parent's (CLONE_VM) or the child's new one
                 let named = fork_mm.remove(&ev.tid);
                 if let Some(mm) = named {
