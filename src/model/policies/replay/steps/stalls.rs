@@ -624,7 +624,7 @@ impl StepSource<'_> {
                 }
                 // (a probe of the disagreeing task's own CPU too: its step may have run only
                 // at that CPU's next record, after what other CPUs did meanwhile)
-                EventKind::Probe { probe, num, .. }
+                EventKind::Probe { probe, num, ptr }
                     if probes < STEP_CANDIDATES
                         && !p.late_probes.contains_key(&j)
                         && stalled_after(j, e.cpu) =>
@@ -657,6 +657,20 @@ impl StepSource<'_> {
                         // before; right before the switch-in is what can explain it)
                         if quiet_until_sw(j, e.cpu) {
                             out.push(Step::LateProbeBefore { probe: j, at: sw });
+                            // (a move's steal from the disagreeing CPU that ran while the
+                            // disagreeing task was current there: it found the mm in use and
+                            // left the slot, `t->last_mm_cid = -1`,
+                            // `__sched_mm_cid_migrate_from_fetch_cid` and `_try_steal_cid`,
+                            // core.c @6.18.15 l.10500-10560)
+                            if probe == Probe::MigrateTo
+                                && MigrateState::from_ptr(ptr).src == Some(i32::from(cpu))
+                                && left.is_some_and(|l| l > sw + 1)
+                            {
+                                out.push(Step::LateProbeBefore {
+                                    probe: j,
+                                    at: sw + 1,
+                                });
+                            }
                             if let Some(left) = left
                                 && quiet_until(j, left, e.cpu)
                             {
