@@ -427,7 +427,17 @@ impl Search<'_> {
                     .take(PROBED_POSITIONS)
                     .collect()
             } else if self.policy == PolicyKind::OwnerMode {
-                (w.first..w.record.min(i + 1)).rev().collect()
+                // (the latest first, then the other end of the parent's stall, right after its
+                // CPU's previous record, then the rest: the candidates of the latest two or
+                // three fill the share, and a 7.3.4 48-vCPU mcwork `churn` boot's fork of 623
+                // ran right after 622's record, before three exits released their CIDs, which
+                // its own CID 6 shows)
+                let mut ps: Vec<usize> = (w.first..w.record.min(i + 1)).rev().collect();
+                if ps.len() > 2 {
+                    let first = ps.pop();
+                    ps.splice(1..1, first);
+                }
+                ps
             } else {
                 // (lazy-compact: only the placements that differ)
                 match self.reading_positions(w, mm, i) {
