@@ -162,6 +162,21 @@ fn the_probe_script_is_a_shell_script() {
     assert!(sh.success(), "sh -n rejects the script");
 }
 
+/// A task moved after its `exit_mm` has no mm: the probe's fetch through the NULL `t->mm`
+/// faults and may leave stale bytes, not 0. A whole fresh probed 6.18.15 24-vCPU mcwork
+/// `churn` boot (traces/inference/README.md): 337, preempted after its exit's `cid_mmput`
+/// (12.192580), is moved to CPU 4 at 12.194761 reading users 120 and `nr_cpus_allowed` 128;
+/// those two values were compared with the mm the model had dropped (354/356).
+#[test]
+fn a_move_after_exit_mm_reads_no_mm() {
+    let m = agreement(
+        "inference/k6.18.15-c24-mcwork-churn-migrate-past-exit-mm.ftrace.txt.zst",
+        &["--kernel-version", "6.18.15", "--hz", "250"],
+    );
+    every_check_matches(&m, 352);
+    all_fresh_agreed(&m);
+}
+
 /// A 7.x fork of a new process (no CLONE_VM): `sched_mm_cid_fork(t)` reads `t->mm`, the
 /// child's new mm as `mm_init_cid` left it (users 0, max_cids 0), not the parent's. A cut of a
 /// fresh 7.3.4 24-vCPU `forks` boot whose main forks four processes and whose other clones

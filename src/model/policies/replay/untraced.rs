@@ -216,6 +216,8 @@ pub struct Untraced {
     probed_exits: FxHashMap<Tid, u64>,
     /// mm address → the last task a `cid_exit` probe named with it.
     addr_owner: FxHashMap<u64, Tid>,
+    /// Exiting tasks whose exit_mm `cid_mmput` was read: `exit_mm` cleared their `t->mm`.
+    mm_dropped: FxHashSet<Tid>,
     /// The CPU stopper threads (`migration/N`), by tid (T4).
     pub stoppers: FxHashSet<Tid>,
     /// Their moves of an exec'ing task (`probes::Plan::exec_moves`): no pinning.
@@ -434,8 +436,14 @@ impl Untraced {
             return false;
         }
         self.probed_exits.remove(&tid);
+        self.mm_dropped.insert(tid);
         engine.step(ts, &DriverEvent::MmPut { tid });
         true
+    }
+
+    /// Whether `tid`'s exit_mm `cid_mmput` was read (its `t->mm` is NULL from there).
+    pub fn mm_dropped(&self, tid: Tid) -> bool {
+        self.mm_dropped.contains(&tid)
     }
 
     /// A `cid_migrate_to` probe of `tid`: the enqueue half of its migration runs here (T1).
