@@ -433,9 +433,10 @@ impl Search<'_> {
                 // ran right after 622's record, before three exits released their CIDs, which
                 // its own CID 6 shows)
                 let mut ps: Vec<usize> = (w.first..w.record.min(i + 1)).rev().collect();
-                if ps.len() > 2 {
-                    let first = ps.pop();
-                    ps.splice(1..1, first);
+                if ps.len() > 2
+                    && let Some(first) = ps.pop()
+                {
+                    ps.insert(1, first);
                 }
                 ps
             } else {
