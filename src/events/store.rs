@@ -423,6 +423,12 @@ impl EventStore {
         k.map(|k| from + k)
     }
 
+    /// At most this many events are `rseq_update`s: those the kind column names and every
+    /// escaped one (counted from the kind column alone, nothing decoded).
+    pub fn updates_at_most(&self) -> usize {
+        memchr::memchr2_iter(tag::ESCAPED, tag::RSEQ_UPDATE, &self.tags).count()
+    }
+
     /// The last index of an `rseq_update` whose task `by` accepts, found from the end in the
     /// kind column (only updates and the side list's events are decoded).
     pub fn last_update_by(&self, by: impl Fn(Tid) -> bool) -> Option<usize> {

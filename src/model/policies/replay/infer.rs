@@ -131,16 +131,18 @@ pub(super) fn beats_other_family(
     };
     let lean = rival_prepared(prep);
     let pct = |x: u64, n: u64| 100.0 * x as f64 / n.max(1) as f64;
+    let limit = misses_that_lose(a, prep.trace.events.updates_at_most() as u64);
     // the rival's plain replay first (it may have run before the search): the steps of the
-    // second only when it is beaten
+    // second only when it is beaten. Each stops once its misses make it lose (`None`): its
+    // share can then only be below `a`'s.
     for with_steps in [false, true] {
         let r = match (with_steps, rival_plain) {
             (false, Some(b)) => Some(b.clone()),
-            (false, None) => plain_agreement(&lean),
-            (true, _) => lean.run(&placements(&lean, steps), false, None).0.agreement,
+            (false, None) => lean.agreement_below(&lean.plan.placements, limit),
+            (true, _) => lean.agreement_below(&placements(&lean, steps), limit),
         };
         let Some(b) = r.as_ref() else {
-            return Ok(());
+            continue;
         };
         // (as shares: the two replays may check a seed more or less)
         if a.agreed as u128 * b.checked as u128 > b.agreed as u128 * a.checked as u128 {
@@ -180,23 +182,33 @@ fn rival_prepared<'a>(prep: &Prepared<'a>) -> Prepared<'a> {
     lean
 }
 
-/// The figures of `prep`'s plain replay.
-fn plain_agreement(prep: &Prepared) -> Option<Agreement> {
-    prep.run(&prep.plan.placements, false, None).0.agreement
+/// The misses from which a replay's share of agreement is certainly below `a`'s (agreed of
+/// checked), where it checks at most `updates` updates: with `m` misses its share is at most
+/// `1 - m / updates`, below `a`'s once `m * a.checked > updates * (a.checked - a.agreed)`.
+/// `u64::MAX` (never) where `a` checked nothing.
+fn misses_that_lose(a: &Agreement, updates: u64) -> u64 {
+    if a.checked == 0 {
+        return u64::MAX;
+    }
+    let missed = (a.checked - a.agreed) as u128;
+    let m = updates as u128 * missed / a.checked as u128 + 1;
+    u64::try_from(m).unwrap_or(u64::MAX)
 }
 
 /// The other family's plain replay, run before the search where the capture's kernel is not
 /// named and that replay costs no more than the search may spend (a small capture: most of
 /// what inference costs there is the search). When it predicts every observed CID, no step
 /// can make `prep`'s policy beat it ([`beats_other_family`] would drop them all), so no search
-/// is needed: `Err` says why. Otherwise [`beats_other_family`] reuses it.
+/// is needed: `Err` says why. It stops at its first miss (all this asks); where it has none,
+/// [`beats_other_family`] reuses its figures.
 fn rival_first(prep: &Prepared) -> Result<Option<Agreement>, String> {
     let n = prep.trace.events.len() as u64;
     if known_family(prep).is_some() || n > RIVAL_FIRST_EVENTS {
         return Ok(None);
     }
     let rival = rival_policy(prep.policy);
-    let b = plain_agreement(&rival_prepared(prep));
+    let lean = rival_prepared(prep);
+    let b = lean.agreement_below(&lean.plan.placements, 1);
     match &b {
         Some(b) if b.checked > 0 && b.agreed == b.checked => Err(format!(
             "not run: {rival} ({}) predicts every observed CID of this capture without any step, so no step could make {} explain it better (its kernel is not named: --kernel-version would say)",
@@ -465,6 +477,68 @@ mod tests {
             searched(side.join().expect("the search beside"))
         });
         (after, beside)
+    }
+
+    /// A rival's replay stopped at [`misses_that_lose`] stops exactly where the whole replay
+    /// misses at least that many, and then the whole replay's share is below the asked
+    /// policy's: the early stop decides as the whole replay would.
+    #[test]
+    fn a_rival_stopped_where_it_loses_loses_the_whole_comparison() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/traces/kernels-plain/k6.18.15-c32-workers.ftrace.txt"
+        );
+        let trace = crate::sources::load(std::path::Path::new(path), &Default::default())
+            .expect("the corpus capture loads");
+        let prep = Prepared::new(&trace, PolicyKind::LazyCompact, &Default::default());
+        let asked = prep.run(&prep.plan.placements, false, None).0.agreement;
+        let asked = asked.expect("the replay compares");
+        let lean = rival_prepared(&prep);
+        let whole = lean.run(&lean.plan.placements, false, None).0.agreement;
+        let whole = whole.expect("the rival compares");
+        let updates = trace.events.updates_at_most() as u64;
+        assert!(whole.checked <= updates && asked.checked <= updates);
+        let whole_misses = whole.checked - whole.agreed;
+        assert!(whole_misses > 0, "owner-mode misses on a 6.18 capture");
+        // the asked figures as they are, and as shares on either side of the rival's
+        let mut tried = 0;
+        for missed in [
+            0,
+            1,
+            asked.checked - asked.agreed,
+            whole_misses,
+            asked.checked,
+        ] {
+            let a = Agreement {
+                agreed: asked.checked - missed,
+                ..asked.clone()
+            };
+            let limit = misses_that_lose(&a, updates);
+            let stopped = lean.agreement_below(&lean.plan.placements, limit);
+            assert_eq!(stopped.is_none(), whole_misses >= limit, "limit {limit}");
+            match stopped {
+                None => {
+                    tried += 1;
+                    assert!(
+                        a.agreed as u128 * whole.checked as u128
+                            > whole.agreed as u128 * a.checked as u128
+                    );
+                }
+                Some(b) => assert_eq!(b, whole),
+            }
+        }
+        assert!(tried >= 2, "stopped {tried} times");
+        assert_eq!(
+            misses_that_lose(
+                &Agreement {
+                    checked: 0,
+                    agreed: 0,
+                    ..asked
+                },
+                9
+            ),
+            u64::MAX
+        );
     }
 
     /// The rival's plain replay runs first exactly where it costs no more than the search's

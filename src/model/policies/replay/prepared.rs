@@ -12,7 +12,7 @@ use super::{Replayer, resolve_params};
 use crate::events::Trace;
 use crate::model::policies::kind::PolicyKind;
 use crate::model::policies::params::Params;
-use crate::model::policies::run::PolicyRun;
+use crate::model::policies::run::{Agreement, PolicyRun};
 
 /// Where a replay with inferred steps checks invariants: the mms the steps can have changed,
 /// and the stretches of event indices (first, last) in which they can have changed them.
@@ -218,6 +218,21 @@ impl<'a> Prepared<'a> {
         check: Option<CheckScope<'_>>,
     ) -> (PolicyRun, Outcomes) {
         self.run_inner(placements, outcomes, check, None)
+    }
+
+    /// [`Prepared::run`]'s figures (recording nothing), but `None` as soon as the replay has
+    /// missed `limit` updates: a comparison that needs only to know the replay misses at
+    /// least that many stops there (a replay's misses never fall).
+    pub fn agreement_below(&self, placements: &Placements, limit: u64) -> Option<Agreement> {
+        let mut r = self.replayer();
+        r.untraced.placements = placements.clone();
+        for (i, ev) in self.trace.events.range_model(0..self.end).enumerate() {
+            r.apply(i, &ev, &self.trace.tasks);
+            if r.misses() >= limit {
+                return None;
+            }
+        }
+        r.finish().agreement
     }
 
     /// The plain replay (the probes' placements), with each checked update's outcome, and the
