@@ -54,3 +54,26 @@ fn two_sources_of_a_migration_wave_ran_their_next_tasks_early() {
     );
     assert_eq!(c.probe_checks(), (406, 401), "{}", c.a);
 }
+
+/// The mirror: a source CPU whose `rq->curr` had left the mm already (docs/models.md §5.6,
+/// *`rq->curr` ahead of its record*, a switch out of the mm): a whole fresh probed 6.12.117
+/// 6-vCPU `forks` boot (traces/inference/README.md). 178 reports 1 on CPU 2 at 8.091709 and
+/// sleeps; CPU 2 records its switch to 186 (another process) only at 8.097714. 181's move
+/// from CPU 2 (`cid_migrate_to` on CPU 0 at 8.094674, `last=1`) took CPU 2's 1 all the same:
+/// 181 still reads `last=1` at its next move (8.104561) and 177 reports 0 on CPU 2 at
+/// 8.098111, the lowest free CID. The plain replay saw 178 current on CPU 2, kept the 1 there
+/// and cleared 181's `last_mm_cid`; the search's first step (178's move on CPU 4 at 8.082258,
+/// run after 181's switch-in on CPU 2) alone broke the four updates that follow.
+#[test]
+fn a_source_that_had_left_the_mm_already_gave_its_cid_up() {
+    let file = "inference/k6.12.117-c6-forks-curr-left.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (1267, 1267), "{}", c.a);
+    assert_eq!(c.predicted, 1262, "{}", c.a);
+    assert!(
+        c.placed("curr_early", 186, 8_097_714_000, 8_094_674_000),
+        "{}",
+        c.a
+    );
+    assert_eq!(c.probe_checks(), (825, 825), "{}", c.a);
+}

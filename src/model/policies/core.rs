@@ -261,6 +261,18 @@ impl Core {
         self.pending_switch.get(c).is_some_and(Option::is_some)
     }
 
+    /// Whether `c`'s recorded current task is leaving it: `__schedule` has made another task
+    /// `rq->curr` already (`DriverEvent::CurrEarly`), and the leaving task's CID is dealt
+    /// with only at its switch record (`switch_mm_cid`); a steal may have emptied the slot
+    /// under it meanwhile, so the invariants about running tasks do not apply to it.
+    pub fn leaving(&self, c: usize) -> bool {
+        self.early_curr
+            .get(c)
+            .copied()
+            .flatten()
+            .is_some_and(|t| self.curr.get(c).is_some_and(|&now| now != t))
+    }
+
     /// Whether the invariant checks look at `mm` ([`Core::check_only`]).
     pub fn checks(&self, mm: MmId) -> bool {
         self.check_only.as_ref().is_none_or(|v| v.contains(&mm))

@@ -115,4 +115,37 @@ mod tests {
         // CPU 1 was 102's already: 1 stays there for it
         assert_eq!(run(true), (Some(Cid::Valid(1)), Some(2), Some(1)));
     }
+
+    /// The mirror (6.12.117 c6 `forks`, 8.094674): where `__schedule` has already made a task
+    /// of another mm (or idle) current on the source while the leaving task of the mm is not
+    /// recorded out yet, the steal finds the mm unused there and takes the slot from under the
+    /// leaving task, whose switch-out then has nothing to put; no invariant breaks meanwhile
+    /// (the leaving task is no longer `rq->curr`).
+    #[test]
+    fn a_source_leaving_the_mm_already_gives_its_cid_up() {
+        let run = |early: bool| {
+            let mut s = Script::lazy_compact_6_4(8);
+            let mm = s.process(100, 0);
+            s.run(0, 100);
+            s.thread(100, 103, 1).run(1, 103);
+            s.thread(100, 101, 1);
+            s.switch(1, 101); // 103 sleeps with last_mm_cid 1; 101 takes CPU 1's 1
+            if early {
+                s.step(DriverEvent::CurrEarly { cpu: 1, tid: 0 });
+            }
+            s.migrate(103, 1, 3);
+            let src = s.lc(mm).map(|m| m.pcpu_cid[1].cid);
+            let violations = s.violations();
+            s.switch(1, 0).run(3, 103);
+            (src, violations, s.cid(103), s.violations())
+        };
+        let none = Vec::<String>::new();
+        // 101 current: the steal leaves CPU 1's 1, 103 allocates the next free
+        assert_eq!(
+            run(false),
+            (Some(Cid::Valid(1)), none.clone(), Some(2), none.clone())
+        );
+        // CPU 1 idle already: 1 moves to CPU 3 with 103
+        assert_eq!(run(true), (Some(Cid::Unset), none.clone(), Some(1), none));
+    }
 }

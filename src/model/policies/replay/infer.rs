@@ -384,6 +384,16 @@ pub(super) fn settle(
             .filter(|v| !plain.violations.contains(v))
             .map(|v| v.ts)
             .min();
+        if std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some() {
+            for v in run
+                .violations
+                .iter()
+                .filter(|v| !plain.violations.contains(v))
+                .take(3)
+            {
+                eprintln!("settle: steps {steps:?} break {v:?}");
+            }
+        }
         let Some(at) = first_break else {
             break (run, outcomes);
         };

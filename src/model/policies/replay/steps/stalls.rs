@@ -340,9 +340,19 @@ impl StepSource<'_> {
             if at >= q || at > i || self.found.early_currs.contains_key(&at) {
                 continue;
             }
-            if let Some(EventKind::SchedSwitch { next_tid, .. }) = self.ev(q).map(|e| e.kind)
-                && next_tid != 0
-                && r.task_mm(next_tid) == Some(mm)
+            // (into the mm: the steal found it in use; or out of it, to a task of another mm or
+            // idle, `rq->curr` set before the probe: the steal found it free and took the slot
+            // from under the leaving task, whose switch-out then had nothing to put)
+            let into_or_out = |next_tid: Tid, prev_tid: Tid| {
+                let into = next_tid != 0 && r.task_mm(next_tid) == Some(mm);
+                into || (at <= j
+                    && r.task_mm(prev_tid) == Some(mm)
+                    && r.task_mm(next_tid) != Some(mm))
+            };
+            if let Some(EventKind::SchedSwitch {
+                next_tid, prev_tid, ..
+            }) = self.ev(q).map(|e| e.kind)
+                && into_or_out(next_tid, prev_tid)
             {
                 let step = Step::CurrEarly {
                     at,
