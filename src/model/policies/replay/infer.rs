@@ -410,6 +410,13 @@ pub(super) fn settle(
         }
     };
     let agreed = |r: &PolicyRun| r.agreement.as_ref().map_or(0, |a| a.agreed);
+    if std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some() {
+        eprintln!(
+            "settle: steps {steps:?}: agreed {} (plain {})",
+            agreed(&run),
+            agreed(&plain)
+        );
+    }
     if agreed(&run) <= agreed(&plain) {
         return (plain, Vec::new());
     }
