@@ -1,6 +1,7 @@
 //! T3 (docs/models.md §5.3): a clone's CID step runs in `copy_process`, anywhere between the
 //! parent CPU's previous record and the fork record; the search places it at both ends of that
-//! stall before the positions between.
+//! stall before the positions between; a probed 7.x fork whose parent stalled past a
+//! disagreement, inside that stall.
 
 mod common;
 
@@ -22,6 +23,29 @@ fn a_fork_runs_at_the_start_of_the_parents_stall() {
     assert_eq!(c.predicted, 319, "{}", c.a);
     assert!(
         c.placed("early_fork", 623, 13_361_811_000, 13_357_635_000),
+        "{:?}",
+        c.steps
+    );
+}
+
+/// A probed 7.x fork whose step ran inside its parent's stall (docs/models.md §5.6, *a fork's
+/// step inside its parent's stall*): a whole fresh probed 7.3.4 36-vCPU mcwork `workers` boot
+/// (traces/inference/README.md). The 37th user's fork (416) is probed at 18.123022
+/// (`cid_fork_users` users 36, mode 0) and its CPU records nothing but a tick until the walk's
+/// first visit at 18.145357. 415 reports its own 35 at 18.123427, sleeps at 18.123824 and
+/// reports 35 again at 18.135277, and 381, 413, 397 their own 1, 33, 17 from 18.136064 on: the
+/// flip to per-CPU mode had not come at 415's switch-out (no `TRANSIT` CID to drop) and had
+/// come by its switch-in. The replay flipped at the probe: 469 of 757. The search had tried
+/// only walk marks (a walk in progress), then the stall's far end, which leaves the tasks
+/// that ran meanwhile with their own CIDs past the flip (428 agreed, dropped).
+#[test]
+fn a_forks_flip_ran_inside_its_parents_stall() {
+    let file = "inference/k7.3.4-c36-mcwork-workers-fork-in-stall.ftrace.txt.zst";
+    let c = checked_cut(file, &["--kernel-version", "7.3.4", "--hz", "250"]);
+    assert_eq!(c.fresh, (757, 756), "{}", c.a);
+    assert_eq!(c.predicted, 469, "{}", c.a);
+    assert!(
+        c.placed("early_fork", 416, 18_252_117_000, 18_135_201_000),
         "{:?}",
         c.steps
     );

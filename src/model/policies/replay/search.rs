@@ -290,12 +290,19 @@ pub fn search_placements(
                 // walk's progress, not another fork, is what a disagreement inside it
                 // mostly shows; a fork placed again would only mark the same walk)
                 let cand = if r.untraced.lazy_walk(mm).is_some() {
-                    match s.try_steps(&r, i, who, mm, target, &[]) {
+                    // (unless the walk's own fork had not started it yet: its parent's CPU
+                    // stalled right after the probe, past the disagreement)
+                    let stalled = s.stalled_forks(&r, i, mm);
+                    let late = match stalled.is_empty() {
+                        true => None,
+                        false => s.try_forks(&r, (i, who), mm, target, (stalled, None, true)),
+                    };
+                    match late.or_else(|| s.try_steps(&r, i, who, mm, target, &[])) {
                         Some(c) => Some(c),
                         None if s.budget > 0 => {
                             let [near, far] = s.fork_windows(&r, i, mm);
                             let all = near.into_iter().chain(far).collect();
-                            s.try_forks(&r, (i, who), mm, target, (all, None))
+                            s.try_forks(&r, (i, who), mm, target, (all, None, false))
                         }
                         None => None,
                     }
@@ -312,7 +319,13 @@ pub fn search_placements(
                             let [near, far] = s.fork_windows(&r, i, mm);
                             let mut cand = None;
                             if !near.is_empty() && s.budget > 0 {
-                                cand = s.try_forks(&r, (i, who), mm, target, (near.clone(), None));
+                                cand = s.try_forks(
+                                    &r,
+                                    (i, who),
+                                    mm,
+                                    target,
+                                    (near.clone(), None, false),
+                                );
                             }
                             if cand.is_none() && s.budget > 0 {
                                 cand = s.try_steps(&r, i, who, mm, target, &tried);
@@ -322,7 +335,7 @@ pub fn search_placements(
                                 cand = s.try_forks_holding(&r, (i, who), mm, target, &near);
                             }
                             if cand.is_none() && !far.is_empty() && s.budget > 0 {
-                                cand = s.try_forks(&r, (i, who), mm, target, (far, None));
+                                cand = s.try_forks(&r, (i, who), mm, target, (far, None, false));
                             }
                             cand
                         }

@@ -367,6 +367,31 @@ impl Search<'_> {
         [near, far]
     }
 
+    /// The windows of `mm`'s probed 7.x forks (`inside`) whose parent's CPU recorded nothing
+    /// but ticks from the probe until after the disagreement `i`: their step (the users'
+    /// count, a mode flip and the walk's start) may have run anywhere in that stall (docs/
+    /// models.md §5.6, *a fork's step inside its parent's stall*), so a walk the replay has in
+    /// progress at `i` may not have started. A fresh probed 7.3.4 36-vCPU mcwork `workers`
+    /// boot: the 37th user's fork probed at 18.123022, its CPU silent but a tick until
+    /// 18.145357; 415 kept its own 35 across a switch-out at 18.123824 (the flip had not come:
+    /// no `TRANSIT` CID to drop) and reported it again at 18.135277.
+    pub(super) fn stalled_forks(&self, r: &Replayer, i: usize, mm: MmId) -> Vec<usize> {
+        self.windows
+            .iter()
+            .enumerate()
+            .filter(|(k, w)| {
+                w.inside
+                    && !self.tried.contains(k)
+                    && w.first < i
+                    && i < w.record
+                    && self.resumed_after(w.first, w.record).is_some_and(|p| p > i)
+                    && self.periodic.place_before(w.first).is_some()
+                    && r.engine.core.task(w.parent).and_then(|t| t.mm) == Some(mm)
+            })
+            .map(|(k, _)| k)
+            .collect()
+    }
+
     /// T2/T3: a recent fork of `mm` (one of `cands`, windows in the order to try) placed
     /// earlier in its window.
     ///
@@ -378,11 +403,14 @@ impl Search<'_> {
         (i, who): (usize, (u16, Tid)),
         mm: MmId,
         target: u64,
-        (cands, extra): (Vec<usize>, Option<Step>),
+        (cands, extra, stalled): (Vec<usize>, Option<Step>, bool),
     ) -> Option<Candidate> {
         let sw = self.source().switch_in(i, who);
         for k in cands {
-            self.tried.insert(k);
+            // (a window tried at a few places of its stall only may be tried whole later)
+            if !stalled {
+                self.tried.insert(k);
+            }
             let w = self.windows[k];
             // a placement after the disagreement cannot explain it; an owner-mode fork may
             // also leave its fixup walk running for a while (T3)
@@ -397,7 +425,17 @@ impl Search<'_> {
             let mut fewest: Option<usize> = None;
             // a probed fork ran at its probe or before a stall of the parent's CPU: right after
             // one of that CPU's last records
-            let positions: Vec<usize> = if w.inside {
+            let positions: Vec<usize> = if stalled {
+                // (inside the stall: right before the disagreeing task's switch-in, which
+                // then still found the tasks' own CIDs, and at the stall's far end)
+                let mut ps: Vec<usize> = sw
+                    .into_iter()
+                    .chain(self.resumed_after(w.first, w.record))
+                    .filter(|&p| w.first < p && p < w.record)
+                    .collect();
+                ps.dedup();
+                ps
+            } else if w.inside {
                 // the far end of a stall of the parent's CPU right after the probe first (its
                 // first record after it that is not a tick), then after the probe, up to its
                 // return, the latest first (a placement after the disagreement explains it by
@@ -643,7 +681,8 @@ impl Search<'_> {
             if inside.is_empty() {
                 continue;
             }
-            let Some(c) = self.try_forks(r, (i, who), mm, target, (inside, Some(put))) else {
+            let Some(c) = self.try_forks(r, (i, who), mm, target, (inside, Some(put), false))
+            else {
                 continue;
             };
             let horizon = (i + SEARCH_AHEAD).min(self.events.len() - 1);
