@@ -11,6 +11,7 @@ use crate::model::tasks::MmId;
 use rustc_hash::FxHashSet;
 
 mod capture;
+mod currents;
 mod exits;
 mod in_flight;
 mod stalls;
