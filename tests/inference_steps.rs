@@ -594,16 +594,25 @@ fn a_pending_held_clear_owns_its_cid_without_a_slot() {
 /// kept 10 on CPU 11 (6.12's `mm_users >= t->nr_cpus_allowed`), then the steal emptied it and
 /// freed 31 (CPU 27's slot was set), which first-zero gave 397. Of the probes before the
 /// switch-in, only the four nearest were tried (all `cid_set_cpus` here), so the search never
-/// reached it: 853 agreed.
+/// reached it: 853 agreed. From 11.2195 on (398 reports 8 on CPU 13, which 413 held on CPU 1)
+/// CPU 1 had made kthread 26 `rq->curr` before its switch record at 11.226543 (silent since
+/// 413's `cid_set_cpus` at 11.217026), so a steal took 8 from under 413 (stop 59: the mirror of
+/// `curr_early`, kept once the leaving task no longer counts as running): 876 -> 912/912.
 #[test]
 fn a_steal_from_the_disagreeing_cpu_may_run_after_a_later_move_there() {
     let file = "inference/k6.12.117-c36-affinity-late-steal.ftrace.txt.zst";
     let c = checked_cut(file, &[]);
-    assert_eq!(c.fresh, (912, 876), "{}", c.a);
+    assert_eq!(c.fresh, (912, 912), "{}", c.a);
     assert_eq!(c.predicted, 794, "{}", c.a);
     assert!(
         c.placed("late_probe", 408, 11_160_592_000, 11_177_041_000),
         "{}",
         c.a
     );
+    assert!(
+        c.placed("curr_early", 26, 11_226_543_000, 11_217_026_000),
+        "{}",
+        c.a
+    );
+    assert_eq!(c.probe_checks(), (2085, 2085), "{}", c.a);
 }

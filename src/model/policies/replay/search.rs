@@ -293,9 +293,10 @@ pub fn search_placements(
                     // (unless the walk's own fork had not started it yet: its parent's CPU
                     // stalled right after the probe, past the disagreement)
                     let stalled = s.stalled_forks(&r, i, mm);
-                    let late = match stalled.is_empty() {
-                        true => None,
-                        false => s.try_forks(&r, (i, who), mm, target, (stalled, None, true)),
+                    let late = if stalled.is_empty() {
+                        None
+                    } else {
+                        s.try_forks(&r, (i, who), mm, target, (stalled, None, true))
                     };
                     match late.or_else(|| s.try_steps(&r, i, who, mm, target, &[])) {
                         Some(c) => Some(c),
