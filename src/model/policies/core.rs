@@ -261,6 +261,13 @@ impl Core {
         self.pending_switch.get(c).is_some_and(Option::is_some)
     }
 
+    /// Whether the invariants about running tasks skip `c`: inside a switch whose CID step
+    /// has not run yet ([`Core::mid_switch`]), or its recorded task leaving it
+    /// ([`Core::leaving`]).
+    pub fn skips_running_checks(&self, c: usize) -> bool {
+        self.mid_switch(c) || self.leaving(c)
+    }
+
     /// Whether `c`'s recorded current task is leaving it: `__schedule` has made another task
     /// `rq->curr` already (`DriverEvent::CurrEarly`), and the leaving task's CID is dealt
     /// with only at its switch record (`switch_mm_cid`); a steal may have emptied the slot

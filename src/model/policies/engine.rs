@@ -249,8 +249,7 @@ fn check_all<P: CidPolicy>(core: &Core, policy: &P) -> Vec<Finding> {
     let mut found = policy.check(core);
     let mut seen: FxHashMap<(MmId, i32), Tid> = FxHashMap::default();
     for (c, &tid) in core.curr.iter().enumerate() {
-        // (a CPU inside a switch, or whose recorded task is no longer `rq->curr`)
-        if core.mid_switch(c) || core.leaving(c) {
+        if core.skips_running_checks(c) {
             continue;
         }
         let Some(t) = core.task(tid) else {

@@ -144,7 +144,7 @@ impl LazyCompact {
         }
         // L2 uniqueness: running active tasks hold their slot's CID
         for (c, &tid) in core.curr.iter().enumerate() {
-            if core.mid_switch(c) || core.leaving(c) {
+            if core.skips_running_checks(c) {
                 continue;
             }
             let Some(t) = core.task(tid) else { continue };

@@ -154,7 +154,7 @@ impl OwnerMode {
         // O1 uniqueness / O2 for running tasks (a sorted list: one entry per CPU)
         let mut seen: Vec<(MmId, u32, Tid)> = Vec::with_capacity(core.curr.len());
         for (c, &tid) in core.curr.iter().enumerate() {
-            if core.mid_switch(c) || core.leaving(c) {
+            if core.skips_running_checks(c) {
                 continue;
             }
             let Some(t) = core.task(tid) else { continue };

@@ -353,6 +353,7 @@ pub(super) fn settle(
     beside: Option<Beside>,
 ) -> (PolicyRun, Vec<Step>) {
     let cx = Context::new(prep.trace, &proposal.windows.0, &proposal.windows.1);
+    let verbose = search::tracing();
     let mut steps: Vec<Step> = proposal
         .steps
         .into_iter()
@@ -377,20 +378,17 @@ pub(super) fn settle(
             }
         };
         // (a break the plain replay has too is not the steps')
-        let first_break = run
-            .violations
-            .iter()
-            .filter(|v| v.mm.is_none_or(|m| proposal.mms.contains(&m)))
-            .filter(|v| !plain.violations.contains(v))
-            .map(|v| v.ts)
-            .min();
-        if std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some() {
-            for v in run
-                .violations
+        let new_breaks = || {
+            run.violations
                 .iter()
                 .filter(|v| !plain.violations.contains(v))
-                .take(3)
-            {
+        };
+        let first_break = new_breaks()
+            .filter(|v| v.mm.is_none_or(|m| proposal.mms.contains(&m)))
+            .map(|v| v.ts)
+            .min();
+        if verbose {
+            for v in new_breaks().take(3) {
                 eprintln!("settle: steps {steps:?} break {v:?}");
             }
         }
@@ -410,7 +408,7 @@ pub(super) fn settle(
         }
     };
     let agreed = |r: &PolicyRun| r.agreement.as_ref().map_or(0, |a| a.agreed);
-    if std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some() {
+    if verbose {
         eprintln!(
             "settle: steps {steps:?}: agreed {} (plain {})",
             agreed(&run),

@@ -192,6 +192,12 @@ struct Search<'a> {
     out: Option<Publisher<'a>>,
 }
 
+/// Whether `CIDSCOPE_SEARCH_TRACE` is set: the search and the settling of its steps say on
+/// stderr what they try and why they keep or drop it (a debugging aid).
+pub(super) fn tracing() -> bool {
+    std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some()
+}
+
 /// Replays `trace` through `policy` and returns the steps that explain some of its
 /// disagreements, in the order they were accepted (empty when none do).
 ///
@@ -228,7 +234,7 @@ pub fn search_placements(
         ),
         tried: FxHashSet::default(),
         budget: budget(n as u64),
-        verbose: std::env::var_os("CIDSCOPE_SEARCH_TRACE").is_some(),
+        verbose: tracing(),
         verbose_state: std::env::var("CIDSCOPE_SEARCH_TRACE").is_ok_and(|v| v == "2"),
         out,
     };

@@ -325,12 +325,8 @@ impl Search<'_> {
             .windows
             .iter()
             .enumerate()
-            .filter(|(k, w)| {
-                !self.tried.contains(k)
-                    && w.first <= i
-                    && w.record + SEARCH_LOOKBACK >= i
-                    && self.periodic.place_before(w.first).is_some()
-                    && r.engine.core.task(w.parent).and_then(|t| t.mm) == Some(mm)
+            .filter(|&(k, w)| {
+                w.first <= i && w.record + SEARCH_LOOKBACK >= i && self.open_window(r, k, w, mm)
             })
             .map(|(k, _)| k)
             .collect();
@@ -367,6 +363,14 @@ impl Search<'_> {
         [near, far]
     }
 
+    /// Whether fork window `k` (`w`) may still be tried for a disagreement of `mm`: not tried
+    /// yet, a snapshot kept before it, its parent a task of `mm`.
+    fn open_window(&self, r: &Replayer, k: usize, w: &ForkWindow, mm: MmId) -> bool {
+        !self.tried.contains(&k)
+            && self.periodic.place_before(w.first).is_some()
+            && r.engine.core.task(w.parent).and_then(|t| t.mm) == Some(mm)
+    }
+
     /// The windows of `mm`'s probed 7.x forks (`inside`) whose parent's CPU recorded nothing
     /// but ticks from the probe until after the disagreement `i`: their step (the users'
     /// count, a mode flip and the walk's start) may have run anywhere in that stall (docs/
@@ -379,14 +383,12 @@ impl Search<'_> {
         self.windows
             .iter()
             .enumerate()
-            .filter(|(k, w)| {
+            .filter(|&(k, w)| {
                 w.inside
-                    && !self.tried.contains(k)
                     && w.first < i
                     && i < w.record
+                    && self.open_window(r, k, w, mm)
                     && self.resumed_after(w.first, w.record).is_some_and(|p| p > i)
-                    && self.periodic.place_before(w.first).is_some()
-                    && r.engine.core.task(w.parent).and_then(|t| t.mm) == Some(mm)
             })
             .map(|(k, _)| k)
             .collect()

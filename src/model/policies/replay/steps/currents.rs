@@ -10,7 +10,9 @@ use crate::model::tasks::MmId;
 
 impl StepSource<'_> {
     /// [`Step::CurrEarly`]: migrations of the mm from a CPU whose next switch is to a task of
-    /// the mm, placed after that CPU's last record before the switch, when that is before the
+    /// the mm (or, with nothing recorded there between the migration and the switch, from a
+    /// task of the mm to another process's task or idle: the steal found the mm unused, stop
+    /// 59), placed after that CPU's last record before the switch, when that is before the
     /// disagreeing update `i` (the switch itself may be recorded after it: a vCPU stalled
     /// between `rq->curr = next` and the record across the disagreement, `kernel/sched/core.c`
     /// @6.18.15 l.6897, l.6931); those from the disagreeing update's CPU first (the CPU whose
