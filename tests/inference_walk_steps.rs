@@ -99,3 +99,25 @@ fn a_stalled_visit_may_have_run_at_its_probe() {
     );
     assert_eq!(c.probe_checks(), (356, 356), "{}", c.a);
 }
+
+/// docs/models.md §5.6, *a switch step across the walk's end*: a whole fresh probed 7.3.4
+/// 24-vCPU `workers` boot (traces/inference/README.md). The 25th user's walk visits 282 while
+/// it runs on CPU 12 (its 21 goes in transit, 9.985157); 282 is preempted at 9.986955 and CPU 12
+/// records nothing until its `cid_switch_done` at 9.997354, after the walk's end (`cid_fork_done`
+/// at 9.992517). At the probe the schedout finds the mm per-CPU and CPU 12 keeps 21; the kernel
+/// ran it at the record, in TRANSIT mode, and dropped 21 (`mm_cid_schedout`): 282 takes 13 at
+/// its next switch-in and 263, moved to CPU 15, reports 15 (the model's 13). The candidate was
+/// drawn only for a switch whose CPU stayed silent until the disagreeing switch-in: 1308 of 1621.
+#[test]
+fn a_switch_out_stalled_across_the_walks_end_dropped_its_cid() {
+    let file = "inference/k7.3.4-c24-workers-switch-out-across-flip.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (1621, 1621), "{}", c.a);
+    assert_eq!(c.predicted, 1308, "{}", c.a);
+    assert!(
+        c.placed("prompt_switch", 15, 9_997_354_000, 9_986_955_000),
+        "{}",
+        c.a
+    );
+    assert_eq!(c.probe_checks(), (196, 196), "{}", c.a);
+}

@@ -387,6 +387,29 @@ impl StepSource<'_> {
                 })
                 .collect()
         };
+        // 7.x: whether the mm's fixup walk ended (`cid_fork_done`: the flip to per-CPU mode,
+        // `mm_cid_complete_transit`) after the switch record j, before CPU c's next record:
+        // run before the flip, the step of a switch in or out of the mm saw the mode in
+        // TRANSIT (a schedout drops its transit CID then, `mm_cid_schedout`)
+        let walk_ends = |j: usize, c: u16| -> bool {
+            if self.policy != PolicyKind::OwnerMode {
+                return false;
+            }
+            let Some(done) = (j + 1..sw).find(|&q| self.ev(q).is_some_and(|e| e.cpu == c)) else {
+                return false;
+            };
+            (j + 1..done).any(|q| {
+                self.ev(q).is_some_and(|e| {
+                    matches!(
+                        e.kind,
+                        EventKind::Probe {
+                            probe: Probe::ForkDone,
+                            ..
+                        }
+                    ) && r.task_mm(e.tid) == Some(mm)
+                })
+            })
+        };
         let mut probes = 0;
         let mut steals = 0;
         let mut resumes = 0;
@@ -483,14 +506,18 @@ impl StepSource<'_> {
                 // a switch into the mm whose CID step came before an mm_users change recorded
                 // between it and its `cid_switch_done`: 6.13+'s `__mm_cid_try_get` shrinks
                 // `max_nr_cid` to min(nr_cpus_allowed, mm_users) as it read it then
-                EventKind::SchedSwitch { next_tid, .. }
-                    if straddles < STEP_CANDIDATES
-                        && sw != j
-                        && r.untraced.probed.switch
-                        && !p.prompt_switches.contains(&j)
-                        && r.task_mm(next_tid) == Some(mm) =>
+                EventKind::SchedSwitch {
+                    next_tid, prev_tid, ..
+                } if straddles < STEP_CANDIDATES
+                    && sw != j
+                    && r.untraced.probed.switch
+                    && !p.prompt_switches.contains(&j) =>
                 {
-                    let changes = users_changes(j, e.cpu);
+                    let changes = if r.task_mm(next_tid) == Some(mm) {
+                        users_changes(j, e.cpu)
+                    } else {
+                        Vec::new()
+                    };
                     if !changes.is_empty() {
                         out.push(Step::PromptSwitch(j));
                         // (or between two of the changes: right after each, the last few)
@@ -500,6 +527,11 @@ impl StepSource<'_> {
                                 cpu: e.cpu,
                             }
                         }));
+                        straddles += 1;
+                    } else if (r.task_mm(next_tid) == Some(mm) || r.task_mm(prev_tid) == Some(mm))
+                        && walk_ends(j, e.cpu)
+                    {
+                        out.push(Step::PromptSwitch(j));
                         straddles += 1;
                     }
                 }
