@@ -2,7 +2,7 @@
 //! placed (docs/models.md §5.3, §11): the list `stats --json` sums up as `model_agreement`.
 //!
 //! `cargo run --release --example model_misses -- FILE KERNEL_RELEASE HZ` (MODES=1 also prints
-//! owner-mode's mode changes; PLAIN=1 replays without inferred steps); with CID probes, the model's state held against what they read.
+//! owner-mode's mode changes; SCANS=1 the scans; PLAIN=1 replays without inferred steps); with CID probes, the model's state held against what they read.
 use cidscope::events::EventKind;
 use cidscope::model::kernel::model_for_kernel;
 use cidscope::model::policies::{InferSteps, Params, replay};
@@ -35,6 +35,8 @@ fn main() -> ExitCode {
         version: m.variant.unwrap_or_default(),
         futex_hash_ref: m.futex_hash_ref,
         batch: m.scan_batch.unwrap_or(Params::default().batch),
+        // MONO=1: the jiffies' phase from the ticks' CLOCK_MONOTONIC (`--mono-jiffies`)
+        mono_jiffies: std::env::var_os("MONO").is_some(),
         ..Params::default()
     };
     // PLAIN=1: the plain replay alone (model_agreement.predicted), no inferred steps
@@ -74,6 +76,21 @@ fn main() -> ExitCode {
                     c.mm.0, c.cpu, c.tid, c.cid, c.flags
                 );
             }
+        }
+    }
+    // SCANS=1: every compaction attempt that scanned (its task, CPU, what it freed or made lazy)
+    if std::env::var_os("SCANS").is_some() {
+        for c in run.compactions.iter().filter(|c| c.scanned) {
+            println!(
+                "scan {:.6} mm {} cpu {} tid {} freed {:?} lazied {:?} weight {}",
+                c.ts as f64 / 1e9,
+                c.mm.0,
+                c.cpu,
+                c.tid,
+                c.freed,
+                c.lazied,
+                c.weight_after
+            );
         }
     }
     if std::env::var_os("MODES").is_some() {

@@ -153,18 +153,30 @@ pub struct ModelArgs {
     #[arg(long)]
     pub no_seed: bool,
 
-    /// rq clock of idle CPUs goes stale (the age pass then sees young slots).
+    /// rq clock of idle CPUs goes stale (the age pass then sees young slots): `--rq-clock
+    /// stale`.
     #[arg(long)]
     pub stale_rq_clock: bool,
+
+    /// Replay: what a CPU's rq->clock reads in the 100 ms age pass of 6.4-6.18 (docs/models.md
+    /// §2.4).
+    #[arg(long, value_enum, default_value_t = crate::model::policies::RqClockMode::Running)]
+    pub rq_clock: crate::model::policies::RqClockMode,
+
+    /// Replay: how jiffies advance, which decides when the 100 ms scan of 6.4-6.18 and
+    /// resume-batch comes due (docs/models.md §5.4).
+    #[arg(long, value_enum, default_value_t = crate::model::policies::JiffiesClock::Timekeeper)]
+    pub jiffies: crate::model::policies::JiffiesClock,
 
     /// Check every model invariant after every event (slow); breaks are reported.
     #[arg(long)]
     pub check_invariants: bool,
 
-    /// Replay, experimental: place the jiffies' boundaries by the ticks' CLOCK_MONOTONIC `now=`
-    /// instead of by the earliest phase of their record times (docs/models.md §5.4; not the
-    /// default: it lowers some captures). Read from ftrace text only; other formats, and text
-    /// without `hrtimer_expire_entry now=`, keep the estimate.
+    /// Replay: place the jiffies' boundaries by the ticks' CLOCK_MONOTONIC `now=` instead of by
+    /// the earliest phase of their record times (docs/models.md §5.4). `--jiffies timekeeper`
+    /// (the default) does so by itself; with `--jiffies boundaries` it is this flag's choice.
+    /// Read from ftrace text only; other formats, and text without `hrtimer_expire_entry
+    /// now=`, keep the estimate.
     #[arg(long)]
     pub mono_jiffies: bool,
 
@@ -189,7 +201,7 @@ impl ModelArgs {
             rq_clock: if self.stale_rq_clock {
                 RqClockMode::Stale
             } else {
-                RqClockMode::Now
+                self.rq_clock
             },
             scan: self.scan.unwrap_or_default(),
             seed: !self.no_seed,
@@ -204,6 +216,7 @@ impl ModelArgs {
             // a property of the capture: set by the replay when it records migrations
             migrations_traced: false,
             mono_jiffies: self.mono_jiffies,
+            jiffies: self.jiffies,
             // a property of the capture: set when its load ran the first pass beside
             first_pass: None,
         }

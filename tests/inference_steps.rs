@@ -210,11 +210,23 @@ fn the_futex_reference_may_be_gone_before_an_earlier_allocation() {
 /// An exit's late put that a later step moved before an allocation (507's exit on the seed
 /// kernel's c16 churn: its record at 8.033933, its next record 8.036690, the put seen by 508's
 /// allocation but not by 509's at 8.036118) is one step, reported where it ran, and what the
-/// steps changed still adds up.
+/// steps changed still adds up. (With the jiffies and rq clocks of stop 59: since stop 60 the
+/// scans come due later and the search explains more without moving this put.)
 #[test]
 fn a_late_put_moved_before_an_allocation_is_reported_once() {
     let file = "kernels-plain/k6.18.15-cidscope-seed000-c16-churn.ftrace.txt";
-    let args = ["--policy", "resume-batch", "--batch", "8", "--hz", "250"];
+    let args = [
+        "--policy",
+        "resume-batch",
+        "--batch",
+        "8",
+        "--hz",
+        "250",
+        "--jiffies",
+        "boundaries",
+        "--rq-clock",
+        "now",
+    ];
     let (a, _) = model(file, &args);
     let puts: Vec<(u64, u64, u64)> = a["inferred_steps"]
         .as_array()
@@ -279,12 +291,13 @@ fn a_sleeping_users_freed_cid_places_the_flip_before_its_switch_in() {
 /// where it reports 2 at 41.991303. Run at its record, 474's step takes 2 (1 is 473's) and main
 /// gets 0; run at the tick, after 473's release, it takes 1 (its later update says 1 on CPU 9)
 /// and main finds its CPU's recent 2 free. CPU 9's tick comes before main's switch-in, so the
-/// T5 candidates (CPUs silent past the switch-in) never held it.
+/// T5 candidates (CPUs silent past the switch-in) never held it. (60 of 67 agreed before stop
+/// 60's jiffies: the timekeeper's count explains the rest.)
 #[test]
 fn a_stall_that_ended_before_the_switch_in_still_moved_the_cid_step() {
     let file = "inference/k6.18.15-c48-churn-short-stall.ftrace.txt.zst";
     let c = checked_cut(file, &[]);
-    assert_eq!(c.fresh, (67, 60), "{}", c.a);
+    assert_eq!(c.fresh, (67, 67), "{}", c.a);
     assert_eq!(c.predicted, 43, "{}", c.a);
     assert!(
         c.placed("deferred_switch", 474, 41_983_371_000, 41_989_809_000),
@@ -344,7 +357,7 @@ fn a_wakeup_enqueued_after_the_source_went_idle_emptied_the_disagreeing_cpus_slo
     let file = "inference/k6.18.15-c24-workers-steal-from-cpu.ftrace.txt.zst";
     let c = checked_cut(file, &[]);
     assert_eq!(c.fresh, (179, 179), "{}", c.a);
-    assert_eq!(c.predicted, 167, "{}", c.a);
+    assert_eq!(c.predicted, 166, "{}", c.a);
     assert!(
         c.placed("prompt_wake", 303, 13_464_391_000, 13_465_042_000),
         "{}",
@@ -381,7 +394,8 @@ fn a_wakeup_enqueued_after_the_source_ran_the_mm_again_emptied_the_disagreeing_c
 /// at 42.438703 shows (a tick, no switch-in since its update at 42.428716), and it pushed
 /// `next_scan` past 42.5. With the estimate, 477's update at 42.495003 ran that scan instead and
 /// lazied 478's 7 (`sched_mm_cid_remote_clear_weight`, weight 7), which 478 then gave up at its
-/// switch-out at 42.509589; the kernel left it alone, and 478 reports 7 at 42.509962.
+/// switch-out at 42.509589; the kernel left it alone, and 478 reports 7 at 42.509962. Since stop
+/// 60 the default counts the jiffies as the timekeeper does, on these boundaries.
 #[test]
 fn the_jiffies_follow_the_ticks_monotonic_clock() {
     let file = "inference/k6.18.15-c48-churn-jiffies.ftrace.txt.zst";
@@ -391,17 +405,20 @@ fn the_jiffies_follow_the_ticks_monotonic_clock() {
         let p = &a["predicted_fresh"];
         (u(p, "checked"), u(p, "agreed"))
     };
+    let boundaries = [
+        "--check-invariants",
+        "--infer-steps",
+        "off",
+        "--jiffies",
+        "boundaries",
+    ];
+    assert_eq!(fresh(&boundaries), (39, 38));
     assert_eq!(
-        fresh(&["--check-invariants", "--infer-steps", "off"]),
-        (39, 38)
+        fresh(&[&boundaries[..], &["--mono-jiffies"]].concat()),
+        (39, 39)
     );
     assert_eq!(
-        fresh(&[
-            "--check-invariants",
-            "--infer-steps",
-            "off",
-            "--mono-jiffies"
-        ]),
+        fresh(&["--check-invariants", "--infer-steps", "off"]),
         (39, 39)
     );
 }
@@ -418,7 +435,7 @@ fn the_jiffies_follow_the_ticks_monotonic_clock() {
 fn a_fork_far_back_is_tried_after_the_steps() {
     let file = "inference/k6.18.15-c24-workers-far-fork.ftrace.txt.zst";
     let c = checked_cut(file, &[]);
-    assert_eq!(c.predicted, 200, "{}", c.a);
+    assert_eq!(c.predicted, 198, "{}", c.a);
     assert_eq!(c.fresh, (234, 234), "{}", c.a);
     assert!(
         c.steps

@@ -1,7 +1,7 @@
 //! The simulator: determinism, the recorded trace replaying to the same run, and the
 //! `cidscope sim` command line.
 
-use cidscope::model::policies::{Params, PolicyKind, PolicyRun, replay};
+use cidscope::model::policies::{JiffiesClock, Params, PolicyKind, PolicyRun, replay};
 use cidscope::sim::{SimConfig, Workload, record, simulate};
 use cidscope::sources::{LoadOptions, load_bytes};
 use std::process::Command;
@@ -74,8 +74,11 @@ fn recorded_trace_replays_to_the_same_run() {
         let trace = load_bytes("recorded", &text, &LoadOptions::default())
             .unwrap_or_else(|e| panic!("{kind} {w:?}: {e}"));
         assert_eq!(trace.events.len(), out.trace.events.len(), "{kind} {w:?}");
+        // the simulated kernel counts jiffies at the boundaries (its idle CPUs stop ticking
+        // without a `tick_stop`): its recordings replay with `--jiffies boundaries`
         let params = Params {
             hz: cfg.params.hz,
+            jiffies: JiffiesClock::Boundaries,
             ..Params::default()
         };
         let run = replay(&trace, kind, &params);

@@ -154,6 +154,8 @@ const FORMER_GLOBALS: &[&str] = &[
     "scan",
     "no_seed",
     "stale_rq_clock",
+    "rq_clock",
+    "jiffies",
     "check_invariants",
 ];
 

@@ -6,7 +6,9 @@
 
 use crate::events::Format;
 use crate::model::CidView;
-use crate::model::policies::{InferSteps, KernelVersion, Regime, ScanScope};
+use crate::model::policies::{
+    InferSteps, JiffiesClock, KernelVersion, Regime, RqClockMode, ScanScope,
+};
 use crate::sim::Workload;
 use crate::vm::qemu::AccelChoice;
 use clap::ValueEnum;
@@ -103,6 +105,41 @@ impl ValueEnum for ScanScope {
             ScanScope::Visited => PossibleValue::new("visited").help(
                 "only CPUs the mm ran on since its last complete scan (plus CPUs holding its CIDs)",
             ),
+        })
+    }
+}
+
+impl ValueEnum for JiffiesClock {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[JiffiesClock::Timekeeper, JiffiesClock::Boundaries]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            JiffiesClock::Timekeeper => PossibleValue::new(self.id()).help(
+                "as the kernel counts them: at the do_timer CPU's tick and stopped idle CPUs' \
+                 interrupts (needs the ticks' now= and tick_stop; other captures use boundaries)",
+            ),
+            JiffiesClock::Boundaries => {
+                PossibleValue::new(self.id()).help("at every tick boundary, at once")
+            }
+        })
+    }
+}
+
+impl ValueEnum for RqClockMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[RqClockMode::Running, RqClockMode::Now, RqClockMode::Stale]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            RqClockMode::Running => PossibleValue::new("running").help(
+                "a busy CPU's rq->clock as of its last tick, switch or enqueue; an idle CPU's now",
+            ),
+            RqClockMode::Now => PossibleValue::new("now").help("every CPU's rq->clock is now"),
+            RqClockMode::Stale => PossibleValue::new("stale")
+                .help("every CPU's rq->clock as of its last tick, switch or enqueue, idle or not"),
         })
     }
 }

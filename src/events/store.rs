@@ -408,6 +408,12 @@ impl EventStore {
         memchr::memchr_iter(tag::TICK, &self.tags)
     }
 
+    /// Whether the capture records `tick_stop` (the kind column alone: a CPU going tickless
+    /// is what hands the jiffies' duty on, docs/models.md §5.4).
+    pub fn has_tick_stops(&self) -> bool {
+        memchr::memchr(tag::TICK_STOP, &self.tags).is_some()
+    }
+
     /// The first index from `from` of an event of a rare kind (one kept whole in the side
     /// list: every kind but `rseq_update`, `rseq_ip_fixup`, `sched_switch`, the tick,
     /// `tick_stop` and the other-named events, whose odd shapes may be among them too), or,

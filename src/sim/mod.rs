@@ -28,7 +28,8 @@ pub use memory::{EVENT_BYTES, SimError, memory_plan, min_events};
 use crate::events::{Origin, Trace};
 use crate::model::MmId;
 use crate::model::policies::{
-    Params, PolicyKind, PolicyRun, Replayer, Trigger, batches_per_scan, cpus_for_scan_period,
+    JiffiesClock, Params, PolicyKind, PolicyRun, Replayer, Trigger, batches_per_scan,
+    cpus_for_scan_period,
 };
 use serde::Serialize;
 
@@ -122,7 +123,13 @@ pub struct SimOutput {
 
 /// Runs one simulation.
 pub fn simulate(cfg: &SimConfig) -> SimOutput {
-    let mut rep = Replayer::new(cfg.policy, cfg.params.clone(), 0);
+    // the simulated kernel's ticks run at their boundaries and its idle CPUs stop ticking
+    // without a `tick_stop`: its jiffies are the boundaries (docs/models.md §5.4)
+    let params = Params {
+        jiffies: JiffiesClock::Boundaries,
+        ..cfg.params.clone()
+    };
+    let mut rep = Replayer::new(cfg.policy, params, 0);
     rep.compare = false;
     // the launching shell never reports a CID: not modelled, as in a replay of the trace
     rep.quiet_tids.insert(sched::SHELL_TID);

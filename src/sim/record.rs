@@ -124,7 +124,7 @@ pub fn write_file(path: &Path, trace: &Trace, cfg: &SimConfig) -> io::Result<()>
     let f = std::fs::File::create(path)?;
     let mut w = io::BufWriter::new(f);
     let note = format!(
-        "cidscope sim: workload={} policy={} cpus={} hz={} batch={} seed={} (replay with --policy {} --hz {})",
+        "cidscope sim: workload={} policy={} cpus={} hz={} batch={} seed={} (replay with --policy {} --hz {} --jiffies boundaries)",
         cfg.workload.id(),
         cfg.policy.id(),
         cfg.params.cpus,

@@ -69,6 +69,10 @@ pub struct ModelAgreement {
     /// Where `hz` came from: `given`, `kernel config (CONFIG_HZ)`, `tick expiries (...)`,
     /// `default (...)`.
     pub hz_source: String,
+    /// How the replay counted jiffies (`--jiffies`): `timekeeper` (the do_timer CPU's ticks,
+    /// boundaries from the ticks' CLOCK_MONOTONIC) or `boundaries` (a capture without the
+    /// ticks' `now=` falls back to it; docs/models.md §5.4).
+    pub jiffies: &'static str,
     pub cpus: u32,
     /// Kernel steps the trace does not mark that the replay placed from the observed CIDs
     /// (tid, record_ts, placed_ts, reason; docs/models.md §5.3); the agreement above is with

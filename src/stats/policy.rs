@@ -67,6 +67,7 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
         }),
         hz: run.params.hz,
         hz_source: run.params.hz_source.describe(),
+        jiffies: run.params.jiffies.id(),
         cpus: run.params.cpus,
         trace_gaps: a.trace_gaps.clone(),
         probe_checks: a.probe_checks.clone(),

@@ -4,9 +4,10 @@
 use super::dirty::Dirty;
 use super::invariant::Invariant;
 use super::kind::PolicyKind;
-use super::params::{Params, Recording, Regime, RqClockMode};
+use super::params::{JiffiesClock, Params, Recording, Regime, RqClockMode};
 use super::run::{PolicyRun, PredictedUpdate, Trigger, Violation};
 use super::task::{Task, TaskKey};
+use super::timekeeping::Timekeeping;
 use crate::events::Tid;
 use crate::model::alarm::{Alarm, AlarmKind};
 use crate::model::seglane::SegLane;
@@ -30,8 +31,11 @@ pub struct Core {
     pub tasks: FxHashMap<Tid, Task>,
     /// Task running on each CPU (0 = idle).
     pub curr: Vec<Tid>,
-    /// `rq->clock` per CPU (used with [`RqClockMode::Stale`]).
+    /// `rq->clock` per CPU, as of its last update (read with [`RqClockMode::Running`] and
+    /// [`RqClockMode::Stale`]).
     pub rq_clock: Vec<u64>,
+    /// The jiffies the kernel counted ([`JiffiesClock::Timekeeper`]).
+    pub timekeeping: Option<Timekeeping>,
     pub tick_stopped: Vec<bool>,
     pub run: PolicyRun,
     /// What the event being applied changed.
@@ -82,6 +86,7 @@ impl Core {
             tasks: FxHashMap::default(),
             curr: vec![0; n],
             rq_clock: vec![0; n],
+            timekeeping: (params.jiffies == JiffiesClock::Timekeeper).then(|| Timekeeping::new(n)),
             tick_stopped: vec![false; n],
             run,
             params,
@@ -102,7 +107,10 @@ impl Core {
 
     /// jiffies at the current time. Starts at 1 so that `J + D` is never the kernel's "0 = due".
     pub fn jiffies(&self) -> u64 {
-        self.jiffies_at(self.now)
+        match self.timekeeping.as_ref().and_then(Timekeeping::jiffies) {
+            Some(j) => j,
+            None => self.jiffies_at(self.now),
+        }
     }
 
     pub fn jiffies_at(&self, ts: u64) -> u64 {
@@ -125,6 +133,12 @@ impl Core {
     pub fn rq_clock(&self, c: u16) -> u64 {
         match self.params.rq_clock {
             RqClockMode::Now => self.now,
+            // a busy CPU's clock advances at its ticks, switches and enqueues only; an idle
+            // CPU's is refreshed by untraced blocked-load updates (taken as now)
+            RqClockMode::Running if self.curr.get(c as usize).is_some_and(|&t| t != 0) => {
+                self.rq_clock.get(c as usize).copied().unwrap_or(self.now)
+            }
+            RqClockMode::Running => self.now,
             RqClockMode::Stale => self.rq_clock.get(c as usize).copied().unwrap_or(self.now),
         }
     }

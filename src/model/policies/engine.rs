@@ -6,7 +6,6 @@
 //! over the concrete policy, so the handlers and the recorder's views are static calls.
 
 use super::core::Core;
-use super::cpuset::CpuSet;
 use super::invariant::{Finding, Invariant};
 use super::kind::PolicyKind;
 use super::params::{Params, Recording, Regime};
@@ -18,91 +17,7 @@ use crate::events::Tid;
 use crate::model::tasks::MmId;
 use rustc_hash::FxHashMap;
 
-/// The events that drive every policy (§1.1). Tid 0 is the idle task (no mm, no CID).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DriverEvent {
-    /// A task that existed before the model started (replay), attached to `mm` as a user.
-    Existing {
-        tid: Tid,
-        mm: Option<MmId>,
-        cpu: u16,
-        has_rseq: bool,
-    },
-    /// clone/fork; `shares_mm` = CLONE_VM. `new_mm` names the child's mm when it gets one.
-    Fork {
-        parent: Tid,
-        child: Tid,
-        shares_mm: bool,
-        new_mm: Option<MmId>,
-        /// `CLONE_THREAD` with `CLONE_VM`: the child joins the parent's thread group.
-        thread: bool,
-    },
-    /// Successful execve on `cpu` (after exec balancing) into the fresh mm `new_mm`.
-    Exec { tid: Tid, cpu: u16, new_mm: MmId },
-    /// 6.x `sched_mm_cid_before_execve` of `tid`, run on `cpu` before exec balancing moved it
-    /// (the exec's own release then finds nothing to release).
-    BeforeExecve { tid: Tid, cpu: u16 },
-    /// Thread exit (CID release, then the mm reference is dropped).
-    Exit { tid: Tid },
-    /// Context switch on `cpu`. `prev` is informative: the engine switches out whoever it
-    /// believes runs there.
-    Switch { cpu: u16, prev: Tid, next: Tid },
-    /// `set_task_cpu` of a non-running task plus its enqueue on `dst`.
-    Migrate { tid: Tid, src: u16, dst: u16 },
-    /// `set_task_cpu` alone: a remote wakeup queued on the wakelist of `dst`, whose enqueue
-    /// (`sched_mm_cid_migrate_to`) runs later on `dst` as [`DriverEvent::MigrateTo`]
-    /// (docs/models.md §5.3 T1).
-    MigrateFrom { tid: Tid, src: u16, dst: u16 },
-    /// The deferred enqueue of a [`DriverEvent::MigrateFrom`] on `dst` (`sched_ttwu_pending`).
-    MigrateTo { tid: Tid, dst: u16 },
-    /// First placement of a new task (`wake_up_new_task`): no migration.
-    WakeupNew { tid: Tid, cpu: u16 },
-    /// Scheduler tick on `cpu`.
-    Tick { cpu: u16 },
-    /// The tick of `cpu` stopped (nohz); the next `Tick` restarts it.
-    TickStop { cpu: u16 },
-    /// The task leaves the kernel for user space. `observed`: a traced `rseq_update` proves it
-    /// happened with TIF_NOTIFY_RESUME set and rseq registered (replay), so both are forced.
-    RetUser { tid: Tid, observed: bool },
-    /// The task's allowed CPUs changed.
-    Affinity { tid: Tid, mask: CpuSet },
-    /// rseq registration.
-    RseqReg { tid: Tid },
-    /// Signal delivery.
-    Signal { tid: Tid },
-    /// owner-mode deferred work (kworker).
-    Work { mm: MmId },
-    /// The next task of a walk over the mm's users left in progress by [`Core::defer_fixup`]
-    /// (owner-mode's per-task → per-CPU fixup, docs/models.md §5.3 T3).
-    FixupStep { mm: MmId },
-    /// The CID step of the last switch on `cpu`, left pending by [`Core::defer_switch`]
-    /// (docs/models.md §5.3 T5).
-    SchedIn { cpu: u16 },
-    /// `__schedule` made `tid` the `rq->curr` of `cpu` ahead of the switch's record (its CPU
-    /// stalled between `RCU_INIT_POINTER(rq->curr, next)` and `trace_sched_switch`): other
-    /// CPUs' reads of `rq->curr` see it from here (docs/models.md §5.6). The switch record
-    /// does the rest.
-    CurrEarly { cpu: u16, tid: Tid },
-    /// The `__mm_cid_put` of an [`DriverEvent::ObservedClear`] of `cpu` run while
-    /// [`Core::hold_clear_put`] was set: the CID's bit goes now.
-    ObservedClearPut { tid: Tid, cpu: u16 },
-    /// `exit_mm`'s `mmput` of an exiting task: its `mm_users` reference goes away (after the
-    /// exit's futex wakeup of a joiner, before `exit_notify`; the final switch-out at the
-    /// latest).
-    MmPut { tid: Tid },
-    /// The process-private futex hash's `mm_users` reference on `mm` goes (RCU callbacks,
-    /// untraced: lazy_compact/mm_users.rs).
-    FutexRefPut { mm: MmId },
-    /// The `mmget` of a futex hash reference a probed clone's step took with
-    /// [`Core::defer_futex_get`](super::core::Core::defer_futex_get) set.
-    FutexRefGet { mm: MmId },
-    /// The compaction task work ran in `tid`'s context (a `cid_scan` probe, docs/models.md
-    /// §5.6): it starts a compaction record the clears that follow fill.
-    ObservedScan { tid: Tid },
-    /// That compaction cleared the slot of `cpu` of `tid`'s mm (`sched_mm_cid_remote_clear`, a
-    /// `cid_remote_clear` probe): Lazy when a task of the mm runs there, else Unset and freed.
-    ObservedClear { tid: Tid, cpu: u16 },
-}
+pub use super::driver_event::DriverEvent;
 
 /// A model: the core, the recorder and one policy. A copy is a snapshot (a replay's search for
 /// untraced placements goes back to one).
@@ -316,7 +231,15 @@ impl<P: CidPolicy> Driver<'_, P> {
                     core.mark_task(tid);
                 }
             }
-            DriverEvent::Switch { cpu, next, .. } => self.switch(cpu, next),
+            DriverEvent::Switch { cpu, next, .. } => {
+                if core.curr.get(cpu as usize) == Some(&0) {
+                    let j = core.jiffies_at(core.now);
+                    if let Some(t) = core.timekeeping.as_mut() {
+                        t.idle_switch(cpu, next, j);
+                    }
+                }
+                self.switch(cpu, next)
+            }
             DriverEvent::Migrate { tid, src, dst } => {
                 if self.migrate_from(tid, src, dst) {
                     self.migrate_to(tid, dst);
@@ -331,6 +254,9 @@ impl<P: CidPolicy> Driver<'_, P> {
             DriverEvent::TickStop { cpu } => {
                 if let Some(s) = core.tick_stopped.get_mut(cpu as usize) {
                     *s = true;
+                }
+                if let Some(t) = core.timekeeping.as_mut() {
+                    t.tick_stop(cpu);
                 }
             }
             DriverEvent::RetUser { tid, observed } => self.ret_user(tid, observed),
@@ -656,6 +582,10 @@ impl<P: CidPolicy> Driver<'_, P> {
         }
         core.tick_stopped[cpu as usize] = false;
         core.touch_rq(cpu);
+        let j = core.jiffies_at(core.now);
+        if let Some(t) = core.timekeeping.as_mut() {
+            t.tick(cpu, j);
+        }
         let curr = core.curr[cpu as usize];
         if let Some(t) = core.task_mut(curr)
             && t.mm.is_some()

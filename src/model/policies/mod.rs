@@ -34,6 +34,7 @@
 pub mod core;
 pub mod cpuset;
 pub mod dirty;
+pub mod driver_event;
 pub mod engine;
 pub mod invariant;
 pub mod kind;
@@ -48,6 +49,7 @@ pub mod resume_batch;
 pub mod run;
 pub mod script;
 pub mod task;
+pub mod timekeeping;
 pub mod why;
 
 pub use self::core::Core;
@@ -56,8 +58,8 @@ pub use engine::{DriverEvent, Engine};
 pub use invariant::{Finding, Invariant};
 pub use kind::PolicyKind;
 pub use params::{
-    HzSource, InferSteps, KernelVersion, Params, Recording, Regime, RqClockMode, ScanScope,
-    batches_per_scan, cpus_for_scan_period,
+    HzSource, InferSteps, JiffiesClock, KernelVersion, Params, Recording, Regime, RqClockMode,
+    ScanScope, batches_per_scan, cpus_for_scan_period,
 };
 pub use policy::{CidPolicy, ObservedUpdate, ProbeView};
 pub use registry::AnyPolicy;

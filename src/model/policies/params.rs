@@ -54,12 +54,40 @@ impl Regime {
 /// What `rq_clock(c)` reads in the age pass (§2.4 fidelity note).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum RqClockMode {
-    /// Always the current time (the spec's default).
+    /// An idle CPU reads the current time; a CPU running a task reads its clock as of its last
+    /// update the capture shows (its tick, a switch, an enqueue): a busy CPU's `rq->clock`
+    /// advances at those and not in between, so it lags by up to a tick (§2.4).
     #[default]
+    Running,
+    /// Always the current time (the spec's first form).
     Now,
     /// The CPU's clock advances only on scheduling activity on that CPU (switch, tick,
     /// enqueue), so a CPU that went idle tick-less keeps an old clock (unverified effect).
     Stale,
+}
+
+/// How the replay counts `jiffies` (docs/models.md §5.4; the 100 ms scan of 6.4-6.18 and
+/// resume-batch is due by them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum JiffiesClock {
+    /// As the kernel does: the CPU with the do_timer duty advances them at its tick, a CPU
+    /// with its idle tick stopped at its interrupts ([`crate::model::policies::timekeeping`]).
+    /// Needs the boundaries from the ticks' CLOCK_MONOTONIC `now=` and the `tick_stop`s that
+    /// hand the duty on; a capture without either is replayed with `boundaries`.
+    #[default]
+    Timekeeper,
+    /// At every boundary, wherever a tick records it.
+    Boundaries,
+}
+
+impl JiffiesClock {
+    /// Its name on the command line and in `model_agreement.jiffies`.
+    pub fn id(self) -> &'static str {
+        match self {
+            JiffiesClock::Timekeeper => "timekeeper",
+            JiffiesClock::Boundaries => "boundaries",
+        }
+    }
 }
 
 /// Which CPUs a scan (lazy-compact `SCAN`, resume-batch `BATCH`) walks.
@@ -211,6 +239,8 @@ pub struct Params {
     /// of TICK_NSEC there) instead of the earliest phase of the ticks' record times
     /// (`--mono-jiffies`, docs/models.md §5.4).
     pub mono_jiffies: bool,
+    /// How `jiffies` advance ([`JiffiesClock`]).
+    pub jiffies: JiffiesClock,
     /// Replay: the first pass over this capture, when its load ran it beside (what a replay
     /// of another capture ignores: `FirstPassOf` knows the events it saw).
     pub first_pass: Option<crate::model::policies::replay::FirstPassOf>,
@@ -236,6 +266,7 @@ impl Default for Params {
             observed_scans: false,
             migrations_traced: false,
             mono_jiffies: false,
+            jiffies: JiffiesClock::default(),
             first_pass: None,
         }
     }

@@ -2,7 +2,7 @@
 //! the tick's expiries (docs/models.md §5.4), and the phase of jiffy boundaries in the capture's
 //! clock.
 
-use super::super::params::{HzSource, Params};
+use super::super::params::{HzSource, JiffiesClock, Params};
 use crate::events::{CPU_UNKNOWN, Trace};
 
 /// CONFIG_HZ values the inference chooses from.
@@ -194,7 +194,16 @@ pub fn resolve_params(trace: &Trace, params: &Params) -> (Params, u64) {
             }
         }
     }
-    let phase = tick_phase(trace, resolved.hz, resolved.mono_jiffies);
+    // the timekeeper's count needs the boundaries themselves, from the ticks' `now=` (an
+    // estimated phase 1-2 ms off moves every update across a boundary), and the `tick_stop`s
+    // that hand the duty on (without them the first CPU to tick would keep it for good)
+    if resolved.jiffies == JiffiesClock::Timekeeper
+        && (trace.mono_offset.is_none() || !trace.events.has_tick_stops())
+    {
+        resolved.jiffies = JiffiesClock::Boundaries;
+    }
+    let mono = resolved.mono_jiffies || resolved.jiffies == JiffiesClock::Timekeeper;
+    let phase = tick_phase(trace, resolved.hz, mono);
     (resolved, phase)
 }
 
