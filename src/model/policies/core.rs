@@ -113,6 +113,17 @@ impl Core {
         }
     }
 
+    /// Tells the timekeeper's count (when the replay keeps one) what a record did, with the
+    /// boundaries passed by now.
+    pub fn tell_timekeeper(&mut self, f: impl FnOnce(&mut Timekeeping, u64)) {
+        if self.timekeeping.is_some() {
+            let j = self.jiffies_at(self.now);
+            if let Some(t) = self.timekeeping.as_mut() {
+                f(t, j);
+            }
+        }
+    }
+
     pub fn jiffies_at(&self, ts: u64) -> u64 {
         let period = self.params.tick_ns();
         (ts + period - self.jiffy_phase.min(period - 1)) / period

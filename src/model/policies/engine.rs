@@ -233,10 +233,7 @@ impl<P: CidPolicy> Driver<'_, P> {
             }
             DriverEvent::Switch { cpu, next, .. } => {
                 if core.curr.get(cpu as usize) == Some(&0) {
-                    let j = core.jiffies_at(core.now);
-                    if let Some(t) = core.timekeeping.as_mut() {
-                        t.idle_switch(cpu, next, j);
-                    }
+                    core.tell_timekeeper(|t, j| t.idle_switch(cpu, next, j));
                 }
                 self.switch(cpu, next)
             }
@@ -255,9 +252,7 @@ impl<P: CidPolicy> Driver<'_, P> {
                 if let Some(s) = core.tick_stopped.get_mut(cpu as usize) {
                     *s = true;
                 }
-                if let Some(t) = core.timekeeping.as_mut() {
-                    t.tick_stop(cpu);
-                }
+                core.tell_timekeeper(|t, _| t.tick_stop(cpu));
             }
             DriverEvent::RetUser { tid, observed } => self.ret_user(tid, observed),
             DriverEvent::Affinity { tid, ref mask } => {
@@ -582,10 +577,7 @@ impl<P: CidPolicy> Driver<'_, P> {
         }
         core.tick_stopped[cpu as usize] = false;
         core.touch_rq(cpu);
-        let j = core.jiffies_at(core.now);
-        if let Some(t) = core.timekeeping.as_mut() {
-            t.tick(cpu, j);
-        }
+        core.tell_timekeeper(|t, j| t.tick(cpu, j));
         let curr = core.curr[cpu as usize];
         if let Some(t) = core.task_mut(curr)
             && t.mm.is_some()

@@ -365,50 +365,36 @@ impl StepSource<'_> {
         let mut out = Vec::new();
         let mut switches = 0;
         let mut straddles = 0;
-        // whether a probe that changes the mm's `mm_users` (a fork's `mmget`, an `mmput`) is
-        // recorded after the switch record j, before CPU c's next record (its
-        // `cid_switch_done`), which itself comes before `sw`
-        // (7.x's `mm_cid.users`, which sets `max_cids`, changes at `cid_fork` and `cid_exit`)
-        let users_changes = |j: usize, c: u16| -> Vec<usize> {
+        // the probes of the mm's steps (`is`) recorded after the switch record j, before CPU
+        // c's next record (its `cid_switch_done`), which itself comes before `sw`: the switch's
+        // step may have run before or after each
+        let straddled = |j: usize, c: u16, is: fn(Probe) -> bool| -> Vec<usize> {
             let Some(done) = (j + 1..sw).find(|&q| self.ev(q).is_some_and(|e| e.cpu == c)) else {
                 return Vec::new();
             };
             (j + 1..done)
                 .filter(|&q| {
                     self.ev(q).is_some_and(|e| {
-                        matches!(
-                            e.kind,
-                            EventKind::Probe {
-                                probe: Probe::MmPut | Probe::Fork | Probe::Exit,
-                                ..
-                            }
-                        ) && r.task_mm(e.tid) == Some(mm)
+                        matches!(e.kind, EventKind::Probe { probe, .. } if is(probe))
+                            && r.task_mm(e.tid) == Some(mm)
                     })
                 })
                 .collect()
         };
-        // 7.x: whether the mm's fixup walk ended (`cid_fork_done`: the flip to per-CPU mode,
-        // `mm_cid_complete_transit`) after the switch record j, before CPU c's next record:
-        // run before the flip, the step of a switch in or out of the mm saw the mode in
-        // TRANSIT (a schedout drops its transit CID then, `mm_cid_schedout`)
-        let walk_ends = |j: usize, c: u16| -> bool {
-            if self.policy != PolicyKind::OwnerMode {
-                return false;
-            }
-            let Some(done) = (j + 1..sw).find(|&q| self.ev(q).is_some_and(|e| e.cpu == c)) else {
-                return false;
-            };
-            (j + 1..done).any(|q| {
-                self.ev(q).is_some_and(|e| {
-                    matches!(
-                        e.kind,
-                        EventKind::Probe {
-                            probe: Probe::ForkDone,
-                            ..
-                        }
-                    ) && r.task_mm(e.tid) == Some(mm)
-                })
+        // a fork's `mmget`, an `mmput`: the mm's `mm_users` changes (7.x's `mm_cid.users`, which
+        // sets `max_cids`, changes at `cid_fork` and `cid_exit`)
+        let users_changes = |j: usize, c: u16| {
+            straddled(j, c, |p| {
+                matches!(p, Probe::MmPut | Probe::Fork | Probe::Exit)
             })
+        };
+        // 7.x: the mm's fixup walk ended (`cid_fork_done`: the flip to per-CPU mode,
+        // `mm_cid_complete_transit`): run before the flip, the step of a switch in or out of
+        // the mm saw the mode in TRANSIT (a schedout drops its transit CID then,
+        // `mm_cid_schedout`)
+        let walk_ends = |j: usize, c: u16| {
+            self.policy == PolicyKind::OwnerMode
+                && !straddled(j, c, |p| p == Probe::ForkDone).is_empty()
         };
         let mut probes = 0;
         let mut steals = 0;
@@ -513,7 +499,8 @@ impl StepSource<'_> {
                     && r.untraced.probed.switch
                     && !p.prompt_switches.contains(&j) =>
                 {
-                    let changes = if r.task_mm(next_tid) == Some(mm) {
+                    let into = r.task_mm(next_tid) == Some(mm);
+                    let changes = if into {
                         users_changes(j, e.cpu)
                     } else {
                         Vec::new()
@@ -528,9 +515,7 @@ impl StepSource<'_> {
                             }
                         }));
                         straddles += 1;
-                    } else if (r.task_mm(next_tid) == Some(mm) || r.task_mm(prev_tid) == Some(mm))
-                        && walk_ends(j, e.cpu)
-                    {
+                    } else if (into || r.task_mm(prev_tid) == Some(mm)) && walk_ends(j, e.cpu) {
                         out.push(Step::PromptSwitch(j));
                         straddles += 1;
                     }
