@@ -77,3 +77,29 @@ fn a_source_that_had_left_the_mm_already_gave_its_cid_up() {
     );
     assert_eq!(c.probe_checks(), (825, 825), "{}", c.a);
 }
+
+/// A search holds a candidate to the CID probes' readings as well as to the updates
+/// (docs/models.md §5.3, `Replayer::score`): the first 2454 events of a fresh probed 6.18.15
+/// 46-vCPU mcwork `workers` boot (traces/inference/README.md). 498 reports 13 on CPU 36 at
+/// 32.494036 where the plain replay gives 14. Placing 499's clone 22 ms before its `cid_fork`
+/// probe explains it but holds `mm_users` at 28 where every `cid_migrate_to` in between reads
+/// 27 (234/265, probe values 160/169); held to the readings, the search reaches CPU 31's
+/// `rq->curr` set to 494 ahead of its record, which kept 21 there when 487 moved to CPU 32.
+#[test]
+fn a_step_a_probe_contradicts_is_not_kept() {
+    let file = "inference/k6.18.15-c46-mcwork-workers-curr-across-steal.ftrace.txt.zst";
+    let c = checked_cut(file, &["--kernel-version", "6.18.15", "--hz", "250"]);
+    assert_eq!(c.probe_checks(), (169, 169), "{}", c.a);
+    assert_eq!(c.fresh, (265, 265), "{}", c.a);
+    assert_eq!(c.predicted, 214, "{}", c.a);
+    assert!(
+        c.placed("curr_early", 494, 32_491_459_000, 32_481_594_000),
+        "{}",
+        c.a
+    );
+    assert!(
+        !c.steps.iter().any(|s| s.0 == "early_fork"),
+        "no clone's step against the probes' mm_users: {}",
+        c.a
+    );
+}

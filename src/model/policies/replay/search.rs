@@ -156,7 +156,7 @@ impl Candidate {
         from: usize,
         target: u64,
     ) -> Option<Candidate> {
-        (at.misses() < target && !broke(&at)).then_some(Candidate {
+        (at.score() < target && !broke(&at)).then_some(Candidate {
             at,
             placements,
             steps,
@@ -286,7 +286,7 @@ pub fn search_placements(
                 .and_then(|t| t.mm)
                 .filter(|&m| r.begins_in_capture(m));
             if let Some(mm) = mm {
-                let target = r.misses();
+                let target = r.score();
                 let who = (ev.cpu, ev.tid);
                 // (this disagreement may spend a share of what is left, the rest waits)
                 let left = s.budget;
@@ -354,7 +354,7 @@ pub fn search_placements(
                         eprintln!(
                             "search: {:?} for {i}: misses {target} -> {}",
                             c.steps,
-                            c.at.misses()
+                            c.at.score()
                         );
                     }
                     if !s.mms.contains(&mm) {
@@ -606,10 +606,7 @@ impl Search<'_> {
             t.untraced.placements = placements.clone();
             self.replay_below(&mut t, start, i, target);
             if self.verbose {
-                eprintln!(
-                    "step at {i}: {step:?} misses {} target {target}",
-                    t.misses()
-                );
+                eprintln!("step at {i}: {step:?} misses {} target {target}", t.score());
                 if self.verbose_state {
                     eprintln!("    state: {}", t.engine.describe_mm(mm));
                 }

@@ -29,7 +29,7 @@ impl Search<'_> {
         below: u64,
     ) -> bool {
         for j in from..=to {
-            if t.misses() >= below {
+            if t.score() >= below {
                 self.budget += (to + 1 - j) as u64;
                 return false;
             }
@@ -38,7 +38,7 @@ impl Search<'_> {
             };
             t.apply(j, &ev, &self.trace.tasks);
         }
-        t.misses() < below
+        t.score() < below
     }
 }
 
@@ -101,12 +101,12 @@ mod tests {
                 .find(|&j| {
                     let ev = s.events.get(j).expect("in the capture");
                     r.apply(j, &ev, &trace.tasks);
-                    r.misses() > 0
+                    r.score() > 0
                 })
                 .expect("the plain lazy-compact replay of this capture misses");
             let mut t = quiet(prep.replayer());
             assert!(!s.replay_below(&mut t, 0, n - 1, 1));
-            assert_eq!(t.misses(), 1);
+            assert_eq!(t.score(), 1);
             assert_eq!(
                 s.budget,
                 (n - 1 - first) as u64,
@@ -116,7 +116,7 @@ mod tests {
             let mut t = quiet(prep.replayer());
             assert!(s.replay_below(&mut t, 0, n - 1, u64::MAX));
             assert_eq!(s.budget, 0);
-            assert!(t.misses() >= 1);
+            assert!(t.score() >= 1);
         });
     }
 }

@@ -601,7 +601,7 @@ impl Search<'_> {
                             w.first,
                             w.record,
                             extra.map_or(String::new(), |x| format!(" with {x:?}")),
-                            t.misses()
+                            t.score()
                         );
                     }
                     let steps = std::iter::once(step).chain(extra).collect();

@@ -57,12 +57,12 @@ impl Search<'_> {
                 continue;
             }
             if self.verbose {
-                eprintln!("best: {:?} misses {} at {horizon}", cand.steps, a.misses());
+                eprintln!("best: {:?} misses {} at {horizon}", cand.steps, a.score());
             }
             match best {
-                Some((m, _)) if a.misses() == m => tied.push((c, a)),
+                Some((m, _)) if a.score() == m => tied.push((c, a)),
                 _ => {
-                    best = Some((a.misses(), c));
+                    best = Some((a.score(), c));
                     tied = vec![(c, a)];
                 }
             }
@@ -96,9 +96,9 @@ impl Search<'_> {
                 continue;
             }
             if self.verbose {
-                eprintln!("tie: candidate {c} misses {} at {far}", a.misses());
+                eprintln!("tie: candidate {c} misses {} at {far}", a.score());
             }
-            best = Some((a.misses(), c));
+            best = Some((a.score(), c));
         }
         best.map_or(first, |b| b.1)
     }
@@ -123,27 +123,27 @@ impl Search<'_> {
             let Some(ev) = self.events.get(j) else {
                 break;
             };
-            let (ma, mb) = (a.misses(), b.misses());
+            let (ma, mb) = (a.score(), b.score());
             a.apply(j, &ev, &self.trace.tasks);
             b.apply(j, &ev, &self.trace.tasks);
-            if self.verbose && (a.misses() > ma || b.misses() > mb) {
+            if self.verbose && (a.score() > ma || b.score() > mb) {
                 eprintln!(
                     "ahead: event {j} ts {} tid {} cand {} plain {}",
                     ev.ts,
                     ev.tid,
-                    a.misses() - ma,
-                    b.misses() - mb
+                    a.score() - ma,
+                    b.score() - mb
                 );
             }
         }
         if self.verbose {
             eprintln!(
                 "ahead: at {horizon} candidate {} plain {}; breaks {:?}",
-                a.misses(),
-                b.misses(),
+                a.score(),
+                b.score(),
                 a.engine.check_invariants().first()
             );
         }
-        a.misses() < b.misses() && !broke(&a)
+        a.score() < b.score() && !broke(&a)
     }
 }
