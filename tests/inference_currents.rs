@@ -103,3 +103,25 @@ fn a_step_a_probe_contradicts_is_not_kept() {
         c.a
     );
 }
+
+/// A search that has a step explaining the disagreement does not spend the rest of its budget
+/// on steps that move much more of the capture (docs/models.md §5.3, `FIXER_COST_FACTOR`): the
+/// first 2685 events of a fresh probed 6.12.117 45-vCPU `workers` boot
+/// (traces/inference/README.md). Of three migrations whose source CPUs ran a task of the mm
+/// ahead of its record, the first's step (470 current on CPU 3 when 498 moved away) was found
+/// at once, and the search then tried switch steps 1,000-1,300 events back, 14,000 events of
+/// its budget; the second's (469, CPU 14) and the third's (498 current on CPU 5 when 458 moved
+/// away from it, 31.051721) had none left: 231/251.
+#[test]
+fn a_search_keeps_budget_for_the_next_disagreement() {
+    let file = "inference/k6.12.117-c45-workers-curr-early-budget.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.probe_checks(), (177, 177), "{}", c.a);
+    assert_eq!(c.fresh, (251, 251), "{}", c.a);
+    assert_eq!(c.predicted, 217, "{}", c.a);
+    assert!(
+        c.placed("curr_early", 498, 31_055_055_000, 31_051_721_000),
+        "{}",
+        c.a
+    );
+}

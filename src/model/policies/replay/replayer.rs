@@ -211,10 +211,7 @@ impl Replayer {
 
     /// What a search holds a candidate's replay to: its disagreements and the values read by
     /// the CID probes that it contradicts. A step that explains an update but leaves the model
-    /// off what a probe read there is a fit, not what the kernel ran (a fresh probed 6.18.15
-    /// 46-vCPU `workers` boot: a clone's step placed 22 ms before its probe explained 65
-    /// updates, broke 60, and held `mm_users` one above every reading in between; the stall
-    /// that explains them all kept the CID on its source, docs/models.md §5.3).
+    /// off what a probe read there is a fit, not what the kernel ran (docs/models.md §5.3).
     pub fn score(&self) -> u64 {
         self.misses() + (self.probe_checks.checked - self.probe_checks.matched)
     }

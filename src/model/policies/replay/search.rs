@@ -90,6 +90,15 @@ fn budget_override() -> (Option<u64>, Option<u64>) {
     })
 }
 
+/// Once a step explains a disagreement, the candidates after it are tried only where their
+/// replay is at most this many times as long as its (plus [`FIXER_COST_SLACK`] events): the
+/// candidates come smallest change first, and those that move far more of the capture seldom
+/// explain it better, while their replays took the budget the next disagreements needed (a
+/// fresh probed 6.12.117 45-vCPU `workers` boot: 14,000 events on switch steps 1,000-1,300
+/// events back after a step 5 events back had explained the miss; docs/models.md §5.3).
+const FIXER_COST_FACTOR: usize = 2;
+const FIXER_COST_SLACK: usize = 200;
+
 /// Events between the snapshots of a search at up to 16 CPUs (more CPUs: more state to copy,
 /// proportionally fewer snapshots; the stretch they cover: `snapshots::CHECKPOINTS_SPAN`).
 const CHECKPOINT_EVERY: usize = 64;
@@ -551,6 +560,7 @@ impl Search<'_> {
         // (the fixers found, the walk marks of one event counted once: the counts of one walk
         // at one place are variants of one step, and must not crowd out the other kinds)
         let (mut fixers, mut marked) = (0, Vec::new());
+        let mut first_fix_cost: Option<usize> = None;
         for (k, step) in cands.into_iter().chain(fallback).enumerate() {
             if fixers >= STEP_FIXERS || (k >= tiers && !found.is_empty()) {
                 break;
@@ -579,6 +589,9 @@ impl Search<'_> {
             let cost = shared.map_or(i + 1 - b, |(at, ..)| i + 1 - at);
             if self.budget < (cost + reserve) as u64 {
                 break;
+            }
+            if first_fix_cost.is_some_and(|c0| cost > FIXER_COST_FACTOR * c0 + FIXER_COST_SLACK) {
+                continue;
             }
             let (mut t, start) = match (shared, mark) {
                 (Some((at, _, _, p)), _) => (p.clone(), *at),
@@ -619,6 +632,9 @@ impl Search<'_> {
             }
             let before = found.len();
             found.extend(Candidate::if_explains(t, placements, vec![step], b, target));
+            if found.len() > before && first_fix_cost.is_none() {
+                first_fix_cost = Some(cost);
+            }
             if found.len() > before {
                 match step {
                     Step::WalkMark { at, .. } | Step::WalkMarkDeferring { at, .. } => {
