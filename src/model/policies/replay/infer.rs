@@ -36,6 +36,8 @@ const VETTING_ROUNDS: usize = 3;
 /// they were drawn from.
 pub(super) struct Proposal {
     pub steps: Vec<Step>,
+    /// The candidate each step came with (`steps`' length; one candidate may place two).
+    groups: Vec<u32>,
     /// The mms whose misses they explain.
     mms: Vec<MmId>,
     windows: Windows,
@@ -51,6 +53,7 @@ impl Proposal {
     fn empty(windows: Windows) -> Proposal {
         Proposal {
             steps: Vec::new(),
+            groups: Vec::new(),
             mms: Vec::new(),
             windows,
             rival: None,
@@ -314,7 +317,7 @@ pub(super) fn propose(
             o.windows(windows.clone());
         }
         // (the misses are those of processes begun in the capture, the only ones it searches)
-        let (steps, mms) = search::search_placements(
+        let (steps, groups, mms) = search::search_placements(
             prep.trace,
             (events, next),
             prep.policy,
@@ -324,6 +327,7 @@ pub(super) fn propose(
         );
         Ok(Proposal {
             steps,
+            groups,
             mms,
             windows,
             rival,
@@ -354,11 +358,12 @@ pub(super) fn settle(
 ) -> (PolicyRun, Vec<Step>) {
     let cx = Context::new(prep.trace, &proposal.windows.0, &proposal.windows.1);
     let verbose = search::tracing();
-    let mut steps: Vec<Step> = proposal
+    let (mut steps, mut groups): (Vec<Step>, Vec<u32>) = proposal
         .steps
         .into_iter()
-        .filter(|s| cx.inside_window(*s))
-        .collect();
+        .zip(proposal.groups)
+        .filter(|(s, _)| cx.inside_window(*s))
+        .unzip();
     let agreed = |r: &PolicyRun| r.agreement.as_ref().map_or(0, |a| a.agreed);
     let mut round = 0;
     let mut first = beside;
@@ -395,12 +400,17 @@ pub(super) fn settle(
         }
         let Some(at) = first_break else {
             // (steps that together explain no more than the plain replay: the search's last
-            // may have undone what the ones before explained, and those run again without it;
-            // a whole fresh probed 7.3.4 24-vCPU `workers` boot: 405 with a fork moved again,
-            // 495 without it, 460 plain)
-            if agreed(&run) <= agreed(&plain) && steps.len() > 1 && round + 1 < VETTING_ROUNDS {
+            // candidate may have undone what the ones before explained, and those run again
+            // without its steps; a whole fresh probed 7.3.4 24-vCPU `workers` boot: 405 with a
+            // fork moved again, 495 without it, 460 plain)
+            let last = groups.last().copied();
+            let earlier = groups.iter().any(|&g| Some(g) != last);
+            if agreed(&run) <= agreed(&plain) && earlier && round + 1 < VETTING_ROUNDS {
                 round += 1;
-                steps.pop();
+                while groups.last().copied() == last {
+                    groups.pop();
+                    steps.pop();
+                }
                 continue;
             }
             break (run, outcomes);
@@ -413,6 +423,7 @@ pub(super) fn settle(
         match cx.last_placed_before(&steps, at) {
             Some(k) => {
                 steps.remove(k);
+                groups.remove(k);
             }
             None => return (plain, Vec::new()),
         }

@@ -185,6 +185,8 @@ struct Search<'a> {
     found: Placements,
     /// The steps accepted so far, in order.
     accepted: Vec<Step>,
+    /// Which candidate each accepted step came with (0, 1, ...: one candidate may place two).
+    groups: Vec<u32>,
     /// The mms they were accepted for.
     mms: Vec<MmId>,
     /// Snapshots every so many events over the last `snapshots::CHECKPOINTS_SPAN`: every candidate's
@@ -208,7 +210,8 @@ pub(super) fn tracing() -> bool {
 }
 
 /// Replays `trace` through `policy` and returns the steps that explain some of its
-/// disagreements, in the order they were accepted (empty when none do).
+/// disagreements, in the order they were accepted (empty when none do), with the candidate
+/// each came with (a number per candidate, in order).
 ///
 /// `misses`: where the plain replay disagreed on a process begun in the capture (event
 /// indices, in order), all of them or as a plain replay running beside publishes them. Snapshots are taken only in the stretch before
@@ -222,7 +225,7 @@ pub fn search_placements(
     (mut r, from): (Replayer, usize),
     (windows, exits): (&[ForkWindow], &[ExitWindow]),
     (mut misses, out): (Misses<'_>, Option<Publisher<'_>>),
-) -> (Vec<Step>, Vec<MmId>) {
+) -> (Vec<Step>, Vec<u32>, Vec<MmId>) {
     let n = events.len();
     // (the search compares predictions only)
     r.engine.core.recording = Recording::Off;
@@ -237,6 +240,7 @@ pub fn search_placements(
         // the probes' placements (docs/models.md §5.6) are the start
         found: r.untraced.placements.clone(),
         accepted: Vec::new(),
+        groups: Vec::new(),
         mms: Vec::new(),
         periodic: Snapshots::new(
             CHECKPOINT_EVERY * (r.engine.core.params.cpus as usize / 16).max(1),
@@ -389,7 +393,7 @@ pub fn search_placements(
     if s.verbose {
         eprintln!("search: done, budget left {}", s.budget);
     }
-    (s.accepted, s.mms)
+    (s.accepted, s.groups, s.mms)
 }
 
 impl Search<'_> {
@@ -416,6 +420,9 @@ impl Search<'_> {
     /// the snapshots its replay passed are taken again with them (the replay goes on from it).
     fn accept(&mut self, cand: Candidate, i: usize) -> Replayer {
         self.found = cand.placements;
+        let group = self.groups.last().map_or(0, |g| g + 1);
+        self.groups
+            .extend(std::iter::repeat_n(group, cand.steps.len()));
         self.accepted.extend(cand.steps);
         let from = cand.from;
         let snap = self

@@ -68,6 +68,7 @@ mod tests {
             next_on_cpu: next,
             found: prep.plan.placements.clone(),
             accepted: Vec::new(),
+            groups: Vec::new(),
             mms: Vec::new(),
             periodic: Snapshots::new(64),
             tried: Default::default(),
