@@ -1,6 +1,7 @@
 //! Judging the candidates that explain a disagreement ([`super::search_placements`]): the one
 //! with the fewest misses a short stretch on, ties among places of one probed step told apart
-//! further on, and whether it beats the replay without it.
+//! further on, and whether it beats the replay without it. A miss is a disagreeing update or a
+//! value a CID probe read that the model contradicts ([`Replayer::score`]).
 
 use super::snapshots::snapshot_ref;
 use super::{Candidate, Search, broke};
