@@ -146,11 +146,10 @@ impl Core {
             RqClockMode::Now => self.now,
             // a busy CPU's clock advances at its ticks, switches and enqueues only; an idle
             // CPU's is refreshed by untraced blocked-load updates (taken as now)
-            RqClockMode::Running if self.curr.get(c as usize).is_some_and(|&t| t != 0) => {
+            RqClockMode::Running if self.curr.get(c as usize).is_none_or(|&t| t == 0) => self.now,
+            RqClockMode::Running | RqClockMode::Stale => {
                 self.rq_clock.get(c as usize).copied().unwrap_or(self.now)
             }
-            RqClockMode::Running => self.now,
-            RqClockMode::Stale => self.rq_clock.get(c as usize).copied().unwrap_or(self.now),
         }
     }
 

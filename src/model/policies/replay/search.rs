@@ -639,10 +639,8 @@ impl Search<'_> {
             }
             let before = found.len();
             found.extend(Candidate::if_explains(t, placements, vec![step], b, target));
-            if found.len() > before && first_fix_cost.is_none() {
-                first_fix_cost = Some(cost);
-            }
             if found.len() > before {
+                first_fix_cost.get_or_insert(cost);
                 match step {
                     Step::WalkMark { at, .. } | Step::WalkMarkDeferring { at, .. } => {
                         if !marked.contains(&at) {
