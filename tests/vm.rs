@@ -459,6 +459,18 @@ fn fake_qemu_main() {
             if s.write_all(l.as_bytes()).is_err() {
                 return; // the host is gone
             }
+            // (when each line went out, for the test to hold the host to what it was sent)
+            if let Ok(sent) = std::env::var("CIDSCOPE_FAKE_SENT") {
+                let ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis());
+                let mut f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(sent)
+                    .unwrap();
+                writeln!(f, "{ms}").unwrap();
+            }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
@@ -474,6 +486,12 @@ fn fake_qemu_main() {
     assert_eq!(l.trim(), "ack");
 }
 
+/// Where the fake guest of `scenario` notes when it sent each `rseq_update` of a long run
+/// (milliseconds since the epoch, one line each).
+fn sent_log(scenario: &str) -> PathBuf {
+    tmp(&format!("fake-sent-{scenario}"))
+}
+
 /// `--qemu` pointing at the test binary's [`fake_qemu_main`], playing `scenario`.
 fn fake_qemu(scenario: &str) -> (PathBuf, PathBuf) {
     let exe = std::env::current_exe().unwrap();
@@ -481,7 +499,8 @@ fn fake_qemu(scenario: &str) -> (PathBuf, PathBuf) {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\nCIDSCOPE_FAKE_QEMU_ARGS=\"$*\" CIDSCOPE_FAKE_SCENARIO={scenario} exec {} fake_qemu_main --exact --nocapture --test-threads 1 >/dev/null\n",
+            "#!/bin/sh\nCIDSCOPE_FAKE_QEMU_ARGS=\"$*\" CIDSCOPE_FAKE_SCENARIO={scenario} CIDSCOPE_FAKE_SENT={} exec {} fake_qemu_main --exact --nocapture --test-threads 1 >/dev/null\n",
+            sent_log(scenario).display(),
             exe.display()
         ),
     )
@@ -561,8 +580,15 @@ fn the_host_reads_a_guest_stream_into_a_record_and_json() {
 fn a_vm_recording_survives_sigkill() {
     let (qemu, kernel) = fake_qemu("slow");
     let mut killed = Vec::new();
+    let mut checked = 0;
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis())
+    };
     for (k, delay_ms) in [1500u64, 2600, 3700].into_iter().enumerate() {
         let rec = tmp(&format!("killed-{k}.txt"));
+        std::fs::remove_file(sent_log("slow")).ok();
         let mut child = Command::new(bin())
             .args(fake_vm_args(&qemu, &kernel, &rec))
             .stdout(std::process::Stdio::null())
@@ -571,6 +597,7 @@ fn a_vm_recording_survives_sigkill() {
             .expect("run cidscope");
         let started = std::time::Instant::now();
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let kill_ms = now_ms();
         let _ = child.kill();
         let _ = child.wait();
         killed.push(child.id());
@@ -578,16 +605,27 @@ fn a_vm_recording_survives_sigkill() {
         let t = cidscope::sources::load(&rec, &Default::default()).expect("the cut record replays");
         let cut = t.warnings.iter().find(|w| w.code == "recording-cut");
         assert!(cut.is_some(), "{:?}", t.warnings);
-        // the guest streams 100 rseq_updates a second once up: all but the last second's are in
+        // all but the last second's are in (the recording is flushed each second as data
+        // comes; 400 ms more for a loaded host to read what the guest sent): held to when the
+        // guest sent each line, not to a rate a loaded host does not keep
         let updates = t
             .events
             .iter()
             .filter(|e| matches!(e.kind, EventKind::RseqUpdate { .. }))
             .count() as u64;
-        let want = (alive.as_millis() as u64).saturating_sub(1000 + 400) / 10;
+        let sent = std::fs::read_to_string(sent_log("slow")).unwrap_or_default();
+        let due = kill_ms.saturating_sub(1000 + 400);
+        let due_lines = sent
+            .lines()
+            .filter_map(|l| l.parse::<u128>().ok())
+            .filter(|&ms| ms <= due)
+            .count() as u64;
+        // (and the one before the long run, sent before them)
+        let want = due_lines + u64::from(due_lines > 0);
+        checked += usize::from(due_lines > 0);
         assert!(
-            updates >= want.min(700),
-            "killed after {alive:?}: {updates} rseq_updates replayed, want at least {want}"
+            updates >= want,
+            "killed after {alive:?}: {updates} rseq_updates replayed, the guest sent {want} more than 1.4 s before"
         );
         std::fs::remove_file(&rec).ok();
     }
@@ -609,6 +647,10 @@ fn a_vm_recording_survives_sigkill() {
             })
             .count()
     };
+    assert!(
+        checked > 0,
+        "no kill came 1.4 s after the guest's first line (else this test checks nothing)"
+    );
     assert!(
         killed.iter().any(|&p| left(p) > 0),
         "a SIGKILLed run leaves its directory (else this test checks nothing)"
