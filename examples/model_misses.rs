@@ -1,7 +1,7 @@
 //! Every `rseq_update` a kernel's model predicts wrongly, with the untraced steps the replay
 //! placed (docs/models.md §5.3, §11): the list `stats --json` sums up as `model_agreement`.
 //!
-//! `cargo run --release --example model_misses -- FILE KERNEL_RELEASE HZ` (MODES=1 also prints
+//! `cargo run --release --example model_misses -- FILE KERNEL_RELEASE HZ` (ALL=1 prints every checked update; MODES=1 also prints
 //! owner-mode's mode changes; SCANS=1 the scans; PLAIN=1 replays without inferred steps); with CID probes, the model's state held against what they read.
 use cidscope::events::EventKind;
 use cidscope::model::kernel::model_for_kernel;
@@ -51,10 +51,12 @@ fn main() -> ExitCode {
     let run = replay(&trace, policy, &params);
     let predicted: HashMap<(u64, u32), i32> =
         run.updates.iter().map(|u| ((u.ts, u.tid), u.cid)).collect();
+    // ALL=1: every checked update, agreeing or not
+    let all = std::env::var_os("ALL").is_some();
     for e in trace.events.iter() {
         if let EventKind::RseqUpdate { mm_cid, .. } = e.kind
             && let Some(&p) = predicted.get(&(e.ts, e.tid))
-            && p != mm_cid
+            && (p != mm_cid || all)
         {
             let ts = e.ts as f64 / 1e9;
             println!(

@@ -123,3 +123,22 @@ fn a_switch_out_stalled_across_the_walks_end_dropped_its_cid() {
     );
     assert_eq!(c.probe_checks(), (196, 196), "{}", c.a);
 }
+
+/// docs/models.md §5.3, *while a walk is in progress*: the first 2,000 lines of a fresh plain
+/// 7.3.4 24-vCPU `workers` boot (traces/inference/README.md). 290's fork flips the mm 14 ms
+/// before its record and its walk visits the users one by one; the search explains the
+/// disagreements inside it with the walk's marks and a deferred switch. It also placed the other
+/// forks of the mm again there (282's window spans 1,000 events), which never moves the walk,
+/// and had no budget left for the marks of 289's and 274's switch-ins: 214/279.
+#[test]
+fn a_walk_in_progress_keeps_the_budget_for_its_marks() {
+    let file = "inference/k7.3.4-c24-workers-plain-walk-budget.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (279, 232), "{}", c.a);
+    assert_eq!(c.predicted, 192, "{}", c.a);
+    assert!(
+        c.placed("walk_mark", 274, 8_465_397_000, 8_465_397_000),
+        "{}",
+        c.a
+    );
+}

@@ -320,8 +320,16 @@ pub fn search_placements(
                     match late.or_else(|| s.try_steps(&r, i, who, mm, target, &[])) {
                         Some(c) => Some(c),
                         None if s.budget > 0 => {
+                            // (of the forks, only the walk's own placed again: another fork
+                            // moved does not move the walk, and on plain 7.3.4 24-48-vCPU
+                            // `workers` boots those tries took what the next marks needed)
                             let [near, far] = s.fork_windows(&r, i, mm);
-                            let all = near.into_iter().chain(far).collect();
+                            let walker = r.untraced.lazy_walk_child(mm);
+                            let all = near
+                                .into_iter()
+                                .chain(far)
+                                .filter(|&k| Some(s.windows[k].child) == walker)
+                                .collect();
                             s.try_forks(&r, (i, who), mm, target, (all, None, false))
                         }
                         None => None,
