@@ -252,6 +252,8 @@ pub fn search_placements(
         out,
     };
     let mut i = from;
+    // (what explained disagreements may still get back)
+    let mut refund = s.budget;
     // the next miss of the plain replay at or after i
     let mut next_miss = 0;
     while s.budget > 0 {
@@ -370,6 +372,13 @@ pub fn search_placements(
                     }
                 };
                 s.budget = left - (share - s.budget);
+                // (a disagreement explained gives back what it spent, up to the budget once
+                // more in all: the budget bounds a search in vain, not one that keeps finding)
+                if cand.is_some() {
+                    let back = (left - s.budget).min(refund);
+                    refund -= back;
+                    s.budget += back;
+                }
                 if let Some(c) = cand {
                     if s.verbose {
                         eprintln!(
