@@ -90,6 +90,29 @@ fn pipe_perf_data_cut_in_a_record_keeps_what_came_before() {
     assert!(cut.events.iter().all(|e| all.contains(&key(&e))));
 }
 
+/// A header_page whose `data` field lies past the page (every page would be read as cut): the
+/// load is refused with both numbers, not read as a file of truncated pages.
+#[test]
+fn trace_dat_with_a_page_header_past_the_page_is_refused() {
+    let mut data = std::fs::read(capture("cyclictest.trace.dat")).unwrap();
+    let (from, to) = (
+        &b"offset:16;\tsize:4080;"[..],
+        &b"offset:99999;\tsize:1;"[..],
+    );
+    let at = data
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("the header_page's data field");
+    data.splice(at..at + from.len(), to.iter().copied());
+    let err = sources::load_bytes("hdr.trace.dat", &data, &LoadOptions::default())
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        err.contains("header_page puts a page's data at byte 99999, not inside a 4096-byte page"),
+        "{err}"
+    );
+}
+
 #[test]
 fn trace_dat_cut_in_the_header() {
     let p = path("cut-header.trace.dat");

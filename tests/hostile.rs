@@ -571,6 +571,27 @@ fn two_event_lines_merged_into_one_are_split_and_counted() {
     assert!(gone.iter().all(|k| k.3 == "rseq_update"), "{gone:?}");
 }
 
+/// A line of 50,000 event heads run together (each an event whose rest was lost) is read head
+/// by head: no recursion per head (which overflowed the stack at about 12,000 heads on the
+/// main thread, an abort no panic handler catches), every head counted as a merged line. On a
+/// thread with a 256 KB stack, where recursion ends far sooner.
+#[test]
+fn a_line_of_thousands_of_heads_run_together_does_not_overflow_the_stack() {
+    let mut text = String::from("# tracer: nop\n");
+    for k in 0..50_000 {
+        text.push_str(&format!("a-1 [000] 1.{:06}: e: ", k + 1));
+    }
+    text.push('\n');
+    let t = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || load("heads.ftrace.txt", text.as_bytes()))
+        .expect("a thread")
+        .join()
+        .expect("the load ends without a panic");
+    let w = warning(&t, "merged-lines");
+    assert!(w.contains("49999 lines hold two event lines"), "{w}");
+}
+
 /// A capture concatenated with itself is read once, with a `duplicated-events` warning that
 /// counts the copy (held in memory, parallel in small pieces, and streamed); two different
 /// captures one after the other are both kept. Formats with a `# tracer:` header are told by

@@ -261,43 +261,56 @@ pub fn lost_marker(line: &[u8]) -> Option<(u16, Option<u32>)> {
 
 impl LineParser for FtraceText {
     fn line(&self, line: &[u8], out: &mut Chunk) -> Result<(), Expected> {
-        let Some(&first) = line.first() else {
-            return Ok(());
-        };
-        if first == b'#' {
-            return super::header::header_line(line, out);
+        // (event lines run together are taken one by one in this loop, not by recursion: a
+        // line of thousands of heads must not overflow the stack)
+        let mut line = line;
+        while let Some(at) = one_line(line, out)? {
+            merged_first(self, &line[..at], out);
+            line = &line[at..];
         }
-        if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
-            // the exact layouts are read to their end: no second line can hide in them
-            if let Some(kind) =
-                payload::parse_exact(h.name, h.rest, &mut out.strings, &mut out.hrtimer_name)
-            {
-                // (as [`event_line`] leaves it: free text may follow only an unmodelled event)
-                out.cont_ok = Some(matches!(kind, EventKind::Other { .. }));
-                return modelled_event(h, kind, out);
-            }
-            if has_byte(h.rest, b']')
-                && let Some(at) = shapes::second_head(line)
-            {
-                return merged_line(self, line, at, out);
-            }
-            return event_line(h, out);
-        }
-        other_line(line, out)
+        Ok(())
     }
 }
 
-/// Two event lines run together, the second starting at `at`: the first is read if its
-/// fields are whole (else counted as cut), the second as a line of its own.
+/// One line, or where a second event line starts inside it (two lines run together) before
+/// anything of it is read.
+#[inline(always)]
+fn one_line(line: &[u8], out: &mut Chunk) -> Result<Option<usize>, Expected> {
+    let Some(&first) = line.first() else {
+        return Ok(None);
+    };
+    if first == b'#' {
+        return super::header::header_line(line, out).map(|()| None);
+    }
+    if let Some(h) = split_head_hinted(line, &mut out.cpu_hint) {
+        // the exact layouts are read to their end: no second line can hide in them
+        if let Some(kind) =
+            payload::parse_exact(h.name, h.rest, &mut out.strings, &mut out.hrtimer_name)
+        {
+            // (as [`event_line`] leaves it: free text may follow only an unmodelled event)
+            out.cont_ok = Some(matches!(kind, EventKind::Other { .. }));
+            return modelled_event(h, kind, out).map(|()| None);
+        }
+        if has_byte(h.rest, b']')
+            && let Some(at) = shapes::second_head(line)
+        {
+            return Ok(Some(at));
+        }
+        return event_line(h, out).map(|()| None);
+    }
+    other_line(line, out).map(|()| None)
+}
+
+/// The first of two event lines run together (the second starts where it ends): read if its
+/// fields are whole, else counted as cut.
 #[cold]
-fn merged_line(p: &FtraceText, line: &[u8], at: usize, out: &mut Chunk) -> Result<(), Expected> {
+fn merged_first(p: &FtraceText, first: &[u8], out: &mut Chunk) {
     out.skipped.merged_lines += 1;
     let events = out.events.len();
-    if p.line(trim_end(&line[..at]), out).is_err() || out.events.len() == events {
+    if p.line(trim_end(first), out).is_err() || out.events.len() == events {
         out.events.truncate(events);
         out.skipped.merged_cut += 1;
     }
-    p.line(&line[at..], out)
 }
 
 /// An event line: its payload parsed, its task noted.
@@ -343,7 +356,8 @@ fn modelled_event(h: Head, kind: EventKind, out: &mut Chunk) -> Result<(), Expec
     if kind == EventKind::Tick
         && let Some(now) = payload::hrtimer_now(h.rest)
     {
-        let off = h.ts as i64 - now.min(i64::MAX as u64) as i64;
+        let off =
+            (h.ts.min(i64::MAX as u64) as i64).saturating_sub(now.min(i64::MAX as u64) as i64);
         crate::events::keep_least(&mut out.mono_offset, off);
     }
     let comm = strip_buffer_prefix(h.comm);

@@ -517,8 +517,11 @@ pub use crate::sources::text::scan::{parse_cpu, parse_u64};
 
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
     match s.first() {
-        Some(b'-') => parse_u64(&s[1..]).map(|v| -(v as i64)),
-        _ => parse_u64(s).map(|v| v as i64),
+        // (what does not fit an i64 is no i64: not a value wrapped around)
+        Some(b'-') => parse_u64(&s[1..])
+            .and_then(|v| i64::try_from(v).ok())
+            .map(|v| -v),
+        _ => parse_u64(s).and_then(|v| i64::try_from(v).ok()),
     }
 }
 
@@ -546,6 +549,16 @@ mod tests {
     fn p(name: &str, rest: &str) -> EventKind {
         let mut s = Strings::new();
         parse(name.as_bytes(), rest.as_bytes(), &mut s).unwrap()
+    }
+
+    /// What does not fit an i64 is refused, not wrapped around.
+    #[test]
+    fn parse_i64_refuses_what_does_not_fit() {
+        assert_eq!(parse_i64(b"-9223372036854775807"), Some(-i64::MAX));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), None);
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        assert_eq!(parse_i64(b"-17"), Some(-17));
     }
 
     proptest::proptest! {

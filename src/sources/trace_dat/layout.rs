@@ -312,8 +312,11 @@ impl Options {
                     s.parse::<i64>().ok()
                 };
                 match v {
-                    Some(v) if id == OPT_DATE => self.ts_offset += v.saturating_mul(1000),
-                    Some(v) => self.ts_offset += v,
+                    // (saturating: two options of i64::MAX must not wrap the clock around)
+                    Some(v) if id == OPT_DATE => {
+                        self.ts_offset = self.ts_offset.saturating_add(v.saturating_mul(1000));
+                    }
+                    Some(v) => self.ts_offset = self.ts_offset.saturating_add(v),
                     None => {}
                 }
             }

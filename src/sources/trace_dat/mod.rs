@@ -62,6 +62,16 @@ pub fn decode(
     let err =
         |e: BinError| SourceError::at_offset(name, e.offset, format!("trace.dat: {}", e.message));
     let mut layout = layout::read(data).map_err(err)?;
+    // (every page's data starts there: past the page, no page could hold an event)
+    if layout.page.data_offset >= layout.buffer.page_size as usize {
+        return Err(SourceError::file(
+            name,
+            format!(
+                "trace.dat: header_page puts a page's data at byte {}, not inside a {}-byte page (expected the offset of its `data` field below the page size)",
+                layout.page.data_offset, layout.buffer.page_size
+            ),
+        ));
+    }
     if let Some(name) = &opts.instance {
         instances::select(data, &mut layout, name).map_err(err)?;
     }

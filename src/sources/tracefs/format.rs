@@ -261,14 +261,14 @@ impl StateLetters {
             };
             flags.push((bit, letter));
         }
-        if flags.is_empty() {
-            return StateLetters::default();
-        }
+        // (a state of no bit names nothing: a format whose bits are all 0 reads as the
+        // kernel's own table)
+        flags.retain(|f| f.0 != 0);
         // TASK_REPORT_MAX is one above the highest reported state bit.
-        let max = flags.iter().map(|f| f.0).max().unwrap_or(0x80);
-        StateLetters {
-            flags,
-            preempt: max << 1,
+        let max = flags.iter().map(|f| f.0).max().unwrap_or(0);
+        match max.checked_mul(2) {
+            Some(preempt) if preempt > 0 => StateLetters { flags, preempt },
+            _ => StateLetters::default(),
         }
     }
 
@@ -354,5 +354,11 @@ mod tests {
         let old = StateLetters::from_print_fmt("{ 0x01, \"S\" }, { 0x400, \"N\" }");
         assert_eq!(old.preempt, 0x800);
         assert_eq!(old.letters(0x800), (b'R', true));
+        // a hostile format: bits of 0 name nothing, a top bit leaves no room for the preempted
+        // mark; the kernel's own table then
+        let zero = StateLetters::from_print_fmt("{ 0x00, \"S\" }, { 0x00, \"D\" }");
+        assert_eq!(zero, StateLetters::default());
+        let top = StateLetters::from_print_fmt("{ 0x8000000000000000, \"S\" }");
+        assert_eq!(top, StateLetters::default());
     }
 }

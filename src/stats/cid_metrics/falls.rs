@@ -250,7 +250,7 @@ impl Falls {
                 self.out().interrupted += 1;
             } else if point.compact_at(level) {
                 self.open = None;
-                self.out().latencies.add(t - o.t_f);
+                self.out().latencies.add(t.saturating_sub(o.t_f));
             }
         }
         // keep the points a pending fall may still search: those of the last W + settle
