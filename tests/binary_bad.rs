@@ -113,6 +113,28 @@ fn trace_dat_with_a_page_header_past_the_page_is_refused() {
     );
 }
 
+/// A v6 trace.dat saying it holds more CPUs than a kernel can have (NR_CPUS is at most 8192,
+/// the limit a v7 file's CPU ids are held to) is refused at that count.
+#[test]
+fn trace_dat_v6_with_more_cpus_than_a_kernel_has_is_refused() {
+    let mut data = std::fs::read(capture("cyclictest.trace.dat")).unwrap();
+    // the count is the u32 before the options (or the flyrecord section)
+    let find = |pat: &[u8]| data.windows(pat.len()).position(|w| w == pat);
+    let at = match (find(b"options  \0"), find(b"flyrecord\0")) {
+        (Some(o), Some(f)) if o < f => o,
+        (_, f) => f.expect("the flyrecord section"),
+    };
+    assert_eq!(&data[at - 4..at], &2u32.to_le_bytes(), "two CPUs captured");
+    data[at - 4..at].copy_from_slice(&9000u32.to_le_bytes());
+    let err = sources::load_bytes("cpus.trace.dat", &data, &LoadOptions::default())
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        err.contains("expected a CPU count of at most 8192, found 9000"),
+        "{err}"
+    );
+}
+
 #[test]
 fn trace_dat_cut_in_the_header() {
     let p = path("cut-header.trace.dat");

@@ -24,7 +24,7 @@ impl Reader<'_> {
                 self.lost(ts, cpu, n);
             }
         } else if !ls.is_empty() {
-            let n: u64 = ls.iter().map(|x| x.2).sum();
+            let n = ls.iter().fold(0u64, |n, x| n.saturating_add(x.2));
             self.trace.warn(
                 "lost-samples-repeated",
                 format!("{name}: {} LOST_SAMPLES records ({n} samples) repeat per event the loss the {} LOST records report; counted once", ls.len(), self.lost_records),

@@ -221,8 +221,13 @@ fn read_v6(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
     let mut m = Meta::default();
     read_metadata_v6(&mut c, &initial, &mut m)?;
     let ncpus = c.u32("the CPU count")?;
-    if ncpus > 1 << 16 {
-        return Err(c.error(format!("expected a CPU count, found {ncpus}")));
+    // (as a v7 file's CPU ids: the kernel's NR_CPUS is at most 8192, and a CPU id must not
+    // reach the one that stands for "CPU unknown")
+    if ncpus > crate::events::Trace::MAX_CPUS {
+        return Err(c.error(format!(
+            "expected a CPU count of at most {}, found {ncpus}",
+            crate::events::Trace::MAX_CPUS
+        )));
     }
     let mut opts = Options::default();
     let at = c.pos();
