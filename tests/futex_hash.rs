@@ -40,3 +40,29 @@ fn a_clones_futex_reference_counts_from_its_mmget_not_its_sizing() {
     assert_eq!(c.predicted, 291, "{}", c.a);
     assert!(c.steps.is_empty(), "{}", c.a);
 }
+
+/// The other end of the same stall: a clone that sizes the hash after threads exited. The
+/// first 3,200 lines of a fresh probed 6.18.15 48-vCPU mcwork `churn` boot (stop 62, seed 5643
+/// boot 14; traces/inference/README.md). 526's clone reads nine threads at its `cid_fork`
+/// (22.087036), then its vCPU records nothing until 22.092782 while 518-525 exit:
+/// `futex_hash_allocate_default`, after `copy_mm`, counted the threads left and grew nothing,
+/// so the 10th thread's clone (544, 22.126832) grew the hash to 64 buckets and took a
+/// reference, which every `mm_users` reading until the `cid_mmput_async` of 22.184904 shows.
+/// Sized at 526's probe the model had no growth at 544 and read one user short there: 123/141
+/// and probe values 159/201. The search sizes 526's hash at its record
+/// (`futex_sized_at_record`).
+#[test]
+fn a_stalled_clone_sizes_the_hash_for_the_threads_left_at_its_record() {
+    let file = "inference/k6.18.15-c48-mcwork-churn-futex-sized-late.ftrace.txt.zst";
+    let c = checked_cut(file, &["--kernel-version", "6.18.15", "--hz", "250"]);
+    assert_eq!(c.probe_checks(), (201, 201), "{}", c.a);
+    assert_eq!(c.fresh, (141, 141), "{}", c.a);
+    assert_eq!(c.predicted, 123, "{}", c.a);
+    assert!(
+        c.steps
+            .iter()
+            .any(|s| s.0 == "futex_sized_at_record" && s.1 == 526),
+        "{:?}",
+        c.steps
+    );
+}

@@ -50,6 +50,10 @@ pub struct Core {
     /// `mmget` ([`super::engine::DriverEvent::FutexRefGet`]), after the sizing the clone's
     /// step runs (docs/models.md §2.3).
     pub defer_futex_get: bool,
+    /// A probed thread clone whose futex hash is sized only at its fork's record
+    /// ([`super::engine::DriverEvent::FutexSizeAtRecord`]): its vCPU stalled after the clone's
+    /// step, and the threads it counts are those left when `futex_hash_allocate_default` ran.
+    pub defer_futex_size: bool,
     /// Replay: the CID step of a switch is left pending until
     /// [`super::engine::DriverEvent::SchedIn`] (docs/models.md §5.3 T5).
     pub defer_switch: bool,
@@ -94,6 +98,7 @@ impl Core {
             created: 0,
             defer_fixup: false,
             defer_futex_get: false,
+            defer_futex_size: false,
             defer_switch: false,
             pending_switch: vec![None; n],
             early_curr: vec![None; n],

@@ -83,6 +83,10 @@ pub enum DriverEvent {
     /// The `mmget` of a futex hash reference a probed clone's step took with
     /// [`Core::defer_futex_get`](super::core::Core::defer_futex_get) set.
     FutexRefGet { mm: MmId },
+    /// The sizing of `mm`'s futex hash by a thread clone whose step ran with
+    /// [`Core::defer_futex_size`](super::core::Core::defer_futex_size) set, at its fork's
+    /// record (the threads then, the child not yet among them; its reference taken at once).
+    FutexSizeAtRecord { mm: MmId },
     /// The compaction task work ran in `tid`'s context (a `cid_scan` probe, docs/models.md
     /// §5.6): it starts a compaction record the clears that follow fill.
     ObservedScan { tid: Tid },

@@ -270,6 +270,7 @@ impl<P: CidPolicy> Driver<'_, P> {
             DriverEvent::FutexRefGet { mm } => {
                 self.policy.futex_ref_get(core, mm);
             }
+            DriverEvent::FutexSizeAtRecord { mm } => self.policy.futex_size_at_record(core, mm),
             DriverEvent::Work { mm } => self.policy.work(core, mm),
             DriverEvent::ObservedScan { tid } => self.policy.observed_scan(core, tid),
             DriverEvent::ObservedClear { tid, cpu } => self.policy.observed_clear(core, tid, cpu),

@@ -465,6 +465,10 @@ impl CidPolicy for LazyCompact {
     fn futex_ref_put(&mut self, core: &mut Core, mm: MmId) -> bool {
         self.put_futex_ref(core, mm)
     }
+    fn futex_size_at_record(&mut self, core: &mut Core, mm: MmId) {
+        LazyCompact::size_futex_hash(self, core, mm, false, true);
+    }
+
     fn futex_ref_get(&mut self, core: &mut Core, mm: MmId) -> bool {
         self.get_futex_ref(core, mm)
     }

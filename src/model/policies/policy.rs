@@ -112,6 +112,10 @@ pub trait CidPolicy: Clone {
 
     /// The `mmget` of a futex hash reference taken by a clone whose step deferred it
     /// ([`Core::defer_futex_get`]); false if none was pending.
+    /// A thread clone's futex hash sizing deferred to its fork's record
+    /// ([`Core::defer_futex_size`]).
+    fn futex_size_at_record(&mut self, _core: &mut Core, _mm: MmId) {}
+
     fn futex_ref_get(&mut self, _core: &mut Core, _mm: MmId) -> bool {
         false
     }

@@ -289,6 +289,10 @@ impl CidPolicy for ResumeBatch {
         self.slots.put_futex_ref(core, mm)
     }
 
+    fn futex_size_at_record(&mut self, core: &mut Core, mm: MmId) {
+        self.slots.size_futex_hash(core, mm, false, true);
+    }
+
     fn futex_ref_get(&mut self, core: &mut Core, mm: MmId) -> bool {
         self.slots.get_futex_ref(core, mm)
     }

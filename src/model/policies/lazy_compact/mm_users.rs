@@ -40,46 +40,71 @@ impl LazyCompact {
         let Some(id) = core.task(child).and_then(|t| t.mm) else {
             return;
         };
-        let (cpus, futex) = (core.params.cpus, core.params.futex_hash_ref);
-        let defer_get = core.defer_futex_get;
         self.note_users_read(id);
-        let m = self.slot(core, id);
-        if !m.live {
+        if !self.slot(core, id).live {
             return;
         }
-        if futex {
-            let want = default_buckets(m.nr_threads, cpus);
-            if m.futex_buckets == 0 {
-                // the first hash (no old one to drop), or one the model never saw grow
-                m.futex_buckets = want;
-            } else if want > m.futex_buckets {
-                // `futex_hash_allocate_default` compares with the installed hash only
-                if m.futex_pending == 0 {
-                    // no replacement yet: `futex_private_hash_put(cur)`'s `futex_ref_drop`
-                    // takes the reference, and the new hash waits for the old one to die
-                    m.futex_pending = want;
-                    m.futex_refs += 1;
-                    if defer_get {
-                        m.futex_gets_pending += 1;
-                    } else {
-                        m.mm_users += 1;
-                    }
-                } else {
-                    // "two updates raced; throw out the lesser one" (core.c l.1862-1873), no
-                    // mmget; once the old hash is dead (its reference dropped),
-                    // `__futex_pivot_hash` installs the greater one here
-                    m.futex_pending = m.futex_pending.max(want);
-                    if m.futex_refs == 0 {
-                        m.futex_buckets = std::mem::take(&mut m.futex_pending);
-                    }
-                }
-            }
+        // (a clone whose sizing waits for its record: `DriverEvent::FutexSizeAtRecord`)
+        if !core.defer_futex_size {
+            let defer_get = core.defer_futex_get;
+            self.size_futex_hash(core, id, defer_get, false);
         }
+        let m = self.slot(core, id);
         m.nr_threads += 1;
         core.mark_mm(id);
         if let Some(t) = core.task_mut(child) {
             self.tasks.get_mut(t).in_nr_threads = true;
         }
+    }
+
+    /// `futex_hash_allocate_default` of a thread clone of `id`, for the threads in the group
+    /// before the child joins: at the clone's step, or at its record (`joined`: the child
+    /// counted already, [`Core::defer_futex_size`]). `defer_get`: its reference waits for its
+    /// `mmget`.
+    pub(crate) fn size_futex_hash(
+        &mut self,
+        core: &mut Core,
+        id: MmId,
+        defer_get: bool,
+        joined: bool,
+    ) {
+        let (cpus, futex) = (core.params.cpus, core.params.futex_hash_ref);
+        let m = self.slot(core, id);
+        if !futex || !m.live {
+            return;
+        }
+        let threads = if joined {
+            m.nr_threads.saturating_sub(1)
+        } else {
+            m.nr_threads
+        };
+        let want = default_buckets(threads, cpus);
+        if m.futex_buckets == 0 {
+            // the first hash (no old one to drop), or one the model never saw grow
+            m.futex_buckets = want;
+        } else if want > m.futex_buckets {
+            // `futex_hash_allocate_default` compares with the installed hash only
+            if m.futex_pending == 0 {
+                // no replacement yet: `futex_private_hash_put(cur)`'s `futex_ref_drop`
+                // takes the reference, and the new hash waits for the old one to die
+                m.futex_pending = want;
+                m.futex_refs += 1;
+                if defer_get {
+                    m.futex_gets_pending += 1;
+                } else {
+                    m.mm_users += 1;
+                }
+            } else {
+                // "two updates raced; throw out the lesser one" (core.c l.1862-1873), no
+                // mmget; once the old hash is dead (its reference dropped),
+                // `__futex_pivot_hash` installs the greater one here
+                m.futex_pending = m.futex_pending.max(want);
+                if m.futex_refs == 0 {
+                    m.futex_buckets = std::mem::take(&mut m.futex_pending);
+                }
+            }
+        }
+        core.mark_mm(id);
     }
 
     /// `tid` leaves its thread group (its exit's `release_task`, or an exec).
@@ -247,6 +272,41 @@ mod tests {
         assert_eq!(s.lc(mm).unwrap().mm_users, 7, "one get per reference");
         s.step(DriverEvent::FutexRefPut { mm });
         assert_eq!(s.lc(mm).unwrap().mm_users, 6);
+    }
+
+    /// A clone whose sizing waits for its record (`Core::defer_futex_size`) counts the threads
+    /// left then, the child not among them: threads that exited in between grow it less.
+    #[test]
+    fn a_sizing_at_the_record_counts_the_threads_left() {
+        for (exits, grows) in [(0, true), (2, false)] {
+            let mut s = script(true);
+            let mm = s.process(100, 0);
+            for (i, t) in (101..=104).enumerate() {
+                s.thread(100, t, 1 + i as u16);
+            }
+            s.engine.core.defer_futex_size = true;
+            s.thread(100, 105, 6);
+            s.engine.core.defer_futex_size = false;
+            let lc = s.lc(mm).unwrap();
+            assert_eq!(
+                (lc.nr_threads, lc.mm_users),
+                (6, 6),
+                "nothing sized at the step"
+            );
+            assert_eq!((lc.futex_buckets, lc.futex_pending), (16, 0));
+            for t in 101..101 + exits {
+                s.exit(t);
+            }
+            s.step(DriverEvent::FutexSizeAtRecord { mm });
+            let lc = s.lc(mm).unwrap();
+            // five threads before 105 joined: 32 buckets; three: still 16
+            assert_eq!(
+                lc.futex_pending,
+                if grows { 32 } else { 0 },
+                "{exits} exits"
+            );
+            assert_eq!(lc.futex_refs, u32::from(grows), "{exits} exits");
+        }
     }
 
     /// kernel/futex/core.c l.1915-1916: roundup_pow_of_two(4 * threads), at least 16.

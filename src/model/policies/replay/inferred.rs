@@ -162,6 +162,15 @@ impl<'a> Context<'a> {
                 }]
             }
             Step::WalkMark { at, .. } => vec![p("walk_mark", at, at, at, at)],
+            // (by default at the clone's probe; placed at its record, the window's far end)
+            Step::FutexSizedAtRecord {
+                probe,
+                record,
+                child,
+            } => vec![Placed {
+                tid: child,
+                ..p("futex_sized_at_record", probe, record, probe, record)
+            }],
             Step::WalkMarkDeferring {
                 at, switches, n, ..
             } => {

@@ -35,6 +35,7 @@ use super::super::params::Recording;
 
 mod budget;
 mod forks;
+mod futex_sizes;
 mod judge;
 mod snapshots;
 use super::beside::{AHEAD_OF_PLAIN, Publisher};
@@ -359,6 +360,10 @@ pub fn search_placements(
                             }
                             if cand.is_none() && s.budget > 0 {
                                 cand = s.try_steps(&r, i, who, mm, target, &tried);
+                            }
+                            // (a stalled clone's futex hash sized for the threads left)
+                            if cand.is_none() && s.budget > 0 {
+                                cand = s.try_futex_sizes(&r, i, mm, target);
                             }
                             // (a clone in progress and a held exit_mm together)
                             if cand.is_none() && s.budget > 0 {

@@ -145,6 +145,15 @@ pub(super) enum Step {
     /// there ran its CID step at the record too ([`Step::PromptSwitch`]: its CPU stalled
     /// before `finish_task_switch`).
     VisitAtProbe { probe: usize, switch: Option<usize> },
+    /// A probed thread clone (`child`, its `cid_fork` probe at `probe`, its fork record at
+    /// `record`) whose futex hash was sized at its record, for the threads left then: its
+    /// vCPU stalled after the probe while threads of the mm exited, and
+    /// `futex_hash_allocate_default` runs after `copy_mm` (docs/models.md §2.3).
+    FutexSizedAtRecord {
+        probe: usize,
+        record: usize,
+        child: Tid,
+    },
     /// [`Step::CurrEarly`] for each of the first `n` of `at` (a wave of migrations whose
     /// source CPUs stalled inside `__schedule` together: one alone leaves the others' steals).
     CurrEarlies {
@@ -183,7 +192,9 @@ impl Step {
             Step::FutexPutDeferring { at, switch, .. } => at.min(switch),
             Step::FutexPutWaking { at, wake, .. } => at.min(wake),
             Step::LateProbePrompt { probe, switch } => probe.min(switch),
-            Step::LateProbeBefore { probe, .. } | Step::ProbeAtResume { probe, .. } => probe,
+            Step::LateProbeBefore { probe, .. }
+            | Step::ProbeAtResume { probe, .. }
+            | Step::FutexSizedAtRecord { probe, .. } => probe,
             Step::VisitAtProbe { probe, switch } => switch.map_or(probe, |s| s.min(probe)),
             Step::CurrEarlies { at, n } => at[..n].iter().map(|a| a.0).min().unwrap_or(0),
             Step::ExitInFlight {
@@ -293,6 +304,9 @@ impl Step {
             }
             Step::HeldClear(s) => {
                 p.held_clears.insert(s);
+            }
+            Step::FutexSizedAtRecord { child, .. } => {
+                p.futex_sized_at_record.insert(child);
             }
             Step::VisitAtProbe { probe, switch } => {
                 p.late_probes.remove(&probe);

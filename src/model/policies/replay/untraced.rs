@@ -77,6 +77,9 @@ pub struct Placements {
     pub early_exits: FxHashMap<usize, Vec<EarlyExit>>,
     /// T3: a lazy fixup walk in progress has visited at least this many tasks before event k.
     pub walk_marks: FxHashMap<usize, usize>,
+    /// Probed thread clones (by child) whose futex hash was sized only at their fork's record
+    /// (§2.3: the vCPU stalled after the clone's step while threads of the mm exited).
+    pub futex_sized_at_record: FxHashSet<Tid>,
     /// The futex hash's `mm_users` reference on these mms was dropped before event k
     /// (lazy_compact/mm_users.rs).
     pub futex_puts: FxHashMap<usize, Vec<MmId>>,

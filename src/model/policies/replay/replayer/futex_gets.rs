@@ -2,7 +2,8 @@
 //! hash with the thread count of its step, but `futex_ref_drop` takes the `mm_users` reference
 //! late in copy_process, after an allocation and a lock; a vCPU that stalls in between takes it
 //! milliseconds later. The replay counts it at the fork's record, or where a reading of the mm
-//! shows it.
+//! shows it. A clone whose sizing the search placed at its record (`Step::FutexSizedAtRecord`)
+//! sizes the hash there, for the threads left then, and takes its reference at once.
 
 use super::Replayer;
 use crate::events::Tid;
@@ -17,8 +18,16 @@ impl Replayer {
         let mm = self.task_mm(f.parent);
         let held = mm.is_some_and(|m| self.engine.futex_ref_held(m));
         self.engine.core.defer_futex_get = f.probed && f.thread;
+        // (a stalled clone's sizing placed at its record: `Step::FutexSizedAtRecord`)
+        self.engine.core.defer_futex_size = f.thread
+            && self
+                .untraced
+                .placements
+                .futex_sized_at_record
+                .contains(&f.child);
         self.untraced.fork_early(&mut self.engine, ts, f);
         self.engine.core.defer_futex_get = false;
+        self.engine.core.defer_futex_size = false;
         if let Some(m) = mm.filter(|&m| f.probed && !held && self.engine.futex_ref_held(m)) {
             self.futex_gets.push((f.child, m));
         }
@@ -27,6 +36,15 @@ impl Replayer {
     /// A probed thread clone's futex hash reference whose `mmget` is still to run
     /// (`Replayer::futex_gets`) has it by its fork's record.
     pub(super) fn futex_get_at_record(&mut self, ts: u64, child: Tid) {
+        if self
+            .untraced
+            .placements
+            .futex_sized_at_record
+            .contains(&child)
+            && let Some(mm) = self.task_mm(child)
+        {
+            self.engine.step(ts, &DriverEvent::FutexSizeAtRecord { mm });
+        }
         self.run_futex_get(ts, |&(c, _)| c == child);
     }
 
