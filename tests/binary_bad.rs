@@ -90,6 +90,18 @@ fn pipe_perf_data_cut_in_a_record_keeps_what_came_before() {
     assert!(cut.events.iter().all(|e| all.contains(&key(&e))));
 }
 
+/// Where `pat` first occurs in `data`.
+fn find(data: &[u8], pat: &[u8]) -> Option<usize> {
+    data.windows(pat.len()).position(|w| w == pat)
+}
+
+/// Why `data` (a capture changed in place) is refused.
+fn refusal(name: &str, data: &[u8]) -> String {
+    sources::load_bytes(name, data, &LoadOptions::default())
+        .expect_err("refused")
+        .to_string()
+}
+
 /// A header_page whose `data` field lies past the page (every page would be read as cut): the
 /// load is refused with both numbers, not read as a file of truncated pages.
 #[test]
@@ -99,14 +111,9 @@ fn trace_dat_with_a_page_header_past_the_page_is_refused() {
         &b"offset:16;\tsize:4080;"[..],
         &b"offset:99999;\tsize:1;"[..],
     );
-    let at = data
-        .windows(from.len())
-        .position(|w| w == from)
-        .expect("the header_page's data field");
+    let at = find(&data, from).expect("the header_page's data field");
     data.splice(at..at + from.len(), to.iter().copied());
-    let err = sources::load_bytes("hdr.trace.dat", &data, &LoadOptions::default())
-        .expect_err("refused")
-        .to_string();
+    let err = refusal("hdr.trace.dat", &data);
     assert!(
         err.contains("header_page puts a page's data at byte 99999, not inside a 4096-byte page"),
         "{err}"
@@ -119,16 +126,13 @@ fn trace_dat_with_a_page_header_past_the_page_is_refused() {
 fn trace_dat_v6_with_more_cpus_than_a_kernel_has_is_refused() {
     let mut data = std::fs::read(capture("cyclictest.trace.dat")).unwrap();
     // the count is the u32 before the options (or the flyrecord section)
-    let find = |pat: &[u8]| data.windows(pat.len()).position(|w| w == pat);
-    let at = match (find(b"options  \0"), find(b"flyrecord\0")) {
+    let at = match (find(&data, b"options  \0"), find(&data, b"flyrecord\0")) {
         (Some(o), Some(f)) if o < f => o,
         (_, f) => f.expect("the flyrecord section"),
     };
     assert_eq!(&data[at - 4..at], &2u32.to_le_bytes(), "two CPUs captured");
     data[at - 4..at].copy_from_slice(&9000u32.to_le_bytes());
-    let err = sources::load_bytes("cpus.trace.dat", &data, &LoadOptions::default())
-        .expect_err("refused")
-        .to_string();
+    let err = refusal("cpus.trace.dat", &data);
     assert!(
         err.contains("expected a CPU count of at most 8192, found 9000"),
         "{err}"

@@ -30,46 +30,53 @@ impl Search<'_> {
             return None;
         }
         let tgid = |tid| self.trace.tasks.get(&tid).and_then(|t| t.tgid);
-        let mut cands = Vec::new();
-        for w in self.windows.iter().rev() {
-            if w.record >= i || w.record + 2 * SEARCH_LOOKBACK < i {
-                continue;
-            }
-            if !(w.probed && w.thread && !w.inside)
-                || self.found.futex_sized_at_record.contains(&w.child)
-                || r.engine.core.task(w.parent).and_then(|t| t.mm) != Some(mm)
-            {
-                continue;
-            }
-            // the fork's record after its probe, and an exit of the process in between
-            let mut exited = false;
-            let mut record = None;
-            for j in w.record + 1..i {
-                let Some(ev) = self.events.get(j) else {
-                    break;
-                };
-                match ev.kind {
-                    EventKind::SchedProcessFork { child, .. } if child == w.child => {
-                        record = Some(j);
-                        break;
-                    }
-                    EventKind::SchedProcessExit { tid } => {
-                        exited |= tgid(tid).is_some() && tgid(tid) == tgid(w.parent);
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(record) = record.filter(|_| exited) {
-                cands.push(Step::FutexSizedAtRecord {
-                    probe: w.record,
-                    record,
-                    child: w.child,
-                });
-                if cands.len() == LATE_SIZES {
-                    break;
-                }
+        // the probed thread clones of the mm recorded in the lookback, nearest first
+        let clones: Vec<_> = self
+            .windows
+            .iter()
+            .rev()
+            .filter(|w| {
+                w.record < i
+                    && w.record + 2 * SEARCH_LOOKBACK >= i
+                    && w.probed
+                    && w.thread
+                    && !w.inside
+                    && !self.found.futex_sized_at_record.contains(&w.child)
+                    && r.engine.core.task(w.parent).and_then(|t| t.mm) == Some(mm)
+            })
+            .collect();
+        let from = clones.iter().map(|w| w.record).min()?;
+        // one pass over their stretch (not one per clone): the fork records and the exits
+        let (mut forks, mut exits) = (Vec::new(), Vec::new());
+        for j in from + 1..i {
+            let Some(ev) = self.events.get(j) else {
+                break;
+            };
+            match ev.kind {
+                EventKind::SchedProcessFork { child, .. } => forks.push((j, child)),
+                EventKind::SchedProcessExit { tid } => exits.push((j, tgid(tid))),
+                _ => {}
             }
         }
+        // each clone's fork record after its probe, and an exit of its process in between
+        let cands: Vec<Step> = clones
+            .iter()
+            .filter_map(|w| {
+                let (record, _) = forks
+                    .iter()
+                    .find(|&&(j, child)| j > w.record && child == w.child)?;
+                let process = tgid(w.parent);
+                let exited = exits
+                    .iter()
+                    .any(|&(j, t)| j > w.record && j < *record && t.is_some() && t == process);
+                exited.then_some(Step::FutexSizedAtRecord {
+                    probe: w.record,
+                    record: *record,
+                    child: w.child,
+                })
+            })
+            .take(LATE_SIZES)
+            .collect();
         if cands.is_empty() {
             return None;
         }
