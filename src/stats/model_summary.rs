@@ -1,7 +1,9 @@
 //! What a model adds to the stats (`--policy`, `--compare`): per-process model facts,
 //! `model_agreement` and each model's totals. JSON keys are contracts: add freely, never rename.
 
-use crate::model::policies::{Disagreement, InferredStep, ProbeChecks, Tally, TraceGap};
+use crate::model::policies::{
+    Disagreement, InferredStep, ProbeChecks, ProbeTally, Tally, TraceGap,
+};
 use serde::Serialize;
 
 /// Compaction attempts by trigger.
@@ -82,6 +84,9 @@ pub struct ModelAgreement {
     /// (`mm_users`, `nr_cpus_allowed`, `migrate_from_cpu`, `last_mm_cid`; docs/models.md
     /// §5.6): values compared, matched, the first mismatches.
     pub probe_checks: ProbeChecks,
+    /// The plain replay's `probe_checks` (no inferred step), checked and matched: beside
+    /// `predicted`, what the model reads by itself.
+    pub predicted_probe_checks: ProbeTally,
     /// The release of the capture's kernel, when known (`--kernel-version`, or the capture's
     /// own header).
     pub kernel_version: Option<String>,

@@ -71,6 +71,7 @@ fn agreement_json(a: &Agreement, run: &PolicyRun, unseeded: Option<&Agreement>) 
         cpus: run.params.cpus,
         trace_gaps: a.trace_gaps.clone(),
         probe_checks: a.probe_checks.clone(),
+        predicted_probe_checks: a.predicted_probe_checks,
         kernel_version: None,
         variant: matches!(
             run.policy,
@@ -337,8 +338,17 @@ pub fn render_text(s: &Stats) -> String {
         if pc.checked > 0 {
             let _ = writeln!(
                 o,
-                "  kernel state read by the CID probes: {}/{} values as the model holds them (probe_checks)",
-                pc.matched, pc.checked
+                "  kernel state read by the CID probes: {}/{} values as the model holds them (probe_checks){}",
+                pc.matched,
+                pc.checked,
+                if a.predicted_probe_checks.matched != pc.matched {
+                    format!(
+                        "; predicted {}/{} (predicted_probe_checks)",
+                        a.predicted_probe_checks.matched, a.predicted_probe_checks.checked
+                    )
+                } else {
+                    String::new()
+                }
             );
             if let Some(m) = pc.mismatches.first() {
                 let _ = writeln!(

@@ -68,7 +68,7 @@ pub use replay::{
 };
 pub use run::{
     Agreement, Compaction, Disagreement, InferredStep, MmAgreement, ModeChange, PolicyRun,
-    PredictedUpdate, ProbeChecks, ProbeMismatch, ScanCycle, SlotChange, StepWindow, Tally,
-    TaskCidChange, TraceGap, Trigger, Violation, WeightChange,
+    PredictedUpdate, ProbeChecks, ProbeMismatch, ProbeTally, ScanCycle, SlotChange, StepWindow,
+    Tally, TaskCidChange, TraceGap, Trigger, Violation, WeightChange,
 };
 pub use task::{PerTask, Task, TaskKey};

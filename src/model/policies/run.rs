@@ -281,8 +281,22 @@ pub struct ProbeChecks {
     pub mismatches: Vec<ProbeMismatch>,
 }
 
+/// Values read by the CID probes: compared, and matched by the model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ProbeTally {
+    pub checked: u64,
+    pub matched: u64,
+}
+
 impl ProbeChecks {
     pub const KEPT: usize = 64;
+
+    pub fn tally(&self) -> ProbeTally {
+        ProbeTally {
+            checked: self.checked,
+            matched: self.matched,
+        }
+    }
 
     pub fn compare(&mut self, m: ProbeMismatch) {
         self.checked += 1;
@@ -329,6 +343,9 @@ pub struct Agreement {
     /// The model's state held against the state the capture's CID probes read (§5.6; zero
     /// checks without probes).
     pub probe_checks: ProbeChecks,
+    /// The plain replay's `probe_checks` (no inferred step): a step may explain only what a
+    /// probe read, where every update agrees.
+    pub predicted_probe_checks: ProbeTally,
 }
 
 /// Everything one model run produced. Vectors are time-ordered.

@@ -188,8 +188,22 @@ pub fn model_parts(app: &App) -> Parts {
         );
     }
     // a capture with CID probes: how much of the kernel's state they read the model holds too
-    if let Some(p) = agreement.map(|a| &a.probe_checks).filter(|p| p.checked > 0) {
-        parts.push(Part::new(format!("probes {}/{}", p.matched, p.checked), 1));
+    // (and what the plain replay read, where an inferred step changed it)
+    if let Some(a) = agreement.filter(|a| a.probe_checks.checked > 0) {
+        let (p, plain) = (&a.probe_checks, a.predicted_probe_checks);
+        let now = format!("probes {}/{}", p.matched, p.checked);
+        parts.push(if plain.matched == p.matched {
+            Part::new(now, 1)
+        } else {
+            Part::new(
+                format!(
+                    "probes predicted {}/{}, {}/{}",
+                    plain.matched, plain.checked, p.matched, p.checked
+                ),
+                1,
+            )
+            .or_short(now)
+        });
     }
     parts
 }

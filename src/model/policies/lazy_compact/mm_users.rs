@@ -69,10 +69,16 @@ impl LazyCompact {
         joined: bool,
     ) {
         let (cpus, futex) = (core.params.cpus, core.params.futex_hash_ref);
-        let m = self.slot(core, id);
-        if !futex || !m.live {
+        if !futex || !self.slot(core, id).live {
             return;
         }
+        // (sized at the clone's record, it reads `nr_threads` there: a fork step placed just
+        // before or after that record gives another replay; the clone's own read is noted
+        // by `clone_thread`)
+        if joined {
+            self.note_users_read(id);
+        }
+        let m = self.slot(core, id);
         let threads = if joined {
             m.nr_threads.saturating_sub(1)
         } else {

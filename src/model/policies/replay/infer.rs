@@ -364,7 +364,13 @@ pub(super) fn settle(
         .zip(proposal.groups)
         .filter(|(s, _)| cx.inside_window(*s))
         .unzip();
-    let agreed = |r: &PolicyRun| r.agreement.as_ref().map_or(0, |a| a.agreed);
+    // (the updates agreed, then the CID probes' values matched: a step that explains only
+    // what a probe read, where every update agrees, is kept too)
+    let agreed = |r: &PolicyRun| {
+        r.agreement
+            .as_ref()
+            .map_or((0, 0), |a| (a.agreed, a.probe_checks.matched))
+    };
     let mut round = 0;
     let mut first = beside;
     let (mut run, outcomes) = loop {
@@ -430,7 +436,7 @@ pub(super) fn settle(
     };
     if verbose {
         eprintln!(
-            "settle: steps {steps:?}: agreed {} (plain {})",
+            "settle: steps {steps:?}: agreed and probe values {:?} (plain {:?})",
             agreed(&run),
             agreed(&plain)
         );
@@ -447,6 +453,7 @@ pub(super) fn settle(
     if let (Some(a), Some(p)) = (&mut run.agreement, &plain.agreement) {
         a.predicted = p.predicted;
         a.predicted_fresh = p.predicted_fresh;
+        a.predicted_probe_checks = p.predicted_probe_checks;
         a.inferred_steps = described;
     }
     (run, steps)

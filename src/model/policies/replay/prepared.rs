@@ -357,11 +357,15 @@ impl<'a> Prepared<'a> {
                 }
             }
             let seen = r.outcomes.as_ref().map_or(0, |o| o.len());
+            let probe_misses = r.probe_misses();
             r.apply(i, &ev, &self.trace.tasks);
             let Some(p) = producer.as_mut() else {
                 continue;
             };
-            let missed_here = r.outcomes.as_ref().is_some_and(|o| o.missed_from(seen));
+            // (a value a CID probe read that the model contradicts is a disagreement too,
+            // where every update agrees: docs/models.md §5.3)
+            let missed_here = r.outcomes.as_ref().is_some_and(|o| o.missed_from(seen))
+                || r.probe_misses() > probe_misses;
             // (as the search tells them: the update's task's mm begun in the capture)
             let searchable = || {
                 r.engine

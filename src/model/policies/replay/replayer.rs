@@ -5,7 +5,7 @@ use super::super::engine::{DriverEvent, Engine};
 use super::super::kind::PolicyKind;
 use super::super::params::{Params, Recording};
 use super::super::policy::ObservedUpdate;
-use super::super::run::{Agreement, Disagreement, MmAgreement, PolicyRun, ProbeChecks, Tally};
+use super::super::run::{Disagreement, MmAgreement, PolicyRun, ProbeChecks, Tally};
 use super::untraced::Untraced;
 use crate::events::{CPU_UNKNOWN, Event, EventKind, TID_UNKNOWN, Tid};
 use crate::model::observed::mm_history::{Infos, MmHistory};
@@ -13,6 +13,7 @@ use crate::model::observed::{Context, ObservedState};
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+mod figures;
 mod futex_gets;
 mod half_fork;
 mod pending_puts;
@@ -202,18 +203,6 @@ impl Replayer {
     /// Whether `t` is a task (not the idle task) of `mm` in the model.
     pub fn in_mm(&self, t: Tid, mm: MmId) -> bool {
         t != 0 && self.task_mm(t) == Some(mm)
-    }
-
-    /// Disagreements so far (checked − agreed).
-    pub fn misses(&self) -> u64 {
-        self.total.checked - self.total.agreed
-    }
-
-    /// What a search holds a candidate's replay to: its disagreements and the values read by
-    /// the CID probes that it contradicts. A step that explains an update but leaves the model
-    /// off what a probe read there is a fit, not what the kernel ran (docs/models.md §5.3).
-    pub fn score(&self) -> u64 {
-        self.misses() + (self.probe_checks.checked - self.probe_checks.matched)
     }
 
     /// Runs the CID steps of the forks placed before event `idx` (at its time).
@@ -653,46 +642,5 @@ impl Replayer {
                 self.first = Some(d);
             }
         }
-    }
-
-    /// The agreement so far.
-    pub fn agreement(&self) -> Agreement {
-        Agreement {
-            policy: self.engine.kind().id(),
-            checked: self.total.checked,
-            agreed: self.total.agreed,
-            first_disagreement: self.first.clone(),
-            seeded: self.engine.core.params.seed,
-            seeds: self.seeds,
-            fresh: self.fresh,
-            preexisting: self.pre,
-            unmodelled: self.unmodelled,
-            per_mm: self
-                .per_mm
-                .iter()
-                .filter(|a| a.mm != MmId::UNKNOWN)
-                .cloned()
-                .collect(),
-            predicted: self.total,
-            predicted_fresh: self.fresh,
-            inferred_steps: Vec::new(),
-            inference: String::new(),
-            trace_gaps: self.untraced.gaps().to_vec(),
-            probe_checks: self.probe_checks_now(),
-        }
-    }
-
-    /// Ends the replay, handing over what it kept of the outcomes too.
-    pub fn finish_with_outcomes(mut self) -> (PolicyRun, super::outcomes::Outcomes) {
-        let o = self.outcomes.take().unwrap_or_default();
-        (self.finish(), o)
-    }
-
-    /// Ends the replay.
-    pub fn finish(self) -> PolicyRun {
-        let agreement = self.compare.then(|| self.agreement());
-        let mut run = self.engine.finish();
-        run.agreement = agreement;
-        run
     }
 }

@@ -286,9 +286,12 @@ pub fn search_placements(
         let Some(ev) = s.events.get(i) else {
             break;
         };
-        let before = r.misses();
+        let (before, probes_before) = (r.misses(), r.probe_misses());
         r.apply(i, &ev, &trace.tasks);
-        let missed = r.misses() > before && matches!(ev.kind, EventKind::RseqUpdate { .. });
+        // (an update the model misses, or a value read by a CID probe that it contradicts:
+        // a probed step that ran late shows only there when the updates agree)
+        let missed = (r.misses() > before && matches!(ev.kind, EventKind::RseqUpdate { .. }))
+            || r.probe_misses() > probes_before;
         if missed && s.verbose {
             eprintln!("search: miss at event {i}, budget {}", s.budget);
         }
