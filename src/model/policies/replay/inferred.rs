@@ -211,6 +211,10 @@ impl<'a> Context<'a> {
                 self.wake("prompt_wake", a, true),
                 self.wake("prompt_wake", b, true),
             ],
+            Step::WakeThenLate { prompt, late } => vec![
+                self.wake("prompt_wake", prompt, true),
+                self.wake("late_enqueue", late, false),
+            ],
             Step::EarlyExit { at, exit } => self.early_exit(at, exit.tid).into_iter().collect(),
             Step::ExitInFlight {
                 at,

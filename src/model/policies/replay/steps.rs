@@ -85,6 +85,12 @@ pub(super) enum Step {
     /// alone is no better: e.g. a wakeup to the CPU that finds its slot still set, then one
     /// from it that takes the slot's CID along).
     PromptWakes(usize, usize),
+    /// T1 both ways: the migration recorded at `prompt` enqueued at once, the one at `late` at
+    /// its dst's next switch. A task moving off the disagreeing CPU steals its slot's CID at
+    /// once, and one moving onto it, enqueued only later, finds the slot empty and brings its
+    /// own CID (seed 5646 boot 8: 295 leaves CPU 11 taking its 6, 293 arrives 10 ms after its
+    /// wakeup with its 7).
+    WakeThenLate { prompt: usize, late: usize },
     /// T7: the CID release of an exit before the event at `at`.
     EarlyExit { at: usize, exit: EarlyExit },
     /// T3: a lazy fixup walk in progress has visited `done` tasks before the event at `at`.
@@ -189,6 +195,7 @@ impl Step {
                 at[..n].iter().copied().min().unwrap_or(0)
             }
             Step::PromptWakes(a, b) => a.min(b),
+            Step::WakeThenLate { prompt, late } => prompt.min(late),
             Step::FutexPutDeferring { at, switch, .. } => at.min(switch),
             Step::FutexPutWaking { at, wake, .. } => at.min(wake),
             Step::LateProbePrompt { probe, switch } => probe.min(switch),
@@ -260,6 +267,10 @@ impl Step {
             Step::PromptWakes(a, b) => {
                 p.prompt_wakes.insert(a);
                 p.prompt_wakes.insert(b);
+            }
+            Step::WakeThenLate { prompt, late } => {
+                p.prompt_wakes.insert(prompt);
+                p.late_enqueues.insert(late);
             }
             Step::EarlyExit { at, exit } => p.early_exits.entry(at).or_default().push(exit),
             Step::ExitInFlight {
@@ -551,6 +562,25 @@ impl StepSource<'_> {
         let wakes = wakes.into_iter().map(|(j, _)| j);
         // T1: a migration of the mm whose enqueue on dst ran by dst's next switch
         let late = migrations(&p.late_enqueues).into_iter().map(|(j, _)| j);
+        // T1 both ways: a migration off the disagreeing CPU enqueued at once (its
+        // `migrate_to` takes the CPU's slot along) and one onto it enqueued at its dst's next
+        // switch (it finds the slot empty and brings its own CID)
+        let moves = |j: usize| match self.ev(j).map(|e| e.kind) {
+            Some(EventKind::SchedMigrateTask {
+                orig_cpu, dest_cpu, ..
+            }) => (orig_cpu == cpu, dest_cpu == cpu),
+            _ => (false, false),
+        };
+        let onto: Vec<usize> = migrations(&p.late_enqueues)
+            .into_iter()
+            .filter(|&(j, touches)| touches && moves(j).1)
+            .map(|(j, _)| j)
+            .take(STEP_CANDIDATES)
+            .collect();
+        let both_ways: Vec<Step> = (touching.iter())
+            .filter(|&&j| moves(j).0)
+            .flat_map(|&prompt| (onto.iter()).map(move |&late| Step::WakeThenLate { prompt, late }))
+            .collect();
         // a step a probe marks ran there (docs/models.md §5.6): no candidate moves it
         let probed = r.untraced.probed;
         let switches: Vec<usize> = if probed.switch {
@@ -623,7 +653,8 @@ impl StepSource<'_> {
                     .take(STEP_CANDIDATES)
                     .map(Step::PromptWake)
                     .chain(late.take(STEP_CANDIDATES).map(Step::LateEnqueue))
-                    .chain(wake_pairs),
+                    .chain(wake_pairs)
+                    .chain(both_ways),
             );
         }
         // the futex hash's reference was gone by the switch-in (alone, or with a switch of
