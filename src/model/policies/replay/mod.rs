@@ -231,10 +231,11 @@ fn replay_prepared(prep: &Prepared<'_>, t0: std::time::Instant) -> PolicyRun {
             );
         }
     };
+    // (a value a CID probe read that the plain replay contradicts is one too: search.rs)
     let missed = plain
         .agreement
         .as_ref()
-        .is_some_and(|a| a.agreed < a.checked);
+        .is_some_and(|a| a.agreed < a.checked || a.probe_checks.matched < a.probe_checks.checked);
     let mut plain = plain;
     let why = match stage2 {
         None => "off (--infer-steps off): the plain replay".to_string(),
