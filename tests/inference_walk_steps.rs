@@ -142,3 +142,24 @@ fn a_walk_in_progress_keeps_the_budget_for_its_marks() {
         c.a
     );
 }
+
+/// A walk's visits at the flip's own place: the first 788 events of a fresh plain 7.3.4 24-vCPU
+/// mcwork `workers` boot (stop 63, seed 5649 boot 2; traces/inference/README.md). The 25th
+/// user's clone (299, recorded at 8.884550) flipped the mm right after main's last record
+/// (`sched_wakeup_new` of 298, 8.866318), and its walk, newest first, had visited 298 down to
+/// 283 when 290 switched in on CPU 15 (8.866785, the window's first event): 290 reports 8, the
+/// CID 283 held. The search paired a lazy fork with walk marks only at a switch-in after the
+/// fork's place; 48/124 before, the whole boot 301/1369.
+#[test]
+fn a_walk_marked_at_the_flips_own_place_frees_the_cid_the_switch_in_takes() {
+    let file = "inference/k7.3.4-c24-mcwork-workers-mark-at-flip.ftrace.txt.zst";
+    let c = checked_cut(file, &["--kernel-version", "7.3.4", "--hz", "250"]);
+    assert_eq!(c.fresh, (124, 124), "{}", c.a);
+    assert_eq!(c.predicted, 48, "{}", c.a);
+    assert!(
+        c.placed("early_fork", 299, 8_884_550_000, 8_866_785_000),
+        "{:?}",
+        c.steps
+    );
+    assert!(c.steps.iter().any(|s| s.0 == "walk_mark"), "{:?}", c.steps);
+}

@@ -499,6 +499,10 @@ impl Replayer {
             self.engine.step(ts, &DriverEvent::SchedIn { cpu: ev.cpu });
         }
         self.run_early_forks(idx, ts);
+        // (a walk a fork placed here just began: a mark here is its visits before the record)
+        if self.untraced.placements.walk_marks.contains_key(&idx) {
+            self.untraced.advance_walks(&mut self.engine, idx, ts);
+        }
         self.know(ts, ev.tid);
     }
 

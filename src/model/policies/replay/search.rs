@@ -38,6 +38,7 @@ mod forks;
 mod futex_sizes;
 mod judge;
 mod snapshots;
+mod walks;
 use super::beside::{AHEAD_OF_PLAIN, Publisher};
 use super::feed::{Misses, PUBLISH_EVERY};
 use super::replayer::Replayer;

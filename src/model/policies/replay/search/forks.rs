@@ -4,7 +4,7 @@
 
 use super::{
     Candidate, FORK_WINDOWS, INSIDE_POSITIONS, PROBED_POSITIONS, SEARCH_AHEAD, SEARCH_CANDIDATES,
-    Search, WALK_SPANS, broke, checked, snapshot_ref,
+    Search, WALK_SPANS, checked, snapshot_ref,
 };
 use crate::events::{EventKind, Tid};
 use crate::model::policies::kind::PolicyKind;
@@ -43,7 +43,7 @@ impl Search<'_> {
     /// last before the window (a parent asleep for 360 events of a 24-vCPU capture left a
     /// window whose placements, each replayed from its start, took a disagreement's whole
     /// share of the budget).
-    fn fork_snapshot(&self, w: ForkWindow, p: usize) -> Option<(usize, Rc<Replayer>)> {
+    pub(super) fn fork_snapshot(&self, w: ForkWindow, p: usize) -> Option<(usize, Rc<Replayer>)> {
         self.snapshot_before(self.fork_snapshot_at(w, p))
     }
 
@@ -66,92 +66,13 @@ impl Search<'_> {
     /// past the disagreement, as for the steps of the second kind (a lazy walk moves on at
     /// the marks later disagreements place: judged up to the record, its walk would stand
     /// still at this mark all the window long).
-    fn fork_horizon(&self, found: &[Candidate], w: ForkWindow, i: usize) -> usize {
+    pub(super) fn fork_horizon(&self, found: &[Candidate], w: ForkWindow, i: usize) -> usize {
         let n = self.events.len();
         if found.iter().any(lazy) {
             (i + SEARCH_AHEAD).min(n - 1)
         } else {
             (w.record.max(i) + SEARCH_AHEAD).min(n - 1)
         }
-    }
-
-    /// T3: the fork of window `w` placed before event `p` with its fixup walk lazy, and (when
-    /// the disagreeing task was switched in at `sw` after `p`) visited so far by then, for
-    /// every count. Candidates that explain the disagreement go to `found`; false when the
-    /// budget ran out.
-    fn try_lazy_walk(
-        &mut self,
-        w: ForkWindow,
-        p: usize,
-        (i, sw, mm, target): (usize, Option<usize>, MmId, u64),
-        found: &mut Vec<Candidate>,
-        fewest: &mut Option<usize>,
-    ) -> bool {
-        let fork = EarlyFork {
-            parent: w.parent,
-            child: w.child,
-            record_ts: w.record_ts,
-            walk_end: w.record_ts,
-            lazy: true,
-            probed: false,
-            thread: w.thread,
-        };
-        let mut placements = self.found.clone();
-        let step = Step::EarlyFork { at: p, fork };
-        step.set(&mut placements);
-        let split = sw.filter(|&s| s > p && s <= i);
-        let to = split.map_or(i, |s| s - 1);
-        let Some((b, snap)) = self.fork_snapshot(w, p) else {
-            return true;
-        };
-        // (what judging the candidates found so far takes is kept back)
-        let reserve = (found.len() + 1) * (self.fork_horizon(found, w, i) - i);
-        if self.budget < (i + 1 - b + reserve) as u64 {
-            return false;
-        }
-        let mut t = checked(&snap, mm);
-        if !self.spend((to + 1 - b) as u64) {
-            return false;
-        }
-        t.untraced.placements = placements.clone();
-        let Some(s) = split else {
-            self.replay_below(&mut t, b, to, target);
-            found.extend(Candidate::if_explains(t, placements, vec![step], b, target));
-            return true;
-        };
-        self.replay_to(&mut t, b, to);
-        let Some((done, tasks)) = t.untraced.lazy_walk(mm) else {
-            return true;
-        };
-        let below = fewest.unwrap_or(tasks + 1).min(tasks + 1);
-        for k in done..below {
-            if !self.spend((i + 1 - s) as u64) {
-                return false;
-            }
-            let mut c = t.clone();
-            let mut with_mark = placements.clone();
-            let mark = Step::WalkMark { at: s, done: k };
-            mark.set(&mut with_mark);
-            c.untraced.placements = with_mark.clone();
-            if self.replay_below(&mut c, s, i, target) && !broke(&c) {
-                // the fewest visits that explain it: the walk only moves on
-                found.push(Candidate {
-                    at: c,
-                    placements: with_mark,
-                    steps: vec![step, mark],
-                    from: b,
-                });
-                if self.verbose {
-                    eprintln!(
-                        "search: lazy walk of {} before {p}, {k} visited at {s}",
-                        w.child
-                    );
-                }
-                *fewest = Some(k);
-                break;
-            }
-        }
-        true
     }
 
     /// T3: where an owner-mode fork's flip must come for the disagreeing update `i` of `who`
