@@ -500,7 +500,8 @@ impl Replayer {
         }
         self.run_early_forks(idx, ts);
         // (a walk a fork placed here just began: a mark here is its visits before the record)
-        if self.untraced.placements.walk_marks.contains_key(&idx) {
+        let marks = &self.untraced.placements.walk_marks;
+        if !marks.is_empty() && marks.contains_key(&idx) {
             self.untraced.advance_walks(&mut self.engine, idx, ts);
         }
         self.know(ts, ev.tid);

@@ -22,7 +22,8 @@ impl StepSource<'_> {
         // before all others: where many threads of the mm move (16 workers on 16 vCPUs move
         // ten times in 15 ms), the one that took the CID away from `cpu`, or brought one to
         // it, is seldom among the nearest few
-        let migrations = |placed: &FxHashSet<usize>| -> Vec<(usize, bool)> {
+        // (each with whether it moves off `cpu` and whether onto it)
+        let migrations = |placed: &FxHashSet<usize>| -> Vec<(usize, bool, bool)> {
             let (mut near, far): (Vec<_>, Vec<_>) = (from..i)
                 .rev()
                 .filter_map(|j| match self.ev(j)?.kind {
@@ -31,51 +32,47 @@ impl StepSource<'_> {
                         orig_cpu,
                         dest_cpu,
                     } if !placed.contains(&j) && r.task_mm(x) == Some(mm) => {
-                        Some((j, orig_cpu == cpu || dest_cpu == cpu))
+                        Some((j, orig_cpu == cpu, dest_cpu == cpu))
                     }
                     _ => None,
                 })
                 .take(4 * STEP_CANDIDATES)
-                .partition(|&(_, touches)| touches);
+                .partition(|&(_, off, onto)| off || onto);
             near.extend(far);
             near
         };
         // T1: a remote wakeup of the mm whose enqueue on dst ran at once (not one dst went
         // idle after: it was not enqueued by then, `Untraced::idle_holds`)
         let mut wakes = migrations(&p.prompt_wakes);
-        wakes.retain(|(j, _)| !r.untraced.idle_holds.contains_key(j));
-        let touching: Vec<usize> = wakes
+        wakes.retain(|(j, ..)| !r.untraced.idle_holds.contains_key(j));
+        let touching: Vec<(usize, bool)> = wakes
             .iter()
-            .filter(|&&(_, touches)| touches)
-            .map(|&(j, _)| j)
+            .filter(|&&(_, off, onto)| off || onto)
+            .map(|&(j, off, _)| (j, off))
             .take(STEP_CANDIDATES)
             .collect();
-        let wake_pairs = touching.iter().enumerate().flat_map(|(k, &a)| {
+        let wake_pairs = touching.iter().enumerate().flat_map(|(k, &(a, _))| {
             touching[k + 1..]
                 .iter()
-                .map(move |&b| Step::PromptWakes(a, b))
+                .map(move |&(b, _)| Step::PromptWakes(a, b))
         });
-        let wakes = wakes.into_iter().map(|(j, _)| j);
+        let wakes = wakes.into_iter().map(|(j, ..)| j);
         // T1: a migration of the mm whose enqueue on dst ran by dst's next switch
-        let late = migrations(&p.late_enqueues).into_iter().map(|(j, _)| j);
+        let lates = migrations(&p.late_enqueues);
+        let late = lates.iter().map(|&(j, ..)| j);
         // T1 both ways: a migration off the disagreeing CPU enqueued at once (its
         // `migrate_to` takes the CPU's slot along) and one onto it enqueued at its dst's next
         // switch (it finds the slot empty and brings its own CID)
-        let moves = |j: usize| match self.ev(j).map(|e| e.kind) {
-            Some(EventKind::SchedMigrateTask {
-                orig_cpu, dest_cpu, ..
-            }) => (orig_cpu == cpu, dest_cpu == cpu),
-            _ => (false, false),
-        };
-        let onto: Vec<usize> = migrations(&p.late_enqueues)
-            .into_iter()
-            .filter(|&(j, touches)| touches && moves(j).1)
-            .map(|(j, _)| j)
+        let onto: Vec<usize> = (lates.iter())
+            .filter(|&&(_, _, onto)| onto)
+            .map(|&(j, ..)| j)
             .take(STEP_CANDIDATES)
             .collect();
         let both_ways: Vec<Step> = (touching.iter())
-            .filter(|&&j| moves(j).0)
-            .flat_map(|&prompt| (onto.iter()).map(move |&late| Step::WakeThenLate { prompt, late }))
+            .filter(|&&(_, off)| off)
+            .flat_map(|&(prompt, _)| {
+                (onto.iter()).map(move |&late| Step::WakeThenLate { prompt, late })
+            })
             .collect();
         wakes
             .take(STEP_CANDIDATES)
