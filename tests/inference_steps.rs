@@ -635,3 +635,22 @@ fn a_steal_from_the_disagreeing_cpu_may_run_after_a_later_move_there() {
     );
     assert_eq!(c.probe_checks(), (2085, 2085), "{}", c.a);
 }
+
+/// T5, the disagreeing task's own switch-in whose CID step ran late: the first 1,477 events
+/// (up to 11.700 s) of a fresh plain 6.18.15 48-vCPU `workers` boot (stop 64, seed 5652 boot
+/// 9; traces/inference/README.md). 465 is switched in on CPU 11 at 11.412371 and 467 on CPU 13
+/// at 11.412983; CPU 11 records nothing more until 11.418005, and 465 reports 7, 467 6: 467's
+/// allocation ran first. No other CPU's switch-in ran late here, so before only the switches
+/// of other CPUs were tried, and the two CIDs stayed swapped for the rest of the cut (173/191).
+#[test]
+fn the_disagreeing_tasks_own_switch_in_ran_its_step_late() {
+    let file = "inference/k6.18.15-c48-workers-own-switch-late.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (191, 191), "{}", c.a);
+    assert_eq!(c.predicted, 133, "{}", c.a);
+    assert!(
+        c.placed("deferred_switch", 465, 11_412_371_000, 11_418_005_000),
+        "{}",
+        c.a
+    );
+}

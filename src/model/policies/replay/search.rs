@@ -541,7 +541,10 @@ impl Search<'_> {
         let mut cands = source.step_candidates(r, i, who, mm);
         // (tried only when none of those explains it)
         let puts = source.earlier_futex_puts(r, i, who, mm);
-        let mut fallback = puts.clone();
+        // (the disagreeing task's own switch-in's step run late comes first of these: it
+        // moves only the stretch from the switch-in on)
+        let mut fallback: Vec<Step> = source.own_switch_late(r, i, who, mm).into_iter().collect();
+        fallback.extend(puts.iter().copied());
         fallback.extend(source.short_stalls(r, i, who, mm));
         fallback.extend(source.wakes_by(r, i, who, mm));
         fallback.extend(source.wakes_after_source_left(r, i, who, mm));

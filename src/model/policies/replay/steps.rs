@@ -405,6 +405,35 @@ impl StepSource<'_> {
         })
     }
 
+    /// T5 for the disagreeing update at event `i`: [`Step::DeferredSwitch`] of its task's own
+    /// switch-in (not yet deferred), where a switch into `mm` on another CPU is recorded
+    /// before this CPU's next record and so may have taken a CID first. Under TCG a vCPU can
+    /// stall between `sched_switch` and `switch_mm_cid` while others go on (a fresh 6.18.15
+    /// 48-vCPU `workers` boot: 465 switched in on CPU 11 at 11.412371, 467 on CPU 13 at
+    /// 11.412983; 465's first update, at 11.418339, reports 7 and 467's 6).
+    pub(super) fn own_switch_late(
+        &self,
+        r: &Replayer,
+        i: usize,
+        (cpu, tid): (u16, Tid),
+        mm: MmId,
+    ) -> Option<Step> {
+        let sw = self.switch_in(i, (cpu, tid))?;
+        if r.untraced.probed.switch || self.found.deferred_switches.contains(&sw) {
+            return None;
+        }
+        let next = self.next_on_cpu.get(sw)?;
+        (sw + 1..next)
+            .any(|j| {
+                self.ev(j).is_some_and(|e| {
+                    e.cpu != cpu
+                        && matches!(e.kind, EventKind::SchedSwitch { next_tid, .. }
+                            if r.task_mm(next_tid) == Some(mm))
+                })
+            })
+            .then_some(Step::DeferredSwitch(sw))
+    }
+
     /// T5/T6/T1 candidates for the disagreeing update of `tid` on `cpu` (event `i`).
     pub(super) fn step_candidates(
         &self,
