@@ -16,6 +16,7 @@ use crate::events::Tid;
 use crate::model::tasks::MmId;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+mod forks;
 mod reasons;
 mod stalls;
 mod walks;
@@ -245,6 +246,8 @@ pub struct Untraced {
     pub now: usize,
     /// Children forked early: their record does not fork them again.
     forked_early: FxHashSet<Tid>,
+    /// Children whose fork placed early flipped their mm's mode (owner-mode: a walk began).
+    flipped: Vec<Tid>,
     /// Tasks whose exit released its CID early: their record does not release it again.
     exited_early: FxHashSet<Tid>,
     walks: Vec<Walk>,
@@ -263,52 +266,6 @@ impl Untraced {
             placed_ts,
             reason,
         });
-    }
-
-    /// The forks placed before event `idx`.
-    pub fn early_forks_at(&self, idx: usize) -> Option<Vec<EarlyFork>> {
-        if self.placements.early_forks.is_empty() {
-            return None;
-        }
-        self.placements.early_forks.get(&idx).cloned()
-    }
-
-    /// Runs the CID step of an early fork at `ts` (its parent known to the model).
-    pub fn fork_early(&mut self, engine: &mut Engine, ts: u64, f: EarlyFork) {
-        // (a fork placed before its probe: the probe's placement is then done)
-        if !self.forked_early.insert(f.child) {
-            return;
-        }
-        engine.core.defer_fixup = f.walk_end != 0 || f.lazy;
-        engine.step(
-            ts,
-            &DriverEvent::Fork {
-                parent: f.parent,
-                child: f.child,
-                shares_mm: true,
-                new_mm: None,
-                thread: f.thread,
-            },
-        );
-        engine.core.defer_fixup = false;
-        if let Some(mm) = engine.core.task(f.child).and_then(|t| t.mm) {
-            let left = engine.walk_left(mm);
-            if left > 0 {
-                self.walks.push(Walk {
-                    mm,
-                    child: f.child,
-                    parent: f.parent,
-                    start: ts,
-                    end: f.walk_end.min(f.record_ts).max(ts + 1),
-                    tasks: left,
-                    done: 0,
-                    lazy: f.lazy,
-                });
-            }
-        }
-        if !f.probed {
-            self.gap(f.child, f.record_ts, ts, FORK_REASON);
-        }
     }
 
     /// The exits placed before event `idx`.
@@ -486,11 +443,6 @@ impl Untraced {
     /// The exit record of a task whose release ran early: whether it did.
     pub fn exited_early(&mut self, tid: Tid) -> bool {
         self.exited_early.remove(&tid)
-    }
-
-    /// The fork record of a child forked early: nothing more to do.
-    pub fn forked_early(&mut self, child: Tid) -> bool {
-        self.forked_early.remove(&child)
     }
 
     /// The queued enqueue of `tid`'s remote wakeup, placed here by the search ([`Placements::wakes_by`]).

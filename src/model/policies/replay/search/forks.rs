@@ -526,11 +526,17 @@ impl Search<'_> {
                         );
                     }
                     let steps = std::iter::once(step).chain(extra).collect();
+                    // (a placement that flips nothing begins no walk: its other ends replay
+                    // the same)
+                    let same = !t.untraced.flipped(w.child);
                     if let Some(c) = Candidate::if_explains(t, placements, steps, b, target) {
                         found.push(c);
                         if others_full(&found) {
                             break;
                         }
+                    }
+                    if same {
+                        break;
                     }
                 }
                 if self.policy == PolicyKind::OwnerMode
