@@ -2,7 +2,7 @@
 //! placed (docs/models.md §5.3, §11): the list `stats --json` sums up as `model_agreement`.
 //!
 //! `cargo run --release --example model_misses -- FILE KERNEL_RELEASE HZ` (ALL=1 prints every checked update; MODES=1 also prints
-//! owner-mode's mode changes; SCANS=1 the scans; PLAIN=1 replays without inferred steps); with CID probes, the model's state held against what they read.
+//! owner-mode's mode changes; VIOLATIONS=1 checks the invariants and prints the first breaks; SCANS=1 the scans; PLAIN=1 replays without inferred steps); with CID probes, the model's state held against what they read.
 use cidscope::events::EventKind;
 use cidscope::model::kernel::model_for_kernel;
 use cidscope::model::policies::{InferSteps, Params, replay};
@@ -37,6 +37,8 @@ fn main() -> ExitCode {
         batch: m.scan_batch.unwrap_or(Params::default().batch),
         // MONO=1: the jiffies' phase from the ticks' CLOCK_MONOTONIC (`--mono-jiffies`)
         mono_jiffies: std::env::var_os("MONO").is_some(),
+        // VIOLATIONS=1: the invariants checked (`--check-invariants`), the first breaks printed
+        check_invariants: std::env::var_os("VIOLATIONS").is_some(),
         ..Params::default()
     };
     // PLAIN=1: the plain replay alone (model_agreement.predicted), no inferred steps
@@ -92,6 +94,17 @@ fn main() -> ExitCode {
                 c.freed,
                 c.lazied,
                 c.weight_after
+            );
+        }
+    }
+    if std::env::var_os("VIOLATIONS").is_some() {
+        println!("violations {}", run.violations.len());
+        for v in run.violations.iter().take(20) {
+            println!(
+                "violation {:.6} {}: {}",
+                v.ts as f64 / 1e9,
+                v.invariant,
+                v.detail
             );
         }
     }

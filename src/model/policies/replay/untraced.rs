@@ -611,6 +611,27 @@ impl Untraced {
         }
     }
 
+    /// `tid` placed on `cpu` (switched in, or a new task woken there) outside the CPUs the
+    /// model allows it: the kernel never runs a task there, so an affinity the replay inferred
+    /// (T4, from a stopper's move, or inherited at a fork from a parent pinned so) was wrong:
+    /// the stopper's move was a load balance (`active_load_balance_cpu_stop` runs on the same
+    /// stopper). The task's affinity is all CPUs again, and its mm's allowed CPUs with it.
+    pub fn unpin_outside(&mut self, engine: &mut Engine, ts: u64, tid: Tid, cpu: u16) {
+        if self.probed.set_cpus {
+            return;
+        }
+        let outside = engine.core.task(tid).is_some_and(|t| {
+            t.cpus_mask
+                .as_ref()
+                .is_some_and(|m| !m.test(u32::from(cpu)))
+        });
+        if outside {
+            self.pinned.remove(&tid);
+            let mask = CpuSet::full(engine.core.params.cpus.max(1));
+            engine.step(ts, &DriverEvent::Affinity { tid, mask });
+        }
+    }
+
     /// `sched_process_exit` record `idx` of `tid`: whether `exit_mm` runs right at the record
     /// (T6: before it in 6.4–6.12, `exit_mm_before_exit_record`; right after it when placed);
     /// else the replay runs it at the task's next record.

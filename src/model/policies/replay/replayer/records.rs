@@ -60,6 +60,8 @@ impl Replayer {
                     .untraced
                     .switch_record(idx, ts, prev_tid, next_tid, slept);
                 self.know(ts, next_tid);
+                self.untraced
+                    .unpin_outside(&mut self.engine, ts, next_tid, ev.cpu);
                 self.engine.core.defer_switch = defer;
                 self.switch_to(ts, ev.cpu, next_tid);
                 self.engine.core.defer_switch = false;
@@ -125,6 +127,8 @@ impl Replayer {
                 self.since.forget(child);
             }
             EventKind::SchedWakeupNew { tid, target_cpu } => {
+                self.untraced
+                    .unpin_outside(&mut self.engine, ts, tid, target_cpu);
                 self.engine.step(
                     ts,
                     &DriverEvent::WakeupNew {
