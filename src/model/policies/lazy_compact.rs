@@ -879,4 +879,37 @@ mod tests {
         assert_ne!(s.cid(101), Some(1));
         assert!(s.violations().is_empty(), "{:?}", s.violations());
     }
+
+    /// An update of a task of an mm begun in the capture with the tick-scan signature, where
+    /// the model's scan is not due: the kernel's was, so the scan runs in that `RET_USER` and
+    /// `next_scan` follows from there (seed.rs `resync_next_scan`; docs/models.md §5.2).
+    #[test]
+    fn a_tick_scan_signature_resyncs_a_scan_not_due() {
+        for signature in [false, true] {
+            let mut s = Script::new(PolicyKind::LazyCompact, 4, 250);
+            s.process(1, 0);
+            let mm = s.fork_exec(1, 10, 1);
+            s.at(1_000_000_000);
+            s.engine.core.now = s.now;
+            let j = s.engine.core.jiffies();
+            s.lc_mut(mm).unwrap().next_scan = Some(j + 10);
+            let scans = s.engine.core.run.compactions.len();
+            s.engine.seed_from_update(&ObservedUpdate {
+                tid: 10,
+                cpu: 1,
+                mm,
+                cid: 0,
+                after_tick_scan: signature,
+            });
+            s.ret(10);
+            let ran = s.engine.core.run.compactions.len() > scans;
+            assert_eq!(ran, signature, "signature {signature}");
+            let ns = s.lc(mm).unwrap().next_scan;
+            if signature {
+                assert!(ns.is_some_and(|n| n > j + 10), "next_scan {ns:?} moved on");
+            } else {
+                assert_eq!(ns, Some(j + 10));
+            }
+        }
+    }
 }

@@ -22,7 +22,7 @@ impl LazyCompact {
         if !preexisting {
             return Seeded {
                 slot: false,
-                scan_due: false,
+                scan_due: update.after_tick_scan && self.resync_next_scan(core, update.tid),
             };
         }
         let scan_due = update.after_tick_scan && self.seed_next_scan(core, update.tid);
@@ -83,6 +83,30 @@ impl LazyCompact {
 
     /// An observed tick-queued scan of a pre-existing mm whose `next_scan` is unknown: the
     /// period was due now. Returns whether `next_scan` was seeded.
+    /// An update of `tid` with the tick-scan signature where the model's scan of its mm (one
+    /// begun in the capture) is not due yet: the kernel's was (only `task_tick_mm_cid` of a due
+    /// scan sets `TIF_NOTIFY_RESUME` on a task that ran on without a switch), so its
+    /// `next_scan` is the kernel's from now on: due now, the scan runs in this `RET_USER`.
+    /// lazy-compact only (resume-batch's tick queues batches, not this scan).
+    fn resync_next_scan(&mut self, core: &mut Core, tid: Tid) -> bool {
+        if core.kind != crate::model::policies::kind::PolicyKind::LazyCompact {
+            return false;
+        }
+        let Some(t) = core.task(tid) else {
+            return false;
+        };
+        let (Some(id), pending) = (t.mm, self.tasks.get(t).cid_work_pending) else {
+            return false;
+        };
+        let j = core.jiffies();
+        let m = self.slot(core, id);
+        if pending || !m.live || m.next_scan_unknown || m.next_scan.is_none_or(|ns| j >= ns) {
+            return false;
+        }
+        m.next_scan = Some(j);
+        true
+    }
+
     fn seed_next_scan(&mut self, core: &mut Core, tid: Tid) -> bool {
         let Some(id) = core.task(tid).and_then(|t| t.mm) else {
             return false;
