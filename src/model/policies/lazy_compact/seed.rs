@@ -81,8 +81,6 @@ impl LazyCompact {
         true
     }
 
-    /// An observed tick-queued scan of a pre-existing mm whose `next_scan` is unknown: the
-    /// period was due now. Returns whether `next_scan` was seeded.
     /// An update of `tid` with the tick-scan signature where the model's scan of its mm (one
     /// begun in the capture) is not due yet: the kernel's was (only `task_tick_mm_cid` of a due
     /// scan sets `TIF_NOTIFY_RESUME` on a task that ran on without a switch), so its
@@ -107,6 +105,8 @@ impl LazyCompact {
         true
     }
 
+    /// An observed tick-queued scan of a pre-existing mm whose `next_scan` is unknown: the
+    /// period was due now. Returns whether `next_scan` was seeded.
     fn seed_next_scan(&mut self, core: &mut Core, tid: Tid) -> bool {
         let Some(id) = core.task(tid).and_then(|t| t.mm) else {
             return false;

@@ -232,6 +232,10 @@ pub struct Untraced {
     /// Tasks whose affinity was inferred from a stopper's move: undone if they exec next (the
     /// move was exec balancing).
     pinned: FxHashSet<Tid>,
+    /// Whether the replay ever inferred a pin: without the `cid_set_cpus` probe, the only
+    /// source of a mask short of all CPUs ([`Untraced::unpin_outside`] has nothing to look at
+    /// before).
+    pins_inferred: bool,
     /// Enqueues left to dst (T1): (dst CPU, task, by IPI, held until). A remote wakeup queued
     /// on an idle CPU's wakelist (by IPI) is enqueued before anything else that CPU records
     /// after the last switch of dst to idle before the task's next record (the event index it
@@ -568,6 +572,7 @@ impl Untraced {
             mask.set(dst as u32);
             engine.step(ts, &DriverEvent::Affinity { tid, mask });
             self.pinned.insert(tid);
+            self.pins_inferred = true;
         }
         // try_to_wake_up queues a sleeper for an idle CPU on that CPU's wakelist
         // (ttwu_queue_cond): its enqueue, and so sched_mm_cid_migrate_to, runs there later,
@@ -617,7 +622,8 @@ impl Untraced {
     /// the stopper's move was a load balance (`active_load_balance_cpu_stop` runs on the same
     /// stopper). The task's affinity is all CPUs again, and its mm's allowed CPUs with it.
     pub fn unpin_outside(&mut self, engine: &mut Engine, ts: u64, tid: Tid, cpu: u16) {
-        if self.probed.set_cpus {
+        // (called at every switch-in: no task lookup until a pin was inferred)
+        if !self.pins_inferred || self.probed.set_cpus {
             return;
         }
         let outside = engine.core.task(tid).is_some_and(|t| {
