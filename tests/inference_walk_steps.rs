@@ -163,3 +163,27 @@ fn a_walk_marked_at_the_flips_own_place_frees_the_cid_the_switch_in_takes() {
     );
     assert!(c.steps.iter().any(|s| s.0 == "walk_mark"), "{:?}", c.steps);
 }
+
+/// docs/models.md §5.3 T3, *visits before another user's switch-in*: a fresh plain 7.3.4 24-vCPU
+/// `workers` boot (traces/inference/README.md). The 25th user's walk had visited 16 users by
+/// 275's switch-in on CPU 17 (7.831485), which took 273's freed 9; 283, switched in on CPU 2 at
+/// 7.834662, took 275's 11. Marked only at 283's switch-in, no count explains 283's 11 (275
+/// is running there and keeps it): 257 of 354, no step. The fork placed before 275's switch-in
+/// with the visits marked there explains the rest.
+#[test]
+fn a_walk_visits_users_before_another_users_switch_in() {
+    let file = "inference/k7.3.4-c24-workers-walk-before-switch-in.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (354, 354), "{}", c.a);
+    assert_eq!(c.predicted, 257, "{}", c.a);
+    assert!(
+        c.placed("early_fork", 288, 7_859_750_000, 7_831_485_000),
+        "{}",
+        c.a
+    );
+    assert!(
+        c.placed("walk_mark", 275, 7_831_485_000, 7_831_485_000),
+        "{}",
+        c.a
+    );
+}

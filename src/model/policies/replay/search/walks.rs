@@ -1,7 +1,9 @@
 //! The search's lazy fixup walks (docs/models.md §5.3 T3): an owner-mode fork placed with its
-//! walk left in progress, marked at the disagreeing switch-in with each count of visits.
+//! walk left in progress, marked at the disagreeing switch-in (or at the switch-in it is placed
+//! before) with each count of visits.
 
 use super::{Candidate, Search, broke, checked};
+use crate::events::EventKind;
 use crate::model::policies::replay::steps::Step;
 use crate::model::policies::replay::untraced::EarlyFork;
 use crate::model::policies::replay::windows::ForkWindow;
@@ -10,13 +12,50 @@ use crate::model::tasks::MmId;
 impl Search<'_> {
     /// T3: the fork of window `w` placed before event `p` with its fixup walk lazy, and (when
     /// the disagreeing task was switched in at `sw` after `p`) visited so far by then, for
-    /// every count. Candidates that explain the disagreement go to `found`; false when the
-    /// budget ran out.
+    /// every count; where none explains it and event `p` is itself the switch-in of a task of
+    /// the mm, visited so far by that one instead. Candidates that explain the disagreement go
+    /// to `found`; false when the budget ran out.
     pub(super) fn try_lazy_walk(
         &mut self,
         w: ForkWindow,
         p: usize,
         (i, sw, mm, target): (usize, Option<usize>, MmId, u64),
+        found: &mut Vec<Candidate>,
+        fewest: &mut Option<usize>,
+    ) -> bool {
+        let split = sw.filter(|&s| s >= p && s <= i);
+        let before = found.len();
+        if !self.lazy_walk_marked(w, p, split, (i, mm, target), found, fewest) {
+            return false;
+        }
+        // (the walk visited tasks before another task of the mm was switched in, whose step
+        // then took a CID the walk had freed: a fresh plain 7.3.4 24-vCPU `workers` boot's
+        // 275, switched in on CPU 17 between the flip and the disagreeing switch-in of 283,
+        // took 273's CID 9, and 283 275's 11)
+        if found.len() > before || split.is_none_or(|s| s == p) || !self.switches_in(p, mm) {
+            return true;
+        }
+        self.lazy_walk_marked(w, p, Some(p), (i, mm, target), found, fewest)
+    }
+
+    /// Whether event `p` switches in a task of `mm` (in the model before it).
+    fn switches_in(&self, p: usize, mm: MmId) -> bool {
+        let Some(EventKind::SchedSwitch { next_tid, .. }) = self.events.get(p).map(|e| e.kind)
+        else {
+            return false;
+        };
+        self.snapshot_before(p)
+            .is_some_and(|(_, snap)| snap.in_mm(next_tid, mm))
+    }
+
+    /// [`Self::try_lazy_walk`] with the walk's visits marked at event `split` (none: the
+    /// walk visits nothing before the disagreement).
+    fn lazy_walk_marked(
+        &mut self,
+        w: ForkWindow,
+        p: usize,
+        split: Option<usize>,
+        (i, mm, target): (usize, MmId, u64),
         found: &mut Vec<Candidate>,
         fewest: &mut Option<usize>,
     ) -> bool {
@@ -35,7 +74,6 @@ impl Search<'_> {
         // (a switch-in at the fork's own place too: the walk's visits between the fork's
         // step and that switch, both before event `p`; seed 5649 boot 2, where the switch-in
         // is the first event of the fork's window)
-        let split = sw.filter(|&s| s >= p && s <= i);
         let to = split.map_or(i, |s| s - 1);
         let Some((b, snap)) = self.fork_snapshot(w, p) else {
             return true;
