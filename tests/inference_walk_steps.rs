@@ -187,3 +187,23 @@ fn a_walk_visits_users_before_another_users_switch_in() {
         c.a
     );
 }
+
+/// docs/models.md §5.3 T3, *visits before another user's switch-in*, its second part: a fresh
+/// plain 7.3.4 24-vCPU `workers` boot (traces/inference/README.md). 263 (own 1) is switched in on
+/// CPU 8 at 8.031729 and out at 8.036906; 275 reports 1 at 8.037206, and 284, 283, 278 after it
+/// in turn: 263 had handed its 1 over in the transit and freed it at its switch-out, so the flip
+/// came before 263's switch-in. The fork right before the first disagreeing switch-in, with 13
+/// visits, explains that one; an earlier placement was tried only with fewer visits, and the
+/// one before 263's switch-in needs as many: 236 of 282.
+#[test]
+fn a_user_switched_in_after_the_flip_frees_its_cid_at_its_switch_out() {
+    let file = "inference/k7.3.4-c24-workers-flip-before-switch-in.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (282, 282), "{}", c.a);
+    assert_eq!(c.predicted, 185, "{}", c.a);
+    assert!(
+        c.placed("early_fork", 286, 8_053_383_000, 8_031_729_000),
+        "{}",
+        c.a
+    );
+}

@@ -106,7 +106,13 @@ impl Search<'_> {
         let Some((done, tasks)) = walk else {
             return true;
         };
-        let below = fewest.unwrap_or(tasks + 1).min(tasks + 1);
+        // (an earlier placement needs fewer visits than a later one that explains it, except
+        // where a task of the mm is switched in at it: unvisited, in the transit, it hands its
+        // own CID over and frees it at its switch-out, where before the flip it kept it; a
+        // fresh plain 7.3.4 24-vCPU `workers` boot's 263, switched in on CPU 8 at 8.031729,
+        // freed its 1 at 8.036906, which 275 then reported)
+        let same = usize::from(fewest.is_some() && self.switches_in(p, mm));
+        let below = fewest.map_or(tasks + 1, |f| f + same).min(tasks + 1);
         for k in done..below {
             if !self.spend((i + 1 - s) as u64) {
                 return false;
