@@ -52,3 +52,22 @@ fn a_forks_flip_ran_inside_its_parents_stall() {
         c.steps
     );
 }
+
+/// A fork window tried for one disagreement is tried again for a later one at the placements
+/// after the first (docs/models.md §5.3 T2, *a window tried again*). A fresh plain 6.18.15
+/// 48-vCPU `workers` boot (traces/inference/README.md): 501's fork (recorded at 14.461774) was
+/// tried for the disagreement at 14.430 that 494's late switch step explained, at placements
+/// before it only; 498's 41 at 14.447524 needs 501 counted in `mm_users` by then, its step
+/// right before that update. Marked tried, the window was never placed again: 830 of 860.
+#[test]
+fn a_fork_tried_for_an_earlier_disagreement_is_placed_after_it() {
+    let file = "inference/k6.18.15-c48-workers-fork-tried-again.ftrace.txt.zst";
+    let c = checked_cut(file, &[]);
+    assert_eq!(c.fresh, (860, 860), "{}", c.a);
+    assert_eq!(c.predicted, 555, "{}", c.a);
+    assert!(
+        c.placed("early_fork", 501, 14_461_774_000, 14_447_200_000),
+        "{}",
+        c.a
+    );
+}

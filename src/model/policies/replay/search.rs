@@ -50,7 +50,7 @@ use super::untraced::Placements;
 use super::windows::{ExitWindow, ForkWindow};
 use crate::events::{EventKind, Trace};
 use crate::model::tasks::MmId;
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
 use snapshots::{Snapshots, snapshot_ref};
 use std::rc::Rc;
 
@@ -195,8 +195,9 @@ struct Search<'a> {
     /// Snapshots every so many events over the last `snapshots::CHECKPOINTS_SPAN`: every candidate's
     /// replay starts from the last one before its step.
     periodic: Snapshots,
-    /// Windows tried already.
-    tried: FxHashSet<usize>,
+    /// Windows tried already: the placements tried were those after the first index (all,
+    /// when none), for the disagreement at the second (placements before it).
+    tried: FxHashMap<usize, (Option<usize>, usize)>,
     budget: u64,
     /// CIDSCOPE_SEARCH_TRACE set: each disagreement and candidate on stderr (a debugging aid).
     verbose: bool,
@@ -248,7 +249,7 @@ pub fn search_placements(
         periodic: Snapshots::new(
             CHECKPOINT_EVERY * (r.engine.core.params.cpus as usize / 16).max(1),
         ),
-        tried: FxHashSet::default(),
+        tried: FxHashMap::default(),
         budget: budget(n as u64),
         verbose: tracing(),
         verbose_state: std::env::var("CIDSCOPE_SEARCH_TRACE").is_ok_and(|v| v == "2"),

@@ -247,7 +247,9 @@ impl Search<'_> {
             .iter()
             .enumerate()
             .filter(|&(k, w)| {
-                w.first <= i && w.record + SEARCH_LOOKBACK >= i && self.open_window(r, k, w, mm)
+                w.first <= i
+                    && w.record + SEARCH_LOOKBACK >= i
+                    && self.open_window(r, k, w, (i, mm))
             })
             .map(|(k, _)| k)
             .collect();
@@ -271,7 +273,7 @@ impl Search<'_> {
                         w.first,
                         w.record,
                         w.inside,
-                        self.tried.contains(&k),
+                        self.tried.contains_key(&k),
                         self.periodic.place_before(w.first).is_some(),
                     )
                 })
@@ -284,12 +286,22 @@ impl Search<'_> {
         [near, far]
     }
 
-    /// Whether fork window `k` (`w`) may still be tried for a disagreement of `mm`: not tried
-    /// yet, a snapshot kept before it, its parent a task of `mm`.
-    fn open_window(&self, r: &Replayer, k: usize, w: &ForkWindow, mm: MmId) -> bool {
-        !self.tried.contains(&k)
-            && self.periodic.place_before(w.first).is_some()
+    /// Whether fork window `k` (`w`) may still be tried for the disagreement of `mm` at `i`:
+    /// not tried yet, or (neither probed nor inside its probed function, and not placed) tried
+    /// for an earlier disagreement before which the window's placements stopped short of its
+    /// record; a snapshot kept before it, its parent a task of `mm`.
+    fn open_window(&self, r: &Replayer, k: usize, w: &ForkWindow, (i, mm): (usize, MmId)) -> bool {
+        self.tried.get(&k).is_none_or(|&(_, t)| {
+            !w.probed && !w.inside && t < i && t + 1 < w.record && !self.placed_fork(w.child)
+        }) && self.periodic.place_before(w.first).is_some()
             && r.engine.core.task(w.parent).and_then(|t| t.mm) == Some(mm)
+    }
+
+    /// Whether an accepted step places the fork of `child`.
+    fn placed_fork(&self, child: Tid) -> bool {
+        self.accepted
+            .iter()
+            .any(|s| matches!(s, Step::EarlyFork { fork, .. } if fork.child == child))
     }
 
     /// The windows of `mm`'s probed 7.x forks (`inside`) whose parent's CPU recorded nothing
@@ -308,7 +320,7 @@ impl Search<'_> {
                 w.inside
                     && w.first < i
                     && i < w.record
-                    && self.open_window(r, k, w, mm)
+                    && self.open_window(r, k, w, (i, mm))
                     && self.resumed_after(w.first, w.record).is_some_and(|p| p > i)
             })
             .map(|(k, _)| k)
@@ -330,9 +342,21 @@ impl Search<'_> {
     ) -> Option<Candidate> {
         let sw = self.source().switch_in(i, who);
         for k in cands {
+            // (a window tried for an earlier disagreement is tried again only at the placements
+            // after that one, which could not explain it: at 48 vCPUs a fork tried and not
+            // kept for one disagreement, another step explaining it, explained the next one
+            // with its step right before it)
+            // (tried again for the same disagreement, with a held put: the same placements)
+            let after = match self.tried.get(&k) {
+                _ if stalled => None,
+                Some(&(after, t)) if t == i => after,
+                Some(&(_, t)) => Some(t),
+                None => None,
+            };
+            let later = |p: &usize| after.is_none_or(|t| *p > t);
             // (a window tried at a few places of its stall only may be tried whole later)
             if !stalled {
-                self.tried.insert(k);
+                self.tried.insert(k, (after, i));
             }
             let w = self.windows[k];
             // a placement after the disagreement cannot explain it; an owner-mode fork may
@@ -408,6 +432,7 @@ impl Search<'_> {
                     None => self.observing_positions(r, w, mm, i),
                 }
             };
+            let positions: Vec<usize> = positions.into_iter().filter(later).collect();
             // (a long window of an owner-mode fork, not probed: past the others' share, its
             // lazy walks are still placed further back, up to LAZY_CANDIDATES of them)
             let scan = self.policy == PolicyKind::OwnerMode && !w.probed && !w.inside;
@@ -427,6 +452,7 @@ impl Search<'_> {
                 .into_iter()
                 .flat_map(|h| [Some(h), (w.first < h).then_some(w.first)])
                 .flatten()
+                .filter(later)
             {
                 let mut own = None;
                 spent = !self.try_lazy_walk(w, p, (i, sw, mm, target), &mut found, &mut own);
