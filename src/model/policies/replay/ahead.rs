@@ -9,7 +9,7 @@
 //! a miss. It begins at the first miss, or with the last quarter of the plain replay left
 //! ([`start_point`]), when the threads that share the other core with it are done.
 
-use super::steps::{EventsAt, NextOnCpu, NextOnCpuScan};
+use super::steps::{NextOnCpu, NextOnCpuScan};
 use super::windows::WindowScan;
 use crate::events::EventStore;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,16 +51,11 @@ pub(super) fn worth_it(n: usize, beside: bool) -> bool {
 /// The pass over `store`, at low priority; `None` once `stop` is set.
 pub(super) fn scan_ahead(store: &EventStore, stop: &AtomicBool) -> Option<Scanned> {
     low_priority();
-    scan(store, Some(stop), None)
+    scan(store, Some(stop))
 }
 
-/// The pass over `store` (stopped when `stop` is set at one of its checks); `events`, when
-/// the search's start is known, keeps its decoded events in the same pass.
-pub(super) fn scan(
-    store: &EventStore,
-    stop: Option<&AtomicBool>,
-    mut events: Option<&mut EventsAt<'_>>,
-) -> Option<Scanned> {
+/// The pass over `store` (stopped when `stop` is set at one of its checks).
+pub(super) fn scan(store: &EventStore, stop: Option<&AtomicBool>) -> Option<Scanned> {
     let mut windows = WindowScan::default();
     let mut next = NextOnCpuScan::new(store.len());
     for (i, ev) in store.iter_model().enumerate() {
@@ -69,9 +64,6 @@ pub(super) fn scan(
         }
         windows.see(i, &ev);
         next.see(i, &ev);
-        if let Some(e) = events.as_mut() {
-            e.see(i, &ev);
-        }
     }
     Some(Scanned {
         windows,
@@ -129,8 +121,8 @@ mod tests {
             kind: crate::events::EventKind::Tick,
         });
         let stop = AtomicBool::new(true);
-        assert!(scan(&store, Some(&stop), None).is_none());
-        let done = scan(&store, None, None).expect("a pass nothing stops ends");
+        assert!(scan(&store, Some(&stop)).is_none());
+        let done = scan(&store, None).expect("a pass nothing stops ends");
         assert_eq!(done.next.get(0), None);
     }
 

@@ -298,18 +298,18 @@ pub(super) fn propose(
         };
         // (where the other family leaves no room, the search would only find steps to drop)
         let rival = rival_first(prep).inspect_err(|_| give_up())?;
-        // (the events from the search's start on are decoded once, the search and its
-        // candidates reading them again and again)
+        // (the events from the search's start on, decoded a chunk at a time as the search and
+        // its candidates first read them)
         let from = start.as_ref().map_or(0, |s| s.at);
         let base = from.saturating_sub(2 * SEARCH_LOOKBACK);
-        let (scan, next, events) = match early.and_then(|h| feed::joined(h)) {
-            Some(s) => (s.windows, s.next, EventsAt::decoded(store, base)),
+        let events = EventsAt::new(store, base);
+        let (scan, next) = match early.and_then(|h| feed::joined(h)) {
+            Some(s) => (s.windows, s.next),
             None => {
-                // (one pass: the windows, the next record on each CPU, and those events)
-                let mut events = EventsAt::new(store, base);
-                let s = ahead::scan(store, None, Some(&mut events));
+                // (one pass: the windows and the next record on each CPU)
+                let s = ahead::scan(store, None);
                 let s = s.expect("a pass nothing stops ends");
-                (s.windows, s.next, events)
+                (s.windows, s.next)
             }
         };
         let windows: Windows = Arc::new(windows(prep, scan.forks, scan.exits));

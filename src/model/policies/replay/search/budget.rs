@@ -56,12 +56,12 @@ mod tests {
     fn with_search(trace: &crate::events::Trace, f: impl FnOnce(&mut Search<'_>, &Prepared)) {
         let prep = Prepared::new(trace, PolicyKind::LazyCompact, &Params::default());
         let store = &trace.events;
-        let next = ahead::scan(store, None, None)
+        let next = ahead::scan(store, None)
             .expect("a pass nothing stops ends")
             .next;
         let mut s = Search {
             trace,
-            events: EventsAt::decoded(store, 0),
+            events: EventsAt::new(store, 0),
             policy: PolicyKind::LazyCompact,
             windows: &[],
             exits: &[],
