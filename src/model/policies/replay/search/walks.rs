@@ -8,6 +8,7 @@ use crate::model::policies::replay::steps::Step;
 use crate::model::policies::replay::untraced::EarlyFork;
 use crate::model::policies::replay::windows::ForkWindow;
 use crate::model::tasks::MmId;
+use std::cell::OnceCell;
 
 impl Search<'_> {
     /// T3: the fork of window `w` placed before event `p` with its fixup walk lazy, and (when
@@ -24,18 +25,24 @@ impl Search<'_> {
         fewest: &mut Option<usize>,
     ) -> bool {
         let split = sw.filter(|&s| s >= p && s <= i);
+        // (asked at most once, and only where needed: it may replay up to `p` for a snapshot)
+        let at_switch_in = OnceCell::new();
         let before = found.len();
-        if !self.lazy_walk_marked(w, p, split, (i, mm, target), found, fewest) {
+        let at = (p, &at_switch_in);
+        if !self.lazy_walk_marked(w, at, split, (i, mm, target), found, fewest) {
             return false;
         }
         // (the walk visited tasks before another task of the mm was switched in, whose step
         // then took a CID the walk had freed: a fresh plain 7.3.4 24-vCPU `workers` boot's
         // 275, switched in on CPU 17 between the flip and the disagreeing switch-in of 283,
         // took 273's CID 9, and 283 275's 11)
-        if found.len() > before || split.is_none_or(|s| s == p) || !self.switches_in(p, mm) {
+        if found.len() > before
+            || split.is_none_or(|s| s == p)
+            || !*at_switch_in.get_or_init(|| self.switches_in(p, mm))
+        {
             return true;
         }
-        self.lazy_walk_marked(w, p, Some(p), (i, mm, target), found, fewest)
+        self.lazy_walk_marked(w, at, Some(p), (i, mm, target), found, fewest)
     }
 
     /// Whether event `p` switches in a task of `mm` (in the model before it).
@@ -49,11 +56,12 @@ impl Search<'_> {
     }
 
     /// [`Self::try_lazy_walk`] with the walk's visits marked at event `split` (none: the
-    /// walk visits nothing before the disagreement).
+    /// walk visits nothing before the disagreement); `at_switch_in`: whether event `p` switches
+    /// in a task of the mm ([`Self::switches_in`]), once asked.
     fn lazy_walk_marked(
         &mut self,
         w: ForkWindow,
-        p: usize,
+        (p, at_switch_in): (usize, &OnceCell<bool>),
         split: Option<usize>,
         (i, mm, target): (usize, MmId, u64),
         found: &mut Vec<Candidate>,
@@ -111,7 +119,8 @@ impl Search<'_> {
         // own CID over and frees it at its switch-out, where before the flip it kept it; a
         // fresh plain 7.3.4 24-vCPU `workers` boot's 263, switched in on CPU 8 at 8.031729,
         // freed its 1 at 8.036906, which 275 then reported)
-        let same = usize::from(fewest.is_some() && self.switches_in(p, mm));
+        let same =
+            usize::from(fewest.is_some() && *at_switch_in.get_or_init(|| self.switches_in(p, mm)));
         let below = fewest.map_or(tasks + 1, |f| f + same).min(tasks + 1);
         for k in done..below {
             if !self.spend((i + 1 - s) as u64) {
