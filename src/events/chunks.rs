@@ -10,32 +10,6 @@ pub trait EventChunks {
     fn next_chunk(&mut self) -> Option<&[Event]>;
 }
 
-/// The pieces of a list held whole.
-pub struct SliceChunks<'a> {
-    rest: &'a [Event],
-    size: usize,
-}
-
-impl<'a> SliceChunks<'a> {
-    pub fn new(events: &'a [Event], size: usize) -> SliceChunks<'a> {
-        SliceChunks {
-            rest: events,
-            size: size.max(1),
-        }
-    }
-}
-
-impl EventChunks for SliceChunks<'_> {
-    fn next_chunk(&mut self) -> Option<&[Event]> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        let (c, rest) = self.rest.split_at(self.size.min(self.rest.len()));
-        self.rest = rest;
-        Some(c)
-    }
-}
-
 /// A bounded channel of pieces (the sender waits while `depth` pieces are unread: memory stays
 /// bounded whichever side is faster) whose reader hands each piece's buffer back, emptied, for
 /// the sender to fill again: a fresh buffer per piece cost a load a page fault every few
@@ -144,11 +118,9 @@ mod tests {
     }
 
     #[test]
-    fn slices_and_channels_hand_over_every_event_in_order() {
+    fn a_channel_hands_over_every_event_in_order() {
         let all = evs(10);
         let want: Vec<u64> = (0..10).collect();
-        assert_eq!(drain(&mut SliceChunks::new(&all, 3)), want);
-        assert_eq!(drain(&mut SliceChunks::new(&[], 3)), Vec::<u64>::new());
         let (tx, mut rx) = ChannelChunks::channel(1);
         let h = std::thread::spawn(move || {
             for c in all.chunks(4) {

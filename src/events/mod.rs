@@ -19,9 +19,7 @@ mod time_column;
 mod trace;
 
 pub use aux::EventAux;
-pub use chunks::{
-    ChannelChunks, EventChunks, PieceReceiver, PieceSender, SliceChunks, recycling_channel,
-};
+pub use chunks::{ChannelChunks, EventChunks, PieceReceiver, PieceSender, recycling_channel};
 pub use event::{
     CLONE_THREAD, CLONE_VM, CPU_UNKNOWN, Event, EventKind, MAX_TS, PrevState, TID_UNKNOWN, Tid,
     cpu_name, fmt_dur, fmt_ts,

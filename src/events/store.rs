@@ -280,6 +280,17 @@ impl EventStore {
         }
     }
 
+    /// Makes event `i` a tick: an `hrtimer_expire_entry` found to be the tick's only once the
+    /// whole capture was read (a binary capture without kallsyms). False if there is no `i`.
+    pub fn set_tick(&mut self, i: usize) -> bool {
+        if i >= self.len() {
+            return false;
+        }
+        // (an escaped kind's side entry stays, unread: events compare decoded)
+        (self.tags[i], self.extra[i], self.payload[i]) = (tag::TICK, 0, 0);
+        true
+    }
+
     /// Time of event `i` (panics if out of range, like indexing).
     pub fn ts(&self, i: usize) -> u64 {
         self.times.get(i)
@@ -427,6 +438,19 @@ impl EventStore {
             memchr::memchr(tag::ESCAPED, rest)
         };
         k.map(|k| from + k)
+    }
+
+    /// Whether some event of a rare kind ([`Self::next_rare`]) is one `f` accepts: found from
+    /// the kind column, only the rare events decoded.
+    pub fn any_rare(&self, f: impl Fn(&EventKind) -> bool) -> bool {
+        let mut at = 0;
+        while let Some(i) = self.next_rare(at, false) {
+            if f(&self.at(i).kind) {
+                return true;
+            }
+            at = i + 1;
+        }
+        false
     }
 
     /// At most this many events are `rseq_update`s: those the kind column names and every
@@ -665,6 +689,22 @@ mod tests {
                     let visited = seen.binary_search(&i).is_ok();
                     prop_assert!(visited || !wanted, "event {} ({:?}) skipped", i, e.kind);
                     prop_assert!(!visited || wanted || odd, "event {} ({:?}) visited", i, e.kind);
+                }
+            }
+            // (a rare kind found from the kind column as a pass over every event finds it)
+            for rare in [|k: &EventKind| matches!(k, EventKind::SchedMigrateTask { .. }),
+                |k: &EventKind| matches!(k, EventKind::SchedProcessFork { child: 3, .. })] {
+                prop_assert_eq!(store.any_rare(rare), events.iter().any(|e| rare(&e.kind)));
+            }
+            // (a tick found after the read: the event reads back as the tick, the rest as pushed)
+            if !events.is_empty() {
+                let mut ticked = store.clone();
+                let k = events.len() / 2;
+                prop_assert!(ticked.set_tick(k));
+                prop_assert!(!ticked.set_tick(events.len()));
+                for (i, e) in events.iter().enumerate() {
+                    let want = if i == k { Event { kind: EventKind::Tick, ..*e } } else { *e };
+                    prop_assert_eq!(ticked.at(i), want);
                 }
             }
         }

@@ -18,9 +18,35 @@ pub fn stream_merged(
     cpus: Vec<Vec<Event>>,
     sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
 ) {
+    stream_pieces(t, sink, |piece| {
+        merge_chunks(cpus, BINARY_DELTA_EVENTS, piece)
+    });
+}
+
+/// [`stream_merged`] of a capture decoded into a store (a single list, in delivery order).
+pub fn stream_store(t: Trace, store: &EventStore, sink: &mut dyn FnMut(&mut TraceDelta) -> bool) {
+    stream_pieces(t, sink, |piece| {
+        let mut buf = Vec::with_capacity(store.len().min(BINARY_DELTA_EVENTS));
+        for start in (0..store.len()).step_by(BINARY_DELTA_EVENTS) {
+            buf.clear();
+            buf.extend(store.range(start..start + BINARY_DELTA_EVENTS));
+            if !piece(&mut buf) {
+                return;
+            }
+        }
+    });
+}
+
+/// The deltas of [`stream_merged`]: `pieces` hands each piece of events to the closure it is
+/// given, which returns false once the sink wants no more.
+fn stream_pieces(
+    t: Trace,
+    sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
+    pieces: impl FnOnce(&mut dyn FnMut(&mut Vec<Event>) -> bool),
+) {
     let mut d = TraceDelta::metadata(t);
     let mut sent = false;
-    merge_chunks(cpus, BINARY_DELTA_EVENTS, &mut |buf| {
+    pieces(&mut |buf| {
         std::mem::swap(&mut d.events, buf);
         let go = sink(&mut d);
         std::mem::swap(&mut d.events, buf);

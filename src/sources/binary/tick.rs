@@ -14,7 +14,7 @@
 //! A periodic user timer (a cyclictest thread) fails the pinned test as soon as two threads share
 //! `hrtimer_wakeup`, or the alignment test unless its period is a multiple of 1/HZ.
 
-use crate::events::{Event, EventKind};
+use crate::events::EventStore;
 use crate::sources::tracefs::decode::HrtimerSample;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -129,13 +129,8 @@ impl TickInfer {
     }
 
     /// Marks the expiries of `function` as ticks (`events` is the single list of pushed indexes).
-    pub fn apply(&self, events: &mut [Event], function: u64) -> usize {
-        self.apply_with(function, |_, i| {
-            events
-                .get_mut(i)
-                .map(|e| e.kind = EventKind::Tick)
-                .is_some()
-        })
+    pub fn apply(&self, events: &mut EventStore, function: u64) -> usize {
+        self.apply_with(function, |_, i| events.set_tick(i))
     }
 
     /// Marks the expiries of `function` as ticks through `mark(cpu, index)`, which returns
@@ -188,6 +183,7 @@ fn alignment(nows: impl Iterator<Item = i64>, period: u64, n: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::{Event, EventKind};
 
     fn s(function: u64, hrtimer: u64, now: i64) -> HrtimerSample {
         HrtimerSample {
@@ -231,7 +227,7 @@ mod tests {
         assert_eq!(inf.function, 0xaaa);
         assert_eq!(inf.period_ns, 4_000_000);
         assert_eq!(inf.cpus, 2);
-        let mut ev: Vec<Event> = (0..i)
+        let mut ev = (0..i)
             .map(|_| Event {
                 ts: 0,
                 tid: 0,
@@ -240,10 +236,10 @@ mod tests {
                     name: Default::default(),
                 },
             })
-            .collect();
+            .collect::<EventStore>();
         assert_eq!(t.apply(&mut ev, inf.function), 100);
-        assert_eq!(ev[0].kind, EventKind::Tick);
-        assert_ne!(ev[2].kind, EventKind::Tick);
+        assert_eq!(ev.at(0).kind, EventKind::Tick);
+        assert_ne!(ev.at(2).kind, EventKind::Tick);
         assert!(inf.describe().contains("HZ=250"), "{}", inf.describe());
     }
 

@@ -1,9 +1,9 @@
 //! perf.data, file or pipe mode.
 
 use crate::events::{Format, Trace, TraceDelta};
-use crate::sources::binary::merge::stream_merged;
+use crate::sources::binary::merge::stream_store;
 use crate::sources::error::SourceError;
-use crate::sources::file_format::{BesidePass, FileFormat, Priority, Sample};
+use crate::sources::file_format::{FileFormat, Priority, Sample};
 use crate::sources::options::LoadOptions;
 use crate::sources::perf_data;
 
@@ -45,19 +45,9 @@ impl FileFormat for PerfData {
     ) -> Result<(), SourceError> {
         // Decoded whole (records are put in time order first), then handed over in pieces: no
         // store is built here for the consumer to take apart again.
-        perf_data::decode(name, data, opts).map(|(t, evs)| stream_merged(t, vec![evs], sink))
+        perf_data::decode(name, data, opts).map(|(t, evs)| stream_store(t, &evs, sink))
     }
     fn load(&self, name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
         perf_data::load(name, data, opts)
-    }
-
-    fn load_beside(
-        &self,
-        name: &str,
-        data: &[u8],
-        opts: &LoadOptions,
-        beside: &BesidePass<'_>,
-    ) -> Result<(Trace, bool), SourceError> {
-        perf_data::load_beside(name, data, opts, beside)
     }
 }

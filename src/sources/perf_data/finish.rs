@@ -4,11 +4,11 @@
 
 use super::Reader;
 use super::records::Stop;
-use crate::events::{Event, Trace};
+use crate::events::{EventStore, Trace};
 use crate::sources::binary::tick;
 
 impl Reader<'_> {
-    pub(super) fn finish(mut self, stop: Option<Stop>) -> (Trace, Vec<Event>) {
+    pub(super) fn finish(mut self, stop: Option<Stop>) -> (Trace, EventStore) {
         let mut out = std::mem::take(&mut self.deliver);
         self.order.finish(&mut out);
         for it in out.drain(..) {
@@ -135,6 +135,8 @@ impl Reader<'_> {
         let mentioned = std::mem::take(&mut self.mentioned);
         self.threads
             .complete(&mut self.trace.tasks, mentioned.into_iter());
+        // (reserved from the file's size: what was not filled goes back)
+        self.events.shrink_to_fit();
         (self.trace, self.events)
     }
 }

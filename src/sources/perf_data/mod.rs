@@ -34,7 +34,7 @@ pub mod records;
 mod samples;
 pub mod tasks;
 
-use crate::events::{Event, Format, StrId, Trace};
+use crate::events::{EventStore, Format, StrId, Trace};
 use crate::sources::binary::cursor::{BinError, BinResult, Cursor, read_u16, read_u32, read_u64};
 use crate::sources::binary::tick::TickInfer;
 use crate::sources::error::SourceError;
@@ -61,49 +61,20 @@ const WALK_BATCH: usize = 4096;
 /// Loads a perf.data held in memory.
 pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
     let (mut trace, events) = decode(name, data, opts)?;
-    trace.events = events.into();
+    trace.events = events;
     trace.ensure_sorted();
     Ok(trace)
 }
 
-/// [`load`] with `beside` run over the events while they are packed into the store (see
-/// [`crate::sources::file_format::FileFormat::load_beside`]).
-pub fn load_beside(
-    name: &str,
-    data: &[u8],
-    opts: &LoadOptions,
-    beside: &crate::sources::file_format::BesidePass<'_>,
-) -> Result<(Trace, bool), SourceError> {
-    let pack = |meta: &Trace, events: Vec<Event>| {
-        std::thread::scope(|sc| {
-            let pass = sc.spawn(|| {
-                beside(
-                    meta,
-                    &mut crate::events::SliceChunks::new(&events, BESIDE_PIECE),
-                )
-            });
-            let mut store = crate::events::EventStore::with_capacity(events.len());
-            store.extend(events.iter());
-            pass.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            store
-        })
-    };
-    Ok(crate::sources::binary::merge::pack_beside(
-        decode(name, data, opts)?,
-        pack,
-    ))
-}
-
-/// Events a pass beside the store's packing reads at a time.
-const BESIDE_PIECE: usize = 4096;
-
 /// Reads a perf.data held in memory into its metadata (strings, tasks, warnings; no events)
-/// and its events in perf's delivery order (time order unless records came late).
+/// and its events in perf's delivery order (time order unless records came late), packed as
+/// they are decoded: a list of whole events packed after cost the bench load a third of its
+/// time in fresh pages and a second pass.
 pub fn decode(
     name: &str,
     data: &[u8],
     opts: &LoadOptions,
-) -> Result<(Trace, Vec<Event>), SourceError> {
+) -> Result<(Trace, EventStore), SourceError> {
     let err =
         |e: BinError| SourceError::at_offset(name, e.offset, format!("perf.data: {}", e.message));
     let (mode, big) = header::read(data).map_err(err)?;
@@ -118,7 +89,7 @@ pub fn decode(
         desc: Vec::new(),
         decoder: None,
         trace: Trace::new(name, PERF_DATA),
-        events: Vec::new(),
+        events: EventStore::new(),
         threads: tasks::Threads::default(),
         ticks: TickInfer::default(),
         bad: 0,
@@ -167,7 +138,7 @@ struct Reader<'a> {
     decoder: Option<Decoder>,
     trace: Trace,
     /// The samples as decoded, before the tick is inferred and they go into the trace's store.
-    events: Vec<Event>,
+    events: EventStore,
     threads: tasks::Threads,
     ticks: TickInfer,
     bad: u64,

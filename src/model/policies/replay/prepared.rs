@@ -76,8 +76,7 @@ impl<'a> Prepared<'a> {
         params.observed_scans = plan.probed.scan && kernels_own;
         params.migrations_traced = trace
             .events
-            .iter()
-            .any(|e| matches!(e.kind, crate::events::EventKind::SchedMigrateTask { .. }));
+            .any_rare(|k| matches!(k, crate::events::EventKind::SchedMigrateTask { .. }));
         let idle_holds = std::sync::Arc::new(pre.idle_holds.clone());
         Prepared {
             trace,
