@@ -12,6 +12,7 @@ use crate::model::tasks::MmId;
 mod capture;
 mod currents;
 mod exits;
+mod held_wakes;
 mod in_flight;
 mod migrations;
 mod stalls;
@@ -79,7 +80,8 @@ pub(super) enum Step {
     /// T1: the enqueue of the migration recorded at this index at dst's next switch.
     LateEnqueue(usize),
     /// T1: the enqueue of the remote wakeup recorded at `wake` (of `tid`) before the event at
-    /// `at`, between its record and dst's next record (dst's vCPU stalled after the enqueue).
+    /// `at`, between its record and dst's next switch (dst's vCPU stalled after the enqueue,
+    /// or its idle loop, recording from interrupts, before it).
     WakeBy { wake: usize, tid: Tid, at: usize },
     /// T1 twice: two migrations from or to the disagreeing CPU both enqueued at once (one
     /// alone is no better: e.g. a wakeup to the CPU that finds its slot still set, then one
@@ -263,7 +265,10 @@ impl Step {
             Step::LateEnqueue(s) => {
                 p.late_enqueues.insert(s);
             }
-            Step::WakeBy { tid, at, .. } => p.wakes_by.entry(at).or_default().push(tid),
+            Step::WakeBy { wake, tid, at } => {
+                p.wakes_by.entry(at).or_default().push(tid);
+                p.held_wakes.insert(wake, at);
+            }
             Step::PromptWakes(a, b) => {
                 p.prompt_wakes.insert(a);
                 p.prompt_wakes.insert(b);

@@ -74,6 +74,9 @@ pub struct Placements {
     pub late_enqueues: FxHashSet<usize>,
     /// T1: the queued enqueues of these tasks' remote wakeups ran before event k.
     pub wakes_by: FxHashMap<usize, Vec<Tid>>,
+    /// T1: per `sched_migrate_task` record of a remote wakeup placed by `wakes_by`, the event
+    /// its queued enqueue is held until: dst's records before it do not run it.
+    pub held_wakes: FxHashMap<usize, usize>,
     /// T7: exits whose CID release runs before event k.
     pub early_exits: FxHashMap<usize, Vec<EarlyExit>>,
     /// T3: a lazy fixup walk in progress has visited at least this many tasks before event k.
@@ -121,6 +124,7 @@ impl Placements {
             && self.prompt_wakes.is_empty()
             && self.late_enqueues.is_empty()
             && self.wakes_by.is_empty()
+            && self.held_wakes.is_empty()
             && self.early_exits.is_empty()
             && self.walk_marks.is_empty()
             && self.futex_puts.is_empty()
@@ -153,6 +157,7 @@ impl Placements {
         for (&k, v) in &other.wakes_by {
             self.wakes_by.entry(k).or_default().extend(v);
         }
+        self.held_wakes.extend(&other.held_wakes);
         for (&k, v) in &other.early_exits {
             self.early_exits
                 .entry(k)
@@ -597,10 +602,15 @@ impl Untraced {
             self.probed_moves.insert(tid, dst);
         } else if (asleep && idle_dst && !prompt) || late {
             engine.step(ts, &DriverEvent::MigrateFrom { tid, src, dst });
-            // (dst picked idle before the task's next record: not enqueued by then)
+            // (dst picked idle before the task's next record: not enqueued by then; or placed
+            // past dst's records by the search)
             let hold = (!late)
                 .then(|| self.idle_holds.get(&idx).copied())
                 .flatten();
+            let hold = match self.placements.held_wakes.get(&idx) {
+                Some(&at) => Some(hold.map_or(at, |h| h.max(at))),
+                None => hold,
+            };
             self.wakelist.push((dst, tid, !late, hold));
         } else {
             engine.step(ts, &DriverEvent::Migrate { tid, src, dst });

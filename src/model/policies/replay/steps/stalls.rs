@@ -255,7 +255,9 @@ impl StepSource<'_> {
     /// `mm_users`, which a set slot does not read). A fresh 6.18.15 24-vCPU `workers` boot:
     /// 303 (CID 7 on CPU 22) is woken from idle CPU 22 to idle CPU 1 at 13.464391, CPU 22
     /// runs 304 (which reports 7) until 13.465006, and CPU 1 records nothing until 13.542309;
-    /// 304's switch-in on CPU 22 at 13.536911 reports 10, 303 then 7 on CPU 1.
+    /// 304's switch-in on CPU 22 at 13.536911 reports 10, 303 then 7 on CPU 1. Then the
+    /// other way: a steal from that CPU the replay ran at an interrupt of an idle dst, held
+    /// past the switch-in ([`Self::wakes_held_past_irqs`]).
     pub(in crate::model::policies::replay) fn steals_from_cpu(
         &self,
         r: &Replayer,
@@ -274,6 +276,7 @@ impl StepSource<'_> {
         self.wakes_after_source_left(r, i, (cpu, tid), mm)
             .into_iter()
             .filter(|s| matches!(*s, Step::WakeBy { wake, .. } if from_cpu(wake)))
+            .chain(self.wakes_held_past_irqs(r, i, (cpu, tid), mm))
             .collect()
     }
 
