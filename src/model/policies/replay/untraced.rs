@@ -115,6 +115,11 @@ pub struct Placements {
 }
 
 impl Placements {
+    /// Whether the enqueue of `tid`'s queued remote wakeup is placed ([`Self::wakes_by`]).
+    pub fn wake_placed(&self, tid: Tid) -> bool {
+        self.wakes_by.values().any(|v| v.contains(&tid))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.early_forks.is_empty()
             && self.deferred_switches.is_empty()

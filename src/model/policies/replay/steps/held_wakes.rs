@@ -40,7 +40,6 @@ impl StepSource<'_> {
             return Vec::new();
         };
         let p = &self.found;
-        let placed = |x: Tid| p.wakes_by.values().any(|v| v.contains(&x));
         let mut out = Vec::new();
         let mut seen: Vec<Tid> = Vec::new();
         for (j, x, orig_cpu, dest_cpu) in self.migrations_before(sw) {
@@ -56,7 +55,7 @@ impl StepSource<'_> {
                 || dest_cpu == cpu
                 || x == tid
                 || !r.in_mm(x, mm)
-                || placed(x)
+                || p.wake_placed(x)
                 || p.prompt_wakes.contains(&j)
                 || p.late_enqueues.contains(&j)
             {

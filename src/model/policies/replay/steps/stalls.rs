@@ -109,7 +109,6 @@ impl StepSource<'_> {
             return Vec::new();
         };
         let p = &self.found;
-        let placed = |x: Tid| p.wakes_by.values().any(|v| v.contains(&x));
         let (mut out, mut others) = (Vec::new(), Vec::new());
         for (j, x, orig_cpu, dest_cpu) in self.migrations_before(i) {
             if out.len() + others.len() >= 2 * STEP_CANDIDATES {
@@ -117,7 +116,7 @@ impl StepSource<'_> {
             }
             if orig_cpu == dest_cpu
                 || !r.in_mm(x, mm)
-                || placed(x)
+                || p.wake_placed(x)
                 || p.prompt_wakes.contains(&j)
                 || p.late_enqueues.contains(&j)
             {
@@ -195,11 +194,10 @@ impl StepSource<'_> {
             return Vec::new();
         };
         let p = &self.found;
-        let placed = |x: Tid| p.wakes_by.values().any(|v| v.contains(&x));
         let queued: Vec<(u16, Tid)> = r
             .untraced
             .queued_wakes()
-            .filter(|&(_, x)| r.in_mm(x, mm) && !placed(x))
+            .filter(|&(_, x)| r.in_mm(x, mm) && !p.wake_placed(x))
             .collect();
         if queued.is_empty() {
             return Vec::new();
