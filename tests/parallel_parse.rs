@@ -59,8 +59,8 @@ fn parallel_equals_serial_on_every_capture() {
 }
 
 /// A trace.dat's CPUs read on several threads give the serial read's events and strings: the
-/// strings each thread adds are numbered as the events show them, CPU by CPU, whichever thread
-/// read which CPU.
+/// strings each thread adds are numbered in the order the merge takes the units that show
+/// them, whichever thread decoded which unit.
 #[test]
 fn a_trace_dat_read_on_threads_equals_the_serial_read() {
     for f in [

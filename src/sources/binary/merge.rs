@@ -11,19 +11,8 @@ use std::collections::BinaryHeap;
 /// Events per delta of a binary capture.
 const BINARY_DELTA_EVENTS: usize = 1 << 16;
 
-/// Hands a decoded binary capture to `sink`: the first delta carries the metadata, every delta
-/// a piece of the merged events (one buffer, reused while the sink leaves it).
-pub fn stream_merged(
-    t: Trace,
-    cpus: Vec<Vec<Event>>,
-    sink: &mut dyn FnMut(&mut TraceDelta) -> bool,
-) {
-    stream_pieces(t, sink, |piece| {
-        merge_chunks(cpus, BINARY_DELTA_EVENTS, piece)
-    });
-}
-
-/// [`stream_merged`] of a capture decoded into a store (a single list, in delivery order).
+/// Hands a capture decoded into a store to `sink`: the first delta carries the metadata, every
+/// delta a piece of its events (one buffer, reused while the sink leaves it).
 pub fn stream_store(t: Trace, store: &EventStore, sink: &mut dyn FnMut(&mut TraceDelta) -> bool) {
     stream_pieces(t, sink, |piece| {
         let mut buf = Vec::with_capacity(store.len().min(BINARY_DELTA_EVENTS));
@@ -37,7 +26,7 @@ pub fn stream_store(t: Trace, store: &EventStore, sink: &mut dyn FnMut(&mut Trac
     });
 }
 
-/// The deltas of [`stream_merged`]: `pieces` hands each piece of events to the closure it is
+/// The deltas of [`stream_store`]: `pieces` hands each piece of events to the closure it is
 /// given, which returns false once the sink wants no more.
 fn stream_pieces(
     t: Trace,
@@ -62,24 +51,38 @@ fn stream_pieces(
     }
 }
 
-/// The merged list, whole.
-pub fn merge(mut streams: Vec<Vec<Event>>) -> Vec<Event> {
-    if streams.len() == 1 {
-        // nothing to interleave: only untimed markers to place
-        let mut out = streams.pop().unwrap_or_default();
-        let mut prev = out
-            .iter()
-            .map(|e| e.ts)
-            .find(|&t| t != u64::MAX)
-            .unwrap_or(0);
-        for e in out.iter_mut() {
-            if e.ts == u64::MAX {
-                e.ts = prev;
-            }
-            prev = e.ts;
-        }
-        return out;
+/// Each CPU's events in order, handed over a block at a time (a whole list per CPU, or the
+/// units a reader decodes ahead of the merge), for [`merge_blocks`].
+pub trait Blocks {
+    /// How many streams (CPUs) there are.
+    fn streams(&self) -> usize;
+    /// Appends stream `i`'s next block to `buf`; false once it has no more.
+    fn next_block(&mut self, i: usize, buf: &mut Vec<Event>) -> bool;
+}
+
+/// Streams each held whole.
+pub struct Whole(pub Vec<Vec<Event>>);
+
+impl Blocks for Whole {
+    fn streams(&self) -> usize {
+        self.0.len()
     }
+
+    fn next_block(&mut self, i: usize, buf: &mut Vec<Event>) -> bool {
+        let Some(s) = self.0.get_mut(i).filter(|s| !s.is_empty()) else {
+            return false;
+        };
+        if buf.is_empty() {
+            std::mem::swap(buf, s);
+        } else {
+            buf.append(s);
+        }
+        true
+    }
+}
+
+/// The merged list, whole.
+pub fn merge(streams: Vec<Vec<Event>>) -> Vec<Event> {
     let total = streams.iter().map(Vec::len).sum::<usize>();
     let mut out = Vec::with_capacity(total);
     merge_chunks(streams, usize::MAX, &mut |buf| {
@@ -96,8 +99,14 @@ const STORE_CHUNK: usize = 4096;
 /// event in between, which would cost a copy of each and twice the memory).
 pub fn merge_store(streams: Vec<Vec<Event>>) -> EventStore {
     let total = streams.iter().map(Vec::len).sum::<usize>();
-    let mut store = EventStore::with_capacity(total);
-    merge_chunks(streams, STORE_CHUNK, &mut |buf| {
+    merge_store_from(&mut Whole(streams), total)
+}
+
+/// [`merge_store`] of blocks, the store reserved for about `capacity` events (a guess: what
+/// is not filled is not touched).
+pub fn merge_store_from(src: &mut dyn Blocks, capacity: usize) -> EventStore {
+    let mut store = EventStore::with_capacity(capacity);
+    merge_blocks(src, STORE_CHUNK, &mut |buf| {
         store.extend(buf.iter());
         true
     });
@@ -123,18 +132,18 @@ pub fn pack_beside<E>(
 /// that: memory stays bounded).
 const BESIDE_DEPTH: usize = 8;
 
-/// [`merge_store`], handing each merged piece, once packed, to `beside` on another thread: a
-/// pass over the events in time order that need not wait for the whole store.
+/// [`merge_store_from`], handing each merged piece, once packed, to `beside` on another
+/// thread: a pass over the events in time order that need not wait for the whole store.
 pub fn merge_store_beside<R: Send>(
-    streams: Vec<Vec<Event>>,
+    src: &mut dyn Blocks,
+    capacity: usize,
     beside: impl FnOnce(&mut ChannelChunks) -> R + Send,
 ) -> (EventStore, R) {
-    let total = streams.iter().map(Vec::len).sum::<usize>();
-    let mut store = EventStore::with_capacity(total);
+    let mut store = EventStore::with_capacity(capacity);
     let (tx, mut rx) = ChannelChunks::channel(BESIDE_DEPTH);
     std::thread::scope(|sc| {
         let pass = sc.spawn(move || beside(&mut rx));
-        merge_chunks(streams, STORE_CHUNK, &mut |buf| {
+        merge_blocks(src, STORE_CHUNK, &mut |buf| {
             store.extend(buf.iter());
             let piece = std::mem::replace(buf, tx.buffer(STORE_CHUNK));
             // (a pass that stopped reading leaves the merge to go on alone)
@@ -147,29 +156,40 @@ pub fn merge_store_beside<R: Send>(
     })
 }
 
-/// The merged list handed to `sink` in pieces of at most `chunk` events, in one reused buffer
-/// (`sink` may take it); `sink` returns false to stop. No list of every event is built.
+/// [`merge_blocks`] of streams held whole.
 pub fn merge_chunks(
     streams: Vec<Vec<Event>>,
     chunk: usize,
     sink: &mut dyn FnMut(&mut Vec<Event>) -> bool,
 ) {
+    merge_blocks(&mut Whole(streams), chunk, sink)
+}
+
+/// The merged list handed to `sink` in pieces of at most `chunk` events, in one reused buffer
+/// (`sink` may take it); `sink` returns false to stop. No list of every event is built: each
+/// stream holds one block (and, while its events have no time yet, the blocks up to its next
+/// timed event, which an untimed marker stands before).
+pub fn merge_blocks(
+    src: &mut dyn Blocks,
+    chunk: usize,
+    sink: &mut dyn FnMut(&mut Vec<Event>) -> bool,
+) {
     let chunk = chunk.max(1);
-    if streams.len() == 1 {
-        // nothing to interleave: place the untimed markers, then copy out piece by piece
-        let one = merge(streams);
-        let mut buf = Vec::with_capacity(one.len().min(chunk));
-        for piece in one.chunks(chunk) {
-            buf.extend_from_slice(piece);
-            if !sink(&mut buf) {
-                return;
+    let n = src.streams();
+    let mut blocks: Vec<Vec<Event>> = (0..n).map(|_| Vec::new()).collect();
+    let mut pos = vec![0usize; n];
+    // Stream i's next block in place of the one it has read; false at its end.
+    let refill = |src: &mut dyn Blocks, blocks: &mut [Vec<Event>], i: usize| -> bool {
+        let b = &mut blocks[i];
+        b.clear();
+        while src.next_block(i, b) {
+            if b.iter().any(|e| e.ts != u64::MAX) {
+                break;
             }
-            buf.clear();
         }
-        return;
-    }
-    let total = streams.iter().map(Vec::len).sum::<usize>();
-    let mut buf: Vec<Event> = Vec::with_capacity(total.min(chunk));
+        !b.is_empty()
+    };
+    let mut buf: Vec<Event> = Vec::new();
     // The time of the event before in the merged list; before the first, the first real time.
     let mut prev: Option<u64> = None;
     let first_real = |s: &[Event], p: usize| s[p..].iter().map(|e| e.ts).find(|&t| t != u64::MAX);
@@ -178,6 +198,9 @@ pub fn merge_chunks(
             e.ts = prev.unwrap_or(if key == u64::MAX { 0 } else { key });
         }
         prev = Some(e.ts);
+        if buf.capacity() == 0 {
+            buf.reserve(chunk.min(1 << 16));
+        }
         buf.push(e);
         if buf.len() >= chunk {
             let go = sink(buf);
@@ -193,35 +216,35 @@ pub fn merge_chunks(
         Some(e) => e.ts,
         None => u64::MAX,
     };
-    let mut pos = vec![0usize; streams.len()];
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = streams
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| !s.is_empty())
-        .map(|(i, s)| Reverse((key(s, 0), i)))
-        .collect();
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::with_capacity(n);
+    for i in 0..n {
+        if refill(src, &mut blocks, i) {
+            heap.push(Reverse((key(&blocks[i], 0), i)));
+        }
+    }
     while let Some(Reverse((k, i))) = heap.pop() {
-        let s = &streams[i];
         // Take this CPU's run of events up to the next head of another CPU.
         let limit = heap.peek().map(|Reverse(h)| *h);
-        let mut p = pos[i];
         let mut k = k;
-        loop {
-            if !push(&mut buf, s[p], k) {
+        let live = loop {
+            let p = pos[i];
+            if !push(&mut buf, blocks[i][p], k) {
                 return;
             }
-            p += 1;
-            if p == s.len() {
-                break;
+            pos[i] = p + 1;
+            if pos[i] == blocks[i].len() {
+                pos[i] = 0;
+                if !refill(src, &mut blocks, i) {
+                    break false;
+                }
             }
-            k = key(s, p);
+            k = key(&blocks[i], pos[i]);
             match limit {
-                Some(l) if (k, i) >= l => break,
+                Some(l) if (k, i) >= l => break true,
                 _ => {}
             }
-        }
-        pos[i] = p;
-        if p < s.len() {
+        };
+        if live {
             heap.push(Reverse((k, i)));
         }
     }
@@ -268,7 +291,8 @@ mod tests {
         assert_eq!(store.iter().collect::<Vec<_>>(), whole);
         assert_eq!(merge_store(vec![]).len(), 0);
         // a pass beside the store sees the same events in the same order (one CPU: no merge)
-        let (store, seen) = merge_store_beside(vec![whole.clone()], drained);
+        let n = whole.len();
+        let (store, seen) = merge_store_beside(&mut Whole(vec![whole.clone()]), n, drained);
         assert_eq!(seen, whole);
         assert_eq!(store.iter().collect::<Vec<_>>(), whole);
     }
@@ -290,7 +314,7 @@ mod tests {
             .collect();
         let b: Vec<Event> = (0..7000u64).map(|t| ev(t * 5, 1)).collect();
         let whole = merge(vec![a.clone(), b.clone()]);
-        let (store, seen) = merge_store_beside(vec![a, b], drained);
+        let (store, seen) = merge_store_beside(&mut Whole(vec![a, b]), 16_000, drained);
         assert_eq!(seen, whole);
         assert_eq!(store.iter().collect::<Vec<_>>(), whole);
     }

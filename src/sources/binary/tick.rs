@@ -69,6 +69,11 @@ impl TickInfer {
         self.samples.extend(other.samples);
     }
 
+    /// Adds the samples of a collector of a list that starts at index `base` of this one's.
+    pub fn extend_at(&mut self, other: TickInfer, base: usize) {
+        (self.samples).extend(other.samples.into_iter().map(|(i, c, s)| (base + i, c, s)));
+    }
+
     pub fn infer(&self) -> Option<Inference> {
         let mut by_fn: FxHashMap<u64, Vec<(u16, HrtimerSample)>> = FxHashMap::default();
         for &(_, cpu, s) in &self.samples {

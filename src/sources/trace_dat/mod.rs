@@ -15,25 +15,33 @@
 
 pub mod compress;
 pub mod instances;
+mod joined;
 pub mod layout;
 pub mod ring;
+mod schedule;
+mod units;
 
-use crate::events::{Event, EventKind, Format, StrId, Strings, TaskMeta, Trace};
-use crate::sources::binary::cursor::{BinError, Cursor};
-use crate::sources::binary::{merge, tick};
+use crate::events::{EventKind, EventStore, Format, Strings, TaskMeta, Trace};
+use crate::sources::binary::cursor::BinError;
+use crate::sources::binary::merge::{self, Blocks, Whole};
+use crate::sources::binary::tick;
 use crate::sources::error::SourceError;
 use crate::sources::options::LoadOptions;
 use crate::sources::tracefs::decode::Decoder;
-use layout::{CpuRef, Layout};
-use ring::{CpuOut, Locate, Walk};
+use joined::{CpuSums, Joined};
+use layout::Layout;
+use ring::Walk;
+use schedule::Schedule;
+use units::CpuData;
 
 /// What this reads (the `format` of `stats --json`).
 pub const TRACE_DAT: Format = Format::new("trace.dat", "trace-cmd trace.dat");
 
 /// Loads a trace.dat held in memory.
 pub fn load(name: &str, data: &[u8], opts: &LoadOptions) -> Result<Trace, SourceError> {
-    let (mut trace, cpus) = decode(name, data, opts)?;
-    trace.events = merge::merge_store(cpus);
+    let (mut trace, ()) = read(name, data, opts, |_, src, cap| {
+        (merge::merge_store_from(src, cap), ())
+    })?;
     trace.ensure_sorted();
     Ok(trace)
 }
@@ -46,19 +54,22 @@ pub fn load_beside(
     opts: &LoadOptions,
     beside: &crate::sources::file_format::BesidePass<'_>,
 ) -> Result<(Trace, bool), SourceError> {
-    Ok(merge::pack_beside(
-        decode(name, data, opts)?,
-        |meta, cpus| merge::merge_store_beside(cpus, |chunks| beside(meta, chunks)).0,
-    ))
+    let (mut trace, ()) = read(name, data, opts, |meta, src, cap| {
+        merge::merge_store_beside(src, cap, |chunks| beside(meta, chunks))
+    })?;
+    let sorted = trace.ensure_sorted();
+    Ok((trace, !sorted))
 }
 
-/// Reads a trace.dat held in memory into its metadata (strings, tasks, warnings; no events)
-/// and each CPU's events in ring order, to be merged in time order by [`merge`].
-pub fn decode(
+/// Reads a trace.dat held in memory: its metadata, then its CPUs' events, decoded unit by unit
+/// on worker threads and merged in time order by `merge` into the trace's store (`merge` is
+/// given the trace's metadata as known before the events: no tasks, strings or warnings yet).
+fn read<R>(
     name: &str,
     data: &[u8],
     opts: &LoadOptions,
-) -> Result<(Trace, Vec<Vec<Event>>), SourceError> {
+    merge: impl FnOnce(&Trace, &mut dyn Blocks, usize) -> (EventStore, R),
+) -> Result<(Trace, R), SourceError> {
     let err =
         |e: BinError| SourceError::at_offset(name, e.offset, format!("trace.dat: {}", e.message));
     let mut layout = layout::read(data).map_err(err)?;
@@ -91,11 +102,80 @@ pub fn decode(
         big_endian: layout.initial.big_endian,
         ts_offset: layout.ts_offset,
     };
-    let mut outs = read_cpus(data, &layout, &walk, &mut trace.strings, opts);
+    let others = count_others(data, &mut layout, &walk, opts);
+    let cpus: Vec<CpuData> = (layout.buffer.cpus.iter())
+        .map(|cref| CpuData {
+            data,
+            cref,
+            codec: layout.codec,
+            compressed: layout.buffer.compressed,
+            big_endian: layout.initial.big_endian,
+        })
+        .collect();
+    let lanes = cpus.len();
+    let base = std::mem::take(&mut trace.strings);
+    let known = base.len() as u32;
+    let sched = Schedule::new(cpus, &walk, known, opts);
+    // (a guess at the events, from the bytes of pages: what is reserved and not filled is
+    // not touched)
+    let capacity = (sched.page_bytes() / 32).min(1 << 26);
+    let threads = if opts.serial {
+        1
+    } else {
+        opts.threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .min(sched.units())
+            .max(1)
+    };
+    let inline = threads == 1;
+    let (mut joined, tables, r, tick_note) = std::thread::scope(|sc| {
+        // (however the merge ends, the workers stop: none waits for room that never comes)
+        let _stop = sched.stopper();
+        let workers: Vec<_> = (0..if inline { 0 } else { threads })
+            .map(|w| {
+                let (sched, base) = (&sched, &base);
+                sc.spawn(move || sched.work(w, base))
+            })
+            .collect();
+        let mut joined = Joined::new(&sched, base.clone(), known, lanes, inline);
+        // The tick without kallsyms: inferred from every CPU's expiries, so the CPUs are
+        // joined whole first (the expiries taken as ticks are events before the merge).
+        let (r, tick_note) = if decoder.tick_known() {
+            (merge(&trace, &mut joined, capacity), None)
+        } else {
+            let (mut whole, ticks) = joined.whole(lanes);
+            let note = (!ticks.is_empty()).then(|| {
+                let inferred = ticks.infer();
+                if let Some(inf) = &inferred {
+                    ticks.apply_with(inf.function, |lane, i| {
+                        (whole.get_mut(lane as usize))
+                            .and_then(|v| v.get_mut(i))
+                            .map(|e| e.kind = EventKind::Tick)
+                            .is_some()
+                    });
+                }
+                tick::warning(inferred.as_ref(), name, "the file has")
+            });
+            (merge(&trace, &mut Whole(whole), capacity), note)
+        };
+        sched.stop();
+        // (a worker's panic goes on here: its CPUs are not dropped unsaid)
+        let tables: Vec<Strings> = (workers.into_iter())
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect();
+        (joined, tables, r, tick_note)
+    });
     if opts.cancelled() {
         return Err(SourceError::file(name, "load cancelled"));
     }
-    for w in count_others(data, &mut layout, &walk, opts) {
+    let (store, result) = r;
+    trace.events = store;
+    // (the merge was handed the metadata known before the events: the tasks, strings and
+    // warnings follow)
+    let tids = std::mem::take(&mut joined.tids);
+    let sums = std::mem::take(&mut joined.sums);
+    trace.strings = joined.finish(tables);
+    for w in others {
         trace.warn("instance-buffer-skipped", format!("{name}: {w}"));
     }
     for (code, msg) in &layout.notes {
@@ -107,33 +187,22 @@ pub fn decode(
             format!("{name}: the format of {d} lacks a field cidscope decodes; its events are counted as other events"),
         );
     }
-    // The tick without kallsyms.
-    if !decoder.tick_known() {
-        let mut ticks = tick::TickInfer::default();
-        for (_, o) in outs.iter_mut() {
-            ticks.extend(std::mem::take(&mut o.ticks));
-        }
-        if !ticks.is_empty() {
-            let inferred = ticks.infer();
-            if let Some(inf) = &inferred {
-                ticks.apply_with(inf.function, |cpu, i| {
-                    outs.iter_mut()
-                        .find(|(c, _)| *c == cpu)
-                        .and_then(|(_, o)| o.events.get_mut(i))
-                        .map(|e| e.kind = EventKind::Tick)
-                        .is_some()
-                });
-            }
-            let (code, msg) = tick::warning(inferred.as_ref(), name, "the file has");
-            trace.warn(code, msg);
-        }
+    if let Some((code, msg)) = tick_note {
+        trace.warn(code, msg);
     }
+    warn_sums(&mut trace, name, sums);
+    note_tasks(&mut trace, &layout, tids);
+    Ok((trace, result))
+}
+
+/// The warnings of what the CPUs' units found, CPU by CPU.
+fn warn_sums(trace: &mut Trace, name: &str, sums: Vec<CpuSums>) {
     let mut bad = 0;
     let mut first_bad = None;
     let mut skipped = (0u64, 0u64, None);
     let mut past = (0u64, None);
-    let stacks: u64 = outs.iter().map(|(_, o)| u64::from(o.stack_traces)).sum();
-    trace.rseq_irqs_off = outs.iter().map(|(_, o)| u64::from(o.rseq_irqs_off)).sum();
+    let stacks: u64 = sums.iter().map(|o| u64::from(o.stack_traces)).sum();
+    trace.rseq_irqs_off = sums.iter().map(|o| u64::from(o.rseq_irqs_off)).sum();
     if stacks > 0 {
         trace.warn(
             "stack-traces-skipped",
@@ -142,7 +211,7 @@ pub fn decode(
             ),
         );
     }
-    for (_, o) in &mut outs {
+    for mut o in sums {
         for (code, msg) in o.warnings.drain(..) {
             trace.warn(code, format!("{name}: {msg}"));
         }
@@ -190,9 +259,6 @@ pub fn decode(
             ),
         );
     }
-    note_tasks(&mut trace, &layout, &outs);
-    let cpus: Vec<Vec<Event>> = outs.into_iter().map(|(_, o)| o.events).collect();
-    Ok((trace, cpus))
 }
 
 /// The buffers not read, each walked to count its events: what the warnings say was left out.
@@ -216,17 +282,30 @@ fn count_others(data: &[u8], layout: &mut Layout, walk: &Walk, opts: &LoadOption
             page_size: b.page_size as usize,
             ..*walk
         };
-        let read = std::mem::replace(&mut layout.buffer, b);
+        // (unit by unit, one at a time: only the count is kept)
         let mut scratch = Strings::new();
-        let n: usize = read_cpus(data, layout, &walk, &mut scratch, opts)
-            .iter()
-            .map(|(_, o)| {
-                (o.events.iter())
-                    .filter(|e| !matches!(e.kind, EventKind::Lost { .. }))
-                    .count()
-            })
-            .sum();
-        let b = std::mem::replace(&mut layout.buffer, read);
+        let mut buf = Vec::new();
+        let mut n = 0usize;
+        for cref in &b.cpus {
+            let cpu = CpuData {
+                data,
+                cref,
+                codec: layout.codec,
+                compressed: b.compressed,
+                big_endian: layout.initial.big_endian,
+            };
+            for unit in cpu.units(walk.page_size).0 {
+                if opts.cancelled() {
+                    break;
+                }
+                let mut o = ring::CpuOut::default();
+                let last = cpu.decode(&walk, &unit, &mut scratch, &mut o, &mut buf);
+                n += (o.events.iter()).filter(|e| !e.kind.is_lost()).count();
+                if last {
+                    break;
+                }
+            }
+        }
         if n > 0 {
             out.push(format!(
                 "{what} holds {n} events that were not loaded (cidscope reads one buffer as the capture: load it with --instance {name:?})"
@@ -237,242 +316,9 @@ fn count_others(data: &[u8], layout: &mut Layout, walk: &Walk, opts: &LoadOption
     out
 }
 
-/// Reads every CPU, on up to as many threads as there are cores (each with its own copy of the
-/// string table; the strings they add are numbered in the order the CPUs' events show them, so
-/// the result does not depend on which thread read which CPU).
-fn read_cpus(
-    data: &[u8],
-    layout: &Layout,
-    walk: &Walk,
-    strings: &mut Strings,
-    opts: &LoadOptions,
-) -> Vec<(u16, CpuOut)> {
-    let cpus = &layout.buffer.cpus;
-    let threads = if opts.serial {
-        1
-    } else {
-        opts.threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .min(cpus.len())
-            .max(1)
-    };
-    let base = strings.clone();
-    let known = base.len() as u32;
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut local = base.clone();
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(cref) = cpus.get(i) else { break };
-            if opts.cancelled() {
-                break;
-            }
-            crate::sources::sys::panics::inject("decoder", i);
-            let mut out = CpuOut::default();
-            read_cpu(data, layout, cref, walk, &mut local, &mut out);
-            survey(&mut out, known, local.len());
-            if let Some(p) = &opts.progress {
-                p.done
-                    .fetch_add(cref.size, std::sync::atomic::Ordering::Relaxed);
-            }
-            done.push((i, out));
-        }
-        (done, local)
-    };
-    let results: Vec<(Vec<(usize, CpuOut)>, Strings)> = if threads == 1 {
-        vec![work()]
-    } else {
-        std::thread::scope(|s| {
-            let hs: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
-            // (a thread's panic goes on here: its CPUs are not dropped unsaid)
-            hs.into_iter()
-                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        })
-    };
-    // Each CPU's events with the table of the thread that read it.
-    let mut tables: Vec<Strings> = Vec::with_capacity(results.len());
-    let mut slots: Vec<Option<(usize, CpuOut)>> = (0..cpus.len()).map(|_| None).collect();
-    for (done, local) in results {
-        for (i, out) in done {
-            slots[i] = Some((tables.len(), out));
-        }
-        tables.push(local);
-    }
-    // Strings a thread added after the shared ones get ids in the trace's table in the order
-    // the events show them, CPU by CPU: which thread read which CPU changes no id.
-    let mut remaps: Vec<Vec<Option<StrId>>> = tables
-        .iter()
-        .map(|l| vec![None; (l.len() as u32).saturating_sub(known) as usize])
-        .collect();
-    for (t, out) in slots.iter().flatten() {
-        for &id in &out.added {
-            if let Some(slot) =
-                (id.0.checked_sub(known)).and_then(|k| remaps[*t].get_mut(k as usize))
-            {
-                slot.get_or_insert_with(|| strings.intern(tables[*t].get(id)));
-            }
-        }
-    }
-    // Only a table whose ids moved is applied, its CPUs spread over the reading's threads.
-    let moved: Vec<bool> = (remaps.iter())
-        .map(|r| (r.iter().enumerate()).any(|(k, g)| g.is_some_and(|g| g.0 != known + k as u32)))
-        .collect();
-    let rewrite = |slot: &mut Option<(usize, CpuOut)>| {
-        let Some((t, out)) = slot else { return };
-        if !moved[*t] {
-            return;
-        }
-        let remap = &remaps[*t];
-        for id in out.events.iter_mut().filter_map(|e| e.kind.string_mut()) {
-            if let Some(Some(g)) = (id.0.checked_sub(known)).and_then(|k| remap.get(k as usize)) {
-                *id = *g;
-            }
-        }
-    };
-    if threads == 1 || !moved.contains(&true) {
-        slots.iter_mut().for_each(rewrite);
-    } else {
-        let per = slots.len().div_ceil(threads);
-        std::thread::scope(|s| {
-            for part in slots.chunks_mut(per) {
-                s.spawn(|| part.iter_mut().for_each(rewrite));
-            }
-        });
-    }
-    // (and those no event names, after them: the table holds what the threads read)
-    for (local, remap) in tables.iter().zip(&remaps) {
-        for (k, r) in remap.iter().enumerate() {
-            if r.is_none() {
-                strings.intern(local.get(StrId(known + k as u32)));
-            }
-        }
-    }
-    cpus.iter()
-        .zip(slots)
-        .map(|(c, o)| (c.cpu, o.map(|(_, out)| out).unwrap_or_default()))
-        .collect()
-}
-
-/// What a CPU's events name, gathered on the thread that read it (no pass over every event on
-/// the loading thread): its tasks, and the strings its thread's table holds past the first
-/// `known` (the shared ones), each once in the order they show.
-fn survey(out: &mut CpuOut, known: u32, table_len: usize) {
-    let mut tids = crate::events::TidSet::default();
-    let mut seen = vec![false; table_len.saturating_sub(known as usize)];
-    for e in out.events.iter_mut() {
-        if !e.kind.is_lost() && tids.insert(e.tid) {
-            out.tids.push(e.tid);
-        }
-        let Some(&mut id) = e.kind.string_mut() else {
-            continue;
-        };
-        if let Some(s) = (id.0.checked_sub(known)).and_then(|k| seen.get_mut(k as usize))
-            && !*s
-        {
-            *s = true;
-            out.added.push(id);
-        }
-    }
-}
-
-/// Reads one CPU's pages into `out`; compressed data is decompressed chunk by chunk (chunks
-/// hold whole pages) into one reused buffer.
-fn read_cpu(
-    data: &[u8],
-    layout: &Layout,
-    cref: &CpuRef,
-    walk: &Walk,
-    strings: &mut Strings,
-    out: &mut CpuOut,
-) {
-    let cpu = cref.cpu;
-    if cref.size == 0 {
-        return;
-    }
-    let start = usize::try_from(cref.offset).unwrap_or(usize::MAX);
-    let size = usize::try_from(cref.size).unwrap_or(usize::MAX);
-    out.events.reserve(
-        (size.min(data.len()) / if layout.buffer.compressed { 4 } else { 40 }).min(1 << 26),
-    );
-    if !layout.buffer.compressed {
-        let avail = data
-            .get(start..)
-            .map_or(&[][..], |d| &d[..d.len().min(size)]);
-        walk.pages(
-            cpu,
-            avail,
-            size,
-            &Locate::File { base: cref.offset },
-            strings,
-            out,
-        );
-        return;
-    }
-    let lost = |out: &mut CpuOut, why: String| {
-        let ts = out.events.last().map_or(u64::MAX, |e| e.ts);
-        out.events.push(Event {
-            ts,
-            tid: 0,
-            cpu,
-            kind: EventKind::Lost { count: None },
-        });
-        out.warnings
-            .push(("missing-pages", format!("CPU {cpu}: {why}")));
-    };
-    if start >= data.len() {
-        lost(
-            out,
-            format!(
-                "the compressed data at byte offset {start} lies beyond the end of the file ({} bytes); its events are lost",
-                data.len()
-            ),
-        );
-        return;
-    }
-    let mut c = Cursor::new(data, layout.initial.big_endian).at(start);
-    let count = match c.u32("the compressed chunk count") {
-        Ok(n) => n,
-        Err(e) => return lost(out, format!("{e}; its events are lost")),
-    };
-    let mut buf = Vec::new();
-    for k in 0..count {
-        let at = c.pos();
-        let r = (|| -> Result<(), BinError> {
-            let z = c.u32("a compressed chunk size")? as usize;
-            let n = c.u32("a chunk's decompressed size")? as usize;
-            let body = c.bytes(z, "a compressed chunk")?;
-            compress::decompress_into(layout.codec, body, n, &mut buf)
-                .map_err(|e| BinError::new(at as u64, e.to_string()))
-        })();
-        if let Err(e) = r {
-            return lost(
-                out,
-                format!(
-                    "compressed chunk {} of {count} at byte offset {at} cannot be read ({}): its pages and those after it are lost",
-                    k + 1,
-                    e.message
-                ),
-            );
-        }
-        walk.pages(
-            cpu,
-            &buf,
-            buf.len(),
-            &Locate::Chunk { offset: at as u64 },
-            strings,
-            out,
-        );
-    }
-}
-
 /// One `TaskMeta` per task that recorded an event: comm from the saved cmdlines, as
 /// `trace-cmd report` prints it (`<idle>` for 0, `<...>` when unknown).
-fn note_tasks(trace: &mut Trace, layout: &Layout, outs: &[(u16, CpuOut)]) {
-    let mut seen: Vec<crate::events::Tid> = (outs.iter())
-        .flat_map(|(_, o)| o.tids.iter().copied())
-        .collect();
+fn note_tasks(trace: &mut Trace, layout: &Layout, mut seen: Vec<crate::events::Tid>) {
     seen.sort_unstable();
     seen.dedup();
     for tid in seen {

@@ -94,10 +94,27 @@ impl Walk<'_> {
         strings: &mut Strings,
         out: &mut CpuOut,
     ) {
+        self.pages_in(cpu, data, expected, 0..expected, locate, strings, out);
+    }
+
+    /// [`Self::pages`] for the pages that start in `range` alone (a page's header carries its
+    /// absolute time, so a run of pages decodes apart from those before it); positions and
+    /// what a cut file lacks are still counted over the whole of `data` and `expected`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn pages_in(
+        &self,
+        cpu: u16,
+        data: &[u8],
+        expected: usize,
+        range: std::ops::Range<usize>,
+        locate: &Locate,
+        strings: &mut Strings,
+        out: &mut CpuOut,
+    ) {
         let ps = self.page_size;
         let hdr = self.header.data_offset;
-        let mut pos = 0usize;
-        while pos < expected {
+        let mut pos = range.start;
+        while pos < expected.min(range.end) {
             if pos + hdr > data.len() {
                 let missing = (expected - pos).div_ceil(ps);
                 self.lost(out, cpu, None);
