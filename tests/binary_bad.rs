@@ -507,3 +507,72 @@ fn zlib_copy(data: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&body);
     out
 }
+
+/// A compressed chunk that does not decompress ends its CPU's events there, however far the
+/// workers had decoded its later chunks, and every split of the work gives the same trace: the
+/// units decoded past the bad one are dropped, not merged.
+#[test]
+fn a_bad_chunk_ends_its_cpu_there_whatever_was_decoded_past_it() {
+    let mut data = std::fs::read(capture("cyclictest-v7.trace.dat")).unwrap();
+    let layout = cidscope::sources::trace_dat::layout::read(&data).unwrap();
+    let cpu0 = layout.buffer.cpus[0].offset as usize;
+    let u32_at = |d: &[u8], p: usize| u32::from_le_bytes(d[p..p + 4].try_into().unwrap());
+    let count = u32_at(&data, cpu0);
+    assert!(
+        count > 8,
+        "{count} chunks: the capture needs more for this test"
+    );
+    // chunk 6 (of `count`): its compressed bytes scrambled
+    let mut p = cpu0 + 4;
+    for _ in 0..5 {
+        p += 8 + u32_at(&data, p) as usize;
+    }
+    let z = u32_at(&data, p) as usize;
+    for b in &mut data[p + 8..p + 8 + z] {
+        *b ^= 0x5a;
+    }
+    let dir = std::env::temp_dir().join(format!("cidscope-bad-chunk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad-chunk.trace.dat");
+    std::fs::write(&f, &data).unwrap();
+    let load =
+        |opts: LoadOptions| sources::load(&f, &opts).expect("the CPUs before the chunk load");
+    let serial = load(LoadOptions {
+        serial: true,
+        ..Default::default()
+    });
+    let w: Vec<&str> = serial.warnings.iter().map(|w| w.message.as_str()).collect();
+    let w = w.join("\n");
+    assert!(
+        w.contains(&format!(
+            "CPU 0: compressed chunk 6 of {count} at byte offset {p} cannot be read"
+        )),
+        "{w}"
+    );
+    let last = |cpu: u16| {
+        serial
+            .events
+            .iter()
+            .filter(|e| e.cpu == cpu)
+            .map(|e| e.ts)
+            .max()
+    };
+    assert!(
+        last(0) < last(1),
+        "CPU 0 ends at the bad chunk: {:?} {:?}",
+        last(0),
+        last(1)
+    );
+    let whole = sources::load(&capture("cyclictest-v7.trace.dat"), &Default::default()).unwrap();
+    let cpu1 = |t: &cidscope::events::Trace| t.events.iter().filter(|e| e.cpu == 1).count();
+    assert_eq!(cpu1(&serial), cpu1(&whole), "CPU 1 loses nothing");
+    for threads in [2, 3, 7] {
+        let par = load(LoadOptions {
+            threads: Some(threads),
+            ..Default::default()
+        });
+        assert!(par.events == serial.events, "{threads} threads");
+        assert_eq!(par.warnings, serial.warnings, "{threads} threads");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -115,16 +115,19 @@ fn read<R>(
     let lanes = cpus.len();
     let base = std::mem::take(&mut trace.strings);
     let known = base.len() as u32;
+    // (a guess at the events, from the bytes the CPUs take: what is reserved and not filled
+    // is not touched)
+    let capacity = (cpus.iter())
+        .map(CpuData::events_guess)
+        .fold(0usize, usize::saturating_add)
+        .min(1 << 26);
     let sched = Schedule::new(cpus, &walk, known, opts);
-    // (a guess at the events, from the bytes of pages: what is reserved and not filled is
-    // not touched)
-    let capacity = (sched.page_bytes() / 32).min(1 << 26);
     let threads = if opts.serial {
         1
     } else {
         opts.threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .min(sched.units())
+            .min(sched.slots())
             .max(1)
     };
     let inline = threads == 1;
@@ -294,7 +297,7 @@ fn count_others(data: &[u8], layout: &mut Layout, walk: &Walk, opts: &LoadOption
                 compressed: b.compressed,
                 big_endian: layout.initial.big_endian,
             };
-            for unit in cpu.units(walk.page_size).0 {
+            for unit in cpu.units(walk.page_size) {
                 if opts.cancelled() {
                     break;
                 }

@@ -27,8 +27,12 @@ pub struct Block {
 }
 
 /// A CPU's units and where the workers and the merge are in them.
+#[derive(Default)]
 struct Lane {
-    units: Vec<Unit>,
+    /// Its units, once read (a compressed CPU's chunk list is read by the first worker free:
+    /// its headers lie a page apart through the file, so reading them is a page fault each).
+    units: Option<Vec<Unit>>,
+    scanning: bool,
     /// The next unit to hand to a worker, and the next the merge takes.
     next: usize,
     taken: usize,
@@ -38,6 +42,31 @@ struct Lane {
     ahead: VecDeque<Option<Block>>,
     /// The time of the last event decoded: the lane least advanced is served first.
     frontier: u64,
+}
+
+impl Lane {
+    /// Whether a worker may take its next unit.
+    fn open(&self) -> bool {
+        self.units.is_some() && self.next < self.end && self.next - self.taken < AHEAD
+    }
+
+    /// Whether no unit of it is left to hand out.
+    fn handed_out(&self) -> bool {
+        self.units.is_some() && self.next >= self.end
+    }
+
+    /// Whether the merge has taken its last unit.
+    fn drained(&self) -> bool {
+        self.units.is_some() && self.taken >= self.end
+    }
+}
+
+/// What a worker does next.
+enum Job {
+    /// Reads lane `.0`'s units.
+    Scan(usize),
+    /// Decodes unit `.1` (`.2`) of lane `.0` into the buffer `.3`.
+    Decode(usize, usize, Unit, Vec<Event>),
 }
 
 struct State {
@@ -58,8 +87,6 @@ pub struct Schedule<'d> {
     walk: &'d Walk<'d>,
     known: u32,
     opts: &'d LoadOptions,
-    /// About how many bytes of pages the units hold.
-    page_bytes: usize,
 }
 
 /// Stops a [`Schedule`] when dropped.
@@ -79,24 +106,9 @@ impl<'d> Schedule<'d> {
         known: u32,
         opts: &'d LoadOptions,
     ) -> Schedule<'d> {
-        let mut page_bytes = 0usize;
-        let lanes = (cpus.iter())
-            .map(|c| {
-                let (units, bytes) = c.units(walk.page_size);
-                page_bytes = page_bytes.saturating_add(bytes);
-                Lane {
-                    end: units.len(),
-                    units,
-                    next: 0,
-                    taken: 0,
-                    ahead: VecDeque::new(),
-                    frontier: 0,
-                }
-            })
-            .collect();
         Schedule {
             state: Mutex::new(State {
-                lanes,
+                lanes: cpus.iter().map(|_| Lane::default()).collect(),
                 stop: false,
                 waiting: None,
                 free: Vec::new(),
@@ -106,23 +118,17 @@ impl<'d> Schedule<'d> {
             walk,
             known,
             opts,
-            page_bytes,
         }
     }
 
-    /// About how many bytes of pages the units hold.
-    pub fn page_bytes(&self) -> usize {
-        self.page_bytes
+    /// Workers that can be busy at once.
+    pub fn slots(&self) -> usize {
+        self.cpus.len() * AHEAD
     }
 
     /// A guard that stops the schedule when dropped (the merge ended, by a panic too).
     pub fn stopper(&self) -> Stopper<'_, 'd> {
         Stopper(self)
-    }
-
-    /// How many units there are in all.
-    pub fn units(&self) -> usize {
-        self.lock().lanes.iter().map(|l| l.units.len()).sum()
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -136,8 +142,20 @@ impl<'d> Schedule<'d> {
         self.changed.notify_all();
     }
 
-    /// A worker: decodes units until none is left or the schedule stops; returns its string
-    /// table (`base` and what its units added).
+    /// Reads lane `lane`'s units (outside the lock) and makes them known.
+    fn scan(&self, lane: usize) {
+        let units = self.cpus[lane].units(self.walk.page_size);
+        let mut st = self.lock();
+        let l = &mut st.lanes[lane];
+        l.end = units.len();
+        l.units = Some(units);
+        l.scanning = false;
+        drop(st);
+        self.changed.notify_all();
+    }
+
+    /// A worker: reads and decodes units until none is left or the schedule stops; returns
+    /// its string table (`base` and what its units added).
     pub fn work(&self, worker: usize, base: &Strings) -> Strings {
         // (a panic here stops the schedule, so the merge does not wait for this worker)
         struct StopOnPanic<'a, 'd>(&'a Schedule<'d>);
@@ -151,8 +169,15 @@ impl<'d> Schedule<'d> {
         let _guard = StopOnPanic(self);
         let mut local = base.clone();
         let mut buf = Vec::new();
-        while let Some((lane, unit, events)) = self.next_job() {
-            let block = self.decode(worker, lane, unit, events, &mut local, &mut buf);
+        while let Some(job) = self.next_job() {
+            let (lane, unit, u, events) = match job {
+                Job::Scan(lane) => {
+                    self.scan(lane);
+                    continue;
+                }
+                Job::Decode(lane, unit, u, events) => (lane, unit, u, events),
+            };
+            let block = self.decode(worker, lane, unit, &u, events, &mut local, &mut buf);
             let mut st = self.lock();
             let l = &mut st.lanes[lane];
             if unit < l.end {
@@ -169,9 +194,10 @@ impl<'d> Schedule<'d> {
         local
     }
 
-    /// The next unit for a worker: of the lane the merge waits on, else of the lane with the
-    /// fewest units ahead, least advanced in time first.
-    fn next_job(&self) -> Option<(usize, usize, Vec<Event>)> {
+    /// What a worker does next: read the units of the lane the merge waits on, or its next
+    /// unit; else read a lane not read yet; else the next unit of the lane with the fewest
+    /// units ahead, least advanced in time first.
+    fn next_job(&self) -> Option<Job> {
         let mut st = self.lock();
         loop {
             if st.stop || self.opts.cancelled() {
@@ -180,14 +206,22 @@ impl<'d> Schedule<'d> {
                 self.changed.notify_all();
                 return None;
             }
-            let open = |l: &Lane| l.next < l.end && l.next - l.taken < AHEAD;
-            if st.lanes.iter().all(|l| l.next >= l.end) {
+            if st.lanes.iter().all(Lane::handed_out) {
                 return None;
             }
+            let unread = |l: &Lane| l.units.is_none() && !l.scanning;
+            let scan = match st.waiting {
+                Some(w) if unread(&st.lanes[w]) => Some(w),
+                _ => st.lanes.iter().position(unread),
+            };
+            if let Some(i) = scan {
+                st.lanes[i].scanning = true;
+                return Some(Job::Scan(i));
+            }
             let pick = match st.waiting {
-                Some(w) if open(&st.lanes[w]) => Some(w),
+                Some(w) if st.lanes[w].open() => Some(w),
                 _ => (st.lanes.iter().enumerate())
-                    .filter(|(_, l)| open(l))
+                    .filter(|(_, l)| l.open())
                     .min_by_key(|(i, l)| (l.next - l.taken, l.frontier, *i))
                     .map(|(i, _)| i),
             };
@@ -195,19 +229,22 @@ impl<'d> Schedule<'d> {
                 let events = st.free.pop().unwrap_or_default();
                 let l = &mut st.lanes[i];
                 let unit = l.next;
+                let u = (l.units.as_ref()).map_or(Unit::Lost(String::new()), |v| v[unit].clone());
                 l.next += 1;
                 l.ahead.push_back(None);
-                return Some((i, unit, events));
+                return Some(Job::Decode(i, unit, u, events));
             }
             st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn decode(
         &self,
         worker: usize,
         lane: usize,
         unit: usize,
+        u: &Unit,
         mut events: Vec<Event>,
         local: &mut Strings,
         buf: &mut Vec<u8>,
@@ -216,15 +253,14 @@ impl<'d> Schedule<'d> {
             crate::sources::sys::panics::inject("decoder", lane);
         }
         let cpu = &self.cpus[lane];
-        let u = self.with_unit(lane, unit);
         events.clear();
         let mut out = CpuOut {
             events,
             ..CpuOut::default()
         };
-        let last = cpu.decode(self.walk, &u, local, &mut out, buf);
+        let last = cpu.decode(self.walk, u, local, &mut out, buf);
         if let Some(p) = &self.opts.progress {
-            let bytes = cpu.file_bytes(&u) as u64;
+            let bytes = cpu.file_bytes(u) as u64;
             p.done
                 .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
         }
@@ -237,28 +273,28 @@ impl<'d> Schedule<'d> {
         }
     }
 
-    fn with_unit(&self, lane: usize, unit: usize) -> Unit {
-        self.lock().lanes[lane].units[unit].clone()
-    }
-
     /// The merge: lane `lane`'s next block, once decoded; `None` past its last, or when the
-    /// schedule stopped. `decode_here`: no worker runs, the merge decodes it itself.
+    /// schedule stopped. `here`: no worker runs, the merge reads and decodes it itself.
     pub fn take(&self, lane: usize, here: Option<(&mut Strings, &mut Vec<u8>)>) -> Option<Block> {
         if let Some((local, buf)) = here {
+            if self.lock().lanes[lane].units.is_none() {
+                self.scan(lane);
+            }
             let mut st = self.lock();
             if st.stop || self.opts.cancelled() {
                 return None;
             }
             let l = &mut st.lanes[lane];
-            if l.taken >= l.end {
+            if l.drained() {
                 return None;
             }
             let unit = l.taken;
+            let u = (l.units.as_ref()).map_or(Unit::Lost(String::new()), |v| v[unit].clone());
             l.taken += 1;
             l.next = l.taken;
             let events = st.free.pop().unwrap_or_default();
             drop(st);
-            let block = self.decode(0, lane, unit, events, local, buf);
+            let block = self.decode(0, lane, unit, &u, events, local, buf);
             if block.last {
                 self.lock().lanes[lane].end = unit + 1;
             }
@@ -267,7 +303,7 @@ impl<'d> Schedule<'d> {
         let mut st = self.lock();
         loop {
             let l = &mut st.lanes[lane];
-            if l.taken >= l.end {
+            if l.drained() {
                 return None;
             }
             if let Some(Some(_)) = l.ahead.front() {

@@ -56,11 +56,11 @@ impl CpuData<'_> {
         (self.data.get(start..)).map_or(&[][..], |d| &d[..d.len().min(size)])
     }
 
-    /// The CPU's units, in order; `bytes` gets about how many bytes of pages they hold.
-    pub fn units(&self, page_size: usize) -> (Vec<Unit>, usize) {
+    /// The CPU's units, in order.
+    pub fn units(&self, page_size: usize) -> Vec<Unit> {
         let (start, size) = self.start_size();
         if size == 0 {
-            return (Vec::new(), 0);
+            return Vec::new();
         }
         if !self.compressed {
             let avail = self.present().len();
@@ -74,7 +74,7 @@ impl CpuData<'_> {
                     from = to;
                 } else {
                     out.push(Unit::Pages(from..size));
-                    return (out, avail);
+                    return out;
                 }
             }
         }
@@ -83,15 +83,14 @@ impl CpuData<'_> {
                 "the compressed data at byte offset {start} lies beyond the end of the file ({} bytes); its events are lost",
                 self.data.len()
             );
-            return (vec![Unit::Lost(why)], 0);
+            return vec![Unit::Lost(why)];
         }
         let mut c = Cursor::new(self.data, self.big_endian).at(start);
         let count = match c.u32("the compressed chunk count") {
             Ok(n) => n,
-            Err(e) => return (vec![Unit::Lost(format!("{e}; its events are lost"))], 0),
+            Err(e) => return vec![Unit::Lost(format!("{e}; its events are lost"))],
         };
         let mut out = Vec::new();
-        let mut bytes = 0usize;
         for k in 0..count {
             let at = c.pos();
             let r = (|| -> Result<(Range<usize>, usize), BinError> {
@@ -103,7 +102,6 @@ impl CpuData<'_> {
             })();
             match r {
                 Ok((body, size)) => {
-                    bytes = bytes.saturating_add(size);
                     out.push(Unit::Chunk {
                         k,
                         count,
@@ -118,7 +116,15 @@ impl CpuData<'_> {
                 }
             }
         }
-        (out, bytes)
+        out
+    }
+
+    /// About how many events the CPU's data holds (a scheduler record takes 24 to 60 bytes
+    /// of a page; zstd packs a trace's pages about tenfold).
+    pub fn events_guess(&self) -> usize {
+        let (_, size) = self.start_size();
+        let size = size.min(self.data.len());
+        if self.compressed { size / 4 } else { size / 24 }
     }
 
     /// The bytes of the file `unit` covers (what a load's progress counts).
@@ -224,7 +230,7 @@ mod tests {
             compressed,
             big_endian: false,
         };
-        d.units(4096).0
+        d.units(4096)
     }
 
     /// Runs of pages cover the CPU's data; the last runs to its size even where the file
