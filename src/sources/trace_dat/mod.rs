@@ -102,7 +102,7 @@ fn read<R>(
         big_endian: layout.initial.big_endian,
         ts_offset: layout.ts_offset,
     };
-    let others = count_others(data, &mut layout, &walk, opts);
+    let others = std::mem::take(&mut layout.others);
     let cpus: Vec<CpuData> = (layout.buffer.cpus.iter())
         .map(|cref| CpuData {
             data,
@@ -131,9 +131,12 @@ fn read<R>(
             .max(1)
     };
     let inline = threads == 1;
-    let (mut joined, tables, r, tick_note) = std::thread::scope(|sc| {
+    let (mut joined, tables, r, tick_note, others) = std::thread::scope(|sc| {
         // (however the merge ends, the workers stop: none waits for room that never comes)
         let _stop = sched.stopper();
+        // (the buffers not read are counted beside the read)
+        let counted = (!others.is_empty())
+            .then(|| sc.spawn(|| count_others(data, &layout, others, &walk, opts)));
         let workers: Vec<_> = (0..if inline { 0 } else { threads })
             .map(|w| {
                 let (sched, base) = (&sched, &base);
@@ -166,7 +169,9 @@ fn read<R>(
         let tables: Vec<Strings> = (workers.into_iter())
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect();
-        (joined, tables, r, tick_note)
+        let others = (counted.map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
+            .unwrap_or_default();
+        (joined, tables, r, tick_note, others)
     });
     if opts.cancelled() {
         return Err(SourceError::file(name, "load cancelled"));
@@ -264,9 +269,15 @@ fn warn_sums(trace: &mut Trace, name: &str, sums: Vec<CpuSums>) {
     }
 }
 
-/// The buffers not read, each walked to count its events: what the warnings say was left out.
-fn count_others(data: &[u8], layout: &mut Layout, walk: &Walk, opts: &LoadOptions) -> Vec<String> {
-    let others = std::mem::take(&mut layout.others);
+/// The buffers not read (`others`, of `layout`), each walked to count its events: what the
+/// warnings say was left out.
+fn count_others(
+    data: &[u8],
+    layout: &Layout,
+    others: Vec<layout::Buffer>,
+    walk: &Walk,
+    opts: &LoadOptions,
+) -> Vec<String> {
     let mut out = Vec::new();
     for b in others {
         let what = instances::shown(&b);
@@ -314,7 +325,6 @@ fn count_others(data: &[u8], layout: &mut Layout, walk: &Walk, opts: &LoadOption
                 "{what} holds {n} events that were not loaded (cidscope reads one buffer as the capture: load it with --instance {name:?})"
             ));
         }
-        layout.others.push(b);
     }
     out
 }
