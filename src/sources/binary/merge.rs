@@ -81,29 +81,12 @@ impl Blocks for Whole {
     }
 }
 
-/// The merged list, whole.
-pub fn merge(streams: Vec<Vec<Event>>) -> Vec<Event> {
-    let total = streams.iter().map(Vec::len).sum::<usize>();
-    let mut out = Vec::with_capacity(total);
-    merge_chunks(streams, usize::MAX, &mut |buf| {
-        out.append(buf);
-        true
-    });
-    out
-}
-
 /// Events merged at a time into a store (a buffer that stays in the cache).
 const STORE_CHUNK: usize = 4096;
 
-/// The merged list, whole, in the trace's store: packed as it is merged (no list of every
-/// event in between, which would cost a copy of each and twice the memory).
-pub fn merge_store(streams: Vec<Vec<Event>>) -> EventStore {
-    let total = streams.iter().map(Vec::len).sum::<usize>();
-    merge_store_from(&mut Whole(streams), total)
-}
-
-/// [`merge_store`] of blocks, the store reserved for about `capacity` events (a guess: what
-/// is not filled is not touched).
+/// The merged list, whole, in a store reserved for about `capacity` events (a guess: what
+/// is not filled is not touched): packed as it is merged, with no list of every event in
+/// between (a copy of each and twice the memory).
 pub fn merge_store_from(src: &mut dyn Blocks, capacity: usize) -> EventStore {
     let mut store = EventStore::with_capacity(capacity);
     merge_blocks(src, STORE_CHUNK, &mut |buf| {
@@ -111,21 +94,6 @@ pub fn merge_store_from(src: &mut dyn Blocks, capacity: usize) -> EventStore {
         true
     });
     store
-}
-
-/// A binary load's last stage with a pass beside it (see
-/// [`crate::sources::file_format::FileFormat::load_beside`]): the decoded trace's TGID changes
-/// put in order (the pass reads them), its `events` packed into the store by `pack`, which runs
-/// the pass, and the trace with whether the pass saw its order (false: the events went back in
-/// time and were sorted after it).
-pub fn pack_beside<E>(
-    (mut trace, events): (Trace, E),
-    pack: impl FnOnce(&Trace, E) -> EventStore,
-) -> (Trace, bool) {
-    trace.sort_tgid_changes();
-    trace.events = pack(&trace, events);
-    let sorted = trace.ensure_sorted();
-    (trace, !sorted)
 }
 
 /// Merged pieces a pass beside [`merge_store_beside`] may have unread (the merge waits past
@@ -154,15 +122,6 @@ pub fn merge_store_beside<R: Send>(
         let r = pass.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         (store, r)
     })
-}
-
-/// [`merge_blocks`] of streams held whole.
-pub fn merge_chunks(
-    streams: Vec<Vec<Event>>,
-    chunk: usize,
-    sink: &mut dyn FnMut(&mut Vec<Event>) -> bool,
-) {
-    merge_blocks(&mut Whole(streams), chunk, sink)
 }
 
 /// The merged list handed to `sink` in pieces of at most `chunk` events, in one reused buffer
@@ -257,6 +216,31 @@ pub fn merge_blocks(
 mod tests {
     use super::*;
     use crate::events::EventKind;
+
+    /// The merged list, whole.
+    fn merge(streams: Vec<Vec<Event>>) -> Vec<Event> {
+        let mut out = Vec::new();
+        merge_chunks(streams, usize::MAX, &mut |buf| {
+            out.append(buf);
+            true
+        });
+        out
+    }
+
+    /// The merged list, whole, in a store.
+    fn merge_store(streams: Vec<Vec<Event>>) -> EventStore {
+        let total = streams.iter().map(Vec::len).sum::<usize>();
+        merge_store_from(&mut Whole(streams), total)
+    }
+
+    /// [`merge_blocks`] of streams held whole.
+    fn merge_chunks(
+        streams: Vec<Vec<Event>>,
+        chunk: usize,
+        sink: &mut dyn FnMut(&mut Vec<Event>) -> bool,
+    ) {
+        merge_blocks(&mut Whole(streams), chunk, sink)
+    }
 
     fn ev(ts: u64, cpu: u16) -> Event {
         Event {

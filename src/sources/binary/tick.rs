@@ -64,11 +64,6 @@ impl TickInfer {
         self.samples.len()
     }
 
-    /// Adds the samples of another collector.
-    pub fn extend(&mut self, other: TickInfer) {
-        self.samples.extend(other.samples);
-    }
-
     /// Adds the samples of a collector of a list that starts at index `base` of this one's.
     pub fn extend_at(&mut self, other: TickInfer, base: usize) {
         (self.samples).extend(other.samples.into_iter().map(|(i, c, s)| (base + i, c, s)));

@@ -3,45 +3,18 @@
 //! they found (warnings, bad records, tasks) summed per CPU. Handed to the merge block by block
 //! ([`Blocks`]), or joined per CPU first where the tick must be inferred from every expiry.
 
-use super::ring::CpuOut;
+use super::ring::{CpuOut, Found};
 use super::schedule::{Block, Schedule};
 use crate::events::{Event, StrId, Strings, Tid, TidSet};
 use crate::sources::binary::merge::Blocks;
 use crate::sources::binary::tick::TickInfer;
 
-/// What one CPU's units found, beside their events.
+/// What one CPU's units found, beside their events, and where its events stand.
 #[derive(Default)]
 pub struct CpuSums {
-    pub warnings: Vec<(&'static str, String)>,
-    pub bad_records: u64,
-    pub first_bad: Option<String>,
-    pub skipped: (u64, u64, Option<String>),
-    pub past_commit: (u64, Option<String>),
-    pub stack_traces: u32,
-    pub rseq_irqs_off: u32,
+    pub found: Found,
     /// The time of the CPU's last event so far (a later unit's leading marker takes it).
     last_ts: Option<u64>,
-}
-
-impl CpuSums {
-    fn add(&mut self, out: &mut CpuOut) {
-        self.warnings.append(&mut out.warnings);
-        self.bad_records += out.bad_records;
-        if self.first_bad.is_none() {
-            self.first_bad = out.first_bad.take();
-        }
-        self.skipped.0 += out.skipped.0;
-        self.skipped.1 += out.skipped.1;
-        if self.skipped.2.is_none() {
-            self.skipped.2 = out.skipped.2.take();
-        }
-        self.past_commit.0 += out.past_commit.0;
-        if self.past_commit.1.is_none() {
-            self.past_commit.1 = out.past_commit.1.take();
-        }
-        self.stack_traces = self.stack_traces.saturating_add(out.stack_traces);
-        self.rseq_irqs_off = self.rseq_irqs_off.saturating_add(out.rseq_irqs_off);
-    }
 }
 
 /// The units of a [`Schedule`], taken by the merge.
@@ -101,7 +74,7 @@ impl<'s, 'd> Joined<'s, 'd> {
         if let Some(e) = out.events.last() {
             sums.last_ts = Some(e.ts);
         }
-        sums.add(&mut out);
+        sums.found.add(&mut out.found);
         for &t in &out.tids {
             if self.seen.insert(t) {
                 self.tids.push(t);

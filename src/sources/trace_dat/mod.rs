@@ -205,12 +205,13 @@ fn read<R>(
 
 /// The warnings of what the CPUs' units found, CPU by CPU.
 fn warn_sums(trace: &mut Trace, name: &str, sums: Vec<CpuSums>) {
-    let mut bad = 0;
-    let mut first_bad = None;
-    let mut skipped = (0u64, 0u64, None);
-    let mut past = (0u64, None);
-    let stacks: u64 = sums.iter().map(|o| u64::from(o.stack_traces)).sum();
-    trace.rseq_irqs_off = sums.iter().map(|o| u64::from(o.rseq_irqs_off)).sum();
+    // (summed over CPUs in u64: each CPU's own counts saturate at u32)
+    let stacks: u64 = sums.iter().map(|o| u64::from(o.found.stack_traces)).sum();
+    trace.rseq_irqs_off = sums.iter().map(|o| u64::from(o.found.rseq_irqs_off)).sum();
+    let mut all = ring::Found::default();
+    for mut o in sums {
+        all.add(&mut o.found);
+    }
     if stacks > 0 {
         trace.warn(
             "stack-traces-skipped",
@@ -219,24 +220,11 @@ fn warn_sums(trace: &mut Trace, name: &str, sums: Vec<CpuSums>) {
             ),
         );
     }
-    for mut o in sums {
-        for (code, msg) in o.warnings.drain(..) {
-            trace.warn(code, format!("{name}: {msg}"));
-        }
-        bad += o.bad_records;
-        if first_bad.is_none() {
-            first_bad = o.first_bad.take();
-        }
-        skipped.0 += o.skipped.0;
-        skipped.1 += o.skipped.1;
-        if skipped.2.is_none() {
-            skipped.2 = o.skipped.2.take();
-        }
-        past.0 += o.past_commit.0;
-        if past.1.is_none() {
-            past.1 = o.past_commit.1.take();
-        }
+    for (code, msg) in all.warnings {
+        trace.warn(code, format!("{name}: {msg}"));
     }
+    let (bad, first_bad, skipped, past) =
+        (all.bad_records, all.first_bad, all.skipped, all.past_commit);
     if past.0 > 0 {
         trace.warn(
             "data-past-commit",

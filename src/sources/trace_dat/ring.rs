@@ -42,11 +42,9 @@ impl Locate {
     }
 }
 
-/// Everything a CPU's pages produced.
+/// What a CPU's pages found beside their events: problems, and records counted, not kept.
 #[derive(Default)]
-pub struct CpuOut {
-    pub events: Vec<Event>,
-    pub ticks: TickInfer,
+pub struct Found {
     /// Problems found (already phrased with offsets).
     pub warnings: Vec<(&'static str, String)>,
     pub bad_records: u64,
@@ -66,11 +64,39 @@ pub struct CpuOut {
     /// A u64 more in this struct made `stats` on the bench trace.dat take 20 % more CPU time,
     /// with the same instructions: kept at its former size.)
     pub rseq_irqs_off: u32,
+}
+
+impl Found {
+    /// Adds what `later` found (pages read after this one's): counts summed, warnings
+    /// appended, the first place of each problem kept.
+    pub fn add(&mut self, later: &mut Found) {
+        self.warnings.append(&mut later.warnings);
+        self.bad_records += later.bad_records;
+        if self.first_bad.is_none() {
+            self.first_bad = later.first_bad.take();
+        }
+        self.skipped.0 += later.skipped.0;
+        self.skipped.1 += later.skipped.1;
+        if self.skipped.2.is_none() {
+            self.skipped.2 = later.skipped.2.take();
+        }
+        self.past_commit.0 += later.past_commit.0;
+        if self.past_commit.1.is_none() {
+            self.past_commit.1 = later.past_commit.1.take();
+        }
+        self.stack_traces = self.stack_traces.saturating_add(later.stack_traces);
+        self.rseq_irqs_off = self.rseq_irqs_off.saturating_add(later.rseq_irqs_off);
+    }
+}
+
+/// Everything a run of a CPU's pages produced.
+#[derive(Default)]
+pub struct CpuOut {
+    pub events: Vec<Event>,
+    pub ticks: TickInfer,
+    pub found: Found,
     /// The tasks of its events (lost markers apart), each once, in the order they show.
     pub tids: Vec<crate::events::Tid>,
-    /// The strings its events name that the reading thread added to its table, each once, in
-    /// the order they show.
-    pub added: Vec<crate::events::StrId>,
 }
 
 pub struct Walk<'d> {
@@ -118,7 +144,7 @@ impl Walk<'_> {
             if pos + hdr > data.len() {
                 let missing = (expected - pos).div_ceil(ps);
                 self.lost(out, cpu, None);
-                out.warnings.push((
+                out.found.warnings.push((
                     "missing-pages",
                     format!(
                         "CPU {cpu}: {missing} ring-buffer page(s) from {} are missing ({} bytes expected, {} present): the file is truncated; their events are lost",
@@ -155,7 +181,7 @@ impl Walk<'_> {
         let size = (commit & COMMIT_MASK) as usize;
         if size > self.page_size - hdr {
             self.lost(out, cpu, None);
-            out.warnings.push((
+            out.found.warnings.push((
                 "corrupt-page",
                 format!(
                     "CPU {cpu}: the page at {} says it holds {size} bytes, more than a {}-byte page can: page skipped, its events are lost",
@@ -253,7 +279,7 @@ impl Walk<'_> {
         // walk could not reach are counted, and their events become a lost marker
         if let Some(at) = stuck.filter(|_| end <= page.len()) {
             self.lost(out, cpu, None);
-            let s = &mut out.skipped;
+            let s = &mut out.found.skipped;
             s.0 += 1;
             s.1 += (avail - at) as u64;
             s.2.get_or_insert_with(|| {
@@ -275,7 +301,7 @@ impl Walk<'_> {
             && let Some(i) = rest.iter().position(|&b| b != 0)
         {
             self.lost(out, cpu, None);
-            let s = &mut out.past_commit;
+            let s = &mut out.found.past_commit;
             s.0 += 1;
             s.1.get_or_insert_with(|| {
                 format!(
@@ -287,7 +313,7 @@ impl Walk<'_> {
         }
         if end > page.len() {
             self.lost(out, cpu, None);
-            out.warnings.push((
+            out.found.warnings.push((
                 "truncated-page",
                 format!(
                     "CPU {cpu}: the page at {} is cut by the end of the file after {} of its {} data bytes: the whole entries before the cut were kept, the rest are lost",
@@ -327,7 +353,7 @@ impl Walk<'_> {
             return;
         }
         if d.is_stack(id) {
-            out.stack_traces = out.stack_traces.saturating_add(1);
+            out.found.stack_traces = out.found.stack_traces.saturating_add(1);
             return;
         }
         match d.decode(id, raw, strings) {
@@ -336,8 +362,10 @@ impl Walk<'_> {
                     out.ticks.push(out.events.len(), cpu, s);
                 }
                 if let EventKind::RseqUpdate { .. } = kind {
-                    out.rseq_irqs_off =
-                        out.rseq_irqs_off.saturating_add(u32::from(d.irqs_off(raw)));
+                    out.found.rseq_irqs_off = out
+                        .found
+                        .rseq_irqs_off
+                        .saturating_add(u32::from(d.irqs_off(raw)));
                 }
                 out.events.push(Event {
                     ts,
@@ -351,9 +379,9 @@ impl Walk<'_> {
     }
 
     fn bad(&self, out: &mut CpuOut, cpu: u16, pos: usize, locate: &Locate, e: String) {
-        out.bad_records += 1;
-        if out.first_bad.is_none() {
-            out.first_bad = Some(format!("CPU {cpu}, {}: {e}", locate.describe(pos)));
+        out.found.bad_records += 1;
+        if out.found.first_bad.is_none() {
+            out.found.first_bad = Some(format!("CPU {cpu}, {}: {e}", locate.describe(pos)));
         }
     }
 
@@ -461,7 +489,7 @@ mod tests {
             vec![(1010, 100), (1010 + ext + 1, 101), ((1 << 27) + 5, 102)],
             "the absolute stamp replaces the time, the padding's delta is overridden by it"
         );
-        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        assert!(out.found.warnings.is_empty(), "{:?}", out.found.warnings);
         assert_eq!(out.events[0].cpu, 3);
         assert_eq!(
             out.events[1].kind,
@@ -499,7 +527,7 @@ mod tests {
         let out = walk(&data[..cut], 3 * 4096);
         assert_eq!(out.events.iter().filter(|e| !e.kind.is_lost()).count(), 3);
         assert_eq!(out.events.iter().filter(|e| e.kind.is_lost()).count(), 2);
-        let w: Vec<_> = out.warnings.iter().map(|w| w.1.as_str()).collect();
+        let w: Vec<_> = out.found.warnings.iter().map(|w| w.1.as_str()).collect();
         assert!(w[0].contains("page at byte offset 1048576 is cut"), "{w:?}");
         assert!(
             w[1].contains("2 ring-buffer page(s) from byte offset 1052672 are missing"),
@@ -508,6 +536,6 @@ mod tests {
         // a page claiming more data than a page holds
         let bad = page(0, 5000, &[], None);
         let out = walk(&bad, bad.len());
-        assert_eq!(out.warnings[0].0, "corrupt-page");
+        assert_eq!(out.found.warnings[0].0, "corrupt-page");
     }
 }

@@ -209,7 +209,8 @@ fn lost(out: &mut CpuOut, cpu: u16, why: String) {
         cpu,
         kind: EventKind::Lost { count: None },
     });
-    out.warnings
+    out.found
+        .warnings
         .push(("missing-pages", format!("CPU {cpu}: {why}")));
 }
 
