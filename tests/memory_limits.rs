@@ -156,3 +156,35 @@ fn the_simulator_checks_its_size_before_and_while_it_runs() {
     );
     assert_eq!(code, 0, "{err}");
 }
+
+/// A compressed trace.dat holds several times the events of as many uncompressed bytes: its
+/// estimate takes the compressed factor (8 bytes a byte, 2.5 uncompressed), from a file and
+/// from a pipe alike (a pipe shorter than the checks' step is checked once read whole).
+#[test]
+fn a_compressed_trace_dat_is_estimated_at_what_its_events_take() {
+    let zstd = "traces/cyclictest-v7.trace.dat";
+    let plain = "traces/cyclictest.trace.dat";
+    let size = |p: &str| std::fs::metadata(p).unwrap().len();
+    assert!(size(zstd) < size(plain) / 4);
+    // room for 6 bytes a byte: enough at the uncompressed factor, not at the compressed one
+    let limit = format!("{}", size(zstd) * 6);
+    let (code, err) = run(Some(&limit), &["stats", zstd]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("trace.dat capture needs about 9.3 MB"),
+        "{err}"
+    );
+    let piped = Command::new(env!("CARGO_BIN_EXE_cidscope"))
+        .args(["stats", "-"])
+        .env("CIDSCOPE_MEMORY_LIMIT", &limit)
+        .stdin(std::fs::File::open(zstd).unwrap())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&piped.stderr);
+    assert_eq!(piped.status.code(), Some(2), "{err}");
+    assert!(err.contains("needs about 9.3 MB"), "{err}");
+    let (code, err) = run(Some(&format!("{}", size(plain) * 3)), &["stats", plain]);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = run(Some("12M"), &["stats", zstd]);
+    assert_eq!(code, 0, "{err}");
+}

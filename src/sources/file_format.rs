@@ -80,6 +80,13 @@ pub trait FileFormat: Sync {
     /// strings and the timeline index together), with headroom.
     fn memory_factor(&self) -> f64;
 
+    /// [`FileFormat::memory_factor`] of the capture whose first bytes are `head` (or all of
+    /// it): where its content changes what a byte holds (a compressed trace.dat holds several
+    /// times the events of an uncompressed one).
+    fn memory_factor_of(&self, _head: &[u8]) -> f64 {
+        self.memory_factor()
+    }
+
     /// For a line-oriented text format, its line parser: a stream of it is parsed as it
     /// arrives. `None` for binary formats, which are gathered whole and then decoded. `head` is
     /// the capture's first bytes (a parser may depend on them: perf script's `--deltatime`).

@@ -139,7 +139,7 @@ fn opened(name: String, input: input::Input, opts: &LoadOptions) -> Result<Opene
             } else {
                 memory::Budget::new(
                     map.len() as u64,
-                    reader.memory_factor(),
+                    reader.memory_factor_of(&map[..map.len().min(4096)]),
                     reader.format().id(),
                 )
                 .map_err(|e| SourceError::file(&name, e.to_string()))?
@@ -314,9 +314,10 @@ impl Opened {
             })
     }
 
-    fn budget(&self, opts: &LoadOptions) -> Budget {
+    /// The memory check of a stream whose first bytes are `head`.
+    fn budget(&self, head: &[u8], opts: &LoadOptions) -> Budget {
         Budget::new(
-            self.reader.memory_factor(),
+            self.reader.memory_factor_of(head),
             self.reader.format().id(),
             opts.no_memory_check,
         )
@@ -338,7 +339,8 @@ impl Opened {
                 return match self.reader.text(&s.head) {
                     Some(t) => {
                         let segment = driver::segment_for(None, 1, opts);
-                        let mut lines = s.lines(&self.name, segment, self.budget(opts), opts);
+                        let budget = self.budget(&s.head, opts);
+                        let mut lines = s.lines(&self.name, segment, budget, opts);
                         driver::stream_pieces(
                             &self.name,
                             &mut lines,
@@ -349,7 +351,8 @@ impl Opened {
                         )
                     }
                     None => {
-                        let (data, cut) = s.read_all(&self.name, self.budget(opts), opts)?;
+                        let budget = self.budget(&s.head, opts);
+                        let (data, cut) = s.read_all(&self.name, budget, opts)?;
                         let mut go = true;
                         self.reader
                             .stream(&self.name, &data, opts, &mut |d| {
@@ -478,9 +481,9 @@ impl Opened {
                 Trace::from_deltas(&self.name, self.format, |sink| self.stream(&opts, sink))
             }
             Body::Stream(_) => {
-                let (data, cut) =
-                    self.take_stream()?
-                        .read_all(&self.name, self.budget(&opts), &opts)?;
+                let s = self.take_stream()?;
+                let budget = self.budget(&s.head, &opts);
+                let (data, cut) = s.read_all(&self.name, budget, &opts)?;
                 let mut trace = self
                     .reader
                     .load(&self.name, &data, &opts)

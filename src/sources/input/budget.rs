@@ -42,6 +42,14 @@ impl Budget {
         }
     }
 
+    /// [`Budget::check`] of the whole input, `read` bytes, whatever was checked before: a
+    /// binary format's stream is decoded only once read whole, and one shorter than the
+    /// checks' step was never checked.
+    pub fn check_whole(&mut self, read: u64) -> Result<(), TooLarge> {
+        self.next = 0;
+        self.check(read)
+    }
+
     /// `Err` once `read` bytes would need more memory than is available.
     pub fn check(&mut self, read: u64) -> Result<(), TooLarge> {
         if read < self.next {
@@ -83,5 +91,14 @@ mod tests {
         let e = b.check(50 << 20).unwrap_err();
         assert_eq!(e.size, 50 << 20);
         assert!(Budget::unlimited().check(u64::MAX - 1).is_ok());
+        // (between two steps only the whole input's check sees it)
+        let mut b = Budget {
+            factor: 8.0,
+            format: "trace.dat",
+            available: Some(40 << 20),
+            next: EVERY,
+        };
+        assert!(b.check(10 << 20).is_ok());
+        assert_eq!(b.check_whole(10 << 20).unwrap_err().need, 80 << 20);
     }
 }

@@ -265,6 +265,9 @@ impl Stream {
                 }
             }
         }
+        budget
+            .check_whole(head.len() as u64)
+            .map_err(|e| SourceError::file(name, e.to_string()))?;
         Ok((head, None))
     }
 

@@ -135,6 +135,18 @@ pub fn read(data: &[u8]) -> BinResult<Layout> {
     Ok(l)
 }
 
+/// The codec of a version-7 file's sections, from its first bytes alone (`None` for version 6,
+/// which has none, and for bytes that are no trace.dat header): what a load's memory check
+/// needs before any section is read.
+pub fn codec_of(head: &[u8]) -> Option<Codec> {
+    let mut c = Cursor::new(head, false);
+    let initial = meta::read_initial(&mut c).ok()?;
+    if initial.version != "7" {
+        return None;
+    }
+    Codec::from_name(c.cstr("the compression name").ok()?).ok()
+}
+
 /// What a clock of `trace_clock` is when its timestamps are no time (`None` for the clocks
 /// in nanoseconds): counter, x86-tsc and uptime, whose raw values ftrace prints as they are.
 /// cidscope knows no TSC frequency or HZ for a capture, so none of them converts; the message
