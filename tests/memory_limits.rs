@@ -188,3 +188,22 @@ fn a_compressed_trace_dat_is_estimated_at_what_its_events_take() {
     let (code, err) = run(Some("12M"), &["stats", zstd]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// The same for `perf record -z`: 8 bytes a byte of a compressed perf.data (0.8 otherwise), in
+/// file and pipe mode.
+#[test]
+fn a_compressed_perf_data_is_estimated_at_what_its_events_take() {
+    for f in ["traces/pv-z-file.perf.data", "traces/pv-z-pipe.perf.data"] {
+        let size = std::fs::metadata(f).unwrap().len();
+        let (code, err) = run(Some(&format!("{}", size * 5)), &["stats", f]);
+        assert_eq!(code, 2, "{f}: {err}");
+        assert!(err.contains("perf.data capture needs about"), "{f}: {err}");
+        let (code, err) = run(Some(&format!("{}", size * 9)), &["stats", f]);
+        assert_eq!(code, 0, "{f}: {err}");
+    }
+    // (uncompressed, 5 bytes a byte is room enough)
+    let f = "traces/cyclictest-pipe.perf.data";
+    let size = std::fs::metadata(f).unwrap().len();
+    let (code, err) = run(Some(&format!("{}", size * 5)), &["stats", f]);
+    assert_eq!(code, 0, "{err}");
+}

@@ -80,9 +80,10 @@ pub trait FileFormat: Sync {
     /// strings and the timeline index together), with headroom.
     fn memory_factor(&self) -> f64;
 
-    /// [`FileFormat::memory_factor`] of the capture whose first bytes are `head` (or all of
-    /// it): where its content changes what a byte holds (a compressed trace.dat holds several
-    /// times the events of an uncompressed one).
+    /// [`FileFormat::memory_factor`] of the capture whose first bytes are `head` (all of it
+    /// when mapped; read only as far as needed): where its content changes what a byte holds
+    /// (a compressed trace.dat or perf.data holds several times the events of an uncompressed
+    /// one).
     fn memory_factor_of(&self, _head: &[u8]) -> f64 {
         self.memory_factor()
     }

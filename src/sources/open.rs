@@ -139,7 +139,7 @@ fn opened(name: String, input: input::Input, opts: &LoadOptions) -> Result<Opene
             } else {
                 memory::Budget::new(
                     map.len() as u64,
-                    reader.memory_factor_of(&map[..map.len().min(4096)]),
+                    reader.memory_factor_of(&map),
                     reader.format().id(),
                 )
                 .map_err(|e| SourceError::file(&name, e.to_string()))?

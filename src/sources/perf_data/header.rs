@@ -5,7 +5,7 @@
 //! bitmap; the table of feature sections (`offset, size` per set bit, in bit order) follows the
 //! data section. Pipe mode (`perf record -o -`): magic and `u64 size` = 16, then records only.
 
-use crate::sources::binary::cursor::{BinError, BinResult, Cursor};
+use crate::sources::binary::cursor::{BinError, BinResult, Cursor, read_u64};
 
 pub const HEADER_TRACING_DATA: u32 = 1;
 /// The header of a version-1 file written before the feature bitmap.
@@ -113,6 +113,40 @@ pub fn read(data: &[u8]) -> BinResult<(Mode, bool)> {
     ))
 }
 
+/// Records a pipe-mode perf.data is read for before [`compressed`] says it is not.
+const COMPRESSED_LOOK: usize = 256;
+
+/// Whether the records of the perf.data whose first bytes (or all) are `head` are compressed
+/// (`perf record -z`): file mode says so in its header's features; pipe mode by its feature
+/// record of the same bit (perf writes them first) or a compressed record before the first
+/// sample. What a load's memory check
+/// needs before anything is decoded.
+pub fn compressed(head: &[u8]) -> bool {
+    match read(head) {
+        Ok((Mode::File(h), _)) => h.has_feature(HEADER_COMPRESSED),
+        Ok((Mode::Pipe, big)) => {
+            let recs = super::records::Records::new(head, 16, head.len(), big);
+            for r in recs.take(COMPRESSED_LOOK) {
+                match r.rtype {
+                    super::records::RECORD_COMPRESSED | super::records::RECORD_COMPRESSED2 => {
+                        return true;
+                    }
+                    super::records::RECORD_HEADER_FEATURE
+                        if r.body.len() >= 8
+                            && read_u64(&r.body[..8], big) == HEADER_COMPRESSED as u64 =>
+                    {
+                        return true;
+                    }
+                    super::records::RECORD_SAMPLE => return false,
+                    _ => {}
+                }
+            }
+            false
+        }
+        Err(_) => false,
+    }
+}
+
 impl FileHeader {
     pub fn has_feature(&self, bit: u32) -> bool {
         bit < 256 && self.features[(bit / 64) as usize] & (1 << (bit % 64)) != 0
@@ -172,6 +206,40 @@ pub fn section_bytes<'a>(data: &'a [u8], s: Section, what: &str) -> BinResult<&'
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn file(name: &str) -> Vec<u8> {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+        std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    }
+
+    /// `perf record -z` files say so in either mode (COMPRESSED and COMPRESSED2 records, ours
+    /// and linux-perf-data's), from the whole file and from its first 64 KB (a stream's head holds 256 KB; pipe mode's
+    /// feature records can lie past 4 KB); the others do not.
+    #[test]
+    fn compressed_records_are_told_from_the_first_bytes() {
+        for (name, z) in [
+            ("traces/pv-z-file.perf.data", true),
+            ("traces/pv-z-pipe.perf.data", true),
+            ("traces/pv-z2-file.perf.data", true),
+            ("traces/pv-z2-pipe.perf.data", true),
+            ("traces/lpd-sleep.compressed.perf.data", true),
+            ("traces/lpd-sleep.compressed.pipe.perf.data", true),
+            ("traces/lpd-fibo.compressed2.pipe.perf.data", true),
+            ("traces/cyclictest.perf.data", false),
+            ("traces/cyclictest-pipe.perf.data", false),
+            ("traces/lpd-sleep.perf.data", false),
+            ("traces/cut-header.perf.data", false),
+            ("traces/empty.perf.data", false),
+        ] {
+            let d = file(name);
+            assert_eq!(compressed(&d), z, "{name}");
+            assert_eq!(
+                compressed(&d[..d.len().min(64 << 10)]),
+                z,
+                "{name}: its first 64 KB"
+            );
+        }
+    }
 
     #[test]
     fn modes_and_truncated_headers() {

@@ -654,3 +654,21 @@ fn read_v7(mut c: Cursor, initial: Initial) -> BinResult<Layout> {
         notes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The codec a load's memory check reads from a trace.dat's first bytes.
+    #[test]
+    fn the_codec_is_read_from_the_first_bytes() {
+        let file = |n: &str| {
+            std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(n)).unwrap()
+        };
+        let v7 = file("traces/cyclictest-v7.trace.dat");
+        assert_eq!(codec_of(&v7[..64]), Some(Codec::Zstd));
+        assert_eq!(codec_of(&file("traces/cyclictest.trace.dat")), None);
+        assert_eq!(codec_of(&v7[..12]), None);
+        assert_eq!(codec_of(b"not a trace.dat"), None);
+    }
+}
