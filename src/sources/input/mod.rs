@@ -232,6 +232,7 @@ impl Stream {
         let what = codec.map_or("read failed".to_string(), |c| format!("{} data", c.name()));
         let mut buf = vec![0u8; 1 << 16];
         let mut done = ended;
+        let mut cut = None;
         while !done {
             match feed.fill(&mut buf, lines::PAUSE) {
                 Ok(Fill::Data(n)) => {
@@ -254,7 +255,8 @@ impl Stream {
                             head.len()
                         ),
                     };
-                    return Ok((head, Some(w)));
+                    cut = Some(w);
+                    done = true;
                 }
                 Err(e) => {
                     return Err(SourceError::at_offset(
@@ -265,10 +267,12 @@ impl Stream {
                 }
             }
         }
+        // (what was read, cut or whole, is checked once more: the checks above come every
+        // 16 MB)
         budget
             .check_whole(head.len() as u64)
             .map_err(|e| SourceError::file(name, e.to_string()))?;
-        Ok((head, None))
+        Ok((head, cut))
     }
 
     /// The stream as runs of whole lines for the text driver.
