@@ -37,8 +37,8 @@ impl FileFormat for TraceDat {
     }
     fn memory_factor_of(&self, head: &[u8]) -> f64 {
         // trace-cmd's zstd packs ring pages 5-9 fold, and a load holds their events packed
-        // (about 15 bytes each) beside the mapped file: 4.6 and 6.3 times the file measured on
-        // zstd files of 8.0 and 10.8 MB, where the uncompressed factor would say 2.5
+        // (about 15 bytes each) beside the mapped file: a peak RSS of 4.6 and 6.3 times the
+        // file, the map included, on zstd files of 8.0 and 10.8 MB, where 2.5 was assumed
         match trace_dat::layout::codec_of(head) {
             Some(c) if c != trace_dat::compress::Codec::None => COMPRESSED_FACTOR,
             _ => self.memory_factor(),

@@ -119,8 +119,7 @@ const COMPRESSED_LOOK: usize = 256;
 /// Whether the records of the perf.data whose first bytes (or all) are `head` are compressed
 /// (`perf record -z`): file mode says so in its header's features; pipe mode by its feature
 /// record of the same bit (perf writes them first) or a compressed record before the first
-/// sample. What a load's memory check
-/// needs before anything is decoded.
+/// sample. What a load's memory check needs before anything is decoded.
 pub fn compressed(head: &[u8]) -> bool {
     match read(head) {
         Ok((Mode::File(h), _)) => h.has_feature(HEADER_COMPRESSED),
