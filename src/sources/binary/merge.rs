@@ -60,6 +60,16 @@ pub trait Blocks {
     fn next_block(&mut self, i: usize, buf: &mut Vec<Event>) -> bool;
 }
 
+/// Moves `block`'s events to the end of `buf` (taking its allocation when `buf` is empty),
+/// leaving `block` empty: how a [`Blocks`] hands a block over.
+pub fn hand_over(buf: &mut Vec<Event>, block: &mut Vec<Event>) {
+    if buf.is_empty() {
+        std::mem::swap(buf, block);
+    } else {
+        buf.append(block);
+    }
+}
+
 /// Streams each held whole.
 pub struct Whole(pub Vec<Vec<Event>>);
 
@@ -72,11 +82,7 @@ impl Blocks for Whole {
         let Some(s) = self.0.get_mut(i).filter(|s| !s.is_empty()) else {
             return false;
         };
-        if buf.is_empty() {
-            std::mem::swap(buf, s);
-        } else {
-            buf.append(s);
-        }
+        hand_over(buf, s);
         true
     }
 }

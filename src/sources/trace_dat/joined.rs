@@ -6,7 +6,7 @@
 use super::ring::{CpuOut, Found};
 use super::schedule::{Block, Schedule};
 use crate::events::{Event, StrId, Strings, Tid, TidSet};
-use crate::sources::binary::merge::Blocks;
+use crate::sources::binary::merge::{self, Blocks};
 use crate::sources::binary::tick::TickInfer;
 
 /// What one CPU's units found, beside their events, and where its events stand.
@@ -160,11 +160,7 @@ impl Blocks for Joined<'_, '_> {
         let Some(mut out) = self.open(i) else {
             return false;
         };
-        if buf.is_empty() {
-            std::mem::swap(buf, &mut out.events);
-        } else {
-            buf.append(&mut out.events);
-        }
+        merge::hand_over(buf, &mut out.events);
         self.sched.recycle(out.events);
         true
     }

@@ -104,13 +104,7 @@ fn read<R>(
     };
     let others = std::mem::take(&mut layout.others);
     let cpus: Vec<CpuData> = (layout.buffer.cpus.iter())
-        .map(|cref| CpuData {
-            data,
-            cref,
-            codec: layout.codec,
-            compressed: layout.buffer.compressed,
-            big_endian: layout.initial.big_endian,
-        })
+        .map(|cref| CpuData::of(data, &layout, &layout.buffer, cref))
         .collect();
     let lanes = cpus.len();
     let base = std::mem::take(&mut trace.strings);
@@ -289,13 +283,7 @@ fn count_others(
         let mut buf = Vec::new();
         let mut n = 0usize;
         for cref in &b.cpus {
-            let cpu = CpuData {
-                data,
-                cref,
-                codec: layout.codec,
-                compressed: b.compressed,
-                big_endian: layout.initial.big_endian,
-            };
+            let cpu = CpuData::of(data, layout, &b, cref);
             for unit in cpu.units(walk.page_size) {
                 if opts.cancelled() {
                     break;

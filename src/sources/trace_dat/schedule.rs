@@ -55,6 +55,11 @@ impl Lane {
         self.units.is_some() && self.next >= self.end
     }
 
+    /// Unit `i` (a lane not read yet has none: a lost unit stands for it).
+    fn unit(&self, i: usize) -> Unit {
+        (self.units.as_ref()).map_or(Unit::Lost(String::new()), |v| v[i].clone())
+    }
+
     /// Whether the merge has taken its last unit.
     fn drained(&self) -> bool {
         self.units.is_some() && self.taken >= self.end
@@ -229,7 +234,7 @@ impl<'d> Schedule<'d> {
                 let events = st.free.pop().unwrap_or_default();
                 let l = &mut st.lanes[i];
                 let unit = l.next;
-                let u = (l.units.as_ref()).map_or(Unit::Lost(String::new()), |v| v[unit].clone());
+                let u = l.unit(unit);
                 l.next += 1;
                 l.ahead.push_back(None);
                 return Some(Job::Decode(i, unit, u, events));
@@ -289,7 +294,7 @@ impl<'d> Schedule<'d> {
                 return None;
             }
             let unit = l.taken;
-            let u = (l.units.as_ref()).map_or(Unit::Lost(String::new()), |v| v[unit].clone());
+            let u = l.unit(unit);
             l.taken += 1;
             l.next = l.taken;
             let events = st.free.pop().unwrap_or_default();

@@ -4,7 +4,7 @@
 //! holds a few blocks of each CPU's events, not every CPU's events whole.
 
 use super::compress::{self, Codec};
-use super::layout::CpuRef;
+use super::layout::{Buffer, CpuRef, Layout};
 use super::ring::{CpuOut, Locate, Walk};
 use crate::events::{Event, EventKind, Strings};
 use crate::sources::binary::cursor::{BinError, Cursor};
@@ -42,7 +42,18 @@ pub struct CpuData<'d> {
     pub big_endian: bool,
 }
 
-impl CpuData<'_> {
+impl<'d> CpuData<'d> {
+    /// CPU `cref` of `buffer`, a ring buffer of the file `data` laid out as `layout` says.
+    pub fn of(data: &'d [u8], layout: &Layout, buffer: &Buffer, cref: &'d CpuRef) -> CpuData<'d> {
+        CpuData {
+            data,
+            cref,
+            codec: layout.codec,
+            compressed: buffer.compressed,
+            big_endian: layout.initial.big_endian,
+        }
+    }
+
     fn start_size(&self) -> (usize, usize) {
         (
             usize::try_from(self.cref.offset).unwrap_or(usize::MAX),
